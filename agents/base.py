@@ -1,0 +1,62 @@
+"""The one policy interface used by the evaluator, the environments' opponents and the terminal game.
+
+A policy sees the engine state (every fact in the game is public, so the
+state *is* the observation of the seat to act) and the legal actions, and
+returns one of them::
+
+    class MyAgent(Policy):
+        def act(self, game, legal):
+            return legal[0]
+
+``game`` is a :class:`lama_env.engine.LamaGame`; the acting seat is
+``game.current_player`` and ``legal == game.legal_actions()`` (never empty).
+A policy must not mutate ``game`` (use ``game.copy()`` to search).
+
+Batched use: :meth:`Policy.act_batch` takes many games at once; learned
+policies override it with one forward pass for all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from lama_env.engine import LamaGame
+
+
+class Policy:
+    """Base class of all agents.
+
+    Attributes:
+        spec: the spec string that builds this agent (set by the registry).
+    """
+
+    spec: str = "policy"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng()
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed the policy's own randomness (tie-breaks, random choices)."""
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """Return one action of ``legal`` for ``game.current_player``."""
+        raise NotImplementedError
+
+    def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
+        """Actions for many games at once (default: one :meth:`act` per game)."""
+        return [self.act(g, l) for g, l in zip(games, legals)]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec}>"
+
+
+class RandomPolicy(Policy):
+    """Uniform over the legal actions."""
+
+    spec = "random"
+
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        return legal[int(self.rng.integers(len(legal)))] if len(legal) > 1 else legal[0]

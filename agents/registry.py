@@ -1,0 +1,91 @@
+"""Agent specs: the strings the CLI, YAML configs and the Gymnasium env accept.
+
+A spec is ``NAME`` or ``NAME:ARG`` (``threshold:0.2``, ``ppo:runs/x/best.zip``).
+Modules register their agents with :func:`register`; :func:`make_agent`
+builds one and raises :class:`AgentSpecError` (listing the valid specs) for
+an unknown or malformed spec.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+from lama_env.errors import LamaDiceError
+
+from .base import Policy, RandomPolicy
+
+
+class AgentSpecError(LamaDiceError, ValueError):
+    """An unknown or malformed agent spec."""
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    factory: Callable[[str | None], Policy]  #: called with the text after ':' (or None)
+    usage: str  #: e.g. "threshold:T"
+    help: str
+
+
+_REGISTRY: dict[str, AgentEntry] = {}
+
+#: Modules imported on first use so that their agents register themselves.
+AGENT_MODULES = ("agents.heuristics", "agents.optimal", "agents.lookahead", "agents.ppo")
+
+
+def register(name: str, factory: Callable[[str | None], Policy], usage: str, help: str) -> None:
+    """Register an agent ``name``; ``factory(arg)`` builds it from the text after ``:``."""
+    _REGISTRY[name] = AgentEntry(name, factory, usage, help)
+
+
+def _load_all() -> None:
+    for mod in AGENT_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:  # a real missing dependency inside the module
+                raise
+
+
+def registered() -> dict[str, AgentEntry]:
+    _load_all()
+    return dict(_REGISTRY)
+
+
+def agent_specs_help() -> str:
+    """A one-line-per-spec description of the valid specs."""
+    return "\n".join(f"  {e.usage:<16} {e.help}" for e in registered().values())
+
+
+def make_agent(spec: str | Policy, *, seed: int | None = None) -> Policy:
+    """Build the agent of ``spec`` (a policy object is passed through, reseeded if ``seed`` is given)."""
+    if isinstance(spec, Policy):
+        if seed is not None:
+            spec.seed(seed)
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
+    name, sep, arg = spec.strip().partition(":")
+    entries = registered()
+    if name not in entries:
+        valid = ", ".join(e.usage for e in entries.values())
+        raise AgentSpecError(f"unknown agent spec {spec!r}; valid specs: {valid}")
+    try:
+        agent = entries[name].factory(arg if sep else None)
+    except AgentSpecError:
+        raise
+    except (ValueError, TypeError) as e:
+        raise AgentSpecError(f"bad agent spec {spec!r} ({entries[name].usage}): {e}") from None
+    agent.spec = spec.strip()
+    agent.seed(seed)
+    return agent
+
+
+register("random", lambda arg: _no_arg("random", arg) or RandomPolicy(), "random", "uniform over legal actions")
+
+
+def _no_arg(name: str, arg: str | None) -> None:
+    if arg is not None:
+        raise AgentSpecError(f"agent spec {name!r} takes no argument, got {name}:{arg}")

@@ -1,0 +1,98 @@
+"""The flat action space shared by the engine, the environments and the agents.
+
+One ``Discrete(NUM_ACTIONS)`` space covers every decision of the game:
+
+==============  ==========================  =========================================
+index           action                      legal when
+==============  ==========================  =========================================
+0               roll                        at the start of a turn
+1               quit                        at the start of a turn
+2 .. 8          take face ``f`` = i - 2     after a roll that forces a take
+                (``L``, ``1`` .. ``6``)     and a die shows ``f`` still in the row
+9 .. 128        discard multiset ``k``      after a matching roll, for every
+                = ``DISCARDS[i - 9]``       multiset within the per-face limits
+==============  ==========================  =========================================
+
+``DISCARDS`` lists every multiset of at most three faces as a 7-tuple of
+counts, ordered by size and then lexicographically; index 9 is the empty
+discard (legal only with ``must_discard=False``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import product
+
+from .rules import FACES, NUM_DICE, NUM_FACES
+
+ROLL = 0
+QUIT = 1
+TAKE_BASE = 2
+DISCARD_BASE = TAKE_BASE + NUM_FACES
+
+
+def _all_discards() -> tuple[tuple[int, ...], ...]:
+    out = []
+    for size in range(NUM_DICE + 1):
+        for c in product(range(size + 1), repeat=NUM_FACES):
+            if sum(c) == size:
+                out.append(c)
+    out.sort(key=lambda c: (sum(c), tuple(-x for x in c)))
+    return tuple(out)
+
+
+#: Every discard multiset (counts per face), in action order.
+DISCARDS: tuple[tuple[int, ...], ...] = _all_discards()
+#: Map from a counts tuple to its action index.
+DISCARD_ACTION: dict[tuple[int, ...], int] = {c: DISCARD_BASE + i for i, c in enumerate(DISCARDS)}
+#: Size of the flat action space.
+NUM_ACTIONS = DISCARD_BASE + len(DISCARDS)
+
+
+def take_action(face: int) -> int:
+    """Action index for taking the row card of face index ``face``."""
+    return TAKE_BASE + face
+
+
+def discard_action(counts: tuple[int, ...]) -> int:
+    """Action index for discarding ``counts`` (cards per face index)."""
+    try:
+        return DISCARD_ACTION[tuple(counts)]
+    except KeyError:
+        raise ValueError(f"no discard action for counts {counts!r}") from None
+
+
+def is_take(action: int) -> bool:
+    return TAKE_BASE <= action < DISCARD_BASE
+
+
+def is_discard(action: int) -> bool:
+    return DISCARD_BASE <= action < NUM_ACTIONS
+
+
+def discard_counts(action: int) -> tuple[int, ...]:
+    """The counts per face of a discard action."""
+    return DISCARDS[action - DISCARD_BASE]
+
+
+@lru_cache(maxsize=None)
+def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ...]:
+    """All discard actions within ``limits`` (max cards per face), smallest first."""
+    ranges = [range(m + 1) for m in limits]
+    acts = [DISCARD_ACTION[c] for c in product(*ranges) if (sum(c) > 0 or not must_discard)]
+    return tuple(sorted(acts))
+
+
+def describe(action: int) -> str:
+    """A short human-readable name of an action, e.g. ``"roll"``, ``"take 5"``, ``"discard 3 5"``."""
+    if action == ROLL:
+        return "roll"
+    if action == QUIT:
+        return "quit"
+    if is_take(action):
+        return f"take {FACES[action - TAKE_BASE]}"
+    if is_discard(action):
+        c = discard_counts(action)
+        faces = [FACES[f] for f in range(NUM_FACES) for _ in range(c[f])]
+        return "discard " + (" ".join(faces) if faces else "nothing")
+    raise ValueError(f"action {action!r} is outside 0..{NUM_ACTIONS - 1}")

@@ -1,0 +1,534 @@
+"""The rules engine: one game of *Don't L.L.A.M.A. Dice* as ``RULES.md`` specifies it.
+
+Pure Python/NumPy (no gym, torch or I/O).  A :class:`LamaGame` is a state
+machine driven by integer actions from :mod:`lama_env.actions`::
+
+    game = LamaGame(num_players=2, seed=7)
+    while not game.game_over:
+        if game.phase is Phase.ROUND_OVER:
+            game.next_round()
+            continue
+        game.step(random.choice(game.legal_actions()))
+    print(game.totals, game.winners)
+
+Dice and deals are drawn from a seeded :class:`numpy.random.Generator`, or
+injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``,
+``next_round(hands=...)``) for tests and replay.  The state is exposed
+read-only through properties; :meth:`LamaGame.copy` is cheap.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import actions as A
+from .errors import LamaDiceError
+from .rules import (
+    DECK_COUNTS,
+    FACES,
+    HAND_SIZE,
+    LLAMA,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    NUM_DICE,
+    NUM_FACES,
+    RulesConfig,
+    game_over as _game_over,
+    return_chip,
+    score_display,
+    winners as _winners,
+)
+
+RECORD_FORMAT = "lama-dice-record/1"
+
+_DECK = np.repeat(np.arange(NUM_FACES, dtype=np.int64), DECK_COUNTS)
+_TURN_ACTIONS = (A.ROLL, A.QUIT)
+_FACE_RANGE = range(NUM_FACES)
+
+
+class Phase(IntEnum):
+    """The decision the current player faces (or the end of a round / game)."""
+
+    TURN = 0  #: roll or quit
+    DISCARD = 1  #: choose which matched cards to discard
+    TAKE = 2  #: choose which llama-row card to take
+    ROUND_OVER = 3  #: the round has ended; call :meth:`LamaGame.next_round`
+    GAME_OVER = 4  #: the game has ended
+
+
+class IllegalActionError(LamaDiceError, ValueError):
+    """An action (or injected dice / hands) that the rules do not allow now."""
+
+
+#: How a round can end (the ``ended_by`` field of a replay result).
+ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
+
+
+class LamaGame:
+    """One game for ``num_players`` players (1 = the solo variant).
+
+    Args:
+        num_players: 1..6.
+        rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of RULES.md.
+        seed: seed for the game's :class:`numpy.random.Generator` (ignored if ``rng`` given).
+        rng: a generator to draw deals and dice from.
+        start_points: chip totals at the start (a record may start mid-game).
+        start_player: who starts the first round.
+        hands: the first round's deal (per player, six face indices or names); dealt at random if None.
+        record: keep the turn log so that :meth:`to_record` works (a little slower).
+    """
+
+    __slots__ = (
+        "_n", "_rules", "_rng", "_buf", "_bufpos", "_dice_faces", "_also_match", "_must",
+        "_totals", "_round", "_start", "_displays", "_row", "_quit", "_active", "_current",
+        "_phase", "_dice", "_legal", "_discarded", "_round_points", "_ended_by", "_went_out",
+        "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round",
+    )
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: RulesConfig | dict | None = None,
+        *,
+        seed: int | None = None,
+        rng: np.random.Generator | None = None,
+        start_points: Sequence[int] | None = None,
+        start_player: int = 0,
+        hands: Sequence[Sequence[Any]] | None = None,
+        record: bool = True,
+    ) -> None:
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+            raise ValueError(f"num_players must be an integer 1..6, got {num_players!r}")
+        if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+            raise ValueError(f"num_players must be 1..6, got {num_players}")
+        self._n = n = int(num_players)
+        self._rules = RulesConfig.from_dict(rules) if not isinstance(rules, RulesConfig) else rules
+        self._rng = rng if rng is not None else np.random.default_rng(seed)
+        self._buf: list[int] = []
+        self._bufpos = 0
+        self._dice_faces = self._rules.dice_index
+        self._also_match = self._rules.triple_llama == "also_match"
+        self._must = self._rules.must_discard
+        if start_points is None:
+            start_points = [0] * n
+        if len(start_points) != n or any(int(t) < 0 for t in start_points):
+            raise ValueError(f"start_points must be {n} non-negative integers, got {list(start_points)!r}")
+        self._totals = [int(t) for t in start_points]
+        self._start_points = list(self._totals)
+        if not 0 <= start_player < n:
+            raise ValueError(f"start_player must be 0..{n - 1}, got {start_player}")
+        self._record = record
+        self._rounds: list[dict] = []
+        self._results: list[dict] = []
+        self._pending: dict | None = None
+        self._round = -1
+        self._start = int(start_player)
+        self._begin_round(self._start, hands)
+
+    # ------------------------------------------------------------------ rounds
+    def _begin_round(self, start_player: int, hands: Sequence[Sequence[Any]] | None) -> None:
+        n = self._n
+        if hands is None:
+            deck = self._rng.permutation(_DECK)[: n * HAND_SIZE].tolist()
+            hand_faces = [deck[i * HAND_SIZE:(i + 1) * HAND_SIZE] for i in range(n)]
+        else:
+            hand_faces = check_hands(hands, n)
+        self._round += 1
+        self._start = start_player
+        self._displays = [[0] * NUM_FACES for _ in range(n)]
+        for p, hand in enumerate(hand_faces):
+            d = self._displays[p]
+            for f in hand:
+                d[f] += 1
+        self._row = [1] * NUM_FACES
+        self._quit = [False] * n
+        self._active = n
+        self._discarded = [0] * NUM_FACES
+        self._current = start_player
+        self._phase = Phase.TURN
+        self._dice: tuple[int, ...] | None = None
+        self._legal: tuple[int, ...] = _TURN_ACTIONS
+        self._round_points: list[int] | None = None
+        self._ended_by: str | None = None
+        self._went_out: int | None = None
+        self._turns_in_round = 0
+        if self._record:
+            self._rounds.append({
+                "start_player": start_player,
+                "hands": [[FACES[f] for f in h] for h in hand_faces],
+                "turns": [],
+            })
+
+    def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
+        """Deal the next round (after :attr:`Phase.ROUND_OVER`); the start player rotates."""
+        if self._phase != Phase.ROUND_OVER:
+            raise IllegalActionError(
+                "the game is over" if self._phase == Phase.GAME_OVER else "the round is still in progress"
+            )
+        self._begin_round((self._start + 1) % self._n, hands)
+
+    def _end_round(self, ended_by: str, went_out: int | None = None) -> None:
+        pts = [score_display(d) for d in self._displays]
+        totals = self._totals
+        for p in range(self._n):
+            totals[p] += pts[p]
+        if went_out is not None:
+            totals[went_out] = return_chip(totals[went_out])
+        self._round_points = pts
+        self._ended_by = ended_by
+        self._went_out = went_out
+        self._dice = None
+        self._legal = ()
+        self._phase = Phase.GAME_OVER if _game_over(totals, self._rules) else Phase.ROUND_OVER
+        self._results.append({
+            "finished": True, "ended_by": ended_by, "went_out": went_out,
+            "points": list(pts), "totals": list(totals),
+        })
+
+    # ------------------------------------------------------------------- turns
+    def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
+        """Apply ``action`` for the current player.
+
+        ``dice`` (three faces, indices or names, in die order) may be given
+        with :data:`~lama_env.actions.ROLL` to inject the roll.
+
+        Raises:
+            IllegalActionError: the action is not legal now; the state is unchanged.
+        """
+        if action not in self._legal:
+            raise IllegalActionError(self._illegal_message(action))
+        if dice is not None and action != A.ROLL:
+            raise IllegalActionError("dice can only be given with a roll")
+        phase = self._phase
+        p = self._current
+        if phase == Phase.TURN:
+            self._turns_in_round += 1
+            if action == A.QUIT:
+                if self._record:
+                    self._rounds[-1]["turns"].append({"player": p, "action": "quit"})
+                self._quit[p] = True
+                self._active -= 1
+                if self._active == 0:
+                    self._end_round("all_quit")
+                else:
+                    self._advance()
+            else:
+                self._roll(p, self._draw_dice() if dice is None else self.check_dice(dice))
+        elif phase == Phase.DISCARD:
+            counts = A.DISCARDS[action - A.DISCARD_BASE]
+            disp = self._displays[p]
+            pile = self._discarded
+            left = 0
+            for f in _FACE_RANGE:
+                c = counts[f]
+                if c:
+                    disp[f] -= c
+                    pile[f] += c
+                left += disp[f]
+            if self._pending is not None:
+                self._pending["discard"] = [FACES[f] for f in _FACE_RANGE for _ in range(counts[f])]
+                self._pending = None
+            if left == 0:
+                self._end_round("went_out", p)
+            else:
+                self._advance()
+        else:  # Phase.TAKE
+            f = action - A.TAKE_BASE
+            self._row[f] = 0
+            self._displays[p][f] += 1
+            if self._pending is not None:
+                self._pending["take"] = FACES[f]
+                self._pending = None
+            if not any(self._row):
+                self._end_round("row_empty")
+            else:
+                self._advance()
+
+    def _roll(self, p: int, dice: tuple[int, ...]) -> None:
+        self._dice = dice
+        if self._record:
+            self._pending = {"player": p, "action": "roll", "dice": [FACES[f] for f in dice]}
+            self._rounds[-1]["turns"].append(self._pending)
+        if dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA:
+            self._totals[p] = return_chip(self._totals[p])
+            if not self._also_match:
+                self._pending = None
+                self._advance()
+                return
+        disp = self._displays[p]
+        limits = [0] * NUM_FACES
+        matched = False
+        for f in dice:
+            if disp[f] > limits[f]:
+                limits[f] += 1
+                matched = True
+        if matched:
+            self._phase = Phase.DISCARD
+            self._legal = A.legal_discards(tuple(limits), self._must)
+            return
+        if self._active > 1:
+            row = self._row
+            takes = sorted({A.TAKE_BASE + f for f in dice if row[f]})
+            if takes:
+                self._phase = Phase.TAKE
+                self._legal = tuple(takes)
+                return
+        # bust: take the whole row into the display; the round ends at once
+        for f in _FACE_RANGE:
+            if self._row[f]:
+                disp[f] += 1
+                self._row[f] = 0
+        self._pending = None
+        self._end_round("bust")
+
+    def _advance(self) -> None:
+        n = self._n
+        q = self._current
+        quit_ = self._quit
+        for _ in range(n):
+            q = q + 1 if q + 1 < n else 0
+            if not quit_[q]:
+                break
+        self._current = q
+        self._phase = Phase.TURN
+        self._dice = None
+        self._legal = _TURN_ACTIONS
+
+    def _draw_dice(self) -> tuple[int, ...]:
+        pos = self._bufpos
+        buf = self._buf
+        if pos + NUM_DICE > len(buf):
+            buf = self._buf = self._rng.integers(0, 6, size=3 * 512).tolist()
+            pos = 0
+        self._bufpos = pos + NUM_DICE
+        df = self._dice_faces
+        return (df[0][buf[pos]], df[1][buf[pos + 1]], df[2][buf[pos + 2]])
+
+    def check_dice(self, dice: Sequence[Any]) -> tuple[int, ...]:
+        """Validate injected dice (indices or names) against the rules' dice; return indices."""
+        if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
+            raise IllegalActionError(f"dice must list {NUM_DICE} faces, got {dice!r}")
+        out = []
+        for d, f in enumerate(dice):
+            idx = _to_face(f)
+            if idx is None:
+                raise IllegalActionError(f"die {d} shows an unknown face {f!r}")
+            if idx not in self._dice_faces[d]:
+                raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
+            out.append(idx)
+        return tuple(out)
+
+    def _illegal_message(self, action: Any) -> str:
+        ph = self._phase
+        if ph in (Phase.ROUND_OVER, Phase.GAME_OVER):
+            return f"no action is legal: {'the game is over' if ph == Phase.GAME_OVER else 'the round is over'}"
+        try:
+            name = A.describe(int(action))
+        except (ValueError, TypeError):
+            return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
+        legal = ", ".join(A.describe(a) for a in self._legal)
+        return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
+
+    # --------------------------------------------------------------- queries
+    def legal_actions(self) -> tuple[int, ...]:
+        """Legal actions of the current player, sorted (empty once the round is over)."""
+        return self._legal
+
+    def action_mask(self) -> np.ndarray:
+        """int8 mask over :data:`~lama_env.actions.NUM_ACTIONS`."""
+        m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        m[list(self._legal)] = 1
+        return m
+
+    @property
+    def num_players(self) -> int:
+        return self._n
+
+    @property
+    def rules(self) -> RulesConfig:
+        return self._rules
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    @property
+    def current_player(self) -> int:
+        """Whose decision it is (the last actor once the round is over)."""
+        return self._current
+
+    @property
+    def round_index(self) -> int:
+        return self._round
+
+    @property
+    def start_player(self) -> int:
+        """Start player of the current round."""
+        return self._start
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        """Chip totals (points so far, lower is better)."""
+        return tuple(self._totals)
+
+    @property
+    def displays(self) -> tuple[tuple[int, ...], ...]:
+        """Each player's display as card counts per face index."""
+        return tuple(tuple(d) for d in self._displays)
+
+    def display(self, player: int) -> tuple[int, ...]:
+        return tuple(self._displays[player])
+
+    @property
+    def row(self) -> tuple[int, ...]:
+        """The llama row: 1 where the card of that face is still there."""
+        return tuple(self._row)
+
+    @property
+    def quit(self) -> tuple[bool, ...]:
+        """Who has quit this round."""
+        return tuple(self._quit)
+
+    @property
+    def num_active(self) -> int:
+        """Players who have not quit this round."""
+        return self._active
+
+    @property
+    def last_player_rule(self) -> bool:
+        """Whether the current player is the only one left (no takes: a non-matching roll busts)."""
+        return self._active == 1
+
+    @property
+    def dice(self) -> tuple[int, ...] | None:
+        """The dice of the pending roll (during a discard or take decision), else None."""
+        return self._dice
+
+    @property
+    def discarded(self) -> tuple[int, ...]:
+        """Cards discarded this round, per face."""
+        return tuple(self._discarded)
+
+    @property
+    def turns_in_round(self) -> int:
+        return self._turns_in_round
+
+    @property
+    def round_over(self) -> bool:
+        return self._phase >= Phase.ROUND_OVER
+
+    @property
+    def game_over(self) -> bool:
+        return self._phase == Phase.GAME_OVER
+
+    @property
+    def round_points(self) -> tuple[int, ...] | None:
+        """Points each player scored in the round just ended, else None."""
+        return None if self._round_points is None else tuple(self._round_points)
+
+    @property
+    def ended_by(self) -> str | None:
+        """How the round just ended (one of :data:`ROUND_ENDINGS`), else None."""
+        return self._ended_by
+
+    @property
+    def went_out(self) -> int | None:
+        return self._went_out
+
+    @property
+    def winners(self) -> list[int]:
+        """Seats tied for the fewest points once the game is over, else ``[]``."""
+        return _winners(self._totals) if self._phase == Phase.GAME_OVER else []
+
+    def round_results(self) -> list[dict]:
+        """The finished rounds' results (``finished``, ``ended_by``, ``went_out``, ``points``, ``totals``)."""
+        return [dict(r) for r in self._results]
+
+    def current_points(self, player: int) -> int:
+        """What ``player``'s display would score if the round ended now."""
+        return score_display(self._displays[player])
+
+    # ----------------------------------------------------------- copy/record
+    def copy(self) -> "LamaGame":
+        """An independent copy (its random stream continues the same way as this one's)."""
+        g = LamaGame.__new__(LamaGame)
+        for name in LamaGame.__slots__:
+            setattr(g, name, getattr(self, name))
+        g._rng = np.random.Generator(type(self._rng.bit_generator)())
+        g._rng.bit_generator.state = self._rng.bit_generator.state
+        g._buf = self._buf  # never mutated in place, only replaced
+        g._totals = list(self._totals)
+        g._displays = [list(d) for d in self._displays]
+        g._row = list(self._row)
+        g._quit = list(self._quit)
+        g._discarded = list(self._discarded)
+        g._results = [dict(r) for r in self._results]
+        if self._record:
+            g._rounds = [dict(r, turns=[dict(t) for t in r["turns"]]) for r in self._rounds]
+            g._pending = g._rounds[-1]["turns"][-1] if self._pending is not None else None
+        return g
+
+    def to_record(self) -> dict:
+        """The game so far as a ``lama-dice-record/1`` dict (see RULES.md)."""
+        if not self._record:
+            raise RuntimeError("this game was created with record=False")
+        return {
+            "format": RECORD_FORMAT,
+            "players": self._n,
+            "rules": self._rules.to_dict(),
+            "start_points": list(self._start_points),
+            "rounds": [
+                {"start_player": r["start_player"], "hands": [list(h) for h in r["hands"]],
+                 "turns": [dict(t, **({"dice": list(t["dice"])} if "dice" in t else {})) for t in r["turns"]]}
+                for r in self._rounds
+            ],
+        }
+
+    def result(self) -> dict:
+        """The replay result of the game so far (RULES.md, "Replay result")."""
+        rounds = [dict(r, points=list(r["points"]), totals=list(r["totals"])) for r in self._results]
+        if not self.round_over:
+            rounds.append({"finished": False, "ended_by": None, "went_out": None,
+                           "points": None, "totals": list(self._totals)})
+        return {"valid": True, "rounds": rounds, "totals": list(self._totals),
+                "game_over": self.game_over, "winners": self.winners}
+
+    def __repr__(self) -> str:
+        return (f"LamaGame(players={self._n}, round={self._round}, phase={self._phase.name}, "
+                f"current={self._current}, totals={self._totals})")
+
+
+def _to_face(f: Any) -> int | None:
+    if isinstance(f, str):
+        return FACES.index(f) if f in FACES else None
+    if isinstance(f, (int, np.integer)) and not isinstance(f, bool) and 0 <= f < NUM_FACES:
+        return int(f)
+    return None
+
+
+def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[int]]:
+    """Validate a deal (six cards per player, dealable from the deck); return face indices."""
+    if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
+        raise IllegalActionError(f"hands must list {num_players} hands, got {len(hands) if isinstance(hands, (list, tuple)) else hands!r}")
+    out = []
+    used = [0] * NUM_FACES
+    for p, hand in enumerate(hands):
+        if not isinstance(hand, (list, tuple)) or len(hand) != HAND_SIZE:
+            raise IllegalActionError(f"hand {p} must have {HAND_SIZE} cards, got {hand!r}")
+        idx = []
+        for f in hand:
+            i = _to_face(f)
+            if i is None:
+                raise IllegalActionError(f"hand {p} has an unknown card {f!r}")
+            idx.append(i)
+            used[i] += 1
+        out.append(idx)
+    for f in range(NUM_FACES):
+        if used[f] > DECK_COUNTS[f]:
+            raise IllegalActionError(
+                f"hands hold {used[f]} cards '{FACES[f]}' but the deck has only {DECK_COUNTS[f]}"
+            )
+    return out

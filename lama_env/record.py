@@ -1,0 +1,216 @@
+"""Game records (``lama-dice-record/1``): reading, checking and replaying.
+
+:func:`replay` checks a record against the rules and returns the replay
+result of RULES.md; it never raises for bad input.  A fault is reported as
+``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based
+indices of the first bad round and turn (``turn`` is None for a fault in the
+round itself, ``round`` is None for a fault in the record as a whole).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from . import actions as A
+from .errors import LamaDiceError
+from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase
+from .rules import FACES, MAX_PLAYERS, MIN_PLAYERS, NUM_FACES, RulesConfig, RulesError
+
+
+class RecordError(LamaDiceError, ValueError):
+    """A fault in a record, located by round and turn (0-based; None = the record / the round)."""
+
+    def __init__(self, message: str, round: int | None = None, turn: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.round = round
+        self.turn = turn
+
+    def as_result(self) -> dict:
+        return {"valid": False, "round": self.round, "turn": self.turn, "error": self.message}
+
+
+_TURN_KEYS = {"player", "action", "dice", "discard", "take"}
+_ROUND_KEYS = {"start_player", "hands", "turns"}
+_RECORD_KEYS = {"format", "players", "rules", "start_points", "rounds"}
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_shape(rec: Any) -> None:
+    """Structural checks: is this a game record at all?  Raise RecordError(round=None)."""
+    if not isinstance(rec, Mapping):
+        raise RecordError(f"not a game record: expected a JSON object, got {type(rec).__name__}")
+    if rec.get("format") != RECORD_FORMAT:
+        raise RecordError(f"not a game record: format must be {RECORD_FORMAT!r}, got {rec.get('format')!r}")
+    for key in ("players", "rounds"):
+        if key not in rec:
+            raise RecordError(f"not a game record: missing field {key!r}")
+    unknown = sorted(set(rec) - _RECORD_KEYS)
+    if unknown:
+        raise RecordError(f"unknown record field {unknown[0]!r}")
+    if not _is_int(rec["players"]):
+        raise RecordError(f"players must be an integer, got {rec['players']!r}")
+    if not isinstance(rec["rounds"], list):
+        raise RecordError("rounds must be a list")
+    for r, rnd in enumerate(rec["rounds"]):
+        if not isinstance(rnd, Mapping):
+            raise RecordError(f"round must be an object, got {type(rnd).__name__}", r)
+        for key in ("start_player", "hands", "turns"):
+            if key not in rnd:
+                raise RecordError(f"round is missing field {key!r}", r)
+        unknown = sorted(set(rnd) - _ROUND_KEYS)
+        if unknown:
+            raise RecordError(f"unknown round field {unknown[0]!r}", r)
+        if not _is_int(rnd["start_player"]):
+            raise RecordError(f"start_player must be an integer, got {rnd['start_player']!r}", r)
+        if not isinstance(rnd["turns"], list):
+            raise RecordError("turns must be a list", r)
+        for t, turn in enumerate(rnd["turns"]):
+            if not isinstance(turn, Mapping):
+                raise RecordError(f"turn must be an object, got {type(turn).__name__}", r, t)
+            unknown = sorted(set(turn) - _TURN_KEYS)
+            if unknown:
+                raise RecordError(f"unknown turn field {unknown[0]!r}", r, t)
+            for key in ("player", "action"):
+                if key not in turn:
+                    raise RecordError(f"turn is missing field {key!r}", r, t)
+
+
+def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
+    if not isinstance(faces, list):
+        raise RecordError(f"{what} must be a list of faces, got {faces!r}", r, t)
+    counts = [0] * NUM_FACES
+    for f in faces:
+        if f not in FACES:
+            raise RecordError(f"{what} has an unknown face {f!r}", r, t)
+        counts[FACES.index(f)] += 1
+    return tuple(counts)
+
+
+def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
+    player, action = turn["player"], turn["action"]
+    if not _is_int(player) or not 0 <= player < game.num_players:
+        raise RecordError(f"player must be 0..{game.num_players - 1}, got {player!r}", r, t)
+    if player != game.current_player:
+        raise RecordError(f"it is player {game.current_player}'s turn, not player {player}'s", r, t)
+    if action == "quit":
+        extra = sorted(set(turn) & {"dice", "discard", "take"})
+        if extra:
+            raise RecordError(f"a quit carries no {extra[0]!r}", r, t)
+        game.step(A.QUIT)
+        return
+    if action != "roll":
+        raise RecordError(f"action must be 'roll' or 'quit', got {action!r}", r, t)
+    if "dice" not in turn:
+        raise RecordError("a roll must give its dice", r, t)
+    dice = turn["dice"]
+    if not isinstance(dice, list) or len(dice) != 3:
+        raise RecordError(f"dice must list 3 faces, got {dice!r}", r, t)
+    try:
+        game.step(A.ROLL, dice=dice)
+    except IllegalActionError as e:
+        raise RecordError(str(e), r, t) from None
+    phase = game.phase
+    if phase == Phase.DISCARD:
+        if "take" in turn:
+            raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
+        if "discard" not in turn:
+            raise RecordError("the roll matched the display: 'discard' is missing", r, t)
+        counts = _faces_to_counts(turn["discard"], "discard", r, t)
+        if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
+            raise RecordError(_discard_fault(game, counts), r, t)
+        game.step(A.discard_action(counts))
+    elif phase == Phase.TAKE:
+        if "discard" in turn:
+            raise RecordError("the roll matched nothing in the display: expected 'take', not 'discard'", r, t)
+        if "take" not in turn:
+            raise RecordError("the roll forces a take: 'take' is missing", r, t)
+        face = turn["take"]
+        if face not in FACES or A.take_action(FACES.index(face)) not in game.legal_actions():
+            options = ", ".join(repr(FACES[a - A.TAKE_BASE]) for a in game.legal_actions())
+            raise RecordError(f"cannot take {face!r}: the row cards shown by the dice are {options}", r, t)
+        game.step(A.take_action(FACES.index(face)))
+    else:
+        what = "a bust" if game.ended_by == "bust" else "a triple llama"
+        for key in ("discard", "take"):
+            if key in turn:
+                raise RecordError(f"the roll was {what}: it carries no {key!r}", r, t)
+
+
+def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:
+    if sum(counts) == 0:
+        return "must discard at least one card"
+    p = game.current_player
+    dice = game.dice or ()
+    disp = game.display(p)
+    for f in range(NUM_FACES):
+        if counts[f]:
+            shown = sum(1 for d in dice if d == f)
+            held = disp[f]
+            if counts[f] > min(shown, held):
+                return (f"cannot discard {counts[f]} x '{FACES[f]}': the dice show {shown} "
+                        f"and the display holds {held}")
+    return "illegal discard"
+
+
+def replay(rec: Any) -> dict:
+    """Check ``rec`` (a parsed JSON object) and return its replay result (never raises)."""
+    try:
+        return _replay(rec).result()
+    except RecordError as e:
+        return e.as_result()
+
+
+def replay_game(rec: Any) -> LamaGame:
+    """Replay ``rec`` into a :class:`LamaGame` (raises :class:`RecordError` on any fault)."""
+    return _replay(rec)
+
+
+def _replay(rec: Any) -> LamaGame:
+    _check_shape(rec)
+    n = rec["players"]
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise RecordError(f"players must be 1..6, got {n}")
+    try:
+        rules = RulesConfig.from_dict(rec.get("rules"))
+    except (RulesError, TypeError) as e:
+        raise RecordError(f"bad rules: {e}") from None
+    start_points = rec.get("start_points", [0] * n)
+    if (not isinstance(start_points, list) or len(start_points) != n
+            or not all(_is_int(x) and x >= 0 for x in start_points)):
+        raise RecordError(f"start_points must list {n} non-negative integers, got {start_points!r}")
+    rounds = rec["rounds"]
+    if not rounds:
+        raise RecordError("the record has no rounds")
+    game: LamaGame | None = None
+    for r, rnd in enumerate(rounds):
+        sp = rnd["start_player"]
+        if game is None:
+            if not 0 <= sp < n:
+                raise RecordError(f"start_player must be 0..{n - 1}, got {sp}", r)
+            try:
+                game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"])
+            except IllegalActionError as e:
+                raise RecordError(str(e), r) from None
+        else:
+            if game.game_over:
+                raise RecordError("round after the end of the game", r)
+            if not game.round_over:
+                raise RecordError("the round is unfinished but another round follows", r - 1)
+            expected = (game.start_player + 1) % n
+            if sp != expected:
+                raise RecordError(f"start_player must be {expected} (the rotation), got {sp}", r)
+            try:
+                game.next_round(hands=rnd["hands"])
+            except IllegalActionError as e:
+                raise RecordError(str(e), r) from None
+        for t, turn in enumerate(rnd["turns"]):
+            if game.round_over:
+                raise RecordError("turn after the end of the round", r, t)
+            _play_turn(game, turn, r, t)
+    assert game is not None
+    return game
+

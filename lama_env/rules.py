@@ -1,0 +1,163 @@
+"""Game constants, the rules configuration and the scoring rules.
+
+Every rule that is a pure function of numbers lives here exactly once:
+scoring a display (:func:`score_display`), returning a chip
+(:func:`return_chip`) and the game end (:func:`game_over`, :func:`winners`).
+The turn flow lives in :mod:`lama_env.engine`.
+
+Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is
+the number ``k``.  Strings are used only at the edges (records, rendering).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .errors import LamaDiceError
+
+#: Face names in index order: ``FACES[0] == "L"``, ``FACES[k] == str(k)``.
+FACES: tuple[str, ...] = ("L", "1", "2", "3", "4", "5", "6")
+#: Number of distinct faces.
+NUM_FACES = 7
+#: Index of the llama face.
+LLAMA = 0
+#: Map from face name to index.
+FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}
+#: Cards of each face in the 36-card deck (six llamas, five of each number).
+DECK_COUNTS: tuple[int, ...] = (6, 5, 5, 5, 5, 5, 5)
+#: Cards dealt to each player at the start of a round.
+HAND_SIZE = 6
+#: Supported player counts (1 is the solo variant).
+MIN_PLAYERS, MAX_PLAYERS = 1, 6
+#: Number of dice.
+NUM_DICE = 3
+#: Faces on each die.
+DIE_SIDES = 6
+
+#: The default dice of RULES.md, as face names (die order matters).
+DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
+    ("1", "2", "3", "4", "L", "L"),
+    ("3", "4", "5", "6", "L", "L"),
+    ("1", "2", "5", "6", "L", "L"),
+)
+
+TRIPLE_LLAMA_MODES = ("chip_only", "also_match")
+
+
+class RulesError(LamaDiceError, ValueError):
+    """An invalid rules configuration."""
+
+
+def face_index(name: Any) -> int:
+    """Return the index of face ``name`` (``"L"``, ``"1"``..``"6"``)."""
+    try:
+        return FACE_INDEX[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown face {name!r} (faces are 'L', '1'..'6')") from None
+
+
+@dataclass(frozen=True)
+class RulesConfig:
+    """Every **[choice]** of RULES.md, with its default.
+
+    Attributes:
+        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or
+            ``"also_match"`` (it returns a chip and the three llamas then count
+            as ordinary dice for discard / take / bust).
+        must_discard: whether a matching roll forces discarding at least one card.
+        end_threshold: the game ends after a round in which some total reaches
+            this many points.
+        dice: three dice of six faces each, as face names, in die order.
+    """
+
+    triple_llama: str = "chip_only"
+    must_discard: bool = True
+    end_threshold: int = 40
+    dice: tuple[tuple[str, ...], ...] = DEFAULT_DICE
+    #: The dice as face indices (derived).
+    dice_index: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.triple_llama not in TRIPLE_LLAMA_MODES:
+            raise RulesError(
+                f"triple_llama must be one of {', '.join(TRIPLE_LLAMA_MODES)}, got {self.triple_llama!r}"
+            )
+        if not isinstance(self.must_discard, bool):
+            raise RulesError(f"must_discard must be true or false, got {self.must_discard!r}")
+        if isinstance(self.end_threshold, bool) or not isinstance(self.end_threshold, int):
+            raise RulesError(f"end_threshold must be an integer, got {self.end_threshold!r}")
+        if self.end_threshold < 1:
+            raise RulesError(f"end_threshold must be at least 1, got {self.end_threshold}")
+        dice = self.dice
+        if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
+            raise RulesError(f"dice must be {NUM_DICE} lists of {DIE_SIDES} faces, got {dice!r}")
+        norm = []
+        for d, die in enumerate(dice):
+            if not isinstance(die, (list, tuple)) or len(die) != DIE_SIDES:
+                raise RulesError(f"die {d} must have {DIE_SIDES} faces, got {die!r}")
+            for f in die:
+                if f not in FACE_INDEX:
+                    raise RulesError(f"die {d} has an unknown face {f!r} (faces are 'L', '1'..'6')")
+            norm.append(tuple(die))
+        object.__setattr__(self, "dice", tuple(norm))
+        object.__setattr__(self, "dice_index", tuple(tuple(FACE_INDEX[f] for f in die) for die in norm))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> "RulesConfig":
+        """Build a config from a mapping (a record's ``rules`` or YAML); unknown keys are refused."""
+        if data is None:
+            return cls()
+        if isinstance(data, RulesConfig):
+            return data
+        if not isinstance(data, Mapping):
+            raise RulesError(f"rules must be an object, got {type(data).__name__}")
+        known = {"triple_llama", "must_discard", "end_threshold", "dice"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RulesError(f"unknown rules field {unknown[0]!r} (valid: {', '.join(sorted(known))})")
+        return cls(**dict(data))
+
+    def to_dict(self, include_dice: bool | None = None) -> dict[str, Any]:
+        """The config as a JSON-ready dict; ``dice`` is included when non-default (or when asked)."""
+        out: dict[str, Any] = {
+            "triple_llama": self.triple_llama,
+            "must_discard": self.must_discard,
+            "end_threshold": self.end_threshold,
+        }
+        if include_dice or (include_dice is None and self.dice != DEFAULT_DICE):
+            out["dice"] = [list(d) for d in self.dice]
+        return out
+
+
+def score_display(counts: Sequence[int]) -> int:
+    """Points of a display given as card counts per face index.
+
+    10 points if it holds at least one llama, plus the value of each number
+    present, each number counted once.
+    """
+    pts = 10 if counts[0] else 0
+    for v in range(1, NUM_FACES):
+        if counts[v]:
+            pts += v
+    return pts
+
+
+def return_chip(total: int) -> int:
+    """The total after returning one chip: the largest chip held (10 if total >= 10, else 1)."""
+    if total >= 10:
+        return total - 10
+    if total > 0:
+        return total - 1
+    return 0
+
+
+def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
+    """Whether the game ends after a round with these totals."""
+    return max(totals) >= rules.end_threshold
+
+
+def winners(totals: Sequence[int]) -> list[int]:
+    """Seats tied for the fewest points."""
+    low = min(totals)
+    return [i for i, t in enumerate(totals) if t == low]

@@ -1,0 +1,1 @@
+"""Training, evaluation and the ``lama-dice`` command line."""

@@ -1,0 +1,73 @@
+"""The ``lama-dice`` command line.
+
+Each subcommand lives in its own module under :mod:`train.commands` and
+exposes ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``.
+Command modules keep their module-level imports light (no torch, no gym):
+heavy imports go inside ``run`` so that ``lama-dice --help`` stays instant.
+
+Errors derived from :class:`lama_env.errors.LamaDiceError` are printed as one
+line (``lama-dice CMD: error: ...``) with exit status 2; Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from lama_env.errors import LamaDiceError
+
+#: Subcommand name -> module path, in the order ``--help`` lists them.
+COMMANDS: dict[str, str] = {
+    "replay": "train.commands.replay",
+    "show": "train.commands.show",
+    "solve": "train.commands.solve",
+    "evaluate": "train.commands.evaluate",
+    "train": "train.commands.train",
+    "play": "train.commands.play",
+    "bench": "train.commands.bench",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from lama_env import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="lama-dice",
+        description="Don't L.L.A.M.A. Dice: a reinforcement-learning benchmark.",
+    )
+    parser.add_argument("--version", action="version", version=f"lama-dice {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, path in COMMANDS.items():
+        try:
+            mod = importlib.import_module(path)
+        except ModuleNotFoundError as e:
+            if e.name == path:  # command not built in this version
+                continue
+            raise
+        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "__doc__", None) or mod.HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(p)
+        p.set_defaults(_module=mod)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._module.run(args) or 0)
+    except LamaDiceError as e:
+        print(f"lama-dice {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"lama-dice {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,31 @@
+"""Reading game-record files (the file I/O kept out of the pure engine)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from lama_env.record import RecordError
+
+
+def load_record_file(path: str) -> tuple[Any, dict | None]:
+    """Read a JSON record file ('-' = stdin).
+
+    Returns ``(record, None)``, or ``(None, fault)`` where ``fault`` is a
+    ``{"valid": false, ...}`` result naming what is wrong with the file.
+    """
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+    except OSError as e:
+        return None, RecordError(f"cannot read {path}: {e.strerror or e}").as_result()
+    except UnicodeDecodeError:
+        return None, RecordError(f"not a game record: {path} is not UTF-8 text").as_result()
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as e:
+        return None, RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}").as_result()
