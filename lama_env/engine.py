@@ -63,8 +63,74 @@ class IllegalActionError(LamaDiceError, ValueError):
     """An action (or injected dice / hands) that the rules do not allow now."""
 
 
+class GameSetupError(LamaDiceError, ValueError):
+    """A bad argument to :class:`LamaGame` (player count, start points, start player)."""
+
+
 #: How a round can end (the ``ended_by`` field of a replay result).
 ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
+
+
+#: How a roll resolves (the first element of :func:`resolve_roll`'s result).
+ROLL_TRIPLE_LLAMA = "triple_llama"  #: chip_only triple llama: a chip is returned, nothing else happens
+ROLL_DISCARD = "discard"  #: a die matches the display: choose a discard
+ROLL_TAKE = "take"  #: no match, not the last player, a die shows a row face: choose a take
+ROLL_BUST = "bust"  #: nothing matches: the whole row goes into the display and the round ends
+
+
+def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
+    """The most cards of each face a roll lets a player discard (RULES.md, "Match").
+
+    Args:
+        display: the player's cards, as counts per face index.
+        dice: the three dice, as face indices.
+
+    Returns:
+        ``min(dice showing f, cards of f in the display)`` per face, or None
+        when no die matches the display.
+    """
+    limits = [0] * NUM_FACES
+    matched = False
+    for f in dice:
+        if display[f] > limits[f]:
+            limits[f] += 1
+            matched = True
+    return tuple(limits) if matched else None
+
+
+def resolve_roll(
+    display: Sequence[int], row: Sequence[int], dice: Sequence[int], *, last_player: bool, rules: RulesConfig
+) -> tuple[str, tuple[int, ...]]:
+    """How a roll resolves for a player, without changing any state (RULES.md, "A turn").
+
+    This is the single place where a roll is classified; :meth:`LamaGame.step`
+    uses it, and solvers and search agents call it to enumerate outcomes.
+    A triple llama also returns a chip in both ``triple_llama`` modes; that
+    is not part of the result.
+
+    Args:
+        display: the rolling player's cards, as counts per face index.
+        row: the llama row (1 where the card of that face is still there).
+        dice: the three dice, as face indices in die order.
+        last_player: whether every other player has quit (no takes: a miss busts).
+        rules: the rules configuration (``triple_llama``, ``must_discard``).
+
+    Returns:
+        ``(kind, legal)``: ``kind`` is one of :data:`ROLL_TRIPLE_LLAMA`,
+        :data:`ROLL_DISCARD`, :data:`ROLL_TAKE`, :data:`ROLL_BUST`; ``legal``
+        lists the legal actions of the decision that follows (discards or
+        takes, sorted), empty for a triple llama or a bust.
+    """
+    if dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA and rules.triple_llama != "also_match":
+        return ROLL_TRIPLE_LLAMA, ()
+    limits = match_limits(display, dice)
+    if limits is not None:
+        return ROLL_DISCARD, A.legal_discards(limits, rules.must_discard)
+    if not last_player:
+        takes = tuple(sorted({A.TAKE_BASE + f for f in dice if row[f]}))
+        if takes:
+            return ROLL_TAKE, takes
+    return ROLL_BUST, ()
 
 
 class LamaGame:
@@ -101,9 +167,9 @@ class LamaGame:
         record: bool = True,
     ) -> None:
         if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
-            raise ValueError(f"num_players must be an integer 1..6, got {num_players!r}")
+            raise GameSetupError(f"num_players must be an integer 1..6, got {num_players!r}")
         if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-            raise ValueError(f"num_players must be 1..6, got {num_players}")
+            raise GameSetupError(f"num_players must be 1..6, got {num_players}")
         self._n = n = int(num_players)
         self._rules = RulesConfig.from_dict(rules) if not isinstance(rules, RulesConfig) else rules
         self._rng = rng if rng is not None else np.random.default_rng(seed)
@@ -114,12 +180,15 @@ class LamaGame:
         self._must = self._rules.must_discard
         if start_points is None:
             start_points = [0] * n
-        if len(start_points) != n or any(int(t) < 0 for t in start_points):
-            raise ValueError(f"start_points must be {n} non-negative integers, got {list(start_points)!r}")
+        if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
+                or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
+                           for t in start_points)):
+            raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
         self._totals = [int(t) for t in start_points]
         self._start_points = list(self._totals)
-        if not 0 <= start_player < n:
-            raise ValueError(f"start_player must be 0..{n - 1}, got {start_player}")
+        if (isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))
+                or not 0 <= start_player < n):
+            raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
         self._record = record
         self._rounds: list[dict] = []
         self._results: list[dict] = []
@@ -205,8 +274,8 @@ class LamaGame:
         phase = self._phase
         p = self._current
         if phase == Phase.TURN:
-            self._turns_in_round += 1
             if action == A.QUIT:
+                self._turns_in_round += 1
                 if self._record:
                     self._rounds[-1]["turns"].append({"player": p, "action": "quit"})
                 self._quit[p] = True
@@ -216,7 +285,9 @@ class LamaGame:
                 else:
                     self._advance()
             else:
-                self._roll(p, self._draw_dice() if dice is None else self.check_dice(dice))
+                rolled = self._draw_dice() if dice is None else self.check_dice(dice)  # may raise: state unchanged
+                self._turns_in_round += 1
+                self._roll(p, rolled)
         elif phase == Phase.DISCARD:
             counts = A.DISCARDS[action - A.DISCARD_BASE]
             disp = self._displays[p]
@@ -254,28 +325,20 @@ class LamaGame:
             self._rounds[-1]["turns"].append(self._pending)
         if dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA:
             self._totals[p] = return_chip(self._totals[p])
-            if not self._also_match:
-                self._pending = None
-                self._advance()
-                return
         disp = self._displays[p]
-        limits = [0] * NUM_FACES
-        matched = False
-        for f in dice:
-            if disp[f] > limits[f]:
-                limits[f] += 1
-                matched = True
-        if matched:
+        kind, legal = resolve_roll(disp, self._row, dice, last_player=self._active == 1, rules=self._rules)
+        if kind is ROLL_DISCARD:
             self._phase = Phase.DISCARD
-            self._legal = A.legal_discards(tuple(limits), self._must)
+            self._legal = legal
             return
-        if self._active > 1:
-            row = self._row
-            takes = sorted({A.TAKE_BASE + f for f in dice if row[f]})
-            if takes:
-                self._phase = Phase.TAKE
-                self._legal = tuple(takes)
-                return
+        if kind is ROLL_TAKE:
+            self._phase = Phase.TAKE
+            self._legal = legal
+            return
+        if kind is ROLL_TRIPLE_LLAMA:
+            self._pending = None
+            self._advance()
+            return
         # bust: take the whole row into the display; the round ends at once
         for f in _FACE_RANGE:
             if self._row[f]:

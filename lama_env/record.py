@@ -5,11 +5,12 @@ result of RULES.md; it never raises for bad input.  A fault is reported as
 ``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based
 indices of the first bad round and turn (``turn`` is None for a fault in the
 round itself, ``round`` is None for a fault in the record as a whole).
+:func:`iter_replay` yields the game after each turn, for turn-by-turn viewers.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from . import actions as A
 from .errors import LamaDiceError
@@ -40,7 +41,11 @@ def _is_int(x: Any) -> bool:
 
 
 def _check_shape(rec: Any) -> None:
-    """Structural checks: is this a game record at all?  Raise RecordError(round=None)."""
+    """Structural checks of the record as a whole: is this a game record at all?  Raise RecordError(round=None).
+
+    Rounds and turns are checked when the replay reaches them, so that the
+    first fault in play order is the one reported.
+    """
     if not isinstance(rec, Mapping):
         raise RecordError(f"not a game record: expected a JSON object, got {type(rec).__name__}")
     if rec.get("format") != RECORD_FORMAT:
@@ -55,28 +60,41 @@ def _check_shape(rec: Any) -> None:
         raise RecordError(f"players must be an integer, got {rec['players']!r}")
     if not isinstance(rec["rounds"], list):
         raise RecordError("rounds must be a list")
-    for r, rnd in enumerate(rec["rounds"]):
-        if not isinstance(rnd, Mapping):
-            raise RecordError(f"round must be an object, got {type(rnd).__name__}", r)
-        for key in ("start_player", "hands", "turns"):
-            if key not in rnd:
-                raise RecordError(f"round is missing field {key!r}", r)
-        unknown = sorted(set(rnd) - _ROUND_KEYS)
-        if unknown:
-            raise RecordError(f"unknown round field {unknown[0]!r}", r)
-        if not _is_int(rnd["start_player"]):
-            raise RecordError(f"start_player must be an integer, got {rnd['start_player']!r}", r)
-        if not isinstance(rnd["turns"], list):
-            raise RecordError("turns must be a list", r)
-        for t, turn in enumerate(rnd["turns"]):
-            if not isinstance(turn, Mapping):
-                raise RecordError(f"turn must be an object, got {type(turn).__name__}", r, t)
-            unknown = sorted(set(turn) - _TURN_KEYS)
-            if unknown:
-                raise RecordError(f"unknown turn field {unknown[0]!r}", r, t)
-            for key in ("player", "action"):
-                if key not in turn:
-                    raise RecordError(f"turn is missing field {key!r}", r, t)
+
+
+def _check_round_shape(rnd: Any, r: int) -> None:
+    """Structural checks of round ``r`` (fields and their types, face names in the hands)."""
+    if not isinstance(rnd, Mapping):
+        raise RecordError(f"round must be an object, got {type(rnd).__name__}", r)
+    for key in ("start_player", "hands", "turns"):
+        if key not in rnd:
+            raise RecordError(f"round is missing field {key!r}", r)
+    unknown = sorted(set(rnd) - _ROUND_KEYS)
+    if unknown:
+        raise RecordError(f"unknown round field {unknown[0]!r}", r)
+    if not _is_int(rnd["start_player"]):
+        raise RecordError(f"start_player must be an integer, got {rnd['start_player']!r}", r)
+    if not isinstance(rnd["turns"], list):
+        raise RecordError("turns must be a list", r)
+    hands = rnd["hands"]
+    if isinstance(hands, list):  # counts and sizes are checked by the engine's check_hands
+        for p, hand in enumerate(hands):
+            if isinstance(hand, list):
+                for f in hand:
+                    if not isinstance(f, str) or f not in FACES:
+                        raise RecordError(f"hand {p} has an unknown card {f!r}", r)
+
+
+def _check_turn_shape(turn: Any, r: int, t: int) -> None:
+    """Structural checks of turn ``t`` of round ``r``."""
+    if not isinstance(turn, Mapping):
+        raise RecordError(f"turn must be an object, got {type(turn).__name__}", r, t)
+    unknown = sorted(set(turn) - _TURN_KEYS)
+    if unknown:
+        raise RecordError(f"unknown turn field {unknown[0]!r}", r, t)
+    for key in ("player", "action"):
+        if key not in turn:
+            raise RecordError(f"turn is missing field {key!r}", r, t)
 
 
 def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
@@ -109,6 +127,9 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
     dice = turn["dice"]
     if not isinstance(dice, list) or len(dice) != 3:
         raise RecordError(f"dice must list 3 faces, got {dice!r}", r, t)
+    for d, f in enumerate(dice):
+        if not isinstance(f, str) or f not in FACES:  # the engine also accepts indices; records use names
+            raise RecordError(f"die {d} shows an unknown face {f!r}", r, t)
     try:
         game.step(A.ROLL, dice=dice)
     except IllegalActionError as e:
@@ -169,7 +190,16 @@ def replay_game(rec: Any) -> LamaGame:
     return _replay(rec)
 
 
-def _replay(rec: Any) -> LamaGame:
+def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
+    """Replay ``rec`` step by step, for viewers that show a game turn by turn.
+
+    Yields ``(game, r, None)`` once a round ``r`` is dealt and ``(game, r, t)``
+    after its turn ``t`` is applied (0-based indices into the record).
+    ``game`` is the same :class:`LamaGame` each time, advanced in place
+    (``game.copy()`` it to keep a state).  Raises :class:`RecordError` at the
+    first fault, after yielding every state before it; check the whole record
+    with :func:`replay` first to show only legal records.
+    """
     _check_shape(rec)
     n = rec["players"]
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
@@ -187,6 +217,12 @@ def _replay(rec: Any) -> LamaGame:
         raise RecordError("the record has no rounds")
     game: LamaGame | None = None
     for r, rnd in enumerate(rounds):
+        if game is not None:
+            if game.game_over:
+                raise RecordError("round after the end of the game", r)
+            if not game.round_over:
+                raise RecordError("the round is unfinished but another round follows", r - 1)
+        _check_round_shape(rnd, r)
         sp = rnd["start_player"]
         if game is None:
             if not 0 <= sp < n:
@@ -196,10 +232,6 @@ def _replay(rec: Any) -> LamaGame:
             except IllegalActionError as e:
                 raise RecordError(str(e), r) from None
         else:
-            if game.game_over:
-                raise RecordError("round after the end of the game", r)
-            if not game.round_over:
-                raise RecordError("the round is unfinished but another round follows", r - 1)
             expected = (game.start_player + 1) % n
             if sp != expected:
                 raise RecordError(f"start_player must be {expected} (the rotation), got {sp}", r)
@@ -207,10 +239,18 @@ def _replay(rec: Any) -> LamaGame:
                 game.next_round(hands=rnd["hands"])
             except IllegalActionError as e:
                 raise RecordError(str(e), r) from None
+        yield game, r, None
         for t, turn in enumerate(rnd["turns"]):
             if game.round_over:
                 raise RecordError("turn after the end of the round", r, t)
+            _check_turn_shape(turn, r, t)
             _play_turn(game, turn, r, t)
-    assert game is not None
-    return game
+            yield game, r, t
 
+
+def _replay(rec: Any) -> LamaGame:
+    game: LamaGame | None = None
+    for game, _r, _t in iter_replay(rec):
+        pass
+    assert game is not None  # iter_replay yields at least once or raises
+    return game

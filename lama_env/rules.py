@@ -97,7 +97,7 @@ class RulesConfig:
             if not isinstance(die, (list, tuple)) or len(die) != DIE_SIDES:
                 raise RulesError(f"die {d} must have {DIE_SIDES} faces, got {die!r}")
             for f in die:
-                if f not in FACE_INDEX:
+                if not isinstance(f, str) or f not in FACE_INDEX:
                     raise RulesError(f"die {d} has an unknown face {f!r} (faces are 'L', '1'..'6')")
             norm.append(tuple(die))
         object.__setattr__(self, "dice", tuple(norm))

@@ -29,3 +29,5 @@ def load_record_file(path: str) -> tuple[Any, dict | None]:
         return json.loads(text), None
     except json.JSONDecodeError as e:
         return None, RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}").as_result()
+    except RecursionError:
+        return None, RecordError(f"not a game record: {path} is nested too deeply to be JSON data").as_result()

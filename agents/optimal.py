@@ -1,0 +1,66 @@
+"""The ``optimal`` agent: the exact optimal policy of the solo round, played in any player count.
+
+Decisions (``d`` = the acting player's display, values from
+:class:`agents.solver.SoloSolver` for the game's rules, round points only):
+
+* **turn**: quit iff ``score_display(d) <= roll_value(d)`` (ties quit);
+* **discard**: the legal discard leaving the display of least solo value
+  (going out is worth 0); ties to the larger discard, then the lower action;
+* **take** (multiplayer only): the legal take leaving the display of least
+  solo value; ties to fewer added points, then the lower face value (L = 10).
+
+It is optimal for the solo variant (it minimises expected round points there)
+and a strong, deterministic baseline in multiplayer, where it ignores the
+other players, the llama row and the chips.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from lama_env import actions as A
+from lama_env.engine import LamaGame, Phase
+from lama_env.rules import RulesConfig
+
+from .base import Policy
+from .registry import AgentSpecError, register
+from .solver import SoloSolver, solver_for
+
+
+class OptimalPolicy(Policy):
+    """Plays the solo round's exact optimal policy (see the module docstring)."""
+
+    spec = "optimal"
+
+    def solver(self, rules: RulesConfig) -> SoloSolver:
+        """The (shared, cached) solo solver of ``rules``."""
+        return solver_for(rules)
+
+    def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
+        return self.solver(rules).quits(display)
+
+    def choose_discard(self, display: Sequence[int], legal: Sequence[int], rules: RulesConfig) -> int:
+        return self.solver(rules).best_discard_action(display, legal)
+
+    def choose_take(self, display: Sequence[int], legal: Sequence[int], rules: RulesConfig) -> int:
+        return self.solver(rules).best_take(display, legal)
+
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        solver = self.solver(game.rules)
+        display = game.display(game.current_player)
+        phase = game.phase
+        if phase == Phase.TURN:
+            return A.QUIT if solver.quits(display) else A.ROLL
+        if phase == Phase.DISCARD:
+            return solver.best_discard_action(display, legal)
+        return solver.best_take(display, legal)
+
+
+def _make(arg: str | None) -> OptimalPolicy:
+    if arg is not None:
+        raise AgentSpecError(f"agent spec 'optimal' takes no argument, got optimal:{arg}")
+    return OptimalPolicy()
+
+
+register("optimal", _make, "optimal",
+         "exact optimal solo policy (min expected round points), in any player count")

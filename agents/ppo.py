@@ -1,0 +1,368 @@
+"""Trained MaskablePPO agents: the ``ppo:PATH`` spec.
+
+``ppo:runs/2p-20250101-120000/best.zip`` (or the run folder itself, which
+means its ``best.zip``) plays the checkpoint's policy: the seat's observation
+is :func:`lama_env.observation.encode`, illegal actions are masked out and the
+most likely legal action is played (``deterministic=False`` samples instead)::
+
+    from agents.ppo import PPOPolicy
+    agent = PPOPolicy("runs/x/best.zip")
+    action = agent.act(game, game.legal_actions())
+
+:meth:`PPOPolicy.act_batch` runs one forward pass for all the games it gets.
+
+Each checkpoint ``X.zip`` written by the trainer has a JSON sidecar ``X.json``
+(see :func:`write_sidecar`) naming its player count, rules and config.  A
+missing, corrupt or incompatible checkpoint (trained for another player
+count, or not a MaskablePPO policy for this game) raises
+:class:`CheckpointError` with a one-line message.
+
+Torch and Stable-Baselines3 are imported only when a checkpoint is loaded, so
+that registering this agent costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from lama_env.actions import NUM_ACTIONS
+from lama_env.engine import LamaGame
+from lama_env.errors import LamaDiceError
+
+from .base import Policy
+from .registry import AgentSpecError, register
+
+#: The ``format`` tag of checkpoint sidecars.
+SIDECAR_FORMAT = "lama-dice-checkpoint/1"
+#: Checkpoints a run folder stands for, in order of preference.
+RUN_DIR_CHECKPOINTS = ("best.zip", "final.zip", "interrupted.zip")
+
+
+class CheckpointError(LamaDiceError):
+    """A checkpoint that is missing, corrupt, or does not fit the game."""
+
+
+# ---------------------------------------------------------------------------
+# sidecars and paths
+
+def sidecar_path(checkpoint: str | os.PathLike) -> Path:
+    """The sidecar of ``X.zip``: ``X.json``."""
+    return Path(checkpoint).with_suffix(".json")
+
+
+def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dict[str, Any],
+                  config: str, timesteps: int, **extra: Any) -> Path:
+    """Write the JSON sidecar of ``checkpoint`` (atomically) and return its path.
+
+    Args:
+        checkpoint: the ``.zip`` path.
+        num_players: players the policy was trained for.
+        rules: the rules config (``RulesConfig.to_dict()``).
+        config: the training config's name.
+        timesteps: learner steps trained so far.
+        extra: more JSON-ready fields (episode, reward, ...).
+    """
+    from lama_env.observation import observation_size
+
+    data = {
+        "format": SIDECAR_FORMAT,
+        "num_players": int(num_players),
+        "rules": rules,
+        "config": config,
+        "timesteps": int(timesteps),
+        "observation_size": int(observation_size(num_players)),
+        "num_actions": NUM_ACTIONS,
+        **extra,
+    }
+    path = sidecar_path(checkpoint)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
+    """The sidecar of ``checkpoint`` as a dict, or None if there is none.
+
+    Raises:
+        CheckpointError: the sidecar exists but is not valid.
+    """
+    path = sidecar_path(checkpoint)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"checkpoint sidecar {path} is not valid JSON: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != SIDECAR_FORMAT:
+        raise CheckpointError(f"{path} is not a lama-dice checkpoint sidecar (format {SIDECAR_FORMAT})")
+    return data
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """The ``.zip`` a path stands for: the file itself, or a run folder's best checkpoint.
+
+    A folder resolves to the first of ``best.zip``, ``final.zip``,
+    ``interrupted.zip`` it holds, else to its newest ``checkpoints/*.zip``.
+
+    Raises:
+        CheckpointError: nothing loadable is there.
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        for name in RUN_DIR_CHECKPOINTS:
+            if (p / name).is_file():
+                return p / name
+        periodic = sorted((p / "checkpoints").glob("*.zip")) if (p / "checkpoints").is_dir() else []
+        if periodic:
+            return max(periodic, key=lambda q: q.stat().st_mtime)
+        raise CheckpointError(f"no checkpoint in folder {p} (looked for {', '.join(RUN_DIR_CHECKPOINTS)}, checkpoints/*.zip)")
+    if not p.exists():
+        raise CheckpointError(f"checkpoint {p} does not exist")
+    if not p.is_file():
+        raise CheckpointError(f"checkpoint {p} is not a file")
+    return p
+
+
+# ---------------------------------------------------------------------------
+# loading
+
+class _Actor:
+    """The actor half of a MaskableActorCriticPolicy, for inference: obs -> logits."""
+
+    def __init__(self, policy: Any) -> None:
+        import torch.nn as nn
+        from stable_baselines3.common.torch_layers import FlattenExtractor
+
+        self.policy = policy
+        # With the default flatten features extractor (a 1-D Box), the actor is
+        # just the policy MLP and the action head: skip SB3's generic plumbing.
+        extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
+        self.fast = isinstance(extractor, FlattenExtractor)
+        self.net = nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net)
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        import torch
+
+        # A forward pass of a small MLP on a few hundred states is fastest on one
+        # thread (intra-op threads cost far more than they save, worse on a busy
+        # machine); restore the caller's setting afterwards.
+        threads = torch.get_num_threads()
+        if threads != 1:
+            torch.set_num_threads(1)
+        try:
+            return self._logits(obs)
+        finally:
+            if threads != 1:
+                torch.set_num_threads(threads)
+
+    def _logits(self, obs: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            t = torch.as_tensor(obs, dtype=torch.float32)
+            if self.fast:
+                out = self.net(t)
+            else:
+                features = self.policy.extract_features(t, self.policy.pi_features_extractor)
+                out = self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
+            return out.numpy()
+
+
+_CACHE: dict[tuple[str, float, int], tuple[Any, dict[str, Any] | None, int]] = {}
+
+
+def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, int]:
+    """Load the policy network of a MaskablePPO checkpoint on the CPU (cached per file version).
+
+    Returns:
+        ``(policy, sidecar or None, num_players)``; the player count comes from
+        the observation size.
+
+    Raises:
+        CheckpointError: missing, corrupt, or not a policy for this game.
+    """
+    p = resolve_checkpoint(path)
+    try:
+        st = p.stat()
+    except OSError as e:
+        raise CheckpointError(f"cannot read checkpoint {p}: {e.strerror or e}") from None
+    key = (str(p.resolve()), st.st_mtime, st.st_size)
+    if key in _CACHE:
+        return _CACHE[key]
+    sidecar = read_sidecar(p)
+    policy = _load_sb3_policy(p)
+    n_obs = int(np.prod(policy.observation_space.shape))
+    num_players = _players_for_obs_size(n_obs)
+    if num_players is None:
+        raise CheckpointError(f"checkpoint {p} has observations of size {n_obs}, which fits no player count of this game")
+    if sidecar is not None and int(sidecar.get("num_players", num_players)) != num_players:
+        raise CheckpointError(f"checkpoint {p}: its sidecar says {sidecar.get('num_players')} players "
+                              f"but its network is for {num_players}")
+    _CACHE[key] = (policy, sidecar, num_players)
+    return _CACHE[key]
+
+
+def _load_sb3_policy(p: Path) -> Any:
+    import zipfile
+
+    import torch
+    from gymnasium import spaces
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    if not zipfile.is_zipfile(p):
+        raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
+    # The schedules are not needed to act; skipping them avoids unpickling code.
+    skip = {"learning_rate": 0.0, "lr_schedule": lambda _: 0.0, "clip_range": lambda _: 0.0,
+            "clip_range_vf": None, "_last_obs": None, "_last_episode_starts": None}
+    try:
+        data, params, _ = load_from_zip_file(p, device="cpu", custom_objects=skip)
+    except Exception as e:  # corrupt archive, truncated file, foreign pickle...
+        raise CheckpointError(f"checkpoint {p} is corrupt or not a MaskablePPO checkpoint: {_one_line(e)}") from None
+    if not data or "policy" not in (params or {}):
+        raise CheckpointError(f"checkpoint {p} is not a MaskablePPO checkpoint (no policy weights)")
+    obs_space, act_space = data.get("observation_space"), data.get("action_space")
+    if not isinstance(act_space, spaces.Discrete) or int(act_space.n) != NUM_ACTIONS:
+        raise CheckpointError(f"checkpoint {p} has action space {act_space}, not Discrete({NUM_ACTIONS})")
+    if not isinstance(obs_space, spaces.Box) or len(obs_space.shape) != 1:
+        raise CheckpointError(f"checkpoint {p} has observation space {obs_space}, not a 1-D Box")
+    kwargs = dict(data.get("policy_kwargs") or {})
+    try:
+        policy = MaskableActorCriticPolicy(obs_space, act_space, lambda _: 0.0, **kwargs)
+        policy.load_state_dict(params["policy"])
+    except Exception as e:
+        raise CheckpointError(f"checkpoint {p} does not hold a MaskablePPO MLP policy: {_one_line(e)}") from None
+    policy.set_training_mode(False)
+    policy.to(torch.device("cpu"))
+    return policy
+
+
+def _players_for_obs_size(size: int) -> int | None:
+    from lama_env.observation import observation_size
+
+    fits = [n for n in range(1, 7) if observation_size(n) == size]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+# ---------------------------------------------------------------------------
+# the agent
+
+class PPOPolicy(Policy):
+    """Play a trained MaskablePPO checkpoint.
+
+    Args:
+        path: a ``.zip`` checkpoint or a run folder (its ``best.zip``).
+        deterministic: play the most likely legal action (default); else
+            sample from the masked policy distribution with :attr:`rng`.
+
+    Raises:
+        CheckpointError: the checkpoint is missing, corrupt or not for this game.
+    """
+
+    spec = "ppo"
+
+    def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
+        super().__init__()
+        policy, sidecar, num_players = load_policy(path)
+        self.path = resolve_checkpoint(path)
+        self.spec = f"ppo:{path}"
+        self._init(policy, num_players, sidecar, deterministic)
+
+    @classmethod
+    def from_sb3(cls, policy: Any, num_players: int, deterministic: bool = True,
+                 spec: str = "ppo:current") -> "PPOPolicy":
+        """Wrap an in-memory SB3 policy (``model.policy``, shared, not copied), e.g. to evaluate during training."""
+        self = cls.__new__(cls)
+        Policy.__init__(self)
+        self.path = None
+        self.spec = spec
+        self._init(policy, num_players, None, deterministic)
+        return self
+
+    def _init(self, policy: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
+        from lama_env.observation import encode
+
+        self.num_players = int(num_players)
+        self.sidecar = sidecar
+        self.deterministic = deterministic
+        self._actor = _Actor(policy)
+        self._encode = encode
+
+    # --------------------------------------------------------------- checks
+    def check_compatible(self, num_players: int) -> None:
+        """Raise :class:`CheckpointError` unless the policy was trained for ``num_players``."""
+        if int(num_players) != self.num_players:
+            raise CheckpointError(
+                f"checkpoint {self.path or self.spec} was trained for {self.num_players} "
+                f"player{'s' if self.num_players != 1 else ''}, the game has {num_players}"
+            )
+
+    # --------------------------------------------------------------- acting
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        if len(legal) == 1:
+            return legal[0]
+        return self.act_batch([game], [legal])[0]
+
+    def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
+        """Actions for many games with one forward pass."""
+        if not games:
+            return []
+        n = games[0].num_players
+        if n != self.num_players:
+            self.check_compatible(n)
+        obs = np.stack([self._encode(g, g.current_player) for g in games])
+        mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
+        for i, legal in enumerate(legals):
+            mask[i, list(legal)] = True
+        logits = self._actor.logits(obs)
+        logits = np.where(mask, logits, -np.inf)
+        if self.deterministic:
+            return logits.argmax(axis=1).tolist()
+        z = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(z)  # masked entries: exp(-inf) = 0
+        cum = p.cumsum(axis=1)
+        u = self.rng.random(len(games))[:, None] * cum[:, -1:]
+        # first index whose cumulative mass passes u: always one with positive probability
+        return (cum > u).argmax(axis=1).tolist()
+
+    def action_probabilities(self, game: LamaGame, legal: Sequence[int] | None = None) -> np.ndarray:
+        """The masked policy distribution over all actions for ``game.current_player``."""
+        legal = game.legal_actions() if legal is None else legal
+        obs = self._encode(game, game.current_player)[None]
+        logits = self._actor.logits(obs)[0]
+        mask = np.zeros(NUM_ACTIONS, dtype=bool)
+        mask[list(legal)] = True
+        z = np.where(mask, logits - logits[mask].max(), -np.inf)
+        p = np.exp(z)
+        return p / p.sum()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_encode", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from lama_env.observation import encode
+
+        self.__dict__.update(state)
+        self._encode = encode
+
+
+def _make(arg: str | None) -> PPOPolicy:
+    if not arg:
+        raise AgentSpecError("agent spec 'ppo' needs a checkpoint: ppo:PATH (a .zip or a run folder)")
+    return PPOPolicy(arg)
+
+
+register("ppo", _make, "ppo:PATH", "a trained MaskablePPO checkpoint (.zip, or a run folder: its best.zip)")

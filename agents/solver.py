@@ -1,0 +1,381 @@
+"""The exact solver of the solo round (RULES.md, "Solo variant").
+
+With one player the last-player rule holds on every turn: there are no takes,
+a roll that matches nothing busts (the whole, always full, llama row goes
+into the display and the round ends: 31 points with the default faces), a
+triple llama in ``chip_only`` mode changes nothing (a self-loop) and, with
+``must_discard=False``, the empty discard is a self-loop by choice.  The round
+is then a finite Markov decision process over displays (card counts per
+face) that only ever shrink, which :class:`SoloSolver` solves exactly by
+memoized expectimax:
+
+* ``value(d) = min(score(d), roll_value(d))`` at a turn (quit or roll);
+* ``roll_value(d) = sum over rolls of p(roll) * outcome``, where a bust
+  scores the display plus the row, a match is worth the best legal discard
+  (``min`` over the discards of the value of the display left; an empty
+  display, i.e. going out, is worth ``out_value``, 0 round points by default)
+  and a ``chip_only`` triple llama is worth ``value(d)`` again.
+
+The self-loops make ``value(d)`` the greatest solution ``v <= score(d)`` of
+``v = min(score(d), h(v))`` with ``h`` concave and piecewise linear in ``v``
+(the loops enter as ``p * v`` and ``p * min(m, v)``); it is found exactly, per
+display, from its linear pieces.  The objective is the expected round points
+(chips are ignored).  Every roll is classified by the engine
+(:func:`lama_env.engine.resolve_roll`), scores come from
+:func:`lama_env.rules.score_display` and probabilities from
+:func:`lama_env.odds.roll_distribution`, so any :class:`RulesConfig` works:
+both ``triple_llama`` modes, ``must_discard``, custom dice.
+
+Example::
+
+    from agents.solver import solver_for
+    s = solver_for(RulesConfig())
+    s.expected_round_points()          # optimal mean round points from a fresh deal
+    s.value((0, 0, 0, 0, 0, 0, 1))     # a display of a single 6
+    s.quits((0, 0, 0, 0, 0, 0, 1))     # True: quitting (6) beats rolling
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from functools import lru_cache
+from itertools import product
+from typing import Iterable, Protocol, Sequence
+
+from lama_env import actions as A
+from lama_env.engine import ROLL_BUST, ROLL_DISCARD, ROLL_TRIPLE_LLAMA, resolve_roll
+from lama_env.errors import LamaDiceError
+from lama_env.odds import roll_distribution
+from lama_env.rules import DECK_COUNTS, HAND_SIZE, LLAMA, NUM_FACES, RulesConfig, score_display
+
+Display = tuple[int, ...]
+
+#: The llama row at the start of a round (one card of each face); in the solo round it stays full.
+FULL_ROW: Display = (1,) * NUM_FACES
+_EMPTY: Display = (0,) * NUM_FACES
+#: Values closer than this count as ties in decisions (quit vs roll, discards, takes).
+TIE_EPS = 1e-9
+#: Discard action -> its number of cards.
+_DISCARD_SIZE = {a: sum(c) for c, a in A.DISCARD_ACTION.items()}
+
+
+class SolverError(LamaDiceError, ValueError):
+    """A display or policy the solver cannot evaluate."""
+
+
+class SoloPolicy(Protocol):
+    """What :meth:`SoloSolver.policy_value` needs from a deterministic policy.
+
+    The heuristics of :mod:`agents.heuristics` and the optimal agent implement it.
+    """
+
+    def wants_quit(self, display: Display, rules: RulesConfig) -> bool:
+        """At a turn with ``display``: quit (True) or roll (False)."""
+
+    def choose_discard(self, display: Display, legal: Sequence[int], rules: RulesConfig) -> int:
+        """After a matching roll: one of the legal discard actions ``legal``."""
+
+
+def _check_display(display: Sequence[int]) -> Display:
+    try:
+        d = tuple(int(x) for x in display)
+    except (TypeError, ValueError):
+        raise SolverError(f"a display is {NUM_FACES} card counts per face, got {display!r}") from None
+    if len(d) != NUM_FACES or min(d) < 0:
+        raise SolverError(f"a display is {NUM_FACES} non-negative card counts per face, got {display!r}")
+    return d
+
+
+@lru_cache(maxsize=None)
+def deal_distribution() -> tuple[tuple[Display, float], ...]:
+    """Every 6-card display a player can be dealt from the 36-card deck, with its probability.
+
+    Multivariate hypergeometric over the face counts: ``prod_f C(deck_f, h_f) / C(36, 6)``.
+    The probabilities sum to 1 (exactly in rationals; to rounding in floats).
+    """
+    total = math.comb(sum(DECK_COUNTS), HAND_SIZE)
+    out = []
+    for h in product(*(range(min(c, HAND_SIZE) + 1) for c in DECK_COUNTS)):
+        if sum(h) == HAND_SIZE:
+            ways = math.prod(math.comb(c, k) for c, k in zip(DECK_COUNTS, h))
+            out.append((tuple(h), ways / total))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def grouped_rolls(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """The rolls of ``rules``' dice grouped by multiset of faces (sorted face indices), with probabilities.
+
+    A roll's outcome depends only on which faces show, not on which die shows them.
+    """
+    acc: dict[tuple[int, ...], float] = defaultdict(float)
+    for dice, p in roll_distribution(rules):
+        acc[tuple(sorted(dice))] += p
+    return tuple(sorted(acc.items()))
+
+
+class SoloSolver:
+    """Exact optimal play of the solo round for one :class:`RulesConfig`.
+
+    Values are expected final round points (lower is better) from a turn
+    decision with the given display, under optimal play; they are computed
+    on demand and memoized, for displays of any size (a multiplayer display
+    can hold more than six cards).  Use :func:`solver_for` to share one
+    solver per rules.
+
+    Args:
+        rules: the rules configuration (default: RULES.md's defaults).
+        out_value: the worth of going out (emptying the display); 0 round
+            points by default.  Search agents pass e.g. ``-10`` to count the
+            chip returned by the player who goes out.  Must be ``<= 0``.
+    """
+
+    def __init__(self, rules: RulesConfig | None = None, *, out_value: float = 0.0) -> None:
+        self.rules = rules if rules is not None else RulesConfig()
+        if not out_value <= 0:
+            raise SolverError(f"out_value must be <= 0, got {out_value!r}")
+        self.out_value = float(out_value)
+        self._rolls = grouped_rolls(self.rules)
+        self._value: dict[Display, float] = {_EMPTY: self.out_value}
+        self._roll: dict[Display, float] = {}
+        self._outcome_cache: dict[Display, list[tuple[str, float, tuple[int, ...]]]] = {}
+
+    # ------------------------------------------------------------ transitions
+    def _outcomes(self, d: Display) -> list[tuple[str, float, tuple[int, ...]]]:
+        """(kind, probability, legal discards) of each roll from ``d``, grouped by multiset (cached)."""
+        out = self._outcome_cache.get(d)
+        if out is None:
+            rules = self.rules
+            out = [(*resolve_roll(d, FULL_ROW, dice, last_player=True, rules=rules), p)
+                   for dice, p in self._rolls]
+            out = self._outcome_cache[d] = [(kind, p, legal) for kind, legal, p in out]
+        return out
+
+    def bust_points(self, display: Sequence[int]) -> int:
+        """Round points of a bust from ``display``: it takes the whole (full) row."""
+        return score_display([c + 1 for c in display])
+
+    def _child(self, d: Display, action: int) -> Display:
+        k = A.DISCARDS[action - A.DISCARD_BASE]
+        return tuple(x - y for x, y in zip(d, k))
+
+    # ---------------------------------------------------------------- values
+    def value(self, display: Sequence[int]) -> float:
+        """Optimal expected final round points at a turn with ``display`` (``out_value`` if empty)."""
+        d = _check_display(display)
+        v = self._value.get(d)
+        return v if v is not None else self._solve(d)
+
+    def roll_value(self, display: Sequence[int]) -> float:
+        """Expected final round points of rolling now with ``display`` and playing optimally after."""
+        d = _check_display(display)
+        if not any(d):
+            raise SolverError("an empty display has gone out: there is no roll")
+        if d not in self._roll:
+            self._solve(d)
+        return self._roll[d]
+
+    def quits(self, display: Sequence[int]) -> bool:
+        """The optimal turn decision: quit iff ``score(display) <= roll_value(display)`` (ties, within :data:`TIE_EPS`, quit)."""
+        return score_display(display) <= self.roll_value(display) + TIE_EPS
+
+    def _solve(self, d: Display) -> float:
+        """Fill ``_value[d]`` and ``_roll[d]`` (children first, recursively: displays only shrink)."""
+        value = self._value
+        s = float(score_display(d))
+        const = 0.0  # probability-weighted outcomes that do not involve value(d)
+        p_fixed = 0.0  # their probability
+        loop = 0.0  # probability of a forced self-loop (chip_only triple llama)
+        kinks: list[tuple[float, float]] = []  # (p, m): an optional self-loop, worth p * min(m, v)
+        best_of: dict[tuple[int, ...], tuple[float, bool]] = {}
+        for kind, p, legal in self._outcomes(d):
+            if kind is ROLL_DISCARD:
+                got = best_of.get(legal)
+                if got is None:
+                    m = math.inf
+                    can_stay = False
+                    for a in legal:
+                        if _DISCARD_SIZE[a] == 0:
+                            can_stay = True
+                            continue
+                        c = self._child(d, a)
+                        cv = value.get(c)
+                        if cv is None:
+                            cv = self._solve(c)
+                        if cv < m:
+                            m = cv
+                    got = best_of[legal] = (m, can_stay)
+                m, can_stay = got
+                if can_stay:
+                    kinks.append((p, m))
+                else:
+                    const += p * m
+                    p_fixed += p
+            elif kind is ROLL_TRIPLE_LLAMA:
+                loop += p
+            elif kind is ROLL_BUST:
+                const += p * self.bust_points(d)
+                p_fixed += p
+            else:  # pragma: no cover - no takes with last_player=True
+                raise AssertionError(f"unexpected solo roll outcome {kind}")
+
+        def h(v: float) -> float:
+            return const + loop * v + sum(p * (m if m < v else v) for p, m in kinks)
+
+        hs = h(s)
+        if hs >= s:
+            v = s
+            r = hs
+        else:
+            v = self._greatest_fixed_point(const, p_fixed, s, kinks)
+            r = v
+        value[d] = v
+        self._roll[d] = r
+        return v
+
+    def _greatest_fixed_point(self, const: float, p_fixed: float, s: float,
+                              kinks: list[tuple[float, float]]) -> float:
+        """The greatest ``v < s`` with ``h(v) == v``, given ``h(s) < s``.
+
+        ``h(v) = const + loop * v + sum(p * min(m, v) for p, m in kinks)`` is
+        linear between the kinks' ``m``: on a piece ``[lo, hi]`` the kinks with
+        ``m <= lo`` add ``p * m`` and the others (and the forced loops) add
+        ``p * v``, so ``h(v) == v`` at ``v = A / D`` with ``A = const + sum(p * m)``
+        and ``D = p_fixed + sum(p)`` over the kinks with ``m <= lo`` (``p_fixed``
+        being the probability of the outcomes in ``const``; summing ``D`` this way
+        avoids cancellation).  Walk the pieces down from ``s``; the first whose
+        root lies in it holds the answer (``g = h - v`` is concave, ``g(s) < 0``
+        and ``g(min(0, out_value)) >= 0``).  ``D == 0`` means ``h(v) == v`` on the
+        whole piece: its top is the greatest fixed point.
+        """
+        lb = min(0.0, self.out_value)
+        ms = sorted(kinks, key=lambda pm: pm[1])
+        breaks = sorted({m for _, m in kinks if lb < m < s}, reverse=True) + [lb]
+        hi = s
+        for lo in breaks:
+            num, den = const, p_fixed
+            for p, m in ms:
+                if m > lo:
+                    break
+                num += p * m
+                den += p
+            if den <= 0.0:
+                return hi
+            v = num / den
+            if v >= lo:
+                return min(v, hi)
+            hi = lo
+        return lb  # pragma: no cover - g(lb) >= 0 always holds
+
+    # ------------------------------------------------------------- decisions
+    def after_discard_value(self, display: Sequence[int], action: int) -> float:
+        """Value of the display left by discard ``action`` (``out_value`` if it empties the display)."""
+        d = _check_display(display)
+        return self.value(self._child(d, action))
+
+    def best_discard_action(self, display: Sequence[int], legal: Sequence[int]) -> int:
+        """The legal discard action leaving the display of least value.
+
+        Ties (values within :data:`TIE_EPS`) go to the larger discard, then to
+        the lower action index.  The empty discard (``must_discard=False``)
+        leaves the display as it is, worth ``value(display)``.
+        """
+        d = _check_display(display)
+        vals = [(self.value(self._child(d, a)), a) for a in legal]
+        best = min(v for v, _ in vals) + TIE_EPS
+        return min((a for v, a in vals if v <= best), key=lambda a: (-_DISCARD_SIZE[a], a))
+
+    def best_discard(self, display: Sequence[int], dice: Sequence[int]) -> int:
+        """The optimal discard action after ``dice`` (face indices) matched ``display`` in the solo round.
+
+        Raises:
+            SolverError: the roll does not match the display (there is nothing to discard).
+        """
+        d = _check_display(display)
+        kind, legal = resolve_roll(d, FULL_ROW, tuple(dice), last_player=True, rules=self.rules)
+        if kind is not ROLL_DISCARD:
+            raise SolverError(f"dice {tuple(dice)!r} do not let display {d!r} discard ({kind})")
+        return self.best_discard_action(d, legal)
+
+    def best_take(self, display: Sequence[int], legal: Sequence[int]) -> int:
+        """The legal take action (multiplayer) leaving the display of least solo value.
+
+        Ties (within :data:`TIE_EPS`) go to the card adding fewer points, then
+        to the lower face value (``L`` = 10).
+        """
+        d = _check_display(display)
+        s0 = score_display(d)
+        vals = []
+        for a in legal:
+            f = a - A.TAKE_BASE
+            nd = tuple(c + (i == f) for i, c in enumerate(d))
+            vals.append((self.value(nd), score_display(nd) - s0, 10 if f == LLAMA else f, a))
+        best = min(v[0] for v in vals) + TIE_EPS
+        return min((v for v in vals if v[0] <= best), key=lambda v: v[1:])[3]
+
+    # ------------------------------------------------------------ aggregates
+    def solve_all(self, max_cards: int = HAND_SIZE) -> int:
+        """Solve every display of at most ``max_cards`` cards (within the deck); return how many there are."""
+        n = 0
+        for d in product(*(range(min(c, max_cards) + 1) for c in DECK_COUNTS)):
+            if sum(d) <= max_cards:
+                self.value(d)
+                n += 1
+        return n
+
+    def expected_round_points(self) -> float:
+        """Optimal expected round points from a fresh deal, averaged exactly over all deals."""
+        return sum(p * self.value(h) for h, p in deal_distribution())
+
+    def policy_value(self, policy: SoloPolicy, display: Sequence[int] | None = None) -> float:
+        """Exact expected round points of a deterministic ``policy`` in the solo round.
+
+        Args:
+            policy: implements :class:`SoloPolicy` (``wants_quit`` and ``choose_discard``).
+            display: a turn's display; by default the value is averaged over all deals.
+
+        Returns:
+            The expected final round points (``out_value`` for going out); ``inf``
+            if the policy can loop forever with probability 1 (a policy that never
+            quits and always discards nothing).
+        """
+        memo: dict[Display, float] = {_EMPTY: self.out_value}
+        rules = self.rules
+
+        def solve(d: Display) -> float:
+            v = memo.get(d)
+            if v is not None:
+                return v
+            if policy.wants_quit(d, rules):
+                memo[d] = v = float(score_display(d))
+                return v
+            const = loop = 0.0
+            for kind, p, legal in self._outcomes(d):
+                if kind is ROLL_DISCARD:
+                    a = policy.choose_discard(d, legal, rules)
+                    if a not in legal:
+                        raise SolverError(f"policy {policy!r} chose an illegal discard {a} for {d!r}")
+                    if _DISCARD_SIZE[a] == 0:
+                        loop += p
+                    else:
+                        const += p * solve(self._child(d, a))
+                elif kind is ROLL_TRIPLE_LLAMA:
+                    loop += p
+                else:
+                    const += p * self.bust_points(d)
+            memo[d] = v = const / (1.0 - loop) if loop < 1.0 - 1e-12 else math.inf
+            return v
+
+        if display is not None:
+            return solve(_check_display(display))
+        return sum(p * solve(h) for h, p in deal_distribution())
+
+    def __repr__(self) -> str:
+        return f"SoloSolver(rules={self.rules!r}, out_value={self.out_value})"
+
+
+@lru_cache(maxsize=32)
+def solver_for(rules: RulesConfig, out_value: float = 0.0) -> SoloSolver:
+    """The shared :class:`SoloSolver` of ``rules`` (one per rules and ``out_value``)."""
+    return SoloSolver(rules, out_value=out_value)

@@ -1,0 +1,503 @@
+"""Gymnasium environment ``LamaDice-v0``: one learning seat against fixed opponents.
+
+``import lama_env`` registers it::
+
+    import gymnasium, lama_env
+    env = gymnasium.make("LamaDice-v0", num_players=3, opponents=["random"])
+    obs, info = env.reset(seed=0)
+    while True:
+        mask = info["action_mask"]                       # also env.unwrapped.action_masks()
+        action = int(np.random.choice(np.flatnonzero(mask)))
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            print(info["episode_stats"]); break
+
+The learner plays one seat; the other seats are played by opponent policies
+(:class:`agents.base.Policy`) inside :meth:`LamaDiceEnv.step`, each through
+``policy.act(game, legal)``.  A thin adapter over
+:class:`~lama_env.engine.LamaGame`: all rules live in the engine.
+
+================  ============================================================
+Observation       ``Box(0, 1, (15 N + 22,), float32)``: :func:`lama_env.observation.encode`
+                  from the learner's seat (the table is in :mod:`lama_env.observation`)
+Action            ``Discrete(129)``: :mod:`lama_env.actions` (0 roll, 1 quit,
+                  2..8 take a row card, 9..128 discard a multiset)
+Action mask       ``env.action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and
+                  ``info["action_mask"]`` (int8, one entry per action)
+================  ============================================================
+
+Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
+
+* ``num_players`` (2): 1..6; 1 is the solo variant (no opponents).
+* ``opponents`` (``["random"]``): agent specs (``"random"``, ``"optimal"``,
+  ``"threshold:0.2"``, whatever :func:`agents.registry.make_agent` accepts) or
+  :class:`~agents.base.Policy` objects.  One entry applies to every opponent
+  seat; otherwise give one per opponent seat, in turn order after the learner.
+* ``episode`` (``"game"``): ``"game"`` plays rounds until a total reaches
+  ``end_threshold``; ``"round"`` ends the episode after one round.
+* ``reward`` (``"win"``): see Rewards.
+* ``learner_seat`` (None): fix the learner's seat; by default it rotates by one
+  seat every episode, starting from a seat drawn from the seed at
+  ``reset(seed=...)`` (``reset(options={"learner_seat": k})`` fixes it for one episode).
+* ``auto_forced`` (False): apply the learner's forced decisions (one legal action)
+  without asking.
+* ``illegal`` (``"lose"``): what an illegal action does, see Illegal actions.
+* ``illegal_reward`` (-1.0): the reward of an illegal action under ``illegal="lose"``.
+* ``max_rounds`` (None): truncate the episode after this many rounds.
+* ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or ``"human"`` (prints it).
+* the rules (RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
+  ``end_threshold``, ``dice``.
+
+Rewards
+-------
+
+========  ======================================================================
+reward    meaning
+========  ======================================================================
+"win"     at the episode's end (the game's end; with ``episode="round"`` the
+          round's end, lowest total winning): the learner's share of a
+          zero-sum result where the winners (tied for the fewest points) share
+          +1 and the others share -1, i.e. ``1/k`` for one of ``k`` winners,
+          ``-1/(N-k)`` otherwise, and 0 for everyone when all tie (so always 0
+          in the solo variant).  0 on every other step and on truncation.
+"points"  at each round's end: minus the change of the learner's chip total over
+          that round (its round points, less a chip returned for going out or
+          for a triple llama).  Over a game the rewards add up to minus the
+          final total.
+========  ======================================================================
+
+Illegal actions
+---------------
+
+With ``illegal="lose"`` (default; PettingZoo's classic convention, and what
+Gymnasium's and SB3's ``check_env`` need, since they step random actions) an
+illegal action ends the episode at once: the reward is ``illegal_reward``,
+``terminated`` is True, ``info["illegal_action"]`` is True, the game itself is
+left unchanged, and an :class:`IllegalMoveWarning` is issued.  With
+``illegal="raise"``, :meth:`LamaDiceEnv.step` raises
+:class:`~lama_env.engine.IllegalActionError` (a
+:class:`~lama_env.errors.LamaDiceError`) and the state is unchanged.
+
+Episode statistics
+------------------
+
+When an episode ends, ``info["episode_stats"]`` summarises it for the learner:
+``win`` (1, ``1/k`` in a ``k``-way tie for the fewest points, else 0; the
+share of the lead when truncated), ``rounds``, ``points_per_round`` (mean
+round points), ``final_points`` (chip total), ``busts``, ``quits``,
+``went_out`` (counts over the episode) and ``illegal`` (1 if an illegal action
+ended it).
+
+Version history
+
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Mapping, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from . import actions as A
+from .engine import IllegalActionError, LamaGame, Phase
+from .errors import LamaDiceError
+from .observation import encode, observation_size
+from .render import render_text
+from .rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig, winners
+
+EPISODES = ("game", "round")
+REWARDS = ("win", "points")
+ILLEGAL_MODES = ("lose", "raise")
+
+
+class LamaEnvError(LamaDiceError, ValueError):
+    """A bad environment option (player count, opponents, episode, reward...) or a misuse of an env."""
+
+
+class IllegalMoveWarning(UserWarning):
+    """Issued when an illegal action ends an episode (``illegal="lose"``, or PettingZoo's ``env()``)."""
+
+
+# ------------------------------------------------------------------ shared helpers (both envs)
+def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``options``, else raise :class:`LamaEnvError`."""
+    if not isinstance(value, str) or value not in options:
+        raise LamaEnvError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
+    return value
+
+
+def check_num_players(num_players: Any) -> int:
+    """Validate a player count (1..6)."""
+    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+            or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise LamaEnvError(f"num_players must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players!r}")
+    return int(num_players)
+
+
+def check_max_rounds(max_rounds: Any) -> int | None:
+    """Validate ``max_rounds`` (None or a positive integer)."""
+    if max_rounds is None:
+        return None
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
+        raise LamaEnvError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
+    return int(max_rounds)
+
+
+def build_rules(rules: Mapping[str, Any]) -> RulesConfig:
+    """The :class:`RulesConfig` of an env's rule keywords (``triple_llama``, ``must_discard``, ...).
+
+    A ``rules=`` keyword holding a :class:`RulesConfig` or a mapping is accepted too.
+    Unknown keywords raise :class:`~lama_env.rules.RulesError` naming them.
+    """
+    rules = dict(rules)
+    base = rules.pop("rules", None)
+    if base is not None:
+        if isinstance(base, RulesConfig):
+            base = base.to_dict(include_dice=True)
+        elif not isinstance(base, Mapping):
+            raise LamaEnvError(f"rules must be a RulesConfig or a mapping, got {type(base).__name__}")
+        rules = {**dict(base), **rules}
+    return RulesConfig.from_dict(rules)
+
+
+def win_shares(totals: Sequence[int]) -> list[float]:
+    """Zero-sum win/loss rewards of final ``totals``.
+
+    The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
+    share +1, the others share -1; if everyone ties (or there is one player),
+    everyone gets 0.
+    """
+    n = len(totals)
+    won = winners(totals)
+    k = len(won)
+    if k == n:
+        return [0.0] * n
+    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
+
+
+def as_action(action: Any) -> Any:
+    """``action`` as a Python int when it is an integer (NumPy scalars and 0-d arrays included).
+
+    Anything else is returned unchanged, for the engine to reject with a clear message.
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, (np.integer, int)) and not isinstance(action, bool):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    return action
+
+
+class MaskCache:
+    """int8 action masks per legal-action tuple (a fresh copy each call)."""
+
+    def __init__(self) -> None:
+        self._masks: dict[tuple[int, ...], np.ndarray] = {}
+        self._zero = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+
+    def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
+        m = self._masks.get(legal)
+        if m is None:
+            if not legal:
+                return self._zero.copy()
+            m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            m[list(legal)] = 1
+            self._masks[legal] = m
+        return m.copy()
+
+
+# --------------------------------------------------------------------------------- the Gym env
+class LamaDiceEnv(gym.Env):
+    """One learning seat of *Don't L.L.A.M.A. Dice* against opponent policies (see the module docstring).
+
+    Args:
+        num_players: 1..6 (1: the solo variant).
+        opponents: agent specs or :class:`~agents.base.Policy` objects; one applies
+            to every opponent seat, else one per opponent seat (turn order after the learner).
+        episode: ``"game"`` or ``"round"``.
+        reward: ``"win"`` or ``"points"``.
+        learner_seat: a fixed seat for the learner; None rotates it every episode.
+        auto_forced: apply the learner's forced decisions automatically.
+        illegal: ``"lose"`` (end the episode with ``illegal_reward``) or ``"raise"``.
+        illegal_reward: reward of an illegal action under ``illegal="lose"``.
+        max_rounds: truncate the episode after this many rounds (None: never).
+        render_mode: None, ``"ansi"`` or ``"human"``.
+        **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``).
+
+    Raises:
+        LamaEnvError: a bad option.
+        lama_env.rules.RulesError: a bad or unknown rules field.
+        agents.registry.AgentSpecError: a bad opponent spec.
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        opponents: Sequence[Any] | str | None = None,
+        episode: str = "game",
+        reward: str = "win",
+        learner_seat: int | None = None,
+        auto_forced: bool = False,
+        illegal: str = "lose",
+        illegal_reward: float = -1.0,
+        max_rounds: int | None = None,
+        render_mode: str | None = None,
+        **rules: Any,
+    ) -> None:
+        super().__init__()
+        self.num_players = n = check_num_players(num_players)
+        self.episode = check_choice("episode", episode, EPISODES)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        self.illegal = check_choice("illegal", illegal, ILLEGAL_MODES)
+        self.illegal_reward = float(illegal_reward)
+        self.auto_forced = bool(auto_forced)
+        self.max_rounds = check_max_rounds(max_rounds)
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
+        if learner_seat is not None:
+            if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
+                    or not 0 <= learner_seat < n:
+                raise LamaEnvError(f"learner_seat must be None or an integer 0..{n - 1}, got {learner_seat!r}")
+            learner_seat = int(learner_seat)
+        self.learner_seat_option = learner_seat
+        self.rules = build_rules(rules)
+        self.opponents = self._build_opponents(opponents)
+        self.observation_space = spaces.Box(0.0, 1.0, (observation_size(n),), dtype=np.float32)
+        self.action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self._masks = MaskCache()
+        self._game: LamaGame | None = None
+        self._learner = 0
+        self._seat_offset: int | None = None
+        self._episodes = 0
+        self._done = True
+        self._policies: list[Any] = [None] * n
+
+    # ------------------------------------------------------------------ set-up
+    def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
+        from agents.base import Policy
+        from agents.registry import make_agent
+
+        k = self.num_players - 1
+        if opponents is None:
+            opponents = ["random"]
+        if isinstance(opponents, (str, Policy)):
+            opponents = [opponents]
+        if not isinstance(opponents, (list, tuple)):
+            raise LamaEnvError(f"opponents must be a list of agent specs or Policy objects, got {opponents!r}")
+        if k == 0:
+            return []
+        if len(opponents) == 1:
+            opponents = list(opponents) * k
+        elif len(opponents) != k:
+            raise LamaEnvError(
+                f"opponents must list 1 or {k} agents for {self.num_players} players, got {len(opponents)}"
+            )
+        out = []
+        for spec in opponents:
+            if not isinstance(spec, (str, Policy)):
+                raise LamaEnvError(f"an opponent must be an agent spec or a Policy, got {spec!r}")
+            out.append(make_agent(spec))
+        return out
+
+    @property
+    def game(self) -> LamaGame | None:
+        """The current game (read it, don't change it)."""
+        return self._game
+
+    @property
+    def learner_seat(self) -> int:
+        """The learner's seat in the current episode."""
+        return self._learner
+
+    # --------------------------------------------------------------- gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode; returns ``(observation, info)`` with ``info["action_mask"]`` and ``info["learner_seat"]``."""
+        super().reset(seed=seed)
+        n = self.num_players
+        rng = self.np_random
+        if seed is not None or self._seat_offset is None:
+            self._seat_offset = int(rng.integers(n))
+            self._episodes = 0
+            if seed is not None:
+                for opp in self.opponents:
+                    opp.seed(int(rng.integers(2**31)))
+        seat = self.learner_seat_option
+        if options and "learner_seat" in options:
+            seat = options["learner_seat"]
+            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+                raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
+        if seat is None:
+            seat = (self._seat_offset + self._episodes) % n
+        self._episodes += 1
+        self._learner = learner = int(seat)
+        self._policies = [None] * n
+        for i, opp in enumerate(self.opponents):
+            self._policies[(learner + 1 + i) % n] = opp
+        for _ in range(1000):
+            self._start_game()
+            self._advance()
+            if not self._done:
+                break
+        else:  # pragma: no cover - would need 1000 games in a row where the learner never acts
+            raise LamaEnvError("could not start an episode in which the learner gets a decision")
+        if self.render_mode == "human":
+            self.render()
+        return encode(self._game, learner), {"action_mask": self._mask(), "learner_seat": learner}
+
+    def _start_game(self) -> None:
+        self._game = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False)
+        self._round_start = self._game.totals
+        self._done = False
+        self._terminated = False
+        self._stats = {"rounds": 0, "points": 0, "busts": 0, "quits": 0, "went_out": 0, "illegal": 0}
+
+    def step(self, action: Any):
+        """Apply the learner's action, then the opponents' moves until the learner's next decision.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``; ``info`` holds
+            ``action_mask``, and ``episode_stats`` once the episode is over.
+
+        Raises:
+            IllegalActionError: an illegal action with ``illegal="raise"``.
+            LamaEnvError: the episode is over (call ``reset()``) or was never started.
+        """
+        g = self._game
+        if g is None or self._done:
+            raise LamaEnvError("the episode is over or not started: call reset() first")
+        action = as_action(action)
+        learner = self._learner
+        if action not in g.legal_actions():
+            if self.illegal == "raise":
+                g.step(action)  # raises IllegalActionError with the legal actions; the state is unchanged
+            try:
+                name = A.describe(int(action))
+            except (TypeError, ValueError):
+                name = "not an action"
+            warnings.warn(
+                f"LamaDice-v0: illegal action {action!r} ({name}) by the learner; legal: "
+                f"{', '.join(A.describe(a) for a in g.legal_actions())}. The episode ends with reward "
+                f"{self.illegal_reward} (illegal='lose').",
+                IllegalMoveWarning, stacklevel=2,
+            )
+            self._done = True
+            self._terminated = True
+            self._stats["illegal"] = 1
+            info = {"action_mask": self._mask(), "illegal_action": True, "episode_stats": self._episode_stats()}
+            return encode(g, learner), self.illegal_reward, True, False, info
+        if action == A.QUIT:
+            self._stats["quits"] += 1
+        g.step(action)
+        reward = self._advance()
+        info: dict[str, Any] = {"action_mask": self._mask()}
+        if self._done:
+            info["episode_stats"] = self._episode_stats()
+        if self.render_mode == "human":
+            self.render()
+        return encode(g, learner), float(reward), self._terminated, self._done and not self._terminated, info
+
+    def _advance(self) -> float:
+        """Play until the learner's next decision or the episode's end; return the learner's reward."""
+        g = self._game
+        learner = self._learner
+        reward = 0.0
+        while True:
+            if g.phase >= Phase.ROUND_OVER:
+                reward += self._round_end()
+                if self._done:
+                    return reward
+                g.next_round()
+                self._round_start = g.totals
+                continue
+            p = g.current_player
+            legal = g.legal_actions()
+            if p == learner:
+                if self.auto_forced and len(legal) == 1:
+                    g.step(legal[0])
+                    continue
+                return reward
+            policy = self._policies[p]
+            a = as_action(policy.act(g, legal))
+            try:
+                g.step(a)
+            except IllegalActionError as e:
+                raise IllegalActionError(f"opponent {policy.spec!r} at seat {p}: {e}") from None
+
+    def _round_end(self) -> float:
+        g = self._game
+        learner = self._learner
+        st = self._stats
+        st["rounds"] += 1
+        st["points"] += g.round_points[learner]
+        if g.ended_by == "bust" and g.current_player == learner:
+            st["busts"] += 1
+        if g.went_out == learner:
+            st["went_out"] += 1
+        totals = g.totals
+        reward = 0.0
+        if self.reward_mode == "points":
+            reward -= totals[learner] - self._round_start[learner]
+        if g.game_over or self.episode == "round":
+            self._done = self._terminated = True
+            if self.reward_mode == "win":
+                reward += win_shares(totals)[learner]
+        elif self.max_rounds is not None and st["rounds"] >= self.max_rounds:
+            self._done = True
+        return reward
+
+    def _episode_stats(self) -> dict[str, float]:
+        g = self._game
+        learner = self._learner
+        st = self._stats
+        won = winners(g.totals)
+        win = 0.0 if st["illegal"] or learner not in won else 1.0 / len(won)
+        rounds = st["rounds"]
+        return {
+            "win": win,
+            "rounds": rounds,
+            "points_per_round": st["points"] / rounds if rounds else 0.0,
+            "final_points": g.totals[learner],
+            "busts": st["busts"],
+            "quits": st["quits"],
+            "went_out": st["went_out"],
+            "illegal": st["illegal"],
+        }
+
+    def _mask(self) -> np.ndarray:
+        g = self._game
+        if g is None or self._done:
+            return self._masks(None)
+        return self._masks(g.legal_actions())
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as an int8 mask (all zeros once the episode is over)."""
+        return self._mask()
+
+    def render(self) -> str | None:
+        """``"ansi"``: the table as text; ``"human"``: print it. The learner's seat is starred."""
+        if self.render_mode is None:
+            gym.logger.warn("LamaDice-v0: render() called without a render_mode (use 'ansi' or 'human')")
+            return None
+        if self._game is None:
+            return None
+        names = [f"p{p}:{'learner' if p == self._learner else self._policies[p].spec}"
+                 for p in range(self.num_players)]
+        text = render_text(self._game, names, highlight=self._learner)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+
+__all__ = [
+    "EPISODES", "ILLEGAL_MODES", "IllegalMoveWarning", "LamaDiceEnv", "LamaEnvError", "MaskCache", "REWARDS",
+    "as_action", "build_rules", "check_choice", "check_max_rounds", "check_num_players", "win_shares",
+]

@@ -1,0 +1,491 @@
+# noqa: D212, D415
+"""
+# Don't L.L.A.M.A. Dice
+
+A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice`.
+
+| Import             | `from lama_env import lama_dice_v0`                          |
+|--------------------|--------------------------------------------------------------|
+| Creation           | `lama_dice_v0.env(num_players=2)` (`raw_env` is unwrapped)   |
+| Actions            | Discrete                                                     |
+| Parallel API       | No                                                           |
+| Manual Control     | No                                                           |
+| Agents             | `agents= ['player_0', 'player_1', ...]`                      |
+| Agents             | 1 to 6 (`num_players`; 1 is the solo variant)                |
+| Action Shape       | (1,)                                                         |
+| Action Values      | Discrete(129)                                                |
+| Observation Shape  | (15 N + 22,) (52 for 2 players), in a dict with the mask     |
+| Observation Values | [0, 1]                                                       |
+
+Players take turns rolling three dice to get rid of the cards in their display;
+whoever quits, goes out or busts stops for the round, and each display's cards
+score penalty points (10 for any llamas, plus each distinct number once). The
+game ends after a round in which a total reaches 40; the fewest points win.
+The rules are those of the project's `RULES.md`; every one of its choices is a
+keyword of `env()`.
+
+### Arguments
+
+``` python
+lama_dice_v0.env(num_players=2, render_mode=None, episode="game", reward="win",
+                 auto_forced=False, max_rounds=None, record=False,
+                 triple_llama="chip_only", must_discard=True, end_threshold=40, dice=...)
+```
+
+`num_players`: 1..6 (1: the solo variant, where every roll that matches nothing busts).
+
+`episode`: `"game"` plays rounds until a total reaches `end_threshold`; `"round"` ends
+the episode after one round.
+
+`reward`: `"win"` or `"points"` (see Rewards).
+
+`auto_forced`: when True, a decision with exactly one legal action (a forced discard or
+take) is applied automatically and the agent is not asked; by default it is asked anyway.
+
+`max_rounds`: truncate the episode (all agents) after this many rounds; None: never.
+
+`record`: keep the game record (`env.unwrapped.game.to_record()`); a little slower.
+
+`triple_llama`, `must_discard`, `end_threshold`, `dice`: the rules' choices
+(`lama_env.RulesConfig`); `rules=RulesConfig(...)` is accepted too.
+
+`render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it
+after every step).
+
+### Observation Space
+
+The observation is a dictionary with an `'observation'` element, the flat `float32`
+vector below, and an `'action_mask'` element, described in the Legal Actions Mask section.
+
+The vector (`lama_env.observation.encode`, shared with the Gymnasium env and with trained
+agents) is seen from the observing agent's seat: each block with one entry per player lists
+that agent first and the others in turn order. With N players it has 15 N + 22 entries, all
+in [0, 1]:
+
+| slice | start | length | meaning |
+| --- | --- | --- | --- |
+| `display` | 0 | 7N | cards of each face (`L`, `1`..`6`) in each player's display (player-major, 7 faces each); `L` / 7, numbers / 6 |
+| `quit` | 7N | N | 1 if the player has quit this round |
+| `to_act` | 8N | N | 1 for the player whose decision it is (all 0 once the round or game is over) |
+| `start_player` | 9N | N | 1 for the player who started this round |
+| `total` | 10N | N | chip total / end_threshold, clipped to 1 |
+| `to_threshold` | 11N | N | (end_threshold - total) / 31 clipped to [0, 1]: distance to the game end in maximal rounds (31 points) |
+| `round_points` | 12N | N | what the player's display scores now (`rules.score_display`) / 31 |
+| `would_end_game` | 13N | N | 1 if total + round points reaches end_threshold (the game ends if the round ends now) |
+| `p_no_match` | 14N | N | probability that the player's next roll matches nothing in their display (`odds.p_no_match`) |
+| `llama_row` | 15N | 7 | 1 where the row card of that face (`L`, `1`..`6`) is still there |
+| `decision` | 15N + 7 | 4 | one-hot decision asked: roll-or-quit, discard, take, none (round or game over) |
+| `dice` | 15N + 11 | 7 | after a roll (discard / take decision): dice showing each face / 3, else 0 |
+| `last_player` | 15N + 18 | 1 | 1 if only one player is left in the round (last-player rule: a non-matching roll busts) |
+| `active_players` | 15N + 19 | 1 | players who have not quit / N |
+| `must_discard` | 15N + 20 | 1 | rules: 1 if a matching roll must discard (`must_discard`) |
+| `triple_llama_match` | 15N + 21 | 1 | rules: 1 if a triple llama also counts as ordinary dice (`triple_llama="also_match"`) |
+
+#### Legal Actions Mask
+
+The legal moves of the agent to act are in the `action_mask` element of the dictionary
+observation: an `int8` vector with one entry per action, 1 where the action is legal. It is
+all zeros for every other agent and once the episode is over, and never empty for the agent
+to act. Taking an illegal action through `env()` ends the game with a reward of -1 for the
+offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`) and a warning; the
+game state is never changed by it. The unwrapped `raw_env` raises
+`lama_env.IllegalActionError` instead, also leaving the state unchanged.
+
+### Action Space
+
+One `Discrete(129)` space covers every decision (`lama_env.actions`):
+
+| action | meaning | legal when |
+| --- | --- | --- |
+| 0 | roll | at the start of a turn |
+| 1 | quit | at the start of a turn |
+| 2 .. 8 | take the row card `L`, `1`, .., `6` | after a roll that matches no card in the display, for each face a die shows that is still in the row |
+| 9 .. 128 | discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`) | after a matching roll, for each multiset within the per-face limits (at least one card unless `must_discard=False`) |
+
+### Rewards
+
+| reward | when | value |
+| --- | --- | --- |
+| `"win"` (default) | at the end of the game (with `episode="round"`: of the round, lowest total winning) | zero-sum: the winners (tied for the fewest points) share +1 and the others share -1, i.e. `1/k` for each of `k` winners and `-1/(N-k)` for each of the others; 0 for everyone if all tie (so always 0 in the solo variant); nothing on truncation |
+| `"points"` | at the end of each round, to every agent | minus the change of the agent's chip total over the round: its round points, less a chip returned for going out or for a triple llama; over a game they add up to minus the final total |
+
+At the end of the episode every agent's `info` holds `totals` (chip totals by seat) and
+`winners` (agent names tied for the fewest points).
+
+### Version History
+
+* v0: Initial release (lama-dice 0.1.0)
+
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import actions as A
+from .engine import LamaGame, Phase
+from .gym_env import (
+    EPISODES,
+    REWARDS,
+    IllegalMoveWarning,
+    MaskCache,
+    as_action,
+    build_rules,
+    check_choice,
+    check_max_rounds,
+    check_num_players,
+    win_shares,
+)
+from .observation import encode, observation_size
+from .render import render_text
+from .rules import winners
+
+__all__ = ["env", "raw_env"]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The environment wrapped as PettingZoo's classic environments are.
+
+    ``TerminateIllegalWrapper(illegal_reward=-1)``, then ``AssertOutOfBoundsWrapper``,
+    then ``OrderEnforcingWrapper`` (lama-dice's subclasses of these three wrappers:
+    the same behaviour, with the attributes read every step forwarded directly to
+    the environment rather than through ``__getattr__``). Keyword arguments are
+    those of :class:`raw_env`.
+    """
+    e: AECEnv = raw_env(**kwargs)
+    e = _TerminateIllegal(e, illegal_reward=-1)
+    e = _AssertOutOfBounds(e)
+    e = _OrderEnforcing(e)
+    return e
+
+
+class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
+    """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it).
+
+    Raises:
+        lama_env.gym_env.LamaEnvError: a bad option.
+        lama_env.rules.RulesError: a bad or unknown rules keyword.
+    """
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "lama_dice_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        render_mode: str | None = None,
+        episode: str = "game",
+        reward: str = "win",
+        auto_forced: bool = False,
+        max_rounds: int | None = None,
+        record: bool = False,
+        **rules: Any,
+    ) -> None:
+        EzPickle.__init__(
+            self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
+            auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules,
+        )
+        super().__init__()
+        self.num_players = n = check_num_players(num_players)
+        self.episode = check_choice("episode", episode, EPISODES)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
+        self.auto_forced = bool(auto_forced)
+        self.max_rounds = check_max_rounds(max_rounds)
+        self.record = bool(record)
+        self.rules = build_rules(rules)
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self._names = tuple(self.possible_agents)
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        size = observation_size(n)
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
+        self._masks = MaskCache()
+        self._rng: np.random.Generator | None = None
+        self._game: LamaGame | None = None
+        self._over = True
+        self._dirty = False
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def game(self) -> LamaGame | None:
+        """The engine's game (read it, don't change it)."""
+        return self._game
+
+    # -------------------------------------------------------------------- API
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game (a new random stream when ``seed`` is given)."""
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+        self._game = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record)
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._round_start = self._game.totals
+        self._rounds_done = 0
+        self._over = False
+        self._dirty = False
+        self._skip_agent_selection = None
+        self._settle()
+        self.agent_selection = self._names[self._game.current_player]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": encode(game, seat), "action_mask": ...}`` for ``agent``."""
+        g = self._game
+        if agent == self.agent_selection and not self._over:
+            mask = self._masks(g.legal_actions())
+        else:
+            mask = self._masks(None)
+        return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        """Apply ``action`` for ``agent_selection``.
+
+        Raises:
+            lama_env.IllegalActionError: an illegal action (the state is unchanged).
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        g = self._game
+        g.step(action if type(action) is int else as_action(action))  # raises before changing anything
+        if self._dirty:
+            self._clear_rewards()
+            self._dirty = False
+        self._cumulative_rewards[agent] = 0
+        if g.phase >= Phase.ROUND_OVER or (self.auto_forced and len(g.legal_actions()) == 1):
+            self._settle()
+        self.agent_selection = self._names[g.current_player]
+        if self._dirty:
+            self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _settle(self) -> None:
+        """Handle round ends (rewards, the next deal, the episode's end) and forced decisions."""
+        g = self._game
+        while True:
+            if g.phase >= Phase.ROUND_OVER:
+                self._round_end()
+                if self._over:
+                    return
+                g.next_round()
+                self._round_start = g.totals
+                continue
+            if self.auto_forced:
+                legal = g.legal_actions()
+                if len(legal) == 1:
+                    g.step(legal[0])
+                    continue
+            return
+
+    def _round_end(self) -> None:
+        g = self._game
+        self._rounds_done += 1
+        totals = g.totals
+        names = self._names
+        rewards = self.rewards
+        if self.reward_mode == "points":
+            start = self._round_start
+            for p, a in enumerate(names):
+                rewards[a] -= totals[p] - start[p]
+            self._dirty = True
+        end = g.game_over or self.episode == "round"
+        truncate = not end and self.max_rounds is not None and self._rounds_done >= self.max_rounds
+        if not (end or truncate):
+            return
+        self._over = True
+        if end:
+            self.terminations = dict.fromkeys(names, True)
+            if self.reward_mode == "win":
+                for a, r in zip(names, win_shares(totals)):
+                    rewards[a] += r
+                self._dirty = True
+        else:
+            self.truncations = dict.fromkeys(names, True)
+        won = [names[p] for p in winners(totals)]
+        self.infos = {a: {"totals": list(totals), "winners": won} for a in names}
+
+    # -------------------------------------------------------------- rendering
+    def render(self) -> str | None:
+        """``"ansi"``: the table as text; ``"human"``: print it."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "You are calling render method without specifying any render mode (use 'ansi' or 'human')."
+            )
+            return None
+        if self._game is None:
+            return None
+        text = render_text(self._game, self._names)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""
+
+
+# ---------------------------------------------------------------------------- fast wrappers
+# PettingZoo's wrappers reach every attribute of the wrapped env through
+# ``__getattr__``, a chain of Python calls per wrapper layer; the per-step
+# attributes below are forwarded directly to the unwrapped env instead.
+_PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
+             "_cumulative_rewards")
+_NEED_RESET = frozenset({"agents", "agent_selection", "rewards", "terminations", "truncations", "infos"})
+
+
+def _forward(name: str, check_reset: bool) -> property:
+    if check_reset and name in _NEED_RESET:
+        def get(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self._raw, name)
+    else:
+        def get(self):
+            return getattr(self._raw, name)
+
+    def set_(self, value):
+        setattr(self._raw, name, value)
+
+    return property(get, set_)
+
+
+class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """``TerminateIllegalWrapper`` with direct attribute access and a warning that names the move."""
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward)
+        self._raw = env.unwrapped
+
+    def observe(self, agent: str):
+        obs = self.env.observe(agent)
+        raw = self._raw
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+            self._prev_info = raw.infos.get(agent, {})
+        return obs
+
+    def step(self, action: Any) -> None:
+        raw = self._raw
+        agent = raw.agent_selection
+        if self._prev_obs is None:
+            self.observe(agent)
+        mask = self._prev_obs["action_mask"]
+        self._prev_obs = None
+        self._prev_info = None
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        if self._terminated and dead:
+            raw._was_dead_step(action)
+        elif not dead and not mask[action]:
+            _warn_illegal(raw, agent, action, self._illegal_value)
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = float(self._illegal_value)
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            raw._over = True
+            self._terminated = True
+        else:
+            self.env.step(action)
+
+
+def _warn_illegal(raw: raw_env, agent: str, action: Any, value: float) -> None:
+    import warnings
+
+    g = raw.game
+    try:
+        name = A.describe(int(action))
+    except (TypeError, ValueError):
+        name = "not an action"
+    legal = ", ".join(A.describe(a) for a in g.legal_actions()) if g is not None else ""
+    warnings.warn(
+        f"lama_dice_v0: illegal action {action!r} ({name}) by {agent}; legal: {legal}. "
+        f"The game ends: {agent} gets {value}, the others 0.",
+        IllegalMoveWarning, stacklevel=3,
+    )
+
+
+class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
+    """``AssertOutOfBoundsWrapper`` with a fast path for in-range integer actions."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def step(self, action: Any) -> None:
+        if (type(action) is int or isinstance(action, np.integer)) and 0 <= action < A.NUM_ACTIONS:
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly."""
+
+    def __init__(self, env: AECEnv) -> None:
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset or not self._raw.agents:
+            super().step(action)
+            return
+        self._has_updated = True
+        self.env.step(action)
+
+    def observe(self, agent: str):
+        if not self._has_reset:
+            return super().observe(agent)
+        return self.env.observe(agent)
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            return super().last(observe)
+        raw = self._raw
+        agent = raw.agent_selection
+        return (
+            self.env.observe(agent) if observe else None,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
+
+
+for _name in _PER_STEP:
+    setattr(_TerminateIllegal, _name, _forward(_name, False))
+    setattr(_AssertOutOfBounds, _name, _forward(_name, False))
+    setattr(_OrderEnforcing, _name, _forward(_name, True))
+del _name

@@ -1,0 +1,78 @@
+"""A plain-text picture of the table, used by the environments' ``ansi`` / ``human`` render modes.
+
+Pure Python: reads the public state of a :class:`~lama_env.engine.LamaGame`
+and never changes it.  Example output (two players, player 0 deciding what
+to discard)::
+
+    Round 2 · start player_1 · player_0 to discard (dice 3 5 L)
+    llama row: L 1 2 · 4 5 6
+      seat       display          points  total
+    > player_0   L 3 3 5 6            24     12
+      player_1   1 2 2 4              [quit]  9
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .engine import LamaGame, Phase
+from .rules import FACES, NUM_FACES
+
+_DECISION = {
+    Phase.TURN: "to roll or quit",
+    Phase.DISCARD: "to discard",
+    Phase.TAKE: "to take a row card",
+}
+
+
+def _cards(counts: Sequence[int]) -> str:
+    cards = [FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])]
+    return " ".join(cards) if cards else "(empty)"
+
+
+def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
+    """Describe the table in a few lines of text.
+
+    Args:
+        game: the game to draw.
+        names: a name per seat (default ``player_0``, ``player_1``, ...).
+        highlight: a seat to mark with ``*`` (e.g. the learner of a Gym env).
+
+    Returns:
+        The round, the start player, whose decision it is (with the dice after a
+        roll), the llama row, and one line per player with their display, current
+        round points, chip total and whether they have quit; a finished round or
+        game adds its outcome.
+    """
+    n = game.num_players
+    if names is None:
+        names = [f"player_{p}" for p in range(n)]
+    width = max(8, max(len(s) for s in names))
+    phase = game.phase
+    head = f"Round {game.round_index + 1} · start {names[game.start_player]} · "
+    if phase in _DECISION:
+        head += f"{names[game.current_player]} {_DECISION[phase]}"
+        if game.dice is not None:
+            head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
+    elif phase == Phase.ROUND_OVER:
+        head += f"round over ({game.ended_by})"
+    else:
+        head += f"game over ({game.ended_by}); winners: {', '.join(names[p] for p in game.winners)}"
+    row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
+    lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<20} points  total"]
+    deciding = game.current_player if phase in _DECISION else None
+    displays = game.displays
+    for p in range(n):
+        mark = ">" if p == deciding else " "
+        star = "*" if p == highlight else ""
+        status = "  [quit]" if game.quit[p] and not game.round_over else ""
+        if game.round_over and game.went_out == p:
+            status = "  [went out]"
+        pts = game.round_points[p] if game.round_points is not None else game.current_points(p)
+        lines.append(
+            f"{mark} {names[p] + star:<{width}}  {_cards(displays[p]):<20} {pts:>6}  {game.totals[p]:>5}{status}"
+        )
+    return "\n".join(lines)
+
+
+__all__ = ["render_text"]

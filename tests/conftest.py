@@ -1,0 +1,60 @@
+"""Shared test helpers: hand-built scenarios and random games.
+
+Hands and dice are written as strings of faces, e.g. ``"L33516"`` or ``"345"``
+(``"L"`` is the llama, ``"1"``..``"6"`` the numbers).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from lama_env import actions as A
+from lama_env.engine import LamaGame, Phase
+from lama_env.rules import FACES, NUM_FACES
+
+
+def counts(faces: str) -> tuple[int, ...]:
+    """Cards per face index of a face string, e.g. ``counts("L55") == (1, 0, 0, 0, 0, 2, 0)``."""
+    c = [0] * NUM_FACES
+    for f in faces:
+        c[FACES.index(f)] += 1
+    return tuple(c)
+
+
+def scenario(*hands: str, rules: Any = None, start_points=None, start_player: int = 0) -> LamaGame:
+    """A game whose first round deals ``hands`` (one face string per player)."""
+    return LamaGame(len(hands), rules, seed=0, hands=[list(h) for h in hands],
+                    start_points=start_points, start_player=start_player)
+
+
+def roll(game: LamaGame, dice: str) -> None:
+    """The current player rolls the injected ``dice`` (die 0, 1, 2)."""
+    game.step(A.ROLL, dice=list(dice))
+
+
+def discard(game: LamaGame, faces: str) -> None:
+    """Discard the multiset ``faces`` (``""`` = discard nothing)."""
+    game.step(A.discard_action(counts(faces)))
+
+
+def take(game: LamaGame, face: str) -> None:
+    game.step(A.take_action(FACES.index(face)))
+
+
+def discard_set(*multisets: str) -> set[int]:
+    """Discard actions of the given face strings."""
+    return {A.discard_action(counts(m)) for m in multisets}
+
+
+def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool = True,
+                max_rounds: int = 200, game: LamaGame | None = None) -> LamaGame:
+    """Play a game with uniformly random legal actions (deals and dice from ``seed``)."""
+    g = game if game is not None else LamaGame(num_players, rules, seed=seed, record=record)
+    pick = random.Random(seed)
+    while not g.game_over and g.round_index < max_rounds:
+        if g.phase == Phase.ROUND_OVER:
+            g.next_round()
+            continue
+        g.step(pick.choice(g.legal_actions()))
+    return g

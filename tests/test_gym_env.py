@@ -1,0 +1,262 @@
+"""The Gymnasium environment LamaDice-v0."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+
+import lama_env  # noqa: F401  (registers LamaDice-v0)
+from agents.base import Policy, RandomPolicy
+from agents.registry import AgentSpecError
+from lama_env import IllegalActionError
+from lama_env.actions import QUIT, ROLL
+from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv, LamaEnvError
+from lama_env.observation import encode, observation_size
+from lama_env.rules import winners
+
+
+def run_episode(env, seed=None, rng=None, options=None, check=None):
+    """Masked random play; returns (rewards, last info)."""
+    rng = rng or np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed, options=options)
+    rewards = []
+    while True:
+        mask = info["action_mask"]
+        assert mask.any() and np.array_equal(mask, env.unwrapped.action_masks())
+        assert env.observation_space.contains(obs)
+        if check:
+            check(env, obs, info)
+        obs, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        rewards.append(reward)
+        if terminated or truncated:
+            assert env.observation_space.contains(obs)
+            return rewards, info
+
+
+class Recorder(Policy):
+    """Plays the first legal action and checks it is asked only for its own seats."""
+
+    spec = "recorder"
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def act(self, game, legal):
+        assert tuple(legal) == game.legal_actions() and legal
+        self.calls += 1
+        return legal[-1]
+
+
+def test_registered_and_make():
+    env = gymnasium.make("LamaDice-v0", num_players=3, opponents=["random"])
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (observation_size(3),) and obs.dtype == np.float32
+    assert isinstance(env.unwrapped, LamaDiceEnv)
+    assert "LamaDice-v0" in gymnasium.registry
+    import importlib
+
+    importlib.reload(lama_env)  # registering twice is harmless
+
+
+def test_gymnasium_check_env():
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllegalMoveWarning)
+        check_env(gymnasium.make("LamaDice-v0", num_players=3).unwrapped)
+
+
+def test_sb3_check_env():
+    from stable_baselines3.common.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllegalMoveWarning)
+        check_env(LamaDiceEnv(num_players=2), warn=True)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_masked_random_play(n):
+    env = LamaDiceEnv(num_players=n, end_threshold=30)
+
+    def check(env, obs, info):
+        g = env.game
+        assert g.current_player == env.learner_seat
+        np.testing.assert_array_equal(obs, encode(g, env.learner_seat))
+        assert sorted(np.flatnonzero(info["action_mask"]).tolist()) == list(g.legal_actions())
+
+    for seed in range(3):
+        rewards, info = run_episode(env, seed, check=check)
+        g = env.game
+        st = info["episode_stats"]
+        assert g.game_over
+        assert set(st) >= {"win", "rounds", "points_per_round", "final_points", "busts", "quits", "went_out"}
+        won = winners(g.totals)
+        assert st["win"] == (1 / len(won) if env.learner_seat in won else 0)
+        assert st["rounds"] == g.round_index + 1
+        assert st["final_points"] == g.totals[env.learner_seat]
+        results = g.round_results()
+        assert st["points_per_round"] == pytest.approx(
+            np.mean([r["points"][env.learner_seat] for r in results]))
+        assert st["went_out"] == sum(r["went_out"] == env.learner_seat for r in results)
+        assert st["busts"] <= sum(r["ended_by"] == "bust" for r in results)
+        assert all(r == 0 for r in rewards[:-1])
+        if n == 1:
+            assert rewards[-1] == 0
+        elif len(won) == n:
+            assert rewards[-1] == 0
+        elif env.learner_seat in won:
+            assert rewards[-1] == pytest.approx(1 / len(won))
+        else:
+            assert rewards[-1] == pytest.approx(-1 / (n - len(won)))
+        assert not env.action_masks().any()
+
+
+def test_points_reward_and_quit_count():
+    env = LamaDiceEnv(num_players=3, reward="points")
+    quits = 0
+
+    def check(env, obs, info):
+        pass
+
+    rng = np.random.default_rng(5)
+    obs, info = env.reset(seed=5)
+    total = 0.0
+    while True:
+        a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+        quits += a == QUIT
+        obs, r, term, trunc, info = env.step(a)
+        total += r
+        if term or trunc:
+            break
+    st = info["episode_stats"]
+    assert total == -env.game.totals[env.learner_seat] == -st["final_points"]
+    assert st["quits"] == quits
+
+
+def test_determinism_and_seat_rotation():
+    def trace(env, seed):
+        out = []
+        run_episode(env, seed, check=lambda e, o, i: out.append(o.tobytes()))
+        return env.learner_seat, out
+
+    a, b = LamaDiceEnv(num_players=4), LamaDiceEnv(num_players=4)
+    assert trace(a, 11) == trace(b, 11)
+    env = LamaDiceEnv(num_players=4, episode="round")
+    env.reset(seed=3)
+    seats = [env.learner_seat]
+    for _ in range(3):
+        env.reset()
+        seats.append(env.learner_seat)
+    assert sorted(seats) == [0, 1, 2, 3]
+    assert [(s - seats[0]) % 4 for s in seats] == [0, 1, 2, 3]
+    env.reset(seed=3)
+    assert env.learner_seat == seats[0]
+    fixed = LamaDiceEnv(num_players=4, learner_seat=2, episode="round")
+    assert {fixed.reset(seed=s)[1]["learner_seat"] for s in range(5)} == {2}
+    assert env.reset(options={"learner_seat": 1})[1]["learner_seat"] == 1
+
+
+def test_opponents_specs_and_policies():
+    rec = Recorder()
+    env = LamaDiceEnv(num_players=3, opponents=[rec], episode="round")
+    run_episode(env, 0)
+    assert rec.calls > 0
+    env = LamaDiceEnv(num_players=3, opponents=["random", rec], learner_seat=0, episode="round")
+    assert isinstance(env.opponents[0], RandomPolicy) and env.opponents[1] is rec
+    env.reset(seed=0)
+    assert env._policies[2] is rec  # the second opponent sits two seats after the learner
+    with pytest.raises(LamaEnvError, match="1 or 2"):
+        LamaDiceEnv(num_players=3, opponents=["random"] * 3)
+    with pytest.raises(AgentSpecError):
+        LamaDiceEnv(num_players=2, opponents=["no-such-agent"])
+    with pytest.raises(LamaEnvError):
+        LamaDiceEnv(num_players=2, opponents=[3])
+    assert LamaDiceEnv(num_players=1).opponents == []
+
+
+def test_illegal_action_lose_and_raise():
+    env = LamaDiceEnv(num_players=2)
+    obs, info = env.reset(seed=0)
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    g = env.game
+    before = g.result(), g.displays, g.phase
+    with pytest.warns(IllegalMoveWarning, match="illegal action"):
+        obs, r, term, trunc, info = env.step(bad)
+    assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, True)
+    assert info["episode_stats"]["win"] == 0 and info["episode_stats"]["illegal"] == 1
+    assert (g.result(), g.displays, g.phase) == before
+    with pytest.raises(LamaEnvError, match="reset"):
+        env.step(ROLL)
+
+    env = LamaDiceEnv(num_players=2, illegal="raise")
+    obs, info = env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        env.step(bad)
+    env.step(ROLL)  # the episode goes on
+
+
+def test_episode_round_and_auto_forced():
+    env = LamaDiceEnv(num_players=2, episode="round", auto_forced=True)
+    forced = 0
+
+    def check(env, obs, info):
+        nonlocal forced
+        forced += info["action_mask"].sum() == 1
+
+    for seed in range(8):
+        _, info = run_episode(env, seed, check=check)
+        assert info["episode_stats"]["rounds"] == 1 and env.game.round_index == 0
+    assert forced == 0
+
+
+def test_max_rounds_truncates():
+    env = LamaDiceEnv(num_players=2, max_rounds=2, end_threshold=1000)
+    rng = np.random.default_rng(0)
+    obs, info = env.reset(seed=0)
+    while True:
+        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        if term or trunc:
+            break
+    assert trunc and not term and info["episode_stats"]["rounds"] == 2
+
+
+def test_bad_options():
+    for kwargs in ({"num_players": 0}, {"episode": "set"}, {"reward": "money"}, {"illegal": "ignore"},
+                   {"learner_seat": 2}, {"render_mode": "rgb_array"}):
+        with pytest.raises(LamaEnvError):
+            LamaDiceEnv(**kwargs)
+    with pytest.raises(lama_env.RulesError):
+        LamaDiceEnv(end_threshold=0)
+
+
+def test_render():
+    env = LamaDiceEnv(num_players=3, render_mode="ansi", opponents=["random"])
+    env.reset(seed=1)
+    text = env.render()
+    assert "learner*" in text and "llama row" in text
+
+
+def test_vec_envs_and_maskable_ppo():
+    from sb3_contrib import MaskablePPO
+    from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    fns = [lambda: gymnasium.make("LamaDice-v0", num_players=2, episode="round") for _ in range(2)]
+    for vec in (DummyVecEnv(fns), SubprocVecEnv(fns, start_method="fork")):
+        vec.seed(0)
+        obs = vec.reset()
+        assert obs.shape == (2, observation_size(2))
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            masks = get_action_masks(vec)
+            assert masks.shape == (2, 129) and masks.any(axis=1).all()
+            obs, rewards, dones, infos = vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+            for done, info in zip(dones, infos):
+                assert not done or "episode_stats" in info
+        vec.close()
+    model = MaskablePPO("MlpPolicy", DummyVecEnv(fns), n_steps=32, batch_size=32, n_epochs=1, seed=0)
+    model.learn(64)

@@ -1,0 +1,145 @@
+"""The observation encoder: layout, documentation tables, values against a plain reference encoder."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lama_env import observation as O
+from lama_env.engine import LamaGame, Phase
+from lama_env.odds import p_no_match
+from lama_env.rules import DECK_COUNTS, NUM_FACES, RulesConfig
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def reference_encode(g: LamaGame, s: int) -> list[float]:
+    """The layout of the docs, written the slow and obvious way from the public API."""
+    n = g.num_players
+    order = [(s + k) % n for k in range(n)]
+    thr = g.rules.end_threshold
+    top = O.MAX_ROUND_POINTS
+    v: list[float] = []
+    for p in order:
+        v += [g.display(p)[f] / (DECK_COUNTS[f] + 1) for f in range(NUM_FACES)]
+    v += [float(g.quit[p]) for p in order]
+    to_act = None if g.round_over else g.current_player
+    v += [float(p == to_act) for p in order]
+    v += [float(p == g.start_player) for p in order]
+    v += [min(g.totals[p] / thr, 1.0) for p in order]
+    v += [min(max((thr - g.totals[p]) / top, 0.0), 1.0) for p in order]
+    v += [g.current_points(p) / top for p in order]
+    v += [float(g.totals[p] + g.current_points(p) >= thr) for p in order]
+    v += [p_no_match(g.display(p), g.rules) for p in order]
+    v += [float(x) for x in g.row]
+    v += [float(g.phase == Phase.TURN), float(g.phase == Phase.DISCARD), float(g.phase == Phase.TAKE),
+          float(g.round_over)]
+    dice = g.dice or ()
+    v += [sum(1 for d in dice if d == f) / 3 for f in range(NUM_FACES)]
+    v += [float(g.num_active == 1), g.num_active / n]
+    v += [float(g.rules.must_discard), float(g.rules.triple_llama == "also_match")]
+    return v
+
+
+def random_states(n: int, seed: int, rules: RulesConfig | None = None, limit: int = 400):
+    """Every state of a random game (decisions, round ends, the game end)."""
+    rng = random.Random(seed)
+    g = LamaGame(n, rules, seed=seed, record=False)
+    for _ in range(limit):
+        yield g
+        if g.game_over:
+            return
+        if g.phase is Phase.ROUND_OVER:
+            g.next_round()
+        else:
+            g.step(rng.choice(g.legal_actions()))
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_layout_tiles_the_vector(n):
+    layout = O.OBSERVATION_LAYOUT(n)
+    pos = 0
+    for e in layout:
+        assert e.start == pos and e.length > 0
+        pos += e.length
+    assert pos == O.observation_size(n) == 15 * n + 22
+    assert len({e.name for e in layout}) == len(layout)
+
+
+def test_bad_player_count():
+    with pytest.raises(ValueError):
+        O.observation_size(7)
+    with pytest.raises(ValueError):
+        O.OBSERVATION_LAYOUT(0)
+
+
+def test_docstring_and_readme_tables_match_the_layout():
+    table = O.layout_table()
+    assert table in O.__doc__
+    from lama_env import lama_dice_v0
+
+    assert table in lama_dice_v0.__doc__
+    text = README.read_text()
+    if "<!-- section:envs -->" in text:
+        assert table in text
+
+
+def test_concrete_table_offsets():
+    rows = O.layout_table(3).splitlines()[2:]
+    for row, e in zip(rows, O.OBSERVATION_LAYOUT(3)):
+        assert re.match(rf"\| `{e.name}` \| {e.start} \| {e.length} \|", row)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_encode_matches_reference(n):
+    rules = RulesConfig(end_threshold=25) if n % 2 else RulesConfig(triple_llama="also_match", must_discard=False)
+    size = O.observation_size(n)
+    seen_phases = set()
+    for seed in range(3):
+        for g in random_states(n, seed, rules):
+            seen_phases.add(g.phase)
+            for s in range(n):
+                x = O.encode(g, s)
+                assert x.dtype == np.float32 and x.shape == (size,)
+                assert np.all(x >= 0.0) and np.all(x <= 1.0)
+                np.testing.assert_allclose(x, np.array(reference_encode(g, s), dtype=np.float32), rtol=0, atol=1e-7)
+    assert {Phase.TURN, Phase.DISCARD, Phase.ROUND_OVER} <= seen_phases
+
+
+def test_own_seat_first_others_in_turn_order():
+    g = LamaGame(4, seed=3)
+    blocks = {s: O.describe(O.encode(g, s), 4) for s in range(4)}
+    disp0 = np.array(blocks[0]["display"]).reshape(4, 7)
+    for s in range(4):
+        disp = np.array(blocks[s]["display"]).reshape(4, 7)
+        np.testing.assert_array_equal(disp, np.roll(disp0, -s, axis=0))
+        assert blocks[s]["start_player"] == [1.0 if (s + k) % 4 == 0 else 0.0 for k in range(4)]
+
+
+def test_encode_into_out_and_no_mutation():
+    g = LamaGame(3, seed=5)
+    for _ in range(5):
+        g.step(g.legal_actions()[0])
+    before = (g.result(), g.displays, g.row, g.dice, g.phase, g.current_player)
+    out = np.zeros(O.observation_size(3), dtype=np.float32)
+    y = O.encode(g, 1, out=out)
+    assert y is out
+    np.testing.assert_array_equal(out, O.encode(g, 1))
+    assert (g.result(), g.displays, g.row, g.dice, g.phase, g.current_player) == before
+
+
+def test_encode_returns_fresh_writable_arrays():
+    g = LamaGame(2, seed=0)
+    a, b = O.encode(g, 0), O.encode(g, 0)
+    assert a is not b and a.flags.writeable
+    a[:] = 0
+    assert b.any()
+
+
+def test_bad_seat():
+    with pytest.raises(ValueError):
+        O.encode(LamaGame(2, seed=0), 2)

@@ -1,0 +1,282 @@
+"""The PettingZoo AEC environment lama_dice_v0."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+from lama_env import IllegalActionError, LamaDiceError, lama_dice_v0
+from lama_env.actions import NUM_ACTIONS, QUIT, ROLL
+from lama_env.gym_env import IllegalMoveWarning, LamaEnvError
+from lama_env.observation import observation_size
+
+
+def play(env, seed, rng=None, check=None):
+    """Masked random play of one episode; returns the summed reward per agent."""
+    rng = rng or np.random.default_rng(seed)
+    env.reset(seed=seed)
+    returns = dict.fromkeys(env.possible_agents, 0.0)
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        returns[agent] += reward
+        if term or trunc:
+            env.step(None)
+            continue
+        if check:
+            check(env, agent, obs)
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    return returns
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_api_test(n):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api_test(lama_dice_v0.env(num_players=n), num_cycles=150)
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_seed_test(n):
+    seed_test(lambda: lama_dice_v0.env(num_players=n), num_cycles=200)
+
+
+def test_module_surface():
+    assert lama_dice_v0.raw_env.metadata["name"] == "lama_dice_v0"
+    e = lama_dice_v0.env()
+    assert isinstance(e.unwrapped, lama_dice_v0.raw_env)
+    from pettingzoo.utils.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+
+    assert isinstance(e, OrderEnforcingWrapper)
+    assert isinstance(e.env, AssertOutOfBoundsWrapper)
+    assert isinstance(e.env.env, TerminateIllegalWrapper)
+
+
+def test_import_lama_env_does_not_import_pettingzoo_or_torch():
+    code = "import sys, lama_env; print('pettingzoo' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_masked_random_play(n):
+    space = None
+
+    def check(env, agent, obs):
+        nonlocal space
+        space = env.observation_space(agent)
+        assert space.contains(obs)
+        g = env.unwrapped.game
+        assert agent == f"player_{g.current_player}"
+        assert obs["action_mask"].any()
+        assert sorted(np.flatnonzero(obs["action_mask"]).tolist()) == list(g.legal_actions())
+        for other in env.agents:
+            if other != agent:
+                o = env.observe(other)
+                assert not o["action_mask"].any() and space.contains(o)
+
+    for seed in range(4 if n > 1 else 8):
+        env = lama_dice_v0.env(num_players=n, end_threshold=30)
+        returns = play(env, seed, check=check)
+        assert not env.agents
+        # zero-sum win/loss
+        assert abs(sum(returns.values())) < 1e-9
+        if n == 1:
+            assert returns == {"player_0": 0.0}
+    assert space["observation"].shape == (observation_size(n),)
+
+
+def test_win_rewards_are_shares():
+    for seed in range(6):
+        env = lama_dice_v0.env(num_players=3, end_threshold=20)
+        returns = play(env, seed)
+        g = env.unwrapped.game
+        assert g.game_over
+        winners = g.winners
+        for p, a in enumerate(env.possible_agents):
+            if len(winners) == 3:
+                assert returns[a] == 0
+            elif p in winners:
+                assert returns[a] == pytest.approx(1 / len(winners))
+            else:
+                assert returns[a] == pytest.approx(-1 / (3 - len(winners)))
+
+
+def test_points_reward_adds_up_to_minus_the_totals():
+    for seed in range(4):
+        env = lama_dice_v0.env(num_players=2, reward="points")
+        returns = play(env, seed)
+        totals = env.unwrapped.game.totals
+        assert [returns[a] for a in env.possible_agents] == [-t for t in totals]
+
+
+def test_points_reward_given_at_round_ends_only():
+    env = lama_dice_v0.env(num_players=2, reward="points")
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        g = env.unwrapped.game
+        rounds_before = g.round_index
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if any(env.rewards.values()):
+            assert g.round_index > rounds_before or g.game_over
+
+
+def test_determinism_under_seed():
+    def trace(seed):
+        env = lama_dice_v0.env(num_players=3)
+        out = []
+        play(env, seed, check=lambda e, a, o: out.append((a, o["observation"].tobytes())))
+        return out
+
+    assert trace(7) == trace(7)
+    assert trace(7) != trace(8)
+
+
+def test_reset_without_seed_continues_the_stream():
+    env = lama_dice_v0.env(num_players=2)
+    env.reset(seed=3)
+    first = env.observe("player_0")["observation"]
+    env.reset()
+    assert not np.array_equal(first, env.observe("player_0")["observation"])
+
+
+def test_illegal_action_through_env_terminates_with_a_warning():
+    env = lama_dice_v0.env(num_players=3)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    obs, *_ = env.last()
+    bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    g = env.unwrapped.game
+    before = g.result(), g.displays, g.phase, g.current_player
+    with pytest.warns(IllegalMoveWarning, match="illegal action"):
+        env.step(bad)
+    assert (g.result(), g.displays, g.phase, g.current_player) == before  # the game is not corrupted
+    assert all(env.terminations.values())
+    rewards = {}
+    for a in env.agent_iter():
+        _, r, term, trunc, _ = env.last()
+        assert term or trunc
+        assert not env.observe(a)["action_mask"].any()
+        rewards[a] = r
+        env.step(None)
+    assert rewards[agent] == -1
+    assert all(r == 0 for a, r in rewards.items() if a != agent)
+    assert not env.agents
+
+
+def test_illegal_action_on_raw_env_raises_and_keeps_the_state():
+    env = lama_dice_v0.raw_env(num_players=2)
+    env.reset(seed=0)
+    g = env.game
+    before = g.result(), g.displays, g.phase
+    with pytest.raises(IllegalActionError, match="illegal action 5"):
+        env.step(5)
+    with pytest.raises(IllegalActionError):
+        env.step(NUM_ACTIONS + 3)
+    assert (g.result(), g.displays, g.phase) == before
+    env.step(ROLL)  # the game goes on
+
+
+def test_out_of_range_action_asserts_like_pettingzoo():
+    env = lama_dice_v0.env(num_players=2)
+    env.reset(seed=0)
+    with pytest.raises(AssertionError):
+        env.step(NUM_ACTIONS)
+
+
+def test_numpy_integer_actions():
+    env = lama_dice_v0.env(num_players=2)
+    env.reset(seed=0)
+    env.step(np.int32(ROLL))
+    assert env.unwrapped.game.turns_in_round == 1
+
+
+def test_episode_round_ends_after_one_round():
+    for seed in range(5):
+        env = lama_dice_v0.env(num_players=4, episode="round")
+        returns = play(env, seed)
+        g = env.unwrapped.game
+        assert g.round_index == 0 and g.round_over
+        assert abs(sum(returns.values())) < 1e-9
+
+
+def test_everyone_quits_ends_the_round():
+    env = lama_dice_v0.env(num_players=3, episode="round", reward="points")
+    env.reset(seed=4)
+    g = env.unwrapped.game
+    for _ in range(3):
+        env.step(QUIT)
+    assert all(env.terminations.values())
+    assert {a: env._cumulative_rewards[a] for a in env.agents} == {
+        f"player_{p}": -g.round_points[p] for p in range(3)}
+    assert env.infos["player_0"]["totals"] == list(g.totals)
+
+
+def test_auto_forced():
+    def count_forced(auto):
+        forced = 0
+
+        def check(env, agent, obs):
+            nonlocal forced
+            forced += obs["action_mask"].sum() == 1
+
+        for seed in range(6):
+            play(lama_dice_v0.env(num_players=2, auto_forced=auto), seed, check=check)
+        return forced
+
+    assert count_forced(False) > 0
+    assert count_forced(True) == 0
+
+
+def test_max_rounds_truncates():
+    env = lama_dice_v0.env(num_players=2, max_rounds=1, end_threshold=1000)
+    play(env, 0)
+    g = env.unwrapped.game
+    assert g.round_index == 0 and not g.game_over
+
+
+def test_rules_keywords_and_options():
+    env = lama_dice_v0.raw_env(num_players=2, end_threshold=15, triple_llama="also_match", must_discard=False)
+    assert env.rules.end_threshold == 15 and env.rules.triple_llama == "also_match" and not env.rules.must_discard
+    with pytest.raises(LamaDiceError, match="unknown rules field 'treshold'"):
+        lama_dice_v0.env(treshold=3)
+    for kwargs in ({"num_players": 7}, {"episode": "match"}, {"reward": "score"}, {"render_mode": "rgb"},
+                   {"max_rounds": 0}):
+        with pytest.raises(LamaEnvError):
+            lama_dice_v0.env(**kwargs)
+
+
+def test_pickles():
+    env = lama_dice_v0.raw_env(num_players=3, end_threshold=20)
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.rules == env.rules and clone.num_players == 3
+
+
+def test_render_ansi_and_human(capsys):
+    env = lama_dice_v0.env(num_players=3, render_mode="ansi")
+    env.reset(seed=2)
+    env.step(ROLL)
+    text = env.render()
+    g = env.unwrapped.game
+    assert isinstance(text, str)
+    for name in ("player_0", "player_1", "player_2", "llama row", "Round 1"):
+        assert name in text
+    assert f"player_{g.current_player}" in text.splitlines()[0]
+    human = lama_dice_v0.env(num_players=2, render_mode="human")
+    human.reset(seed=2)
+    human.step(QUIT)
+    assert "player_0" in capsys.readouterr().out
+    quiet = lama_dice_v0.env(num_players=2)
+    quiet.reset(seed=0)
+    with pytest.warns(UserWarning, match="render_mode|render mode"):
+        assert quiet.render() is None

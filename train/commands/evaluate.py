@@ -1,0 +1,233 @@
+"""Evaluate agents against each other: win rates with 95% Wilson intervals, points, ranks.
+
+  lama-dice evaluate --players 2 --agents threshold:0.2 random --games 2000
+  lama-dice evaluate --agents optimal threshold:0.2 random --games 3000 --workers 0 --json out.json
+  lama-dice evaluate --league random always-roll threshold:0.2 points:10 --games 200 --plot league.png
+  lama-dice evaluate --agents random random --games 100 --save-games games/ --save-sample 5
+
+One spec per seat; seats rotate so that every agent plays every seat equally
+often (exactly so when --games is a multiple of --players). A game won
+jointly by k players gives each of them 1/k win. The same --seed gives the
+same result whatever --workers is.
+
+--league plays a round-robin between the agents (2 players: --games games
+per pair) or, for more players, --games games with random lineups, and rates
+the agents with OpenSkill (mu, sigma; sorted by mu - 3 sigma).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+HELP = "play agents against each other and report win rates with confidence intervals"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agents", nargs="+", metavar="SPEC",
+                     help="one agent spec per seat (see 'Agent specs' below)")
+    who.add_argument("--league", nargs="+", metavar="SPEC",
+                     help="a pool of agents to play a league between and rate (OpenSkill)")
+    p.add_argument("--players", type=int, default=None, metavar="N",
+                   help="players per game (default: the number of --agents; 2 for --league)")
+    p.add_argument("--games", type=int, default=None, metavar="G",
+                   help="games to play (default 1000); with --league and 2 players: games per pair (default 100)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--workers", type=int, default=1, metavar="W",
+                   help="processes to play in (default 1; 0 = all cores); does not change the result")
+    p.add_argument("--json", metavar="OUT", default=None,
+                   help="write the results as JSON to OUT ('-' = standard output; the table then goes to stderr)")
+    p.add_argument("--plot", metavar="FILE", default=None,
+                   help="save a plot (win rates with intervals; for --league the rating history)")
+    p.add_argument("--save-games", metavar="DIR", default=None,
+                   help="save the games played as lama-dice-record/1 files in DIR (with DIR/index.json)")
+    p.add_argument("--save-sample", type=int, metavar="K", default=None,
+                   help="with --save-games: save only K games chosen at random (default: all)")
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="a rules-config field, e.g. --rule end_threshold=20 --rule triple_llama=also_match")
+    p.add_argument("--backend", choices=("auto", "python", "fast"), default="auto",
+                   help="auto (default): the compiled fast engine when it supports the agents; python: the rules engine")
+    p.add_argument("--chunk-size", type=int, default=None, metavar="C",
+                   help="games played in lockstep / per worker task (default 128; part of what the result depends on)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.epilog = _specs_epilog()
+
+
+def _specs_epilog() -> str:
+    try:
+        from agents.registry import agent_specs_help
+
+        return "Agent specs:\n" + agent_specs_help()
+    except Exception:  # noqa: BLE001 - help text only; never break --help
+        return ""
+
+
+def parse_rules(items: list[str]) -> dict[str, Any]:
+    """``["end_threshold=20", ...]`` -> ``{"end_threshold": 20}`` (values parsed as JSON when they can be)."""
+    from train.evaluate import EvaluationError
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise EvaluationError(f"--rule must be KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from lama_env.rules import RulesConfig
+    from train.evaluate import DEFAULT_CHUNK_SIZE, EvaluationError
+
+    rules = RulesConfig.from_dict(parse_rules(args.rule))
+    if args.players is not None and not 1 <= args.players <= 6:
+        raise EvaluationError(f"--players must be 1..6, got {args.players}")
+    if args.save_sample is not None and args.save_games is None:
+        raise EvaluationError("--save-sample needs --save-games DIR")
+    for opt, path in (("--json", args.json), ("--plot", args.plot)):
+        if path and path != "-" and not Path(path).resolve().parent.is_dir():
+            raise EvaluationError(f"{opt} {path}: the directory {Path(path).parent} does not exist")
+    common = dict(seed=args.seed, workers=args.workers, rules=rules, progress=not args.no_progress,
+                  save_games=args.save_games, backend=args.backend, save_sample=args.save_sample,
+                  chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)
+    if args.league is not None:
+        from train.league import league
+
+        players = 2 if args.players is None else args.players
+        games = 100 if args.games is None and players == 2 else (args.games or 1000)
+        result = league(args.league, num_players=players, games=games, **common)
+        render = _render_league
+    else:
+        from train.evaluate import evaluate
+
+        players = len(args.agents) if args.players is None else args.players
+        if len(args.agents) != players:
+            raise EvaluationError(
+                f"--players {players} needs {players} specs after --agents (one per seat), got {len(args.agents)}")
+        games = 1000 if args.games is None else args.games
+        result = evaluate(args.agents, num_players=players, games=games, **common)
+        render = _render_eval
+    if args.plot:
+        result.plot(args.plot)
+    data = result.to_json()
+    to_stdout = args.json == "-"
+    if args.json and not to_stdout:
+        try:
+            with open(args.json, "w", encoding="utf-8") as fh:
+                json.dump(data, fh, indent=2)
+                fh.write("\n")
+        except OSError as e:
+            raise EvaluationError(f"cannot write {args.json}: {e.strerror or e}") from None
+    from rich.console import Console
+
+    console = Console(stderr=to_stdout, highlight=False)
+    render(console, result)
+    notes = [f"JSON: {args.json}" if args.json and not to_stdout else "",
+             f"plot: {args.plot}" if args.plot else "",
+             f"games saved in {result.saved_games}/ (replay: lama-dice replay FILE)" if result.saved_games else ""]
+    for n in notes:
+        if n:
+            console.print(n)
+    if to_stdout:
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    return 0
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "-" if x is None or x != x else f"{x:.{digits}f}"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return f"{100 * lo:.1f}–{100 * hi:.1f}%"
+
+
+def _agent_width(agents: Any) -> int:
+    return min(32, max(len(a.spec) for a in agents))
+
+
+def _header(result: Any, what: str) -> str:
+    rules = result.rules.to_dict()
+    default = type(result.rules)().to_dict()
+    changed = {k: v for k, v in rules.items() if default.get(k) != v}
+    rules_txt = ", ".join(f"{k}={v}" for k, v in changed.items()) or "default rules"
+    return (f"[bold]{what}[/bold]: {result.players} players, {result.games} games, seed {result.seed}, "
+            f"{rules_txt}; {result.backend} backend, {result.elapsed_s:.2f} s "
+            f"({result.games_per_s:,.0f} games/s)")
+
+
+def _render_eval(console: Any, result: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    multi = result.players > 2
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("agent", min_width=_agent_width(result.agents), overflow="fold")
+    t.add_column("win", justify="right", no_wrap=True)
+    t.add_column("95% CI", justify="right", no_wrap=True)
+    t.add_column("pts/rd", justify="right", no_wrap=True)
+    t.add_column("final ±se", justify="right", no_wrap=True)
+    if multi:
+        t.add_column("rank", justify="right", no_wrap=True)
+    t.add_column("bust", justify="right", no_wrap=True)
+    t.add_column("out", justify="right", no_wrap=True)
+    for i, a in enumerate(result.agents):
+        row = [str(i), a.spec, _pct(a.win_rate), _ci(*a.win_rate_ci95), _num(a.mean_points_per_round),
+               f"{_num(a.mean_final_points, 1)} ±{_num(a.final_points_se, 1)}"]
+        if multi:
+            row.append(_num(a.mean_rank))
+        row += [_pct(a.bust_rate), _pct(a.went_out_rate)]
+        t.add_row(*row)
+    console.print(_header(result, "evaluation"))
+    console.print(t)
+    console.print(f"win: ties share the win ({result.tied_games} of {result.games} games tied); "
+                  "95% CI: Wilson; pts/rd: mean round points; final: mean final total"
+                  + ("; rank: mean place (1 = best)" if multi else "")
+                  + "; bust, out: share of rounds busted / gone out", style="dim")
+
+
+def _render_league(console: Any, result: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    multi = result.players > 2
+    t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    t.add_column("", justify="right", no_wrap=True)
+    t.add_column("agent", min_width=_agent_width(result.entries), overflow="fold")
+    t.add_column("mu", justify="right", no_wrap=True)
+    t.add_column("σ", justify="right", no_wrap=True)
+    t.add_column("mu-3σ", justify="right", no_wrap=True)
+    t.add_column("games", justify="right", no_wrap=True)
+    t.add_column("win", justify="right", no_wrap=True)
+    t.add_column("95% CI", justify="right", no_wrap=True)
+    t.add_column("rank" if multi else "final", justify="right", no_wrap=True)
+    for r, e in enumerate(result.ranking(), 1):
+        s = e.stats
+        t.add_row(str(r), e.spec, _num(e.mu), _num(e.sigma), _num(e.ordinal), str(s.games),
+                  _pct(s.win_rate), _ci(*s.win_rate_ci95),
+                  _num(s.mean_rank) if multi else _num(s.mean_final_points, 1))
+    console.print(_header(result, "league"))
+    console.print(t)
+    if result.pairwise is not None and len(result.entries) <= 12:
+        m = Table(box=box.SIMPLE_HEAD, pad_edge=False, title="win rate of row vs column", title_justify="left")
+        m.add_column("")
+        for j in range(len(result.entries)):
+            m.add_column(str(j), justify="right")
+        for i, e in enumerate(result.entries):
+            m.add_row(f"{i}: {e.spec}", *[_pct(x) if x is not None else "" for x in result.pairwise[i]])
+        console.print(m)
+    console.print("OpenSkill Plackett-Luce ratings, sorted by mu - 3σ; ties share a rank and the win; "
+                  "95% CI: Wilson; " + ("rank: mean place (1 = best)" if multi else "final: mean final total"),
+                  style="dim")

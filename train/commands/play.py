@@ -1,0 +1,47 @@
+"""Play Don't L.L.A.M.A. Dice in the terminal against agents.
+
+Keys (then Enter): r = roll, q = quit; after a roll the discard or take
+choices are numbered (1 = the largest discard, a = discard all you can);
+Enter starts the next round.  Ctrl-C or Ctrl-D leaves the game; with --save
+the record is written even then (replay it with `lama-dice replay`, watch it
+with `lama-dice show`).
+
+Examples:
+  lama-dice play                                  # you against the default agent
+  lama-dice play --players 4 --opponents threshold:0.2 random lookahead
+  lama-dice play --opponents ppo:runs/default/best.zip --seed 3 --save game.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "play against agents in the terminal"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--players", type=int, default=None, metavar="N",
+                   help="number of players, you included (1..6; default: one more than the opponent specs, or 2)")
+    p.add_argument("--opponents", nargs="+", default=None, metavar="SPEC",
+                   help="agent spec(s): one for every opponent or one per opponent seat "
+                        "(default: optimal if available, else random)")
+    p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0: you start round 1)")
+    p.add_argument("--seed", type=int, default=None, help="seed for the deal, the dice and the agents")
+    p.add_argument("--save", default=None, metavar="RECORD.json",
+                   help="write the game record here at the end (also when stopped early)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from lama_env.engine import LamaGame
+    from train.play import TerminalGame, make_opponents, player_names, resolve_seats
+
+    players, specs = resolve_seats(args.players, args.opponents, args.seat)
+    opponents = make_opponents(specs, args.seed)
+    game = LamaGame(players, seed=args.seed)
+    console = Console(highlight=False)
+    result = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
+                          save=args.save, names=player_names(players, args.seat, specs)).run()
+    return result.exit_code

@@ -1,0 +1,48 @@
+"""Train a MaskablePPO agent from a YAML config.
+
+  lama-dice train configs/default.yaml
+  lama-dice train configs/2p_selfplay.yaml --total-timesteps 5000000 --seed 3
+  lama-dice train configs/2p_selfplay.yaml --resume runs/2p_selfplay-20250101-120000/interrupted.zip
+
+The config is validated before anything starts. Each run gets a folder
+(runs/NAME-YYYYmmdd-HHMMSS/, or --run-dir) with the resolved config.yaml,
+TensorBoard events (tensorboard --logdir runs/), checkpoints/ and best.zip,
+final.zip, eval.json. Every .zip loads as the agent ppo:PATH in every tool.
+Ctrl-C saves interrupted.zip and prints how to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, self-play)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", metavar="CONFIG.yaml", help="the training config (see configs/)")
+    p.add_argument("--run-dir", metavar="DIR", default=None,
+                   help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS); must not hold a run")
+    p.add_argument("--total-timesteps", type=int, metavar="N", default=None,
+                   help="override total_timesteps (with --resume: the total to reach)")
+    p.add_argument("--seed", type=int, metavar="S", default=None, help="override seed")
+    p.add_argument("--resume", metavar="CHECKPOINT", default=None,
+                   help="continue from a checkpoint .zip (or a run folder: its latest checkpoint), "
+                        "in that checkpoint's run folder")
+    p.add_argument("--runs-root", metavar="DIR", default="runs", help="parent of new run folders (default runs/)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--check", action="store_true", help="only validate the config and print it resolved")
+
+
+def run(args: argparse.Namespace) -> int:
+    from train.config import load_config
+
+    cfg = load_config(args.config)
+    if args.check:
+        print(cfg.to_yaml(), end="")
+        return 0
+    from train.trainer import train
+
+    result = train(cfg, config_path=args.config, run_dir=args.run_dir,
+                   total_timesteps=args.total_timesteps, seed=args.seed, resume=args.resume,
+                   progress_bar=not args.no_progress, runs_root=args.runs_root)
+    return 130 if result.interrupted else 0

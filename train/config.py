@@ -1,0 +1,374 @@
+"""Training configs: the YAML schema, validated before anything starts.
+
+A config file sets everything a run depends on: the environment (player
+count, episode, reward, rules), the training opponents and the self-play
+pool, every PPO hyperparameter, the network, evaluation and checkpoints::
+
+    name: 2p_vs_heuristics
+    total_timesteps: 2_000_000
+    env: {num_players: 2, episode: game, reward: win, n_envs: 8, vec_env: subproc}
+    opponents:
+      - optimal
+      - {agent: "threshold:20", weight: 0.5}
+    ppo: {learning_rate: 3.0e-4, n_steps: 1024, batch_size: 256, gamma: 1.0}
+    policy: {net_arch: [128, 128]}
+    eval: {every: 50_000, games: 400, opponents: [optimal, lookahead]}
+
+:func:`load_config` reads and validates a file; any problem (an unknown key,
+a wrong type, an out-of-range value, a bad agent spec, bad rules) raises
+:class:`ConfigError` with a one-line message that names the key, e.g.
+``configs/x.yaml: ppo.learning_rat: unknown key (valid keys of ppo: ...)``.
+
+The resolved config (every default filled in) is saved as ``config.yaml`` in
+each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Mapping, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lama_env.errors import LamaDiceError
+from lama_env.rules import RulesConfig, RulesError
+
+
+class ConfigError(LamaDiceError, ValueError):
+    """A training config that is not valid (the message names the key)."""
+
+
+class _Section(BaseModel):
+    """Base of every config section: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+class EnvConfig(_Section):
+    """The Gymnasium environment ``LamaDice-v0`` the learner plays in."""
+
+    num_players: int = Field(2, ge=1, le=6, description="players at the table, the learner included (1 = solo)")
+    episode: Literal["game", "round"] = Field("game", description="one episode = a whole game or a single round")
+    reward: Literal["win", "points"] = Field("win", description="win: +1/-1 (ties shared) at game end; points: minus the round points")
+    rules: dict[str, Any] = Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")
+    n_envs: int = Field(8, ge=1, le=256, description="parallel environments")
+    vec_env: Literal["subproc", "dummy"] = Field("subproc", description="subproc: one process per env; dummy: all in this process")
+
+    @field_validator("rules")
+    @classmethod
+    def _check_rules(cls, v: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return RulesConfig.from_dict(v).to_dict()
+        except RulesError as e:
+            raise ValueError(str(e)) from None
+
+
+class OpponentConfig(_Section):
+    """One training opponent: an agent spec and its sampling weight."""
+
+    agent: str = Field(description="agent spec (optimal, threshold:20, ppo:PATH, ...)")
+    weight: float = Field(1.0, gt=0, description="relative probability of drawing this opponent")
+
+
+class SelfPlayConfig(_Section):
+    """An opponent pool of the learner's own past snapshots, mixed with the heuristic opponents."""
+
+    enabled: bool = Field(False, description="add past snapshots of the learner to the opponents")
+    weight: float = Field(0.5, ge=0, le=1, description="probability that an opponent seat plays a pool snapshot (once the pool is non-empty)")
+    pool_size: int = Field(8, ge=1, description="most recent snapshots kept in the pool")
+    snapshot_every: int = Field(50_000, ge=1, description="timesteps between snapshots added to the pool")
+    deterministic: bool = Field(False, description="snapshots play their argmax action instead of sampling")
+    initial: list[str] = Field(default_factory=list, description="checkpoints (.zip or run folders) that seed the pool")
+
+
+class PPOConfig(_Section):
+    """MaskablePPO hyperparameters (sb3-contrib names)."""
+
+    learning_rate: float = Field(3e-4, gt=0, description="Adam step size")
+    lr_schedule: Literal["constant", "linear"] = Field("constant", description="linear: decay to 0 at the end")
+    n_steps: int = Field(1024, ge=2, description="steps per env per rollout")
+    batch_size: int = Field(256, ge=2, description="minibatch size")
+    n_epochs: int = Field(10, ge=1, description="passes over each rollout")
+    gamma: float = Field(1.0, ge=0, le=1, description="discount (1: episodes are short and finite)")
+    gae_lambda: float = Field(0.95, ge=0, le=1, description="GAE lambda")
+    clip_range: float = Field(0.2, gt=0, description="PPO clip range")
+    ent_coef: float = Field(0.01, ge=0, description="entropy bonus")
+    vf_coef: float = Field(0.5, ge=0, description="value-loss weight")
+    max_grad_norm: float = Field(0.5, gt=0, description="gradient clipping")
+    target_kl: float | None = Field(None, gt=0, description="early-stop an update past this KL (null = off)")
+    normalize_advantage: bool = Field(True, description="normalize advantages per minibatch")
+
+
+class NetArchSplit(_Section):
+    """Separate hidden layers for the policy and the value network."""
+
+    pi: list[int] = Field(min_length=1)
+    vf: list[int] = Field(min_length=1)
+
+
+class PolicyConfig(_Section):
+    """The actor-critic MLP."""
+
+    net_arch: Union[list[int], NetArchSplit] = Field(default_factory=lambda: [128, 128],
+                                                     description="hidden layer sizes (shared list or {pi: [...], vf: [...]})")
+    activation: Literal["tanh", "relu", "elu", "leaky_relu"] = Field("tanh", description="hidden-layer activation")
+    ortho_init: bool = Field(True, description="orthogonal initialization")
+
+    @field_validator("net_arch")
+    @classmethod
+    def _positive(cls, v: Any) -> Any:
+        layers = v if isinstance(v, list) else v.pi + v.vf
+        if any(n < 1 for n in layers):
+            raise ValueError("layer sizes must be positive")
+        return v
+
+
+class EvalConfig(_Section):
+    """Periodic and final evaluation through the evaluation harness."""
+
+    every: int = Field(50_000, ge=0, description="timesteps between evaluations (0 = only at the end)")
+    games: int = Field(400, ge=1, description="games per opponent at each periodic evaluation")
+    final_games: int = Field(2000, ge=0, description="games per opponent in the final evaluation table (0 = none)")
+    opponents: list[str] = Field(default_factory=lambda: ["optimal"],
+                                 description="agent specs to evaluate against (solo: baselines to compare with)")
+    workers: int = Field(1, ge=1, description="evaluation worker processes")
+    seed: int = Field(12345, description="evaluation seed (the same games at every evaluation)")
+
+
+class CheckpointConfig(_Section):
+    """Periodic checkpoints in ``checkpoints/`` (best.zip and final.zip are always written)."""
+
+    every: int = Field(100_000, ge=0, description="timesteps between checkpoints (0 = none)")
+    keep_last: int | None = Field(None, ge=1, description="keep only the newest N periodic checkpoints (null = all)")
+
+
+class TrainConfig(_Section):
+    """A whole training run."""
+
+    name: str = Field("run", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$", description="run name (the run folder's prefix)")
+    description: str = Field("", description="free text")
+    seed: int = Field(0, ge=0, description="seed of everything random in training")
+    total_timesteps: int = Field(1_000_000, ge=1, description="learner steps to train for")
+    device: Literal["cpu", "auto", "cuda"] = Field("cpu", description="torch device for training")
+    torch_threads: int = Field(1, ge=0, description="torch CPU threads of the trainer (0 = torch's default); small MLPs train fastest on 1")
+    env: EnvConfig = Field(default_factory=EnvConfig)
+    opponents: list[OpponentConfig] = Field(default_factory=list,
+                                            description="training opponents: specs or {agent, weight}, drawn per seat and episode")
+    selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+
+    @field_validator("opponents", mode="before")
+    @classmethod
+    def _opponent_shorthand(cls, v: Any) -> Any:
+        # "optimal" is shorthand for {agent: optimal, weight: 1}
+        if isinstance(v, list):
+            return [{"agent": o} if isinstance(o, str) else o for o in v]
+        return v
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> "TrainConfig":
+        n = self.env.num_players
+        if n == 1:
+            if self.opponents:
+                raise _KeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
+            if self.selfplay.enabled:
+                raise _KeyError("selfplay.enabled", "self-play needs env.num_players >= 2")
+        elif not self.opponents and not self.selfplay.enabled:
+            raise _KeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
+        if n > 1 and not self.eval.opponents:
+            raise _KeyError("eval.opponents", "list at least one agent to evaluate against")
+        if self.ppo.batch_size > self.ppo.n_steps * self.env.n_envs:
+            raise _KeyError("ppo.batch_size", f"{self.ppo.batch_size} exceeds the rollout size "
+                                              f"n_steps * n_envs = {self.ppo.n_steps * self.env.n_envs}")
+        return self
+
+    # --------------------------------------------------------------- helpers
+    @property
+    def rules(self) -> RulesConfig:
+        """The rules config of :attr:`env`."""
+        return RulesConfig.from_dict(self.env.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config (every default filled in), ready for YAML."""
+        return self.model_dump(mode="json")
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, width=100)
+
+
+class _KeyError(ValueError):
+    """A cross-field problem, tied to the key it concerns (turned into a ConfigError)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+# ---------------------------------------------------------------------------
+# loading and error reporting
+
+def parse_config(data: Any, source: str = "config", check_agents: bool = True) -> TrainConfig:
+    """Validate a config mapping (as read from YAML) into a :class:`TrainConfig`.
+
+    Args:
+        data: the mapping.
+        source: how to name the config in error messages (usually the file path).
+        check_agents: also build every agent spec once to check it (unknown
+            names, bad arguments, missing or incompatible ``ppo:`` checkpoints).
+
+    Raises:
+        ConfigError: one line naming the first bad key.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: a config must be a mapping of keys, got {type(data).__name__}")
+    try:
+        cfg = TrainConfig.model_validate(dict(data))
+    except ValidationError as e:
+        raise ConfigError(f"{source}: {_describe(e)}") from None
+    if check_agents:
+        check_agent_specs(cfg, source)
+    return cfg
+
+
+def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
+    """Read and validate a YAML config file; the run name defaults to the file's stem.
+
+    Raises:
+        ConfigError: the file is missing, is not YAML, or is not a valid config.
+    """
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a UTF-8 text file") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    if data is None:
+        data = {}
+    if isinstance(data, Mapping) and "name" not in data:
+        data = {"name": _safe_name(p.stem), **data}
+    return parse_config(data, source=str(path), check_agents=check_agents)
+
+
+def check_agent_specs(cfg: TrainConfig, source: str = "config") -> None:
+    """Build every agent spec of ``cfg`` once (training opponents, self-play seeds, eval opponents).
+
+    Raises:
+        ConfigError: naming the key of the first spec that does not build or
+            does not fit ``env.num_players``.
+    """
+    from agents.registry import make_agent
+
+    specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)]
+    specs += [(f"selfplay.initial[{i}]", s if s.startswith("ppo:") else f"ppo:{s}")
+              for i, s in enumerate(cfg.selfplay.initial)]
+    specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(cfg.eval.opponents)]
+    built: dict[str, Any] = {}
+    for key, spec in specs:
+        if spec in built:
+            continue
+        try:
+            agent = make_agent(spec)
+            check = getattr(agent, "check_compatible", None)
+            if check is not None:
+                check(cfg.env.num_players)
+        except LamaDiceError as e:
+            raise ConfigError(f"{source}: {key}: {e}") from None
+        built[spec] = agent
+
+
+def _safe_name(stem: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "run"
+
+
+def _describe(err: ValidationError) -> str:
+    """One line for the first error of a pydantic ValidationError, naming the key."""
+    errors = err.errors(include_url=False)
+    # a union (net_arch) reports one error per member: keep the most specific one
+    e = max(errors, key=lambda x: len(x["loc"]))
+    loc = [p for p in e["loc"] if not (isinstance(p, str) and p in _UNION_TAGS)]
+    key = _dotted(loc)
+    ctx = e.get("ctx") or {}
+    inner = ctx.get("error")
+    if isinstance(inner, _KeyError):
+        return f"{inner.key}: {inner.message}"
+    if e["type"] == "extra_forbidden":
+        valid = _valid_keys(loc[:-1])
+        where = _dotted(loc[:-1]) or "the top level"
+        hint = f" (valid keys of {where}: {', '.join(valid)})" if valid else ""
+        return f"{key}: unknown key{hint}"
+    if e["type"] == "missing":
+        return f"{key}: required key is missing"
+    msg = str(inner) if isinstance(inner, Exception) else e["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    got = e.get("input")
+    shown = "" if isinstance(got, (dict, list)) or got is None and e["type"] != "none_forbidden" else f" (got {got!r})"
+    return f"{key or 'config'}: {msg}{shown}"
+
+
+_UNION_TAGS = {"list[int]", "NetArchSplit", "function-after[_positive(), union[list[int],NetArchSplit]]"}
+
+
+def _dotted(loc: list[Any]) -> str:
+    out = ""
+    for p in loc:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out
+
+
+def _valid_keys(loc: list[Any]) -> list[str]:
+    """Field names of the section at ``loc`` (for the unknown-key hint)."""
+    model: Any = TrainConfig
+    for p in loc:
+        if isinstance(p, int):
+            continue
+        field = getattr(model, "model_fields", {}).get(p)
+        if field is None:
+            return []
+        ann = field.annotation
+        args = getattr(ann, "__args__", ()) or ()
+        candidates = [ann, *args, *(a for x in args for a in (getattr(x, "__args__", ()) or ()))]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if model is None:
+            return []
+    return list(model.model_fields)
+
+
+#: The keys of each section with their descriptions (used by the README's table and ``--help``).
+def describe_keys() -> list[tuple[str, str, str]]:
+    """``(dotted key, default, description)`` for every config key."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, f in model.model_fields.items():
+            key = f"{prefix}{name}"
+            ann = f.annotation
+            if isinstance(ann, type) and issubclass(ann, _Section):
+                walk(ann, key + ".")
+                continue
+            default = f.get_default(call_default_factory=True)
+            rows.append((key, repr(default), f.description or ""))
+
+    walk(TrainConfig, "")
+    return rows

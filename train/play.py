@@ -1,0 +1,396 @@
+"""A person plays against agents in the terminal (``lama-dice play``).
+
+:class:`TerminalGame` runs the game loop over any input and output streams, so
+that tests drive it with scripted keys::
+
+    game = LamaGame(2, seed=1)
+    opponents = make_opponents(["random"], players=2, human=0, seed=1)
+    result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\\n1\\n" * 500),
+                          console=Console(file=io.StringIO(), width=100)).run()
+
+Keys (one per line, case does not matter): ``r`` roll, ``q`` quit; after a
+roll the discard or take choices are numbered (``1`` is the largest discard,
+``a`` discards all the dice allow); Enter between rounds.  A wrong key is
+explained and asked again.  End of input (Ctrl-D) or Ctrl-C ends the game
+cleanly; the record is saved either way when a path is given.
+
+The rules all come from the engine: legal choices from
+:meth:`LamaGame.legal_actions`, their names from :func:`lama_env.actions.describe`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Mapping, Sequence, TextIO
+
+import numpy as np
+from rich.console import Console
+from rich.rule import Rule
+from rich.text import Text
+
+from agents.base import Policy
+from lama_env import actions as A
+from lama_env.engine import LamaGame, Phase
+from lama_env.errors import LamaDiceError
+from lama_env.odds import p_no_match
+from lama_env.rules import score_display
+
+from .tui import Snapshot, cards_text, dice_text, game_summary, round_summary, snapshot, table_view, turn_text
+
+#: The opponent when none is given: the first of these that is registered.
+DEFAULT_OPPONENTS: tuple[str, ...] = ("optimal", "random")
+
+
+class PlayError(LamaDiceError, ValueError):
+    """Bad arguments for a terminal game (players, seat, opponents)."""
+
+
+class _EndOfInput(Exception):
+    """The input stream ended (Ctrl-D, or a script that ran out of keys)."""
+
+
+@dataclass
+class PlayResult:
+    """How a terminal game ended.
+
+    Attributes:
+        game: the game as it stands.
+        finished: whether the game was played to its end.
+        stopped: ``"eof"`` (input ended) or ``"interrupt"`` (Ctrl-C) if it was stopped early, else None.
+        saved: the path the record was written to, else None.
+        save_error: why the record could not be written, else None.
+    """
+
+    game: LamaGame
+    finished: bool
+    stopped: str | None
+    saved: str | None
+    save_error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """130 when stopped by Ctrl-C (the shell's convention), 1 if the record could not be saved, else 0."""
+        return 130 if self.stopped == "interrupt" else 1 if self.save_error else 0
+
+
+# ---------------------------------------------------------------- set-up
+def default_opponent() -> str:
+    """``"optimal"`` if that agent is registered, else ``"random"``."""
+    from agents.registry import registered
+
+    names = registered()
+    return next((s for s in DEFAULT_OPPONENTS if s in names), "random")
+
+
+def resolve_seats(players: int | None, specs: Sequence[str] | None, human: int) -> tuple[int, dict[int, str]]:
+    """Number of players and the opponent spec of each seat but the human's.
+
+    Args:
+        players: the player count, or None for ``len(specs) + 1`` (2 without specs).
+        specs: one spec for every opponent, or one per opponent seat (in seat order);
+            None for :func:`default_opponent`.
+        human: the human's seat.
+
+    Raises:
+        PlayError: the counts do not fit together or the seat is out of range.
+    """
+    specs = list(specs or [])
+    if players is None:
+        players = len(specs) + 1 if len(specs) > 1 else 2
+    if not 1 <= players <= 6:
+        raise PlayError(f"--players must be 1..6, got {players}")
+    if not 0 <= human < players:
+        raise PlayError(f"--seat must be 0..{players - 1}, got {human}")
+    seats = [p for p in range(players) if p != human]
+    if not seats:
+        if specs:
+            raise PlayError("a solo game (--players 1) has no opponents")
+        return players, {}
+    if not specs:
+        specs = [default_opponent()]
+    if len(specs) == 1:
+        specs = specs * len(seats)
+    if len(specs) != len(seats):
+        raise PlayError(f"--opponents gives {len(specs)} specs for {len(seats)} opponents: "
+                        "give one spec for all, or one per opponent")
+    return players, dict(zip(seats, specs))
+
+
+def make_opponents(specs: Mapping[int, str], seed: int | None = None) -> dict[int, Policy]:
+    """Build each seat's agent with :func:`agents.registry.make_agent` (seeded per seat from ``seed``)."""
+    from agents.registry import make_agent
+
+    out = {}
+    for p, spec in specs.items():
+        s = None if seed is None else int(np.random.SeedSequence([seed, p]).generate_state(1)[0])
+        out[p] = make_agent(spec, seed=s)
+    return out
+
+
+def player_names(players: int, human: int | None, specs: Mapping[int, str]) -> list[str]:
+    """Display names: ``"You"`` for the human, ``"P<seat> <agent>"`` for the others."""
+    names = []
+    for p in range(players):
+        if p == human:
+            names.append("You")
+        else:
+            spec = specs.get(p, "")
+            if spec.startswith("ppo:"):  # a path: keep it short
+                spec = "ppo:" + os.path.splitext(os.path.basename(spec[4:].rstrip("/\\")))[0]
+            names.append(f"P{p} {spec}".strip())
+    return names
+
+
+# ---------------------------------------------------------------- records
+def playable_record(game: LamaGame) -> dict:
+    """``game.to_record()``, less a roll still waiting for its discard or take.
+
+    A record must give every roll's discard or take; if the game stopped in
+    the middle of that decision, the record ends just before the roll.
+    """
+    rec = game.to_record()
+    if game.phase in (Phase.DISCARD, Phase.TAKE):
+        rec["rounds"][-1]["turns"].pop()
+    return rec
+
+
+def write_record(record: dict, path: str) -> None:
+    """Write ``record`` as JSON to ``path`` atomically (a temporary file, then a rename)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".lama-record-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=1)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------- the game loop
+class TerminalGame:
+    """The interactive loop: the human's prompts, the opponents' moves, the summaries.
+
+    Args:
+        game: a fresh :class:`LamaGame` (or one in progress).
+        opponents: the agent of every seat but the human's.
+        human: the human's seat.
+        stdin: where keys are read from (one per line).
+        console: where the game is drawn.
+        save: write the record here when the game ends or is stopped.
+        names: display names per seat (default: :func:`player_names`).
+    """
+
+    def __init__(
+        self,
+        game: LamaGame,
+        opponents: Mapping[int, Policy],
+        *,
+        human: int = 0,
+        stdin: TextIO,
+        console: Console,
+        save: str | None = None,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        missing = [p for p in range(game.num_players) if p != human and p not in opponents]
+        if missing:
+            raise PlayError(f"no agent for seat {missing[0]}")
+        if save:
+            folder = os.path.dirname(os.path.abspath(save))
+            if not os.path.isdir(folder) or os.path.isdir(save):
+                raise PlayError(f"cannot save the record to {save}: "
+                                + ("it is a folder" if os.path.isdir(save) else f"no folder {folder}"))
+        self.game = game
+        self.opponents = dict(opponents)
+        self.human = human
+        self.stdin = stdin
+        self.console = console
+        self.save = save
+        self.names = list(names) if names is not None else player_names(
+            game.num_players, human, {p: getattr(a, "spec", type(a).__name__) for p, a in opponents.items()})
+        self._dirty = True  # something happened since the table was last drawn
+        self._last_dice: list[str] | None = None
+        self._round_start = game.totals
+        self._save_error: str | None = None
+
+    # -------------------------------------------------------------- running
+    def run(self) -> PlayResult:
+        """Play until the game ends, the input ends or Ctrl-C; save the record if asked."""
+        stopped = None
+        try:
+            self._intro()
+            self._loop()
+        except _EndOfInput:
+            stopped = "eof"
+        except KeyboardInterrupt:
+            stopped = "interrupt"
+        finally:
+            saved = self._save()
+        if stopped:
+            why = "end of input" if stopped == "eof" else "Ctrl-C"
+            self.console.print()
+            self.console.print(Text(f"Game stopped ({why}) in round {self.game.round_index + 1}.", style="bold"))
+        if saved:
+            self.console.print(Text(f"Record saved to {saved}  (watch it again: lama-dice show {saved})"),
+                               soft_wrap=True)  # keep the path in one piece
+        if self._save_error:
+            self.console.print(Text(f"Could not save the record: {self._save_error}", style="bold red"),
+                               soft_wrap=True)
+        return PlayResult(self.game, self.game.game_over, stopped, saved, self._save_error)
+
+    def _save(self) -> str | None:
+        if not self.save:
+            return None
+        try:
+            write_record(playable_record(self.game), self.save)
+        except OSError as e:
+            self._save_error = f"{self.save}: {e.strerror or e}"
+            return None
+        return self.save
+
+    def _intro(self) -> None:
+        g = self.game
+        who = ", ".join(self.names[p] for p in range(g.num_players) if p != self.human) or "nobody (solo)"
+        self.console.print(Text.assemble(("Don't L.L.A.M.A. Dice", "bold"), f" — you are seat {self.human}, "
+                                         f"against {who}. Lowest total wins; the game ends when a total "
+                                         f"reaches {g.rules.end_threshold}."))
+        self.console.print(Text("Keys: r = roll, q = quit, numbers for choices, Enter to go on; "
+                                "Ctrl-C or Ctrl-D leaves.", style="dim"))
+        self._round_header()
+
+    def _loop(self) -> None:
+        g = self.game
+        while True:
+            if g.game_over:
+                self.console.print(game_summary(g, self.names))
+                return
+            if g.round_over:
+                self._ask_enter("Enter = next round")
+                g.next_round()
+                self._round_header()
+                continue
+            if g.current_player == self.human:
+                self._human_turn()
+            else:
+                self._opponent_turn()
+            if g.round_over:
+                self.console.print(round_summary(g, self.names, self._round_start))
+
+    def _round_header(self) -> None:
+        g = self.game
+        self._round_start = g.totals
+        self._last_dice = None
+        self.console.print(Rule(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}", style="cyan"))
+        self.console.print(table_view(g, self.names, you=self.human))
+        self._dirty = False
+
+    # -------------------------------------------------------------- turns
+    def _opponent_turn(self) -> None:
+        g = self.game
+        p = g.current_player
+        agent = self.opponents[p]
+        before = snapshot(g)
+        g.step(agent.act(g, g.legal_actions()))
+        if g.phase in (Phase.DISCARD, Phase.TAKE) and g.current_player == p:
+            g.step(agent.act(g, g.legal_actions()))
+        self._report(before)
+
+    def _human_turn(self) -> None:
+        g = self.game
+        p = self.human
+        if self._dirty:
+            self.console.print(table_view(g, self.names, dice=self._last_dice, you=p))
+            self._dirty = False
+        disp = g.display(p)
+        chance = p_no_match(disp, g.rules)
+        miss = "busts" if g.last_player_rule else "matches nothing"
+        hint = f"(your display scores {score_display(disp)}; a roll {miss} {100 * chance:.0f}% of the time)"
+        before = snapshot(g)
+        key = self._ask("Your turn: r = roll, q = quit", {"r": A.ROLL, "roll": A.ROLL, "q": A.QUIT, "quit": A.QUIT},
+                        "type r to roll or q to quit", hint)
+        g.step(key)
+        if g.phase in (Phase.DISCARD, Phase.TAKE):
+            self._choose(p)
+        self._report(before)
+
+    def _choose(self, p: int) -> None:
+        """The discard or take after the human's roll."""
+        g = self.game
+        disp = g.display(p)
+        dice = g.dice or ()
+        legal = list(g.legal_actions())
+        take = g.phase == Phase.TAKE
+        line = Text("You rolled ").append_text(dice_text(dice))
+        line.append("   your display ").append_text(cards_text(disp, [f for f in set(dice) if disp[f]]))
+        self.console.print(line)
+        if take:
+            legal.sort()
+            self.console.print("Nothing matches your display: you must take a card from the llama row.")
+        else:
+            legal.sort(key=lambda a: (-sum(A.discard_counts(a)), a))  # the largest discard first
+        labels = [self._option_label(a, disp) for a in legal]
+        if len(legal) == 1:
+            self.console.print(Text(f"Only one choice: {' '.join(labels[0].split())}.", style="italic"))
+            g.step(legal[0])
+            return
+        for i, label in enumerate(labels, 1):
+            self.console.print(f"  {i}  {label}")
+        keys = {str(i): a for i, a in enumerate(legal, 1)}
+        valid = f"type a number 1-{len(legal)}"
+        if not take:
+            keys["a"] = keys["all"] = legal[0]
+            valid += " (a = discard all you can)"
+        g.step(self._ask("Your choice" + (", a = all" if not take else ""), keys, valid))
+
+    @staticmethod
+    def _option_label(action: int, disp: Sequence[int]) -> str:
+        if A.is_discard(action):
+            after = [d - c for d, c in zip(disp, A.discard_counts(action))]
+        else:
+            after = list(disp)
+            after[action - A.TAKE_BASE] += 1
+        left = sum(after)
+        outcome = "goes out!" if left == 0 else f"display then scores {score_display(after)}"
+        return f"{A.describe(action):<16} → {outcome}"
+
+    def _report(self, before: Snapshot) -> None:
+        """Print the line of the turn just completed (from the game's record)."""
+        g = self.game
+        turn = g.to_record()["rounds"][-1]["turns"][-1]
+        self.console.print(turn_text(turn, before, g, self.names))
+        self._last_dice = turn.get("dice")
+        self._dirty = True
+
+    # -------------------------------------------------------------- input
+    def _readline(self, prompt: str) -> str:
+        self.console.print(Text(prompt + " > ", style="bold cyan"), end="")
+        self.console.file.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise _EndOfInput
+        if not self.console.is_terminal:  # echo scripted keys so that a transcript reads well
+            self.console.print(line.rstrip("\r\n"), markup=False, highlight=False)
+        return line.strip().lower()
+
+    def _ask(self, prompt: str, keys: Mapping[str, int], valid: str, hint: str | None = None) -> int:
+        """Ask until a line is one of ``keys``; explain a wrong key."""
+        if hint:
+            self.console.print(Text(hint, style="dim"))
+        while True:
+            key = self._readline(prompt)
+            if key in keys:
+                return keys[key]
+            what = f"'{key}' is not a choice here" if key else "Nothing typed"
+            self.console.print(Text(f"{what}: {valid}.", style="yellow"))
+
+    def _ask_enter(self, prompt: str) -> None:
+        self._readline(prompt)
