@@ -1,49 +1,58 @@
 """The ``lookahead`` agent: expectimax over the next roll under the real multiplayer rules.
 
-At a turn it compares quitting (its display's score, exactly) with the
-expected outcome of one roll, enumerated exactly over the dice with the
-engine's own roll classification (:func:`lama_env.engine.resolve_roll`):
-the take rule while other players are in, the last-player rule (a miss busts)
-once they have all quit, the current llama row (a take that empties the row,
-or a bust, ends the round and is scored exactly).  Chips count: going out
-returns a chip and so does a triple llama, worth what
-:func:`lama_env.rules.return_chip` takes off the agent's current total (10, 1
-or 0 points).  After a discard or take it picks the option of least value
-with the same evaluation.
+At a turn it compares quitting with one roll, enumerated exactly over the
+dice with the engine's own roll classification
+(:func:`lama_env.engine.resolve_roll`): the take rule while other players
+are in, the last-player rule (a miss busts) once they have all quit, the
+current llama row (a take that empties it, or a bust, ends the round and is
+scored exactly).  Chips count: going out and a triple llama each return a
+chip, worth what :func:`lama_env.rules.return_chip` takes off the agent's
+total (10, 1 or 0 points).  After a roll it picks the discard or take of best
+value with the same evaluation.
 
-Leaves (the agent's next turn with display ``d``) are valued with the exact
-solo solver (:class:`agents.solver.SoloSolver` with the going-out chip
-counted), blended with the chance that the round ends before that turn:
-``P_end * score(d) + (1 - P_end) * V(d)``, where ``P_end`` is the
-probability that an opponent still in the round ends it on their next roll
-(goes out, busts or takes the last row card), assuming they roll and go out
-when they can.  With ``lookahead:2`` a leaf still in a multiplayer round is
-itself searched one more roll deep (slower, cached).
+**Leaves** (the agent's next turn with display ``d``) use the exact solo
+solver (:class:`agents.solver.SoloSolver`, going-out chip counted): the
+distribution of the final round result under the optimal solo policy,
+blended with the chance ``P_end`` that an opponent still in the round ends it
+first (goes out, busts or takes the last row card on their next roll,
+assuming they roll and go out when they can), in which case ``d`` scores as
+it is.
 
+**Objective**: the chance to win the game, not just few points.  A final
+round result ``x`` puts the agent's total at ``F = total + x``; the
+opponents' final totals are modelled as independent (a quit opponent's is
+known; an active one's follows the solo-optimal distribution from their
+display).  If some final total reaches ``end_threshold`` the game ends and
+the agent wins iff ``F`` is the lowest (a tie counts one half); otherwise the
+chance to win later is ``Phi((lowest opponent - F) / sigma)`` with ``sigma``
+growing with the rounds left (estimated from the solo round's mean and spread).
+Mid-game this is close to minimising expected points; near the threshold
+it takes risks when behind and locks in a lead when ahead.
+
+``lookahead:points`` minimises expected points (minus chips) instead.
 Deterministic: ties go to quitting, then to the lowest action index.
 """
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import Sequence
 
+import numpy as np
+
 from lama_env import actions as A
-from lama_env.engine import (
-    ROLL_BUST,
-    ROLL_DISCARD,
-    ROLL_TAKE,
-    ROLL_TRIPLE_LLAMA,
-    LamaGame,
-    Phase,
-    resolve_roll,
-)
-from lama_env.rules import NUM_FACES, RulesConfig, return_chip, score_display
+from lama_env.engine import ROLL_BUST, ROLL_DISCARD, ROLL_TAKE, ROLL_TRIPLE_LLAMA, LamaGame, Phase, resolve_roll
+from lama_env.rules import LLAMA, RulesConfig, return_chip, score_display
 
 from .base import Policy
 from .registry import AgentSpecError, register
-from .solver import TIE_EPS, SoloSolver, grouped_rolls, solver_for
+from .solver import MAX_SCORE, TIE_EPS, SoloSolver, deal_distribution, grouped_rolls, solver_for
 
-_CACHE_LIMIT = 200_000
+_CACHE_LIMIT = 100_000
+#: Lowest round result tracked (three chips of 10 returned in one round).
+X_MIN = -30
+_XS = np.arange(X_MIN, MAX_SCORE + 1)
 
 
 def chip_value(total: int) -> int:
@@ -51,22 +60,56 @@ def chip_value(total: int) -> int:
     return total - return_chip(total)
 
 
-class LookaheadPolicy(Policy):
-    """One-roll (or two-roll) expectimax with exact solo values at the leaves.
+@lru_cache(maxsize=16)
+def round_stats(rules: RulesConfig) -> tuple[float, float]:
+    """Mean and standard deviation of the solo-optimal round points from a fresh deal (exact)."""
+    s = solver_for(rules)
+    m = m2 = 0.0
+    for h, p in deal_distribution():
+        dist = s.distribution(h)
+        m += p * float(dist @ s.support)
+        m2 += p * float(dist @ s.support.astype(float) ** 2)
+    return m, math.sqrt(max(m2 - m * m, 1e-9))
+
+
+def _phi(z: np.ndarray) -> np.ndarray:
+    """Standard normal CDF (logistic approximation, max error ~0.01)."""
+    return 1.0 / (1.0 + np.exp(-1.702 * z))
+
+
+def lowest_highest_pmf(pmfs: Sequence[np.ndarray]) -> np.ndarray:
+    """Joint pmf ``J[a, b] = P(min = a, max = b)`` of independent integer variables on ``0..F-1``.
 
     Args:
-        depth: 1 (default) or 2 rolls of lookahead.
+        pmfs: one pmf per variable, each of the same length ``F``.
+    """
+    cd = np.cumsum(np.asarray(pmfs, dtype=float), axis=1)  # P(X <= b)
+    below = np.concatenate([np.zeros((len(cd), 1)), cd[:, :-1]], axis=1)  # P(X <= a - 1)
+    g = np.triu(np.prod(np.clip(cd[:, None, :] - below[:, :, None], 0.0, None), axis=0))  # P(all in [a, b])
+    f = g.shape[0]
+    gp = np.zeros((f + 1, f + 1))  # gp[a, b + 1] = G[a, b]; zero row a = F and column b = -1
+    gp[:f, 1:] = g
+    # P(min = a, max = b) = G[a, b] - G[a+1, b] - G[a, b-1] + G[a+1, b-1]
+    return np.clip(gp[:-1, 1:] - gp[1:, 1:] - gp[:-1, :-1] + gp[1:, :-1], 0.0, None)
+
+
+class LookaheadPolicy(Policy):
+    """One-roll expectimax under the real rules, exact solo distributions at the leaves.
+
+    Args:
+        objective: ``"win"`` (default: maximise the chance to win the game) or
+            ``"points"`` (minimise expected round points minus chips).
     """
 
     spec = "lookahead"
 
-    def __init__(self, depth: int = 1) -> None:
+    def __init__(self, objective: str = "win") -> None:
         super().__init__()
-        if depth not in (1, 2):
-            raise AgentSpecError(f"lookahead:D needs a depth D of 1 or 2, got {depth!r}")
-        self.depth = depth
-        self._leaf_cache: dict[tuple, float] = {}
+        if objective not in ("win", "points"):
+            raise AgentSpecError(f"lookahead takes no argument or 'points', got {objective!r}")
+        self.objective = objective
         self._end_cache: dict[tuple, float] = {}
+        self._utility_cache: dict[tuple, np.ndarray] = {}
 
     # ----------------------------------------------------------------- public
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
@@ -76,24 +119,67 @@ class LookaheadPolicy(Policy):
         row = game.row
         last = game.last_player_rule
         chip = chip_value(game.totals[me])
-        solver = solver_for(rules, float(-chip))
-        p_end = 0.0 if last else self._p_round_ends(game, me)
-        ev = _Eval(self, rules, solver, chip, p_end)
+        ev = _Eval(rules, solver_for(rules, float(-chip)), chip, 0.0 if last else self._p_round_ends(game, me),
+                   self._utility(game, me))
         phase = game.phase
         if phase == Phase.TURN:
-            roll = ev.roll_value(display, row, last, self.depth)
-            return A.QUIT if score_display(display) <= roll + TIE_EPS else A.ROLL
-        if phase == Phase.DISCARD:
-            tl_chip = 0  # a triple llama's chip was returned already: it is sunk
-            return min(legal, key=lambda a: (ev.after_discard(display, row, last, a, self.depth, tl_chip), a))
-        return min(legal, key=lambda a: (ev.after_take(display, row, a, self.depth), a))
+            roll = ev.roll_value(display, row, last)
+            return A.ROLL if roll > ev.u(score_display(display)) + TIE_EPS else A.QUIT
+        if phase == Phase.DISCARD:  # a triple llama's chip (also_match) is already returned: sunk
+            return max(legal, key=lambda a: (ev.after_discard(display, row, last, a, 0), -a))
+        return max(legal, key=lambda a: (ev.after_take(display, row, a, 0), -a))
+
+    # -------------------------------------------------------------- utility
+    def _utility(self, game: LamaGame, me: int) -> np.ndarray:
+        """Utility of each final round result ``x`` in ``X_MIN..MAX_SCORE`` for ``me`` (higher is better)."""
+        if self.objective == "points":
+            return -_XS.astype(float)
+        totals = game.totals
+        n = game.num_players
+        quit_ = game.quit
+        rules = game.rules
+        opp = tuple((totals[o], game.display(o), quit_[o]) for o in range(n) if o != me)
+        key = (rules, totals[me], opp)
+        got = self._utility_cache.get(key)
+        if got is not None:
+            return got
+        # each opponent's final total: a pmf over 0..fmax
+        fmax = max(t for t, _, _ in opp) + MAX_SCORE + 1
+        pmfs = []
+        for t, d, q in opp:
+            pmf = np.zeros(fmax + 1)
+            if q:
+                pmf[t + score_display(d)] = 1.0
+            else:
+                s = solver_for(rules, float(-chip_value(t)))
+                np.add.at(pmf, np.maximum(t + s.support, 0), s.distribution(d))
+            pmfs.append(pmf)
+        joint = lowest_highest_pmf(pmfs)
+        a_idx, b_idx = np.nonzero(joint > 1e-12)
+        w = joint[a_idx, b_idx]
+        mean, sd = round_stats(rules)
+        thr = rules.end_threshold
+        f_me = np.maximum(totals[me] + _XS, 0)[:, None]  # (X, 1)
+        lo = a_idx[None, :].astype(float)
+        hi = np.maximum(b_idx[None, :], f_me)
+        ended = hi >= thr
+        win_now = np.where(f_me < lo, 1.0, np.where(f_me == lo, 0.5, 0.0))
+        rounds_left = np.maximum(1.0, (thr - hi) / max(mean, 1.0))
+        sigma = sd * math.sqrt(2.0) * np.sqrt(rounds_left)
+        win_later = _phi((lo - f_me) / sigma)
+        util = (np.where(ended, win_now, win_later) * w[None, :]).sum(axis=1) / max(w.sum(), 1e-12)
+        if len(self._utility_cache) > _CACHE_LIMIT:
+            self._utility_cache.clear()
+        util.flags.writeable = False
+        self._utility_cache[key] = util
+        return util
 
     # ------------------------------------------------------------ round end
     def _p_round_ends(self, game: LamaGame, me: int) -> float:
         """Chance that an opponent still in the round ends it before ``me``'s next turn.
 
-        Each opponent who has not quit is assumed to roll once (in seat
-        order, the row as it is now) and to go out whenever a roll lets them.
+        Each opponent who has not quit is assumed to roll once (the row as it
+        is now) and to go out whenever a roll lets them.
         """
         n = game.num_players
         quit_ = game.quit
@@ -109,12 +195,13 @@ class LookaheadPolicy(Policy):
             pe = self._end_cache.get(key)
             if pe is None:
                 pe = 0.0
+                size = sum(disp)
                 for dice, p in grouped_rolls(rules):
                     kind, legal = resolve_roll(disp, row, dice, last_player=False, rules=rules)
                     if kind is ROLL_BUST:
                         pe += p
                     elif kind is ROLL_DISCARD:
-                        if any(sum(A.DISCARDS[a - A.DISCARD_BASE]) == sum(disp) for a in legal):
+                        if sum(A.DISCARDS[legal[-1] - A.DISCARD_BASE]) == size:  # legal is sorted: the last is the largest
                             pe += p
                     elif kind is ROLL_TAKE and sum(row) == 1:
                         pe += p
@@ -126,70 +213,68 @@ class LookaheadPolicy(Policy):
 
 
 class _Eval:
-    """The expectimax of one decision (its context: rules, solver, chip worth, round-end chance)."""
+    """The expectimax of one decision: its rules, solver, chip worth, round-end chance and utility."""
 
-    __slots__ = ("agent", "rules", "solver", "chip", "p_end", "rolls")
+    __slots__ = ("rules", "solver", "chip", "p_end", "util", "rolls", "leaves", "dist_lo")
 
-    def __init__(self, agent: LookaheadPolicy, rules: RulesConfig, solver: SoloSolver, chip: int,
-                 p_end: float) -> None:
-        self.agent = agent
+    def __init__(self, rules: RulesConfig, solver: SoloSolver, chip: int, p_end: float, util: np.ndarray) -> None:
         self.rules = rules
         self.solver = solver
         self.chip = chip
         self.p_end = p_end
+        self.util = util
         self.rolls = grouped_rolls(rules)
+        self.leaves: dict[tuple, float] = {}
+        self.dist_lo = -chip - X_MIN  # index in util of the solver's first support value
 
-    def leaf(self, d: tuple[int, ...], row: tuple[int, ...], last: bool, depth: int) -> float:
-        """Expected final points (minus chips) when next at a turn with ``d`` (non-empty)."""
-        if last:
-            return self.solver.value(d)
-        if depth <= 1:
-            cont = self.solver.value(d)
-        else:
-            key = (self.rules, self.chip, d, row, depth)
-            cache = self.agent._leaf_cache
-            cont = cache.get(key)
-            if cont is None:
-                cont = min(float(score_display(d)), self.roll_value(d, row, False, depth - 1))
-                if len(cache) > _CACHE_LIMIT:
-                    cache.clear()
-                cache[key] = cont
-        return self.p_end * score_display(d) + (1.0 - self.p_end) * cont
+    def u(self, x: int) -> float:
+        """Utility of a final round result ``x``."""
+        return float(self.util[x - X_MIN])
 
-    def after_discard(self, d, row, last, action, depth, tl_chip) -> float:
+    def leaf(self, d: tuple[int, ...], row: tuple[int, ...], last: bool, shift: int) -> float:
+        """Expected utility when next at a turn with ``d`` (non-empty), ``shift`` points of chips already returned."""
+        key = (d, last, shift)
+        v = self.leaves.get(key)
+        if v is None:
+            dist = self.solver.distribution(d)
+            start = self.dist_lo - shift
+            cont = float(dist @ self.util[start: start + len(dist)])
+            if last:
+                v = cont
+            else:
+                v = self.p_end * self.u(score_display(d) - shift) + (1.0 - self.p_end) * cont
+            self.leaves[key] = v
+        return v
+
+    def after_discard(self, d, row, last, action, shift) -> float:
         k = A.DISCARDS[action - A.DISCARD_BASE]
         nd = tuple(x - y for x, y in zip(d, k))
         if not any(nd):
-            return -float(self.chip) - tl_chip  # went out: 0 points, a chip returned
-        return self.leaf(nd, row, last, depth) - tl_chip
+            return self.u(-self.chip - shift)  # went out: 0 points, a chip returned
+        return self.leaf(nd, row, last, shift)
 
-    def after_take(self, d, row, action, depth) -> float:
+    def after_take(self, d, row, action, shift) -> float:
         f = action - A.TAKE_BASE
         nd = tuple(c + (i == f) for i, c in enumerate(d))
-        nrow = tuple(c if i != f else 0 for i, c in enumerate(row))
-        if not any(nrow):
-            return float(score_display(nd))  # the row is empty: the round ends now
-        return self.leaf(nd, nrow, False, depth)
+        if sum(row) == 1:
+            return self.u(score_display(nd) - shift)  # the row is empty: the round ends now
+        return self.leaf(nd, row, False, shift)
 
-    def roll_value(self, d, row, last, depth) -> float:
-        """Expected final points (minus chips) of rolling now with display ``d``."""
+    def roll_value(self, d, row, last) -> float:
+        """Expected utility of rolling now with display ``d``."""
         rules = self.rules
         total = 0.0
-        stay = None  # value of being back at a turn with d (triple llama, chip_only)
         for dice, p in self.rolls:
             kind, legal = resolve_roll(d, row, dice, last_player=last, rules=rules)
-            is_tl = dice[0] == dice[1] == dice[2] == 0
-            tl_chip = self.chip if is_tl else 0
+            shift = self.chip if dice[0] == dice[1] == dice[2] == LLAMA else 0
             if kind is ROLL_DISCARD:
-                v = min(self.after_discard(d, row, last, a, depth, tl_chip) for a in legal)
+                v = max(self.after_discard(d, row, last, a, shift) for a in legal)
             elif kind is ROLL_TAKE:
-                v = min(self.after_take(d, row, a, depth) for a in legal) - tl_chip
-            elif kind is ROLL_TRIPLE_LLAMA:
-                if stay is None:
-                    stay = min(float(score_display(d)), self.leaf(d, row, last, depth))
-                v = stay - tl_chip
+                v = max(self.after_take(d, row, a, shift) for a in legal)
+            elif kind is ROLL_TRIPLE_LLAMA:  # back at a turn with d: quit or go on
+                v = max(self.u(score_display(d) - shift), self.leaf(d, row, last, shift))
             else:  # bust: the whole row joins the display and the round ends
-                v = float(score_display([c + r for c, r in zip(d, row)])) - tl_chip
+                v = self.u(score_display([c + r for c, r in zip(d, row)]) - shift)
             total += p * v
         return total
 
@@ -197,12 +282,11 @@ class _Eval:
 def _make(arg: str | None) -> LookaheadPolicy:
     if arg is None:
         return LookaheadPolicy()
-    try:
-        depth = int(arg)
-    except ValueError:
-        raise AgentSpecError(f"lookahead:D needs a depth D of 1 or 2, got {arg!r}") from None
-    return LookaheadPolicy(depth)
+    if arg.strip() == "points":
+        return LookaheadPolicy("points")
+    raise AgentSpecError(f"lookahead takes no argument or 'points', got lookahead:{arg}")
 
 
-register("lookahead", _make, "lookahead[:D]",
-         "expectimax over the next roll (D=1, or 2 rolls) under the real rules, solo values at the leaves")
+register("lookahead", _make, "lookahead[:points]",
+         "expectimax over the next roll under the real rules (solo values at the leaves); "
+         "plays to win the game (':points': to minimise points)")

@@ -32,7 +32,7 @@ class AgentEntry:
 _REGISTRY: dict[str, AgentEntry] = {}
 
 #: Modules imported on first use so that their agents register themselves.
-AGENT_MODULES = ("agents.heuristics", "agents.optimal", "agents.lookahead", "agents.ppo")
+AGENT_MODULES = ("agents.heuristics", "agents.optimal", "agents.lookahead", "agents.ppo", "agents.rllib_agent")
 
 
 def register(name: str, factory: Callable[[str | None], Policy], usage: str, help: str) -> None:

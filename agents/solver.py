@@ -18,8 +18,9 @@ memoized expectimax:
 
 The self-loops make ``value(d)`` the greatest solution ``v <= score(d)`` of
 ``v = min(score(d), h(v))`` with ``h`` concave and piecewise linear in ``v``
-(the loops enter as ``p * v`` and ``p * min(m, v)``); it is found exactly, per
-display, from its linear pieces.  The objective is the expected round points
+(the loops enter as ``p * v`` and ``p * min(m, v)``): the limit of value
+iteration from "quit everywhere", i.e. the best over policies that end the
+round.  It is found exactly, per display, from the linear pieces of ``h``.  The objective is the expected round points
 (chips are ignored).  Every roll is classified by the engine
 (:func:`lama_env.engine.resolve_roll`), scores come from
 :func:`lama_env.rules.score_display` and probabilities from
@@ -41,7 +42,9 @@ import math
 from collections import defaultdict
 from functools import lru_cache
 from itertools import product
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol, Sequence
+
+import numpy as np
 
 from lama_env import actions as A
 from lama_env.engine import ROLL_BUST, ROLL_DISCARD, ROLL_TRIPLE_LLAMA, resolve_roll
@@ -54,6 +57,8 @@ Display = tuple[int, ...]
 #: The llama row at the start of a round (one card of each face); in the solo round it stays full.
 FULL_ROW: Display = (1,) * NUM_FACES
 _EMPTY: Display = (0,) * NUM_FACES
+#: The most points a display can score (a llama and every number).
+MAX_SCORE = score_display((1,) * NUM_FACES)
 #: Values closer than this count as ties in decisions (quit vs roll, discards, takes).
 TIE_EPS = 1e-9
 #: Discard action -> its number of cards.
@@ -140,6 +145,8 @@ class SoloSolver:
         self._value: dict[Display, float] = {_EMPTY: self.out_value}
         self._roll: dict[Display, float] = {}
         self._outcome_cache: dict[Display, list[tuple[str, float, tuple[int, ...]]]] = {}
+        self._dist: dict[Display, np.ndarray] = {}
+        self._discard_choice: dict[tuple[Display, tuple[int, ...]], int] = {}
 
     # ------------------------------------------------------------ transitions
     def _outcomes(self, d: Display) -> list[tuple[str, float, tuple[int, ...]]]:
@@ -282,9 +289,17 @@ class SoloSolver:
         leaves the display as it is, worth ``value(display)``.
         """
         d = _check_display(display)
-        vals = [(self.value(self._child(d, a)), a) for a in legal]
-        best = min(v for v, _ in vals) + TIE_EPS
-        return min((a for v, a in vals if v <= best), key=lambda a: (-_DISCARD_SIZE[a], a))
+        return self._best_discard(d, tuple(legal))
+
+    def _best_discard(self, d: Display, legal: tuple[int, ...]) -> int:
+        key = (d, legal)
+        a = self._discard_choice.get(key)
+        if a is None:
+            vals = [(self.value(self._child(d, a)), a) for a in legal]
+            best = min(v for v, _ in vals) + TIE_EPS
+            a = self._discard_choice[key] = min((a for v, a in vals if v <= best),
+                                                key=lambda a: (-_DISCARD_SIZE[a], a))
+        return a
 
     def best_discard(self, display: Sequence[int], dice: Sequence[int]) -> int:
         """The optimal discard action after ``dice`` (face indices) matched ``display`` in the solo round.
@@ -313,6 +328,52 @@ class SoloSolver:
             vals.append((self.value(nd), score_display(nd) - s0, 10 if f == LLAMA else f, a))
         best = min(v[0] for v in vals) + TIE_EPS
         return min((v for v in vals if v[0] <= best), key=lambda v: v[1:])[3]
+
+    # --------------------------------------------------------- distributions
+    @property
+    def support(self) -> np.ndarray:
+        """The final round results :meth:`distribution` ranges over: integers ``floor(out_value)..MAX_SCORE``."""
+        return np.arange(math.floor(self.out_value), MAX_SCORE + 1)
+
+    def distribution(self, display: Sequence[int]) -> np.ndarray:
+        """Probabilities of each final round result (over :attr:`support`) from a turn with ``display``.
+
+        Under the optimal policy (the decisions of :meth:`quits` and
+        :meth:`best_discard_action`), in the solo round; going out counts as
+        ``out_value`` (which must be an integer here).  The mean is :meth:`value`.
+        """
+        if self.out_value != math.floor(self.out_value):
+            raise SolverError(f"distribution needs an integer out_value, got {self.out_value}")
+        d = _check_display(display)
+        return self._distribution(d)
+
+    def _distribution(self, d: Display) -> np.ndarray:
+        got = self._dist.get(d)
+        if got is not None:
+            return got
+        lo = math.floor(self.out_value)
+        out = np.zeros(MAX_SCORE + 1 - lo)
+        if not any(d):
+            out[0] = 1.0
+        elif self.quits(d):
+            out[score_display(d) - lo] = 1.0
+        else:
+            loop = 0.0
+            for kind, p, legal in self._outcomes(d):
+                if kind is ROLL_DISCARD:
+                    a = self._best_discard(d, legal)
+                    if _DISCARD_SIZE[a] == 0:
+                        loop += p
+                    else:
+                        out += p * self._distribution(self._child(d, a))
+                elif kind is ROLL_TRIPLE_LLAMA:
+                    loop += p
+                else:
+                    out[self.bust_points(d) - lo] += p
+            out /= 1.0 - loop
+        out.flags.writeable = False
+        self._dist[d] = out
+        return out
 
     # ------------------------------------------------------------ aggregates
     def solve_all(self, max_cards: int = HAND_SIZE) -> int:
@@ -351,15 +412,20 @@ class SoloSolver:
                 memo[d] = v = float(score_display(d))
                 return v
             const = loop = 0.0
+            chosen: dict[tuple[int, ...], tuple[bool, float]] = {}  # legal -> (stays, value after)
             for kind, p, legal in self._outcomes(d):
                 if kind is ROLL_DISCARD:
-                    a = policy.choose_discard(d, legal, rules)
-                    if a not in legal:
-                        raise SolverError(f"policy {policy!r} chose an illegal discard {a} for {d!r}")
-                    if _DISCARD_SIZE[a] == 0:
+                    got = chosen.get(legal)
+                    if got is None:
+                        a = policy.choose_discard(d, legal, rules)
+                        if a not in legal:
+                            raise SolverError(f"policy {policy!r} chose an illegal discard {a} for {d!r}")
+                        stays = _DISCARD_SIZE[a] == 0
+                        got = chosen[legal] = (stays, 0.0 if stays else solve(self._child(d, a)))
+                    if got[0]:
                         loop += p
                     else:
-                        const += p * solve(self._child(d, a))
+                        const += p * got[1]
                 elif kind is ROLL_TRIPLE_LLAMA:
                     loop += p
                 else:

@@ -535,10 +535,14 @@ class LamaGame:
         return g
 
     def to_record(self) -> dict:
-        """The game so far as a ``lama-dice-record/1`` dict (see RULES.md)."""
+        """The game so far as a ``lama-dice-record/1`` dict (see RULES.md).
+
+        A roll still waiting for its discard or take is left out (a record's
+        rolls always carry their decision), so the record ends just before it.
+        """
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        return {
+        rec = {
             "format": RECORD_FORMAT,
             "players": self._n,
             "rules": self._rules.to_dict(),
@@ -549,6 +553,9 @@ class LamaGame:
                 for r in self._rounds
             ],
         }
+        if self._pending is not None:
+            rec["rounds"][-1]["turns"].pop()
+        return rec
 
     def result(self) -> dict:
         """The replay result of the game so far (RULES.md, "Replay result")."""

@@ -179,6 +179,14 @@ def win_shares(totals: Sequence[int]) -> list[float]:
     return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
 
 
+def warn_solo_win() -> None:
+    """Warn that ``reward="win"`` is always 0 in the solo variant."""
+    warnings.warn(
+        'reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to learn from it',
+        UserWarning, stacklevel=3,
+    )
+
+
 def as_action(action: Any) -> Any:
     """``action`` as a Python int when it is an integer (NumPy scalars and 0-d arrays included).
 
@@ -268,6 +276,8 @@ class LamaDiceEnv(gym.Env):
                 raise LamaEnvError(f"learner_seat must be None or an integer 0..{n - 1}, got {learner_seat!r}")
             learner_seat = int(learner_seat)
         self.learner_seat_option = learner_seat
+        if n == 1 and self.reward_mode == "win":
+            warn_solo_win()
         self.rules = build_rules(rules)
         self.opponents = self._build_opponents(opponents)
         self.observation_space = spaces.Box(0.0, 1.0, (observation_size(n),), dtype=np.float32)
@@ -499,5 +509,6 @@ class LamaDiceEnv(gym.Env):
 
 __all__ = [
     "EPISODES", "ILLEGAL_MODES", "IllegalMoveWarning", "LamaDiceEnv", "LamaEnvError", "MaskCache", "REWARDS",
-    "as_action", "build_rules", "check_choice", "check_max_rounds", "check_num_players", "win_shares",
+    "as_action", "build_rules", "check_choice", "check_max_rounds", "check_num_players", "warn_solo_win",
+    "win_shares",
 ]

@@ -141,6 +141,7 @@ from .gym_env import (
     check_choice,
     check_max_rounds,
     check_num_players,
+    warn_solo_win,
     win_shares,
 )
 from .observation import encode, observation_size
@@ -206,6 +207,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.auto_forced = bool(auto_forced)
         self.max_rounds = check_max_rounds(max_rounds)
         self.record = bool(record)
+        if n == 1 and self.reward_mode == "win":
+            warn_solo_win()
         self.rules = build_rules(rules)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._names = tuple(self.possible_agents)

@@ -68,8 +68,6 @@ _PHASE_ONE_HOT = {
     Phase.ROUND_OVER: (0.0, 0.0, 0.0, 1.0),
     Phase.GAME_OVER: (0.0, 0.0, 0.0, 1.0),
 }
-_ZEROS = {k: (0.0,) * k for k in range(1, max(MAX_PLAYERS, NUM_FACES) + 1)}
-_THIRD = 1.0 / 3.0
 
 
 class LayoutEntry(NamedTuple):
@@ -171,64 +169,105 @@ def layout_table(num_players: int | None = None) -> str:
     return "\n".join(lines)
 
 
-@lru_cache(maxsize=None)
-def _seat_order(num_players: int, seat: int) -> tuple[tuple[int, ...], tuple[tuple[float, ...], ...]]:
-    """Seats from ``seat`` in turn order, and for each absolute seat its one-hot relative position."""
-    order = tuple((seat + k) % num_players for k in range(num_players))
-    one_hot = []
-    for p in range(num_players):
-        rel = (p - seat) % num_players
-        one_hot.append(tuple(1.0 if k == rel else 0.0 for k in range(num_players)))
-    return order, tuple(one_hot)
-
-
 class _Consts(NamedTuple):
-    """Per (rules, player count) constants of the encoder."""
+    """Per (rules, player count) constants and caches of the encoder."""
 
     rules: RulesConfig
+    n: int
     threshold: int
     size: int
     packer: struct.Struct
-    tail: tuple[float, float]
-    players: dict  # (display, total) -> per-player features
+    orders: tuple[tuple[int, ...], ...]  # per observing seat: the seats in observation order
+    players: dict  # (display, total) -> one player's features
+    displays: dict  # display -> (scaled counts, points, points / 31, p_no_match)
+    context: list  # per observing seat: (quit, to_act, start) -> quit + to_act + start blocks
+    table: dict  # (row, phase, dice, active) -> the blocks after the per-player ones
 
 
-_CONSTS: dict[tuple[int, int], _Consts] = {}
-_PLAYER_CACHE_MAX = 1 << 17
+_CONSTS: dict[tuple[int, int], _Consts] = {}  # (id(rules), n): the fast path
+_CONSTS_BY_VALUE: dict[tuple[RulesConfig, int], _Consts] = {}  # equal rules share their caches
+_CACHE_MAX = 1 << 17
 
 
 def _consts(rules: RulesConfig, n: int) -> _Consts:
     key = (id(rules), n)
     c = _CONSTS.get(key)
     if c is None or c.rules is not rules:
-        if len(_CONSTS) > 64:
+        if len(_CONSTS) > 256:
             _CONSTS.clear()
-        size = observation_size(n)
-        c = _CONSTS[key] = _Consts(
-            rules, rules.end_threshold, size, struct.Struct(f"{size}f"),
-            (1.0 if rules.must_discard else 0.0, 1.0 if rules.triple_llama == "also_match" else 0.0),
-            {},
-        )
+        shared = _CONSTS_BY_VALUE.get((rules, n))
+        if shared is None:
+            if len(_CONSTS_BY_VALUE) > 32:
+                _CONSTS_BY_VALUE.clear()
+            size = observation_size(n)
+            orders = tuple(tuple((s + k) % n for k in range(n)) for s in range(n))
+            shared = _CONSTS_BY_VALUE[(rules, n)] = _Consts(
+                rules, n, rules.end_threshold, size, struct.Struct(f"{size}f"), orders, {}, {},
+                [{} for _ in range(n)], {},
+            )
+        # keep a reference to this rules object so that its id stays unique while cached
+        c = _CONSTS[key] = shared._replace(rules=rules)
     return c
 
 
 def _player_features(c: _Consts, d: tuple[int, ...], t: int) -> tuple:
-    """One player's (scaled display, total, to_threshold, round points, would end, p_no_match); cached."""
-    cache = c.players
-    if len(cache) > _PLAYER_CACHE_MAX:
-        cache.clear()
+    """One player's (scaled display, total, to_threshold, round points, would end, p_no_match)."""
+    if len(c.players) > _CACHE_MAX:
+        c.players.clear()
+    df = c.displays.get(d)
+    if df is None:
+        if len(c.displays) > _CACHE_MAX:
+            c.displays.clear()
+        sx = _DISPLAY_SCALE
+        pts = score_display(d)
+        df = c.displays[d] = (
+            (d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5], d[6] * sx[6]),
+            pts, pts / MAX_ROUND_POINTS, p_no_match(d, c.rules),
+        )
     thr = c.threshold
-    sx = _DISPLAY_SCALE
-    pts = score_display(d)
     feats = (
-        (d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5], d[6] * sx[6]),
+        df[0],
         t / thr if t < thr else 1.0,
         0.0 if t >= thr else ((thr - t) / MAX_ROUND_POINTS if thr - t < MAX_ROUND_POINTS else 1.0),
-        pts / MAX_ROUND_POINTS,
-        1.0 if t + pts >= thr else 0.0,
-        p_no_match(d, c.rules),
+        df[2],
+        1.0 if t + df[1] >= thr else 0.0,
+        df[3],
     )
-    cache[(d, t)] = feats
+    c.players[(d, t)] = feats
+    return feats
+
+
+def _context(c: _Consts, seat: int, key: tuple) -> tuple[float, ...]:
+    """The ``quit``, ``to_act`` and ``start_player`` blocks seen from ``seat``."""
+    cache = c.context[seat]
+    if len(cache) > _CACHE_MAX:
+        cache.clear()
+    quit_, to_act, start = key
+    order = c.orders[seat]
+    feats = (tuple(1.0 if quit_[p] else 0.0 for p in order)
+             + tuple(1.0 if p == to_act else 0.0 for p in order)
+             + tuple(1.0 if p == start else 0.0 for p in order))
+    cache[key] = feats
+    return feats
+
+
+def _table(c: _Consts, key: tuple) -> tuple[float, ...]:
+    """The blocks after the per-player ones (row, decision, dice, last player, active, rules)."""
+    if len(c.table) > _CACHE_MAX:
+        c.table.clear()
+    row, phase, dice, active = key
+    dc = [0.0] * NUM_FACES
+    for f in dice or ():
+        dc[f] += 1.0
+    rules = c.rules
+    feats = (
+        tuple(float(x) for x in row)
+        + _PHASE_ONE_HOT[phase]
+        + tuple(x / 3.0 for x in dc)
+        + (1.0 if active == 1 else 0.0, active / c.n,
+           1.0 if rules.must_discard else 0.0, 1.0 if rules.triple_llama == "also_match" else 0.0)
+    )
+    c.table[key] = feats
     return feats
 
 
@@ -249,48 +288,30 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
     n = game.num_players
     if not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
-    order, one_hot = _seat_order(n, seat)
     c = _consts(game.rules, n)
     displays = game.displays
     totals = game.totals
-    quit_ = game.quit
-    phase = game.phase
-    cache = c.players
-
+    players = c.players
     rows = []
     v: list[float] = []
     ext = v.extend
-    for p in order:
+    for p in c.orders[seat]:
         d = displays[p]
         t = totals[p]
-        f = cache.get((d, t))
-        if f is None:
-            f = _player_features(c, d, t)
+        f = players.get((d, t)) or _player_features(c, d, t)
         rows.append(f)
         ext(f[0])
-    ext([1.0 if quit_[p] else 0.0 for p in order])
-    ext(one_hot[game.current_player] if phase < Phase.ROUND_OVER else _ZEROS[n])
-    ext(one_hot[game.start_player])
+    phase = game.phase
+    key = (game.quit, game.current_player if phase < Phase.ROUND_OVER else -1, game.start_player)
+    ext(c.context[seat].get(key) or _context(c, seat, key))
     _, tot, thr, pts, end, pnm = zip(*rows)
     ext(tot)
     ext(thr)
     ext(pts)
     ext(end)
     ext(pnm)
-    ext(game.row)
-    ext(_PHASE_ONE_HOT[phase])
-    dice = game.dice
-    if dice is None:
-        ext(_ZEROS[NUM_FACES])
-    else:
-        dc = [0.0] * NUM_FACES
-        for f in dice:
-            dc[f] += _THIRD
-        ext(dc)
-    active = game.num_active
-    v.append(1.0 if active == 1 else 0.0)
-    v.append(active / n)
-    ext(c.tail)
+    key = (game.row, phase, game.dice, game.num_active)
+    ext(c.table.get(key) or _table(c, key))
     if out is not None:
         out[:] = v
         return out

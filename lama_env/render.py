@@ -2,13 +2,13 @@
 
 Pure Python: reads the public state of a :class:`~lama_env.engine.LamaGame`
 and never changes it.  Example output (two players, player 0 deciding what
-to discard)::
+to discard; ``>`` marks the player to decide)::
 
-    Round 2 · start player_1 · player_0 to discard (dice 3 5 L)
-    llama row: L 1 2 · 4 5 6
-      seat       display          points  total
-    > player_0   L 3 3 5 6            24     12
-      player_1   1 2 2 4              [quit]  9
+    Round 1 · start player_0 · player_0 to discard (dice 2 3 2)
+    llama row: L 1 2 3 4 5 6
+      seat      display       points  total
+    > player_0  2 3 4 4 5 5       14      0
+      player_1  L L 2 3 4 6       25      0
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
     n = game.num_players
     if names is None:
         names = [f"player_{p}" for p in range(n)]
-    width = max(8, max(len(s) for s in names))
+    labels = [names[p] + ("*" if p == highlight else "") for p in range(n)]
+    width = max(4, max(len(s) for s in labels))
     phase = game.phase
     head = f"Round {game.round_index + 1} · start {names[game.start_player]} · "
     if phase in _DECISION:
@@ -59,19 +60,22 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
     else:
         head += f"game over ({game.ended_by}); winners: {', '.join(names[p] for p in game.winners)}"
     row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
-    lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<20} points  total"]
+    cards = [_cards(d) for d in game.displays]
+    cw = max(12, max(len(c) for c in cards))
+    lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in _DECISION else None
-    displays = game.displays
+    over = game.round_over
     for p in range(n):
         mark = ">" if p == deciding else " "
-        star = "*" if p == highlight else ""
-        status = "  [quit]" if game.quit[p] and not game.round_over else ""
-        if game.round_over and game.went_out == p:
+        status = ""
+        if game.quit[p]:
+            status = "  [quit]"
+        if over and game.went_out == p:
             status = "  [went out]"
+        if over and game.ended_by == "bust" and game.current_player == p:
+            status = "  [bust]"
         pts = game.round_points[p] if game.round_points is not None else game.current_points(p)
-        lines.append(
-            f"{mark} {names[p] + star:<{width}}  {_cards(displays[p]):<20} {pts:>6}  {game.totals[p]:>5}{status}"
-        )
+        lines.append(f"{mark} {labels[p]:<{width}}  {cards[p]:<{cw}}  {pts:>6}  {game.totals[p]:>5}{status}")
     return "\n".join(lines)
 
 

@@ -80,7 +80,11 @@ def test_sb3_check_env():
 
 @pytest.mark.parametrize("n", range(1, 7))
 def test_masked_random_play(n):
-    env = LamaDiceEnv(num_players=n, end_threshold=30)
+    if n == 1:
+        with pytest.warns(UserWarning, match="solo"):
+            env = LamaDiceEnv(num_players=n, end_threshold=30)
+    else:
+        env = LamaDiceEnv(num_players=n, end_threshold=30)
 
     def check(env, obs, info):
         g = env.game
@@ -118,10 +122,6 @@ def test_masked_random_play(n):
 def test_points_reward_and_quit_count():
     env = LamaDiceEnv(num_players=3, reward="points")
     quits = 0
-
-    def check(env, obs, info):
-        pass
-
     rng = np.random.default_rng(5)
     obs, info = env.reset(seed=5)
     total = 0.0
@@ -175,7 +175,7 @@ def test_opponents_specs_and_policies():
         LamaDiceEnv(num_players=2, opponents=["no-such-agent"])
     with pytest.raises(LamaEnvError):
         LamaDiceEnv(num_players=2, opponents=[3])
-    assert LamaDiceEnv(num_players=1).opponents == []
+    assert LamaDiceEnv(num_players=1, reward="points").opponents == []
 
 
 def test_illegal_action_lose_and_raise():

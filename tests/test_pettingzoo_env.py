@@ -81,7 +81,11 @@ def test_masked_random_play(n):
                 assert not o["action_mask"].any() and space.contains(o)
 
     for seed in range(4 if n > 1 else 8):
-        env = lama_dice_v0.env(num_players=n, end_threshold=30)
+        if n == 1:
+            with pytest.warns(UserWarning, match="solo"):
+                env = lama_dice_v0.env(num_players=n, end_threshold=30)
+        else:
+            env = lama_dice_v0.env(num_players=n, end_threshold=30)
         returns = play(env, seed, check=check)
         assert not env.agents
         # zero-sum win/loss
@@ -280,3 +284,25 @@ def test_render_ansi_and_human(capsys):
     quiet.reset(seed=0)
     with pytest.warns(UserWarning, match="render_mode|render mode"):
         assert quiet.render() is None
+
+
+def test_render_at_game_end():
+    env = lama_dice_v0.env(num_players=2, render_mode="ansi", end_threshold=15)
+    play(env, 3)
+    g = env.unwrapped.game
+    text = env.render()
+    assert "game over" in text and f"player_{g.winners[0]}" in text.splitlines()[0]
+
+
+def test_readme_quick_starts_run():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    if "<!-- section:envs -->" not in text:
+        pytest.skip("README has no environments section")
+    section = text[text.index("<!-- section:envs -->"):text.index("<!-- /section:envs -->")]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    for code in blocks:
+        exec(compile(code, "README.md", "exec"), {})

@@ -49,7 +49,8 @@ class EnvConfig(_Section):
 
     num_players: int = Field(2, ge=1, le=6, description="players at the table, the learner included (1 = solo)")
     episode: Literal["game", "round"] = Field("game", description="one episode = a whole game or a single round")
-    reward: Literal["win", "points"] = Field("win", description="win: +1/-1 (ties shared) at game end; points: minus the round points")
+    reward: Literal["win", "points"] = Field("win", description="win: the zero-sum win share at the episode's end; points: minus the points of each round")
+    reward_scale: float = Field(1.0, gt=0, description="multiply every reward by this (e.g. 0.05 for points rewards)")
     rules: dict[str, Any] = Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")
     n_envs: int = Field(8, ge=1, le=256, description="parallel environments")
     vec_env: Literal["subproc", "dummy"] = Field("subproc", description="subproc: one process per env; dummy: all in this process")
@@ -110,7 +111,7 @@ class PolicyConfig(_Section):
     """The actor-critic MLP."""
 
     net_arch: Union[list[int], NetArchSplit] = Field(default_factory=lambda: [128, 128],
-                                                     description="hidden layer sizes (shared list or {pi: [...], vf: [...]})")
+                                                     description="hidden layers of the policy and the value MLPs (a list: the same for both; or {pi: [...], vf: [...]})")
     activation: Literal["tanh", "relu", "elu", "leaky_relu"] = Field("tanh", description="hidden-layer activation")
     ortho_init: bool = Field(True, description="orthogonal initialization")
 
@@ -176,6 +177,8 @@ class TrainConfig(_Section):
                 raise _KeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
             if self.selfplay.enabled:
                 raise _KeyError("selfplay.enabled", "self-play needs env.num_players >= 2")
+            if self.env.reward == "win":
+                raise _KeyError("env.reward", "'win' is always 0 in the solo variant (env.num_players: 1); use points")
         elif not self.opponents and not self.selfplay.enabled:
             raise _KeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
         if n > 1 and not self.eval.opponents:

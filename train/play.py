@@ -145,18 +145,6 @@ def player_names(players: int, human: int | None, specs: Mapping[int, str]) -> l
 
 
 # ---------------------------------------------------------------- records
-def playable_record(game: LamaGame) -> dict:
-    """``game.to_record()``, less a roll still waiting for its discard or take.
-
-    A record must give every roll's discard or take; if the game stopped in
-    the middle of that decision, the record ends just before the roll.
-    """
-    rec = game.to_record()
-    if game.phase in (Phase.DISCARD, Phase.TAKE):
-        rec["rounds"][-1]["turns"].pop()
-    return rec
-
-
 def write_record(record: dict, path: str) -> None:
     """Write ``record`` as JSON to ``path`` atomically (a temporary file, then a rename)."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -251,7 +239,7 @@ class TerminalGame:
         if not self.save:
             return None
         try:
-            write_record(playable_record(self.game), self.save)
+            write_record(self.game.to_record(), self.save)
         except OSError as e:
             self._save_error = f"{self.save}: {e.strerror or e}"
             return None

@@ -5,31 +5,33 @@
 
 1. validate the config (:mod:`train.config`) and apply command-line overrides;
 2. make the run folder ``runs/NAME-YYYYmmdd-HHMMSS/`` and save the resolved
-   ``config.yaml`` there (a resumed run continues in its own folder);
+   ``config.yaml`` in it (a resumed run continues in its own folder);
 3. build ``env.n_envs`` copies of the Gymnasium env ``LamaDice-v0``, each
-   opponent seat a :class:`train.selfplay.MixtureOpponent` (configured
-   opponents, plus the self-play pool), vectorized with ``SubprocVecEnv`` or
+   opponent seat a :class:`train.selfplay.MixtureOpponent` (the configured
+   opponents plus the self-play pool), vectorized with ``SubprocVecEnv`` or
    ``DummyVecEnv``;
 4. build the MaskablePPO model (every hyperparameter from the config), or load
-   the checkpoint to resume;
-5. learn, with the callbacks of :mod:`train.callbacks` (TensorBoard game
+   the checkpoint to resume from;
+5. learn, with the callbacks of :mod:`train.callbacks` (the game's TensorBoard
    scalars, periodic evaluation and ``best.zip``, periodic checkpoints,
    self-play snapshots) and a progress bar; Ctrl-C saves ``interrupted.zip``;
 6. save ``final.zip``, evaluate it against the evaluation opponents with the
    evaluation harness, print the table and save it as ``eval.json``.
 
-Run folder::
+The run folder::
 
     runs/NAME-YYYYmmdd-HHMMSS/
-      config.yaml          the resolved config (train it again: lama-dice train config.yaml)
+      config.yaml          the resolved config (lama-dice train config.yaml trains it again)
       tb/                  TensorBoard events (tensorboard --logdir runs/)
       checkpoints/         step-<N>.zip (+ .json sidecars), every checkpoint.every steps
-      selfplay/            the self-play pool (snapshots and pool.json)
-      best.zip, final.zip  best periodic evaluation, end of training (interrupted.zip on Ctrl-C)
+      selfplay/            the self-play pool: snapshots and pool.json
+      best.zip             the best periodic evaluation so far
+      final.zip            the end of training (interrupted.zip after Ctrl-C)
       evaluations.jsonl    every periodic evaluation
       eval.json            the final evaluation table
 
-Every ``.zip`` is a MaskablePPO checkpoint that any tool loads as ``ppo:PATH``.
+Every ``.zip`` is a MaskablePPO checkpoint with a JSON sidecar; every tool
+loads it as the agent ``ppo:PATH``.
 """
 
 from __future__ import annotations
@@ -40,14 +42,32 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Sequence, TextIO
 
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.logger import configure
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
+
+from agents.ppo import CheckpointError, PPOPolicy, load_policy, read_sidecar, resolve_checkpoint
 from lama_env.errors import LamaDiceError
 
-from .config import ConfigError, TrainConfig, load_config
+from .callbacks import (
+    CheckpointCallback,
+    EvalCallback,
+    GameStatsCallback,
+    SelfPlayCallback,
+    evaluate_learner,
+    save_checkpoint,
+)
+from .config import ConfigError, TrainConfig, load_config, parse_config
+from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
 
 #: Default parent folder of run folders.
 RUNS_ROOT = "runs"
@@ -66,17 +86,18 @@ class TrainResult:
         timesteps: learner steps trained in total (earlier sessions included).
         interrupted: whether training stopped on Ctrl-C (``interrupted.zip`` was saved).
         checkpoint: the last checkpoint saved (``final.zip`` or ``interrupted.zip``).
-        evaluation: the final evaluation (``eval.json``), if one was run.
-        seconds: wall-clock time of the session.
+        evaluation: the final evaluation (the content of ``eval.json``), if one was run.
+        seconds: wall-clock time of the whole session.
+        steps_per_second: learner steps per second while learning (periodic evaluations included).
     """
 
     run_dir: Path
     timesteps: int
     interrupted: bool
     checkpoint: Path
-    evaluation: dict[str, Any] | None = None
-    seconds: float = 0.0
-    steps_per_second: float = field(default=math.nan)
+    evaluation: dict[str, Any] | None
+    seconds: float
+    steps_per_second: float
 
 
 def train(
@@ -88,6 +109,7 @@ def train(
     resume: str | os.PathLike | None = None,
     progress_bar: bool = True,
     runs_root: str | os.PathLike = RUNS_ROOT,
+    callbacks: Sequence[BaseCallback] = (),
     out: TextIO | None = None,
     config_path: str | os.PathLike | None = None,
 ) -> TrainResult:
@@ -95,13 +117,14 @@ def train(
 
     Args:
         config: a :class:`~train.config.TrainConfig` or the path of a YAML config.
-        run_dir: the run folder (default ``runs_root/NAME-YYYYmmdd-HHMMSS``); it must not hold a run.
+        run_dir: the run folder (default ``runs_root/NAME-YYYYmmdd-HHMMSS``); it must be new or empty.
         total_timesteps: override ``total_timesteps`` (a resumed run trains until this total).
         seed: override ``seed``.
-        resume: a checkpoint (``.zip``) or a run folder to continue from; the run
-            continues in the checkpoint's run folder unless ``run_dir`` is given.
+        resume: a checkpoint (``.zip``) or a run folder (its latest checkpoint) to continue
+            from; the run continues in the checkpoint's run folder unless ``run_dir`` is given.
         progress_bar: show a progress bar.
         runs_root: parent folder of new run folders.
+        callbacks: more SB3 callbacks to run during learning.
         out: where to print (default stdout).
         config_path: the config's file, for the resume hint (when ``config`` is a TrainConfig).
 
@@ -114,91 +137,80 @@ def train(
     out = out or sys.stdout
     t_start = time.perf_counter()
 
-    # -- 1. the config -----------------------------------------------------------------
+    # -- 1. The config: validated before anything starts ---------------------------------
     if not isinstance(config, TrainConfig):
         config_path = config_path or config
-    cfg = config if isinstance(config, TrainConfig) else load_config(config)
-    overrides: dict[str, Any] = {}
-    if total_timesteps is not None:
-        overrides["total_timesteps"] = total_timesteps
-    if seed is not None:
-        overrides["seed"] = seed
-    if overrides:
-        cfg = _override(cfg, overrides)
+        config = load_config(config)
+    cfg = _override(config, total_timesteps=total_timesteps, seed=seed)
     n_players = cfg.env.num_players
     rules = cfg.rules
 
-    # -- 2. the run folder --------------------------------------------------------------
+    # -- 2. The run folder, with the resolved config -------------------------------------
     resume_ckpt = _resume_checkpoint(resume) if resume is not None else None
     if resume_ckpt is not None:
         _check_resume_fits(resume_ckpt, cfg)
-        run = Path(run_dir) if run_dir is not None else (_run_dir_of(resume_ckpt) or _new_run_dir(runs_root, cfg.name))
-        run.mkdir(parents=True, exist_ok=True)
-        _save_config(cfg, run, resumed=True)
+        home = _run_dir_of(resume_ckpt)
+        if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
+            run = _claim_run_dir(Path(run_dir))
+        else:
+            run = home or _new_run_dir(runs_root, cfg.name)
     else:
         run = _claim_run_dir(Path(run_dir)) if run_dir is not None else _new_run_dir(runs_root, cfg.name)
-        _save_config(cfg, run, resumed=False)
-    ckpt_dir = run / "checkpoints"
-    ckpt_dir.mkdir(exist_ok=True)
+    _save_config(cfg, run)
+    (run / "checkpoints").mkdir(exist_ok=True)
+    # what every checkpoint's JSON sidecar says about the game it was trained for
     sidecar = {"num_players": n_players, "rules": rules.to_dict(), "config": cfg.name,
                "episode": cfg.env.episode, "reward": cfg.env.reward, "run": run.name}
     print(f"run folder: {run}", file=out)
     print(f"TensorBoard: tensorboard --logdir {run.parent}", file=out)
 
-    # -- 3. the environments ---------------------------------------------------------------
-    pool_file = run / "selfplay" / "pool.json" if cfg.selfplay.enabled else None
-    vec_env = make_vec_env(cfg, pool_file=pool_file)
-
-    # -- 4. the model ---------------------------------------------------------------------
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.utils import set_random_seed
-
+    # -- 3. The environments -------------------------------------------------------------
     set_random_seed(cfg.seed)
     if cfg.torch_threads > 0:
         torch.set_num_threads(cfg.torch_threads)
-    # The masked action distribution is rebuilt at every step; checking its
-    # arguments each time costs more than the forward pass itself.
+    # The masked action distribution is rebuilt at every step; validating its
+    # arguments each time costs about as much as the forward pass.
     torch.distributions.Distribution.set_default_validate_args(False)
+    pool_file = run / "selfplay" / "pool.json" if cfg.selfplay.enabled else None
+    vec_env = make_vec_env(cfg, pool_file)
+
+    # -- 4. The model: new, or loaded to resume ------------------------------------------
     if resume_ckpt is not None:
         model = _load_for_resume(resume_ckpt, vec_env, cfg)
         print(f"resuming from {resume_ckpt} at {model.num_timesteps:,} steps", file=out)
     else:
         model = MaskablePPO("MlpPolicy", vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
-    # Our own logger: TensorBoard events in RUN/tb (a resumed session appends new event files there).
+    # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
     start_steps = int(model.num_timesteps)
     remaining = cfg.total_timesteps - start_steps
     if remaining <= 0:
         vec_env.close()
-        raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but the checkpoint has already trained "
+        raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {resume_ckpt} has already trained "
                           f"{start_steps:,} steps; pass a larger --total-timesteps to continue")
 
-    # -- 5. learn -------------------------------------------------------------------------
-    from stable_baselines3.common.callbacks import CallbackList
-
-    from .callbacks import CheckpointCallback, EvalCallback, GameStatsCallback, SelfPlayCallback
-    from .selfplay import SnapshotPool
-
-    eval_cb = EvalCallback(cfg.eval.every, cfg.eval.opponents, n_players, rules, cfg.eval.games,
-                           cfg.eval.seed, cfg.eval.workers, run, sidecar, best_score=_previous_best(run))
-    callbacks: list[Any] = [GameStatsCallback(n_players), eval_cb,
-                            CheckpointCallback(cfg.checkpoint.every, ckpt_dir, sidecar, cfg.checkpoint.keep_last)]
+    # -- 5. Learn ------------------------------------------------------------------------
+    cbs: list[BaseCallback] = [
+        GameStatsCallback(n_players),
+        EvalCallback(cfg.eval.every, cfg.eval.opponents, n_players, rules, cfg.eval.games, cfg.eval.seed,
+                     cfg.eval.workers, run, sidecar, best_score=_previous_best(run)),
+        CheckpointCallback(cfg.checkpoint.every, run / "checkpoints", sidecar, cfg.checkpoint.keep_last),
+    ]
     if cfg.selfplay.enabled:
         pool = SnapshotPool(run, cfg.selfplay.pool_size, cfg.selfplay.initial, sidecar)
         if not pool.snapshots():  # the pool starts with the untrained learner
             pool.add(model, model.num_timesteps)
         pool.write_pool_file()
-        callbacks.append(SelfPlayCallback(cfg.selfplay.snapshot_every, pool))
+        cbs.append(SelfPlayCallback(cfg.selfplay.snapshot_every, pool))
+    cbs.extend(callbacks)
 
     print(f"training {cfg.name}: {n_players} player{'s' if n_players > 1 else ''}, episode={cfg.env.episode}, "
-          f"reward={cfg.env.reward}, {cfg.env.n_envs} envs ({cfg.env.vec_env}), "
-          f"{remaining:,} steps to go (torch threads: {torch.get_num_threads()})", file=out)
+          f"reward={cfg.env.reward}, {cfg.env.n_envs} envs ({cfg.env.vec_env}), {remaining:,} steps to go",
+          file=out)
     interrupted = False
     t_learn = time.perf_counter()
     try:
-        model.learn(total_timesteps=remaining, callback=CallbackList(callbacks),
+        model.learn(total_timesteps=remaining, callback=CallbackList(cbs),
                     reset_num_timesteps=resume_ckpt is None, progress_bar=progress_bar)
     except KeyboardInterrupt:
         interrupted = True
@@ -208,32 +220,28 @@ def train(
     steps_done = int(model.num_timesteps) - start_steps
     sps = steps_done / learn_s if learn_s > 0 else math.nan
 
-    from .callbacks import save_checkpoint
-
-    if interrupted:
+    if interrupted:  # Ctrl-C: save where we are and say how to go on
         ckpt = save_checkpoint(model, run / "interrupted.zip", sidecar)
         model.logger.close()
         print(f"\ninterrupted at {model.num_timesteps:,} steps; saved {ckpt}", file=out)
         print(f"resume with: lama-dice train {config_path or run / 'config.yaml'} --resume {ckpt}", file=out)
-        return TrainResult(run, int(model.num_timesteps), True, ckpt, None,
-                           time.perf_counter() - t_start, sps)
+        return TrainResult(run, int(model.num_timesteps), True, ckpt, None, time.perf_counter() - t_start, sps)
 
-    # -- 6. final checkpoint and evaluation table ---------------------------------------
+    # -- 6. The final checkpoint and the evaluation table --------------------------------
     ckpt = save_checkpoint(model, run / "final.zip", sidecar)
     print(f"trained {steps_done:,} steps in {learn_s:.0f} s ({sps:,.0f} steps/s); saved {ckpt}", file=out)
     evaluation = None
     if cfg.eval.final_games > 0:
         evaluation = final_evaluation(model, cfg, run, out=out, progress=progress_bar)
     model.logger.close()
-    return TrainResult(run, int(model.num_timesteps), False, ckpt, evaluation,
-                       time.perf_counter() - t_start, sps)
+    return TrainResult(run, int(model.num_timesteps), False, ckpt, evaluation, time.perf_counter() - t_start, sps)
 
 
 # ---------------------------------------------------------------------------
-# environments
+# the environments
 
 def make_env_fn(cfg: TrainConfig, rank: int, pool_file: Path | None, in_subprocess: bool) -> Callable[[], Any]:
-    """A function that builds environment ``rank`` (called in the worker process for SubprocVecEnv)."""
+    """A function that builds environment ``rank`` (run in the worker process under SubprocVecEnv)."""
 
     def _init() -> Any:
         import gymnasium as gym
@@ -241,53 +249,91 @@ def make_env_fn(cfg: TrainConfig, rank: int, pool_file: Path | None, in_subproce
         import lama_env.gym_env  # noqa: F401  (registers LamaDice-v0)
 
         if in_subprocess:
-            # Ctrl-C is the trainer's business: workers keep running until it closes them.
+            # Ctrl-C is the trainer's business: workers keep running until it stops them.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            import torch
-
-            torch.set_num_threads(1)  # self-play snapshots act one state at a time
+            torch.set_num_threads(1)
         opponents = make_opponents(cfg, pool_file, seed=cfg.seed * 7919 + rank * 101)
         env = gym.make("LamaDice-v0", num_players=cfg.env.num_players, opponents=opponents,
-                       episode=cfg.env.episode, reward=cfg.env.reward, rules=cfg.env.rules)
+                       episode=cfg.env.episode, reward=cfg.env.reward, rules=cfg.env.rules,
+                       disable_env_checker=True)
+        if cfg.env.reward_scale != 1.0:
+            env = gym.wrappers.TransformReward(env, _Scale(cfg.env.reward_scale))
         return env
 
     return _init
 
 
-def make_opponents(cfg: TrainConfig, pool_file: Path | None, seed: int) -> list[Any]:
-    """One :class:`~train.selfplay.MixtureOpponent` per opponent seat (a plain spec when there is nothing to mix)."""
-    from .selfplay import MixtureOpponent, PoolReader, WeightedSpec
+class _Scale:
+    """``r -> scale * r`` (picklable)."""
 
-    n_opp = cfg.env.num_players - 1
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def __call__(self, r: float) -> float:
+        return self.scale * r
+
+
+def make_opponents(cfg: TrainConfig, pool_file: Path | None, seed: int) -> list[Any]:
+    """The opponent of each opponent seat: a :class:`MixtureOpponent` (a plain spec when there is nothing to mix)."""
     specs = [WeightedSpec(o.agent, o.weight) for o in cfg.opponents]
+    n_opp = cfg.env.num_players - 1
     if pool_file is None and len(specs) == 1:
         return [specs[0].agent] * n_opp
-    out = []
-    for seat in range(n_opp):
-        pool = PoolReader(pool_file, cfg.selfplay.deterministic) if pool_file is not None else None
-        out.append(MixtureOpponent(specs, pool, cfg.selfplay.weight, per_round=cfg.env.episode == "round",
-                                   seed=seed + seat))
-    return out
+    return [MixtureOpponent(specs, PoolReader(pool_file, cfg.selfplay.deterministic) if pool_file else None,
+                            cfg.selfplay.weight, per_round=cfg.env.episode == "round", seed=seed + seat)
+            for seat in range(n_opp)]
 
 
-def make_vec_env(cfg: TrainConfig, pool_file: Path | None = None) -> Any:
-    """The vectorized training environments (with VecMonitor for SB3's episode statistics)."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
-
+def make_vec_env(cfg: TrainConfig, pool_file: Path | None = None) -> VecEnv:
+    """The vectorized training environments (VecMonitor gives SB3 its episode statistics)."""
     subproc = cfg.env.vec_env == "subproc"
     fns = [make_env_fn(cfg, i, pool_file, subproc) for i in range(cfg.env.n_envs)]
     vec = SubprocVecEnv(fns) if subproc else DummyVecEnv(fns)
     vec.seed(cfg.seed)
-    return VecMonitor(vec)
+    return VecMonitor(ActionMaskCache(vec))
 
 
-def _close_vec_env(vec_env: Any, force: bool) -> None:
-    """Close the environments; after Ctrl-C, stop subprocess workers without waiting on them."""
-    from stable_baselines3.common.vec_env import SubprocVecEnv
+class ActionMaskCache(VecEnvWrapper):
+    """Serve MaskablePPO's ``action_masks()`` from the masks the envs already return.
 
-    inner = vec_env.venv if hasattr(vec_env, "venv") else vec_env
+    ``LamaDice-v0`` puts the learner's mask in ``info["action_mask"]`` (and in
+    the reset info of an auto-reset episode); keeping them saves a second round
+    trip to every ``SubprocVecEnv`` worker per step.
+    """
+
+    def __init__(self, venv: VecEnv) -> None:
+        super().__init__(venv)
+        self._masks: np.ndarray | None = None
+
+    @staticmethod
+    def _from_infos(infos: Sequence[dict[str, Any]]) -> np.ndarray | None:
+        if any("action_mask" not in i for i in infos):
+            return None  # not LamaDice-v0: ask the envs
+        return np.stack([np.asarray(i["action_mask"], dtype=bool) for i in infos])
+
+    def reset(self) -> Any:
+        obs = self.venv.reset()
+        self._masks = self._from_infos(self.venv.reset_infos)
+        return obs
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        # a finished episode was reset at once: its next mask is in the reset info
+        current = [self.venv.reset_infos[i] if done else info for i, (done, info) in enumerate(zip(dones, infos))]
+        self._masks = self._from_infos(current)
+        return obs, rewards, dones, infos
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        if method_name == "action_masks" and self._masks is not None and indices is None and not args and not kwargs:
+            return list(self._masks)
+        return self.venv.env_method(method_name, *args, indices=indices, **kwargs)
+
+
+def _close_vec_env(vec_env: VecEnv, force: bool) -> None:
+    """Close the environments; after Ctrl-C, stop subprocess workers without talking to them."""
+    inner = vec_env.unwrapped
     if force and isinstance(inner, SubprocVecEnv):
-        # A step may have been cut off mid-way: the pipes are out of sync, so don't talk to the workers.
+        # A step may have been cut off half-way: the pipes are out of step, so don't wait on replies.
         for p in inner.processes:
             p.terminate()
         for p in inner.processes:
@@ -300,30 +346,26 @@ def _close_vec_env(vec_env: Any, force: bool) -> None:
 # ---------------------------------------------------------------------------
 # the model
 
-_ACTIVATIONS = {"tanh": "Tanh", "relu": "ReLU", "elu": "ELU", "leaky_relu": "LeakyReLU"}
+_ACTIVATIONS = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU, "leaky_relu": torch.nn.LeakyReLU}
 
 
 def ppo_kwargs(cfg: TrainConfig) -> dict[str, Any]:
     """MaskablePPO keyword arguments of the config (hyperparameters and network)."""
-    import torch.nn as nn
-
     p = cfg.ppo
-    lr: Any = p.learning_rate
-    if p.lr_schedule == "linear":
-        lr = _LinearSchedule(p.learning_rate)
     arch = cfg.policy.net_arch
     net_arch = list(arch) if isinstance(arch, list) else {"pi": list(arch.pi), "vf": list(arch.vf)}
     return dict(
-        learning_rate=lr, n_steps=p.n_steps, batch_size=p.batch_size, n_epochs=p.n_epochs, gamma=p.gamma,
+        learning_rate=LinearSchedule(p.learning_rate) if p.lr_schedule == "linear" else p.learning_rate,
+        n_steps=p.n_steps, batch_size=p.batch_size, n_epochs=p.n_epochs, gamma=p.gamma,
         gae_lambda=p.gae_lambda, clip_range=p.clip_range, ent_coef=p.ent_coef, vf_coef=p.vf_coef,
         max_grad_norm=p.max_grad_norm, target_kl=p.target_kl, normalize_advantage=p.normalize_advantage,
-        policy_kwargs=dict(net_arch=net_arch, activation_fn=getattr(nn, _ACTIVATIONS[cfg.policy.activation]),
+        policy_kwargs=dict(net_arch=net_arch, activation_fn=_ACTIVATIONS[cfg.policy.activation],
                            ortho_init=cfg.policy.ortho_init),
     )
 
 
-class _LinearSchedule:
-    """Learning rate decaying linearly from ``start`` to 0 over the run (picklable)."""
+class LinearSchedule:
+    """A learning rate decaying linearly from ``start`` to 0 over the run (picklable, so checkpoints keep it)."""
 
     def __init__(self, start: float) -> None:
         self.start = start
@@ -332,14 +374,10 @@ class _LinearSchedule:
         return self.start * progress_remaining
 
 
-def _load_for_resume(ckpt: Path, vec_env: Any, cfg: TrainConfig) -> Any:
-    from sb3_contrib import MaskablePPO
-
-    from agents.ppo import CheckpointError
-
+def _load_for_resume(ckpt: Path, vec_env: VecEnv, cfg: TrainConfig) -> MaskablePPO:
     try:
         return MaskablePPO.load(ckpt, env=vec_env, device=cfg.device)
-    except Exception as e:  # noqa: BLE001 - any failure to rebuild the model is a bad checkpoint
+    except Exception as e:  # noqa: BLE001 - any failure to rebuild the model means a bad checkpoint
         vec_env.close()
         msg = str(e).strip().splitlines()
         raise CheckpointError(f"cannot resume from {ckpt}: {type(e).__name__}: {msg[0] if msg else ''}") from None
@@ -348,18 +386,17 @@ def _load_for_resume(ckpt: Path, vec_env: Any, cfg: TrainConfig) -> Any:
 # ---------------------------------------------------------------------------
 # run folders
 
-def _override(cfg: TrainConfig, overrides: dict[str, Any]) -> TrainConfig:
-    from .config import parse_config
-
-    data = cfg.to_dict()
-    data.update(overrides)
-    return parse_config(data, source="command line", check_agents=False)
+def _override(cfg: TrainConfig, **overrides: Any) -> TrainConfig:
+    """``cfg`` with the command line's overrides (validated like the file)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if not overrides:
+        return cfg
+    return parse_config({**cfg.to_dict(), **overrides}, source="command line", check_agents=False)
 
 
 def _new_run_dir(root: str | os.PathLike, name: str) -> Path:
-    """A fresh ``root/NAME-YYYYmmdd-HHMMSS`` folder (a suffix ``-2``, ``-3``... if taken)."""
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path(root) / f"{name}-{stamp}"
+    """A fresh ``root/NAME-YYYYmmdd-HHMMSS`` folder (``-2``, ``-3``... appended if taken)."""
+    base = Path(root) / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     for k in range(1, 1000):
         cand = base if k == 1 else base.with_name(f"{base.name}-{k}")
         try:
@@ -373,13 +410,13 @@ def _new_run_dir(root: str | os.PathLike, name: str) -> Path:
 
 
 def _claim_run_dir(path: Path) -> Path:
-    """Use ``path`` as a new run folder: it must not exist or be empty."""
+    """Use ``path`` as a new run folder: it must not exist yet, or be empty."""
     if path.exists():
         if not path.is_dir():
             raise RunDirError(f"run folder {path} is a file")
         if any(path.iterdir()):
             raise RunDirError(f"run folder {path} is not empty (it may hold a run); "
-                              f"choose another --run-dir, or --resume {path}")
+                              f"choose another --run-dir, or continue that run with --resume {path}")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -387,25 +424,21 @@ def _claim_run_dir(path: Path) -> Path:
     return path
 
 
-def _save_config(cfg: TrainConfig, run: Path, resumed: bool) -> None:
-    """Save the resolved config; a resumed session never overwrites the run's config.yaml."""
+def _save_config(cfg: TrainConfig, run: Path) -> None:
+    """Save the resolved config; a resumed session with a changed config never overwrites config.yaml."""
     text = cfg.to_yaml()
     path = run / "config.yaml"
     if path.exists():
         if path.read_text(encoding="utf-8") == text:
             return
-        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = run / f"config.resumed-{stamp}.yaml"
+        path = run / f"config.resumed-{datetime.now().strftime('%Y%m%d-%H%M%S')}.yaml"
     path.write_text(text, encoding="utf-8")
 
 
 def _resume_checkpoint(resume: str | os.PathLike) -> Path:
-    """The checkpoint to resume from: a ``.zip``, or a run folder's latest state."""
-    from agents.ppo import CheckpointError, resolve_checkpoint
-
+    """The checkpoint to resume from: a ``.zip``, or a run folder's latest one."""
     p = Path(resume)
     if p.is_dir():
-        # latest state first: an interruption, the newest periodic checkpoint, the end of training
         cands = [p / "interrupted.zip", p / "final.zip", *sorted((p / "checkpoints").glob("step-*.zip"))]
         cands = [c for c in cands if c.is_file()]
         if not cands:
@@ -424,21 +457,17 @@ def _run_dir_of(ckpt: Path) -> Path | None:
 
 def _check_resume_fits(ckpt: Path, cfg: TrainConfig) -> None:
     """Refuse to resume a checkpoint trained for another game than the config's."""
-    from agents.ppo import CheckpointError, load_policy
-
     _, sidecar, n = load_policy(ckpt)
     if n != cfg.env.num_players:
         raise CheckpointError(f"cannot resume {ckpt}: it was trained for {n} players, "
                               f"the config has env.num_players: {cfg.env.num_players}")
     if sidecar is not None and sidecar.get("rules") not in (None, cfg.rules.to_dict()):
         raise CheckpointError(f"cannot resume {ckpt}: it was trained with rules {sidecar['rules']}, "
-                              f"the config has {cfg.rules.to_dict()}")
+                              f"the config has env.rules: {cfg.rules.to_dict()}")
 
 
 def _previous_best(run: Path) -> float:
-    """The eval score of the run's ``best.zip`` so far (resume keeps the best across sessions)."""
-    from agents.ppo import read_sidecar
-
+    """The evaluation score of the run's ``best.zip`` so far (so that a resumed run keeps its best)."""
     try:
         side = read_sidecar(run / "best.zip") if (run / "best.zip").is_file() else None
     except LamaDiceError:
@@ -449,61 +478,50 @@ def _previous_best(run: Path) -> float:
 # ---------------------------------------------------------------------------
 # the final evaluation table
 
-def final_evaluation(model: Any, cfg: TrainConfig, run: Path, out: TextIO | None = None,
+def final_evaluation(model: MaskablePPO, cfg: TrainConfig, run: Path, out: TextIO | None = None,
                      progress: bool = True) -> dict[str, Any]:
-    """Evaluate the trained model against ``eval.opponents`` (``eval.final_games`` each), print a table, save ``eval.json``."""
-    from agents.ppo import PPOPolicy
-
-    from .callbacks import evaluate_learner
-
+    """Evaluate the model against ``eval.opponents`` (``eval.final_games`` games each), print a table, save ``eval.json``."""
     n = cfg.env.num_players
     learner = PPOPolicy.from_sb3(model.policy, n, spec="ppo:final")
     t0 = time.perf_counter()
-    results = evaluate_learner(learner, cfg.eval.opponents, n, cfg.rules, cfg.eval.final_games,
-                               cfg.eval.seed + 1, cfg.eval.workers, progress=progress)
+    seed = cfg.eval.seed + 1  # not the games of the periodic evaluations, which chose best.zip
+    results = evaluate_learner(learner, cfg.eval.opponents, n, cfg.rules, cfg.eval.final_games, seed,
+                               cfg.eval.workers, progress=progress)
     report = {"run": run.name, "checkpoint": "final.zip", "timesteps": int(model.num_timesteps),
-              "players": n, "games_per_opponent": cfg.eval.final_games, "seed": cfg.eval.seed + 1,
-              "rules": cfg.rules.to_dict(), "results": results,
-              "seconds": round(time.perf_counter() - t0, 2)}
+              "players": n, "games_per_opponent": cfg.eval.final_games, "seed": seed,
+              "rules": cfg.rules.to_dict(), "results": results, "seconds": round(time.perf_counter() - t0, 2)}
     (run / "eval.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print_eval_table(report, out)
     return report
 
 
 def print_eval_table(report: dict[str, Any], out: TextIO | None = None) -> None:
-    """Print an evaluation report (``eval.json``) as a table."""
+    """Print an evaluation report (the content of ``eval.json``) as a table."""
     from rich.console import Console
     from rich.table import Table
 
-    n = report["players"]
-    games = report["games_per_opponent"]
-    if n == 1:
-        table = Table(title=f"final evaluation: solo, {games} games each (lower points are better)")
-        table.add_column("agent")
-        table.add_column("points/round", justify="right")
-        table.add_column("final points", justify="right")
-        table.add_column("bust", justify="right")
-        table.add_column("quit", justify="right")
-        table.add_column("went out", justify="right")
-        for key, r in report["results"].items():
-            table.add_row("learner" if key == "solo" else key, _f(r.get("mean_points_per_round")),
-                          _f(r.get("mean_final_points"), 1), _pct(r.get("bust_rate")),
-                          _pct(r.get("quit_rate")), _pct(r.get("went_out_rate")))
+    n, games = report["players"], report["games_per_opponent"]
+    solo = n == 1
+    if solo:
+        title = f"{report['run']} at {report['timesteps']:,} steps: solo, {games} games each (fewer points is better)"
+        cols = ["agent", "points/round", "final points"]
     else:
-        table = Table(title=f"final evaluation: learner vs {n - 1}x each opponent, {games} games each")
-        table.add_column("opponent")
-        table.add_column("win rate", justify="right")
-        table.add_column("95% CI", justify="right")
-        table.add_column("points/round", justify="right")
-        table.add_column("bust", justify="right")
-        table.add_column("quit", justify="right")
-        table.add_column("went out", justify="right")
-        for key, r in report["results"].items():
+        title = (f"{report['run']} at {report['timesteps']:,} steps: the learner against {n - 1} of each opponent, "
+                 f"{games} games each")
+        cols = ["opponent", "learner win rate", "95% CI", "points/round"]
+    table = Table(title=title)
+    for i, c in enumerate(cols + ["bust", "quit", "went out"]):
+        table.add_column(c, justify="left" if i == 0 else "right")
+    for key, r in report["results"].items():
+        rates = [_pct(r.get("bust_rate")), _pct(r.get("quit_rate")), _pct(r.get("went_out_rate"))]
+        if solo:
+            table.add_row("learner" if key == "solo" else key, _f(r.get("mean_points_per_round")),
+                          _f(r.get("mean_final_points"), 1), *rates)
+        else:
             lo, hi = r["win_rate_ci95"]
-            table.add_row(key, f"{r['win_rate']:.3f}", f"[{lo:.3f}, {hi:.3f}]", _f(r.get("mean_points_per_round")),
-                          _pct(r.get("bust_rate")), _pct(r.get("quit_rate")), _pct(r.get("went_out_rate")))
-    console = Console(file=out or sys.stdout, width=110)
-    console.print(table)
+            table.add_row(key, f"{r['win_rate']:.3f}", f"[{lo:.3f}, {hi:.3f}]",
+                          _f(r.get("mean_points_per_round")), *rates)
+    Console(file=out or sys.stdout, width=120).print(table)
 
 
 def _f(v: Any, digits: int = 2) -> str:

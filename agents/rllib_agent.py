@@ -1,0 +1,318 @@
+"""Trained RLlib agents: the ``rllib:PATH`` spec (needs ``pip install "lama-dice[rllib]"``).
+
+``rllib:runs/rllib_2p-20250101-120000`` plays the ``"main"`` RLModule of an
+RLlib checkpoint written by :mod:`train.rllib_train`, so an RLlib-trained
+policy is compared with every other agent by the same evaluation harness::
+
+    lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000
+
+``PATH`` may be
+
+* a run folder of :mod:`train.rllib_train` (its ``final/`` checkpoint, else
+  ``interrupted/``, else the newest ``checkpoints/iter-N/``);
+* an RLlib algorithm checkpoint (a folder holding ``learner_group/``), from
+  this project or any RLlib PPO run on ``lama_dice_v0`` that used
+  :class:`train.rllib_models.MaskedPPOTorchRLModule` -- its module
+  ``"main"`` (or the one its ``lama_dice.json`` sidecar names);
+* a single RLModule checkpoint folder (``.../rl_module/main``).
+
+The seat's observation is :func:`lama_env.observation.encode`, illegal actions
+are masked out and the most likely legal action is played
+(``deterministic=False`` samples instead); :meth:`RLlibPolicy.act_batch` runs
+one forward pass for all the games it gets.
+
+This module imports neither ray nor torch: registering the agent costs
+nothing, and without the extra ``rllib:PATH`` raises
+:class:`RLlibMissingError`. A missing, corrupt or incompatible checkpoint
+raises :class:`RLlibCheckpointError` (one line).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from lama_env.actions import NUM_ACTIONS
+from lama_env.engine import LamaGame
+from lama_env.errors import LamaDiceError
+
+from .base import Policy
+from .registry import AgentSpecError, register
+
+#: The sidecar :mod:`train.rllib_train` writes into each checkpoint folder.
+SIDECAR_NAME = "lama_dice.json"
+#: Its ``format`` tag.
+SIDECAR_FORMAT = "lama-dice-rllib-checkpoint/1"
+#: The RLModule id of the trained (shared) policy.
+DEFAULT_MODULE_ID = "main"
+#: Checkpoints a run folder stands for, in order of preference (then the newest ``checkpoints/iter-N``).
+RUN_DIR_CHECKPOINTS = ("final", "interrupted")
+#: The pip command that installs the extra.
+INSTALL_HINT = "pip install 'lama-dice[rllib]'"
+
+
+class RLlibMissingError(LamaDiceError, ImportError):
+    """Ray RLlib is not installed (the ``rllib`` extra)."""
+
+
+class RLlibCheckpointError(LamaDiceError):
+    """An RLlib checkpoint that is missing, corrupt, or does not fit the game."""
+
+
+def require_ray(what: str = "rllib:PATH") -> None:
+    """Raise :class:`RLlibMissingError` (naming ``what`` and the install command) unless RLlib imports."""
+    try:
+        import ray.rllib  # noqa: F401
+    except ImportError:  # ray, or one of the extra's dependencies, is missing: the same remedy
+        raise RLlibMissingError(f"{what} needs the rllib extra: {INSTALL_HINT}") from None
+
+
+# ---------------------------------------------------------------------------
+# checkpoints
+
+def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
+    """The ``lama_dice.json`` sidecar of an algorithm checkpoint folder, or None when absent or unreadable."""
+    p = Path(checkpoint) / SIDECAR_NAME
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _is_module_dir(p: Path) -> bool:
+    return (p / "class_and_ctor_args.pkl").is_file() and not (p / "learner_group").exists()
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> tuple[Path, Path | None]:
+    """``(RLModule folder, algorithm checkpoint folder or None)`` of ``path`` (see the module docstring).
+
+    Raises:
+        RLlibCheckpointError: nothing there, or not an RLlib checkpoint.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise RLlibCheckpointError(f"RLlib checkpoint {path} does not exist")
+    if not p.is_dir():
+        raise RLlibCheckpointError(f"RLlib checkpoint {path} is not a folder (an RLlib checkpoint is a folder)")
+    if _is_module_dir(p):
+        return p, None
+    if not (p / "learner_group").is_dir():  # a run folder?
+        for name in RUN_DIR_CHECKPOINTS:
+            if (p / name / "learner_group").is_dir():
+                p = p / name
+                break
+        else:
+            iters = sorted((q for q in (p / "checkpoints").glob("iter-*") if (q / "learner_group").is_dir()),
+                           key=lambda q: q.name)
+            if not iters:
+                raise RLlibCheckpointError(
+                    f"{path} is not an RLlib checkpoint (no learner_group/), nor a run folder holding one "
+                    f"({', '.join(RUN_DIR_CHECKPOINTS)} or checkpoints/iter-N)")
+            p = iters[-1]
+    sidecar = read_sidecar(p)
+    module_id = str((sidecar or {}).get("module_id", DEFAULT_MODULE_ID))
+    module_dir = p / "learner_group" / "learner" / "rl_module" / module_id
+    if not _is_module_dir(module_dir):
+        raise RLlibCheckpointError(f"RLlib checkpoint {p} has no RLModule {module_id!r} (looked in {module_dir})")
+    return module_dir, p
+
+
+_CACHE: dict[tuple[str, float], tuple[Any, dict[str, Any] | None, int]] = {}
+
+
+def load_module(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, int]:
+    """Load the RLModule of an RLlib checkpoint on the CPU (cached per checkpoint version).
+
+    Returns:
+        ``(module, sidecar or None, num_players)``; the player count comes from the
+        module's observation size.
+
+    Raises:
+        RLlibMissingError: ray is not installed.
+        RLlibCheckpointError: missing, corrupt, or not a policy for this game.
+    """
+    require_ray()
+    module_dir, algo_dir = resolve_checkpoint(path)
+    try:
+        stamp = max(f.stat().st_mtime for f in module_dir.iterdir())
+    except (OSError, ValueError) as e:
+        raise RLlibCheckpointError(f"cannot read RLlib checkpoint {module_dir}: {e}") from None
+    key = (str(module_dir.resolve()), stamp)
+    if key in _CACHE:
+        return _CACHE[key]
+    sidecar = read_sidecar(algo_dir) if algo_dir is not None else None
+    module = _load_rl_module(module_dir)
+    obs_space = getattr(module, "observation_space", None)
+    try:
+        n_obs = int(np.prod(obs_space["observation"].shape))
+        n_act = int(module.action_space.n)
+    except Exception:
+        raise RLlibCheckpointError(
+            f"RLlib checkpoint {module_dir} is not a lama-dice policy (observation space {obs_space})") from None
+    if n_act != NUM_ACTIONS:
+        raise RLlibCheckpointError(f"RLlib checkpoint {module_dir} has {n_act} actions, not {NUM_ACTIONS}")
+    num_players = _players_for_obs_size(n_obs)
+    if num_players is None:
+        raise RLlibCheckpointError(
+            f"RLlib checkpoint {module_dir} has observations of size {n_obs}, which fits no player count")
+    if sidecar is not None and int(sidecar.get("num_players", num_players)) != num_players:
+        raise RLlibCheckpointError(f"RLlib checkpoint {algo_dir}: its sidecar says {sidecar.get('num_players')} "
+                                   f"players but its network is for {num_players}")
+    _CACHE[key] = (module, sidecar, num_players)
+    return _CACHE[key]
+
+
+def _load_rl_module(module_dir: Path) -> Any:
+    import warnings
+
+    from ray.rllib.core.rl_module.rl_module import RLModule
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = RLModule.from_checkpoint(module_dir)
+    except Exception as e:  # corrupt pickle, missing state file, foreign class...
+        raise RLlibCheckpointError(f"RLlib checkpoint {module_dir} does not load: {_one_line(e)}") from None
+    sub = getattr(module, "_rl_modules", None)  # a MultiRLModule folder: take its shared module
+    if isinstance(sub, dict):
+        if DEFAULT_MODULE_ID not in sub:
+            raise RLlibCheckpointError(f"RLlib checkpoint {module_dir} holds modules {sorted(sub)}, "
+                                       f"not {DEFAULT_MODULE_ID!r}")
+        module = sub[DEFAULT_MODULE_ID]
+    module.eval()
+    return module
+
+
+def _players_for_obs_size(size: int) -> int | None:
+    from lama_env.observation import observation_size
+
+    fits = [n for n in range(1, 7) if observation_size(n) == size]
+    return fits[0] if len(fits) == 1 else None
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+# ---------------------------------------------------------------------------
+# the agent
+
+class RLlibPolicy(Policy):
+    """Play the policy of an RLlib checkpoint (the :class:`~train.rllib_models.MaskedPPOTorchRLModule`).
+
+    Args:
+        path: a run folder, an algorithm checkpoint or an RLModule folder.
+        deterministic: play the most likely legal action (default); else
+            sample from the masked policy distribution with :attr:`rng`.
+
+    Raises:
+        RLlibMissingError: the ``rllib`` extra is not installed.
+        RLlibCheckpointError: the checkpoint is missing, corrupt or not for this game.
+    """
+
+    spec = "rllib"
+
+    def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
+        super().__init__()
+        module, sidecar, num_players = load_module(path)
+        self.path = str(path)
+        self.spec = f"rllib:{path}"
+        self._init(module, num_players, sidecar, deterministic)
+
+    @classmethod
+    def from_module(cls, module: Any, num_players: int, deterministic: bool = True,
+                    spec: str = "rllib:current") -> "RLlibPolicy":
+        """Wrap an in-memory RLModule (shared, not copied), e.g. to evaluate during training."""
+        self = cls.__new__(cls)
+        Policy.__init__(self)
+        self.path = None
+        self.spec = spec
+        self._init(module, num_players, None, deterministic)
+        return self
+
+    def _init(self, module: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
+        from lama_env.observation import encode
+
+        self.module = module
+        self.num_players = int(num_players)
+        self.sidecar = sidecar
+        self.deterministic = deterministic
+        self._encode = encode
+
+    # --------------------------------------------------------------- checks
+    def check_compatible(self, num_players: int) -> None:
+        """Raise :class:`RLlibCheckpointError` unless the policy was trained for ``num_players``."""
+        if int(num_players) != self.num_players:
+            raise RLlibCheckpointError(
+                f"RLlib checkpoint {self.path or self.spec} was trained for {self.num_players} "
+                f"player{'s' if self.num_players != 1 else ''}, the game has {num_players}")
+
+    # --------------------------------------------------------------- acting
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The module's masked action logits for a batch of observations and int8/bool masks."""
+        import torch
+
+        threads = torch.get_num_threads()
+        if threads != 1:  # a small MLP on a few hundred states is fastest on one thread
+            torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                batch = {"obs": {"observation": torch.as_tensor(obs, dtype=torch.float32),
+                                 "action_mask": torch.as_tensor(mask, dtype=torch.float32)}}
+                out = self.module.forward_inference(batch)
+                return out["action_dist_inputs"].numpy()
+        finally:
+            if threads != 1:
+                torch.set_num_threads(threads)
+
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        if len(legal) == 1:
+            return legal[0]
+        return self.act_batch([game], [legal])[0]
+
+    def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
+        """Actions for many games with one forward pass."""
+        if not games:
+            return []
+        n = games[0].num_players
+        if n != self.num_players:
+            self.check_compatible(n)
+        obs = np.stack([self._encode(g, g.current_player) for g in games])
+        mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
+        for i, legal in enumerate(legals):
+            mask[i, list(legal)] = True
+        logits = np.where(mask, self.logits(obs, mask), -np.inf)
+        if self.deterministic:
+            return logits.argmax(axis=1).tolist()
+        z = logits - logits.max(axis=1, keepdims=True)
+        cum = np.exp(z).cumsum(axis=1)  # masked entries: exp(-inf) = 0
+        u = self.rng.random(len(games))[:, None] * cum[:, -1:]
+        return (cum > u).argmax(axis=1).tolist()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_encode", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from lama_env.observation import encode
+
+        self.__dict__.update(state)
+        self._encode = encode
+
+
+def _make(arg: str | None) -> RLlibPolicy:
+    if not arg:
+        raise AgentSpecError("agent spec 'rllib' needs a checkpoint: rllib:PATH (a run folder or an RLlib checkpoint)")
+    require_ray()
+    return RLlibPolicy(arg)
+
+
+register("rllib", _make, "rllib:PATH",
+         "a Ray RLlib checkpoint from train/rllib_train.py (needs the rllib extra)")

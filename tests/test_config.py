@@ -1,0 +1,126 @@
+"""Training configs: the shipped ones validate; bad ones fail before anything starts, naming the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from train.cli import main
+from train.config import ConfigError, TrainConfig, describe_keys, load_config, parse_config
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+SHIPPED = ["default", "smoke", "solo", "2p_vs_heuristics", "2p_selfplay", "4p_selfplay"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_configs_validate(name):
+    cfg = load_config(CONFIGS / f"{name}.yaml")
+    assert cfg.name == name
+    # the resolved config reads back to the same config (what a run folder's config.yaml relies on)
+    again = parse_config(yaml.safe_load(cfg.to_yaml()), check_agents=False)
+    assert again == cfg
+
+
+def test_defaults_fill_in_and_name_comes_from_the_file(tmp_path):
+    path = tmp_path / "my-run.yaml"
+    path.write_text("opponents: [random]\n")
+    cfg = load_config(path)
+    assert cfg.name == "my-run"
+    assert cfg.env.num_players == 2 and cfg.env.vec_env == "subproc"
+    assert cfg.opponents[0].agent == "random" and cfg.opponents[0].weight == 1.0
+    assert cfg.env.rules == {"triple_llama": "chip_only", "must_discard": True, "end_threshold": 40}
+    assert cfg.ppo.gamma == 1.0
+    keys = [k for k, _, _ in describe_keys()]
+    assert "ppo.learning_rate" in keys and "selfplay.pool_size" in keys and "env.rules" in keys
+
+
+BAD = [
+    # (YAML text, the key the message must name, a phrase of the message)
+    ("opponents: [random]\nppo: {learing_rate: 0.001}\n", "ppo.learing_rate", "unknown key"),
+    ("opponents: [random]\nfoo: 1\n", "foo", "unknown key"),
+    ("opponents: [random]\nenv: {num_player: 2}\n", "env.num_player", "unknown key"),
+    ("opponents: [random]\nppo: {n_steps: lots}\n", "ppo.n_steps", "valid integer"),
+    ("opponents: [random]\nppo: {n_steps: 10.5}\n", "ppo.n_steps", "integer"),
+    ("opponents: [random]\nppo: {gamma: 1.5}\n", "ppo.gamma", "less than or equal to 1"),
+    ("opponents: [random]\nenv: {num_players: 7}\n", "env.num_players", "less than or equal to 6"),
+    ("opponents: [random]\nenv: {episode: match}\n", "env.episode", "'game' or 'round'"),
+    ("opponents: [random]\nenv: {vec_env: threads}\n", "env.vec_env", "'subproc' or 'dummy'"),
+    ("opponents: [random]\nenv: {rules: {end_threshold: x}}\n", "env.rules", "end_threshold must be an integer"),
+    ("opponents: [random]\nenv: {rules: {llamas: 3}}\n", "env.rules", "unknown rules field 'llamas'"),
+    ("opponents: [{agent: random, weight: -1}]\n", "opponents[0].weight", "greater than 0"),
+    ("opponents: [{weight: 2}]\n", "opponents[0].agent", "required key is missing"),
+    ("opponents: [random]\npolicy: {net_arch: [64, 0]}\n", "policy.net_arch", "positive"),
+    ("opponents: [random]\npolicy: {net_arch: {pi: [64]}}\n", "policy.net_arch.vf", "missing"),
+    ("opponents: []\n", "opponents", "list at least one opponent or enable selfplay"),
+    ("env: {num_players: 1, reward: points}\nopponents: [random]\n", "opponents", "must be empty for the solo"),
+    ("env: {num_players: 1}\n", "env.reward", "always 0 in the solo variant"),
+    ("opponents: [random]\nppo: {batch_size: 100000}\n", "ppo.batch_size", "exceeds the rollout size"),
+    ("opponents: [random]\nname: two words\n", "name", "pattern"),
+    ("opponents: [random]\ntotal_timesteps: 0\n", "total_timesteps", "greater than or equal to 1"),
+    ("opponents: [random]\neval: {opponents: []}\n", "eval.opponents", "at least one"),
+    ("- just\n- a list\n", "", "must be a mapping"),
+    # agent specs are built once to check them
+    ("opponents: [threshhold:0.2]\n", "opponents[0].agent", "unknown agent spec 'threshhold:0.2'"),
+    ("opponents: [random, threshold:abc]\n", "opponents[1].agent", "threshold:T"),
+    ("opponents: [random]\neval: {opponents: [optimal, nobody]}\n", "eval.opponents[1]", "unknown agent spec"),
+    ("opponents: ['ppo:/no/such/file.zip']\n", "opponents[0].agent", "does not exist"),
+    ("opponents: [random]\nselfplay: {enabled: true, initial: [/no/such/run]}\n", "selfplay.initial[0]", "does not exist"),
+]
+
+
+@pytest.mark.parametrize("text,key,phrase", BAD)
+def test_bad_configs_name_the_key(tmp_path, text, key, phrase):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"{path}: {key}")
+    assert phrase in msg
+
+
+def test_unknown_key_lists_the_valid_ones(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("opponents: [random]\nselfplay: {pool: 3}\n")
+    with pytest.raises(ConfigError, match=r"valid keys of selfplay: enabled, weight, pool_size"):
+        load_config(path)
+
+
+def test_unreadable_files(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "missing.yaml")
+    path = tmp_path / "broken.yaml"
+    path.write_text("env: {num_players: 2\nopponents: [random]\n")
+    with pytest.raises(ConfigError, match="invalid YAML at line"):
+        load_config(path)
+
+
+def test_checkpoint_for_another_player_count_is_refused(tmp_path):
+    gym = pytest.importorskip("gymnasium")
+    from sb3_contrib import MaskablePPO
+
+    import lama_env  # noqa: F401  (registers LamaDice-v0)
+
+    env = gym.make("LamaDice-v0", num_players=3, opponents=["random"])
+    MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]}).save(tmp_path / "p3.zip")
+    with pytest.raises(ConfigError, match=r"opponents\[0\].agent: checkpoint .* trained for 3 players, the game has 2"):
+        parse_config({"opponents": [f"ppo:{tmp_path / 'p3.zip'}"]}, source="x")
+
+
+def test_cli_prints_one_line_and_exits_2(tmp_path, capsys):
+    path = tmp_path / "bad.yaml"
+    path.write_text("opponents: [random]\nppo: {clip: 0.1}\n")
+    assert main(["train", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert err.startswith("lama-dice train: error:") and "ppo.clip: unknown key" in err
+
+
+def test_cli_check_prints_the_resolved_config(capsys):
+    assert main(["train", str(CONFIGS / "smoke.yaml"), "--check"]) == 0
+    resolved = yaml.safe_load(capsys.readouterr().out)
+    assert TrainConfig.model_validate(resolved).name == "smoke"
+    assert resolved["ppo"]["clip_range"] == 0.2  # defaults are filled in

@@ -1,0 +1,196 @@
+"""The ``ppo:PATH`` agent: loading checkpoints, acting, batching, and clear errors for bad checkpoints."""
+
+from __future__ import annotations
+
+import pickle
+import shutil
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+import lama_env  # noqa: E402,F401  (registers LamaDice-v0)
+from agents.ppo import (  # noqa: E402
+    CheckpointError,
+    PPOPolicy,
+    read_sidecar,
+    resolve_checkpoint,
+    sidecar_path,
+    write_sidecar,
+)
+from agents.registry import make_agent  # noqa: E402
+from lama_env.engine import LamaGame, Phase  # noqa: E402
+from lama_env.errors import LamaDiceError  # noqa: E402
+from lama_env.observation import encode  # noqa: E402
+from train.evaluate import evaluate  # noqa: E402
+
+
+def _save_untrained(path: Path, num_players: int, seed: int = 0, sidecar: bool = True) -> Path:
+    """An untrained (randomly initialised) MaskablePPO checkpoint for ``num_players``."""
+    env = gym.make("LamaDice-v0", num_players=num_players, opponents=["random"],
+                   reward="points" if num_players == 1 else "win")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=seed,
+                        policy_kwargs={"net_arch": [32, 32]}, device="cpu")
+    model.save(path)
+    if sidecar:
+        write_sidecar(path, num_players=num_players, rules=lama_env.RulesConfig().to_dict(),
+                      config="test", timesteps=0)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ckpt2(tmp_path_factory) -> Path:
+    return _save_untrained(tmp_path_factory.mktemp("ppo") / "two.zip", 2, seed=1)
+
+
+@pytest.fixture(scope="module")
+def model2(ckpt2) -> MaskablePPO:
+    return MaskablePPO.load(ckpt2, device="cpu")
+
+
+def _states(num_players: int, count: int, seed: int) -> list[LamaGame]:
+    """Game states met in random play (every decision kind), copied."""
+    rng = np.random.default_rng(seed)
+    out: list[LamaGame] = []
+    g = LamaGame(num_players, seed=seed)
+    while len(out) < count:
+        if g.game_over:
+            g = LamaGame(num_players, seed=int(rng.integers(1 << 30)))
+        if g.phase == Phase.ROUND_OVER:
+            g.next_round()
+            continue
+        out.append(g.copy())
+        legal = g.legal_actions()
+        g.step(legal[int(rng.integers(len(legal)))])
+    return out
+
+
+def test_acts_legally_and_like_sb3_predict(ckpt2, model2):
+    agent = PPOPolicy(ckpt2)
+    games = _states(2, 300, seed=3)
+    kinds = {g.phase for g in games}
+    assert {Phase.TURN, Phase.DISCARD, Phase.TAKE} <= kinds
+    for g in games:
+        legal = g.legal_actions()
+        a = agent.act(g, legal)
+        assert a in legal
+        obs = encode(g, g.current_player)
+        expected, _ = model2.predict(obs, action_masks=g.action_mask().astype(bool), deterministic=True)
+        if len(legal) > 1:
+            assert a == int(expected)
+
+
+def test_act_batch_is_one_act_per_game(ckpt2):
+    agent = PPOPolicy(ckpt2)
+    games = _states(2, 200, seed=5)
+    legals = [g.legal_actions() for g in games]
+    assert agent.act_batch(games, legals) == [agent.act(g, l) for g, l in zip(games, legals)]
+    assert agent.act_batch([], []) == []
+
+
+def test_sampling_respects_the_mask_and_the_distribution(ckpt2):
+    agent = PPOPolicy(ckpt2, deterministic=False)
+    agent.seed(0)
+    games = _states(2, 100, seed=7)
+    for g in games:
+        for _ in range(5):
+            assert agent.act(g, g.legal_actions()) in g.legal_actions()
+    # one state, many samples: frequencies follow the masked policy distribution
+    g = next(g for g in games if len(g.legal_actions()) >= 3)
+    probs = agent.action_probabilities(g)
+    assert probs.sum() == pytest.approx(1.0)
+    assert set(np.flatnonzero(probs > 0)) <= set(g.legal_actions())
+    n = 4000
+    acts = agent.act_batch([g] * n, [g.legal_actions()] * n)
+    freq = np.bincount(acts, minlength=len(probs)) / n
+    assert np.all(np.abs(freq - probs) <= 5 * np.sqrt(probs * (1 - probs) / n) + 1e-9)
+
+
+def test_spec_and_run_folder(ckpt2, tmp_path):
+    agent = make_agent(f"ppo:{ckpt2}")
+    assert isinstance(agent, PPOPolicy) and agent.spec == f"ppo:{ckpt2}"
+    run = tmp_path / "run"
+    run.mkdir()
+    with pytest.raises(CheckpointError, match="no checkpoint in folder"):
+        make_agent(f"ppo:{run}")
+    shutil.copy(ckpt2, run / "final.zip")
+    assert resolve_checkpoint(run) == run / "final.zip"
+    shutil.copy(ckpt2, run / "best.zip")
+    assert resolve_checkpoint(run) == run / "best.zip"  # a run folder means its best checkpoint
+    g = LamaGame(2, seed=1)
+    assert make_agent(f"ppo:{run}").act(g, g.legal_actions()) == agent.act(g, g.legal_actions())
+
+
+def test_plays_whole_games_in_the_evaluator(ckpt2):
+    res = evaluate([f"ppo:{ckpt2}", "random"], num_players=2, games=10, seed=0)
+    assert res.agents[0].games == 10
+    assert res.agents[0].spec == f"ppo:{ckpt2}"
+
+
+def test_pickles_for_worker_processes(ckpt2):
+    agent = PPOPolicy(ckpt2)
+    clone = pickle.loads(pickle.dumps(agent))
+    games = _states(2, 50, seed=11)
+    legals = [g.legal_actions() for g in games]
+    assert clone.act_batch(games, legals) == agent.act_batch(games, legals)
+
+
+def test_sidecar_round_trip(ckpt2):
+    side = read_sidecar(ckpt2)
+    assert side["num_players"] == 2 and side["observation_size"] == 52 and side["num_actions"] == 129
+    assert sidecar_path(ckpt2).suffix == ".json"
+
+
+# --------------------------------------------------------------------------- errors
+def _one_line_error(spec: str, match: str) -> None:
+    with pytest.raises(CheckpointError, match=match) as info:
+        make_agent(spec)
+    assert isinstance(info.value, LamaDiceError)
+    assert "\n" not in str(info.value)
+
+
+def test_wrong_player_count(ckpt2):
+    agent = make_agent(f"ppo:{ckpt2}")
+    with pytest.raises(CheckpointError, match="trained for 2 players, the game has 4"):
+        agent.check_compatible(4)
+    g = LamaGame(4, seed=0)
+    with pytest.raises(CheckpointError, match="trained for 2 players, the game has 4"):
+        agent.act(g, g.legal_actions())
+    with pytest.raises(CheckpointError, match="trained for 2 players"):
+        evaluate([f"ppo:{ckpt2}", "random", "random", "random"], num_players=4, games=4, seed=0)
+
+
+def test_missing_and_corrupt_checkpoints(ckpt2, tmp_path):
+    _one_line_error(f"ppo:{tmp_path / 'nope.zip'}", "does not exist")
+    (tmp_path / "text.zip").write_text("not a zip")
+    _one_line_error(f"ppo:{tmp_path / 'text.zip'}", "not a zip archive")
+    (tmp_path / "cut.zip").write_bytes(ckpt2.read_bytes()[:2000])
+    _one_line_error(f"ppo:{tmp_path / 'cut.zip'}", "not a MaskablePPO")
+    with zipfile.ZipFile(tmp_path / "empty.zip", "w") as z:
+        z.writestr("data", "{}")
+    _one_line_error(f"ppo:{tmp_path / 'empty.zip'}", "not a MaskablePPO checkpoint")
+    with pytest.raises(LamaDiceError, match="needs a checkpoint"):
+        make_agent("ppo")
+
+
+def test_sidecar_that_disagrees(ckpt2, tmp_path):
+    bad = tmp_path / "bad.zip"
+    shutil.copy(ckpt2, bad)
+    write_sidecar(bad, num_players=3, rules={}, config="x", timesteps=0)
+    _one_line_error(f"ppo:{bad}", "sidecar says 3 players but its network is for 2")
+    sidecar_path(bad).write_text("{not json")
+    _one_line_error(f"ppo:{bad}", "not valid JSON")
+
+
+def test_solo_checkpoint(tmp_path):
+    ckpt = _save_untrained(tmp_path / "solo.zip", 1, sidecar=False)  # no sidecar: players from the network
+    agent = make_agent(f"ppo:{ckpt}")
+    assert agent.num_players == 1
+    res = evaluate([agent], num_players=1, games=5, seed=0)
+    assert res.agents[0].games == 5

@@ -1,0 +1,225 @@
+"""Training end to end on configs/smoke.yaml: TensorBoard scalars, checkpoints that play, resume, Ctrl-C, self-play."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("tensorboard")
+
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+
+from agents.ppo import CheckpointError, PPOPolicy, read_sidecar  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from lama_env.engine import LamaGame  # noqa: E402
+from train.config import ConfigError, load_config, parse_config  # noqa: E402
+from train.evaluate import evaluate  # noqa: E402
+from train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec  # noqa: E402
+from train.trainer import RunDirError, make_vec_env, train  # noqa: E402
+
+SMOKE = Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml"
+
+
+def _scalars(tb_dir: Path) -> dict[str, list[int]]:
+    ea = EventAccumulator(str(tb_dir), size_guidance={"scalars": 0})
+    ea.Reload()
+    return {tag: [e.step for e in ea.Scalars(tag)] for tag in ea.Tags()["scalars"]}
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One smoke training run (configs/smoke.yaml), shared by the tests below."""
+    out = io.StringIO()
+    result = train(SMOKE, run_dir=tmp_path_factory.mktemp("runs") / "smoke", progress_bar=False, out=out)
+    return result, out.getvalue()
+
+
+def test_smoke_run_writes_the_run_folder(smoke_run):
+    result, printed = smoke_run
+    run = result.run_dir
+    cfg = load_config(SMOKE)
+    assert not result.interrupted and result.timesteps >= cfg.total_timesteps
+    assert result.checkpoint == run / "final.zip"
+    for name in ("config.yaml", "final.zip", "final.json", "best.zip", "eval.json", "evaluations.jsonl",
+                 "selfplay/pool.json"):
+        assert (run / name).is_file(), name
+    assert sorted(p.name for p in (run / "checkpoints").glob("step-*.zip")) == [
+        "step-000000001024.zip", "step-000000002048.zip"]
+    # the saved config is the resolved one: it reproduces the run
+    assert parse_config(yaml.safe_load((run / "config.yaml").read_text()), check_agents=False) == cfg
+    # the evaluation table was printed and saved
+    report = json.loads((run / "eval.json").read_text())
+    assert set(report["results"]) == {"random", "threshold:0.2"}
+    assert report["results"]["random"]["games"] == cfg.eval.final_games
+    assert "learner win rate" in printed and "threshold:0.2" in printed
+    side = read_sidecar(run / "final.zip")
+    assert side["num_players"] == 2 and side["config"] == "smoke" and side["timesteps"] == result.timesteps
+
+
+def test_smoke_run_logs_the_game_scalars(smoke_run):
+    result, _ = smoke_run
+    tags = _scalars(result.run_dir / "tb")
+    for tag in ("game/win_rate", "game/points_per_round", "game/bust_rate", "game/quit_rate",
+                "game/went_out_rate", "game/episode_length", "game/rounds_per_episode",
+                "eval/random/win_rate", "eval/random/win_rate_ci_low", "eval/random/win_rate_ci_high",
+                "eval/random/points_per_round", "eval/threshold_0.2/win_rate", "eval/threshold_0.2/bust_rate",
+                "eval/score", "rollout/ep_len_mean", "train/loss", "train/entropy_loss"):
+        assert tag in tags, tag
+    assert tags["eval/random/win_rate"] == [1024, 2048]
+
+
+def test_checkpoints_load_and_play(smoke_run):
+    run = smoke_run[0].run_dir
+    for spec in (f"ppo:{run / 'final.zip'}", f"ppo:{run / 'checkpoints' / 'step-000000001024.zip'}", f"ppo:{run}"):
+        agent = make_agent(spec)
+        assert isinstance(agent, PPOPolicy)
+        res = evaluate([agent, "random"], num_players=2, games=6, seed=1)
+        assert res.agents[0].games == 6
+    assert make_agent(f"ppo:{run}").path == run / "best.zip"
+
+
+def test_self_play_pool(smoke_run):
+    run = smoke_run[0].run_dir
+    members = json.loads((run / "selfplay" / "pool.json").read_text())["members"]
+    assert len(members) == 2  # pool_size
+    assert all(Path(m).is_file() for m in members)
+    # a seat with a pool-only mixture plays the snapshots
+    seat = MixtureOpponent([], PoolReader(run / "selfplay" / "pool.json"), seed=0)
+    for seed in range(4):
+        g = LamaGame(2, seed=seed)
+        assert seat.act(g, g.legal_actions()) in g.legal_actions()
+        assert isinstance(seat.current, PPOPolicy) and seat.current_name in members
+
+
+def test_mixture_redraws_per_episode_and_follows_weights():
+    seat = MixtureOpponent([WeightedSpec("random", 3.0), WeightedSpec("always-roll", 1.0)], seed=1)
+    names = []
+    for seed in range(400):
+        g = LamaGame(2, seed=seed)
+        seat.act(g, g.legal_actions())
+        first = seat.current_name
+        seat.act(g, g.legal_actions())  # same game: same opponent
+        assert seat.current_name == first
+        names.append(first)
+    share = names.count("random") / len(names)
+    assert 0.65 < share < 0.85  # 3:1 weights (expected 0.75, sd 0.022)
+
+
+def test_pool_reader_follows_the_pool_file(tmp_path, smoke_run):
+    run = smoke_run[0].run_dir
+    pool = SnapshotPool(tmp_path, pool_size=1, initial=[str(run / "final.zip")])
+    reader = PoolReader(pool.file)
+    assert reader.members() == []  # no pool file yet: an empty pool
+    pool.write_pool_file()
+    assert reader.members() == [str((run / "final.zip").resolve())]
+    assert isinstance(reader.get(reader.members()[0]), PPOPolicy)
+    assert reader.get(str(tmp_path / "gone.zip")) is None  # an unloadable member is skipped
+
+
+def test_action_mask_cache_matches_the_envs():
+    cfg = parse_config({"opponents": ["random"], "env": {"n_envs": 3, "vec_env": "dummy"}}, check_agents=False)
+    vec = make_vec_env(cfg)
+    rng = np.random.default_rng(0)
+    vec.reset()
+    try:
+        for _ in range(200):
+            cached = np.stack(vec.env_method("action_masks"))
+            direct = np.stack([e.unwrapped.action_masks() for e in vec.unwrapped.envs]).astype(bool)
+            assert np.array_equal(cached, direct)
+            vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in cached]))
+    finally:
+        vec.close()
+
+
+class _InterruptAt(BaseCallback):
+    """Raise KeyboardInterrupt (as Ctrl-C would) once ``steps`` have been trained."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.steps = steps
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.steps:
+            raise KeyboardInterrupt
+        return True
+
+
+def test_ctrl_c_saves_and_resume_continues(tmp_path):
+    out = io.StringIO()
+    run = tmp_path / "run"
+    first = train(SMOKE, run_dir=run, progress_bar=False, callbacks=[_InterruptAt(600)], out=out)
+    assert first.interrupted and first.checkpoint == run / "interrupted.zip"
+    assert 600 <= first.timesteps < 2048
+    assert f"--resume {run / 'interrupted.zip'}" in out.getvalue()
+    assert not (run / "final.zip").exists()
+    # resuming the run folder picks its latest checkpoint and continues counting steps and logging
+    second = train(SMOKE, resume=run, total_timesteps=2048, progress_bar=False, out=io.StringIO())
+    assert second.run_dir == run and not second.interrupted
+    assert second.timesteps >= 2048 and (run / "final.zip").is_file()
+    assert read_sidecar(run / "final.zip")["timesteps"] == second.timesteps
+    assert len(list((run / "tb").glob("events.out.tfevents.*"))) == 2
+    fps_steps = _scalars(run / "tb")["time/fps"]
+    assert fps_steps == sorted(fps_steps) and fps_steps[-1] >= 2048 and min(fps_steps) < first.timesteps
+
+
+def test_resume_refusals(smoke_run, tmp_path):
+    run = smoke_run[0].run_dir
+    with pytest.raises(ConfigError, match="already trained"):
+        train(SMOKE, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
+    three = tmp_path / "three.yaml"
+    three.write_text(SMOKE.read_text().replace("num_players: 2", "num_players: 3"))
+    with pytest.raises(CheckpointError, match="trained for 2 players"):
+        train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
+    with pytest.raises(CheckpointError, match="does not exist"):
+        train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
+
+
+def test_a_run_folder_is_never_reused(smoke_run):
+    run = smoke_run[0].run_dir
+    before = sorted(p.name for p in run.iterdir())
+    with pytest.raises(RunDirError, match="not empty"):
+        train(SMOKE, run_dir=run, progress_bar=False, out=io.StringIO())
+    assert sorted(p.name for p in run.iterdir()) == before
+
+
+def test_solo_training_and_baselines(tmp_path):
+    cfg = parse_config({
+        "name": "solo-smoke", "total_timesteps": 512,
+        "env": {"num_players": 1, "episode": "round", "reward": "points", "reward_scale": 0.05,
+                "n_envs": 2, "vec_env": "dummy"},
+        "ppo": {"n_steps": 128, "batch_size": 64, "n_epochs": 1}, "policy": {"net_arch": [16]},
+        "eval": {"every": 256, "games": 4, "final_games": 4, "opponents": ["optimal"]},
+        "checkpoint": {"every": 0},
+    })
+    out = io.StringIO()
+    result = train(cfg, runs_root=tmp_path, progress_bar=False, out=out)
+    assert result.run_dir.parent == tmp_path and result.run_dir.name.startswith("solo-smoke-")
+    report = json.loads((result.run_dir / "eval.json").read_text())
+    assert set(report["results"]) == {"solo", "optimal"}
+    printed = out.getvalue()
+    assert "points/round" in printed and "learner" in printed and "optimal" in printed
+    tags = _scalars(result.run_dir / "tb")
+    assert "eval/solo/points_per_round" in tags and "eval/baseline_optimal/points_per_round" in tags
+    assert make_agent(f"ppo:{result.run_dir}").num_players == 1
+    assert not list((result.run_dir / "checkpoints").glob("*.zip"))  # checkpoint.every: 0
+
+
+def test_python_m_train_is_the_train_command(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("opponents: [random]\nenv: {n_envs: 0}\n")
+    proc = subprocess.run([sys.executable, "-m", "train", str(bad)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"lama-dice train: error: {bad}: env.n_envs: Input should be greater than or equal to 1 (got 0)"
+    shutil.rmtree(tmp_path, ignore_errors=True)
