@@ -29,6 +29,10 @@ growing with the rounds left (estimated from the solo round's mean and spread).
 Mid-game this is close to minimising expected points; near the threshold
 it takes risks when behind and locks in a lead when ahead.
 
+With ``must_discard=False`` the empty discard (a free re-roll) is valued as
+quitting with the same display at the next turn, so that the agent never
+waits forever for a roll it would then not take.
+
 ``lookahead:points`` minimises expected points (minus chips) instead.
 Deterministic: ties go to quitting, then to the lowest action index.
 """
@@ -132,7 +136,7 @@ class LookaheadPolicy(Policy):
     # -------------------------------------------------------------- utility
     def _utility(self, game: LamaGame, me: int) -> np.ndarray:
         """Utility of each final round result ``x`` in ``X_MIN..MAX_SCORE`` for ``me`` (higher is better)."""
-        if self.objective == "points":
+        if self.objective == "points" or game.num_players == 1:  # solo: nobody to beat, few points
             return -_XS.astype(float)
         totals = game.totals
         n = game.num_players
@@ -248,6 +252,11 @@ class _Eval:
 
     def after_discard(self, d, row, last, action, shift) -> float:
         k = A.DISCARDS[action - A.DISCARD_BASE]
+        if not any(k):
+            # The empty discard (must_discard=False) keeps d: worth quitting with d at the next
+            # turn.  Valuing it by the solo continuation instead could make the agent wait
+            # forever for rolls that it then never takes.
+            return self.u(score_display(d) - shift)
         nd = tuple(x - y for x, y in zip(d, k))
         if not any(nd):
             return self.u(-self.chip - shift)  # went out: 0 points, a chip returned

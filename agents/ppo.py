@@ -76,6 +76,7 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
         "config": config,
         "timesteps": int(timesteps),
         "observation_size": int(observation_size(num_players)),
+        "observation_layout": observation_fingerprint(num_players),
         "num_actions": NUM_ACTIONS,
         **extra,
     }
@@ -84,6 +85,20 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def observation_fingerprint(num_players: int) -> str:
+    """A short hash of the observation layout's blocks (names, offsets, lengths) for ``num_players``.
+
+    Saved in sidecars so that a checkpoint trained on another layout of the
+    same size is refused instead of silently misreading its inputs.
+    """
+    import hashlib
+
+    from lama_env.observation import OBSERVATION_LAYOUT
+
+    blocks = ";".join(f"{e.name}:{e.start}:{e.length}" for e in OBSERVATION_LAYOUT(num_players))
+    return hashlib.sha1(blocks.encode()).hexdigest()[:12]
 
 
 def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
@@ -204,6 +219,10 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
     if sidecar is not None and int(sidecar.get("num_players", num_players)) != num_players:
         raise CheckpointError(f"checkpoint {p}: its sidecar says {sidecar.get('num_players')} players "
                               f"but its network is for {num_players}")
+    layout = sidecar.get("observation_layout") if sidecar is not None else None
+    if layout is not None and layout != observation_fingerprint(num_players):
+        raise CheckpointError(f"checkpoint {p} was trained on another observation layout than this version's "
+                              f"(lama_env.observation changed since); train it again")
     _CACHE[key] = (policy, sidecar, num_players)
     return _CACHE[key]
 

@@ -20,6 +20,7 @@ read-only through properties; :meth:`LamaGame.copy` is cheap.
 from __future__ import annotations
 
 from enum import IntEnum
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -46,7 +47,20 @@ RECORD_FORMAT = "lama-dice-record/1"
 
 _DECK = np.repeat(np.arange(NUM_FACES, dtype=np.int64), DECK_COUNTS)
 _TURN_ACTIONS = (A.ROLL, A.QUIT)
+_ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _FACE_RANGE = range(NUM_FACES)
+_DECK_LIST: list[int] = _DECK.tolist()
+#: Random numbers: a game draws uniform floats in [0, 1) from its generator in
+#: blocks (``rng.random(size)``, one NumPy call per block) and spends them on
+#: deals (a partial Fisher-Yates shuffle of the deck: card ``i`` swaps with
+#: ``i + floor(u * (cards left))``) and dice (face ``floor(6 u)`` of the die).
+#: The first block holds ``_RANDOM_BLOCK`` numbers (a deal and 20-odd rolls,
+#: enough for most games), each later one twice the previous, up to
+#: ``_RANDOM_BLOCK_MAX``: a new game stays cheap and a long one needs few
+#: refills.  ``floor(m u)`` of a double ``u`` is uniform on ``0..m-1`` to within
+#: 2**-52; the stream is a function of the generator alone (same seed, same game).
+_RANDOM_BLOCK = 96
+_RANDOM_BLOCK_MAX = 3 * 512
 
 
 class Phase(IntEnum):
@@ -57,6 +71,11 @@ class Phase(IntEnum):
     TAKE = 2  #: choose which llama-row card to take
     ROUND_OVER = 3  #: the round has ended; call :meth:`LamaGame.next_round`
     GAME_OVER = 4  #: the game has ended
+
+
+# The members as module globals: ``Phase.TURN`` is a (slow) enum class attribute lookup.
+_TURN, _DISCARD, _TAKE, _ROUND_OVER, _GAME_OVER = (
+    Phase.TURN, Phase.DISCARD, Phase.TAKE, Phase.ROUND_OVER, Phase.GAME_OVER)
 
 
 class IllegalActionError(LamaDiceError, ValueError):
@@ -98,6 +117,9 @@ def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...]
     return tuple(limits) if matched else None
 
 
+_legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (limits, must) pairs
+
+
 def resolve_roll(
     display: Sequence[int], row: Sequence[int], dice: Sequence[int], *, last_player: bool, rules: RulesConfig
 ) -> tuple[str, tuple[int, ...]]:
@@ -125,7 +147,7 @@ def resolve_roll(
         return ROLL_TRIPLE_LLAMA, ()
     limits = match_limits(display, dice)
     if limits is not None:
-        return ROLL_DISCARD, A.legal_discards(limits, rules.must_discard)
+        return ROLL_DISCARD, _legal_discards(limits, rules.must_discard)
     if not last_player:
         takes = tuple(sorted({A.TAKE_BASE + f for f in dice if row[f]}))
         if takes:
@@ -151,7 +173,7 @@ class LamaGame:
         "_n", "_rules", "_rng", "_buf", "_bufpos", "_dice_faces", "_also_match", "_must",
         "_totals", "_round", "_start", "_displays", "_row", "_quit", "_active", "_current",
         "_phase", "_dice", "_legal", "_discarded", "_round_points", "_ended_by", "_went_out",
-        "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round",
+        "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round", "_version",
     )
 
     def __init__(
@@ -166,34 +188,40 @@ class LamaGame:
         hands: Sequence[Sequence[Any]] | None = None,
         record: bool = True,
     ) -> None:
-        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
+        if type(num_players) is not int and (
+                isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer))):
             raise GameSetupError(f"num_players must be an integer 1..6, got {num_players!r}")
         if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
             raise GameSetupError(f"num_players must be 1..6, got {num_players}")
         self._n = n = int(num_players)
-        self._rules = RulesConfig.from_dict(rules) if not isinstance(rules, RulesConfig) else rules
+        self._rules = rules if type(rules) is RulesConfig else (
+            RulesConfig.from_dict(rules) if not isinstance(rules, RulesConfig) else rules)
         self._rng = rng if rng is not None else np.random.default_rng(seed)
-        self._buf: list[int] = []
+        self._buf: list[float] = []
         self._bufpos = 0
         self._dice_faces = self._rules.dice_index
         self._also_match = self._rules.triple_llama == "also_match"
         self._must = self._rules.must_discard
         if start_points is None:
-            start_points = [0] * n
-        if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
-                or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
-                           for t in start_points)):
-            raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
-        self._totals = [int(t) for t in start_points]
+            self._totals = [0] * n
+        else:
+            if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
+                    or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
+                               for t in start_points)):
+                raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
+            self._totals = [int(t) for t in start_points]
         self._start_points = list(self._totals)
-        if (isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))
-                or not 0 <= start_player < n):
+        if type(start_player) is not int and (
+                isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
+            raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+        if not 0 <= start_player < n:
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
         self._record = record
         self._rounds: list[dict] = []
         self._results: list[dict] = []
         self._pending: dict | None = None
         self._round = -1
+        self._version = 0
         self._start = int(start_player)
         self._begin_round(self._start, hands)
 
@@ -201,23 +229,35 @@ class LamaGame:
     def _begin_round(self, start_player: int, hands: Sequence[Sequence[Any]] | None) -> None:
         n = self._n
         if hands is None:
-            deck = self._rng.permutation(_DECK)[: n * HAND_SIZE].tolist()
-            hand_faces = [deck[i * HAND_SIZE:(i + 1) * HAND_SIZE] for i in range(n)]
+            k = n * HAND_SIZE
+            pos = self._bufpos
+            buf = self._buf
+            if pos + k > len(buf):
+                buf = self._refill()
+                pos = 0
+            self._bufpos = pos + k
+            deck = _DECK_LIST[:]
+            left = len(deck)
+            for i in range(k):  # partial Fisher-Yates: the first k cards are a uniform deal
+                j = i + int(buf[pos + i] * (left - i))
+                deck[i], deck[j] = deck[j], deck[i]
+            hand_faces = [deck[i:i + HAND_SIZE] for i in range(0, k, HAND_SIZE)]
         else:
             hand_faces = check_hands(hands, n)
         self._round += 1
         self._start = start_player
-        self._displays = [[0] * NUM_FACES for _ in range(n)]
-        for p, hand in enumerate(hand_faces):
-            d = self._displays[p]
+        displays = self._displays = []
+        for hand in hand_faces:
+            d = [0] * NUM_FACES
             for f in hand:
                 d[f] += 1
+            displays.append(d)
         self._row = [1] * NUM_FACES
         self._quit = [False] * n
         self._active = n
         self._discarded = [0] * NUM_FACES
         self._current = start_player
-        self._phase = Phase.TURN
+        self._phase = _TURN
         self._dice: tuple[int, ...] | None = None
         self._legal: tuple[int, ...] = _TURN_ACTIONS
         self._round_points: list[int] | None = None
@@ -233,11 +273,12 @@ class LamaGame:
 
     def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
         """Deal the next round (after :attr:`Phase.ROUND_OVER`); the start player rotates."""
-        if self._phase != Phase.ROUND_OVER:
+        if self._phase != _ROUND_OVER:
             raise IllegalActionError(
-                "the game is over" if self._phase == Phase.GAME_OVER else "the round is still in progress"
+                "the game is over" if self._phase == _GAME_OVER else "the round is still in progress"
             )
         self._begin_round((self._start + 1) % self._n, hands)
+        self._version += 1
 
     def _end_round(self, ended_by: str, went_out: int | None = None) -> None:
         pts = [score_display(d) for d in self._displays]
@@ -251,7 +292,7 @@ class LamaGame:
         self._went_out = went_out
         self._dice = None
         self._legal = ()
-        self._phase = Phase.GAME_OVER if _game_over(totals, self._rules) else Phase.ROUND_OVER
+        self._phase = _GAME_OVER if _game_over(totals, self._rules) else _ROUND_OVER
         self._results.append({
             "finished": True, "ended_by": ended_by, "went_out": went_out,
             "points": list(pts), "totals": list(totals),
@@ -269,12 +310,13 @@ class LamaGame:
         """
         if action not in self._legal:
             raise IllegalActionError(self._illegal_message(action))
-        if dice is not None and action != A.ROLL:
+        if dice is not None and action != _ROLL:
             raise IllegalActionError("dice can only be given with a roll")
+        self._version += 1
         phase = self._phase
         p = self._current
-        if phase == Phase.TURN:
-            if action == A.QUIT:
+        if phase == _TURN:
+            if action == _QUIT:
                 self._turns_in_round += 1
                 if self._record:
                     self._rounds[-1]["turns"].append({"player": p, "action": "quit"})
@@ -288,8 +330,8 @@ class LamaGame:
                 rolled = self._draw_dice() if dice is None else self.check_dice(dice)  # may raise: state unchanged
                 self._turns_in_round += 1
                 self._roll(p, rolled)
-        elif phase == Phase.DISCARD:
-            counts = A.DISCARDS[action - A.DISCARD_BASE]
+        elif phase == _DISCARD:
+            counts = _DISCARDS[action - _DISCARD_BASE]
             disp = self._displays[p]
             pile = self._discarded
             left = 0
@@ -307,7 +349,7 @@ class LamaGame:
             else:
                 self._advance()
         else:  # Phase.TAKE
-            f = action - A.TAKE_BASE
+            f = action - _TAKE_BASE
             self._row[f] = 0
             self._displays[p][f] += 1
             if self._pending is not None:
@@ -328,11 +370,11 @@ class LamaGame:
         disp = self._displays[p]
         kind, legal = resolve_roll(disp, self._row, dice, last_player=self._active == 1, rules=self._rules)
         if kind is ROLL_DISCARD:
-            self._phase = Phase.DISCARD
+            self._phase = _DISCARD
             self._legal = legal
             return
         if kind is ROLL_TAKE:
-            self._phase = Phase.TAKE
+            self._phase = _TAKE
             self._legal = legal
             return
         if kind is ROLL_TRIPLE_LLAMA:
@@ -356,7 +398,7 @@ class LamaGame:
             if not quit_[q]:
                 break
         self._current = q
-        self._phase = Phase.TURN
+        self._phase = _TURN
         self._dice = None
         self._legal = _TURN_ACTIONS
 
@@ -364,11 +406,18 @@ class LamaGame:
         pos = self._bufpos
         buf = self._buf
         if pos + NUM_DICE > len(buf):
-            buf = self._buf = self._rng.integers(0, 6, size=3 * 512).tolist()
+            buf = self._refill()
             pos = 0
         self._bufpos = pos + NUM_DICE
         df = self._dice_faces
-        return (df[0][buf[pos]], df[1][buf[pos + 1]], df[2][buf[pos + 2]])
+        return (df[0][int(buf[pos] * 6.0)], df[1][int(buf[pos + 1] * 6.0)], df[2][int(buf[pos + 2] * 6.0)])
+
+    def _refill(self) -> list[float]:
+        """A new block of random numbers (see ``_RANDOM_BLOCK``); the rest of the old one is dropped."""
+        size = min(2 * len(self._buf), _RANDOM_BLOCK_MAX) if self._buf else _RANDOM_BLOCK
+        buf = self._buf = self._rng.random(size).tolist()
+        self._bufpos = 0
+        return buf
 
     def check_dice(self, dice: Sequence[Any]) -> tuple[int, ...]:
         """Validate injected dice (indices or names) against the rules' dice; return indices."""
@@ -386,8 +435,8 @@ class LamaGame:
 
     def _illegal_message(self, action: Any) -> str:
         ph = self._phase
-        if ph in (Phase.ROUND_OVER, Phase.GAME_OVER):
-            return f"no action is legal: {'the game is over' if ph == Phase.GAME_OVER else 'the round is over'}"
+        if ph in (_ROUND_OVER, _GAME_OVER):
+            return f"no action is legal: {'the game is over' if ph == _GAME_OVER else 'the round is over'}"
         try:
             name = A.describe(int(action))
         except (ValueError, TypeError):
@@ -409,6 +458,30 @@ class LamaGame:
     @property
     def num_players(self) -> int:
         return self._n
+
+    def encoder_view(self) -> tuple:
+        """The state an observation encoder reads, in one call (:func:`lama_env.observation.encode`).
+
+        Returns:
+            ``(num_players, rules, version, displays, totals, quit, current_player,
+            start_player, row, phase, dice, num_active)``.  ``displays`` (a list of
+            per-player lists of counts per face), ``totals``, ``quit`` and ``row``
+            are the game's own lists, not copies, for speed: read them at once,
+            never change or keep them (the properties of the same names return
+            copies).
+        """
+        return (self._n, self._rules, self._version, self._displays, self._totals, self._quit, self._current,
+                self._start, self._row, self._phase, self._dice, self._active)
+
+    @property
+    def version(self) -> int:
+        """A counter that grows with every change of the state (:meth:`step`, :meth:`next_round`).
+
+        Together with the game's identity it keys caches of derived data: the
+        observation encoder reuses its last result while ``(game, version, seat)``
+        is unchanged.  A :meth:`copy` starts with the same value.
+        """
+        return self._version
 
     @property
     def rules(self) -> RulesConfig:
@@ -440,7 +513,7 @@ class LamaGame:
     @property
     def displays(self) -> tuple[tuple[int, ...], ...]:
         """Each player's display as card counts per face index."""
-        return tuple(tuple(d) for d in self._displays)
+        return tuple(map(tuple, self._displays))
 
     def display(self, player: int) -> tuple[int, ...]:
         return tuple(self._displays[player])
@@ -481,11 +554,11 @@ class LamaGame:
 
     @property
     def round_over(self) -> bool:
-        return self._phase >= Phase.ROUND_OVER
+        return self._phase >= _ROUND_OVER
 
     @property
     def game_over(self) -> bool:
-        return self._phase == Phase.GAME_OVER
+        return self._phase == _GAME_OVER
 
     @property
     def round_points(self) -> tuple[int, ...] | None:
@@ -504,7 +577,7 @@ class LamaGame:
     @property
     def winners(self) -> list[int]:
         """Seats tied for the fewest points once the game is over, else ``[]``."""
-        return _winners(self._totals) if self._phase == Phase.GAME_OVER else []
+        return _winners(self._totals) if self._phase == _GAME_OVER else []
 
     def round_results(self) -> list[dict]:
         """The finished rounds' results (``finished``, ``ended_by``, ``went_out``, ``points``, ``totals``)."""

@@ -110,6 +110,7 @@ from .render import render_text
 from .rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig, winners
 
 EPISODES = ("game", "round")
+_ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
 REWARDS = ("win", "points")
 ILLEGAL_MODES = ("lose", "raise")
 
@@ -420,7 +421,7 @@ class LamaDiceEnv(gym.Env):
         learner = self._learner
         reward = 0.0
         while True:
-            if g.phase >= Phase.ROUND_OVER:
+            if g.phase >= _ROUND_OVER:
                 reward += self._round_end()
                 if self._done:
                     return reward

@@ -128,6 +128,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from . import actions as A
 from .engine import LamaGame, Phase
@@ -149,6 +150,8 @@ from .render import render_text
 from .rules import winners
 
 __all__ = ["env", "raw_env"]
+
+_ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -261,13 +264,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.agent_selection = self._names[self._game.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": encode(game, seat), "action_mask": ...}`` for ``agent``."""
+        """``{"observation": encode(game, seat), "action_mask": ...}`` for ``agent`` (new arrays every call)."""
         g = self._game
-        if agent == self.agent_selection and not self._over:
-            mask = self._masks(g.legal_actions())
-        else:
-            mask = self._masks(None)
-        return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
+        return {
+            "observation": encode(g, self._seat[agent]),
+            "action_mask": self._masks(g.legal_actions() if agent == self.agent_selection and not self._over
+                                       else None),
+        }
 
     def step(self, action: Any) -> None:
         """Apply ``action`` for ``agent_selection``.
@@ -285,7 +288,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self._clear_rewards()
             self._dirty = False
         self._cumulative_rewards[agent] = 0
-        if g.phase >= Phase.ROUND_OVER or (self.auto_forced and len(g.legal_actions()) == 1):
+        if g.phase >= _ROUND_OVER or (self.auto_forced and len(g.legal_actions()) == 1):
             self._settle()
         self.agent_selection = self._names[g.current_player]
         if self._dirty:
@@ -297,7 +300,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Handle round ends (rewards, the next deal, the episode's end) and forced decisions."""
         g = self._game
         while True:
-            if g.phase >= Phase.ROUND_OVER:
+            if g.phase >= _ROUND_OVER:
                 self._round_end()
                 if self._over:
                     return
@@ -391,11 +394,12 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
         self._raw = env.unwrapped
 
     def observe(self, agent: str):
-        obs = self.env.observe(agent)
         raw = self._raw
+        obs = raw.observe(agent)  # self.env is the raw env
         if agent == raw.agent_selection:
             self._prev_obs = obs
-            self._prev_info = raw.infos.get(agent, {})
+            info = raw.infos.get(agent)
+            self._prev_info = {} if info is None else info
         return obs
 
     def step(self, action: Any) -> None:
@@ -455,23 +459,47 @@ class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly."""
+    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
+
+    Over the chain :func:`env` builds (``_AssertOutOfBounds`` over ``_TerminateIllegal``),
+    ``step`` with an in-range integer action and ``observe`` / ``last`` call the
+    ``_TerminateIllegal`` layer directly: the layer between them would only pass the
+    call on (``AssertOutOfBoundsWrapper`` checks nothing else, and does not observe).
+    """
 
     def __init__(self, env: AECEnv) -> None:
         super().__init__(env)
         self._raw = env.unwrapped
+        inner = getattr(env, "env", None)
+        if type(env) is _AssertOutOfBounds and type(inner) is _TerminateIllegal:
+            self._fast_step = inner.step
+            self._observe = inner.observe
+        else:  # another chain: go through every layer
+            self._fast_step = None
+            self._observe = env.observe
 
     def step(self, action: Any) -> None:
         if not self._has_reset or not self._raw.agents:
             super().step(action)
             return
         self._has_updated = True
-        self.env.step(action)
+        fast = self._fast_step
+        if fast is not None and (
+                (type(action) is int and 0 <= action < A.NUM_ACTIONS)
+                or (action is None and self._dead())):  # the dead step AssertOutOfBoundsWrapper allows
+            fast(action)
+        else:
+            self.env.step(action)
+
+    def _dead(self) -> bool:
+        raw = self._raw
+        agent = raw.agent_selection
+        return bool(raw.terminations[agent] or raw.truncations[agent])
 
     def observe(self, agent: str):
         if not self._has_reset:
             return super().observe(agent)
-        return self.env.observe(agent)
+        return self._observe(agent)
 
     def last(self, observe: bool = True):
         if not self._has_reset:
@@ -479,12 +507,40 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         raw = self._raw
         agent = raw.agent_selection
         return (
-            self.env.observe(agent) if observe else None,
+            self._observe(agent) if observe else None,
             raw._cumulative_rewards[agent],
             raw.terminations[agent],
             raw.truncations[agent],
             raw.infos[agent],
         )
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
+        if not self._has_reset:
+            return super().agent_iter(max_iter)  # the error PettingZoo gives
+        return _AgentIterable(self, max_iter)
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> "_AgentIterator":
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing agent iterator, reading the raw env's attributes directly."""
+
+    def __init__(self, env: _OrderEnforcing, max_iter: int) -> None:
+        super().__init__(env, max_iter)
+        self._raw = env._raw
+
+    def __next__(self) -> str:
+        raw = self._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        env = self.env
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
 
 
 for _name in _PER_STEP:

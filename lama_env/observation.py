@@ -169,24 +169,68 @@ def layout_table(num_players: int | None = None) -> str:
     return "\n".join(lines)
 
 
+# How encode() builds the vector: every block is cached as packed float32 bytes
+# (per player: what its display determines, keyed by the display, and what its
+# total and round points determine, keyed by (total, points); per seat: the
+# quit / to_act / start_player blocks; the fixed-size blocks after them), the
+# bytes are joined in one go and a precomputed index permutation
+# (_Consts.perm) puts the entries in the order of the layout.  A few dict
+# look-ups, one join and one fancy index per call; the caches stay small (a
+# few thousand displays, a few thousand (total, points) pairs).
+#: Per player: scaled display, round_points, p_no_match (keyed by the display),
+#: then total, to_threshold, would_end_game (keyed by (total, points)).
+_DISPLAY_FLOATS = NUM_FACES + 2
+_PLAYER_FLOATS = _DISPLAY_FLOATS + 3
+_TABLE_FLOATS = 2 * NUM_FACES + 4 + 4  # llama_row, decision, dice, then the four single entries
+_F32 = np.dtype(np.float32)
+_FROMBUFFER = np.frombuffer
+_ROUND_OVER = Phase.ROUND_OVER
+
+
 class _Consts(NamedTuple):
     """Per (rules, player count) constants and caches of the encoder."""
 
     rules: RulesConfig
     n: int
     threshold: int
-    size: int
-    packer: struct.Struct
+    perm: np.ndarray  # obs index -> index in the joined blocks
     orders: tuple[tuple[int, ...], ...]  # per observing seat: the seats in observation order
-    players: dict  # (display, total) -> one player's features
-    displays: dict  # display -> (scaled counts, points, points / 31, p_no_match)
-    context: list  # per observing seat: (quit, to_act, start) -> quit + to_act + start blocks
-    table: dict  # (row, phase, dice, active) -> the blocks after the per-player ones
+    totals: dict  # (total, round points) -> total, to_threshold, would_end_game, packed
+    displays: dict  # display -> (scaled counts, points / 31, p_no_match packed; points)
+    context: list  # per observing seat: (quit, to_act, start) -> quit + to_act + start blocks, packed
+    table: dict  # (row, phase, dice, active) -> the blocks after the per-player ones, packed
 
 
 _CONSTS: dict[tuple[int, int], _Consts] = {}  # (id(rules), n): the fast path
 _CONSTS_BY_VALUE: dict[tuple[RulesConfig, int], _Consts] = {}  # equal rules share their caches
 _CACHE_MAX = 1 << 17
+_PACK_DISPLAY = struct.Struct(f"{_DISPLAY_FLOATS}f").pack
+_PACK_TOTAL = struct.Struct("3f").pack
+_PACK_TABLE = struct.Struct(f"{_TABLE_FLOATS}f").pack
+
+
+def _permutation(n: int) -> np.ndarray:
+    """Where each entry of the observation lies in the joined blocks (players, context, table)."""
+    blocks = {e.name: e for e in _layout(n)}
+    pos: dict[str, list[int]] = {
+        "display": [_PLAYER_FLOATS * k + f for k in range(n) for f in range(NUM_FACES)],
+    }
+    ctx = _PLAYER_FLOATS * n
+    for j, name in enumerate(("quit", "to_act", "start_player")):
+        pos[name] = [ctx + j * n + k for k in range(n)]
+    for m, name in enumerate(("round_points", "p_no_match", "total", "to_threshold", "would_end_game")):
+        pos[name] = [_PLAYER_FLOATS * k + NUM_FACES + m for k in range(n)]
+    table = ctx + 3 * n
+    perm = []
+    for name, *_ in _BLOCKS:
+        e = blocks[name]
+        if name not in pos:  # a fixed-size block: it follows the previous ones in the table bytes
+            pos[name] = list(range(table, table + e.length))
+            table += e.length
+        assert len(pos[name]) == e.length
+        perm += pos[name]
+    assert sorted(perm) == list(range(observation_size(n)))
+    return np.array(perm, dtype=np.intp)
 
 
 def _consts(rules: RulesConfig, n: int) -> _Consts:
@@ -199,46 +243,45 @@ def _consts(rules: RulesConfig, n: int) -> _Consts:
         if shared is None:
             if len(_CONSTS_BY_VALUE) > 32:
                 _CONSTS_BY_VALUE.clear()
-            size = observation_size(n)
             orders = tuple(tuple((s + k) % n for k in range(n)) for s in range(n))
             shared = _CONSTS_BY_VALUE[(rules, n)] = _Consts(
-                rules, n, rules.end_threshold, size, struct.Struct(f"{size}f"), orders, {}, {},
-                [{} for _ in range(n)], {},
+                rules, n, rules.end_threshold, _permutation(n), orders, {}, {}, [{} for _ in range(n)], {},
             )
         # keep a reference to this rules object so that its id stays unique while cached
         c = _CONSTS[key] = shared._replace(rules=rules)
     return c
 
 
-def _player_features(c: _Consts, d: tuple[int, ...], t: int) -> tuple:
-    """One player's (scaled display, total, to_threshold, round points, would end, p_no_match)."""
-    if len(c.players) > _CACHE_MAX:
-        c.players.clear()
-    df = c.displays.get(d)
-    if df is None:
-        if len(c.displays) > _CACHE_MAX:
-            c.displays.clear()
-        sx = _DISPLAY_SCALE
-        pts = score_display(d)
-        df = c.displays[d] = (
-            (d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5], d[6] * sx[6]),
-            pts, pts / MAX_ROUND_POINTS, p_no_match(d, c.rules),
-        )
-    thr = c.threshold
-    feats = (
-        df[0],
-        t / thr if t < thr else 1.0,
-        0.0 if t >= thr else ((thr - t) / MAX_ROUND_POINTS if thr - t < MAX_ROUND_POINTS else 1.0),
-        df[2],
-        1.0 if t + df[1] >= thr else 0.0,
-        df[3],
+def _display_features(c: _Consts, d: tuple[int, ...]) -> tuple[bytes, int]:
+    """A display's scaled counts, round points / 31 and p_no_match (packed), and its round points."""
+    if len(c.displays) > _CACHE_MAX:
+        c.displays.clear()
+    sx = _DISPLAY_SCALE
+    pts = score_display(d)
+    feats = c.displays[d] = (
+        _PACK_DISPLAY(d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5],
+                      d[6] * sx[6], pts / MAX_ROUND_POINTS, p_no_match(d, c.rules)),
+        pts,
     )
-    c.players[(d, t)] = feats
     return feats
 
 
-def _context(c: _Consts, seat: int, key: tuple) -> tuple[float, ...]:
-    """The ``quit``, ``to_act`` and ``start_player`` blocks seen from ``seat``."""
+def _total_features(c: _Consts, key: tuple[int, int]) -> bytes:
+    """A player's total, to_threshold and would_end_game (packed), from (total, round points)."""
+    if len(c.totals) > _CACHE_MAX:
+        c.totals.clear()
+    t, pts = key
+    thr = c.threshold
+    feats = c.totals[key] = _PACK_TOTAL(
+        t / thr if t < thr else 1.0,
+        0.0 if t >= thr else ((thr - t) / MAX_ROUND_POINTS if thr - t < MAX_ROUND_POINTS else 1.0),
+        1.0 if t + pts >= thr else 0.0,
+    )
+    return feats
+
+
+def _context(c: _Consts, seat: int, key: tuple) -> bytes:
+    """The ``quit``, ``to_act`` and ``start_player`` blocks seen from ``seat`` (packed)."""
     cache = c.context[seat]
     if len(cache) > _CACHE_MAX:
         cache.clear()
@@ -247,12 +290,12 @@ def _context(c: _Consts, seat: int, key: tuple) -> tuple[float, ...]:
     feats = (tuple(1.0 if quit_[p] else 0.0 for p in order)
              + tuple(1.0 if p == to_act else 0.0 for p in order)
              + tuple(1.0 if p == start else 0.0 for p in order))
-    cache[key] = feats
-    return feats
+    packed = cache[key] = struct.pack(f"{len(feats)}f", *feats)
+    return packed
 
 
-def _table(c: _Consts, key: tuple) -> tuple[float, ...]:
-    """The blocks after the per-player ones (row, decision, dice, last player, active, rules)."""
+def _table(c: _Consts, key: tuple) -> bytes:
+    """The blocks after the per-player ones (row, decision, dice, last player, active, rules), packed."""
     if len(c.table) > _CACHE_MAX:
         c.table.clear()
     row, phase, dice, active = key
@@ -267,8 +310,14 @@ def _table(c: _Consts, key: tuple) -> tuple[float, ...]:
         + (1.0 if active == 1 else 0.0, active / c.n,
            1.0 if rules.must_discard else 0.0, 1.0 if rules.triple_llama == "also_match" else 0.0)
     )
-    c.table[key] = feats
-    return feats
+    packed = c.table[key] = _PACK_TABLE(*feats)
+    return packed
+
+
+# The last encoding: (game, game.version, seat, consts, joined blocks).  Observing the
+# same state twice (e.g. SB3's action-mask wrapper reads the observation and then the
+# mask of one state) skips the work; one tuple, swapped atomically.
+_LAST: tuple = (None, -1, -1, None, b"")
 
 
 def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -285,39 +334,37 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
         A new ``float32`` array of shape ``(observation_size(N),)`` (or ``out``),
         every entry in ``[0, 1]``.
     """
-    n = game.num_players
+    global _LAST
+    n, rules, version, displays, totals, quit_, current, start, row, phase, dice, active = game.encoder_view()
     if not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
-    c = _consts(game.rules, n)
-    displays = game.displays
-    totals = game.totals
-    players = c.players
-    rows = []
-    v: list[float] = []
-    ext = v.extend
-    for p in c.orders[seat]:
-        d = displays[p]
-        t = totals[p]
-        f = players.get((d, t)) or _player_features(c, d, t)
-        rows.append(f)
-        ext(f[0])
-    phase = game.phase
-    key = (game.quit, game.current_player if phase < Phase.ROUND_OVER else -1, game.start_player)
-    ext(c.context[seat].get(key) or _context(c, seat, key))
-    _, tot, thr, pts, end, pnm = zip(*rows)
-    ext(tot)
-    ext(thr)
-    ext(pts)
-    ext(end)
-    ext(pnm)
-    key = (game.row, phase, game.dice, game.num_active)
-    ext(c.table.get(key) or _table(c, key))
+    last = _LAST
+    if last[0] is game and last[1] == version and last[2] == seat:
+        c, joined = last[3], last[4]
+    else:
+        c = _CONSTS.get((id(rules), n))
+        if c is None or c.rules is not rules:
+            c = _consts(rules, n)
+        dcache = c.displays
+        tcache = c.totals
+        parts = []
+        for p in c.orders[seat]:
+            d = tuple(displays[p])
+            df = dcache.get(d) or _display_features(c, d)
+            parts.append(df[0])
+            key = (totals[p], df[1])
+            parts.append(tcache.get(key) or _total_features(c, key))
+        key = (tuple(quit_), current if phase < _ROUND_OVER else -1, start)
+        parts.append(c.context[seat].get(key) or _context(c, seat, key))
+        key = (tuple(row), phase, dice, active)
+        parts.append(c.table.get(key) or _table(c, key))
+        joined = b"".join(parts)
+        _LAST = (game, version, seat, c, joined)
+    v = _FROMBUFFER(joined, _F32)[c.perm]  # a new, writable array (positional dtype: faster)
     if out is not None:
         out[:] = v
         return out
-    buf = bytearray(c.size * 4)
-    c.packer.pack_into(buf, 0, *v)
-    return np.frombuffer(buf, dtype=np.float32)
+    return v
 
 
 def describe(x: np.ndarray, num_players: int) -> dict[str, list[float]]:

@@ -119,6 +119,12 @@ def test_cli_prints_one_line_and_exits_2(tmp_path, capsys):
     assert err.startswith("lama-dice train: error:") and "ppo.clip: unknown key" in err
 
 
+def test_readme_documents_every_key():
+    readme = (CONFIGS.parent / "README.md").read_text(encoding="utf-8")
+    for key, _, _ in describe_keys():
+        assert f"| `{key}` |" in readme, key
+
+
 def test_cli_check_prints_the_resolved_config(capsys):
     assert main(["train", str(CONFIGS / "smoke.yaml"), "--check"]) == 0
     resolved = yaml.safe_load(capsys.readouterr().out)

@@ -33,6 +33,7 @@ def play(specs, seed, rules=None, record=True) -> LamaGame:
     RulesConfig(triple_llama="also_match", must_discard=False, end_threshold=25),
 ], ids=["default", "variant"])
 @pytest.mark.parametrize("specs", [
+    ("lookahead",),
     ("lookahead", "optimal"),
     ("random", "lookahead", "threshold:0.2"),
     ("lookahead", "lookahead:points", "always-roll", "lookahead"),
@@ -143,3 +144,20 @@ def test_specs():
     assert make_agent("lookahead").objective == "win"
     assert make_agent("lookahead:points").objective == "points"
     assert isinstance(make_agent("lookahead"), LookaheadPolicy)
+
+
+@pytest.mark.parametrize("spec", ["lookahead", "lookahead:points", "optimal"])
+@pytest.mark.parametrize("total", [0, 12])
+def test_free_rerolls_do_not_loop_forever(spec, total):
+    # must_discard=False and a display that every roll matches (die 1 shows 3, 4, 5, 6 or L):
+    # discarding nothing is a free re-roll, but the round must still end.
+    rules = RulesConfig(must_discard=False)
+    g = LamaGame(2, rules=rules, hands=[["L", "3", "4", "5", "6", "6"], P1], start_player=1,
+                 start_points=[total, 0], seed=4)
+    g.step(A.QUIT)  # player 1 quits: player 0 is the last player
+    agent = make_agent(spec)
+    for _ in range(5000):
+        if g.round_over:
+            break
+        g.step(agent.act(g, g.legal_actions()))
+    assert g.round_over

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 import shutil
 import zipfile
@@ -27,7 +28,8 @@ from agents.ppo import (  # noqa: E402
 from agents.registry import make_agent  # noqa: E402
 from lama_env.engine import LamaGame, Phase  # noqa: E402
 from lama_env.errors import LamaDiceError  # noqa: E402
-from lama_env.observation import encode  # noqa: E402
+from lama_env.actions import NUM_ACTIONS  # noqa: E402
+from lama_env.observation import encode, observation_size  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402
 
 
@@ -143,7 +145,8 @@ def test_pickles_for_worker_processes(ckpt2):
 
 def test_sidecar_round_trip(ckpt2):
     side = read_sidecar(ckpt2)
-    assert side["num_players"] == 2 and side["observation_size"] == 52 and side["num_actions"] == 129
+    assert side["num_players"] == 2
+    assert side["observation_size"] == observation_size(2) and side["num_actions"] == NUM_ACTIONS
     assert sidecar_path(ckpt2).suffix == ".json"
 
 
@@ -184,6 +187,11 @@ def test_sidecar_that_disagrees(ckpt2, tmp_path):
     shutil.copy(ckpt2, bad)
     write_sidecar(bad, num_players=3, rules={}, config="x", timesteps=0)
     _one_line_error(f"ppo:{bad}", "sidecar says 3 players but its network is for 2")
+    write_sidecar(bad, num_players=2, rules={}, config="x", timesteps=0)
+    side = read_sidecar(bad)
+    side["observation_layout"] = "0" * 12
+    sidecar_path(bad).write_text(json.dumps(side))
+    _one_line_error(f"ppo:{bad}", "another observation layout")
     sidecar_path(bad).write_text("{not json")
     _one_line_error(f"ppo:{bad}", "not valid JSON")
 

@@ -132,7 +132,7 @@ def _play_random(env, rng, episodes, seed0=0):
     {"num_players": 2},
     {"num_players": 3, "opponents": [["threshold:0.2", 1.0], ["random", 1.0]], "selfplay_weight": 0.3},
     {"num_players": 2, "opponents": [["optimal", 1.0]], "selfplay_weight": 0.0, "auto_forced": True},
-    {"num_players": 1, "episode": "round"},
+    {"num_players": 1, "episode": "round", "reward": "points"},
 ])
 def test_env_hides_opponents_and_reports_game_stats(env_cfg):
     from train.rllib_models import LamaDiceRLlibEnv

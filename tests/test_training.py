@@ -86,6 +86,20 @@ def test_checkpoints_load_and_play(smoke_run):
     assert make_agent(f"ppo:{run}").path == run / "best.zip"
 
 
+def test_the_run_folder_reproduces_the_run(smoke_run, tmp_path):
+    import zipfile
+
+    run = smoke_run[0].run_dir
+    again = train(run / "config.yaml", run_dir=tmp_path / "again", progress_bar=False, out=io.StringIO())
+    weights = [zipfile.ZipFile(r / "final.zip").read("policy.pth") for r in (run, again.run_dir)]
+    assert weights[0] == weights[1]
+    results = [json.loads((r / "eval.json").read_text())["results"] for r in (run, again.run_dir)]
+    for res in results:
+        for r in res.values():
+            r.pop("elapsed_s")
+    assert results[0] == results[1]
+
+
 def test_self_play_pool(smoke_run):
     run = smoke_run[0].run_dir
     members = json.loads((run / "selfplay" / "pool.json").read_text())["members"]
@@ -223,3 +237,41 @@ def test_python_m_train_is_the_train_command(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"lama-dice train: error: {bad}: env.n_envs: Input should be greater than or equal to 1 (got 0)"
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_pretrain_warm_start_imitates_the_teacher(tmp_path):
+    """A behaviour-cloning warm start makes the fresh policy agree with its teacher before PPO runs."""
+    cfg = parse_config({
+        "name": "bc-smoke", "total_timesteps": 128,
+        "env": {"num_players": 1, "episode": "round", "reward": "points", "reward_scale": 0.05,
+                "n_envs": 1, "vec_env": "dummy"},
+        "pretrain": {"teacher": "threshold:0.2", "episodes": 300, "epochs": 30, "batch_size": 128,
+                     "learning_rate": 3e-3},
+        "ppo": {"n_steps": 128, "batch_size": 64, "n_epochs": 1, "learning_rate": 1e-9},
+        "policy": {"net_arch": [32, 32]},
+        "eval": {"every": 0, "games": 4, "final_games": 0, "opponents": ["optimal"]},
+        "checkpoint": {"every": 0},
+    })
+    out = io.StringIO()
+    result = train(cfg, runs_root=tmp_path, progress_bar=False, out=out)
+    assert "warm start:" in out.getvalue()
+    tags = _scalars(result.run_dir / "tb")
+    assert "pretrain/teacher_agreement" in tags and "pretrain/policy_loss" in tags
+    # the learner now plays like its teacher on states it has not seen
+    learner = make_agent(f"ppo:{result.run_dir / 'final.zip'}")
+    teacher = make_agent("threshold:0.2")
+    same = total = 0
+    for seed in range(40):
+        game = LamaGame(1, seed=10_000 + seed, record=False)
+        while not game.round_over:
+            legal = game.legal_actions()
+            a = teacher.act(game, legal)
+            same += learner.act(game, legal) == a
+            total += 1
+            game.step(a)
+    assert same / total > 0.9
+
+
+def test_pretrain_teacher_is_checked(tmp_path):
+    with pytest.raises(ConfigError, match="pretrain.teacher"):
+        parse_config({"opponents": ["random"], "pretrain": {"teacher": "nonsense"}})

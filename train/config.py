@@ -143,6 +143,17 @@ class CheckpointConfig(_Section):
     keep_last: int | None = Field(None, ge=1, description="keep only the newest N periodic checkpoints (null = all)")
 
 
+class PretrainConfig(_Section):
+    """Behaviour-cloning warm start before PPO (see :mod:`train.pretrain`)."""
+
+    teacher: str | None = Field(None, description="agent spec to imitate first (null = no warm start)")
+    episodes: int = Field(2000, ge=1, description="episodes the teacher plays in the training env")
+    epochs: int = Field(10, ge=1, description="passes over the teacher's decisions")
+    batch_size: int = Field(512, ge=1, description="minibatch size")
+    learning_rate: float = Field(1e-3, gt=0, description="Adam learning rate of the warm start")
+    value_coef: float = Field(0.5, ge=0, description="weight of the value-head loss (fit to the returns seen)")
+
+
 class TrainConfig(_Section):
     """A whole training run."""
 
@@ -156,6 +167,7 @@ class TrainConfig(_Section):
     opponents: list[OpponentConfig] = Field(default_factory=list,
                                             description="training opponents: specs or {agent, weight}, drawn per seat and episode")
     selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+    pretrain: PretrainConfig = Field(default_factory=PretrainConfig)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
@@ -278,6 +290,8 @@ def check_agent_specs(cfg: TrainConfig, source: str = "config") -> None:
     from agents.registry import make_agent
 
     specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)]
+    if cfg.pretrain.teacher:
+        specs.append(("pretrain.teacher", cfg.pretrain.teacher))
     specs += [(f"selfplay.initial[{i}]", s if s.startswith("ppo:") else f"ppo:{s}")
               for i, s in enumerate(cfg.selfplay.initial)]
     specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(cfg.eval.opponents)]
@@ -327,7 +341,8 @@ def _describe(err: ValidationError) -> str:
     return f"{key or 'config'}: {msg}{shown}"
 
 
-_UNION_TAGS = {"list[int]", "NetArchSplit", "function-after[_positive(), union[list[int],NetArchSplit]]"}
+#: Names pydantic puts in an error's location for the members of a union (``policy.net_arch``).
+_UNION_TAGS = {"list[int]", "NetArchSplit"}
 
 
 def _dotted(loc: list[Any]) -> str:

@@ -28,11 +28,11 @@ action_masking_rlm``) expects the key ``"observations"`` and mutates the batch
 it is given; this one keeps PettingZoo's key, never mutates its input and
 accepts the ``int8`` mask, so the env needs no renaming wrapper.
 
-:func:`masked_logits` is the same computation for a plain (obs, mask) pair;
-:class:`agents.rllib_agent.RLlibPolicy` uses it to act from a checkpoint.
+:func:`masked_logits` is that masking on its own. A checkpoint names this
+class, so loading one (:class:`agents.rllib_agent.RLlibPolicy`) imports this module.
 
 This module imports ray and torch at import time: import it only where the
-``rllib`` extra is installed (:mod:`agents.rllib_agent` imports it lazily).
+``rllib`` extra is installed.
 """
 
 from __future__ import annotations

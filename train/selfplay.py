@@ -54,7 +54,7 @@ class SnapshotPool:
 
     def __init__(self, run_dir: str | os.PathLike, pool_size: int, initial: Sequence[str] = (),
                  sidecar: dict[str, Any] | None = None) -> None:
-        self.dir = Path(run_dir) / POOL_DIR
+        self.dir = (Path(run_dir) / POOL_DIR).resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.pool_size = int(pool_size)
         self.initial = [_checkpoint_path(s) for s in initial]

@@ -171,7 +171,7 @@ def train(
     # The masked action distribution is rebuilt at every step; validating its
     # arguments each time costs about as much as the forward pass.
     torch.distributions.Distribution.set_default_validate_args(False)
-    pool_file = run / "selfplay" / "pool.json" if cfg.selfplay.enabled else None
+    pool_file = (run / "selfplay" / "pool.json").resolve() if cfg.selfplay.enabled else None
     vec_env = make_vec_env(cfg, pool_file)
 
     # -- 4. The model: new, or loaded to resume ------------------------------------------
@@ -182,6 +182,13 @@ def train(
         model = MaskablePPO("MlpPolicy", vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
     # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
+    if resume_ckpt is None and cfg.pretrain.teacher:  # behaviour-cloning warm start
+        from train import pretrain
+
+        pc = cfg.pretrain
+        data = pretrain.collect(make_env_fn(cfg, 0, None, False), pc.teacher, pc.episodes, cfg.ppo.gamma, cfg.seed)
+        pretrain.fit(model, data, epochs=pc.epochs, batch_size=pc.batch_size, learning_rate=pc.learning_rate,
+                     value_coef=pc.value_coef, seed=cfg.seed, out=out)
     start_steps = int(model.num_timesteps)
     remaining = cfg.total_timesteps - start_steps
     if remaining <= 0:
@@ -502,14 +509,15 @@ def print_eval_table(report: dict[str, Any], out: TextIO | None = None) -> None:
 
     n, games = report["players"], report["games_per_opponent"]
     solo = n == 1
+    title = f"final evaluation of {report['run']} at {report['timesteps']:,} steps"
     if solo:
-        title = f"{report['run']} at {report['timesteps']:,} steps: solo, {games} games each (fewer points is better)"
+        caption = f"solo: {games} games each, fewer points is better"
         cols = ["agent", "points/round", "final points"]
     else:
-        title = (f"{report['run']} at {report['timesteps']:,} steps: the learner against {n - 1} of each opponent, "
-                 f"{games} games each")
+        caption = (f"the learner against {n - 1} of each opponent, {games} games each, seats rotating; "
+                   f"ties share the win; 95% Wilson intervals")
         cols = ["opponent", "learner win rate", "95% CI", "points/round"]
-    table = Table(title=title)
+    table = Table(title=title, caption=caption)
     for i, c in enumerate(cols + ["bust", "quit", "went out"]):
         table.add_column(c, justify="left" if i == 0 else "right")
     for key, r in report["results"].items():

@@ -34,6 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from train.rllib_train import is_rllib_config
+
+    if is_rllib_config(args.config):  # `algorithm: rllib-ppo`: the Ray RLlib pipeline
+        from train.rllib_train import run_command
+
+        return run_command(args)
     from train.config import load_config
 
     cfg = load_config(args.config)

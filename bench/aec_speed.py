@@ -1,0 +1,151 @@
+"""Agent-steps per second of the PettingZoo env against PettingZoo's own ``leduc_holdem_v4``.
+
+Every env runs the same loop, in the same process, alternately (see
+:mod:`bench.measure`): the standard AEC loop over ``env.agent_iter()`` with
+``env.last()`` and ``env.step(action)``, a random legal action drawn by one
+sampler for all envs (``random.Random.choice`` over ``mask.nonzero()[0]``),
+``None`` for a finished agent, and ``env.reset()`` when a game ends.  Every
+``env.step`` call counts as one agent-step, the steps of finished agents
+included.  Contenders:
+
+* ``lama_env``: ``lama_dice_v0.env(num_players=2)`` (PettingZoo's classic wrappers);
+* ``lama_raw``: ``lama_dice_v0.raw_env(num_players=2)`` (no wrappers);
+* ``leduc``: ``pettingzoo.classic.leduc_holdem_v4.env()`` (needs ``rlcard``: ``pip install 'lama-dice[bench]'``);
+* ``engine``: the rules engine alone (:class:`lama_env.engine.LamaGame`, random legal actions,
+  no observations): the floor under the env's per-step cost.
+
+Run alone::
+
+    python -m bench.aec_speed --steps 20000 --repeats 5
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable
+
+from .measure import Sample, alternate, ratio_entry, summary, timed
+
+#: The target of the project: ``env()`` at least this many times leduc's agent-steps/s.
+TARGET = 5.0
+
+
+def agent_steps(env: Any, steps: int, seed: int) -> int:
+    """Play ``steps`` agent-steps of random legal actions in ``env`` (resetting it as games end)."""
+    rng = random.Random(seed)
+    choice = rng.choice
+    env.reset(seed=seed)
+    n = 0
+    while n < steps:
+        for _agent in env.agent_iter():
+            obs, _reward, term, trunc, _info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                action = choice(obs["action_mask"].nonzero()[0].tolist())
+            env.step(action)
+            n += 1
+            if n >= steps:
+                break
+        else:
+            env.reset()
+    return n
+
+
+def engine_steps(steps: int, seed: int) -> int:
+    """``steps`` random legal actions in the rules engine alone (new games as games end)."""
+    import numpy as np
+
+    from lama_env.engine import LamaGame
+
+    rng = random.Random(seed)
+    choice = rng.choice
+    npr = np.random.default_rng(seed)
+    n = 0
+    game = LamaGame(2, rng=npr, record=False)
+    while n < steps:
+        if game.round_over:
+            if game.game_over:
+                game = LamaGame(2, rng=npr, record=False)
+            else:
+                game.next_round()
+            continue
+        game.step(choice(game.legal_actions()))
+        n += 1
+    return n
+
+
+def make_envs() -> tuple[dict[str, Callable[[], Any]], list[str]]:
+    """The env factories that can be built here, and notes on those that cannot."""
+    from lama_env import lama_dice_v0
+
+    envs: dict[str, Callable[[], Any]] = {
+        "lama_env": lambda: lama_dice_v0.env(num_players=2),
+        "lama_raw": lambda: lama_dice_v0.raw_env(num_players=2),
+    }
+    notes = []
+    try:
+        import rlcard  # noqa: F401
+        from pettingzoo.classic import leduc_holdem_v4
+
+        envs["leduc"] = leduc_holdem_v4.env
+    except Exception as e:  # ImportError, or PettingZoo's DependencyNotInstalled
+        notes.append(f"leduc_holdem_v4 skipped: rlcard is not installed ({type(e).__name__}); "
+                     "pip install 'lama-dice[bench]'")
+    return envs, notes
+
+
+def run(steps: int = 20000, repeats: int = 5, seed: int = 0, warmup: int = 2000, slices: int = 10,
+        log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Measure every contender ``repeats`` times alternately; return the JSON-ready section.
+
+    Each repeat plays ``steps`` agent-steps per contender in ``slices`` interleaved slices.
+    """
+    factories, notes = make_envs()
+    envs = {name: make() for name, make in factories.items()}
+    for env in envs.values():  # first games, imports, caches
+        agent_steps(env, warmup, seed)
+    engine_steps(warmup, seed)
+    per_call = max(1, steps // slices)
+
+    def contender(env: Any) -> Callable[[int], Sample]:
+        return lambda i: timed(per_call, lambda: {"work": agent_steps(env, per_call, seed + 1 + i)})
+
+    contenders = {name: contender(env) for name, env in envs.items()}
+    contenders["engine"] = lambda i: timed(per_call, lambda: {"work": engine_steps(per_call, seed + 1 + i)})
+    samples = alternate(contenders, repeats, slices, log)
+    out: dict[str, Any] = {
+        "what": "agent-steps/s, random legal actions, 2 players, the standard AEC loop (same loop and "
+                "sampler for every env, interleaved runs in one process)",
+        "steps_per_run": per_call * slices,
+        "slices": slices,
+        "repeats": repeats,
+        "sampler": "random.Random.choice(mask.nonzero()[0].tolist())",
+        "results": {name: summary(s, "agent-step") for name, s in samples.items()},
+        "ratios": {},
+        "notes": notes,
+    }
+    if "leduc" in samples:
+        out["ratios"]["env_vs_leduc"] = ratio_entry(samples["lama_env"], samples["leduc"], "lama_env", "leduc",
+                                                    TARGET)
+        out["ratios"]["raw_vs_leduc"] = ratio_entry(samples["lama_raw"], samples["leduc"], "lama_raw", "leduc")
+    out["ratios"]["engine_vs_env"] = ratio_entry(samples["engine"], samples["lama_env"], "engine", "lama_env")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=20000)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    res = run(args.steps, args.repeats, args.seed)
+    print(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
