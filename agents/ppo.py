@@ -26,15 +26,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError
 
 from .base import Policy
+from .learned import LearnedPolicy
 from .registry import AgentSpecError, register
 
 #: The ``format`` tag of checkpoint sidecars.
@@ -277,7 +277,7 @@ def _one_line(e: BaseException) -> str:
 # ---------------------------------------------------------------------------
 # the agent
 
-class PPOPolicy(Policy):
+class PPOPolicy(LearnedPolicy):
     """Play a trained MaskablePPO checkpoint.
 
     Args:
@@ -290,6 +290,7 @@ class PPOPolicy(Policy):
     """
 
     spec = "ppo"
+    error_type = CheckpointError
 
     def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
         super().__init__()
@@ -310,72 +311,11 @@ class PPOPolicy(Policy):
         return self
 
     def _init(self, policy: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
-        from lama_env.observation import encode
-
-        self.num_players = int(num_players)
-        self.sidecar = sidecar
-        self.deterministic = deterministic
+        self._setup(num_players, sidecar, deterministic, self.path)
         self._actor = _Actor(policy)
-        self._encode = encode
 
-    # --------------------------------------------------------------- checks
-    def check_compatible(self, num_players: int) -> None:
-        """Raise :class:`CheckpointError` unless the policy was trained for ``num_players``."""
-        if int(num_players) != self.num_players:
-            raise CheckpointError(
-                f"checkpoint {self.path or self.spec} was trained for {self.num_players} "
-                f"player{'s' if self.num_players != 1 else ''}, the game has {num_players}"
-            )
-
-    # --------------------------------------------------------------- acting
-    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
-        if len(legal) == 1:
-            return legal[0]
-        return self.act_batch([game], [legal])[0]
-
-    def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
-        """Actions for many games with one forward pass."""
-        if not games:
-            return []
-        n = games[0].num_players
-        if n != self.num_players:
-            self.check_compatible(n)
-        obs = np.stack([self._encode(g, g.current_player) for g in games])
-        mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
-        for i, legal in enumerate(legals):
-            mask[i, list(legal)] = True
-        logits = self._actor.logits(obs)
-        logits = np.where(mask, logits, -np.inf)
-        if self.deterministic:
-            return logits.argmax(axis=1).tolist()
-        z = logits - logits.max(axis=1, keepdims=True)
-        p = np.exp(z)  # masked entries: exp(-inf) = 0
-        cum = p.cumsum(axis=1)
-        u = self.rng.random(len(games))[:, None] * cum[:, -1:]
-        # first index whose cumulative mass passes u: always one with positive probability
-        return (cum > u).argmax(axis=1).tolist()
-
-    def action_probabilities(self, game: LamaGame, legal: Sequence[int] | None = None) -> np.ndarray:
-        """The masked policy distribution over all actions for ``game.current_player``."""
-        legal = game.legal_actions() if legal is None else legal
-        obs = self._encode(game, game.current_player)[None]
-        logits = self._actor.logits(obs)[0]
-        mask = np.zeros(NUM_ACTIONS, dtype=bool)
-        mask[list(legal)] = True
-        z = np.where(mask, logits - logits[mask].max(), -np.inf)
-        p = np.exp(z)
-        return p / p.sum()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_encode", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        from lama_env.observation import encode
-
-        self.__dict__.update(state)
-        self._encode = encode
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return self._actor.logits(obs)
 
 
 def _make(arg: str | None) -> PPOPolicy:

@@ -32,15 +32,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError
 
 from .base import Policy
+from .learned import LearnedPolicy
 from .registry import AgentSpecError, register
 
 #: The sidecar :mod:`train.rllib_train` writes into each checkpoint folder.
@@ -203,7 +203,7 @@ def _one_line(e: BaseException) -> str:
 # ---------------------------------------------------------------------------
 # the agent
 
-class RLlibPolicy(Policy):
+class RLlibPolicy(LearnedPolicy):
     """Play the policy of an RLlib checkpoint (the :class:`~train.rllib_models.MaskedPPOTorchRLModule`).
 
     Args:
@@ -217,6 +217,8 @@ class RLlibPolicy(Policy):
     """
 
     spec = "rllib"
+    error_type = RLlibCheckpointError
+    checkpoint_kind = "RLlib checkpoint"
 
     def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
         super().__init__()
@@ -237,21 +239,8 @@ class RLlibPolicy(Policy):
         return self
 
     def _init(self, module: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
-        from lama_env.observation import encode
-
         self.module = module
-        self.num_players = int(num_players)
-        self.sidecar = sidecar
-        self.deterministic = deterministic
-        self._encode = encode
-
-    # --------------------------------------------------------------- checks
-    def check_compatible(self, num_players: int) -> None:
-        """Raise :class:`RLlibCheckpointError` unless the policy was trained for ``num_players``."""
-        if int(num_players) != self.num_players:
-            raise RLlibCheckpointError(
-                f"RLlib checkpoint {self.path or self.spec} was trained for {self.num_players} "
-                f"player{'s' if self.num_players != 1 else ''}, the game has {num_players}")
+        self._setup(num_players, sidecar, deterministic, self.path)
 
     # --------------------------------------------------------------- acting
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -270,41 +259,6 @@ class RLlibPolicy(Policy):
         finally:
             if threads != 1:
                 torch.set_num_threads(threads)
-
-    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
-        if len(legal) == 1:
-            return legal[0]
-        return self.act_batch([game], [legal])[0]
-
-    def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
-        """Actions for many games with one forward pass."""
-        if not games:
-            return []
-        n = games[0].num_players
-        if n != self.num_players:
-            self.check_compatible(n)
-        obs = np.stack([self._encode(g, g.current_player) for g in games])
-        mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
-        for i, legal in enumerate(legals):
-            mask[i, list(legal)] = True
-        logits = np.where(mask, self.logits(obs, mask), -np.inf)
-        if self.deterministic:
-            return logits.argmax(axis=1).tolist()
-        z = logits - logits.max(axis=1, keepdims=True)
-        cum = np.exp(z).cumsum(axis=1)  # masked entries: exp(-inf) = 0
-        u = self.rng.random(len(games))[:, None] * cum[:, -1:]
-        return (cum > u).argmax(axis=1).tolist()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state.pop("_encode", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        from lama_env.observation import encode
-
-        self.__dict__.update(state)
-        self._encode = encode
 
 
 def _make(arg: str | None) -> RLlibPolicy:

@@ -206,17 +206,18 @@ class MaskCache:
     """int8 action masks per legal-action tuple (a fresh copy each call)."""
 
     def __init__(self) -> None:
-        self._masks: dict[tuple[int, ...], np.ndarray] = {}
+        #: legal-action tuple -> its mask (never handed out: callers get copies)
+        self.table: dict[tuple[int, ...], np.ndarray] = {}
         self._zero = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
 
     def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
-        m = self._masks.get(legal)
+        m = self.table.get(legal)
         if m is None:
             if not legal:
                 return self._zero.copy()
             m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
             m[list(legal)] = 1
-            self._masks[legal] = m
+            self.table[legal] = m
         return m.copy()
 
 

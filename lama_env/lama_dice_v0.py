@@ -226,6 +226,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         }
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
         self._masks = MaskCache()
+        self._mask_table = self._masks.table
         self._rng: np.random.Generator | None = None
         self._game: LamaGame | None = None
         self._over = True
@@ -266,11 +267,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": encode(game, seat), "action_mask": ...}`` for ``agent`` (new arrays every call)."""
         g = self._game
-        return {
-            "observation": encode(g, self._seat[agent]),
-            "action_mask": self._masks(g.legal_actions() if agent == self.agent_selection and not self._over
-                                       else None),
-        }
+        if agent == self.agent_selection and not self._over:
+            mask = self._mask_table.get(g.legal_actions())  # the MaskCache's masks, looked up inline
+            mask = self._masks(g.legal_actions()) if mask is None else mask.copy()
+        else:
+            mask = self._masks(None)
+        return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:
         """Apply ``action`` for ``agent_selection``.
@@ -462,9 +464,13 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
 
     Over the chain :func:`env` builds (``_AssertOutOfBounds`` over ``_TerminateIllegal``),
-    ``step`` with an in-range integer action and ``observe`` / ``last`` call the
-    ``_TerminateIllegal`` layer directly: the layer between them would only pass the
-    call on (``AssertOutOfBoundsWrapper`` checks nothing else, and does not observe).
+    the per-step calls take a short cut with the same behaviour: ``last`` / ``observe``
+    do ``_TerminateIllegal.observe``'s bookkeeping themselves (remember the
+    observation whose mask the next ``step`` checks), and ``step`` with an in-range
+    integer action (everything ``AssertOutOfBoundsWrapper`` checks) that the
+    remembered mask allows, for a live agent, steps the raw env directly; anything
+    else goes through ``_TerminateIllegal.step`` (illegal moves, dead steps) or the
+    whole chain.
     """
 
     def __init__(self, env: AECEnv) -> None:
@@ -472,22 +478,33 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._raw = env.unwrapped
         inner = getattr(env, "env", None)
         if type(env) is _AssertOutOfBounds and type(inner) is _TerminateIllegal:
-            self._fast_step = inner.step
+            self._ti: _TerminateIllegal | None = inner
             self._observe = inner.observe
         else:  # another chain: go through every layer
-            self._fast_step = None
+            self._ti = None
             self._observe = env.observe
 
     def step(self, action: Any) -> None:
-        if not self._has_reset or not self._raw.agents:
+        raw = self._raw
+        if not self._has_reset or not raw.agents:
             super().step(action)
             return
         self._has_updated = True
-        fast = self._fast_step
-        if fast is not None and (
-                (type(action) is int and 0 <= action < A.NUM_ACTIONS)
-                or (action is None and self._dead())):  # the dead step AssertOutOfBoundsWrapper allows
-            fast(action)
+        ti = self._ti
+        if ti is None:
+            self.env.step(action)
+        elif type(action) is int and 0 <= action < A.NUM_ACTIONS:  # all AssertOutOfBoundsWrapper checks
+            prev = ti._prev_obs
+            agent = raw.agent_selection
+            if (prev is not None and not (raw.terminations[agent] or raw.truncations[agent])
+                    and prev["action_mask"][action]):
+                # _TerminateIllegal.step for a legal action of a live agent, inline
+                ti._prev_obs = ti._prev_info = None
+                raw.step(action)
+            else:
+                ti.step(action)
+        elif action is None and self._dead():  # the dead step AssertOutOfBoundsWrapper allows
+            ti.step(action)
         else:
             self.env.step(action)
 
@@ -506,13 +523,17 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             return super().last(observe)
         raw = self._raw
         agent = raw.agent_selection
-        return (
-            self._observe(agent) if observe else None,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            raw.infos[agent],
-        )
+        infos = raw.infos
+        ti = self._ti
+        if not observe:
+            obs = None
+        elif ti is not None:  # _TerminateIllegal.observe(agent), inline: the agent is the one to act
+            obs = ti._prev_obs = raw.observe(agent)
+            info = infos.get(agent)
+            ti._prev_info = {} if info is None else info
+        else:
+            obs = self._observe(agent)
+        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
 
     def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
         if not self._has_reset:

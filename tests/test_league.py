@@ -96,3 +96,28 @@ def test_cli_league(tmp_path, capsys):
     assert data["league"] is True and data["games"] == 12 and len(data["pairwise_win_rate"]) == 3
     shown = capsys.readouterr().out
     assert "mu-3σ" in shown and "always-roll" in shown
+
+
+def test_solo_values_exact_for_heuristics_measured_otherwise():
+    from agents.solver import solver_for
+    from lama_env.rules import RulesConfig
+    from train.league import solo_values
+
+    vals = solo_values(["optimal", "threshold:0.2", "random"], games=30, seed=3)
+    solver = solver_for(RulesConfig())
+    assert vals[0].exact and abs(vals[0].value - solver.expected_round_points()) < 1e-9
+    assert vals[1].exact and vals[1].value > vals[0].value
+    assert not vals[2].exact and vals[2].se is not None and vals[2].se > 0
+    assert vals[2].value > vals[0].value  # random is far from optimal
+
+
+def test_league_cli_solo_values_column(capsys):
+    from train.cli import main
+
+    assert main(["evaluate", "--league", "optimal", "random", "--games", "6", "--solo-values",
+                 "--no-progress", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert [v["spec"] for v in data["solo_values"]] == ["optimal", "random"]
+    assert "solo pts/rd" in captured.err
+    assert main(["evaluate", "--agents", "random", "random", "--solo-values"]) == 2

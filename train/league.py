@@ -121,6 +121,8 @@ class LeagueResult:
     elapsed_s: float = 0.0
     outcomes: GameOutcomes | None = field(default=None, repr=False)
     saved_games: str | None = None
+    #: each agent's solo value, in the order given (see :func:`solo_values`), when asked for
+    solo: list["SoloValue"] | None = None
 
     @property
     def games_per_s(self) -> float:
@@ -147,6 +149,8 @@ class LeagueResult:
             out["pairwise_win_rate"] = self.pairwise
         if self.saved_games is not None:
             out["saved_games"] = self.saved_games
+        if self.solo is not None:
+            out["solo_values"] = [v.to_json() for v in self.solo]
         return out
 
     def plot(self, path: str | os.PathLike) -> None:
@@ -296,3 +300,47 @@ def league(
         outcomes=outcomes, saved_games=str(saver.dir) if saver else None,
     )
 
+
+
+@dataclass
+class SoloValue:
+    """An agent's expected round points in the solo variant.
+
+    ``exact`` values come from the solver (agents that are deterministic
+    functions of the display: the heuristics and ``optimal``); the others are
+    measured over solo games, with the standard error ``se`` of the mean
+    round points (games' mean, so rounds of one game are not treated as
+    independent).
+    """
+
+    spec: str
+    value: float
+    exact: bool
+    se: float | None = None
+
+    def to_json(self) -> dict:
+        return {"spec": self.spec, "solo_points_per_round": self.value, "exact": self.exact, "se": self.se}
+
+
+def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = None, games: int = 1000,
+                seed: int | None = 0) -> list[SoloValue]:
+    """Each agent's solo value: exact when the solver can evaluate its policy, else measured."""
+    from agents.registry import make_agent
+    from agents.solver import solver_for
+
+    from train.evaluate import evaluate
+
+    rules = RulesConfig.from_dict(rules)
+    solver = solver_for(rules)
+    out = []
+    for a in agents:
+        policy = make_agent(a, seed=seed)
+        if hasattr(policy, "wants_quit") and hasattr(policy, "choose_discard"):  # a SoloPolicy
+            out.append(SoloValue(policy.spec, solver.policy_value(policy), True))
+        else:
+            res = evaluate([policy], num_players=1, games=games, seed=seed, rules=rules)
+            o = res.outcomes
+            per_game = o.round_points[:, 0] / np.maximum(o.rounds, 1)
+            se = float(per_game.std(ddof=1) / np.sqrt(len(per_game))) if len(per_game) > 1 else None
+            out.append(SoloValue(policy.spec, res.agents[0].mean_points_per_round, False, se))
+    return out

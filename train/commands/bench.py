@@ -212,6 +212,13 @@ def render(console: Any, report: dict[str, Any]) -> None:
             t.add_row("ratio lama / connect_four", _x(r["ratio"]), _x(r["ratio_cpu"]), f"target ≥ {r['target']:g}x")
             r = tr["ratios"]["rollout_lama_vs_connect_four"]
             t.add_row("ratio, rollout collection alone", _x(r["ratio"]), "", "")
+            d = tr.get("diagnosis", {})
+            if "logsumexp_us_129_actions" in d:
+                a, b = d["logsumexp_us_129_actions"], d["logsumexp_us_7_actions"]
+                t.add_row("train() per env-step", "", "",
+                          " vs ".join(f"{k} {_n(r['train_us_per_step'])} µs" for k, r in tr["results"].items())
+                          + f"; torch logsumexp, 256 x 129 logits: {_n(a['plain'])} µs plain, "
+                            f"{_n(a['masked_-1e8'])} µs masked with -1e8 (256 x 7: {_n(b['masked_-1e8'])} µs)")
             console.print(t)
     if "scaling" in sec:
         s = sec["scaling"]

@@ -53,6 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="auto (default): the compiled fast engine when it supports the agents; python: the rules engine")
     p.add_argument("--chunk-size", type=int, default=None, metavar="C",
                    help="games played in lockstep / per worker task (default 128; part of what the result depends on)")
+    p.add_argument("--solo-values", action="store_true",
+                   help="with --league: add each agent's solo points per round (exact from the solver "
+                        "where the agent allows, else measured over --games solo games)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.epilog = _specs_epilog()
 
@@ -89,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     rules = RulesConfig.from_dict(parse_rules(args.rule))
     if args.players is not None and not 1 <= args.players <= 6:
         raise EvaluationError(f"--players must be 1..6, got {args.players}")
+    if args.solo_values and args.league is None:
+        raise EvaluationError("--solo-values goes with --league")
     if args.save_sample is not None and args.save_games is None:
         raise EvaluationError("--save-sample needs --save-games DIR")
     for opt, path in (("--json", args.json), ("--plot", args.plot)):
@@ -103,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
         players = 2 if args.players is None else args.players
         games = 100 if args.games is None and players == 2 else (args.games or 1000)
         result = league(args.league, num_players=players, games=games, **common)
+        if args.solo_values:
+            from train.league import solo_values
+
+            result.solo = solo_values(args.league, rules, games=games, seed=args.seed)
         render = _render_league
     else:
         from train.evaluate import evaluate
@@ -128,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     console = Console(stderr=to_stdout, highlight=False)
+    if not console.is_terminal:  # a file or a pipe: wide enough that no column is dropped
+        console.width = max(console.width, 120)
     render(console, result)
     notes = [f"JSON: {args.json}" if args.json and not to_stdout else "",
              f"plot: {args.plot}" if args.plot else "",
@@ -213,11 +224,18 @@ def _render_league(console: Any, result: Any) -> None:
     t.add_column("win", justify="right", no_wrap=True)
     t.add_column("95% CI", justify="right", no_wrap=True)
     t.add_column("rank" if multi else "final", justify="right", no_wrap=True)
+    solo = {id(e): v for e, v in zip(result.entries, result.solo)} if result.solo else None
+    if solo:
+        t.add_column("solo pts/rd", justify="right", no_wrap=True)
     for r, e in enumerate(result.ranking(), 1):
         s = e.stats
-        t.add_row(str(r), e.spec, _num(e.mu), _num(e.sigma), _num(e.ordinal), str(s.games),
-                  _pct(s.win_rate), _ci(*s.win_rate_ci95),
-                  _num(s.mean_rank) if multi else _num(s.mean_final_points, 1))
+        row = [str(r), e.spec, _num(e.mu), _num(e.sigma), _num(e.ordinal), str(s.games),
+               _pct(s.win_rate), _ci(*s.win_rate_ci95),
+               _num(s.mean_rank) if multi else _num(s.mean_final_points, 1)]
+        if solo:
+            v = solo[id(e)]
+            row.append(f"{v.value:.3f}" if v.exact else f"{v.value:.2f} ±{v.se or 0:.2f}")
+        t.add_row(*row)
     console.print(_header(result, "league"))
     console.print(t)
     if result.pairwise is not None and len(result.entries) <= 12:
@@ -229,5 +247,7 @@ def _render_league(console: Any, result: Any) -> None:
             m.add_row(f"{i}: {e.spec}", *[_pct(x) if x is not None else "" for x in result.pairwise[i]])
         console.print(m)
     console.print("OpenSkill Plackett-Luce ratings, sorted by mu - 3σ; ties share a rank and the win; "
-                  "95% CI: Wilson; " + ("rank: mean place (1 = best)" if multi else "final: mean final total"),
+                  "95% CI: Wilson; " + ("rank: mean place (1 = best)" if multi else "final: mean final total")
+                  + ("; solo pts/rd: expected round points in the solo variant, exact (3 decimals) or "
+                     "measured ±se" if solo else ""),
                   style="dim")

@@ -1,0 +1,95 @@
+"""The shared base of learned policies (MaskablePPO and RLlib checkpoints).
+
+A learned policy encodes the acting seat's observation with
+:func:`lama_env.observation.encode`, asks its network for action logits, masks
+the illegal actions and plays the most likely legal action (or samples one).
+Subclasses only provide :meth:`LearnedPolicy.logits`; batching, masking,
+sampling and the player-count check live here once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from lama_env.actions import NUM_ACTIONS
+from lama_env.engine import LamaGame
+from lama_env.errors import LamaDiceError
+
+from .base import Policy
+
+
+class LearnedPolicy(Policy):
+    """A policy network over the flat observation and the action mask.
+
+    Attributes:
+        num_players: the player count the network was trained for.
+        sidecar: the checkpoint's JSON sidecar (None for an in-memory network).
+        deterministic: play the most likely legal action; else sample with :attr:`rng`.
+        path: the checkpoint it was loaded from (None for an in-memory network).
+    """
+
+    #: The error raised for a checkpoint that does not fit the game (subclasses narrow it).
+    error_type: type[LamaDiceError] = LamaDiceError
+    #: How the error message names the checkpoint, e.g. "checkpoint" or "RLlib checkpoint".
+    checkpoint_kind = "checkpoint"
+
+    def _setup(self, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool,
+               path: Any = None) -> None:
+        self.num_players = int(num_players)
+        self.sidecar = sidecar
+        self.deterministic = deterministic
+        self.path = path
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Action logits (``[B, NUM_ACTIONS]``) for a batch of observations and boolean masks."""
+        raise NotImplementedError
+
+    # --------------------------------------------------------------- checks
+    def check_compatible(self, num_players: int) -> None:
+        """Raise :attr:`error_type` unless the network was trained for ``num_players``."""
+        if int(num_players) != self.num_players:
+            raise self.error_type(
+                f"{self.checkpoint_kind} {self.path or self.spec} was trained for {self.num_players} "
+                f"player{'s' if self.num_players != 1 else ''}, the game has {num_players}"
+            )
+
+    # --------------------------------------------------------------- acting
+    def _batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> np.ndarray:
+        """Masked logits (illegal actions at -inf) for the seats to act in ``games``."""
+        from lama_env.observation import encode
+
+        n = games[0].num_players
+        if n != self.num_players:
+            self.check_compatible(n)
+        obs = np.stack([encode(g, g.current_player) for g in games])
+        mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
+        for i, legal in enumerate(legals):
+            mask[i, list(legal)] = True
+        return np.where(mask, self.logits(obs, mask), -np.inf)
+
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        if len(legal) == 1:
+            return legal[0]
+        return self.act_batch([game], [legal])[0]
+
+    def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
+        """Actions for many games with one forward pass."""
+        if not games:
+            return []
+        logits = self._batch(games, legals)
+        if self.deterministic:
+            return logits.argmax(axis=1).tolist()
+        z = logits - logits.max(axis=1, keepdims=True)
+        cum = np.exp(z).cumsum(axis=1)  # masked entries: exp(-inf) = 0
+        u = self.rng.random(len(games))[:, None] * cum[:, -1:]
+        # first index whose cumulative mass passes u: always one with positive probability
+        return (cum > u).argmax(axis=1).tolist()
+
+    def action_probabilities(self, game: LamaGame, legal: Sequence[int] | None = None) -> np.ndarray:
+        """The masked policy distribution over all actions for ``game.current_player``."""
+        legal = game.legal_actions() if legal is None else legal
+        z = self._batch([game], [legal])[0]
+        p = np.exp(z - z.max())
+        return p / p.sum()
