@@ -53,7 +53,7 @@ class Sizes:
     heavy_repeats: int
 
 
-FULL = Sizes(aec_steps=20000, aec_slices=10, eval_games=20000, naive_games=2000, one_shot_games=20000,
+FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000, one_shot_games=20000,
              one_shot_runs=3, cold_compile=True, ppo_games=512, scaling_games=2000,
              kernel_sizes=(10, 100, 1000, 10000, 100000), chunk_sizes=(1, 16, 128, 512), memory_games=20000,
              training=train_speed.FULL, repeats=5, heavy_repeats=3)

@@ -8,7 +8,9 @@ One MaskablePPO setup, two environments, alternating runs in one process:
 * ``connect_four``: ``connect_four_v3.env()`` through :class:`bench.sb3_wrapper.SB3ActionMaskWrapper`
   and sb3-contrib's ``ActionMasker``, as in PettingZoo's SB3 tutorial (one policy plays both sides).
 
-Both: ``DummyVecEnv`` with the same ``n_envs``, ``MlpPolicy`` with ``net_arch=[64, 64]``, the same
+Both: the trainer's own MaskablePPO setup (``train.policy.LamaMaskablePolicy``, the masked
+distribution that never exponentiates a masked logit, and torch's distribution argument
+checks off), ``DummyVecEnv`` with the same ``n_envs``, ``net_arch=[64, 64]``, the same
 PPO hyperparameters (by default those of ``configs/default.yaml``: ``n_steps=512``,
 ``batch_size=256``, ``n_epochs=10``), the same number of timesteps, one torch thread, CPU.
 Every env is wrapped in a timer, so that the report splits each run's wall time into
@@ -113,12 +115,16 @@ def masked_logsumexp_us(actions: int = 129, rows: int = 256, legal: float = 0.05
 def _learn(make: Callable[[dict[str, float]], Callable[[], gymnasium.Env]], cfg: dict[str, int],
            seed: int) -> Sample:
     """Build a fresh model (untimed), then time ``learn`` with the env and ``train()`` clocks."""
+    import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
+    from train.policy import LamaMaskablePolicy
+
+    torch.distributions.Distribution.set_default_validate_args(False)  # as the trainer does
     clock = {"env": 0.0, "train": 0.0}
     venv = DummyVecEnv([make(clock)] * cfg["n_envs"])
-    model = MaskablePPO("MlpPolicy", venv, n_steps=cfg["n_steps"], batch_size=cfg["batch_size"],
+    model = MaskablePPO(LamaMaskablePolicy, venv, n_steps=cfg["n_steps"], batch_size=cfg["batch_size"],
                         n_epochs=cfg["n_epochs"], policy_kwargs={"net_arch": [64, 64]}, seed=seed,
                         device="cpu", verbose=0)
     train = model.train

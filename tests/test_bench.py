@@ -141,3 +141,45 @@ def test_leduc_is_skipped_with_a_note_without_rlcard(monkeypatch: pytest.MonkeyP
     envs, notes = aec_speed.make_envs()
     assert "leduc" not in envs and {"lama_env", "lama_raw"} <= set(envs)
     assert len(notes) == 1 and "rlcard" in notes[0] and "lama-dice[bench]" in notes[0]
+
+
+# ----------------------------------------------------------------------------- the speed-ups keep behaviour
+def test_games_are_a_function_of_the_seed() -> None:
+    """The engine's block-wise random numbers: same seed, same game; another seed, another game."""
+    import random
+
+    from lama_env.engine import LamaGame
+
+    def play(seed: int) -> dict:
+        g = LamaGame(3, seed=seed)
+        pick = random.Random(seed)
+        while not g.game_over:
+            if g.round_over:
+                g.next_round()
+            else:
+                g.step(pick.choice(g.legal_actions()))
+        return g.to_record()
+
+    assert play(5) == play(5)
+    assert play(5)["rounds"][0]["hands"] != play(6)["rounds"][0]["hands"]
+
+
+def test_encode_cache_follows_the_state() -> None:
+    """``encode`` reuses its last result only for the same game, version and seat, and hands out new arrays."""
+    import numpy as np
+
+    from lama_env.engine import LamaGame
+    from lama_env.observation import encode
+
+    g = LamaGame(2, seed=3)
+    v0 = g.version
+    a = encode(g, 0)
+    a[:] = 7.0  # the caller's array is its own
+    b = encode(g, 0)
+    assert not np.array_equal(a, b) and b is not a
+    c = g.copy()
+    g.step(0)  # roll
+    assert g.version > v0 and c.version == v0
+    assert not np.array_equal(encode(g, 0), b)
+    np.testing.assert_array_equal(encode(c, 0), b)
+    np.testing.assert_array_equal(encode(g, 1), encode(g.copy(), 1))

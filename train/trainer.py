@@ -67,6 +67,7 @@ from .callbacks import (
     save_checkpoint,
 )
 from .config import ConfigError, TrainConfig, load_config, parse_config
+from .policy import LamaMaskablePolicy
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
 
 #: Default parent folder of run folders.
@@ -179,7 +180,7 @@ def train(
         model = _load_for_resume(resume_ckpt, vec_env, cfg)
         print(f"resuming from {resume_ckpt} at {model.num_timesteps:,} steps", file=out)
     else:
-        model = MaskablePPO("MlpPolicy", vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
+        model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
     # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
     if resume_ckpt is None and cfg.pretrain.teacher:  # behaviour-cloning warm start

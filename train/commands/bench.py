@@ -1,7 +1,7 @@
 """Measure lama-dice's speed against baselines, side by side, and print the ratios.
 
-  lama-dice bench                       # the full run: about 3-5 minutes
-  lama-dice bench --quick               # small sizes, under a minute
+  lama-dice bench                       # the full run: a minute or two (5 at most on a busy machine)
+  lama-dice bench --quick               # small sizes: about ten seconds
   lama-dice bench --json bench.json --repeats 5
 
 Three comparisons, each run alternately (A, B, A, B, ...) in one process so
