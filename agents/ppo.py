@@ -119,16 +119,29 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
     return data
 
 
-def resolve_checkpoint(path: str | os.PathLike) -> Path:
-    """The ``.zip`` a path stands for: the file itself, or a run folder's best checkpoint.
+#: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:4p``.
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
-    A folder resolves to the first of ``best.zip``, ``final.zip``,
-    ``interrupted.zip`` it holds, else to its newest ``checkpoints/*.zip``.
+
+def pretrained_names() -> list[str]:
+    """Names of the shipped checkpoints (``agents/pretrained/ppo_NAME.zip``)."""
+    return sorted(q.stem[len("ppo_"):] for q in PRETRAINED_DIR.glob("ppo_*.zip"))
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """The ``.zip`` a path stands for: a shipped agent's name, the file itself, or a run folder's best checkpoint.
+
+    A bare name such as ``2p`` that is not an existing path names a shipped agent
+    (``agents/pretrained/ppo_2p.zip``). A folder resolves to the first of
+    ``best.zip``, ``final.zip``, ``interrupted.zip`` it holds, else to its newest
+    ``checkpoints/*.zip``.
 
     Raises:
         CheckpointError: nothing loadable is there.
     """
     p = Path(path).expanduser()
+    if not p.exists() and str(path) in pretrained_names():
+        return PRETRAINED_DIR / f"ppo_{path}.zip"
     if p.is_dir():
         for name in RUN_DIR_CHECKPOINTS:
             if (p / name).is_file():
@@ -138,7 +151,8 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
             return max(periodic, key=lambda q: q.stat().st_mtime)
         raise CheckpointError(f"no checkpoint in folder {p} (looked for {', '.join(RUN_DIR_CHECKPOINTS)}, checkpoints/*.zip)")
     if not p.exists():
-        raise CheckpointError(f"checkpoint {p} does not exist")
+        shipped = ", ".join(pretrained_names()) or "none"
+        raise CheckpointError(f"checkpoint {p} does not exist (shipped agents: {shipped})")
     if not p.is_file():
         raise CheckpointError(f"checkpoint {p} is not a file")
     return p
@@ -324,4 +338,5 @@ def _make(arg: str | None) -> PPOPolicy:
     return PPOPolicy(arg)
 
 
-register("ppo", _make, "ppo:PATH", "a trained MaskablePPO checkpoint (.zip, or a run folder: its best.zip)")
+register("ppo", _make, "ppo:PATH",
+         "a trained MaskablePPO checkpoint (.zip, a run folder: its best.zip, or a shipped agent: ppo:solo, ppo:2p, ppo:4p)")

@@ -18,7 +18,6 @@ import importlib.metadata
 import os
 import platform
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
