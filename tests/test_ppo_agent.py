@@ -202,3 +202,23 @@ def test_solo_checkpoint(tmp_path):
     assert agent.num_players == 1
     res = evaluate([agent], num_players=1, games=5, seed=0)
     assert res.agents[0].games == 5
+
+
+@pytest.mark.parametrize("name,players", [("solo", 1), ("2p", 2), ("4p", 4)])
+def test_shipped_agents_load_and_play(name, players):
+    """agents/pretrained/ppo_NAME.zip ships with the package and plays a whole game as ppo:NAME."""
+    from agents.ppo import pretrained_names
+    from lama_env.engine import LamaGame, Phase
+
+    assert name in pretrained_names()
+    agent = make_agent(f"ppo:{name}", seed=0)
+    assert agent.num_players == players
+    game = LamaGame(players, seed=7, record=False)
+    while not game.game_over:
+        if game.phase is Phase.ROUND_OVER:
+            game.next_round()
+            continue
+        legal = game.legal_actions()
+        action = agent.act(game, legal)
+        assert action in legal
+        game.step(action)

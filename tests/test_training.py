@@ -275,3 +275,19 @@ def test_pretrain_warm_start_imitates_the_teacher(tmp_path):
 def test_pretrain_teacher_is_checked(tmp_path):
     with pytest.raises(ConfigError, match="pretrain.teacher"):
         parse_config({"opponents": ["random"], "pretrain": {"teacher": "nonsense"}})
+
+
+def test_curves_plot_a_run(smoke_run, tmp_path):
+    from train.cli import main
+    from train.curves import CurvesError, plot_curves, read_scalars
+
+    result, _ = smoke_run
+    scalars = read_scalars(result.run_dir)
+    assert "eval/random/win_rate" in scalars and "game/win_rate" in scalars
+    steps, _ = scalars["eval/random/win_rate"]
+    assert steps == sorted(steps) and len(steps) >= 2
+    out = plot_curves(result.run_dir, tmp_path / "c.png", title="smoke")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(CurvesError, match="no TensorBoard events"):
+        plot_curves(tmp_path, tmp_path / "d.png")
+    assert main(["curves", str(tmp_path / "nothing"), "--out", str(tmp_path / "e.png")]) == 2

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "train": "train.commands.train",
     "play": "train.commands.play",
     "bench": "train.commands.bench",
+    "curves": "train.commands.curves",
 }
 
 
