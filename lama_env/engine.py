@@ -170,7 +170,7 @@ class LamaGame:
     """
 
     __slots__ = (
-        "_n", "_rules", "_rng", "_buf", "_bufpos", "_dice_faces", "_also_match", "_must",
+        "_n", "_rules", "_rng", "_buf", "_bufpos", "_dice_faces",
         "_totals", "_round", "_start", "_displays", "_row", "_quit", "_active", "_current",
         "_phase", "_dice", "_legal", "_discarded", "_round_points", "_ended_by", "_went_out",
         "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round", "_version",
@@ -194,14 +194,11 @@ class LamaGame:
         if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
             raise GameSetupError(f"num_players must be 1..6, got {num_players}")
         self._n = n = int(num_players)
-        self._rules = rules if type(rules) is RulesConfig else (
-            RulesConfig.from_dict(rules) if not isinstance(rules, RulesConfig) else rules)
+        self._rules = rules if type(rules) is RulesConfig else RulesConfig.from_dict(rules)
         self._rng = rng if rng is not None else np.random.default_rng(seed)
         self._buf: list[float] = []
         self._bufpos = 0
         self._dice_faces = self._rules.dice_index
-        self._also_match = self._rules.triple_llama == "also_match"
-        self._must = self._rules.must_discard
         if start_points is None:
             self._totals = [0] * n
         else:

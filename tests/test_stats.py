@@ -122,3 +122,22 @@ def test_mean_se():
     assert se == pytest.approx(np.std([1, 2, 3, 4], ddof=1) / 2)
     assert math.isnan(mean_se(np.array([1.0]))[1])
     assert math.isnan(mean_se(np.array([]))[0])
+
+
+def test_ratio_interval_covers_the_true_points_per_round():
+    """Units with a random number of rounds each: the interval covers the true ratio ~95% of the time."""
+    from train.stats import ratio_interval
+
+    rng = np.random.default_rng(11)
+    true_rate = 8.0
+    covered = 0
+    trials = 400
+    for _ in range(trials):
+        rounds = rng.integers(1, 8, size=200)
+        points = np.array([rng.poisson(true_rate, size=k).sum() for k in rounds])
+        r, lo, hi = ratio_interval(points, rounds)
+        assert lo < r < hi
+        covered += lo <= true_rate <= hi
+    assert 0.91 <= covered / trials <= 0.98
+    r, lo, hi = ratio_interval(np.array([5.0]), np.array([2.0]))
+    assert r == 2.5 and np.isnan(lo) and np.isnan(hi)

@@ -94,7 +94,7 @@ from lama_env.engine import IllegalActionError, LamaGame
 from lama_env.errors import LamaDiceError
 from lama_env.rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig
 
-from .stats import fractional_ranks, mean_se, tied_games, wilson_interval, win_shares
+from .stats import fractional_ranks, mean_se, ratio_interval, tied_games, wilson_interval, win_shares
 
 __all__ = [
     "AgentLike", "EvaluationError", "GameOutcomes", "AgentStats", "EvalResult", "evaluate",
@@ -216,6 +216,7 @@ class AgentStats:
         win_rate: ``wins / games``.
         win_rate_ci95: 95% Wilson interval of the win rate.
         mean_points_per_round: total round points / rounds played (chips returned do not count).
+        points_per_round_ci95: its 95% interval (games as independent units: :func:`train.stats.ratio_interval`).
         mean_final_points: mean final total (chips returned included).
         final_points_se: standard error of ``mean_final_points``.
         mean_rank: mean place (1 = fewest points; tied players share the mean of their places);
@@ -240,6 +241,7 @@ class AgentStats:
     bust_rate: float | None = None
     quit_rate: float | None = None
     went_out_rate: float | None = None
+    points_per_round_ci95: tuple[float, float] = (math.nan, math.nan)
 
     def to_json(self) -> dict:
         """A JSON-ready dict (``mean_rank`` only when defined; NaN becomes null)."""
@@ -250,6 +252,7 @@ class AgentStats:
             "win_rate": self.win_rate,
             "win_rate_ci95": [self.win_rate_ci95[0], self.win_rate_ci95[1]],
             "mean_points_per_round": self.mean_points_per_round,
+            "points_per_round_ci95": [_nan_none(self.points_per_round_ci95[0]), _nan_none(self.points_per_round_ci95[1])],
             "mean_final_points": self.mean_final_points,
             "final_points_se": self.final_points_se,
         }
@@ -261,6 +264,10 @@ class AgentStats:
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in out.items()}
+
+
+def _nan_none(x: float) -> float | None:
+    return None if math.isnan(x) else x
 
 
 def agent_stats(outcomes: GameOutcomes, specs: Sequence[str]) -> list[AgentStats]:
@@ -284,6 +291,7 @@ def agent_stats(outcomes: GameOutcomes, specs: Sequence[str]) -> list[AgentStats
         mean_final, se_final = mean_se(totals[mask])
         rate = wins / games if games else math.nan
         rate_of = (lambda arr: float(arr[mask].sum()) / rounds if rounds else math.nan)
+        _, ppr_lo, ppr_hi = ratio_interval(outcomes.round_points[mask], rounds_by_seat[mask], CONFIDENCE)
         out.append(AgentStats(
             spec=str(spec),
             games=games,
@@ -299,6 +307,7 @@ def agent_stats(outcomes: GameOutcomes, specs: Sequence[str]) -> list[AgentStats
             bust_rate=None if outcomes.busts is None else rate_of(outcomes.busts),
             quit_rate=None if outcomes.quits is None else rate_of(outcomes.quits),
             went_out_rate=None if outcomes.went_out is None else rate_of(outcomes.went_out),
+            points_per_round_ci95=(ppr_lo, ppr_hi),
         ))
     return out
 

@@ -109,3 +109,29 @@ def mean_se(values: np.ndarray) -> tuple[float, float]:
     if values.size < 2:
         return float(values.mean()), math.nan
     return float(values.mean()), float(values.std(ddof=1) / math.sqrt(values.size))
+
+
+def ratio_interval(numerators: np.ndarray, denominators: np.ndarray,
+                   confidence: float = 0.95) -> tuple[float, float, float]:
+    """A ratio of sums over independent units, with its normal-approximation interval.
+
+    Points per round is such a ratio: each game (a unit) contributes its round
+    points and its rounds, and rounds within one game are not independent. The
+    standard error is the delta-method (linearisation) one,
+    ``sqrt(sum((x - r * n)^2)) / sum(n)`` with ``r = sum(x) / sum(n)``.
+
+    Returns:
+        ``(ratio, low, high)``; NaNs when there is no unit (and the interval is NaN for one unit).
+    """
+    x = np.asarray(numerators, dtype=float)
+    n = np.asarray(denominators, dtype=float)
+    total = n.sum()
+    if x.size == 0 or total <= 0:
+        return math.nan, math.nan, math.nan
+    r = float(x.sum() / total)
+    if x.size < 2:
+        return r, math.nan, math.nan
+    resid = x - r * n
+    se = math.sqrt(float((resid ** 2).sum()) * x.size / (x.size - 1)) / total
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    return r, r - z * se, r + z * se
