@@ -38,13 +38,28 @@ class ConfigError(LamaDiceError, ValueError):
     """A training config that is not valid (the message names the key)."""
 
 
-class _Section(BaseModel):
-    """Base of every config section: unknown keys are errors."""
+class Section(BaseModel):
+    """Base of every config section (here and in :mod:`train.rllib_train`): unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
 
 
-class EnvConfig(_Section):
+def check_rules(v: dict[str, Any]) -> dict[str, Any]:
+    """Validate a ``rules`` mapping (the rules-config fields) and return it normalised."""
+    try:
+        return RulesConfig.from_dict(v).to_dict()
+    except RulesError as e:
+        raise ValueError(str(e)) from None
+
+
+def opponent_shorthand(v: Any) -> Any:
+    """``"optimal"`` in an opponents list is shorthand for ``{agent: optimal, weight: 1}``."""
+    if isinstance(v, list):
+        return [{"agent": o} if isinstance(o, str) else o for o in v]
+    return v
+
+
+class EnvConfig(Section):
     """The Gymnasium environment ``LamaDice-v0`` the learner plays in."""
 
     num_players: int = Field(2, ge=1, le=6, description="players at the table, the learner included (1 = solo)")
@@ -55,23 +70,17 @@ class EnvConfig(_Section):
     n_envs: int = Field(8, ge=1, le=256, description="parallel environments")
     vec_env: Literal["subproc", "dummy"] = Field("subproc", description="subproc: one process per env; dummy: all in this process")
 
-    @field_validator("rules")
-    @classmethod
-    def _check_rules(cls, v: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return RulesConfig.from_dict(v).to_dict()
-        except RulesError as e:
-            raise ValueError(str(e)) from None
+    _check_rules = field_validator("rules")(check_rules)
 
 
-class OpponentConfig(_Section):
+class OpponentConfig(Section):
     """One training opponent: an agent spec and its sampling weight."""
 
     agent: str = Field(description="agent spec (optimal, threshold:20, ppo:PATH, ...)")
     weight: float = Field(1.0, gt=0, description="relative probability of drawing this opponent")
 
 
-class SelfPlayConfig(_Section):
+class SelfPlayConfig(Section):
     """An opponent pool of the learner's own past snapshots, mixed with the heuristic opponents."""
 
     enabled: bool = Field(False, description="add past snapshots of the learner to the opponents")
@@ -82,7 +91,7 @@ class SelfPlayConfig(_Section):
     initial: list[str] = Field(default_factory=list, description="checkpoints (.zip or run folders) that seed the pool")
 
 
-class PPOConfig(_Section):
+class PPOConfig(Section):
     """MaskablePPO hyperparameters (sb3-contrib names)."""
 
     learning_rate: float = Field(3e-4, gt=0, description="Adam step size")
@@ -100,14 +109,14 @@ class PPOConfig(_Section):
     normalize_advantage: bool = Field(True, description="normalize advantages per minibatch")
 
 
-class NetArchSplit(_Section):
+class NetArchSplit(Section):
     """Separate hidden layers for the policy and the value network."""
 
     pi: list[int] = Field(min_length=1)
     vf: list[int] = Field(min_length=1)
 
 
-class PolicyConfig(_Section):
+class PolicyConfig(Section):
     """The actor-critic MLP."""
 
     net_arch: Union[list[int], NetArchSplit] = Field(default_factory=lambda: [128, 128],
@@ -124,7 +133,7 @@ class PolicyConfig(_Section):
         return v
 
 
-class EvalConfig(_Section):
+class EvalConfig(Section):
     """Periodic and final evaluation through the evaluation harness."""
 
     every: int = Field(50_000, ge=0, description="timesteps between evaluations (0 = only at the end)")
@@ -136,14 +145,14 @@ class EvalConfig(_Section):
     seed: int = Field(12345, description="evaluation seed (the same games at every evaluation)")
 
 
-class CheckpointConfig(_Section):
+class CheckpointConfig(Section):
     """Periodic checkpoints in ``checkpoints/`` (best.zip and final.zip are always written)."""
 
     every: int = Field(100_000, ge=0, description="timesteps between checkpoints (0 = none)")
     keep_last: int | None = Field(None, ge=1, description="keep only the newest N periodic checkpoints (null = all)")
 
 
-class PretrainConfig(_Section):
+class PretrainConfig(Section):
     """Behaviour-cloning warm start before PPO (see :mod:`train.pretrain`)."""
 
     teacher: str | None = Field(None, description="agent spec to imitate first (null = no warm start)")
@@ -154,7 +163,7 @@ class PretrainConfig(_Section):
     value_coef: float = Field(0.5, ge=0, description="weight of the value-head loss (fit to the returns seen)")
 
 
-class TrainConfig(_Section):
+class TrainConfig(Section):
     """A whole training run."""
 
     name: str = Field("run", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$", description="run name (the run folder's prefix)")
@@ -173,30 +182,24 @@ class TrainConfig(_Section):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
 
-    @field_validator("opponents", mode="before")
-    @classmethod
-    def _opponent_shorthand(cls, v: Any) -> Any:
-        # "optimal" is shorthand for {agent: optimal, weight: 1}
-        if isinstance(v, list):
-            return [{"agent": o} if isinstance(o, str) else o for o in v]
-        return v
+    _opponent_shorthand = field_validator("opponents", mode="before")(opponent_shorthand)
 
     @model_validator(mode="after")
     def _check_consistency(self) -> "TrainConfig":
         n = self.env.num_players
         if n == 1:
             if self.opponents:
-                raise _KeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
+                raise ConfigKeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
             if self.selfplay.enabled:
-                raise _KeyError("selfplay.enabled", "self-play needs env.num_players >= 2")
+                raise ConfigKeyError("selfplay.enabled", "self-play needs env.num_players >= 2")
             if self.env.reward == "win":
-                raise _KeyError("env.reward", "'win' is always 0 in the solo variant (env.num_players: 1); use points")
+                raise ConfigKeyError("env.reward", "'win' is always 0 in the solo variant (env.num_players: 1); use points")
         elif not self.opponents and not self.selfplay.enabled:
-            raise _KeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
+            raise ConfigKeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
         if n > 1 and not self.eval.opponents:
-            raise _KeyError("eval.opponents", "list at least one agent to evaluate against")
+            raise ConfigKeyError("eval.opponents", "list at least one agent to evaluate against")
         if self.ppo.batch_size > self.ppo.n_steps * self.env.n_envs:
-            raise _KeyError("ppo.batch_size", f"{self.ppo.batch_size} exceeds the rollout size "
+            raise ConfigKeyError("ppo.batch_size", f"{self.ppo.batch_size} exceeds the rollout size "
                                               f"n_steps * n_envs = {self.ppo.n_steps * self.env.n_envs}")
         return self
 
@@ -216,8 +219,8 @@ class TrainConfig(_Section):
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, width=100)
 
 
-class _KeyError(ValueError):
-    """A cross-field problem, tied to the key it concerns (turned into a ConfigError)."""
+class ConfigKeyError(ValueError):
+    """A cross-field problem raised in a validator, tied to the key it concerns (reported as that key's error)."""
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
@@ -245,7 +248,7 @@ def parse_config(data: Any, source: str = "config", check_agents: bool = True) -
     try:
         cfg = TrainConfig.model_validate(dict(data))
     except ValidationError as e:
-        raise ConfigError(f"{source}: {_describe(e)}") from None
+        raise ConfigError(f"{source}: {describe_error(e, TrainConfig)}") from None
     if check_agents:
         check_agent_specs(cfg, source)
     return cfg
@@ -315,8 +318,8 @@ def _safe_name(stem: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "run"
 
 
-def _describe(err: ValidationError) -> str:
-    """One line for the first error of a pydantic ValidationError, naming the key."""
+def describe_error(err: ValidationError, root: type[BaseModel]) -> str:
+    """One line for the first error of a pydantic ValidationError of config model ``root``, naming the key."""
     errors = err.errors(include_url=False)
     # a union (net_arch) reports one error per member: keep the most specific one
     e = max(errors, key=lambda x: len(x["loc"]))
@@ -324,10 +327,10 @@ def _describe(err: ValidationError) -> str:
     key = _dotted(loc)
     ctx = e.get("ctx") or {}
     inner = ctx.get("error")
-    if isinstance(inner, _KeyError):
+    if isinstance(inner, ConfigKeyError):
         return f"{inner.key}: {inner.message}"
     if e["type"] == "extra_forbidden":
-        valid = _valid_keys(loc[:-1])
+        valid = _valid_keys(root, loc[:-1])
         where = _dotted(loc[:-1]) or "the top level"
         hint = f" (valid keys of {where}: {', '.join(valid)})" if valid else ""
         return f"{key}: unknown key{hint}"
@@ -355,9 +358,9 @@ def _dotted(loc: list[Any]) -> str:
     return out
 
 
-def _valid_keys(loc: list[Any]) -> list[str]:
-    """Field names of the section at ``loc`` (for the unknown-key hint)."""
-    model: Any = TrainConfig
+def _valid_keys(root: type[BaseModel], loc: list[Any]) -> list[str]:
+    """Field names of the section of ``root`` at ``loc`` (for the unknown-key hint)."""
+    model: Any = root
     for p in loc:
         if isinstance(p, int):
             continue
@@ -382,7 +385,7 @@ def describe_keys() -> list[tuple[str, str, str]]:
         for name, f in model.model_fields.items():
             key = f"{prefix}{name}"
             ann = f.annotation
-            if isinstance(ann, type) and issubclass(ann, _Section):
+            if isinstance(ann, type) and issubclass(ann, Section):
                 walk(ann, key + ".")
                 continue
             default = f.get_default(call_default_factory=True)

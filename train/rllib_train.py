@@ -74,10 +74,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from lama_env.errors import LamaDiceError
-from lama_env.rules import RulesConfig, RulesError
+from lama_env.rules import RulesConfig
+
+from .config import ConfigKeyError, Section, check_rules, describe_error, opponent_shorthand
 
 #: The ``algorithm`` value that selects this trainer.
 ALGORITHM = "rllib-ppo"
@@ -101,11 +103,7 @@ class RLlibConfigError(LamaDiceError, ValueError):
 # ---------------------------------------------------------------------------
 # the config
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-
-
-class RLlibEnvConfig(_Section):
+class RLlibEnvConfig(Section):
     """The PettingZoo env ``lama_dice_v0`` (see :func:`lama_env.lama_dice_v0.env`)."""
 
     num_players: int = Field(2, ge=1, le=6, description="players at the table (1 = solo)")
@@ -115,30 +113,24 @@ class RLlibEnvConfig(_Section):
     max_rounds: int | None = Field(None, ge=1, description="truncate an episode after this many rounds")
     rules: dict[str, Any] = Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")
 
-    @field_validator("rules")
-    @classmethod
-    def _check_rules(cls, v: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return RulesConfig.from_dict(v).to_dict()
-        except RulesError as e:
-            raise ValueError(str(e)) from None
+    _check_rules = field_validator("rules")(check_rules)
 
 
-class RLlibOpponentConfig(_Section):
+class RLlibOpponentConfig(Section):
     """An opponent seat filler: an agent spec and its sampling weight."""
 
     agent: str = Field(description="agent spec (optimal, threshold:0.2, ppo:PATH, rllib:PATH, ...)")
     weight: float = Field(1.0, gt=0, description="relative probability of drawing this opponent")
 
 
-class RLlibSelfPlayConfig(_Section):
+class RLlibSelfPlayConfig(Section):
     """Self-play: every learner seat is the shared module ``main``."""
 
     weight: float = Field(1.0, ge=0, le=1, description="probability that a non-learner seat is the shared policy "
                                                        "itself rather than an opponent (when opponents are listed)")
 
 
-class RayConfig(_Section):
+class RayConfig(Section):
     """Where and how wide RLlib runs."""
 
     address: str | None = Field(None, description="null: ray.init() on this machine; 'auto' or 'ray://HEAD:10001': an existing cluster")
@@ -160,7 +152,7 @@ class RayConfig(_Section):
         return v
 
 
-class RLlibPPOConfig(_Section):
+class RLlibPPOConfig(Section):
     """PPO hyperparameters (RLlib's names)."""
 
     lr: float = Field(3e-4, gt=0, description="Adam step size")
@@ -178,7 +170,7 @@ class RLlibPPOConfig(_Section):
     kl_coeff: float = Field(0.2, ge=0, description="initial KL coefficient (with use_kl_loss)")
 
 
-class RLlibModelConfig(_Section):
+class RLlibModelConfig(Section):
     """The MLP of the RLModule."""
 
     hidden: list[int] = Field(default_factory=lambda: [128, 128], min_length=1, description="hidden layer sizes")
@@ -193,7 +185,7 @@ class RLlibModelConfig(_Section):
         return v
 
 
-class RLlibEvalConfig(_Section):
+class RLlibEvalConfig(Section):
     """Evaluation with the project's harness (:func:`train.evaluate.evaluate`)."""
 
     every: int = Field(0, ge=0, description="iterations between evaluations (0: only the final one)")
@@ -204,13 +196,13 @@ class RLlibEvalConfig(_Section):
     workers: int = Field(1, ge=1, description="evaluation worker processes")
 
 
-class RLlibCheckpointConfig(_Section):
+class RLlibCheckpointConfig(Section):
     """Periodic RLlib checkpoints in ``checkpoints/iter-N`` (``final/`` is always written)."""
 
     every: int = Field(10, ge=0, description="iterations between checkpoints (0: only final/)")
 
 
-class RLlibTrainConfig(_Section):
+class RLlibTrainConfig(Section):
     """A whole RLlib training run."""
 
     algorithm: Literal["rllib-ppo"] = Field(description="selects this trainer")
@@ -228,22 +220,17 @@ class RLlibTrainConfig(_Section):
     eval: RLlibEvalConfig = Field(default_factory=RLlibEvalConfig)
     checkpoint: RLlibCheckpointConfig = Field(default_factory=RLlibCheckpointConfig)
 
-    @field_validator("opponents", mode="before")
-    @classmethod
-    def _opponent_shorthand(cls, v: Any) -> Any:
-        if isinstance(v, list):
-            return [{"agent": o} if isinstance(o, str) else o for o in v]
-        return v
+    _opponent_shorthand = field_validator("opponents", mode="before")(opponent_shorthand)
 
     @model_validator(mode="after")
     def _check_consistency(self) -> "RLlibTrainConfig":
         if self.env.num_players == 1 and self.opponents:
-            raise _KeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
+            raise ConfigKeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
         if self.ppo.minibatch_size > self.ppo.train_batch_size:
-            raise _KeyError("ppo.minibatch_size", f"{self.ppo.minibatch_size} exceeds ppo.train_batch_size "
+            raise ConfigKeyError("ppo.minibatch_size", f"{self.ppo.minibatch_size} exceeds ppo.train_batch_size "
                                                   f"({self.ppo.train_batch_size})")
         if self.ray.address is not None and self.ray.num_cpus is not None:
-            raise _KeyError("ray.num_cpus", "only applies to a local Ray (ray.address: null); "
+            raise ConfigKeyError("ray.num_cpus", "only applies to a local Ray (ray.address: null); "
                                             "a cluster has the CPUs it was started with")
         return self
 
@@ -280,39 +267,6 @@ def _absolute_spec(spec: str) -> str:
     return spec
 
 
-class _KeyError(ValueError):
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
-        self.message = message
-
-
-def _describe(err: ValidationError) -> str:
-    """One line for the first error of a ValidationError, naming the key."""
-    e = max(err.errors(include_url=False), key=lambda x: len(x["loc"]))
-    loc = [p for p in e["loc"] if not (isinstance(p, str) and ("[" in p or p in ("int", "str")))]
-    key = ""
-    for p in loc:
-        key += f"[{p}]" if isinstance(p, int) else ("." if key else "") + str(p)
-    inner = (e.get("ctx") or {}).get("error")
-    if isinstance(inner, _KeyError):
-        return f"{inner.key}: {inner.message}"
-    if e["type"] == "extra_forbidden":
-        model: Any = RLlibTrainConfig
-        for p in loc[:-1]:
-            f = getattr(model, "model_fields", {}).get(p)
-            model = f.annotation if f is not None else None
-        valid = list(getattr(model, "model_fields", {}))
-        return f"{key}: unknown key" + (f" (valid keys: {', '.join(valid)})" if valid else "")
-    if e["type"] == "missing":
-        return f"{key}: required key is missing"
-    msg = str(inner) if isinstance(inner, Exception) else e["msg"]
-    msg = msg.removeprefix("Value error, ")
-    got = e.get("input")
-    shown = "" if isinstance(got, (dict, list)) or got is None else f" (got {got!r})"
-    return f"{key or 'config'}: {msg}{shown}"
-
-
 def parse_rllib_config(data: Any, source: str = "config", check_agents: bool = True) -> RLlibTrainConfig:
     """Validate a mapping (as read from YAML) into an :class:`RLlibTrainConfig`.
 
@@ -329,7 +283,7 @@ def parse_rllib_config(data: Any, source: str = "config", check_agents: bool = T
     try:
         cfg = RLlibTrainConfig.model_validate(dict(data))
     except ValidationError as e:
-        raise RLlibConfigError(f"{source}: {_describe(e)}") from None
+        raise RLlibConfigError(f"{source}: {describe_error(e, RLlibTrainConfig)}") from None
     if check_agents:
         _check_agent_specs(cfg, source)
     return cfg
