@@ -20,6 +20,20 @@ from lama_env.errors import LamaDiceError
 from .base import Policy
 
 
+def players_for_obs_size(size: int) -> int | None:
+    """The player count whose observation has ``size`` entries (None if none or ambiguous)."""
+    from lama_env.observation import observation_size
+
+    fits = [n for n in range(1, 7) if observation_size(n) == size]
+    return fits[0] if len(fits) == 1 else None
+
+
+def one_line(e: BaseException) -> str:
+    """An exception as ``Type: first line of its message`` (for one-line checkpoint errors)."""
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
 class LearnedPolicy(Policy):
     """A policy network over the flat observation and the action mask.
 

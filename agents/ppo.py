@@ -34,7 +34,7 @@ from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import LamaDiceError
 
 from .base import Policy
-from .learned import LearnedPolicy
+from .learned import LearnedPolicy, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
 
 #: The ``format`` tag of checkpoint sidecars.
@@ -227,7 +227,7 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
     sidecar = read_sidecar(p)
     policy = _load_sb3_policy(p)
     n_obs = int(np.prod(policy.observation_space.shape))
-    num_players = _players_for_obs_size(n_obs)
+    num_players = players_for_obs_size(n_obs)
     if num_players is None:
         raise CheckpointError(f"checkpoint {p} has observations of size {n_obs}, which fits no player count of this game")
     if sidecar is not None and int(sidecar.get("num_players", num_players)) != num_players:
@@ -257,7 +257,7 @@ def _load_sb3_policy(p: Path) -> Any:
     try:
         data, params, _ = load_from_zip_file(p, device="cpu", custom_objects=skip)
     except Exception as e:  # corrupt archive, truncated file, foreign pickle...
-        raise CheckpointError(f"checkpoint {p} is corrupt or not a MaskablePPO checkpoint: {_one_line(e)}") from None
+        raise CheckpointError(f"checkpoint {p} is corrupt or not a MaskablePPO checkpoint: {one_line(e)}") from None
     if not data or "policy" not in (params or {}):
         raise CheckpointError(f"checkpoint {p} is not a MaskablePPO checkpoint (no policy weights)")
     obs_space, act_space = data.get("observation_space"), data.get("action_space")
@@ -270,22 +270,10 @@ def _load_sb3_policy(p: Path) -> Any:
         policy = MaskableActorCriticPolicy(obs_space, act_space, lambda _: 0.0, **kwargs)
         policy.load_state_dict(params["policy"])
     except Exception as e:
-        raise CheckpointError(f"checkpoint {p} does not hold a MaskablePPO MLP policy: {_one_line(e)}") from None
+        raise CheckpointError(f"checkpoint {p} does not hold a MaskablePPO MLP policy: {one_line(e)}") from None
     policy.set_training_mode(False)
     policy.to(torch.device("cpu"))
     return policy
-
-
-def _players_for_obs_size(size: int) -> int | None:
-    from lama_env.observation import observation_size
-
-    fits = [n for n in range(1, 7) if observation_size(n) == size]
-    return fits[0] if len(fits) == 1 else None
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 # ---------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import LamaDiceError
 
 from .base import Policy
-from .learned import LearnedPolicy
+from .learned import LearnedPolicy, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
 
 #: The sidecar :mod:`train.rllib_train` writes into each checkpoint folder.
@@ -156,7 +156,7 @@ def load_module(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
             f"RLlib checkpoint {module_dir} is not a lama-dice policy (observation space {obs_space})") from None
     if n_act != NUM_ACTIONS:
         raise RLlibCheckpointError(f"RLlib checkpoint {module_dir} has {n_act} actions, not {NUM_ACTIONS}")
-    num_players = _players_for_obs_size(n_obs)
+    num_players = players_for_obs_size(n_obs)
     if num_players is None:
         raise RLlibCheckpointError(
             f"RLlib checkpoint {module_dir} has observations of size {n_obs}, which fits no player count")
@@ -177,7 +177,7 @@ def _load_rl_module(module_dir: Path) -> Any:
             warnings.simplefilter("ignore")
             module = RLModule.from_checkpoint(module_dir)
     except Exception as e:  # corrupt pickle, missing state file, foreign class...
-        raise RLlibCheckpointError(f"RLlib checkpoint {module_dir} does not load: {_one_line(e)}") from None
+        raise RLlibCheckpointError(f"RLlib checkpoint {module_dir} does not load: {one_line(e)}") from None
     sub = getattr(module, "_rl_modules", None)  # a MultiRLModule folder: take its shared module
     if isinstance(sub, dict):
         if DEFAULT_MODULE_ID not in sub:
@@ -186,18 +186,6 @@ def _load_rl_module(module_dir: Path) -> Any:
         module = sub[DEFAULT_MODULE_ID]
     module.eval()
     return module
-
-
-def _players_for_obs_size(size: int) -> int | None:
-    from lama_env.observation import observation_size
-
-    fits = [n for n in range(1, 7) if observation_size(n) == size]
-    return fits[0] if len(fits) == 1 else None
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
 # ---------------------------------------------------------------------------
