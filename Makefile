@@ -1,29 +1,54 @@
-# Set-up and the two main jobs; every target installs what it needs into .venv.
+# Set-up and the two main jobs; each target installs what it needs, nothing more.
 #   make train   train the default config end to end, then print an evaluation table
-#   make test    run the test suite
-VENV   ?= .venv
-PY     := $(VENV)/bin/python
+#                (.venv: the base package, what a user of `pip install lama-dice` gets)
+#   make test    run the test suite: the main suite in .venv (base + the test and bench
+#                extras), then the RLlib tests in .venv-rllib (the rllib extra, which
+#                pins its own gymnasium, so it never changes the versions the main suite tests)
+# Nothing here needs an activated environment or the project's commands on PATH.
+PYTHON     ?= python3
+VENV       ?= .venv
+RLLIB_VENV ?= .venv-rllib
+PY         := $(VENV)/bin/python
+RLLIB_PY   := $(RLLIB_VENV)/bin/python
 # The CPU build of PyTorch (installs from local disk on the project's machines).
 # Elsewhere, override: make test TORCH="torch>=2.3"
-TORCH  ?= torch==2.13.0
-CONFIG ?= configs/default.yaml
+TORCH      ?= torch==2.13.0
+CONFIG     ?= configs/default.yaml
+PIP        := -m pip install -q
 
-.PHONY: install test train clean
+.PHONY: install test test-main test-rllib train clean
 
-install: $(VENV)/.installed
+install: $(VENV)/.base
 
-$(VENV)/.installed: pyproject.toml
-	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e ".[test,rllib,bench]"
+# A venv with PyTorch first (so that pip never resolves a multi-GB CUDA build), then the project.
+$(VENV)/.base: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) $(PIP) --upgrade pip
+	$(PY) $(PIP) "$(TORCH)"
+	$(PY) $(PIP) -e .
 	touch $@
 
-test: install
-	$(PY) -m pytest
+$(VENV)/.test: $(VENV)/.base
+	$(PY) $(PIP) -e ".[test,bench]"
+	touch $@
 
-train: install
-	$(VENV)/bin/lama-dice train $(CONFIG)
+$(RLLIB_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_PY) $(PIP) --upgrade pip
+	$(RLLIB_PY) $(PIP) "$(TORCH)"
+	$(RLLIB_PY) $(PIP) -e ".[test,rllib]"
+	touch $@
+
+test: test-main test-rllib
+
+test-main: $(VENV)/.test
+	$(PY) -m pytest --ignore=tests/test_rllib.py
+
+test-rllib: $(RLLIB_VENV)/.installed
+	$(RLLIB_PY) -m pytest tests/test_rllib.py
+
+train: $(VENV)/.base
+	$(PY) -m train $(CONFIG)
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(RLLIB_VENV)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -134,8 +133,8 @@ def kernel_load(cold: bool = False) -> dict[str, Any]:
 
 
 def _command() -> list[str]:
-    exe = shutil.which("lama-dice")
-    return [exe] if exe else [sys.executable, "-m", "train"]
+    """``lama-dice`` as this interpreter runs it: never a ``lama-dice`` found on ``PATH``."""
+    return [sys.executable, "-m", "train.cli"]
 
 
 def one_shot(games: int = 20000, runs: int = 1) -> dict[str, Any]:

@@ -250,6 +250,15 @@ def test_cli_play_bad_arguments_give_one_line(monkeypatch, capsys, argv, message
     assert message in err and err.count("\n") == 1
 
 
+def test_network_for_another_player_count_is_refused_before_the_first_move(monkeypatch, capsys):
+    """`play --opponents ppo:4p` in a 2-player game: one line, exit 2, no table drawn."""
+    monkeypatch.setattr("sys.stdin", io.StringIO("r\n" * 50))
+    assert main(["play", "--players", "2", "--opponents", "ppo:4p"]) == 2
+    captured = capsys.readouterr()
+    assert "was trained for 4 players, the game has 2" in captured.err and captured.err.count("\n") == 1
+    assert captured.out == ""  # refused before anything of the game was shown
+
+
 def test_missing_agent_for_a_seat_is_refused():
     con, _ = console()
     with pytest.raises(PlayError):

@@ -60,6 +60,13 @@ def test_smoke_run_writes_the_run_folder(smoke_run):
     assert set(report["results"]) == {"random", "threshold:0.2"}
     assert report["results"]["random"]["games"] == cfg.eval.final_games
     assert "learner win rate" in printed and "threshold:0.2" in printed
+    # each periodic evaluation printed one line, and the end says where the files are
+    evals = [line for line in printed.splitlines() if line.startswith("eval @ ")]
+    assert [line.split(" steps")[0] for line in evals] == ["eval @ 1,024", "eval @ 2,048"]
+    assert all("vs random " in line and "vs threshold:0.2 " in line and "points/round" in line
+               and "| best " in line for line in evals)
+    assert f"run folder:         {run}" in printed and f"best checkpoint:    {run / 'best.zip'}" in printed
+    assert f"tensorboard --logdir {run / 'tb'}" in printed
     side = read_sidecar(run / "final.zip")
     assert side["num_players"] == 2 and side["config"] == "smoke" and side["timesteps"] == result.timesteps
 
@@ -184,16 +191,27 @@ def test_ctrl_c_saves_and_resume_continues(tmp_path):
     assert fps_steps == sorted(fps_steps) and fps_steps[-1] >= 2048 and min(fps_steps) < first.timesteps
 
 
+def _tree(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file and folder under ``folder`` with its size and modification time."""
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
+
+
 def test_resume_refusals(smoke_run, tmp_path):
     run = smoke_run[0].run_dir
+    before = _tree(run)
     with pytest.raises(ConfigError, match="already trained"):
         train(SMOKE, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
+    # a changed config that is refused leaves no config.resumed-*.yaml and no events file behind
+    with pytest.raises(ConfigError, match="already trained"):
+        train(SMOKE, resume=run / "final.zip", seed=123, progress_bar=False, out=io.StringIO())
+    assert _tree(run) == before
     three = tmp_path / "three.yaml"
     three.write_text(SMOKE.read_text().replace("num_players: 2", "num_players: 3"))
     with pytest.raises(CheckpointError, match="trained for 2 players"):
         train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
     with pytest.raises(CheckpointError, match="does not exist"):
         train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
+    assert _tree(run) == before
 
 
 def test_a_run_folder_is_never_reused(smoke_run):
@@ -291,3 +309,27 @@ def test_curves_plot_a_run(smoke_run, tmp_path):
     with pytest.raises(CurvesError, match="no TensorBoard events"):
         plot_curves(tmp_path, tmp_path / "d.png")
     assert main(["curves", str(tmp_path / "nothing"), "--out", str(tmp_path / "e.png")]) == 2
+
+
+def test_the_steps_announced_are_the_steps_run(tmp_path):
+    """SB3 runs whole rollouts: the run announces (and its progress bar counts) the rounded-up total."""
+    out = io.StringIO()
+    result = train(SMOKE, run_dir=tmp_path / "r", total_timesteps=600, progress_bar=False, out=out)
+    rollout = 256 * 2  # ppo.n_steps x env.n_envs of configs/smoke.yaml
+    assert result.timesteps == 2 * rollout
+    assert f"{2 * rollout:,} steps to go" in out.getvalue()
+    assert f"trained {2 * rollout:,} steps" in out.getvalue()
+
+
+def test_progress_line_solo_and_duel():
+    from train.callbacks import progress_line
+
+    solo = {"solo": {"mean_points_per_round": 10.5, "points_per_round_ci95": [10.1, 10.9]},
+            "optimal": {"mean_points_per_round": 10.18}}
+    assert progress_line(4096, solo, 1, -10.5, True) == (
+        "eval @ 4,096 steps | points/round 10.50 [10.10, 10.90] | optimal 10.18 | best 10.50 (new)")
+    duel = {"random": {"win_rate": 0.9, "win_rate_ci95": [0.85, 0.94], "mean_points_per_round": 8.0, "rounds": 30},
+            "optimal": {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6], "mean_points_per_round": 11.0, "rounds": 10}}
+    assert progress_line(512, duel, 2, 0.75, False) == (
+        "eval @ 512 steps | vs random 90.0% [85.0, 94.0] | vs optimal 50.0% [40.0, 60.0] | points/round 8.75 "
+        "| best 0.750")

@@ -25,9 +25,10 @@ import json
 import math
 import os
 import re
+import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TextIO
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -171,6 +172,45 @@ def evaluate_learner(learner: Any, opponents: Sequence[str], num_players: int, r
     return out
 
 
+def progress_line(steps: int, results: dict[str, dict[str, Any]], num_players: int, best_score: float,
+                  improved: bool) -> str:
+    """One line that sums up a periodic evaluation, for logs that are not a terminal.
+
+    ``eval @ 65,536 steps | vs optimal 52.3% [49.2, 55.4] | ... | points/round 11.32 | best 0.562 (new)``:
+    the learner's win rate against each opponent with its 95% interval, its points per
+    round (over all the evaluation's games) and the best score so far.  Solo: the
+    learner's points per round with its interval, each baseline's, and the best
+    (lowest) points per round so far.
+    """
+    parts = [f"eval @ {steps:,} steps"]
+    if num_players == 1:
+        r = results["solo"]
+        parts.append(f"points/round {_num(r.get('mean_points_per_round'))} {_interval(r.get('points_per_round_ci95'))}")
+        parts += [f"{key} {_num(b.get('mean_points_per_round'))}" for key, b in results.items() if key != "solo"]
+        best = f"{-best_score:.2f}" if math.isfinite(best_score) else "-"
+    else:
+        for key, r in results.items():
+            lo, hi = r["win_rate_ci95"]
+            parts.append(f"vs {key} {100 * r['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
+        rounds = sum(int(r.get("rounds") or 0) for r in results.values())
+        ppr = (sum(float(r["mean_points_per_round"]) * int(r.get("rounds") or 0) for r in results.values()
+                   if r.get("mean_points_per_round") is not None) / rounds) if rounds else None
+        parts.append(f"points/round {_num(ppr)}")
+        best = f"{best_score:.3f}" if math.isfinite(best_score) else "-"
+    parts.append(f"best {best}" + (" (new)" if improved else ""))
+    return " | ".join(parts)
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _interval(ci: Sequence[float | None] | None) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+
+
 def score_of(results: dict[str, dict[str, Any]], num_players: int) -> float:
     """The "best checkpoint" score of an evaluation (higher is better).
 
@@ -195,11 +235,14 @@ class EvalCallback(_Periodic):
         run_dir: where ``best.zip`` and ``evaluations.jsonl`` go.
         sidecar: sidecar fields of ``best.zip``.
         best_score: the best score of earlier sessions of this run (resume).
+        out: where each evaluation's one-line summary (:func:`progress_line`) is printed
+            (None: ``sys.stdout`` at the time of printing, so that a live progress bar
+            that redirects stdout keeps the line above the bar).
     """
 
     def __init__(self, every: int, opponents: Sequence[str], num_players: int, rules: RulesConfig,
                  games: int, seed: int, workers: int, run_dir: Path, sidecar: dict[str, Any],
-                 best_score: float = -math.inf, verbose: int = 0) -> None:
+                 best_score: float = -math.inf, verbose: int = 0, out: TextIO | None = None) -> None:
         super().__init__(every)
         self.opponents = list(opponents)
         self.num_players = num_players
@@ -211,6 +254,7 @@ class EvalCallback(_Periodic):
         self.sidecar = sidecar
         self.best_score = best_score
         self.verbose = verbose
+        self.out = out
         self.baselines: dict[str, dict[str, Any]] | None = None  # solo baselines, evaluated once
         self.last: dict[str, dict[str, Any]] | None = None
 
@@ -247,6 +291,8 @@ class EvalCallback(_Periodic):
                                  "best": improved, "results": results}) + "\n")
         # make the eval scalars appear at this step even between rollouts
         self.logger.dump(self.num_timesteps)
+        print(progress_line(int(self.num_timesteps), results, self.num_players, self.best_score, improved),
+              file=self.out or sys.stdout, flush=True)
         return results
 
     def _log(self, results: dict[str, dict[str, Any]]) -> None:

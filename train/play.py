@@ -4,7 +4,8 @@
 that tests drive it with scripted keys::
 
     game = LamaGame(2, seed=1)
-    opponents = make_opponents(["random"], players=2, human=0, seed=1)
+    players, specs = resolve_seats(2, ["random"], human=0)
+    opponents = make_opponents(specs, seed=1, num_players=players)
     result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\\n1\\n" * 500),
                           console=Console(file=io.StringIO(), width=100)).run()
 
@@ -119,14 +120,23 @@ def resolve_seats(players: int | None, specs: Sequence[str] | None, human: int) 
     return players, dict(zip(seats, specs))
 
 
-def make_opponents(specs: Mapping[int, str], seed: int | None = None) -> dict[int, Policy]:
-    """Build each seat's agent with :func:`agents.registry.make_agent` (seeded per seat from ``seed``)."""
+def make_opponents(specs: Mapping[int, str], seed: int | None = None,
+                   num_players: int | None = None) -> dict[int, Policy]:
+    """Build each seat's agent with :func:`agents.registry.make_agent` (seeded per seat from ``seed``).
+
+    With ``num_players``, an agent that cannot play a game of that many players (a
+    network trained for another player count) is refused here, before the first move.
+    """
     from agents.registry import make_agent
 
     out = {}
     for p, spec in specs.items():
         s = None if seed is None else int(np.random.SeedSequence([seed, p]).generate_state(1)[0])
-        out[p] = make_agent(spec, seed=s)
+        agent = make_agent(spec, seed=s)
+        check = getattr(agent, "check_compatible", None)
+        if num_players is not None and check is not None:
+            check(num_players)
+        out[p] = agent
     return out
 
 

@@ -148,8 +148,12 @@ def train(
 
     # -- 2. The run folder, with the resolved config -------------------------------------
     resume_ckpt = _resume_checkpoint(resume) if resume is not None else None
-    if resume_ckpt is not None:
+    if resume_ckpt is not None:  # every refusal comes before the run folder is touched
         _check_resume_fits(resume_ckpt, cfg)
+        done = _trained_steps(resume_ckpt)
+        if cfg.total_timesteps <= done:
+            raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {resume_ckpt} has already trained "
+                              f"{done:,} steps; pass a larger --total-timesteps to continue")
         home = _run_dir_of(resume_ckpt)
         if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
             run = _claim_run_dir(Path(run_dir))
@@ -191,17 +195,17 @@ def train(
         pretrain.fit(model, data, epochs=pc.epochs, batch_size=pc.batch_size, learning_rate=pc.learning_rate,
                      value_coef=pc.value_coef, seed=cfg.seed, out=out)
     start_steps = int(model.num_timesteps)
-    remaining = cfg.total_timesteps - start_steps
-    if remaining <= 0:
-        vec_env.close()
-        raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {resume_ckpt} has already trained "
-                          f"{start_steps:,} steps; pass a larger --total-timesteps to continue")
+    # SB3 collects whole rollouts (n_steps in each of n_envs envs) until the total is reached:
+    # round up to what will actually run, so that the progress bar and the messages are exact.
+    rollout = cfg.ppo.n_steps * cfg.env.n_envs
+    remaining = -(-(cfg.total_timesteps - start_steps) // rollout) * rollout
 
     # -- 5. Learn ------------------------------------------------------------------------
     cbs: list[BaseCallback] = [
         GameStatsCallback(n_players),
         EvalCallback(cfg.eval.every, cfg.eval.opponents, n_players, rules, cfg.eval.games, cfg.eval.seed,
-                     cfg.eval.workers, run, sidecar, best_score=_previous_best(run)),
+                     cfg.eval.workers, run, sidecar, best_score=_previous_best(run),
+                     out=None if out is sys.stdout else out),
         CheckpointCallback(cfg.checkpoint.every, run / "checkpoints", sidecar, cfg.checkpoint.keep_last),
     ]
     if cfg.selfplay.enabled:
@@ -242,6 +246,7 @@ def train(
     if cfg.eval.final_games > 0:
         evaluation = final_evaluation(model, cfg, run, out=out, progress=progress_bar)
     model.logger.close()
+    print_run_files(run, out)
     return TrainResult(run, int(model.num_timesteps), False, ckpt, evaluation, time.perf_counter() - t_start, sps)
 
 
@@ -455,6 +460,20 @@ def _resume_checkpoint(resume: str | os.PathLike) -> Path:
     return resolve_checkpoint(p)
 
 
+def _trained_steps(ckpt: Path) -> int:
+    """How many steps the checkpoint has trained (its sidecar, else the model's saved data)."""
+    side = read_sidecar(ckpt)
+    if side is not None and side.get("timesteps") is not None:
+        return int(side["timesteps"])
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    try:
+        data, _, _ = load_from_zip_file(ckpt, load_data=True, device="cpu")
+        return int((data or {}).get("num_timesteps", 0))
+    except Exception as e:  # noqa: BLE001 - any failure to read the zip means a bad checkpoint
+        raise CheckpointError(f"cannot resume from {ckpt}: {type(e).__name__}: {e}") from None
+
+
 def _run_dir_of(ckpt: Path) -> Path | None:
     """The run folder a checkpoint belongs to (the nearest folder above it with a config.yaml)."""
     for d in (ckpt.parent, ckpt.parent.parent):
@@ -531,6 +550,26 @@ def print_eval_table(report: dict[str, Any], out: TextIO | None = None) -> None:
             table.add_row(key, f"{r['win_rate']:.3f}", f"[{lo:.3f}, {hi:.3f}]",
                           _f(r.get("mean_points_per_round")), *rates)
     Console(file=out or sys.stdout, width=120).print(table)
+
+
+def print_run_files(run: Path, out: TextIO | None = None) -> None:
+    """Say where the run's files are: its folder, TensorBoard events, best and final checkpoints."""
+    best = run / "best.zip"
+    about = "none (no periodic evaluation ran)"
+    if best.is_file():
+        side = read_sidecar(best) or {}
+        score, steps = side.get("eval_score"), side.get("timesteps")
+        about = str(best) + (f"  (evaluation score {score:.3f} at {steps:,} steps)"
+                             if score is not None and steps is not None else "")
+    lines = [("run folder", str(run)),
+             ("TensorBoard events", f"{run / 'tb'}  (tensorboard --logdir {run / 'tb'})"),
+             ("best checkpoint", about),
+             ("final checkpoint", str(run / "final.zip"))]
+    if best.is_file():
+        lines.append(("play the best", f"lama-dice play --players {read_sidecar(best).get('num_players', 2)} "
+                                       f"--opponents ppo:{best}"))
+    for name, where in lines:
+        print(f"{name + ':':<20}{where}", file=out or sys.stdout)
 
 
 def _f(v: Any, digits: int = 2) -> str:

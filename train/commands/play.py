@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from train.play import TerminalGame, make_opponents, player_names, resolve_seats
 
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
-    opponents = make_opponents(specs, args.seed)
+    opponents = make_opponents(specs, args.seed, num_players=players)
     game = LamaGame(players, seed=args.seed)
     console = Console(highlight=False)
     result = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
