@@ -1,4 +1,4 @@
-"""The exact solver of the solo round (RULES.md, "Solo variant").
+"""The exact solver of the solo round (docs/RULES.md, "Solo variant").
 
 With one player the last-player rule holds on every turn: there are no takes,
 a roll that matches nothing busts (the whole, always full, llama row goes
@@ -130,7 +130,7 @@ class SoloSolver:
     solver per rules.
 
     Args:
-        rules: the rules configuration (default: RULES.md's defaults).
+        rules: the rules configuration (default: docs/RULES.md's defaults).
         out_value: the worth of going out (emptying the display); 0 round
             points by default.  Search agents pass e.g. ``-10`` to count the
             chip returned by the player who goes out.  Must be ``<= 0``.

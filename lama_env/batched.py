@@ -533,7 +533,7 @@ class BatchResult:
         return log_to_record(self._log(g), self.num_players, self.rules)
 
     def result(self, g: int) -> dict:
-        """The batched engine's replay result of logged game ``g`` (RULES.md format)."""
+        """The batched engine's replay result of logged game ``g`` (docs/RULES.md format)."""
         return log_to_result(self._log(g), self.num_players)
 
     def _log(self, g: int) -> np.ndarray:
@@ -633,7 +633,7 @@ def play_batch(
         agents: native specs (or :class:`NativePolicy`), indexed by ``seating``.
         games: number of games; with ``seating=None`` agent ``s % len(agents)`` sits at seat ``s``.
         seating: ``int[G, N]`` agent index at each seat (gives ``games``).
-        rules: a :class:`RulesConfig` or mapping; RULES.md's defaults if None.
+        rules: a :class:`RulesConfig` or mapping; docs/RULES.md's defaults if None.
         seed: base seed; game ``g`` plays the random stream of ``(seed, game_ids[g])``.
         game_ids: ``int[G]`` stream ids (default ``0..G-1``); equal ids replay equal games
             (given equal seating).

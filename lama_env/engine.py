@@ -1,4 +1,4 @@
-"""The rules engine: one game of *Don't L.L.A.M.A. Dice* as ``RULES.md`` specifies it.
+"""The rules engine: one game of *Don't L.L.A.M.A. Dice* as ``docs/RULES.md`` specifies it.
 
 Pure Python/NumPy (no gym, torch or I/O).  A :class:`LamaGame` is a state
 machine driven by integer actions from :mod:`lama_env.actions`::
@@ -98,7 +98,7 @@ ROLL_BUST = "bust"  #: nothing matches: the whole row goes into the display and 
 
 
 def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
-    """The most cards of each face a roll lets a player discard (RULES.md, "Match").
+    """The most cards of each face a roll lets a player discard (docs/RULES.md, "Match: discarding").
 
     Args:
         display: the player's cards, as counts per face index.
@@ -123,7 +123,7 @@ _legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (li
 def resolve_roll(
     display: Sequence[int], row: Sequence[int], dice: Sequence[int], *, last_player: bool, rules: RulesConfig
 ) -> tuple[str, tuple[int, ...]]:
-    """How a roll resolves for a player, without changing any state (RULES.md, "A turn").
+    """How a roll resolves for a player, without changing any state (docs/RULES.md, "A turn").
 
     This is the single place where a roll is classified; :meth:`LamaGame.step`
     uses it, and solvers and search agents call it to enumerate outcomes.
@@ -160,7 +160,7 @@ class LamaGame:
 
     Args:
         num_players: 1..6.
-        rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of RULES.md.
+        rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
         seed: seed for the game's :class:`numpy.random.Generator` (ignored if ``rng`` given).
         rng: a generator to draw deals and dice from.
         start_points: chip totals at the start (a record may start mid-game).
@@ -605,7 +605,7 @@ class LamaGame:
         return g
 
     def to_record(self) -> dict:
-        """The game so far as a ``lama-dice-record/1`` dict (see RULES.md).
+        """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
 
         A roll still waiting for its discard or take is left out (a record's
         rolls always carry their decision), so the record ends just before it.
@@ -628,7 +628,7 @@ class LamaGame:
         return rec
 
     def result(self) -> dict:
-        """The replay result of the game so far (RULES.md, "Replay result")."""
+        """The replay result of the game so far (docs/RULES.md, "Replay results")."""
         rounds = [dict(r, points=list(r["points"]), totals=list(r["totals"])) for r in self._results]
         if not self.round_over:
             rounds.append({"finished": False, "ended_by": None, "went_out": None,

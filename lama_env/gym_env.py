@@ -45,7 +45,7 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
 * ``illegal_reward`` (-1.0): the reward of an illegal action under ``illegal="lose"``.
 * ``max_rounds`` (None): truncate the episode after this many rounds.
 * ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or ``"human"`` (prints it).
-* the rules (RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
+* the rules (docs/RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
   ``end_threshold``, ``dice``.
 
 Rewards

@@ -21,7 +21,7 @@ Players take turns rolling three dice to get rid of the cards in their display;
 whoever quits, goes out or busts stops for the round, and each display's cards
 score penalty points (10 for any llamas, plus each distinct number once). The
 game ends after a round in which a total reaches 40; the fewest points win.
-The rules are those of the project's `RULES.md`; every one of its choices is a
+The rules are those of the project's `docs/RULES.md`; every one of its choices is a
 keyword of `env()`.
 
 ### Arguments

@@ -1,7 +1,7 @@
 """Game records (``lama-dice-record/1``): reading, checking and replaying.
 
 :func:`replay` checks a record against the rules and returns the replay
-result of RULES.md; it never raises for bad input.  A fault is reported as
+result of docs/RULES.md; it never raises for bad input.  A fault is reported as
 ``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based
 indices of the first bad round and turn (``turn`` is None for a fault in the
 round itself, ``round`` is None for a fault in the record as a whole).

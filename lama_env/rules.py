@@ -35,7 +35,7 @@ NUM_DICE = 3
 #: Faces on each die.
 DIE_SIDES = 6
 
-#: The default dice of RULES.md, as face names (die order matters).
+#: The default dice of docs/RULES.md, as face names (die order matters).
 DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
     ("1", "2", "3", "4", "L", "L"),
     ("3", "4", "5", "6", "L", "L"),
@@ -59,7 +59,7 @@ def face_index(name: Any) -> int:
 
 @dataclass(frozen=True)
 class RulesConfig:
-    """Every **[choice]** of RULES.md, with its default.
+    """Every **[choice]** of docs/RULES.md, with its default.
 
     Attributes:
         triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or

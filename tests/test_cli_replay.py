@@ -3,7 +3,6 @@
 import io
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,47 +13,19 @@ from train.cli import main
 
 from conftest import play_random
 
-RULES_MD = Path(__file__).resolve().parents[2] / "shared" / "RULES.md"
-
-# Fallback for a checkout without shared/: the two JSON blocks of RULES.md, verbatim.
-_FALLBACK_RECORD = {
-    "format": "lama-dice-record/1", "players": 2,
-    "rules": {"triple_llama": "chip_only", "must_discard": True, "end_threshold": 40},
-    "start_points": [0, 0],
-    "rounds": [{"start_player": 0, "hands": [["L", "3", "3", "5", "1", "6"], ["2", "2", "4", "L", "6", "6"]],
-                "turns": [
-                    {"player": 0, "action": "roll", "dice": ["3", "4", "5"], "discard": ["3", "5"]},
-                    {"player": 1, "action": "roll", "dice": ["1", "3", "5"], "take": "1"},
-                    {"player": 0, "action": "roll", "dice": ["L", "L", "L"]},
-                    {"player": 1, "action": "quit"},
-                    {"player": 0, "action": "quit"}]}],
-}
-_FALLBACK_RESULT = {
-    "valid": True,
-    "rounds": [{"finished": True, "ended_by": "all_quit", "went_out": None, "points": [20, 23], "totals": [20, 23]}],
-    "totals": [20, 23], "game_over": False, "winners": [],
-}
+RULES_MD = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
 
 
 def _rules_md_json(section: str) -> dict:
-    """The first ```json block after the heading ``section`` of RULES.md."""
+    """The first ```json block after the heading ``section`` of docs/RULES.md."""
     text = RULES_MD.read_text(encoding="utf-8")
     start = text.index(section)
     block = re.search(r"```json\n(.*?)```", text[start:], re.S)
     return json.loads(block.group(1))
 
 
-if RULES_MD.exists():
-    EXAMPLE_RECORD = _rules_md_json("## Game record (JSON)")
-    EXAMPLE_RESULT = _rules_md_json("### Replay result (JSON)")
-else:  # pragma: no cover - a checkout without shared/
-    EXAMPLE_RECORD, EXAMPLE_RESULT = _FALLBACK_RECORD, _FALLBACK_RESULT
-
-
-def test_fallback_copy_matches_rules_md():
-    if not RULES_MD.exists():
-        pytest.skip("shared/RULES.md is not beside this checkout")
-    assert (EXAMPLE_RECORD, EXAMPLE_RESULT) == (_FALLBACK_RECORD, _FALLBACK_RESULT)
+EXAMPLE_RECORD = _rules_md_json("### Example record")
+EXAMPLE_RESULT = _rules_md_json("### Example replay result")
 
 
 def run_cli(capsys, *argv):
@@ -77,8 +48,7 @@ def test_rules_md_example_in_process(tmp_path, capsys):
 
 
 def test_rules_md_example_as_a_command(tmp_path):
-    exe = shutil.which("lama-dice")
-    cmd = [exe] if exe else [sys.executable, "-m", "train.cli"]
+    cmd = [sys.executable, "-m", "train.cli"]
     proc = subprocess.run([*cmd, "replay", str(write(tmp_path, EXAMPLE_RECORD))],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -138,8 +108,7 @@ def test_binary_and_missing_files_exit_1(tmp_path, capsys):
 
 
 def test_not_json_as_a_command_has_no_traceback(tmp_path):
-    exe = shutil.which("lama-dice")
-    cmd = [exe] if exe else [sys.executable, "-m", "train.cli"]
+    cmd = [sys.executable, "-m", "train.cli"]
     proc = subprocess.run([*cmd, "replay", str(write(tmp_path, "this is not json"))],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1

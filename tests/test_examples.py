@@ -1,4 +1,4 @@
-"""The worked examples of shared/records/examples.json replay to their expected results."""
+"""The worked examples of tests/data/examples.json replay to their expected results."""
 
 import json
 from pathlib import Path
@@ -7,9 +7,7 @@ import pytest
 
 from lama_env.record import replay
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "records" / "examples.json"
-if not EXAMPLES.exists():  # a checkout with shared/ elsewhere
-    EXAMPLES = Path(__file__).resolve().parent / "data" / "examples.json"
+EXAMPLES = Path(__file__).resolve().parent / "data" / "examples.json"
 
 CASES = json.loads(EXAMPLES.read_text())
 

@@ -19,9 +19,7 @@ from train.commands import show as show_cmd
 from train.play import TerminalGame, make_opponents, player_names, resolve_seats
 from train.tui import show_record
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "records" / "examples.json"
-if not EXAMPLES.exists():  # a checkout with shared/ elsewhere
-    EXAMPLES = Path(__file__).resolve().parent / "data" / "examples.json"
+EXAMPLES = Path(__file__).resolve().parent / "data" / "examples.json"
 CASES = json.loads(EXAMPLES.read_text())
 LEGAL = [c for c in CASES if c["expect"]["valid"]]
 ILLEGAL = [c for c in CASES if not c["expect"]["valid"]]
