@@ -48,7 +48,7 @@ test-rllib: $(RLLIB_VENV)/.installed
 	$(RLLIB_PY) -m pytest tests/test_rllib.py
 
 train: $(VENV)/.base
-	$(PY) -m train $(CONFIG)
+	$(PY) -m lama_dice train $(CONFIG)
 
 clean:
 	rm -rf $(VENV) $(RLLIB_VENV)

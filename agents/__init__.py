@@ -1,8 +1,8 @@
 """Agents: heuristics, exact solvers and trained-policy wrappers.
 
-Every agent implements :class:`agents.base.Policy`; agents are built from
+Every agent implements :class:`lama_dice.agents.base.Policy`; agents are built from
 spec strings (``"random"``, ``"threshold:0.2"``, ``"ppo:PATH"``...) by
-:func:`agents.registry.make_agent`.
+:func:`lama_dice.agents.registry.make_agent`.
 """
 
 from .base import Policy

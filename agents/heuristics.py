@@ -27,9 +27,9 @@ spec               turn decision (``d`` = the acting player's display)
   points, ties to the lower face value (:func:`cheapest_take`).
 
 None of them uses randomness (``random``, uniform over the legal actions,
-is :class:`agents.base.RandomPolicy`).  Each implements
-:class:`agents.solver.SoloPolicy`, so
-:meth:`agents.solver.SoloSolver.policy_value` computes its exact solo value.
+is :class:`lama_dice.agents.base.RandomPolicy`).  Each implements
+:class:`lama_dice.agents.solver.SoloPolicy`, so
+:meth:`lama_dice.agents.solver.SoloSolver.policy_value` computes its exact solo value.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ total (10, 1 or 0 points).  After a roll it picks the discard or take of best
 value with the same evaluation.
 
 **Leaves** (the agent's next turn with display ``d``) use the exact solo
-solver (:class:`agents.solver.SoloSolver`, going-out chip counted): the
+solver (:class:`lama_dice.agents.solver.SoloSolver`, going-out chip counted): the
 distribution of the final round result under the optimal solo policy,
 blended with the chance ``P_end`` that an opponent still in the round ends it
 first (goes out, busts or takes the last row card on their next roll,

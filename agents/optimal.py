@@ -1,7 +1,7 @@
 """The ``optimal`` agent: the exact optimal policy of the solo round, played in any player count.
 
 Decisions (``d`` = the acting player's display, values from
-:class:`agents.solver.SoloSolver` for the game's rules, round points only):
+:class:`lama_dice.agents.solver.SoloSolver` for the game's rules, round points only):
 
 * **turn**: quit iff ``score_display(d) <= roll_value(d)`` (ties quit);
 * **discard**: the legal discard leaving the display of least solo value

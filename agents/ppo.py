@@ -5,7 +5,7 @@ means its ``best.zip``) plays the checkpoint's policy: the seat's observation
 is :func:`lama_env.observation.encode`, illegal actions are masked out and the
 most likely legal action is played (``deterministic=False`` samples instead)::
 
-    from agents.ppo import PPOPolicy
+    from lama_dice.agents.ppo import PPOPolicy
     agent = PPOPolicy("runs/x/best.zip")
     action = agent.act(game, game.legal_actions())
 

@@ -32,7 +32,7 @@ class AgentEntry:
 _REGISTRY: dict[str, AgentEntry] = {}
 
 #: Modules imported on first use so that their agents register themselves.
-AGENT_MODULES = ("agents.heuristics", "agents.optimal", "agents.lookahead", "agents.ppo", "agents.rllib_agent")
+AGENT_MODULES = ("lama_dice.agents.heuristics", "lama_dice.agents.optimal", "lama_dice.agents.lookahead", "lama_dice.agents.ppo", "lama_dice.agents.rllib_agent")
 
 
 def register(name: str, factory: Callable[[str | None], Policy], usage: str, help: str) -> None:

@@ -1,18 +1,18 @@
 """Trained RLlib agents: the ``rllib:PATH`` spec (needs ``pip install "lama-dice[rllib]"``).
 
 ``rllib:runs/rllib_2p-20250101-120000`` plays the ``"main"`` RLModule of an
-RLlib checkpoint written by :mod:`train.rllib_train`, so an RLlib-trained
+RLlib checkpoint written by :mod:`lama_dice.train.rllib.trainer`, so an RLlib-trained
 policy is compared with every other agent by the same evaluation harness::
 
     lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000
 
 ``PATH`` may be
 
-* a run folder of :mod:`train.rllib_train` (its ``final/`` checkpoint, else
+* a run folder of :mod:`lama_dice.train.rllib.trainer` (its ``final/`` checkpoint, else
   ``interrupted/``, else the newest ``checkpoints/iter-N/``);
 * an RLlib algorithm checkpoint (a folder holding ``learner_group/``), from
   this project or any RLlib PPO run on ``lama_dice_v0`` that used
-  :class:`train.rllib_models.MaskedPPOTorchRLModule` -- its module
+  :class:`lama_dice.train.rllib.models.MaskedPPOTorchRLModule` -- its module
   ``"main"`` (or the one its ``lama_dice.json`` sidecar names);
 * a single RLModule checkpoint folder (``.../rl_module/main``).
 
@@ -43,7 +43,7 @@ from .base import Policy
 from .learned import LearnedPolicy, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
 
-#: The sidecar :mod:`train.rllib_train` writes into each checkpoint folder.
+#: The sidecar :mod:`lama_dice.train.rllib.trainer` writes into each checkpoint folder.
 SIDECAR_NAME = "lama_dice.json"
 #: Its ``format`` tag.
 SIDECAR_FORMAT = "lama-dice-rllib-checkpoint/1"
@@ -192,7 +192,7 @@ def _load_rl_module(module_dir: Path) -> Any:
 # the agent
 
 class RLlibPolicy(LearnedPolicy):
-    """Play the policy of an RLlib checkpoint (the :class:`~train.rllib_models.MaskedPPOTorchRLModule`).
+    """Play the policy of an RLlib checkpoint (the :class:`~lama_dice.train.rllib.models.MaskedPPOTorchRLModule`).
 
     Args:
         path: a run folder, an algorithm checkpoint or an RLModule folder.

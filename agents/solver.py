@@ -29,7 +29,7 @@ both ``triple_llama`` modes, ``must_discard``, custom dice.
 
 Example::
 
-    from agents.solver import solver_for
+    from lama_dice.agents.solver import solver_for
     s = solver_for(RulesConfig())
     s.expected_round_points()          # optimal mean round points from a fresh deal
     s.value((0, 0, 0, 0, 0, 0, 1))     # a display of a single 6
@@ -72,7 +72,7 @@ class SolverError(LamaDiceError, ValueError):
 class SoloPolicy(Protocol):
     """What :meth:`SoloSolver.policy_value` needs from a deterministic policy.
 
-    The heuristics of :mod:`agents.heuristics` and the optimal agent implement it.
+    The heuristics of :mod:`lama_dice.agents.heuristics` and the optimal agent implement it.
     """
 
     def wants_quit(self, display: Display, rules: RulesConfig) -> bool:

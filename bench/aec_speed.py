@@ -1,7 +1,7 @@
 """Agent-steps per second of the PettingZoo env against PettingZoo's own ``leduc_holdem_v4``.
 
 Every env runs the same loop, in the same process, alternately (see
-:mod:`bench.measure`): the standard AEC loop over ``env.agent_iter()`` with
+:mod:`lama_dice.bench.measure`): the standard AEC loop over ``env.agent_iter()`` with
 ``env.last()`` and ``env.step(action)``, a random legal action drawn by one
 sampler for all envs (``random.Random.choice`` over ``mask.nonzero()[0]``),
 ``None`` for a finished agent, and ``env.reset()`` when a game ends.  Every
@@ -16,7 +16,7 @@ included.  Contenders:
 
 Run alone::
 
-    python -m bench.aec_speed --steps 20000 --repeats 5
+    python -m lama_dice.bench.aec_speed --steps 20000 --repeats 5
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Random games per second of the bare rules engine (two players, uniform random legal actions).
 
-    python -m bench.engine_games [--seconds 4] [--players 2]
+    python -m lama_dice.bench.engine_games [--seconds 4] [--players 2]
 
 Plays whole games with ``LamaGame`` (without and with the turn log that
 ``to_record()`` needs) for a fixed time each and prints games and actions per second.

@@ -28,10 +28,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import naive_engine  # noqa: E402  (the baseline beside this file)
+from lama_dice.bench import naive_engine
 
 SPEC = "threshold:0.2"
 
@@ -48,7 +45,7 @@ def naive(games: int, seed: int) -> float:
 
 def scalar(games: int, seed: int) -> float:
     """The reference :class:`LamaGame` engine, one game at a time, with the Python ``threshold:0.2`` agent."""
-    from agents.registry import make_agent
+    from lama_dice.agents.registry import make_agent
     from lama_env.engine import LamaGame, Phase
 
     pol = make_agent(SPEC, seed=seed)
@@ -73,8 +70,8 @@ def batched(games: int, seed: int) -> float:
 
 
 def evaluate_fast(games: int, seed: int) -> float:
-    """``train.evaluate.evaluate`` (what ``lama-dice evaluate`` runs) with the fast backend, warm."""
-    from train.evaluate import evaluate
+    """``lama_dice.evaluation.evaluate.evaluate`` (what ``lama-dice evaluate`` runs) with the fast backend, warm."""
+    from lama_dice.evaluation.evaluate import evaluate
 
     def run() -> None:
         res = evaluate([SPEC, SPEC], num_players=2, games=games, seed=seed, backend="fast")
@@ -101,7 +98,7 @@ def one_time_costs() -> dict[str, float]:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         for label in ("compile", "cached"):
             run = subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True, text=True,
-                                 check=True, cwd=HERE.parent)
+                                 check=True)
             imp, first = (float(x) for x in run.stdout.split())
             out["import_s"] = imp
             out[f"first_call_{label}_s"] = first

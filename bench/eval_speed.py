@@ -3,7 +3,7 @@
 Sections (each a function returning a JSON-ready dict):
 
 * :func:`compare_naive`: full two-player games/s of ``threshold:0.2`` against itself, alternating
-  in one process: the naive baseline (``bench/naive_engine.py``), ``train.evaluate.evaluate``
+  in one process: the naive baseline (``bench/naive_engine.py``), ``lama_dice.evaluation.evaluate.evaluate``
   (what ``lama-dice evaluate`` runs: the fast backend, kernel already loaded), the compiled
   kernel alone (:func:`lama_env.batched.play_batch`) and the scalar (``python``) backend.
 * :func:`kernel_load`: the one-time cost of the compiled kernel in a fresh process (import,
@@ -31,30 +31,24 @@ from typing import Any, Callable
 
 from .measure import Sample, alternate, ratio_entry, summary, timed
 
-REPO = Path(__file__).resolve().parent.parent
 SPEC = "threshold:0.2"
 #: The target of the project: evaluation at least this many times the naive games/s.
 TARGET = 50.0
 
 
 def _naive() -> Any:
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    import naive_engine
+    from lama_dice.bench import naive_engine
 
     return naive_engine
 
 
 def _subprocess_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, **extra)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    return env
+    return dict(os.environ, **extra)
 
 
 def _python(code: str, timeout: float = 600, **env: str) -> str:
     """Run ``code`` in a fresh interpreter (repo root as cwd) and return its stdout."""
-    run = subprocess.run([sys.executable, "-c", code], env=_subprocess_env(**env), cwd=REPO,
+    run = subprocess.run([sys.executable, "-c", code], env=_subprocess_env(**env),
                          capture_output=True, text=True, timeout=timeout)
     if run.returncode != 0:
         tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -67,8 +61,8 @@ def compare_naive(games: int = 20000, naive_games: int = 2000, repeats: int = 5,
                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Games/s of the naive engine, ``evaluate`` (fast backend), the kernel alone and the scalar backend."""
     from lama_env.batched import play_batch
-    from train.evaluate import evaluate
-    from train.fast_eval import warmup
+    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation.compiled import warmup
 
     naive = _naive()
     warmup()  # its one-time cost is measured by kernel_load()
@@ -108,7 +102,7 @@ def compare_naive(games: int = 20000, naive_games: int = 2000, repeats: int = 5,
 _LOAD = """
 import time, json
 t0 = time.perf_counter()
-from train.fast_eval import warmup
+from lama_dice.evaluation.compiled import warmup
 t1 = time.perf_counter()
 first = warmup()
 t2 = time.perf_counter()
@@ -123,7 +117,7 @@ def kernel_load(cold: bool = False) -> dict[str, Any]:
     ``cold``: also measure the first call with an empty Numba cache (the compile a fresh
     install pays once).
     """
-    out: dict[str, Any] = {"what": "fresh process: import lama_env.batched (via train.fast_eval), first call "
+    out: dict[str, Any] = {"what": "fresh process: import lama_env.batched (via lama_dice.evaluation.compiled), first call "
                                    "(load the compiled kernel from the on-disk Numba cache), second call"}
     out["cached"] = json.loads(_python(_LOAD).strip().splitlines()[-1])
     if cold:
@@ -134,7 +128,7 @@ def kernel_load(cold: bool = False) -> dict[str, Any]:
 
 def _command() -> list[str]:
     """``lama-dice`` as this interpreter runs it: never a ``lama-dice`` found on ``PATH``."""
-    return [sys.executable, "-m", "train.cli"]
+    return [sys.executable, "-m", "lama_dice"]
 
 
 def one_shot(games: int = 20000, runs: int = 1) -> dict[str, Any]:
@@ -145,7 +139,7 @@ def one_shot(games: int = 20000, runs: int = 1) -> dict[str, Any]:
     walls = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        run = subprocess.run(_command() + args, env=_subprocess_env(), cwd=REPO, capture_output=True, text=True,
+        run = subprocess.run(_command() + args, env=_subprocess_env(), capture_output=True, text=True,
                              timeout=600)
         walls.append(time.perf_counter() - t0)
         if run.returncode != 0:
@@ -163,7 +157,7 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
     from sb3_contrib import MaskablePPO
 
     import lama_env  # noqa: F401  (registers LamaDice-v0)
-    from agents.ppo import write_sidecar
+    from lama_dice.agents.ppo import write_sidecar
 
     env = gym.make("LamaDice-v0", num_players=2, disable_env_checker=True)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [64, 64]}, seed=seed, device="cpu",
@@ -176,14 +170,14 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
 
 
 class _ForwardCounter:
-    """Counts the forward passes (and rows) of :class:`agents.ppo._Actor` while installed."""
+    """Counts the forward passes (and rows) of :class:`lama_dice.agents.ppo._Actor` while installed."""
 
     def __init__(self) -> None:
         self.calls = 0
         self.rows = 0
 
     def __enter__(self) -> "_ForwardCounter":
-        from agents import ppo
+        from lama_dice.agents import ppo
 
         self._cls = ppo._Actor
         self._orig = self._cls.logits
@@ -205,12 +199,12 @@ def ppo_inference(games: int = 512, chunk_sizes: tuple[int, ...] = (1, 64, 256),
                   seed: int = 0, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Games/s of ``ppo:tiny`` vs ``threshold:0.2`` by ``chunk_size`` (scalar backend, batched inference)."""
     try:
-        import agents.ppo  # noqa: F401
+        import lama_dice.agents.ppo  # noqa: F401
         import sb3_contrib  # noqa: F401
         import torch  # noqa: F401
     except ImportError as e:
         return {"skipped": f"learned-policy inference skipped: {e}"}
-    from train.evaluate import evaluate
+    from lama_dice.evaluation.evaluate import evaluate
 
     with tempfile.TemporaryDirectory() as tmp:
         ckpt = make_tiny_checkpoint(tmp, seed)
@@ -249,8 +243,8 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
             log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Throughput by scalar ``chunk_size``, by games per kernel call, and by ``workers`` (1 vs 2)."""
     from lama_env.batched import play_batch
-    from train.evaluate import evaluate
-    from train.fast_eval import warmup
+    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation.compiled import warmup
 
     warmup()
     chunk = alternate({f"chunk_{c}": (lambda c: lambda i: timed(games, lambda: evaluate(
@@ -276,8 +270,8 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
 # --------------------------------------------------------------------------- memory, solver
 _MEMORY = """
 import json, resource, sys, time, tracemalloc
-from train.evaluate import evaluate
-from train.fast_eval import warmup
+from lama_dice.evaluation.evaluate import evaluate
+from lama_dice.evaluation.compiled import warmup
 warmup()
 evaluate(["threshold:0.2", "threshold:0.2"], num_players=2, games=10, backend=sys.argv[2])
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -312,7 +306,7 @@ def memory(games: int = 20000, backends: tuple[str, ...] = ("auto",)) -> dict[st
 def solver(repeats: int = 3) -> dict[str, Any]:
     """Seconds to solve the solo round exactly (every display, then the deal average), fresh solver each time."""
     try:
-        from agents.solver import SoloSolver
+        from lama_dice.agents.solver import SoloSolver
     except ImportError as e:
         return {"skipped": f"agents/solver.py is not available: {e}"}
     from lama_env.rules import RulesConfig

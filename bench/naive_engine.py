@@ -8,7 +8,7 @@ and independent of ``lama_env`` on purpose (it shares no code with it), and
 it is written to be reasonably efficient, not slowed down: the threshold
 player caches its odds per set of held faces.
 
-``ThresholdPlayer(t)`` plays like ``threshold:T`` of ``agents.heuristics``:
+``ThresholdPlayer(t)`` plays like ``threshold:T`` of ``lama_dice.agents.heuristics``:
 at the start of a turn it quits iff the chance that the next roll shows no
 face of its display is at least ``t``; it discards every card it may and
 takes the row card that adds the fewest points (ties: lower face value, L

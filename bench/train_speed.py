@@ -5,10 +5,10 @@ One MaskablePPO setup, two environments, alternating runs in one process:
 * ``lama``: ``gymnasium.make("LamaDice-v0", num_players=2, opponents=[OPPONENT])``, as the
   trainer builds it (the learner plays one seat, the opponent's moves happen inside ``step``;
   the env's own ``action_masks()``);
-* ``connect_four``: ``connect_four_v3.env()`` through :class:`bench.sb3_wrapper.SB3ActionMaskWrapper`
+* ``connect_four``: ``connect_four_v3.env()`` through :class:`lama_dice.bench.sb3_wrapper.SB3ActionMaskWrapper`
   and sb3-contrib's ``ActionMasker``, as in PettingZoo's SB3 tutorial (one policy plays both sides).
 
-Both: the trainer's own MaskablePPO setup (``train.policy.LamaMaskablePolicy``, the masked
+Both: the trainer's own MaskablePPO setup (``lama_dice.train.masked_distribution.LamaMaskablePolicy``, the masked
 distribution that never exponentiates a masked logit, and torch's distribution argument
 checks off), ``DummyVecEnv`` with the same ``n_envs``, ``net_arch=[64, 64]``, the same
 PPO hyperparameters (by default those of ``configs/default.yaml``: ``n_steps=512``,
@@ -119,7 +119,7 @@ def _learn(make: Callable[[dict[str, float]], Callable[[], gymnasium.Env]], cfg:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from train.policy import LamaMaskablePolicy
+    from lama_dice.train.masked_distribution import LamaMaskablePolicy
 
     torch.distributions.Distribution.set_default_validate_args(False)  # as the trainer does
     clock = {"env": 0.0, "train": 0.0}

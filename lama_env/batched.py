@@ -12,7 +12,7 @@ Numba-compiled kernel, and returns per-game outcome arrays
     res.winners_mask()      # (10000, 2) bool: tied for the fewest points
 
 Native policies (:func:`native_policy`) follow the same spec strings and the
-same decisions as the Python agents of :mod:`agents.heuristics`:
+same decisions as the Python agents of :mod:`lama_dice.agents.heuristics`:
 
 ==================  ==============================================================
 spec                decisions

@@ -13,7 +13,7 @@
             print(info["episode_stats"]); break
 
 The learner plays one seat; the other seats are played by opponent policies
-(:class:`agents.base.Policy`) inside :meth:`LamaDiceEnv.step`, each through
+(:class:`lama_dice.agents.base.Policy`) inside :meth:`LamaDiceEnv.step`, each through
 ``policy.act(game, legal)``.  A thin adapter over
 :class:`~lama_env.engine.LamaGame`: all rules live in the engine.
 
@@ -30,8 +30,8 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
 
 * ``num_players`` (2): 1..6; 1 is the solo variant (no opponents).
 * ``opponents`` (``["random"]``): agent specs (``"random"``, ``"optimal"``,
-  ``"threshold:0.2"``, whatever :func:`agents.registry.make_agent` accepts) or
-  :class:`~agents.base.Policy` objects.  One entry applies to every opponent
+  ``"threshold:0.2"``, whatever :func:`lama_dice.agents.registry.make_agent` accepts) or
+  :class:`~lama_dice.agents.base.Policy` objects.  One entry applies to every opponent
   seat; otherwise give one per opponent seat, in turn order after the learner.
 * ``episode`` (``"game"``): ``"game"`` plays rounds until a total reaches
   ``end_threshold``; ``"round"`` ends the episode after one round.
@@ -227,7 +227,7 @@ class LamaDiceEnv(gym.Env):
 
     Args:
         num_players: 1..6 (1: the solo variant).
-        opponents: agent specs or :class:`~agents.base.Policy` objects; one applies
+        opponents: agent specs or :class:`~lama_dice.agents.base.Policy` objects; one applies
             to every opponent seat, else one per opponent seat (turn order after the learner).
         episode: ``"game"`` or ``"round"``.
         reward: ``"win"`` or ``"points"``.
@@ -242,7 +242,7 @@ class LamaDiceEnv(gym.Env):
     Raises:
         LamaEnvError: a bad option.
         lama_env.rules.RulesError: a bad or unknown rules field.
-        agents.registry.AgentSpecError: a bad opponent spec.
+        lama_dice.agents.registry.AgentSpecError: a bad opponent spec.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -294,8 +294,8 @@ class LamaDiceEnv(gym.Env):
 
     # ------------------------------------------------------------------ set-up
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        from agents.base import Policy
-        from agents.registry import make_agent
+        from lama_dice.agents.base import Policy
+        from lama_dice.agents.registry import make_agent
 
         k = self.num_players - 1
         if opponents is None:

@@ -212,7 +212,7 @@ def test_threshold_and_points_tables_follow_their_definitions():
 
 
 # ---------------------------------------------------------------- heuristics
-HAVE_HEURISTICS = importlib.util.find_spec("agents.heuristics") is not None
+HAVE_HEURISTICS = importlib.util.find_spec("lama_dice.agents.heuristics") is not None
 
 
 @pytest.mark.skipif(not HAVE_HEURISTICS, reason="agents/heuristics.py does not exist yet")
@@ -220,7 +220,7 @@ HAVE_HEURISTICS = importlib.util.find_spec("agents.heuristics") is not None
 @pytest.mark.parametrize("config", [0, 1, 3])
 def test_native_heuristics_decide_like_the_python_agents(n, config):
     """Replay logged games move by move, asking the Python agent at every decision of its seat."""
-    from agents.registry import make_agent
+    from lama_dice.agents.registry import make_agent
 
     rules = CONFIGS[config]
     games = 12

@@ -14,12 +14,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench import aec_speed, suite  # noqa: E402
-from train.cli import main  # noqa: E402
+from lama_dice.bench import aec_speed, suite
+from lama_dice.cli.main import main
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""``lama-dice replay``: in-process through ``train.cli.main`` and once as a real command."""
+"""``lama-dice replay``: in-process through ``lama_dice.cli.main.main`` and once as a real command."""
 
 import io
 import json
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from train.cli import main
+from lama_dice.cli.main import main
 
 from conftest import play_random
 
@@ -48,7 +48,7 @@ def test_rules_md_example_in_process(tmp_path, capsys):
 
 
 def test_rules_md_example_as_a_command(tmp_path):
-    cmd = [sys.executable, "-m", "train.cli"]
+    cmd = [sys.executable, "-m", "lama_dice"]
     proc = subprocess.run([*cmd, "replay", str(write(tmp_path, EXAMPLE_RECORD))],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -108,7 +108,7 @@ def test_binary_and_missing_files_exit_1(tmp_path, capsys):
 
 
 def test_not_json_as_a_command_has_no_traceback(tmp_path):
-    cmd = [sys.executable, "-m", "train.cli"]
+    cmd = [sys.executable, "-m", "lama_dice"]
     proc = subprocess.run([*cmd, "replay", str(write(tmp_path, "this is not json"))],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1

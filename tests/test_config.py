@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from train.cli import main
-from train.config import ConfigError, TrainConfig, describe_keys, load_config, parse_config
+from lama_dice.cli.main import main
+from lama_dice.train.config import ConfigError, TrainConfig, describe_keys, load_config, parse_config
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SHIPPED = ["default", "smoke", "solo", "2p_vs_heuristics", "2p_selfplay", "4p_selfplay"]

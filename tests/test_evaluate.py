@@ -1,4 +1,4 @@
-"""Tests of the evaluation harness (train.evaluate) and `lama-dice evaluate`."""
+"""Tests of the evaluation harness (lama_dice.evaluation.evaluate) and `lama-dice evaluate`."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from agents.base import Policy
-from agents.registry import AgentSpecError
+from lama_dice.agents.base import Policy
+from lama_dice.agents.registry import AgentSpecError
 from lama_env import actions as A
 from lama_env.errors import LamaDiceError
 from lama_env.record import replay
-from train.cli import main
-from train.evaluate import (
+from lama_dice.cli.main import main
+from lama_dice.evaluation.evaluate import (
     INDEX_FILE,
     EvaluationError,
     GameOutcomes,
@@ -244,7 +244,7 @@ def test_bad_spec_is_an_agent_spec_error():
 
 # ------------------------------------------------------------ fast backend hook
 def _fake_fast(calls, outcomes=None, supported=True):
-    mod = types.ModuleType("train.fast_eval")
+    mod = types.ModuleType("lama_dice.evaluation.compiled")
 
     def supports(policies, num_players, rules):
         return supported
@@ -263,7 +263,7 @@ def _fake_fast(calls, outcomes=None, supported=True):
 
 def test_fast_backend_hook(monkeypatch):
     calls: list = []
-    monkeypatch.setitem(sys.modules, "train.fast_eval", _fake_fast(calls))
+    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast(calls))
     res = evaluate(["random", "random"], 2, 10, seed=7)
     assert res.backend == "fast" and calls == [(2, (10, 2), 2, 7)]
     assert res.agents[0].wins == 5 and res.agents[0].bust_rate is None  # seats rotate; seat 0 wins
@@ -274,15 +274,15 @@ def test_fast_backend_hook(monkeypatch):
 
 def test_fast_backend_fallbacks(monkeypatch, tmp_path):
     calls: list = []
-    monkeypatch.setitem(sys.modules, "train.fast_eval", _fake_fast(calls))
+    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast(calls))
     assert evaluate(["random", "random"], 2, 4, save_games=tmp_path).backend == "python"
     with pytest.raises(EvaluationError, match="cannot save"):
         evaluate(["random", "random"], 2, 4, save_games=tmp_path, backend="fast")
-    monkeypatch.setitem(sys.modules, "train.fast_eval", _fake_fast(calls, supported=False))
+    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast(calls, supported=False))
     assert evaluate(["random", "random"], 2, 4).backend == "python"
     with pytest.raises(EvaluationError, match="does not support"):
         evaluate(["random", "random"], 2, 4, backend="fast")
-    monkeypatch.setitem(sys.modules, "train.fast_eval", None)  # not importable
+    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", None)  # not importable
     assert evaluate(["random", "random"], 2, 4).backend == "python"
     with pytest.raises(EvaluationError, match="not available"):
         evaluate(["random", "random"], 2, 4, backend="fast")
@@ -291,7 +291,7 @@ def test_fast_backend_fallbacks(monkeypatch, tmp_path):
 
 def test_fast_backend_bad_outcomes(monkeypatch):
     bad = GameOutcomes(np.zeros((3, 2), dtype=np.int64), np.zeros((3, 2)), np.zeros((3, 2)), np.ones(3))
-    monkeypatch.setitem(sys.modules, "train.fast_eval", _fake_fast([], outcomes=bad))
+    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast([], outcomes=bad))
     with pytest.raises(EvaluationError, match="bad outcomes"):
         evaluate(["random", "random"], 2, 4)
 

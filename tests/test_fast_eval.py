@@ -1,17 +1,17 @@
-"""The fast evaluation backend (train.fast_eval) meets train.evaluate's contract."""
+"""The fast evaluation backend (lama_dice.evaluation.compiled) meets lama_dice.evaluation.evaluate's contract."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.base import Policy, RandomPolicy
-from agents.registry import make_agent
+from lama_dice.agents.base import Policy, RandomPolicy
+from lama_dice.agents.registry import make_agent
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig
-from train import fast_eval
+from lama_dice.evaluation import compiled as fast_eval
 
-evaluate_mod = pytest.importorskip("train.evaluate", reason="train/evaluate.py is not there yet")
+evaluate_mod = pytest.importorskip("lama_dice.evaluation.evaluate", reason="train/evaluate.py is not there yet")
 GameOutcomes = evaluate_mod.GameOutcomes
 evaluate = evaluate_mod.evaluate
 rotation_seating = evaluate_mod.rotation_seating

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import lama_env  # noqa: F401  (registers LamaDice-v0)
-from agents.base import Policy, RandomPolicy
-from agents.registry import AgentSpecError
+from lama_dice.agents.base import Policy, RandomPolicy
+from lama_dice.agents.registry import AgentSpecError
 from lama_env import IllegalActionError
 from lama_env.actions import QUIT, ROLL
 from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv, LamaEnvError

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from agents.heuristics import (
+from lama_dice.agents.heuristics import (
     AlwaysRollPolicy,
     PointsPolicy,
     ThresholdPolicy,
     cheapest_take,
     maximal_discard,
 )
-from agents.registry import AgentSpecError, make_agent
+from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_env import LamaGame, Phase
 from lama_env import actions as A
 from lama_env.engine import match_limits

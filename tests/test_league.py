@@ -1,4 +1,4 @@
-"""Tests of the league (train.league) and `lama-dice evaluate --league`."""
+"""Tests of the league (lama_dice.evaluation.league) and `lama-dice evaluate --league`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from lama_env.errors import LamaDiceError
 from lama_env.record import replay
-from train.cli import main
-from train.league import league, league_seating
+from lama_dice.cli.main import main
+from lama_dice.evaluation.league import league, league_seating
 
 PY = {"backend": "python"}
 
@@ -99,9 +99,9 @@ def test_cli_league(tmp_path, capsys):
 
 
 def test_solo_values_exact_for_heuristics_measured_otherwise():
-    from agents.solver import solver_for
+    from lama_dice.agents.solver import solver_for
     from lama_env.rules import RulesConfig
-    from train.league import solo_values
+    from lama_dice.evaluation.league import solo_values
 
     vals = solo_values(["optimal", "threshold:0.2", "random"], games=30, seed=3)
     solver = solver_for(RulesConfig())
@@ -112,7 +112,7 @@ def test_solo_values_exact_for_heuristics_measured_otherwise():
 
 
 def test_league_cli_solo_values_column(capsys):
-    from train.cli import main
+    from lama_dice.cli.main import main
 
     assert main(["evaluate", "--league", "optimal", "random", "--games", "6", "--solo-values",
                  "--no-progress", "--json", "-"]) == 0

@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from agents.lookahead import LookaheadPolicy, chip_value, lowest_highest_pmf
-from agents.registry import AgentSpecError, make_agent
+from lama_dice.agents.lookahead import LookaheadPolicy, chip_value, lowest_highest_pmf
+from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_env import LamaGame, Phase
 from lama_env import actions as A
 from lama_env.rules import RulesConfig
@@ -107,7 +107,7 @@ def test_take_agrees_with_the_solo_values():
     # player 0 holds {1 1 2 2 3 4}; dice L 5 6 match nothing.  Taking the llama costs 10
     # points now but makes most rolls match (each die has two llamas): its solo value is the
     # least of the three, and both the optimal and the lookahead agents take it.
-    from agents.solver import solver_for
+    from lama_dice.agents.solver import solver_for
 
     g = LamaGame(2, hands=[["1", "1", "2", "2", "3", "4"], P1], seed=0)
     g.step(A.ROLL, dice=["L", "5", "6"])

@@ -10,12 +10,12 @@ from itertools import cycle, islice
 import pytest
 from rich.console import Console
 
-from agents.registry import registered
+from lama_dice.agents.registry import registered
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.record import iter_replay, replay
-from train.cli import main
-from train.play import (
+from lama_dice.cli.main import main
+from lama_dice.cli.play import (
     PlayError,
     TerminalGame,
     default_opponent,
@@ -221,7 +221,7 @@ def test_resolve_seats():
 def test_default_opponent_is_optimal_if_registered_else_random(monkeypatch):
     expected = "optimal" if "optimal" in registered() else "random"
     assert default_opponent() == expected
-    import agents.registry as reg
+    import lama_dice.agents.registry as reg
 
     monkeypatch.setattr(reg, "registered", lambda: {"random": None})
     assert default_opponent() == "random"

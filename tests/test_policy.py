@@ -4,7 +4,7 @@ import pytest
 import torch as th
 from sb3_contrib.common.maskable.distributions import MaskableCategorical
 
-from train.policy import FastMaskableCategorical, LamaMaskablePolicy
+from lama_dice.train.masked_distribution import FastMaskableCategorical, LamaMaskablePolicy
 
 
 @pytest.mark.parametrize("legal_share", [0.02, 0.3, 1.0])

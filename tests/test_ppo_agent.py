@@ -17,7 +17,7 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 import lama_env  # noqa: E402,F401  (registers LamaDice-v0)
-from agents.ppo import (  # noqa: E402
+from lama_dice.agents.ppo import (  # noqa: E402
     CheckpointError,
     PPOPolicy,
     read_sidecar,
@@ -25,12 +25,12 @@ from agents.ppo import (  # noqa: E402
     sidecar_path,
     write_sidecar,
 )
-from agents.registry import make_agent  # noqa: E402
+from lama_dice.agents.registry import make_agent  # noqa: E402
 from lama_env.engine import LamaGame, Phase  # noqa: E402
 from lama_env.errors import LamaDiceError  # noqa: E402
 from lama_env.actions import NUM_ACTIONS  # noqa: E402
 from lama_env.observation import encode, observation_size  # noqa: E402
-from train.evaluate import evaluate  # noqa: E402
+from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
 
 
 def _save_untrained(path: Path, num_players: int, seed: int = 0, sidecar: bool = True) -> Path:
@@ -207,7 +207,7 @@ def test_solo_checkpoint(tmp_path):
 @pytest.mark.parametrize("name,players", [("solo", 1), ("2p", 2), ("4p", 4)])
 def test_shipped_agents_load_and_play(name, players):
     """agents/pretrained/ppo_NAME.zip ships with the package and plays a whole game as ppo:NAME."""
-    from agents.ppo import pretrained_names
+    from lama_dice.agents.ppo import pretrained_names
     from lama_env.engine import LamaGame, Phase
 
     assert name in pretrained_names()

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
-from agents.rllib_agent import RLlibCheckpointError, RLlibMissingError
+from lama_dice.agents.registry import make_agent
+from lama_dice.agents.rllib_agent import RLlibCheckpointError, RLlibMissingError
 from lama_env.actions import NUM_ACTIONS
 from lama_env.rules import winners
-from train.rllib_train import (
+from lama_dice.train.rllib.trainer import (
     GAME_METRICS,
     RLlibConfigError,
     game_scalars,
@@ -93,7 +93,7 @@ def test_game_scalars_follow_the_sb3_definitions():
 
 
 def test_missing_extra_is_one_clear_error(monkeypatch):
-    from train.rllib_train import train
+    from lama_dice.train.rllib.trainer import train
 
     for name in [m for m in sys.modules if m == "ray" or m.startswith("ray.")]:
         monkeypatch.delitem(sys.modules, name)
@@ -135,7 +135,7 @@ def _play_random(env, rng, episodes, seed0=0):
     {"num_players": 1, "episode": "round", "reward": "points"},
 ])
 def test_env_hides_opponents_and_reports_game_stats(env_cfg):
-    from train.rllib_models import LamaDiceRLlibEnv
+    from lama_dice.train.rllib.models import LamaDiceRLlibEnv
 
     env = LamaDiceRLlibEnv(env_cfg)
     rng = np.random.default_rng(1)
@@ -167,7 +167,7 @@ def test_masked_module_never_picks_an_illegal_action():
     import torch
 
     from lama_env.observation import observation_size
-    from train.rllib_models import module_spec
+    from lama_dice.train.rllib.models import module_spec
 
     size = observation_size(2)
     space = gym.spaces.Dict({"observation": gym.spaces.Box(0.0, 1.0, (size,), np.float32),
@@ -195,9 +195,9 @@ def test_masked_module_never_picks_an_illegal_action():
 def test_tiny_training_then_evaluate_the_checkpoint(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from agents.rllib_agent import RLlibPolicy
-    from train.evaluate import evaluate
-    from train.rllib_train import train
+    from lama_dice.agents.rllib_agent import RLlibPolicy
+    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.train.rllib.trainer import train
 
     cfg = parse_rllib_config(_cfg(
         iterations=2, env={"num_players": 2},

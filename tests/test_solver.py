@@ -10,8 +10,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
-from agents.solver import (
+from lama_dice.agents.registry import make_agent
+from lama_dice.agents.solver import (
     FULL_ROW,
     SoloSolver,
     SolverError,
@@ -245,7 +245,7 @@ def test_simulated_solo_play_matches_the_exact_value(spec):
 def test_solve_command_json(capsys):
     import json
 
-    from train.cli import main
+    from lama_dice.cli.main import main
 
     assert main(["solve", "--json", "--triple-llama", "also_match"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -258,7 +258,7 @@ def test_solve_command_json(capsys):
 
 
 def test_solve_command_table_and_errors(capsys):
-    from train.cli import main
+    from lama_dice.cli.main import main
 
     assert main(["solve", "--no-must-discard"]) == 0
     text = capsys.readouterr().out

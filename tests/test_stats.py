@@ -1,4 +1,4 @@
-"""Tests of train.stats: Wilson intervals (values and coverage), win shares, ranks."""
+"""Tests of lama_dice.evaluation.stats: Wilson intervals (values and coverage), win shares, ranks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lama_env.rules import winners
-from train.stats import fractional_ranks, mean_se, tied_games, wilson_interval, win_shares, z_value
+from lama_dice.evaluation.stats import fractional_ranks, mean_se, tied_games, wilson_interval, win_shares, z_value
 
 
 def test_z_value():
@@ -126,7 +126,7 @@ def test_mean_se():
 
 def test_ratio_interval_covers_the_true_points_per_round():
     """Units with a random number of rounds each: the interval covers the true ratio ~95% of the time."""
-    from train.stats import ratio_interval
+    from lama_dice.evaluation.stats import ratio_interval
 
     rng = np.random.default_rng(11)
     true_rate = 8.0

@@ -17,13 +17,13 @@ pytest.importorskip("tensorboard")
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
 
-from agents.ppo import CheckpointError, PPOPolicy, read_sidecar  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
+from lama_dice.agents.ppo import CheckpointError, PPOPolicy, read_sidecar  # noqa: E402
+from lama_dice.agents.registry import make_agent  # noqa: E402
 from lama_env.engine import LamaGame  # noqa: E402
-from train.config import ConfigError, load_config, parse_config  # noqa: E402
-from train.evaluate import evaluate  # noqa: E402
-from train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec  # noqa: E402
-from train.trainer import RunDirError, make_vec_env, train  # noqa: E402
+from lama_dice.train.config import ConfigError, load_config, parse_config  # noqa: E402
+from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
+from lama_dice.train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec  # noqa: E402
+from lama_dice.train.trainer import RunDirError, make_vec_env, train  # noqa: E402
 
 SMOKE = Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml"
 
@@ -296,8 +296,8 @@ def test_pretrain_teacher_is_checked(tmp_path):
 
 
 def test_curves_plot_a_run(smoke_run, tmp_path):
-    from train.cli import main
-    from train.curves import CurvesError, plot_curves, read_scalars
+    from lama_dice.cli.main import main
+    from lama_dice.cli.curves import CurvesError, plot_curves, read_scalars
 
     result, _ = smoke_run
     scalars = read_scalars(result.run_dir)
@@ -322,7 +322,7 @@ def test_the_steps_announced_are_the_steps_run(tmp_path):
 
 
 def test_progress_line_solo_and_duel():
-    from train.callbacks import progress_line
+    from lama_dice.train.callbacks import progress_line
 
     solo = {"solo": {"mean_points_per_round": 10.5, "points_per_round_ci95": [10.1, 10.9]},
             "optimal": {"mean_points_per_round": 10.18}}

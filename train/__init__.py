@@ -1,1 +1,1 @@
-"""Training, evaluation and the ``lama-dice`` command line."""
+"""MaskablePPO training from YAML configs (:mod:`.trainer`); Ray RLlib in :mod:`.rllib`."""

@@ -5,7 +5,7 @@
   rates per round, rounds and steps per episode), logged once per rollout.
 * :class:`EvalCallback`: every ``eval.every`` steps, plays the learner
   (deterministic) against each evaluation opponent through
-  :func:`train.evaluate.evaluate` and logs ``eval/<opponent>/*`` (win rate and
+  :func:`lama_dice.evaluation.evaluate.evaluate` and logs ``eval/<opponent>/*`` (win rate and
   its 95% interval, points per round, bust / quit / went-out rates); keeps
   ``best.zip`` (the best evaluation so far) and appends every evaluation to
   ``evaluations.jsonl``.
@@ -14,7 +14,7 @@
 * :class:`SelfPlayCallback`: adds a snapshot to the self-play pool every
   ``selfplay.snapshot_every`` steps.
 
-Every checkpoint written here has its JSON sidecar (:func:`agents.ppo.write_sidecar`).
+Every checkpoint written here has its JSON sidecar (:func:`lama_dice.agents.ppo.write_sidecar`).
 All periods are in learner steps (``model.num_timesteps``) and continue
 across a resumed run.
 """
@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence, TextIO
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.ppo import PPOPolicy, write_sidecar
+from lama_dice.agents.ppo import PPOPolicy, write_sidecar
 from lama_env.rules import RulesConfig
 
 from .selfplay import SnapshotPool
@@ -148,7 +148,7 @@ def tag_of(spec: str) -> str:
 def evaluate_learner(learner: Any, opponents: Sequence[str], num_players: int, rules: RulesConfig,
                      games: int, seed: int, workers: int = 1,
                      progress: bool | Callable[[int, int], None] = False) -> dict[str, dict[str, Any]]:
-    """Evaluate ``learner`` (a Policy) against each opponent spec with :func:`train.evaluate.evaluate`.
+    """Evaluate ``learner`` (a Policy) against each opponent spec with :func:`lama_dice.evaluation.evaluate.evaluate`.
 
     With two or more players the learner takes one seat and the opponent every
     other seat (seats rotate).  Solo (one player): the learner plays alone
@@ -158,7 +158,7 @@ def evaluate_learner(learner: Any, opponents: Sequence[str], num_players: int, r
     Returns:
         ``{key: AgentStats.to_json() of the learner (or baseline), plus "backend"}``.
     """
-    from train.evaluate import evaluate
+    from lama_dice.evaluation.evaluate import evaluate
 
     out: dict[str, dict[str, Any]] = {}
     if num_players == 1:
@@ -231,7 +231,7 @@ class EvalCallback(_Periodic):
         every: steps between evaluations.
         opponents: evaluation opponent specs (solo: baselines).
         num_players, rules: the game.
-        games, seed, workers: passed to :func:`train.evaluate.evaluate`.
+        games, seed, workers: passed to :func:`lama_dice.evaluation.evaluate.evaluate`.
         run_dir: where ``best.zip`` and ``evaluations.jsonl`` go.
         sidecar: sidecar fields of ``best.zip``.
         best_score: the best score of earlier sessions of this run (resume).

@@ -39,7 +39,7 @@ class ConfigError(LamaDiceError, ValueError):
 
 
 class Section(BaseModel):
-    """Base of every config section (here and in :mod:`train.rllib_train`): unknown keys are errors."""
+    """Base of every config section (here and in :mod:`lama_dice.train.rllib.trainer`): unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
 
@@ -153,7 +153,7 @@ class CheckpointConfig(Section):
 
 
 class PretrainConfig(Section):
-    """Behaviour-cloning warm start before PPO (see :mod:`train.pretrain`)."""
+    """Behaviour-cloning warm start before PPO (see :mod:`lama_dice.train.pretrain`)."""
 
     teacher: str | None = Field(None, description="agent spec to imitate first (null = no warm start)")
     episodes: int = Field(2000, ge=1, description="episodes the teacher plays in the training env")
@@ -290,7 +290,7 @@ def check_agent_specs(cfg: TrainConfig, source: str = "config") -> None:
         ConfigError: naming the key of the first spec that does not build or
             does not fit ``env.num_players``.
     """
-    from agents.registry import make_agent
+    from lama_dice.agents.registry import make_agent
 
     specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)]
     if cfg.pretrain.teacher:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from agents.registry import make_agent
+from lama_dice.agents.registry import make_agent
 
 
 @dataclass

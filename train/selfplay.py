@@ -13,7 +13,7 @@ workers):
   with probability ``selfplay.weight`` (once the pool is non-empty, uniformly
   among its members) or otherwise one of the configured opponents by weight.
   It rereads ``pool.json`` when the file changes, loading new snapshots as
-  :class:`agents.ppo.PPOPolicy` (on the CPU, one torch thread).
+  :class:`lama_dice.agents.ppo.PPOPolicy` (on the CPU, one torch thread).
 
 A snapshot that cannot be loaded (for example deleted between the pool file
 being read and the load) is skipped for that episode; training never stops
@@ -30,8 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.base import Policy
-from agents.registry import make_agent
+from lama_dice.agents.base import Policy
+from lama_dice.agents.registry import make_agent
 from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError
 
@@ -49,7 +49,7 @@ class SnapshotPool:
         run_dir: the run folder; snapshots go to ``run_dir/selfplay/``.
         pool_size: newest snapshots listed in the pool.
         initial: checkpoint paths always listed in the pool (``selfplay.initial``).
-        sidecar: fields for each snapshot's sidecar (see :func:`agents.ppo.write_sidecar`).
+        sidecar: fields for each snapshot's sidecar (see :func:`lama_dice.agents.ppo.write_sidecar`).
     """
 
     def __init__(self, run_dir: str | os.PathLike, pool_size: int, initial: Sequence[str] = (),
@@ -71,7 +71,7 @@ class SnapshotPool:
 
     def add(self, model: Any, timesteps: int) -> Path:
         """Save ``model`` as a snapshot, rewrite the pool file and prune snapshots out of the pool."""
-        from agents.ppo import write_sidecar
+        from lama_dice.agents.ppo import write_sidecar
 
         path = self.dir / f"snap-{int(timesteps):012d}.zip"
         tmp = self.dir / f".tmp-{path.name}"
@@ -94,7 +94,7 @@ class SnapshotPool:
 
 
 def _checkpoint_path(spec: str) -> Path:
-    from agents.ppo import resolve_checkpoint
+    from lama_dice.agents.ppo import resolve_checkpoint
 
     return resolve_checkpoint(spec[len("ppo:"):] if spec.startswith("ppo:") else spec).resolve()
 
@@ -138,7 +138,7 @@ class PoolReader:
         """The policy of ``member``, or None if it cannot be loaded."""
         pol = self._loaded.get(member)
         if pol is None:
-            from agents.ppo import PPOPolicy
+            from lama_dice.agents.ppo import PPOPolicy
 
             try:
                 pol = PPOPolicy(member, deterministic=self.deterministic)
@@ -206,7 +206,7 @@ class MixtureOpponent(Policy):
                 self.current, self.current_name = pol, name
                 return
         if not self.entries:  # pool-only and nothing loadable yet: play uniformly at random
-            from agents.base import RandomPolicy
+            from lama_dice.agents.base import RandomPolicy
 
             self.current, self.current_name = RandomPolicy(), "random"
             self.current.seed(int(self.rng.integers(2**31)))

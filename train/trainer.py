@@ -1,18 +1,18 @@
 """Train a MaskablePPO agent from a YAML config, top to bottom.
 
-``lama-dice train CONFIG.yaml`` (or ``python -m train CONFIG.yaml``) calls
+``lama-dice train CONFIG.yaml`` (or ``python -m lama_dice train CONFIG.yaml``) calls
 :func:`train`, which does, in order:
 
-1. validate the config (:mod:`train.config`) and apply command-line overrides;
+1. validate the config (:mod:`lama_dice.train.config`) and apply command-line overrides;
 2. make the run folder ``runs/NAME-YYYYmmdd-HHMMSS/`` and save the resolved
    ``config.yaml`` in it (a resumed run continues in its own folder);
 3. build ``env.n_envs`` copies of the Gymnasium env ``LamaDice-v0``, each
-   opponent seat a :class:`train.selfplay.MixtureOpponent` (the configured
+   opponent seat a :class:`lama_dice.train.selfplay.MixtureOpponent` (the configured
    opponents plus the self-play pool), vectorized with ``SubprocVecEnv`` or
    ``DummyVecEnv``;
 4. build the MaskablePPO model (every hyperparameter from the config), or load
    the checkpoint to resume from;
-5. learn, with the callbacks of :mod:`train.callbacks` (the game's TensorBoard
+5. learn, with the callbacks of :mod:`lama_dice.train.callbacks` (the game's TensorBoard
    scalars, periodic evaluation and ``best.zip``, periodic checkpoints,
    self-play snapshots) and a progress bar; Ctrl-C saves ``interrupted.zip``;
 6. save ``final.zip``, evaluate it against the evaluation opponents with the
@@ -55,7 +55,7 @@ from stable_baselines3.common.logger import configure
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
-from agents.ppo import CheckpointError, PPOPolicy, load_policy, read_sidecar, resolve_checkpoint
+from lama_dice.agents.ppo import CheckpointError, PPOPolicy, load_policy, read_sidecar, resolve_checkpoint
 from lama_env.errors import LamaDiceError
 
 from .callbacks import (
@@ -67,7 +67,7 @@ from .callbacks import (
     save_checkpoint,
 )
 from .config import ConfigError, TrainConfig, load_config, parse_config
-from .policy import LamaMaskablePolicy
+from .masked_distribution import LamaMaskablePolicy
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
 
 #: Default parent folder of run folders.
@@ -117,7 +117,7 @@ def train(
     """Train (or resume training) a MaskablePPO agent.
 
     Args:
-        config: a :class:`~train.config.TrainConfig` or the path of a YAML config.
+        config: a :class:`~lama_dice.train.config.TrainConfig` or the path of a YAML config.
         run_dir: the run folder (default ``runs_root/NAME-YYYYmmdd-HHMMSS``); it must be new or empty.
         total_timesteps: override ``total_timesteps`` (a resumed run trains until this total).
         seed: override ``seed``.
@@ -133,7 +133,7 @@ def train(
         A :class:`TrainResult`.
 
     Raises:
-        ConfigError, RunDirError, agents.ppo.CheckpointError: bad input (one-line messages).
+        ConfigError, RunDirError, lama_dice.agents.ppo.CheckpointError: bad input (one-line messages).
     """
     out = out or sys.stdout
     t_start = time.perf_counter()
@@ -188,7 +188,7 @@ def train(
     # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
     if resume_ckpt is None and cfg.pretrain.teacher:  # behaviour-cloning warm start
-        from train import pretrain
+        from lama_dice.train import pretrain
 
         pc = cfg.pretrain
         data = pretrain.collect(make_env_fn(cfg, 0, None, False), pc.teacher, pc.episodes, cfg.ppo.gamma, cfg.seed)

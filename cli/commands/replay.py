@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lama_env.record import replay
-    from train.recordfile import load_record_file
+    from lama_dice.cli.recordfile import load_record_file
 
     rec, fault = load_record_file(args.record)
     result = fault if fault is not None else replay(rec)

@@ -1,7 +1,7 @@
 """Small statistics helpers for evaluation: Wilson intervals, win shares, ranks.
 
 Everything here is a pure function of NumPy arrays (no game logic): the
-evaluator (:mod:`train.evaluate`) feeds it the final totals of many games.
+evaluator (:mod:`lama_dice.evaluation.evaluate`) feeds it the final totals of many games.
 
 Lower totals are better in *Don't L.L.A.M.A. Dice*; the players tied for the
 fewest points share the win (RULES.md, "The game").  The winners are

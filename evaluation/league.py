@@ -4,7 +4,7 @@
 them with OpenSkill's Plackett-Luce model (``mu`` and ``sigma`` per agent;
 ``ordinal = mu - 3 sigma`` is a conservative skill estimate)::
 
-    from train.league import league
+    from lama_dice.evaluation.league import league
 
     result = league(["random", "threshold:15", "threshold:25"], num_players=2, games=200)
     for e in result.ranking():
@@ -20,8 +20,8 @@ Schedules
   the seed) and plays every rotation of their seating, so each agent plays
   each seat equally often within a block.
 
-Games are played by :func:`train.evaluate.run_games` (same batching,
-workers, backends and determinism as :func:`train.evaluate.evaluate`).  The
+Games are played by :func:`lama_dice.evaluation.evaluate.run_games` (same batching,
+workers, backends and determinism as :func:`lama_dice.evaluation.evaluate.evaluate`).  The
 ratings are updated game by game in schedule order, so a result depends on
 the seed only.  Each game ranks its players by final total (fewest points
 first; tied players share a rank).
@@ -262,7 +262,7 @@ def league(
         num_players: seats per game (2..6).
         games: for two players, games per pair of agents; otherwise games in all.
         seed, workers, rules, progress, save_games, backend, save_sample, chunk_size:
-            as for :func:`train.evaluate.evaluate`.
+            as for :func:`lama_dice.evaluation.evaluate.evaluate`.
 
     Returns:
         A :class:`LeagueResult`.
@@ -325,10 +325,10 @@ class SoloValue:
 def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = None, games: int = 1000,
                 seed: int | None = 0) -> list[SoloValue]:
     """Each agent's solo value: exact when the solver can evaluate its policy, else measured."""
-    from agents.registry import make_agent
-    from agents.solver import solver_for
+    from lama_dice.agents.registry import make_agent
+    from lama_dice.agents.solver import solver_for
 
-    from train.evaluate import evaluate
+    from lama_dice.evaluation.evaluate import evaluate
 
     rules = RulesConfig.from_dict(rules)
     solver = solver_for(rules)

@@ -59,14 +59,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _import_suite() -> Any:
-    """``bench.suite`` from the source checkout this command belongs to."""
+    """``lama_dice.bench.suite`` from the source checkout this command belongs to."""
     root = Path(__file__).resolve().parents[2]
     if not (root / "bench" / "suite.py").is_file():
         raise BenchError(f"no benchmark suite: {root / 'bench'} is missing (lama-dice bench needs a source "
                          "checkout of lama-dice)")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    from bench import suite
+    from lama_dice.bench import suite
 
     return suite
 

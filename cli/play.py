@@ -32,7 +32,7 @@ from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
-from agents.base import Policy
+from lama_dice.agents.base import Policy
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
@@ -80,7 +80,7 @@ class PlayResult:
 # ---------------------------------------------------------------- set-up
 def default_opponent() -> str:
     """``"optimal"`` if that agent is registered, else ``"random"``."""
-    from agents.registry import registered
+    from lama_dice.agents.registry import registered
 
     names = registered()
     return next((s for s in DEFAULT_OPPONENTS if s in names), "random")
@@ -122,12 +122,12 @@ def resolve_seats(players: int | None, specs: Sequence[str] | None, human: int) 
 
 def make_opponents(specs: Mapping[int, str], seed: int | None = None,
                    num_players: int | None = None) -> dict[int, Policy]:
-    """Build each seat's agent with :func:`agents.registry.make_agent` (seeded per seat from ``seed``).
+    """Build each seat's agent with :func:`lama_dice.agents.registry.make_agent` (seeded per seat from ``seed``).
 
     With ``num_players``, an agent that cannot play a game of that many players (a
     network trained for another player count) is refused here, before the first move.
     """
-    from agents.registry import make_agent
+    from lama_dice.agents.registry import make_agent
 
     out = {}
     for p, spec in specs.items():

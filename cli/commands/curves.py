@@ -14,7 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from train.curves import plot_curves
+    from lama_dice.cli.curves import plot_curves
 
     path = plot_curves(args.run, args.out, title=args.title)
     print(f"wrote {path}")

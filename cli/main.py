@@ -1,6 +1,6 @@
 """The ``lama-dice`` command line.
 
-Each subcommand lives in its own module under :mod:`train.commands` and
+Each subcommand lives in its own module under :mod:`lama_dice.cli.commands` and
 exposes ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``.
 Command modules keep their module-level imports light (no torch, no gym):
 heavy imports go inside ``run`` so that ``lama-dice --help`` stays instant.
@@ -20,14 +20,14 @@ from lama_env.errors import LamaDiceError
 
 #: Subcommand name -> module path, in the order ``--help`` lists them.
 COMMANDS: dict[str, str] = {
-    "replay": "train.commands.replay",
-    "show": "train.commands.show",
-    "solve": "train.commands.solve",
-    "evaluate": "train.commands.evaluate",
-    "train": "train.commands.train",
-    "play": "train.commands.play",
-    "bench": "train.commands.bench",
-    "curves": "train.commands.curves",
+    "replay": "lama_dice.cli.commands.replay",
+    "show": "lama_dice.cli.commands.show",
+    "solve": "lama_dice.cli.commands.solve",
+    "evaluate": "lama_dice.cli.commands.evaluate",
+    "train": "lama_dice.cli.commands.train",
+    "play": "lama_dice.cli.commands.play",
+    "bench": "lama_dice.cli.commands.bench",
+    "curves": "lama_dice.cli.commands.curves",
 }
 
 

@@ -1,6 +1,6 @@
-"""The fast evaluation backend: :mod:`train.evaluate` plays native agents in the compiled batched engine.
+"""The fast evaluation backend: :mod:`lama_dice.evaluation.evaluate` plays native agents in the compiled batched engine.
 
-:func:`train.evaluate.run_games` (``backend="auto"`` or ``"fast"``) calls
+:func:`lama_dice.evaluation.evaluate.run_games` (``backend="auto"`` or ``"fast"``) calls
 :func:`supports` and, when it answers True, :func:`play_games` instead of its
 scalar lockstep loop.  Natively supported agents are the heuristics of
 :mod:`lama_env.batched` (``random``, ``always-roll``, ``threshold:T``,
@@ -11,10 +11,10 @@ streams, so results agree with the scalar backend within sampling error, not
 game by game.
 
 A policy object counts as native only if its class is exactly
-:class:`agents.base.RandomPolicy` or one of the heuristic classes of
-:mod:`agents.heuristics` (not a subclass, which may decide differently); its
+:class:`lama_dice.agents.base.RandomPolicy` or one of the heuristic classes of
+:mod:`lama_dice.agents.heuristics` (not a subclass, which may decide differently); its
 native spec is rebuilt from its own parameters, so a custom
-:class:`~agents.base.Policy` that merely carries a native-looking ``spec`` is
+:class:`~lama_dice.agents.base.Policy` that merely carries a native-looking ``spec`` is
 played by the scalar backend.
 """
 
@@ -27,19 +27,19 @@ import numpy as np
 from lama_env.rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig
 
 if TYPE_CHECKING:  # pragma: no cover
-    from agents.base import Policy
-    from train.evaluate import GameOutcomes
+    from lama_dice.agents.base import Policy
+    from lama_dice.evaluation.evaluate import GameOutcomes
 
 __all__ = ["supports", "play_games", "native_spec", "warmup"]
 
 
 def _native_classes() -> dict[type, Callable[[Any], str]]:
     """Policy class -> the native spec of an instance (built from the instance's own parameters)."""
-    from agents.base import RandomPolicy
+    from lama_dice.agents.base import RandomPolicy
 
     table: dict[type, Callable[[Any], str]] = {RandomPolicy: lambda p: "random"}
     try:
-        from agents import heuristics as H
+        from lama_dice.agents import heuristics as H
     except ImportError:  # pragma: no cover - heuristics are part of the package
         return table
     table[H.AlwaysRollPolicy] = lambda p: "always-roll"
@@ -93,13 +93,13 @@ def play_games(policies: Sequence["Policy"], seating: np.ndarray, num_players: i
         seed: an int >= 0; the result is a function of the arguments only.
 
     Returns:
-        A :class:`train.evaluate.GameOutcomes` with every optional array filled.
+        A :class:`lama_dice.evaluation.evaluate.GameOutcomes` with every optional array filled.
 
     Raises:
         lama_env.batched.NativePolicyError: a policy is not native, or bad arguments.
     """
     from lama_env.batched import NativePolicyError, play_batch
-    from train.evaluate import GameOutcomes
+    from lama_dice.evaluation.evaluate import GameOutcomes
 
     specs = []
     for p in policies:

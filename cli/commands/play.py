@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from lama_env.engine import LamaGame
-    from train.play import TerminalGame, make_opponents, player_names, resolve_seats
+    from lama_dice.cli.play import TerminalGame, make_opponents, player_names, resolve_seats
 
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)

@@ -22,8 +22,8 @@ def run(args: argparse.Namespace, stdin=None, console=None) -> int:
     from rich.console import Console
 
     from lama_env.record import replay
-    from train.recordfile import load_record_file
-    from train.tui import show_record
+    from lama_dice.cli.recordfile import load_record_file
+    from lama_dice.cli.tui import show_record
 
     rec, fault = load_record_file(args.record)
     result = fault if fault is not None else replay(rec)

@@ -5,8 +5,8 @@ rather than a distributed trainer of its own. Install the extra and run a
 config whose ``algorithm`` is ``rllib-ppo``::
 
     pip install "lama-dice[rllib]"
-    python -m train.rllib_train configs/rllib_2p.yaml              # ray.init() on this machine
-    python -m train.rllib_train configs/rllib_2p.yaml --address auto   # an existing Ray cluster
+    python -m lama_dice.train.rllib configs/rllib_2p.yaml              # ray.init() on this machine
+    python -m lama_dice.train.rllib configs/rllib_2p.yaml --address auto   # an existing Ray cluster
     lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000
 
 What a run does, in order (:func:`train`):
@@ -15,9 +15,9 @@ What a run does, in order (:func:`train`):
 2. make the run folder ``runs/NAME-YYYYmmdd-HHMMSS/`` with the resolved ``config.yaml``;
 3. ``ray.init()`` locally (``ray.num_cpus`` CPUs, no dashboard) or
    ``ray.init(address=ray.address)`` on a cluster, unless Ray is already up;
-4. build RLlib's PPO (new API stack) on :class:`train.rllib_models.LamaDiceRLlibEnv`,
+4. build RLlib's PPO (new API stack) on :class:`lama_dice.train.rllib.models.LamaDiceRLlibEnv`,
    the PettingZoo env ``lama_dice_v0`` through RLlib's ``PettingZooEnv``
-   wrapper, with the action-masking :class:`~train.rllib_models.MaskedPPOTorchRLModule`;
+   wrapper, with the action-masking :class:`~lama_dice.train.rllib.models.MaskedPPOTorchRLModule`;
    every learner seat maps to the one shared module ``"main"`` (self-play
    through the policy mapping), and configured opponents (heuristics or frozen
    ``ppo:``/``rllib:`` checkpoints) take seats inside the env;
@@ -29,7 +29,7 @@ What a run does, in order (:func:`train`):
 6. save RLlib checkpoints (``checkpoints/iter-N/`` every ``checkpoint.every``
    iterations, and ``final/``), each with a ``lama_dice.json`` sidecar, so
    ``rllib:RUN`` plays it in every tool; Ctrl-C saves ``interrupted/``;
-7. evaluate ``final/`` against ``eval.opponents`` with :func:`train.evaluate.evaluate`
+7. evaluate ``final/`` against ``eval.opponents`` with :func:`lama_dice.evaluation.evaluate.evaluate`
    and save ``eval.json``.
 
 The YAML schema (every key optional except ``algorithm``; unknown keys are errors)::
@@ -59,7 +59,7 @@ The YAML schema (every key optional except ``algorithm``; unknown keys are error
     checkpoint: {every: 10}   # iterations between checkpoints (0: only final/)
 
 The config is validated without Ray; only :func:`train` needs the extra (else
-:class:`agents.rllib_agent.RLlibMissingError` with the install command).
+:class:`lama_dice.agents.rllib_agent.RLlibMissingError` with the install command).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig
 
-from .config import ConfigKeyError, Section, check_rules, describe_error, opponent_shorthand
+from ..config import ConfigKeyError, Section, check_rules, describe_error, opponent_shorthand
 
 #: The ``algorithm`` value that selects this trainer.
 ALGORITHM = "rllib-ppo"
@@ -186,7 +186,7 @@ class RLlibModelConfig(Section):
 
 
 class RLlibEvalConfig(Section):
-    """Evaluation with the project's harness (:func:`train.evaluate.evaluate`)."""
+    """Evaluation with the project's harness (:func:`lama_dice.evaluation.evaluate.evaluate`)."""
 
     every: int = Field(0, ge=0, description="iterations between evaluations (0: only the final one)")
     games: int = Field(200, ge=1, description="games per opponent at each periodic evaluation")
@@ -240,7 +240,7 @@ class RLlibTrainConfig(Section):
         return RulesConfig.from_dict(self.env.rules)
 
     def env_config(self) -> dict[str, Any]:
-        """RLlib's ``env_config`` for :class:`train.rllib_models.LamaDiceRLlibEnv`."""
+        """RLlib's ``env_config`` for :class:`lama_dice.train.rllib.models.LamaDiceRLlibEnv`."""
         e = self.env
         return {
             "num_players": e.num_players, "episode": e.episode, "reward": e.reward,
@@ -290,7 +290,7 @@ def parse_rllib_config(data: Any, source: str = "config", check_agents: bool = T
 
 
 def _check_agent_specs(cfg: RLlibTrainConfig, source: str) -> None:
-    from agents.registry import make_agent
+    from lama_dice.agents.registry import make_agent
 
     specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)]
     specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(cfg.eval.opponents)]
@@ -363,15 +363,15 @@ def build_algorithm_config(cfg: RLlibTrainConfig) -> Any:
     """RLlib's :class:`~ray.rllib.algorithms.ppo.PPOConfig` for ``cfg`` (new API stack).
 
     Raises:
-        agents.rllib_agent.RLlibMissingError: the ``rllib`` extra is not installed.
+        lama_dice.agents.rllib_agent.RLlibMissingError: the ``rllib`` extra is not installed.
     """
-    from agents.rllib_agent import require_ray
+    from lama_dice.agents.rllib_agent import require_ray
 
     require_ray("algorithm: rllib-ppo")
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
-    from train.rllib_models import GameStatsCallback, LamaDiceRLlibEnv, module_spec
+    from lama_dice.train.rllib.models import GameStatsCallback, LamaDiceRLlibEnv, module_spec
 
     r, p, m = cfg.ray, cfg.ppo, cfg.model
     return (
@@ -398,7 +398,7 @@ def game_scalars(result: Mapping[str, Any], num_players: int, module_id: str = M
     """The ``game/*`` scalars of one training iteration, from the callback's sums.
 
     The names and definitions are those of the SB3 pipeline
-    (:func:`train.callbacks.summarize_episodes`): ``episodes``,
+    (:func:`lama_dice.train.callbacks.summarize_episodes`): ``episodes``,
     ``rounds_per_episode``, ``win_rate`` (not solo), ``points_per_round``
     (total round points over total rounds), ``final_points``, ``bust_rate``,
     ``quit_rate``, ``went_out_rate`` (per round) and ``episode_length`` (the
@@ -491,7 +491,7 @@ def _make_run_dir(cfg: RLlibTrainConfig, run_dir: str | os.PathLike | None, runs
 
 def save_checkpoint(algo: Any, path: Path, cfg: RLlibTrainConfig, iteration: int, timesteps: int) -> Path:
     """``algo.save_to_path(path)`` plus the ``lama_dice.json`` sidecar that ``rllib:PATH`` reads."""
-    from agents.rllib_agent import DEFAULT_MODULE_ID, SIDECAR_FORMAT, SIDECAR_NAME
+    from lama_dice.agents.rllib_agent import DEFAULT_MODULE_ID, SIDECAR_FORMAT, SIDECAR_NAME
 
     path = Path(path).absolute()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -522,13 +522,13 @@ def _init_ray(cfg: RLlibTrainConfig) -> bool:
 
 
 def _current_policy(algo: Any, num_players: int) -> Any:
-    from agents.rllib_agent import RLlibPolicy
+    from lama_dice.agents.rllib_agent import RLlibPolicy
 
     return RLlibPolicy.from_module(algo.get_module(MODULE_ID), num_players, spec="rllib:current")
 
 
 def _evaluate(policy: Any, cfg: RLlibTrainConfig, games: int) -> dict[str, dict[str, Any]]:
-    from train.callbacks import evaluate_learner
+    from lama_dice.train.callbacks import evaluate_learner
 
     return evaluate_learner(policy, cfg.eval.opponents, cfg.env.num_players, cfg.rules, games=games,
                             seed=cfg.eval.seed, workers=cfg.eval.workers)
@@ -548,10 +548,10 @@ def train(cfg: RLlibTrainConfig, *, run_dir: str | os.PathLike | None = None, it
         log: where progress lines go (default stderr).
 
     Raises:
-        agents.rllib_agent.RLlibMissingError: the ``rllib`` extra is not installed.
+        lama_dice.agents.rllib_agent.RLlibMissingError: the ``rllib`` extra is not installed.
         RLlibConfigError: the run folder already holds a run.
     """
-    from agents.rllib_agent import require_ray
+    from lama_dice.agents.rllib_agent import require_ray
 
     require_ray("algorithm: rllib-ppo")
     updates: dict[str, Any] = {}
@@ -636,7 +636,7 @@ def measure_sampling(cfg: RLlibTrainConfig, rounds: int = 3) -> dict[str, float]
     Returns:
         ``{"env_runners", "envs_per_env_runner", "steps", "seconds", "steps_per_s"}``.
     """
-    from agents.rllib_agent import require_ray
+    from lama_dice.agents.rllib_agent import require_ray
 
     require_ray("algorithm: rllib-ppo")
     started = _init_ray(cfg)
@@ -668,7 +668,7 @@ def measure_sampling(cfg: RLlibTrainConfig, rounds: int = 3) -> dict[str, float]
 
 
 def _eval_scalars(opp: str, st: Mapping[str, Any]) -> dict[str, float]:
-    from train.callbacks import tag_of
+    from lama_dice.train.callbacks import tag_of
 
     out = {}
     for key in ("win_rate", "mean_points_per_round", "bust_rate", "quit_rate", "went_out_rate"):
@@ -700,7 +700,7 @@ def _progress_line(it: int, total: int, steps: int, s: Mapping[str, float]) -> s
 # command line
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``python -m train.rllib_train`` (and of ``lama-dice train`` for rllib-ppo configs)."""
+    """The options of ``python -m lama_dice.train.rllib`` (and of ``lama-dice train`` for rllib-ppo configs)."""
     p.add_argument("config", metavar="CONFIG.yaml", help="an 'algorithm: rllib-ppo' config (see configs/rllib_2p.yaml)")
     p.add_argument("--run-dir", metavar="DIR", default=None, help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS)")
     p.add_argument("--iterations", type=int, metavar="N", default=None, help="override iterations")
@@ -754,8 +754,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m train.rllib_train CONFIG.yaml [options]``."""
-    p = argparse.ArgumentParser(prog="python -m train.rllib_train", description=__doc__.split("\n\n")[0])
+    """``python -m lama_dice.train.rllib CONFIG.yaml [options]``."""
+    p = argparse.ArgumentParser(prog="python -m lama_dice.train.rllib", description=__doc__.split("\n\n")[0])
     add_arguments(p)
     args = p.parse_args(argv)
     try:

@@ -34,19 +34,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from train.rllib_train import is_rllib_config
+    from lama_dice.train.rllib.trainer import is_rllib_config
 
     if is_rllib_config(args.config):  # `algorithm: rllib-ppo`: the Ray RLlib pipeline
-        from train.rllib_train import run_command
+        from lama_dice.train.rllib.trainer import run_command
 
         return run_command(args)
-    from train.config import load_config
+    from lama_dice.train.config import load_config
 
     cfg = load_config(args.config)
     if args.check:
         print(cfg.to_yaml(), end="")
         return 0
-    from train.trainer import train
+    from lama_dice.train.trainer import train
 
     result = train(cfg, config_path=args.config, run_dir=args.run_dir,
                    total_timesteps=args.total_timesteps, seed=args.seed, resume=args.resume,

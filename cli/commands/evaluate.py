@@ -62,7 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _specs_epilog() -> str:
     try:
-        from agents.registry import agent_specs_help
+        from lama_dice.agents.registry import agent_specs_help
 
         return "Agent specs:\n" + agent_specs_help()
     except Exception:  # noqa: BLE001 - help text only; never break --help
@@ -71,7 +71,7 @@ def _specs_epilog() -> str:
 
 def parse_rules(items: list[str]) -> dict[str, Any]:
     """``["end_threshold=20", ...]`` -> ``{"end_threshold": 20}`` (values parsed as JSON when they can be)."""
-    from train.evaluate import EvaluationError
+    from lama_dice.evaluation.evaluate import EvaluationError
 
     out: dict[str, Any] = {}
     for item in items:
@@ -87,7 +87,7 @@ def parse_rules(items: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from lama_env.rules import RulesConfig
-    from train.evaluate import DEFAULT_CHUNK_SIZE, EvaluationError
+    from lama_dice.evaluation.evaluate import DEFAULT_CHUNK_SIZE, EvaluationError
 
     rules = RulesConfig.from_dict(parse_rules(args.rule))
     if args.players is not None and not 1 <= args.players <= 6:
@@ -103,18 +103,18 @@ def run(args: argparse.Namespace) -> int:
                   save_games=args.save_games, backend=args.backend, save_sample=args.save_sample,
                   chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)
     if args.league is not None:
-        from train.league import league
+        from lama_dice.evaluation.league import league
 
         players = 2 if args.players is None else args.players
         games = 100 if args.games is None and players == 2 else (args.games or 1000)
         result = league(args.league, num_players=players, games=games, **common)
         if args.solo_values:
-            from train.league import solo_values
+            from lama_dice.evaluation.league import solo_values
 
             result.solo = solo_values(args.league, rules, games=games, seed=args.seed)
         render = _render_league
     else:
-        from train.evaluate import evaluate
+        from lama_dice.evaluation.evaluate import evaluate
 
         players = len(args.agents) if args.players is None else args.players
         if len(args.agents) != players:

@@ -5,14 +5,14 @@ reports, per agent, the win rate with a 95% Wilson interval, the mean points
 per round, the mean final points and (for more than two players) the mean
 rank::
 
-    from train.evaluate import evaluate
+    from lama_dice.evaluation.evaluate import evaluate
 
     result = evaluate(["threshold:20", "random"], num_players=2, games=2000, seed=0)
     print(result.agents[0].win_rate, result.agents[0].win_rate_ci95)
     json.dump(result.to_json(), fh)
 
-Agents are spec strings (see :mod:`agents.registry`) or
-:class:`~agents.base.Policy` objects (e.g. the policy being trained).  The same
+Agents are spec strings (see :mod:`lama_dice.agents.registry`) or
+:class:`~lama_dice.agents.base.Policy` objects (e.g. the policy being trained).  The same
 spec given twice is two separate agents, each reported.
 
 How games are played
@@ -26,10 +26,10 @@ How games are played
 * **Ties share the win.**  The ``k`` players tied for the fewest points each
   get a win share of ``1/k``; the win rate is the mean share and its interval
   is the Wilson interval with ``n`` = games played and ``p`` = win rate
-  (conservative when ties occur, see :func:`train.stats.wilson_interval`).
+  (conservative when ties occur, see :func:`lama_dice.evaluation.stats.wilson_interval`).
 * **Batched, lockstep play.**  Games are played in chunks of ``chunk_size``
   games advanced together; at each step the games are grouped by the policy
-  to act and each policy's :meth:`~agents.base.Policy.act_batch` is called
+  to act and each policy's :meth:`~lama_dice.agents.base.Policy.act_batch` is called
   once per group, so a learned policy runs one forward pass for many games.
 * **Deterministic.**  Chunk ``c`` draws its deals and dice from
   ``SeedSequence(seed, spawn_key=(0, c))`` and reseeds every policy from
@@ -45,13 +45,13 @@ The fast backend
 ----------------
 Both backends produce a :class:`GameOutcomes` (per-game arrays) from which
 all statistics are computed in one place (:func:`agent_stats`).  With
-``backend="auto"`` the evaluator uses :mod:`train.fast_eval` when that module
+``backend="auto"`` the evaluator uses :mod:`lama_dice.evaluation.compiled` when that module
 imports and says it supports the agents; otherwise this module's scalar
-backend plays the games.  The contract ``train.fast_eval`` must meet:
+backend plays the games.  The contract ``lama_dice.evaluation.compiled`` must meet:
 
 ``supports(policies, num_players, rules) -> bool``
     True when the backend can play every one of ``policies`` (the built
-    :class:`~agents.base.Policy` objects, in agent order) natively under
+    :class:`~lama_dice.agents.base.Policy` objects, in agent order) natively under
     ``rules`` (a :class:`~lama_env.rules.RulesConfig`) with ``num_players``.
 
 ``play_games(policies, seating, num_players, rules, seed) -> GameOutcomes``
@@ -87,8 +87,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence, Union
 
 import numpy as np
 
-from agents.base import Policy
-from agents.registry import make_agent
+from lama_dice.agents.base import Policy
+from lama_dice.agents.registry import make_agent
 from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame
 from lama_env.errors import LamaDiceError
@@ -216,7 +216,7 @@ class AgentStats:
         win_rate: ``wins / games``.
         win_rate_ci95: 95% Wilson interval of the win rate.
         mean_points_per_round: total round points / rounds played (chips returned do not count).
-        points_per_round_ci95: its 95% interval (games as independent units: :func:`train.stats.ratio_interval`).
+        points_per_round_ci95: its 95% interval (games as independent units: :func:`lama_dice.evaluation.stats.ratio_interval`).
         mean_final_points: mean final total (chips returned included).
         final_points_se: standard error of ``mean_final_points``.
         mean_rank: mean place (1 = fewest points; tied players share the mean of their places);
@@ -443,13 +443,13 @@ def _spec_of(agent: AgentLike, policy: Policy) -> str:
 
 def _resolve_backend(backend: str, policies: Sequence[Policy], num_players: int, rules: RulesConfig,
                      need_records: bool) -> Any:
-    """The :mod:`train.fast_eval` module to use, or None for the scalar backend."""
+    """The :mod:`lama_dice.evaluation.compiled` module to use, or None for the scalar backend."""
     if backend not in BACKENDS:
         raise EvaluationError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if backend == "python":
         return None
     try:
-        fast_eval = importlib.import_module("train.fast_eval")
+        fast_eval = importlib.import_module("lama_dice.evaluation.compiled")
     except ImportError as e:
         if backend == "fast":
             raise EvaluationError(f"the fast backend is not available: {e}") from None
@@ -609,11 +609,11 @@ def run_games(
 ) -> tuple[GameOutcomes, str]:
     """Play the games of ``seating`` (``int64[G, N]`` indices into ``agents``) and return their outcomes.
 
-    The engine under :func:`evaluate` and :func:`train.league.league`; use it
+    The engine under :func:`evaluate` and :func:`lama_dice.evaluation.league.league`; use it
     for custom schedules.  Arguments are as for :func:`evaluate`; ``record``
     lists the game indices whose records are passed to ``on_record(game, record)``
     (this forces the scalar backend); ``policies`` are the agents already
-    built with :func:`agents.registry.make_agent` (built here if None).
+    built with :func:`lama_dice.agents.registry.make_agent` (built here if None).
 
     Returns:
         ``(outcomes, backend)`` with ``backend`` ``"python"`` or ``"fast"``.
@@ -795,7 +795,7 @@ def evaluate(
     """Play ``games`` games between ``agents`` (one per seat, seats rotating) and report per-agent statistics.
 
     Args:
-        agents: one spec string or :class:`~agents.base.Policy` per seat.
+        agents: one spec string or :class:`~lama_dice.agents.base.Policy` per seat.
         num_players: seats per game (default ``len(agents)``; must equal it).
         games: number of games (a multiple of ``num_players`` balances seats exactly).
         seed: seed of everything random (None: a fresh one, reported in the result).
@@ -812,7 +812,7 @@ def evaluate(
 
     Raises:
         EvaluationError: bad arguments (one-line message).
-        agents.registry.AgentSpecError: an unknown or malformed agent spec.
+        lama_dice.agents.registry.AgentSpecError: an unknown or malformed agent spec.
     """
     agents = _check_agents(agents)
     if num_players is None:

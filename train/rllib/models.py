@@ -7,7 +7,7 @@
 * :class:`GameStatsCallback`: turns those statistics into RLlib metrics.
 
 The driver (config, training loop, TensorBoard, checkpoints) is
-:mod:`train.rllib_train`.
+:mod:`lama_dice.train.rllib.trainer`.
 
 The RLModule
 ------------
@@ -19,7 +19,7 @@ the network on ``"observation"`` and adds ``log(mask)`` (clipped to a large
 negative number) to the action logits, so that an illegal action is never
 sampled and never gets a gradient towards it::
 
-    from train.rllib_models import module_spec
+    from lama_dice.train.rllib.models import module_spec
     spec = module_spec(hidden=[128, 128], activation="tanh")   # an RLModuleSpec
     config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"main": spec}))
 
@@ -29,7 +29,7 @@ it is given; this one keeps PettingZoo's key, never mutates its input and
 accepts the ``int8`` mask, so the env needs no renaming wrapper.
 
 :func:`masked_logits` is that masking on its own. A checkpoint names this
-class, so loading one (:class:`agents.rllib_agent.RLlibPolicy`) imports this module.
+class, so loading one (:class:`lama_dice.agents.rllib_agent.RLlibPolicy`) imports this module.
 
 This module imports ray and torch at import time: import it only where the
 ``rllib`` extra is installed.
@@ -50,7 +50,7 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from train.rllib_train import GAME_METRICS
+from lama_dice.train.rllib.trainer import GAME_METRICS
 
 #: The observation keys of the PettingZoo env.
 OBS_KEY = "observation"
@@ -190,7 +190,7 @@ class LamaDiceRLlibEnv(PettingZooEnv):
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        from agents.registry import make_agent
+        from lama_dice.agents.registry import make_agent
         from lama_env import lama_dice_v0
 
         cfg = dict(config or {})
@@ -336,7 +336,7 @@ class GameStatsCallback(RLlibCallback):
     ``episode_stats`` (see :class:`LamaDiceRLlibEnv`), adds ``episodes`` (1),
     ``win``, ``rounds``, ``points``, ``final_points``, ``busts``, ``quits``,
     ``went_out`` and ``steps`` to per-iteration sums under the module the
-    agent was mapped to. :func:`train.rllib_train.game_scalars` turns the sums
+    agent was mapped to. :func:`lama_dice.train.rllib.trainer.game_scalars` turns the sums
     into the SB3 pipeline's ``game/*`` scalars (win rate, points per round,
     bust / quit / went-out rates per round, ...).
     """

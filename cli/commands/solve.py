@@ -40,8 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def solve(rules, specs=POLICY_SPECS) -> dict:
     """The solve report of ``rules`` as a JSON-ready dict (infinite values become None)."""
-    from agents.registry import make_agent
-    from agents.solver import SoloSolver
+    from lama_dice.agents.registry import make_agent
+    from lama_dice.agents.solver import SoloSolver
 
     solver = SoloSolver(rules)
     optimum = solver.expected_round_points()

@@ -1,0 +1,1 @@
+"""One module per ``lama-dice`` subcommand (see :mod:`lama_dice.cli.main`)."""

@@ -1,1 +1,0 @@
-"""One module per ``lama-dice`` subcommand (see :mod:`train.cli`)."""
