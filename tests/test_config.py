@@ -130,3 +130,31 @@ def test_cli_check_prints_the_resolved_config(capsys):
     resolved = yaml.safe_load(capsys.readouterr().out)
     assert TrainConfig.model_validate(resolved).name == "smoke"
     assert resolved["ppo"]["clip_range"] == 0.2  # defaults are filled in
+
+
+def test_shipped_configs_resolve_by_name(tmp_path, monkeypatch):
+    """`lama-dice train default` works from anywhere: the configs ship as package data."""
+    from lama_dice.train.config import resolve_config, shipped_configs
+
+    names = set(shipped_configs())
+    assert {"default", "solo", "ppo_2p", "ppo_4p", "smoke", "rllib_2p"} <= names
+    monkeypatch.chdir(tmp_path)  # no configs/ folder here
+    assert resolve_config("default") == shipped_configs()["default"]
+    assert resolve_config("smoke.yaml").name == "smoke.yaml"
+    load_config(resolve_config("default"))  # valid
+    (tmp_path / "default").write_text("seed: 1\n")  # a file of that name wins
+    assert resolve_config("default") == Path("default")
+    with pytest.raises(ConfigError, match="no shipped config of that name.*shipped: .*default"):
+        resolve_config("nonesuch")
+    with pytest.raises(ConfigError, match="no config file"):
+        resolve_config("some/dir/default.yaml")
+
+
+def test_train_check_by_name_from_another_folder(tmp_path, monkeypatch, capsys):
+    from lama_dice.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "default", "--check"]) == 0
+    assert "total_timesteps" in capsys.readouterr().out
+    assert main(["train", "nonesuch"]) == 2
+    assert "no shipped config of that name" in capsys.readouterr().err

@@ -25,6 +25,7 @@ each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal, Mapping, Union
 
@@ -252,6 +253,35 @@ def parse_config(data: Any, source: str = "config", check_agents: bool = True) -
     if check_agents:
         check_agent_specs(cfg, source)
     return cfg
+
+
+def shipped_configs() -> dict[str, Path]:
+    """The configs that ship with the package (``lama_dice/configs/*.yaml``), by name."""
+    import lama_dice
+
+    folder = Path(lama_dice.__file__).parent / "configs"
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def resolve_config(arg: str | os.PathLike) -> Path:
+    """The config file ``arg`` names: a path, or the name of a shipped config (``default``, ``solo``...).
+
+    A path that exists wins; otherwise a bare name (with or without ``.yaml``) is looked up
+    among :func:`shipped_configs`, so that ``lama-dice train default`` works from a plain
+    ``pip install``.
+
+    Raises:
+        ConfigError: neither a file nor a shipped config.
+    """
+    p = Path(arg)
+    if p.exists():
+        return p
+    shipped = shipped_configs()
+    name = p.name.removesuffix(".yaml").removesuffix(".yml")
+    if len(p.parts) == 1 and name in shipped:
+        return shipped[name]
+    raise ConfigError(f"no config file {str(arg)!r}, and no shipped config of that name "
+                      f"(shipped: {', '.join(shipped)})")
 
 
 def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:

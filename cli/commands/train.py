@@ -1,6 +1,7 @@
 """Train a MaskablePPO agent from a YAML config.
 
-  lama-dice train configs/default.yaml
+  lama-dice train default                          # a shipped config, by name
+  lama-dice train configs/default.yaml             # or any YAML file
   lama-dice train configs/2p_selfplay.yaml --total-timesteps 5000000 --seed 3
   lama-dice train configs/2p_selfplay.yaml --resume runs/2p_selfplay-20250101-120000/interrupted.zip
 
@@ -19,7 +20,8 @@ HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("config", metavar="CONFIG.yaml", help="the training config (see configs/)")
+    p.add_argument("config", metavar="CONFIG", help="a training config file (YAML), or the name of a shipped "
+                   "config: default, solo, ppo_2p, ppo_4p, 2p_selfplay, 4p_selfplay, 2p_vs_heuristics, rllib_2p, smoke")
     p.add_argument("--run-dir", metavar="DIR", default=None,
                    help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS); must not hold a run")
     p.add_argument("--total-timesteps", type=int, metavar="N", default=None,
@@ -34,7 +36,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lama_dice.train.config import resolve_config
     from lama_dice.train.rllib.trainer import is_rllib_config
+
+    args.config = str(resolve_config(args.config))
 
     if is_rllib_config(args.config):  # `algorithm: rllib-ppo`: the Ray RLlib pipeline
         from lama_dice.train.rllib.trainer import run_command
