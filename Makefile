@@ -1,7 +1,8 @@
 # Set-up and the two main jobs; each target installs what it needs, nothing more.
 #   make train   train the default config end to end, then print an evaluation table
 #                (.venv: the base package, what a user of `pip install lama-dice` gets)
-#   make test    run the test suite: the main suite in .venv (base + the test and bench
+#   make test    run the test suite
+#   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test and bench
 #                extras), then the RLlib tests in .venv-rllib (the rllib extra, which
 #                pins its own gymnasium, so it never changes the versions the main suite tests)
 # Nothing here needs an activated environment or the project's commands on PATH.
@@ -16,7 +17,7 @@ TORCH      ?= torch==2.13.0
 CONFIG     ?= configs/default.yaml
 PIP        := -m pip install -q
 
-.PHONY: install test test-main test-rllib train clean
+.PHONY: install lint test test-main test-rllib train clean
 
 install: $(VENV)/.base
 
@@ -38,6 +39,16 @@ $(RLLIB_VENV)/.installed: pyproject.toml
 	$(RLLIB_PY) $(PIP) "$(TORCH)"
 	$(RLLIB_PY) $(PIP) -e ".[test,rllib]"
 	touch $@
+
+$(VENV)/.lint: $(VENV)/.test
+	$(PY) $(PIP) -e ".[test,bench,lint]"
+	touch $@
+
+# ruff (pycodestyle, pyflakes, bugbear, isort, pyupgrade, pep8-naming, pydocstyle) and mypy,
+# configured in pyproject.toml, over every package and the tests
+lint: $(VENV)/.lint
+	$(PY) -m ruff check lama_env lama_dice agents train evaluation cli bench tests tools
+	$(PY) -m mypy
 
 test: test-main test-rllib
 
