@@ -12,7 +12,7 @@ policy is compared with every other agent by the same evaluation harness::
   ``interrupted/``, else the newest ``checkpoints/iter-N/``);
 * an RLlib algorithm checkpoint (a folder holding ``learner_group/``), from
   this project or any RLlib PPO run on ``lama_dice_v0`` that used
-  :class:`lama_dice.train.rllib.models.MaskedPPOTorchRLModule` -- its module
+  :class:`lama_dice.train.rllib.module.MaskedPPOTorchRLModule` -- its module
   ``"main"`` (or the one its ``lama_dice.json`` sidecar names);
 * a single RLModule checkpoint folder (``.../rl_module/main``).
 
@@ -192,7 +192,7 @@ def _load_rl_module(module_dir: Path) -> Any:
 # the agent
 
 class RLlibPolicy(LearnedPolicy):
-    """Play the policy of an RLlib checkpoint (the :class:`~lama_dice.train.rllib.models.MaskedPPOTorchRLModule`).
+    """Play the policy of an RLlib checkpoint (the :class:`~lama_dice.train.rllib.module.MaskedPPOTorchRLModule`).
 
     Args:
         path: a run folder, an algorithm checkpoint or an RLModule folder.
@@ -257,4 +257,4 @@ def _make(arg: str | None) -> RLlibPolicy:
 
 
 register("rllib", _make, "rllib:PATH",
-         "a Ray RLlib checkpoint from train/rllib_train.py (needs the rllib extra)")
+         "a Ray RLlib checkpoint from lama-dice train (rllib-ppo configs) (needs the rllib extra)")

@@ -119,10 +119,10 @@ def test_cli_prints_one_line_and_exits_2(tmp_path, capsys):
     assert err.startswith("lama-dice train: error:") and "ppo.clip: unknown key" in err
 
 
-def test_readme_documents_every_key():
-    readme = (CONFIGS.parent / "README.md").read_text(encoding="utf-8")
+def test_docs_document_every_key():
+    docs = (CONFIGS.parent / "docs" / "training.md").read_text(encoding="utf-8")
     for key, _, _ in describe_keys():
-        assert f"| `{key}` |" in readme, key
+        assert f"| `{key}` |" in docs, key
 
 
 def test_cli_check_prints_the_resolved_config(capsys):
@@ -158,3 +158,40 @@ def test_train_check_by_name_from_another_folder(tmp_path, monkeypatch, capsys):
     assert "total_timesteps" in capsys.readouterr().out
     assert main(["train", "nonesuch"]) == 2
     assert "no shipped config of that name" in capsys.readouterr().err
+
+
+def test_run_folders_are_new_or_empty_never_overwritten(tmp_path, monkeypatch):
+    """Both trainers make their run folders with lama_dice.train.runs."""
+    import datetime as _dt
+
+    from lama_dice.train import runs
+    from lama_dice.train.runs import RunDirError, claim_run_dir, make_run_dir, new_run_dir
+
+    class _Frozen(_dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls(2025, 1, 2, 3, 4, 5)
+
+    monkeypatch.setattr(runs, "datetime", _Frozen)
+    root = tmp_path / "runs"
+    made = [new_run_dir(root, "x") for _ in range(3)]
+    assert [d.name for d in made] == ["x-20250102-030405", "x-20250102-030405-2", "x-20250102-030405-3"]
+    assert all(d.is_dir() and d.parent == root for d in made)
+    assert make_run_dir(None, root, "x").name == "x-20250102-030405-4"
+
+    # a named folder: new (parents made) or existing and empty
+    assert claim_run_dir(tmp_path / "a" / "b").is_dir()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert make_run_dir(empty, root, "x") == empty
+    # anything in it (not only a config.yaml) refuses it, in one line naming the folder
+    (empty / "notes.txt").write_text("mine")
+    for call in (lambda: claim_run_dir(empty), lambda: make_run_dir(empty, root, "x")):
+        with pytest.raises(RunDirError, match="not empty") as e:
+            call()
+        assert "\n" not in str(e.value) and str(empty) in str(e.value) and "--run-dir" in str(e.value)
+    with pytest.raises(RunDirError, match="--resume"):
+        claim_run_dir(empty, hint="continue that run with --resume")
+    assert (empty / "notes.txt").read_text() == "mine"
+    with pytest.raises(RunDirError, match="is a file"):
+        claim_run_dir(empty / "notes.txt")

@@ -18,14 +18,8 @@ from lama_dice.agents.registry import make_agent
 from lama_dice.agents.rllib_agent import RLlibCheckpointError, RLlibMissingError
 from lama_env.actions import NUM_ACTIONS
 from lama_env.rules import winners
-from lama_dice.train.rllib.trainer import (
-    GAME_METRICS,
-    RLlibConfigError,
-    game_scalars,
-    is_rllib_config,
-    load_rllib_config,
-    parse_rllib_config,
-)
+from lama_dice.train.rllib.config import RLlibConfigError, is_rllib_config, load_rllib_config, parse_rllib_config
+from lama_dice.train.rllib.metrics import GAME_METRICS, game_scalars
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_RAY = importlib.util.find_spec("ray") is not None and importlib.util.find_spec("ray.rllib") is not None
@@ -77,6 +71,31 @@ def test_config_round_trips_through_yaml(tmp_path):
     assert again == cfg and again.ppo.lambda_ == 0.9
     env = again.env_config()
     assert env["opponents"] == [["random", 1.0], ["optimal", 2.0]]
+
+
+def test_shares_the_sb3_schema_sections_and_keeps_its_defaults(tmp_path):
+    from lama_dice.train.config import ConfigError, EvalConfig, OpponentConfig, TrainConfig
+
+    assert issubclass(RLlibConfigError, ConfigError)
+    cfg = parse_rllib_config(_cfg(opponents=["random"]), check_agents=False)
+    assert type(cfg.opponents[0]) is OpponentConfig
+    assert (cfg.eval.every, cfg.eval.games, cfg.eval.final_games) == (0, 200, 1000)  # iterations
+    assert (cfg.eval.opponents, cfg.eval.workers, cfg.eval.seed) == (["optimal"], 1, 12345)
+    sb3 = EvalConfig()
+    assert (sb3.every, sb3.games, sb3.final_games) == (50_000, 400, 2000)  # timesteps
+    assert cfg.env.rules == TrainConfig(opponents=["random"]).env.rules  # the same normalised defaults
+    assert (cfg.env.auto_forced, cfg.env.max_rounds, cfg.checkpoint.every, cfg.name) == (False, None, 10, "t")
+    # the shared YAML reader raises the RLlib error type, in one line
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("algorithm: rllib-ppo\nenv: {num_players: 2\n")
+    for path, phrase in ((bad, "invalid YAML at line"), (tmp_path / "missing.yaml", "cannot read config")):
+        with pytest.raises(RLlibConfigError, match=phrase) as e:
+            load_rllib_config(path)
+        assert "\n" not in str(e.value)
+        assert not is_rllib_config(path)
+    # the run name defaults to the file's stem, made safe
+    (tmp_path / "%%%.yaml").write_text("algorithm: rllib-ppo\n")
+    assert load_rllib_config(tmp_path / "%%%.yaml").name == "___"
 
 
 def test_game_scalars_follow_the_sb3_definitions():
@@ -135,7 +154,7 @@ def _play_random(env, rng, episodes, seed0=0):
     {"num_players": 1, "episode": "round", "reward": "points"},
 ])
 def test_env_hides_opponents_and_reports_game_stats(env_cfg):
-    from lama_dice.train.rllib.models import LamaDiceRLlibEnv
+    from lama_dice.train.rllib.env import LamaDiceRLlibEnv
 
     env = LamaDiceRLlibEnv(env_cfg)
     rng = np.random.default_rng(1)
@@ -167,7 +186,7 @@ def test_masked_module_never_picks_an_illegal_action():
     import torch
 
     from lama_env.observation import observation_size
-    from lama_dice.train.rllib.models import module_spec
+    from lama_dice.train.rllib.module import module_spec
 
     size = observation_size(2)
     space = gym.spaces.Dict({"observation": gym.spaces.Box(0.0, 1.0, (size,), np.float32),
@@ -228,6 +247,20 @@ def test_tiny_training_then_evaluate_the_checkpoint(tmp_path):
     assert isinstance(agent, RLlibPolicy) and agent.num_players == 2
     with pytest.raises(RLlibCheckpointError, match="trained for 2 players"):
         agent.check_compatible(3)
+
+
+@needs_ray
+def test_run_folder_is_never_overwritten(tmp_path):
+    from lama_dice.train.rllib.trainer import train
+    from lama_dice.train.runs import RunDirError
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "notes.txt").write_text("mine")
+    with pytest.raises(RunDirError, match="not empty") as e:
+        train(parse_rllib_config(_cfg(iterations=1)), run_dir=run, quiet=True)
+    assert "\n" not in str(e.value)
+    assert [p.name for p in run.iterdir()] == ["notes.txt"]
 
 
 @needs_ray

@@ -23,7 +23,8 @@ from lama_env.engine import LamaGame  # noqa: E402
 from lama_dice.train.config import ConfigError, load_config, parse_config  # noqa: E402
 from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
 from lama_dice.train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec  # noqa: E402
-from lama_dice.train.trainer import RunDirError, make_vec_env, train  # noqa: E402
+from lama_dice.train.runs import RunDirError  # noqa: E402
+from lama_dice.train.trainer import make_vec_env, train  # noqa: E402
 
 SMOKE = Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml"
 

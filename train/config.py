@@ -21,15 +21,24 @@ a wrong type, an out-of-range value, a bad agent spec, bad rules) raises
 
 The resolved config (every default filled in) is saved as ``config.yaml`` in
 each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run.
+
+The pieces both trainers' schemas share are defined here once, and the RLlib
+schema (:mod:`lama_dice.train.rllib.config`) builds on them: :class:`Section`,
+the env basics (:class:`EnvSection` and the :data:`Rules` field), one
+:class:`OpponentConfig`, the evaluation basics (:class:`EvalSection`), the
+whole-run base (:class:`RunConfig`), the agent-spec check
+(:func:`check_agent_specs`), the YAML reader (:func:`read_yaml`), validation
+(:func:`parse_as`, :func:`load_as`) and the one-line error messages
+(:func:`describe_error`).
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal, Mapping, Union
+from typing import Annotated, Any, ClassVar, Literal, Mapping, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig, RulesError
@@ -40,7 +49,7 @@ class ConfigError(LamaDiceError, ValueError):
 
 
 class Section(BaseModel):
-    """Base of every config section (here and in :mod:`lama_dice.train.rllib.trainer`): unknown keys are errors."""
+    """Base of every config section (here and in :mod:`lama_dice.train.rllib.config`): unknown keys are errors."""
 
     model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
 
@@ -53,6 +62,12 @@ def check_rules(v: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(str(e)) from None
 
 
+#: The ``env.rules`` field of both trainers: rules-config fields, validated and normalised by
+#: :func:`check_rules` (declared with ``rules: Rules`` where each env section wants it in its key order).
+Rules = Annotated[dict[str, Any], AfterValidator(check_rules),
+                  Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")]
+
+
 def opponent_shorthand(v: Any) -> Any:
     """``"optimal"`` in an opponents list is shorthand for ``{agent: optimal, weight: 1}``."""
     if isinstance(v, list):
@@ -60,24 +75,31 @@ def opponent_shorthand(v: Any) -> Any:
     return v
 
 
-class EnvConfig(Section):
-    """The Gymnasium environment ``LamaDice-v0`` the learner plays in."""
+class EnvSection(Section):
+    """The env keys of both trainers: who plays, what an episode is, what is rewarded.
+
+    Each trainer's env section extends it with its own keys and ``rules: Rules``
+    (:class:`EnvConfig` here, ``RLlibEnvConfig`` for RLlib).
+    """
 
     num_players: int = Field(2, ge=1, le=6, description="players at the table, the learner included (1 = solo)")
     episode: Literal["game", "round"] = Field("game", description="one episode = a whole game or a single round")
     reward: Literal["win", "points"] = Field("win", description="win: the zero-sum win share at the episode's end; points: minus the points of each round")
+
+
+class EnvConfig(EnvSection):
+    """The Gymnasium environment ``LamaDice-v0`` the learner plays in."""
+
     reward_scale: float = Field(1.0, gt=0, description="multiply every reward by this (e.g. 0.05 for points rewards)")
-    rules: dict[str, Any] = Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")
+    rules: Rules
     n_envs: int = Field(8, ge=1, le=256, description="parallel environments")
     vec_env: Literal["subproc", "dummy"] = Field("subproc", description="subproc: one process per env; dummy: all in this process")
 
-    _check_rules = field_validator("rules")(check_rules)
-
 
 class OpponentConfig(Section):
-    """One training opponent: an agent spec and its sampling weight."""
+    """One opponent (of either trainer): an agent spec and its sampling weight."""
 
-    agent: str = Field(description="agent spec (optimal, threshold:20, ppo:PATH, ...)")
+    agent: str = Field(description="agent spec (optimal, threshold:20, ppo:PATH, rllib:PATH, ...)")
     weight: float = Field(1.0, gt=0, description="relative probability of drawing this opponent")
 
 
@@ -134,16 +156,29 @@ class PolicyConfig(Section):
         return v
 
 
-class EvalConfig(Section):
+class EvalSection(Section):
+    """Periodic and final evaluation through the evaluation harness, in both trainers.
+
+    Each trainer's subclass declares ``every``, ``games`` and ``final_games``
+    again with its own defaults and unit (timesteps or iterations); they have
+    no default here. The keys keep this order in every subclass.
+    """
+
+    every: int = Field(ge=0, description="training progress between evaluations (0 = only at the end)")
+    games: int = Field(ge=1, description="games per opponent at each periodic evaluation")
+    final_games: int = Field(ge=0, description="games per opponent in the final evaluation (0 = none)")
+    opponents: list[str] = Field(default_factory=lambda: ["optimal"],
+                                 description="agent specs to evaluate against (solo: baselines to compare with)")
+    workers: int = Field(1, ge=1, description="evaluation worker processes")
+    seed: int = Field(12345, description="evaluation seed (the same games at every evaluation)")
+
+
+class EvalConfig(EvalSection):
     """Periodic and final evaluation through the evaluation harness."""
 
     every: int = Field(50_000, ge=0, description="timesteps between evaluations (0 = only at the end)")
     games: int = Field(400, ge=1, description="games per opponent at each periodic evaluation")
     final_games: int = Field(2000, ge=0, description="games per opponent in the final evaluation table (0 = none)")
-    opponents: list[str] = Field(default_factory=lambda: ["optimal"],
-                                 description="agent specs to evaluate against (solo: baselines to compare with)")
-    workers: int = Field(1, ge=1, description="evaluation worker processes")
-    seed: int = Field(12345, description="evaluation seed (the same games at every evaluation)")
 
 
 class CheckpointConfig(Section):
@@ -164,7 +199,40 @@ class PretrainConfig(Section):
     value_coef: float = Field(0.5, ge=0, description="weight of the value-head loss (fit to the returns seen)")
 
 
-class TrainConfig(Section):
+class RunConfig(Section):
+    """Base of both trainers' whole-run configs (:class:`TrainConfig`, ``RLlibTrainConfig``).
+
+    A subclass has the fields ``name`` (its default is the fallback run name),
+    ``env`` (an :class:`EnvSection`), ``opponents`` and ``eval`` (an
+    :class:`EvalSection`), and sets :attr:`config_error`, the error its
+    validation raises.
+    """
+
+    #: The error type of this schema's problems (a :class:`ConfigError`).
+    config_error: ClassVar[type[ConfigError]] = ConfigError
+
+    @property
+    def rules(self) -> RulesConfig:
+        """The rules config of ``env``."""
+        return RulesConfig.from_dict(self.env.rules)  # type: ignore[attr-defined]
+
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """``(key, spec)`` for every agent spec of the config, checked by :func:`check_agent_specs`."""
+        specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(self.opponents)]  # type: ignore[attr-defined]
+        specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(self.eval.opponents)]  # type: ignore[attr-defined]
+        return specs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config (every default filled in, keys by their YAML names), ready for YAML."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, width=100)
+
+
+class TrainConfig(RunConfig):
     """A whole training run."""
 
     name: str = Field("run", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$", description="run name (the run folder's prefix)")
@@ -205,19 +273,15 @@ class TrainConfig(Section):
         return self
 
     # --------------------------------------------------------------- helpers
-    @property
-    def rules(self) -> RulesConfig:
-        """The rules config of :attr:`env`."""
-        return RulesConfig.from_dict(self.env.rules)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The resolved config (every default filled in), ready for YAML."""
-        return self.model_dump(mode="json")
-
-    def to_yaml(self) -> str:
-        import yaml
-
-        return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, width=100)
+    def agent_specs(self) -> list[tuple[str, str]]:
+        """Training opponents, the warm-start teacher, self-play seeds, eval opponents (in this order)."""
+        specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(self.opponents)]
+        if self.pretrain.teacher:
+            specs.append(("pretrain.teacher", self.pretrain.teacher))
+        specs += [(f"selfplay.initial[{i}]", s if s.startswith("ppo:") else f"ppo:{s}")
+                  for i, s in enumerate(self.selfplay.initial)]
+        specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(self.eval.opponents)]
+        return specs
 
 
 class ConfigKeyError(ValueError):
@@ -232,6 +296,41 @@ class ConfigKeyError(ValueError):
 # ---------------------------------------------------------------------------
 # loading and error reporting
 
+C = TypeVar("C", bound=RunConfig)
+
+
+def parse_as(model: type[C], data: Any, source: str = "config", check_agents: bool = True) -> C:
+    """Validate a config mapping (as read from YAML) into ``model`` (a :class:`RunConfig`).
+
+    Raises:
+        ``model.config_error``: one line naming the first bad key.
+    """
+    error = model.config_error
+    if not isinstance(data, Mapping):
+        raise error(f"{source}: a config must be a mapping of keys, got {type(data).__name__}")
+    try:
+        cfg = model.model_validate(dict(data))
+    except ValidationError as e:
+        raise error(f"{source}: {describe_error(e, model)}") from None
+    if check_agents:
+        check_agent_specs(cfg, source)
+    return cfg
+
+
+def load_as(model: type[C], path: str | os.PathLike, check_agents: bool = True) -> C:
+    """Read and validate a YAML config file into ``model``; the run name defaults to the file's stem.
+
+    Raises:
+        ``model.config_error``: the file is missing, is not YAML, or is not a valid config.
+    """
+    data = read_yaml(path, model.config_error)
+    if data is None:
+        data = {}
+    if isinstance(data, Mapping) and "name" not in data:
+        data = {"name": _safe_name(Path(path).stem, str(model.model_fields["name"].default)), **data}
+    return parse_as(model, data, source=str(path), check_agents=check_agents)
+
+
 def parse_config(data: Any, source: str = "config", check_agents: bool = True) -> TrainConfig:
     """Validate a config mapping (as read from YAML) into a :class:`TrainConfig`.
 
@@ -244,15 +343,7 @@ def parse_config(data: Any, source: str = "config", check_agents: bool = True) -
     Raises:
         ConfigError: one line naming the first bad key.
     """
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{source}: a config must be a mapping of keys, got {type(data).__name__}")
-    try:
-        cfg = TrainConfig.model_validate(dict(data))
-    except ValidationError as e:
-        raise ConfigError(f"{source}: {describe_error(e, TrainConfig)}") from None
-    if check_agents:
-        check_agent_specs(cfg, source)
-    return cfg
+    return parse_as(TrainConfig, data, source, check_agents)
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -290,62 +381,60 @@ def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
     Raises:
         ConfigError: the file is missing, is not YAML, or is not a valid config.
     """
+    return load_as(TrainConfig, path, check_agents)
+
+
+def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> Any:
+    """The content of the YAML file at ``path`` (``None`` for an empty file).
+
+    Raises:
+        error: the file cannot be read, is not UTF-8 text or is not YAML (one line, naming the file).
+    """
     import yaml
 
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
-        raise ConfigError(f"cannot read config {path}: {e.strerror or e}") from None
+        raise error(f"cannot read config {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a UTF-8 text file") from None
+        raise error(f"{path}: not a UTF-8 text file") from None
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
-    if data is None:
-        data = {}
-    if isinstance(data, Mapping) and "name" not in data:
-        data = {"name": _safe_name(p.stem), **data}
-    return parse_config(data, source=str(path), check_agents=check_agents)
+        raise error(f"{path}: invalid YAML{where}: {problem}") from None
 
 
-def check_agent_specs(cfg: TrainConfig, source: str = "config") -> None:
-    """Build every agent spec of ``cfg`` once (training opponents, self-play seeds, eval opponents).
+def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:
+    """Build every agent spec of ``cfg`` once (:meth:`RunConfig.agent_specs`).
 
     Raises:
-        ConfigError: naming the key of the first spec that does not build or
+        ``cfg.config_error``: naming the key of the first spec that does not build or
             does not fit ``env.num_players``.
     """
     from lama_dice.agents.registry import make_agent
 
-    specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(cfg.opponents)]
-    if cfg.pretrain.teacher:
-        specs.append(("pretrain.teacher", cfg.pretrain.teacher))
-    specs += [(f"selfplay.initial[{i}]", s if s.startswith("ppo:") else f"ppo:{s}")
-              for i, s in enumerate(cfg.selfplay.initial)]
-    specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(cfg.eval.opponents)]
-    built: dict[str, Any] = {}
-    for key, spec in specs:
+    num_players = cfg.env.num_players  # type: ignore[attr-defined]
+    built: set[str] = set()
+    for key, spec in cfg.agent_specs():
         if spec in built:
             continue
         try:
             agent = make_agent(spec)
             check = getattr(agent, "check_compatible", None)
             if check is not None:
-                check(cfg.env.num_players)
+                check(num_players)
         except LamaDiceError as e:
-            raise ConfigError(f"{source}: {key}: {e}") from None
-        built[spec] = agent
+            raise cfg.config_error(f"{source}: {key}: {e}") from None
+        built.add(spec)
 
 
-def _safe_name(stem: str) -> str:
+def _safe_name(stem: str, fallback: str = "run") -> str:
     import re
 
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "run"
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or fallback
 
 
 def describe_error(err: ValidationError, root: type[BaseModel]) -> str:

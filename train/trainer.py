@@ -68,14 +68,11 @@ from .callbacks import (
 )
 from .config import ConfigError, TrainConfig, load_config, parse_config
 from .masked_distribution import LamaMaskablePolicy
+from .runs import RunDirError, claim_run_dir, new_run_dir  # noqa: F401  (RunDirError: raised by train)
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
 
 #: Default parent folder of run folders.
 RUNS_ROOT = "runs"
-
-
-class RunDirError(LamaDiceError):
-    """A run folder that cannot be used (it already holds a run, or cannot be created)."""
 
 
 @dataclass
@@ -158,9 +155,9 @@ def train(
         if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
             run = _claim_run_dir(Path(run_dir))
         else:
-            run = home or _new_run_dir(runs_root, cfg.name)
+            run = home or new_run_dir(runs_root, cfg.name)
     else:
-        run = _claim_run_dir(Path(run_dir)) if run_dir is not None else _new_run_dir(runs_root, cfg.name)
+        run = _claim_run_dir(Path(run_dir)) if run_dir is not None else new_run_dir(runs_root, cfg.name)
     _save_config(cfg, run)
     (run / "checkpoints").mkdir(exist_ok=True)
     # what every checkpoint's JSON sidecar says about the game it was trained for
@@ -407,34 +404,9 @@ def _override(cfg: TrainConfig, **overrides: Any) -> TrainConfig:
     return parse_config({**cfg.to_dict(), **overrides}, source="command line", check_agents=False)
 
 
-def _new_run_dir(root: str | os.PathLike, name: str) -> Path:
-    """A fresh ``root/NAME-YYYYmmdd-HHMMSS`` folder (``-2``, ``-3``... appended if taken)."""
-    base = Path(root) / f"{name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    for k in range(1, 1000):
-        cand = base if k == 1 else base.with_name(f"{base.name}-{k}")
-        try:
-            cand.mkdir(parents=True, exist_ok=False)
-            return cand
-        except FileExistsError:
-            continue
-        except OSError as e:
-            raise RunDirError(f"cannot create run folder {cand}: {e.strerror or e}") from None
-    raise RunDirError(f"cannot find a free run folder name for {base}")
-
-
 def _claim_run_dir(path: Path) -> Path:
-    """Use ``path`` as a new run folder: it must not exist yet, or be empty."""
-    if path.exists():
-        if not path.is_dir():
-            raise RunDirError(f"run folder {path} is a file")
-        if any(path.iterdir()):
-            raise RunDirError(f"run folder {path} is not empty (it may hold a run); "
-                              f"choose another --run-dir, or continue that run with --resume {path}")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise RunDirError(f"cannot create run folder {path}: {e.strerror or e}") from None
-    return path
+    """Use ``path`` as a new run folder (:func:`lama_dice.train.runs.claim_run_dir`), advising --resume if it is taken."""
+    return claim_run_dir(path, hint=f"choose another --run-dir, or continue that run with --resume {path}")
 
 
 def _save_config(cfg: TrainConfig, run: Path) -> None:

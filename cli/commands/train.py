@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lama_dice.train.config import resolve_config
-    from lama_dice.train.rllib.trainer import is_rllib_config
+    from lama_dice.train.rllib.config import is_rllib_config
 
     args.config = str(resolve_config(args.config))
 

@@ -1,0 +1,88 @@
+"""What the environments need of an opponent, and how a spec string becomes one.
+
+The environments hold no agents.  An opponent is any object with the small
+:class:`PolicyLike` protocol (``act(game, legal) -> action`` and ``seed(seed)``);
+``lama_dice.agents.base.Policy`` is the project's base class of it, but any object
+with those methods will do.
+
+Spec strings (``"random"``, ``"threshold:0.2"``, ``"ppo:2p"``...) are turned into
+objects by a *resolver*, a callable ``resolver(spec) -> PolicyLike``.  The env never
+imports an agents package: resolvers are registered with :func:`register_resolver`,
+or found through the ``lama_env.agent_resolvers`` entry-point group, which the
+``lama-dice`` package fills with ``lama_dice.agents.registry:make_agent``.  So with
+lama-dice installed::
+
+    gymnasium.make("LamaDice-v0", opponents=["threshold:0.2"])
+
+works without importing anything from the agents, and a user can register a
+resolver of their own for their own spec strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+from typing import Protocol, runtime_checkable
+
+from .engine import LamaGame
+from .errors import LamaDiceError
+
+#: The entry-point group that packages use to offer a resolver of agent specs.
+ENTRY_POINT_GROUP = "lama_env.agent_resolvers"
+
+
+@runtime_checkable
+class PolicyLike(Protocol):
+    """An agent the environments can seat: it picks a legal action for the player to act."""
+
+    def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """One action of ``legal`` for ``game.current_player`` (``game`` must not be changed)."""
+        ...
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed the agent's own randomness."""
+        ...
+
+
+#: A resolver: an agent spec string -> a :class:`PolicyLike`.
+Resolver = Callable[[str], PolicyLike]
+
+_resolvers: list[Resolver] = []
+_entry_points_loaded = False
+
+
+class NoResolverError(LamaDiceError, LookupError):
+    """An opponent was given as a spec string, but no resolver of agent specs is installed."""
+
+
+def register_resolver(resolver: Resolver) -> None:
+    """Make ``resolver`` the one that turns agent specs into policies (the last registered wins)."""
+    if resolver in _resolvers:
+        _resolvers.remove(resolver)
+    _resolvers.append(resolver)
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if not _resolvers:  # a resolver registered by hand is never replaced
+            _resolvers.append(ep.load())
+
+
+def resolve(spec: str) -> PolicyLike:
+    """The policy that ``spec`` names, built by the registered resolver.
+
+    Raises:
+        NoResolverError: no resolver is registered or installed.
+        LamaDiceError: whatever the resolver raises for a bad spec (one line).
+    """
+    _load_entry_points()
+    if not _resolvers:
+        raise NoResolverError(
+            f"cannot build the opponent {spec!r}: no resolver of agent specs is installed "
+            "(install lama-dice, or pass policy objects, or register one with "
+            "lama_env.opponents.register_resolver)")
+    return _resolvers[-1](spec)
