@@ -19,7 +19,8 @@ The learner plays one seat; the other seats are played by opponent policies
 
 ================  ============================================================
 Observation       ``Box(0, 1, (15 N + 22,), float32)``: :func:`lama_env.observation.encode`
-                  from the learner's seat (the table is in :mod:`lama_env.observation`)
+                  from the learner's seat (its layout: the observation table of
+                  the project's ``docs/environments.md``)
 Action            ``Discrete(129)``: :mod:`lama_env.actions` (0 roll, 1 quit,
                   2..8 take a row card, 9..128 discard a multiset)
 Action mask       ``env.action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and
@@ -51,20 +52,14 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
 Rewards
 -------
 
-========  ======================================================================
-reward    meaning
-========  ======================================================================
-"win"     at the episode's end (the game's end; with ``episode="round"`` the
-          round's end, lowest total winning): the learner's share of a
-          zero-sum result where the winners (tied for the fewest points) share
-          +1 and the others share -1, i.e. ``1/k`` for one of ``k`` winners,
-          ``-1/(N-k)`` otherwise, and 0 for everyone when all tie (so always 0
-          in the solo variant).  0 on every other step and on truncation.
-"points"  at each round's end: minus the change of the learner's chip total over
-          that round (its round points, less a chip returned for going out or
-          for a triple llama).  Over a game the rewards add up to minus the
-          final total.
-========  ======================================================================
+``reward="win"`` (default): at the episode's end (the game's end; with
+``episode="round"`` the round's end, lowest total winning), the learner's
+share of a zero-sum result: the winners (tied for the fewest points) share +1,
+the others share -1; 0 for everyone when all tie (so always 0 solo), 0 on
+every other step and on truncation.  ``reward="points"``: at each round's end,
+minus the change of the learner's chip total over that round; over a game they
+add up to minus the final total.  The exact definitions, with the keywords,
+actions and observation layout: ``docs/environments.md``.
 
 Illegal actions
 ---------------

@@ -54,32 +54,15 @@ after every step).
 
 ### Observation Space
 
-The observation is a dictionary with an `'observation'` element, the flat `float32`
-vector below, and an `'action_mask'` element, described in the Legal Actions Mask section.
+The observation is a dictionary with an `'observation'` element, a flat `float32`
+vector, and an `'action_mask'` element, described in the Legal Actions Mask section.
 
 The vector (`lama_env.observation.encode`, shared with the Gymnasium env and with trained
 agents) is seen from the observing agent's seat: each block with one entry per player lists
 that agent first and the others in turn order. With N players it has 15 N + 22 entries, all
-in [0, 1]:
-
-| slice | start | length | meaning |
-| --- | --- | --- | --- |
-| `display` | 0 | 7N | cards of each face (`L`, `1`..`6`) in each player's display (player-major, 7 faces each); `L` / 7, numbers / 6 |
-| `quit` | 7N | N | 1 if the player has quit this round |
-| `to_act` | 8N | N | 1 for the player whose decision it is (all 0 once the round or game is over) |
-| `start_player` | 9N | N | 1 for the player who started this round |
-| `total` | 10N | N | chip total / end_threshold, clipped to 1 |
-| `to_threshold` | 11N | N | (end_threshold - total) / 31 clipped to [0, 1]: distance to the game end in maximal rounds (31 points) |
-| `round_points` | 12N | N | what the player's display scores now (`rules.score_display`) / 31 |
-| `would_end_game` | 13N | N | 1 if total + round points reaches end_threshold (the game ends if the round ends now) |
-| `p_no_match` | 14N | N | probability that the player's next roll matches nothing in their display (`odds.p_no_match`) |
-| `llama_row` | 15N | 7 | 1 where the row card of that face (`L`, `1`..`6`) is still there |
-| `decision` | 15N + 7 | 4 | one-hot decision asked: roll-or-quit, discard, take, none (round or game over) |
-| `dice` | 15N + 11 | 7 | after a roll (discard / take decision): dice showing each face / 3, else 0 |
-| `last_player` | 15N + 18 | 1 | 1 if only one player is left in the round (last-player rule: a non-matching roll busts) |
-| `active_players` | 15N + 19 | 1 | players who have not quit / N |
-| `must_discard` | 15N + 20 | 1 | rules: 1 if a matching roll must discard (`must_discard`) |
-| `triple_llama_match` | 15N + 21 | 1 | rules: 1 if a triple llama also counts as ordinary dice (`triple_llama="also_match"`) |
+in [0, 1]. Its layout, block by block, is the observation table of the project's
+`docs/environments.md` (generated from `lama_env.observation.OBSERVATION_LAYOUT`, which
+also gives the concrete slices for N players).
 
 #### Legal Actions Mask
 
@@ -93,21 +76,18 @@ game state is never changed by it. The unwrapped `raw_env` raises
 
 ### Action Space
 
-One `Discrete(129)` space covers every decision (`lama_env.actions`):
-
-| action | meaning | legal when |
-| --- | --- | --- |
-| 0 | roll | at the start of a turn |
-| 1 | quit | at the start of a turn |
-| 2 .. 8 | take the row card `L`, `1`, .., `6` | after a roll that matches no card in the display, for each face a die shows that is still in the row |
-| 9 .. 128 | discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`) | after a matching roll, for each multiset within the per-face limits (at least one card unless `must_discard=False`) |
+One `Discrete(129)` space covers every decision (`lama_env.actions`): 0 roll and 1 quit at
+the start of a turn, 2..8 take the row card `L`, `1`..`6` after a roll that matches nothing
+in the display, 9..128 discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`) after
+a matching roll. When each is legal: the actions table of `docs/environments.md`.
 
 ### Rewards
 
-| reward | when | value |
-| --- | --- | --- |
-| `"win"` (default) | at the end of the game (with `episode="round"`: of the round, lowest total winning) | zero-sum: the winners (tied for the fewest points) share +1 and the others share -1, i.e. `1/k` for each of `k` winners and `-1/(N-k)` for each of the others; 0 for everyone if all tie (so always 0 in the solo variant); nothing on truncation |
-| `"points"` | at the end of each round, to every agent | minus the change of the agent's chip total over the round: its round points, less a chip returned for going out or for a triple llama; over a game they add up to minus the final total |
+`reward="win"` (default): at the end of the game (with `episode="round"`, of the round),
+zero-sum: the winners (tied for the fewest points) share +1 and the others share -1; 0 for
+everyone if all tie, so always 0 in the solo variant; nothing on truncation.
+`reward="points"`: at the end of each round, to every agent, minus the change of its chip
+total over the round. The exact definitions: the rewards table of `docs/environments.md`.
 
 At the end of the episode every agent's `info` holds `totals` (chip totals by seat) and
 `winners` (agent names tied for the fewest points).

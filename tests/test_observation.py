@@ -14,7 +14,7 @@ from lama_env.engine import LamaGame, Phase
 from lama_env.odds import p_no_match
 from lama_env.rules import DECK_COUNTS, NUM_FACES, RulesConfig
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ENVIRONMENTS_MD = Path(__file__).resolve().parents[1] / "docs" / "environments.md"
 
 
 def reference_encode(g: LamaGame, s: int) -> list[float]:
@@ -77,15 +77,34 @@ def test_bad_player_count():
         O.OBSERVATION_LAYOUT(0)
 
 
-def test_docstring_and_readme_tables_match_the_layout():
+def test_docs_table_matches_the_layout():
+    """docs/environments.md holds the table generated from the code, exactly (tools/regen_docs.py rewrites it)."""
+    import sys
+
+    root = str(ENVIRONMENTS_MD.parents[1])
+    if root not in sys.path:  # tools/ is a folder of the repository, not an installed package
+        sys.path.insert(0, root)
+    from tools.regen_docs import find_blocks
+
     table = O.layout_table()
     assert table in O.__doc__
-    from lama_env import lama_dice_v0
+    text = ENVIRONMENTS_MD.read_text(encoding="utf-8")
+    blocks = [b for b in find_blocks(text) if b.name == "observation-table"]
+    assert len(blocks) == 1, "docs/environments.md must hold one <!-- gen:observation-table --> block"
+    body = text[blocks[0].start:blocks[0].end]
+    rows = [line for line in body.splitlines() if line.startswith("|")]
+    assert rows == table.splitlines(), \
+        "docs/environments.md is stale: run python -m tools.regen_docs --only observation-table"
 
-    assert table in lama_dice_v0.__doc__
-    text = README.read_text()
-    if "<!-- section:envs -->" in text:
-        assert table in text
+
+def test_env_docstrings_link_the_docs_instead_of_copying_the_table():
+    from lama_env import gym_env, lama_dice_v0
+
+    table = O.layout_table()
+    for module in (lama_dice_v0, gym_env):
+        assert "docs/environments.md" in module.__doc__, module.__name__
+        copied = [row for row in table.splitlines()[2:] if row in module.__doc__]
+        assert not copied, f"{module.__name__} copies the observation table: {copied[0]}"
 
 
 def test_concrete_table_offsets():

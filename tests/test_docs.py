@@ -1,0 +1,186 @@
+"""The README and docs/: short README, two set-up commands, working links, well-formed generated blocks.
+
+* every ``<!-- gen:NAME -->`` block in README.md and docs/*.md has a generator in
+  ``tools.regen_docs`` and a closing marker, and every generator has a block;
+* the blocks generated from code alone (no measurement) are what the code renders now;
+* every relative link of README.md and docs/*.md points to a file that exists
+  (and to a heading that exists, for ``#anchor`` links into Markdown files);
+* README.md has at most 300 lines and exactly two commands in its set-up block;
+* no Markdown file of the repository links outside it (no ``../shared``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # tools/ is a folder of the repository, not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from tools import regen_docs as rd  # noqa: E402
+
+README = ROOT / "README.md"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+#: Folders that are not the repository's own Markdown (environments, caches, build output).
+SKIP_DIRS = {".git", ".venv", ".venv-rllib", "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache",
+             ".hypothesis", "runs", "__pycache__"}
+FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.S | re.M)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$", re.M)
+
+
+def _name(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def repo_markdown() -> list[Path]:
+    out = []
+    for p in ROOT.rglob("*.md"):
+        rel = p.relative_to(ROOT).parts
+        if any(part in SKIP_DIRS or part.startswith(".venv") or part.endswith(".egg-info") for part in rel[:-1]):
+            continue
+        out.append(p)
+    return sorted(out)
+
+
+def prose(text: str) -> str:
+    """``text`` without fenced code blocks and inline code (links there are not links)."""
+    return INLINE_CODE.sub("", FENCE.sub("", text))
+
+
+def links(text: str) -> list[str]:
+    return LINK.findall(prose(text))
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link in a heading counts by its text
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    for m in HEADING.finditer(FENCE.sub("", path.read_text(encoding="utf-8"))):
+        s = slug(m.group(2))
+        n = seen.get(s, 0)
+        seen[s] = n + 1
+        out.add(s if n == 0 else f"{s}-{n}")
+    return out
+
+
+def is_external(target: str) -> bool:
+    return bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target))
+
+
+# --------------------------------------------------------------------------- generated blocks
+def test_gen_blocks_are_closed_and_known():
+    found: set[str] = set()
+    for path in DOCS:
+        blocks = rd.find_blocks(path.read_text(encoding="utf-8"), _name(path))  # raises on unclosed markers
+        for b in blocks:
+            assert b.name in rd.GENERATORS, f"{_name(path)}:{b.line}: no generator for gen:{b.name}"
+            found.add(b.name)
+    assert set(rd.GENERATORS) <= found, f"generators without a block: {sorted(set(rd.GENERATORS) - found)}"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a\n<!-- gen:x -->\nb\n", "never closed"),
+    ("<!-- /gen:x -->\n", "closes no block"),
+    ("<!-- gen:x -->\n<!-- /gen:y -->\n", "closes gen:x"),
+    ("<!-- gen:x -->\n<!-- gen:y -->\n<!-- /gen:y -->\n<!-- /gen:x -->\n", "inside the block"),
+])
+def test_malformed_markers_are_refused(text, message):
+    with pytest.raises(rd.BlockError, match=message):
+        rd.find_blocks(text)
+
+
+def test_replace_block_keeps_the_markers_and_the_rest():
+    text = "head\n<!-- gen:x -->\nold\n<!-- /gen:x -->\nmid\n<!-- gen:x -->\nold\n<!-- /gen:x -->\ntail\n"
+    new = rd.replace_block(text, "x", "\nnew\n")
+    assert new == text.replace("old", "new")
+    assert [b.name for b in rd.find_blocks(new)] == ["x", "x"]
+
+
+@pytest.mark.parametrize("name", [g.name for g in rd.GENERATORS.values() if g.exact and not g.commands])
+def test_blocks_generated_from_code_are_current(name):
+    """Blocks rendered from the code (or a committed JSON) alone, without a measurement, are up to date."""
+    want = rd.generate(rd.GENERATORS[name], machine="-", date="-")
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for b in rd.find_blocks(text):
+            if b.name == name:
+                assert text[b.start:b.end] == want, \
+                    f"{_name(path)}:{b.line}: stale; run python -m tools.regen_docs --only {name}"
+
+
+def test_list_runs_without_running_anything():
+    proc = subprocess.run([sys.executable, "-m", "tools.regen_docs", "--list"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for name, g in rd.GENERATORS.items():
+        assert name in proc.stdout
+        for args in g.commands:
+            assert rd.shown([a.replace("{tmp}", "TMP") for a in args]) in proc.stdout
+    assert all(a[0] == "-m" for g in rd.GENERATORS.values() for a in g.commands)  # sys.executable -m ..., no PATH
+
+
+# --------------------------------------------------------------------------- links
+@pytest.mark.parametrize("path", DOCS, ids=_name)
+def test_relative_links_point_to_existing_files(path):
+    problems = []
+    for target in links(path.read_text(encoding="utf-8")):
+        if is_external(target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            problems.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            problems.append(f"{target}: no heading #{anchor} in {_name(dest)}")
+    assert not problems, f"{_name(path)}: " + "; ".join(problems)
+
+
+def test_no_markdown_links_outside_the_repository():
+    problems = []
+    files = repo_markdown()
+    assert README in files and ROOT / "docs" / "RULES.md" in files
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        if "../shared" in text:
+            problems.append(f"{_name(path)}: mentions ../shared")
+        for target in links(text):
+            if is_external(target) or target.startswith("#"):
+                continue
+            dest = (path.parent / target.partition("#")[0]).resolve()
+            if not dest.is_relative_to(ROOT):
+                problems.append(f"{_name(path)}: {target} is outside the repository")
+    assert not problems, "; ".join(problems)
+
+
+# --------------------------------------------------------------------------- the README
+def test_readme_is_short():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines; move detail into docs/"
+
+
+def test_readme_set_up_block_has_exactly_the_two_commands():
+    text = README.read_text(encoding="utf-8")
+    m = re.search(r"^## Set-up.*?$(.*?)^## ", text, re.S | re.M)
+    assert m, "README.md has no '## Set-up' section"
+    block = re.search(r"^```(?:bash|sh|shell)?\n(.*?)^```", m.group(1), re.S | re.M)
+    assert block, "the set-up section has no code block"
+    commands = [line.split("#", 1)[0].strip() for line in block.group(1).splitlines()]
+    assert [c for c in commands if c] == ["make train", "make test"]
+
+
+def test_readme_links_every_docs_page():
+    targets = {t.partition("#")[0] for t in links(README.read_text(encoding="utf-8"))}
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert _name(page) in targets, f"README.md does not link {_name(page)}"

@@ -1,0 +1,792 @@
+"""Regenerate the figures of ``README.md`` and ``docs/*.md`` from the commands that measure them.
+
+Every figure of the documentation lives in a block between the markers
+``<!-- gen:NAME -->`` and ``<!-- /gen:NAME -->``.  Each NAME has a generator
+here that runs the real command(s) in a subprocess (``sys.executable -m
+lama_dice ...``: nothing is looked up on ``PATH``), renders what they print as
+Markdown and ends the block with a line naming the exact commands, the date
+and the machine.  A block may appear in several files; all are rewritten.
+
+    python -m tools.regen_docs                          # every block (long: see --list)
+    python -m tools.regen_docs --only solve evaluate-sample
+    python -m tools.regen_docs --list                   # the blocks, their commands and rough costs
+    python -m tools.regen_docs --check                  # exit 1 if a block is malformed, unknown,
+                                                        # never generated, or an exact block is stale
+    python -m tools.regen_docs --machine "the project's 2-core machine" --only bench
+
+A block whose figures were carried over by hand (not yet produced by this
+tool) starts with the comment ``<!-- pending ... -->``; ``--check`` lists it
+until it is regenerated.  Run the ``rllib-sampling`` block with the RLlib
+environment's interpreter: ``.venv-rllib/bin/python -m tools.regen_docs
+--only rllib-sampling``.
+
+Standard library plus the project itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Files whose gen blocks are filled: the README and every page under docs/.
+DOC_GLOBS = ("README.md", "docs/*.md")
+MARKER_RE = re.compile(r"<!-- (/?)gen:([A-Za-z0-9_.-]+) -->")
+PENDING = "<!-- pending"
+#: Terminal width the commands' tables are drawn for.
+COLUMNS = "100"
+#: The en dash of ranges (``10.1\u20132``), written as an escape.
+DASH = "\u2013"
+
+
+class GenError(RuntimeError):
+    """A generator's command failed or printed something unexpected."""
+
+
+class BlockError(ValueError):
+    """Gen markers that do not pair up."""
+
+
+# --------------------------------------------------------------------------- blocks in files
+@dataclass(frozen=True)
+class Block:
+    """One ``<!-- gen:NAME -->`` block: ``text[start:end]`` is its content (between the markers)."""
+
+    name: str
+    start: int
+    end: int
+    line: int
+
+
+def find_blocks(text: str, where: str = "<text>") -> list[Block]:
+    """The gen blocks of ``text``, in order.
+
+    Raises:
+        BlockError: a closing marker without its opening one, an opening one
+            that is never closed, a mismatched name, or blocks inside blocks.
+    """
+    blocks: list[Block] = []
+    open_: tuple[str, int, int] | None = None  # name, content start, line
+    for m in MARKER_RE.finditer(text):
+        closing, name = m.group(1) == "/", m.group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        if not closing:
+            if open_ is not None:
+                raise BlockError(f"{where}:{line}: <!-- gen:{name} --> inside the block gen:{open_[0]} "
+                                 f"opened at line {open_[2]}")
+            open_ = (name, m.end(), line)
+        else:
+            if open_ is None:
+                raise BlockError(f"{where}:{line}: <!-- /gen:{name} --> closes no block")
+            if open_[0] != name:
+                raise BlockError(f"{where}:{line}: <!-- /gen:{name} --> closes gen:{open_[0]} "
+                                 f"(opened at line {open_[2]})")
+            blocks.append(Block(name, open_[1], m.start(), open_[2]))
+            open_ = None
+    if open_ is not None:
+        raise BlockError(f"{where}:{open_[2]}: <!-- gen:{open_[0]} --> is never closed (<!-- /gen:{open_[0]} -->)")
+    return blocks
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    """README.md and docs/*.md, in that order."""
+    out: list[Path] = []
+    for pattern in DOC_GLOBS:
+        out += sorted(p for p in root.glob(pattern) if p.is_file())
+    return out
+
+
+def replace_block(text: str, name: str, content: str) -> str:
+    """``text`` with every block ``name`` holding ``content`` (which starts and ends with a newline)."""
+    for b in reversed([b for b in find_blocks(text) if b.name == name]):
+        text = text[:b.start] + content + text[b.end:]
+    return text
+
+
+# --------------------------------------------------------------------------- running commands
+@dataclass
+class Run:
+    """One finished command."""
+
+    args: tuple[str, ...]
+    shown: str
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def shown(args: Sequence[str]) -> str:
+    """How a command is written in the docs: ``python -m ...`` (``sys.executable`` shown as ``python``)."""
+    return "python " + shlex.join(args)
+
+
+def run(args: Sequence[str], tmp: Path | None = None, timeout: float | None = None) -> Run:
+    """Run ``sys.executable ARGS`` in the repository root; ``{tmp}`` in an argument is a temporary folder.
+
+    Raises:
+        GenError: the command exited with a non-zero status.
+    """
+    real = [a.replace("{tmp}", str(tmp)) if tmp is not None else a for a in args]
+    env = dict(os.environ, COLUMNS=COLUMNS, NO_COLOR="1", PYTHONUNBUFFERED="1")
+    env.pop("FORCE_COLOR", None)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, *real], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    dt = time.perf_counter() - t0
+    show = shown([a.replace("{tmp}", "TMP") for a in args])
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
+        raise GenError(f"`{show}` exited with status {proc.returncode}:\n{tail}")
+    return Run(tuple(real), show, proc.stdout, proc.stderr, dt)
+
+
+def last_json(text: str, what: str) -> Any:
+    """The JSON document a command printed: the whole output, or else its last line that parses."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    raise GenError(f"{what}: no JSON in its output")
+
+
+def clean(text: str) -> str:
+    """Command output for a Markdown code block: trailing blanks and blank edges removed."""
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip("\n")
+
+
+# --------------------------------------------------------------------------- the machine note
+def machine_note() -> str:
+    """A short description of this machine (CPU model and count, OS, Python, load)."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        model = platform.processor()
+    cpus = os.cpu_count() or 0
+    note = f"{cpus} CPU{'s' if cpus != 1 else ''}" + (f" ({model})" if model else "")
+    note += f", {platform.system()} {platform.machine()}, Python {platform.python_version()}"
+    try:
+        note += f", load average {os.getloadavg()[0]:.2f} at the start"
+    except OSError:
+        pass
+    return note
+
+
+# --------------------------------------------------------------------------- formatting helpers
+def pct(x: float | None, digits: int = 1) -> str:
+    """A share as a percentage, ``-`` for none."""
+    return "-" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def pct_range(ci: Sequence[float], digits: int = 1) -> str:
+    """An interval of shares as a percentage range."""
+    return f"{100 * ci[0]:.{digits}f}{DASH}{100 * ci[1]:.{digits}f}%"
+
+
+def num(x: float | None, digits: int = 0) -> str:
+    """A number with thousands separators, ``-`` for none or non-finite."""
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:,.{digits}f}"
+
+
+def ratio(x: float | None) -> str:
+    """A speed ratio, ``1.23x``."""
+    return "-" if x is None or not math.isfinite(x) else f"{x:.2f}x"
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def code(text: str, lang: str = "text") -> str:
+    """A fenced code block."""
+    return f"```{lang}\n{text}\n```"
+
+
+def rounded(x: Any, digits: int = 4) -> Any:
+    """JSON data with floats rounded (for showing a sample)."""
+    if isinstance(x, float):
+        return round(x, digits)
+    if isinstance(x, dict):
+        return {k: rounded(v, digits) for k, v in x.items()}
+    if isinstance(x, list):
+        return [rounded(v, digits) for v in x]
+    return x
+
+
+# --------------------------------------------------------------------------- generators
+@dataclass(frozen=True)
+class Generator:
+    """How one block is made.
+
+    ``commands`` are argument lists for ``sys.executable`` (``{tmp}``: a
+    temporary folder, shown as ``TMP``); ``render`` turns their runs into the
+    block's Markdown.  ``exact`` blocks do not depend on the machine (no date
+    in their stamp, and ``--check`` recomputes them).
+    """
+
+    name: str
+    about: str
+    cost: str
+    commands: tuple[tuple[str, ...], ...]
+    render: Callable[[list[Run]], str]
+    exact: bool = False
+    commands_in_body: bool = False
+    #: in-process generators (no command to run) describe their source here
+    source: str = ""
+    needs: str = ""
+    timeout: float | None = None
+    extra: dict = field(default_factory=dict)
+
+
+LAMA = ("-m", "lama_dice")
+
+
+def _observation_table(_runs: list[Run]) -> str:
+    from lama_env.observation import layout_table
+
+    return layout_table()
+
+
+def _config_keys(_runs: list[Run]) -> str:
+    import ast
+
+    from lama_dice.train.config import describe_keys
+
+    rows = []
+    for key, default, meaning in describe_keys():
+        try:
+            shown_default = json.dumps(ast.literal_eval(default))
+        except (ValueError, SyntaxError):
+            shown_default = default
+        rows.append([f"`{key}`", f"`{shown_default}`", meaning])
+    return md_table(["key", "default", "meaning"], rows)
+
+
+def _solve(runs: list[Run]) -> str:
+    base = last_json(runs[0].stdout, runs[0].shown)
+    opt = base["expected_round_points"]
+    pol = sorted(base["policies"].items(), key=lambda kv: (math.inf if kv[1] is None else kv[1], kv[0]))
+    rows = [["`optimal`", f"**{opt:.4f}**", ""]]
+    for spec, v in pol:
+        rows.append([f"`{spec}`", "never ends" if v is None else f"{v:.4f}",
+                     "" if v is None else f"+{v - opt:.4f}"])
+    others = []
+    labels = {2: "`also_match`", 3: "`must_discard=false` (free re-rolls)", 4: "both"}
+    for i, r in enumerate(runs[1:], start=2):
+        others.append(f"{labels.get(i, r.shown)} {last_json(r.stdout, r.shown)['expected_round_points']:.4f}")
+    return (md_table(["policy", "expected round points", "vs optimal"], rows)
+            + f"\n\n{base['states']:,} displays solved. The optimum under other rules: " + "; ".join(others) + ".")
+
+
+def _evaluate_sample(runs: list[Run]) -> str:
+    r = runs[0]
+    return code(f"$ {r.shown}\n{clean(r.stdout)}")
+
+
+def _evaluate_json(runs: list[Run]) -> str:
+    from tools.rules_examples import dumps
+
+    r = runs[0]
+    data = rounded(last_json(r.stdout, r.shown))
+    agents = data.get("agents", [])
+    if len(agents) > 1:
+        data["agents"] = [agents[0]] + [{"spec": a["spec"], "...": "..."} for a in agents[1:]]
+    return f"`{r.shown}` prints:\n\n" + code(dumps(data, width=100), "json")
+
+
+def _engine_games(runs: list[Run]) -> str:
+    r = runs[0]
+    return code(f"$ {r.shown}\n{clean(r.stdout)}")
+
+
+LEAGUE_JSON = "docs/heuristics_league.json"
+
+
+def _league_data() -> dict:
+    path = ROOT / LEAGUE_JSON
+    if not path.is_file():
+        raise GenError(f"{LEAGUE_JSON} is missing: run the heuristics-league block first")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _league_rows(d: dict) -> tuple[list[dict], dict[str, dict]]:
+    agents = d["agents"]
+    order = sorted(range(len(agents)), key=lambda i: -agents[i]["win_rate"])
+    solo = {s["spec"]: s for s in d.get("solo_values") or []}
+    return [dict(agents[i], index=i) for i in order], solo
+
+
+def _solo_cell(s: dict | None) -> str:
+    if not s or s.get("solo_points_per_round") is None:
+        return "-"
+    v = s["solo_points_per_round"]
+    return f"{v:.3f} (exact)" if s.get("exact") else f"{v:.2f} ± {s.get('se') or 0:.2f}"
+
+
+def _heuristics_league(_runs: list[Run]) -> str:
+    d = _league_data()
+    agents = d["agents"]
+    specs = [a["spec"] for a in agents]
+    pw = d["pairwise_win_rate"]
+    rows, solo = _league_rows(d)
+    out = []
+    for a in rows:
+        i = a["index"]
+        out.append([f"`{a['spec']}`", pct(a["win_rate"]), pct_range(a["win_rate_ci95"])]
+                   + ["" if pw[i][j] is None else pct(pw[i][j]) for j in range(len(specs))]
+                   + [_solo_cell(solo.get(a["spec"]))])
+    header = ["agent", "win rate (all games)", "95% CI"] + [f"vs {s}" for s in specs] + ["solo points per round"]
+    per_pair = agents[0]["games"] // max(1, len(agents) - 1)
+    half = 100 * 1.959964 * math.sqrt(0.25 / per_pair) if per_pair else float("nan")
+    text = md_table(header, out) + (
+        f"\n\nEach pairwise cell is the row agent's win share against the column agent over {per_pair:,} games "
+        f"(95% Wilson half-width at most about {half:.0f} points).")
+    if "lookahead" in specs and "optimal" in specs:
+        la, op = specs.index("lookahead"), specs.index("optimal")
+        text += (f" In solo play `lookahead` scores {_solo_cell(solo.get('lookahead'))} points per round against "
+                 f"`optimal`'s {_solo_cell(solo.get('optimal'))}; at the table it beats `optimal` "
+                 f"{pct(pw[la][op])} of the time.")
+    return text
+
+
+def _heuristics_summary(_runs: list[Run]) -> str:
+    d = _league_data()
+    specs = [a["spec"] for a in d["agents"]]
+    pw = d["pairwise_win_rate"]
+    rows, solo = _league_rows(d)
+    opt = specs.index("optimal") if "optimal" in specs else None
+    out = []
+    for a in rows:
+        i = a["index"]
+        vs_opt = "" if opt is None or pw[i][opt] is None else pct(pw[i][opt])
+        out.append([f"`{a['spec']}`", pct(a["win_rate"]), pct_range(a["win_rate_ci95"]), vs_opt,
+                    _solo_cell(solo.get(a["spec"]))])
+    return md_table(["agent", "win rate vs the pool", "95% CI", "vs `optimal`", "solo points per round"], out)
+
+
+def _lookahead_vs_optimal(runs: list[Run]) -> str:
+    parts = []
+    for k, r in enumerate(runs):
+        d = last_json(r.stdout, r.shown)
+        a = d["agents"][0]
+        lo, hi = a["win_rate_ci95"]
+        if k == 0:
+            shared = int(d.get("tied_games", 0))
+            won = a["wins"] - shared / 2
+            lost = a["games"] - won - shared
+            parts.append(f"`{a['spec']}` scores {a['win_rate']:.3f} (95% Wilson interval {lo:.3f}{DASH}{hi:.3f}) over "
+                         f"{a['games']:,} games ({won:,.0f} wins, {shared:,} shared, {lost:,.0f} losses)")
+        else:
+            parts.append(f"`{a['spec']}` {a['win_rate']:.3f} ({lo:.3f}{DASH}{hi:.3f}) over {a['games']:,}")
+    return ("Measured in two-player games against `optimal` (seats alternating, ties counted one half): "
+            + ", and ".join(parts) + ".")
+
+
+def _shipped_agents(runs: list[Run]) -> str:
+    opt = last_json(runs[0].stdout, runs[0].shown)["expected_round_points"]
+    ev = [last_json(r.stdout, r.shown) for r in runs[1:]]
+    solo, opt_solo, vs_opt, vs_la, four = ev
+    rows = []
+    a = solo["agents"][0]
+    v, (lo, hi) = a["mean_points_per_round"], a["points_per_round_ci95"]
+    rel = v / opt - 1
+    rows.append([f"`{a['spec']}`", f"the exact optimum, {opt:.4f} points per round",
+                 f"{v:.3f} points per round ({a['rounds']:,} rounds), {rel:+.1%}",
+                 f"{lo:.3f}{DASH}{hi:.3f} ({lo / opt - 1:+.1%} to {hi / opt - 1:+.1%})",
+                 "within 2%: " + ("met" if abs(rel) <= 0.02 else "**not met**"), f"`{runs[1].shown}`"])
+    for d, r, against, goal in ((vs_opt, runs[3], "`optimal`", 0.5),
+                                (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.5),
+                                (four, runs[5], "three `optimal`", 0.25)):
+        a = d["agents"][0]
+        res = f"{pct(a['win_rate'])} wins"
+        if a.get("mean_rank") is not None:
+            res += f" (mean place {a['mean_rank']:.2f})"
+        rows.append([f"`{a['spec']}`", against, res, pct_range(a["win_rate_ci95"]),
+                     f"lower end > {goal:.0%}: " + ("met" if a["win_rate_ci95"][0] > goal else "**not met**"),
+                     f"`{r.shown}`"])
+    o = opt_solo["agents"][0]
+    p, q = vs_opt["agents"][0], vs_opt["agents"][1]
+    return (md_table(["agent", "against", "result", "95% CI", "target", "command"], rows)
+            + f"\n\n`optimal` itself scores {o['mean_points_per_round']:.3f} (95% CI "
+              f"{o['points_per_round_ci95'][0]:.3f}{DASH}{o['points_per_round_ci95'][1]:.3f}) on the same "
+              f"{o['games']:,} solo games (`{runs[2].shown}`); points-per-round intervals take games as the "
+              f"independent units. Against `optimal`, `ppo:2p` busts in {pct(p.get('bust_rate'))} and goes out in "
+              f"{pct(p.get('went_out_rate'))} of its rounds (`optimal`: {pct(q.get('bust_rate'))}, "
+              f"{pct(q.get('went_out_rate'))}) and scores {p['mean_points_per_round']:.2f} points per round "
+              f"(`optimal`: {q['mean_points_per_round']:.2f}).")
+
+
+def _bench(runs: list[Run]) -> str:
+    r = runs[0]
+    rep = last_json(r.stdout, r.shown)
+    return render_bench(rep)
+
+
+def render_bench(rep: dict) -> str:
+    """The bench report (``lama-dice bench --json``) as the two tables of docs/performance.md."""
+    sec, meta = rep["sections"], rep["meta"]
+
+    def target(rt: dict) -> str:
+        if "target" not in rt:
+            return ""
+        return f"≥ {rt['target']:g}x: " + ("met" if rt["ratio"] >= rt["target"] else "**not met**")
+
+    def skipped(name: str) -> str | None:
+        s = sec.get(name)
+        if s is None:
+            return rep.get("errors", {}).get(name) or "not run"
+        return s.get("skipped")
+
+    rows: list[list[str]] = []
+    a = sec.get("aec")
+    if a and "env_vs_leduc" in a.get("ratios", {}):
+        res, rt = a["results"], a["ratios"]
+        le, env = res["leduc"], res["lama_env"]
+        rows.append(["AEC env: agent-steps/s, random legal actions",
+                     f"`lama_dice_v0.env(num_players=2)` {num(env['per_s'])}/s ({env['us_per_unit']:.1f} µs/step)",
+                     f"`leduc_holdem_v4.env()` {num(le['per_s'])}/s ({le['us_per_unit']:.1f} µs/step)",
+                     f"**{ratio(rt['env_vs_leduc']['ratio'])}**", ratio(rt["env_vs_leduc"]["ratio_cpu"]),
+                     target(rt["env_vs_leduc"])])
+        rows.append(["", f"`raw_env` (no wrappers) {num(res['lama_raw']['per_s'])}/s; `LamaGame` alone "
+                         f"{num(res['engine']['per_s'])}/s ({ratio(rt['engine_vs_env']['ratio'])} the env)",
+                     "leduc", ratio(rt["raw_vs_leduc"]["ratio"]), ratio(rt["raw_vs_leduc"]["ratio_cpu"]), ""])
+    else:
+        rows.append(["AEC env", f"skipped: {skipped('aec') or '; '.join(a.get('notes', [])) if a else ''}",
+                     "", "", "", ""])
+    e = sec.get("evaluate")
+    if e:
+        res, rt = e["results"], e["ratios"]
+        rows.append([f"Evaluation: two-player games/s, threshold:0.2 vs itself, {e['games']:,} games",
+                     f"`evaluate()` {num(res['evaluate']['per_s'])}/s ({e.get('evaluate_backend')} backend, "
+                     "kernel loaded)", f"naive engine {num(res['naive']['per_s'])}/s",
+                     f"**{ratio(rt['evaluate_vs_naive']['ratio'])}**", ratio(rt["evaluate_vs_naive"]["ratio_cpu"]),
+                     target(rt["evaluate_vs_naive"])])
+        rows.append(["", f"kernel alone {num(res['kernel']['per_s'])}/s; scalar backend "
+                         f"{num(res['python_backend']['per_s'])}/s", "naive",
+                     f"{ratio(rt['kernel_vs_naive']['ratio'])} / {ratio(rt['python_backend_vs_naive']['ratio'])}",
+                     "", ""])
+    if "kernel_load" in sec:
+        kl = sec["kernel_load"]
+        c = kl["cached"]
+        cold = (f" ({kl['empty_cache']['first_call_s']:.1f} s compiling with an empty Numba cache)"
+                if "empty_cache" in kl else "")
+        rows.append(["", f"kernel load in a fresh process: import {c['import_s']:.2f} s + first call "
+                         f"{c['first_call_s']:.2f} s{cold}", "", "", "", ""])
+    if "one_shot" in sec:
+        o = sec["one_shot"]
+        rows.append(["", f"one-shot `{o['command']}`: {o['wall_s']:.2f} s wall ({num(o['games_per_s'])} games/s, "
+                         "start-up and kernel load included)", "", "", "", ""])
+    tr = sec.get("training")
+    if tr and "skipped" not in tr:
+        c, res, rt = tr["config"], tr["results"], tr["ratios"]
+        la, cf = res["lama"], res["connect_four"]
+        rows.append([f"MaskablePPO env-steps/s (`learn()`, {c['n_envs']} envs, `n_steps` {c['n_steps']}, batch "
+                     f"{c['batch_size']}, {c['n_epochs']} epochs, {c['timesteps']:,} steps, [64, 64])",
+                     f"LamaDice-v0 vs threshold:0.2: {num(la['per_s'])}/s",
+                     f"connect_four_v3 + SB3ActionMaskWrapper: {num(cf['per_s'])}/s",
+                     f"**{ratio(rt['lama_vs_connect_four']['ratio'])}**",
+                     ratio(rt["lama_vs_connect_four"]["ratio_cpu"]), target(rt["lama_vs_connect_four"])])
+
+        def detail(x: dict) -> str:
+            return (f"rollout collection alone {num(x['rollout_per_s'])}/s; env {100 * x['env_share']:.0f}% of "
+                    f"`learn()` ({num(x['env_us_per_step'])} µs/step); `train()` {100 * x['train_share']:.0f}% "
+                    f"({num(x['train_us_per_step'])} µs/step)")
+
+        rows.append(["", detail(la), detail(cf), ratio(rt["rollout_lama_vs_connect_four"]["ratio"]), "", ""])
+    else:
+        rows.append(["MaskablePPO env-steps/s", f"skipped: {skipped('training')}", "", "", "", ""])
+    main = md_table(["comparison", "lama-dice", "baseline", "ratio (wall)", "ratio (CPU)", "target"], rows)
+
+    also: list[list[str]] = []
+    pi = sec.get("ppo_inference")
+    if pi and "skipped" not in pi:
+        cells = [f"chunk_size {x['chunk_size']}: {num(x['per_s'])} games/s ({x['forward_passes']:,} forward passes, "
+                 f"mean batch {x['mean_batch']:.1f})" for x in pi["results"].values()]
+        also.append([f"learned policy (untrained MaskablePPO [64, 64]) vs threshold:0.2, scalar backend, "
+                     f"{pi['games']:,} games", "; ".join(cells)])
+    s = sec.get("scaling")
+    if s:
+        also.append([f"scalar backend by chunk_size ({s['games']:,} games)",
+                     "; ".join(f"{k.split('_')[-1]}: {num(x['per_s'])}" for k, x in s["python_chunk_size"].items())
+                     + " games/s"])
+        also.append(["batched kernel by games per call",
+                     "; ".join(f"{int(k.split('_')[-1]):,}: {num(x['per_s'])}"
+                               for k, x in s["kernel_games_per_call"].items()) + " games/s"])
+        w = s["ratios"].get("workers_2_vs_1", {})
+        also.append([f"scalar backend by `--workers` ({s['games']:,} games, {s['cpu_count']} CPUs)",
+                     "; ".join(f"{k.split('_')[-1]}: {num(x['per_s'])}" for k, x in s["workers"].items())
+                     + f" games/s ({ratio(w.get('ratio'))})"])
+    so = sec.get("solver")
+    if so and "skipped" not in so:
+        also.append(["exact solo solver", f"{so['seconds']:.2f} s to solve {so['states']:,} displays "
+                                          f"(first run {so['first_run_s']:.2f} s)"])
+    m = sec.get("memory")
+    if m:
+        for b in m.values():
+            if isinstance(b, dict) and "maxrss_after_kib" in b:
+                also.append([f"peak memory, {m['games']:,}-game evaluation ({b['backend']} backend, fresh process)",
+                             f"max RSS {b['maxrss_after_kib'] / 1024:.0f} MiB ({b['maxrss_before_kib'] / 1024:.0f} "
+                             f"MiB before it: imports); Python allocations peak "
+                             f"{b['tracemalloc_peak_bytes'] / 2 ** 20:.1f} MiB"])
+    d = (tr or {}).get("diagnosis", {})
+    if "logsumexp_us_129_actions" in d:
+        x = d["logsumexp_us_129_actions"]
+        also.append(["torch `logsumexp` over 256 x 129 logits, one thread",
+                     f"{num(x['plain'])} µs plain, {num(x['masked_-1e8'])} µs with sb3-contrib's -1e8 mask (why "
+                     "`lama_dice.train.masked_distribution` avoids it)"])
+    text = main
+    if also:
+        text += "\n\n" + md_table(["also measured", "figure"], also)
+    text += (f"\n\n{'Quick' if meta.get('quick') else 'Full'} run: {meta['seconds']:.0f} s on {meta['cpu_count']} "
+             f"CPUs, load average {meta['load_average_before']} before and {meta['load_average_after']} after "
+             f"(over 1, 5 and 15 minutes); {meta['date_utc']}, Python {meta['python']}.")
+    for name, err in rep.get("errors", {}).items():
+        text += f"\n\nSection `{name}` failed: {err}"
+    return text
+
+
+def _train_default(runs: list[Run]) -> str:
+    r = runs[0]
+    tmp = r.args[r.args.index("--runs-root") + 1]
+    out = clean(r.stdout).replace(tmp.rstrip("/") + "/", "runs/").replace(tmp, "runs")
+    lines = out.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("training ")), 0)
+    return code(f"$ {r.shown}\n...\n" + "\n".join(lines[start:]))
+
+
+def _rllib_sampling(runs: list[Run]) -> str:
+    by: dict[tuple[int, int], list[float]] = {}
+    for r in runs:
+        d = last_json(r.stdout, r.shown)
+        by.setdefault((d["env_runners"], d["envs_per_env_runner"]), []).append(d["steps_per_s"])
+    rows = [[f"{n} ({k} envs each)", ", ".join(f"{v:,.0f}" for v in vals)] for (n, k), vals in sorted(by.items())]
+    return md_table(["env runners", "env steps per second (one figure per run)"], rows)
+
+
+def lama(command: str) -> tuple[str, ...]:
+    """``-m lama_dice COMMAND...``: a ``lama-dice`` command as arguments of ``sys.executable``."""
+    return (*LAMA, *shlex.split(command))
+
+
+LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal lookahead --games 1000 --seed 0 "
+          f"--solo-values --json {LEAGUE_JSON}")
+SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
+RLLIB = ("-m", "lama_dice.train.rllib", "configs/rllib_2p.yaml", "--measure-sampling")
+GENERATORS: dict[str, Generator] = {g.name: g for g in (
+    Generator("observation-table", "the observation vector's layout (docs/environments.md)", "instant", (),
+              _observation_table, exact=True, source="`lama_env.observation.layout_table()`"),
+    Generator("config-keys", "every training-config key with its default (docs/training.md)", "instant", (),
+              _config_keys, exact=True, source="`lama_dice.train.config.describe_keys()`"),
+    Generator("solve", "exact solo values of the optimum and the heuristics, default and other rules", "~5 s",
+              (lama("solve --json"), lama("solve --json --triple-llama also_match"),
+               lama("solve --json --no-must-discard"),
+               lama("solve --json --triple-llama also_match --no-must-discard")),
+              _solve, exact=True),
+    Generator("evaluate-sample", "a sample evaluation table", "~2 s",
+              (lama(SAMPLE),), _evaluate_sample, commands_in_body=True),
+    Generator("evaluate-json", "the same evaluation as JSON (abbreviated)", "~2 s",
+              (lama(SAMPLE + " --json -"),), _evaluate_json, commands_in_body=True),
+    Generator("engine-games", "random games per second of the bare rules engine", "~7 s",
+              (("-m", "lama_dice.bench.engine_games", "--seconds", "3"),), _engine_games, commands_in_body=True),
+    Generator("heuristics-league", "the heuristics' league with solo values (writes docs/heuristics_league.json)",
+              "long: ~3 min on 2 cores", (lama(LEAGUE + " --no-progress"),), _heuristics_league),
+    Generator("heuristics-summary", "the README's summary of the league, rendered from docs/heuristics_league.json",
+              "instant (reads the JSON that heuristics-league writes)", (), _heuristics_summary, exact=True,
+              source=f"{LEAGUE_JSON}, written by `python -m lama_dice {LEAGUE}` (the heuristics-league block)"),
+    Generator("lookahead-vs-optimal", "lookahead and lookahead:points against optimal, two players",
+              "long: ~3 min on 2 cores",
+              (lama("evaluate --agents lookahead optimal --games 4000 --seed 0 --no-progress --json -"),
+               lama("evaluate --agents lookahead:points optimal --games 2000 --seed 0 --no-progress --json -")),
+              _lookahead_vs_optimal),
+    Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
+              "long: ~1 h on 2 cores",
+              (lama("solve --json"),
+               lama("evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 --no-progress --json -"),
+               lama("evaluate --players 1 --agents optimal --games 20000 --seed 1 --no-progress --json -"),
+               lama("evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 --no-progress --json -"),
+               lama("evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 --no-progress "
+                    "--json -"),
+               lama("evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
+                    "--no-progress --json -")),
+              _shipped_agents, commands_in_body=True),
+    Generator("bench", "lama-dice bench: speed against the baselines (needs the bench extra)",
+              "long: ~70 s (up to 5 min on a busy machine)", (lama("bench --quiet --json -"),), _bench),
+    Generator("train-default", "what `make train` prints: steps/s, the evaluations and the final table",
+              "long: ~3 min on 2 cores", (lama("train default --runs-root {tmp} --no-progress"),), _train_default,
+              commands_in_body=True),
+    Generator("rllib-sampling", "RLlib env-runner throughput (--measure-sampling), one and two runners",
+              "long: ~2 min; needs the rllib extra: run with .venv-rllib/bin/python",
+              ((*RLLIB, "--env-runners", "1"), (*RLLIB, "--env-runners", "1"),
+               (*RLLIB, "--env-runners", "2"), (*RLLIB, "--env-runners", "2")),
+              _rllib_sampling, needs="ray"),
+)}
+
+
+# --------------------------------------------------------------------------- producing a block
+def stamp(gen: Generator, runs: list[Run], date: str, machine: str) -> str:
+    """The block's last line: how it was made (and, for measurements, when and where)."""
+    me = f"`python -m tools.regen_docs --only {gen.name}`"
+    if gen.source:
+        return f"*Generated by {me} from {gen.source}.*"
+    cmds = "" if gen.commands_in_body else " from " + "; ".join(f"`{r.shown}`" for r in runs)
+    if gen.exact:
+        return f"*Generated by {me}{cmds} (exact: the same on every machine).*"
+    secs = sum(r.seconds for r in runs)
+    return f"*Generated by {me}{cmds} on {date}, {machine}; {secs:,.0f} s.*"
+
+
+def generate(gen: Generator, machine: str | None = None, date: str | None = None) -> str:
+    """The block content for ``gen`` (with a leading and a trailing newline)."""
+    if gen.needs:
+        try:
+            __import__(gen.needs)
+        except ImportError:
+            raise GenError(f"needs the module {gen.needs!r}, missing from {sys.executable}") from None
+    machine = machine or machine_note()
+    date = date or _dt.date.today().isoformat()
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="regen-docs-") as tmp:
+        for args in gen.commands:
+            runs.append(run(args, Path(tmp), timeout=gen.timeout))
+        body = gen.render(runs)
+    return f"\n{body}\n\n{stamp(gen, runs, date, machine)}\n"
+
+
+# --------------------------------------------------------------------------- command line
+def scan(files: Sequence[Path]) -> tuple[dict[str, list[str]], list[str]]:
+    """Where each block is (``name -> ["file:line", ...]``) and the marker errors."""
+    where: dict[str, list[str]] = {}
+    errors: list[str] = []
+    for f in files:
+        rel = f.relative_to(ROOT).as_posix() if f.is_relative_to(ROOT) else str(f)
+        try:
+            for b in find_blocks(f.read_text(encoding="utf-8"), rel):
+                where.setdefault(b.name, []).append(f"{rel}:{b.line}")
+                if b.name not in GENERATORS:
+                    errors.append(f"{rel}:{b.line}: unknown block gen:{b.name} (known: {', '.join(GENERATORS)})")
+        except BlockError as e:
+            errors.append(str(e))
+    return where, errors
+
+
+def pending(files: Sequence[Path]) -> list[str]:
+    """Blocks still holding hand-carried figures (``<!-- pending ... -->``)."""
+    out = []
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        for b in find_blocks(text):
+            if text[b.start:b.end].lstrip().startswith(PENDING):
+                out.append(f"{f.relative_to(ROOT).as_posix()}:{b.line}: gen:{b.name}")
+    return out
+
+
+def _list(where: dict[str, list[str]]) -> None:
+    for g in GENERATORS.values():
+        print(f"{g.name}  [{g.cost}]  {g.about}")
+        print(f"    in: {', '.join(where.get(g.name, [])) or '(no block)'}")
+        if g.source:
+            print(f"    from: {g.source}")
+        for args in g.commands:
+            print(f"    $ {shown([a.replace('{tmp}', 'TMP') for a in args])}")
+
+
+def _check(files: Sequence[Path], where: dict[str, list[str]]) -> list[str]:
+    problems = [f"{p}: still pending (figures carried over by hand); regenerate it" for p in pending(files)]
+    for g in GENERATORS.values():
+        if not g.exact or g.name not in where:
+            continue
+        try:
+            want = generate(g, machine="-", date="-")
+        except GenError as e:
+            problems.append(f"gen:{g.name}: {e}")
+            continue
+        for f in files:
+            text = f.read_text(encoding="utf-8")
+            for b in find_blocks(text):
+                if b.name == g.name and text[b.start:b.end] != want \
+                        and not text[b.start:b.end].lstrip().startswith(PENDING):
+                    problems.append(f"{f.relative_to(ROOT).as_posix()}:{b.line}: gen:{g.name} is stale")
+    return problems
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: see the module docstring; returns the exit status."""
+    p = argparse.ArgumentParser(prog="python -m tools.regen_docs", description=__doc__.splitlines()[0])
+    p.add_argument("--only", nargs="+", metavar="NAME", help="regenerate only these blocks (see --list)")
+    p.add_argument("--list", action="store_true", help="print every block with its commands and rough cost")
+    p.add_argument("--check", action="store_true",
+                   help="change nothing; exit 1 if a block is malformed, unknown or pending, or an exact block "
+                        "is stale")
+    p.add_argument("--machine", default=None, help="the machine note of the stamps (default: detected)")
+    args = p.parse_args(argv)
+
+    files = doc_files()
+    where, errors = scan(files)
+    for e in errors:
+        print(f"regen_docs: {e}", file=sys.stderr)
+    if args.list:
+        _list(where)
+        return 1 if errors else 0
+    if errors:
+        return 1
+    if args.check:
+        problems = _check(files, where)
+        for e in problems:
+            print(f"regen_docs: {e}", file=sys.stderr)
+        return 1 if problems else 0
+
+    names = args.only or list(GENERATORS)
+    unknown = [n for n in names if n not in GENERATORS]
+    if unknown:
+        print(f"regen_docs: unknown block {unknown[0]!r} (known: {', '.join(GENERATORS)})", file=sys.stderr)
+        return 2
+    machine = args.machine or machine_note()
+    failed = 0
+    for name in [n for n in GENERATORS if n in names]:
+        if name not in where:
+            print(f"regen_docs: {name}: no block in the docs, skipped", file=sys.stderr)
+            continue
+        print(f"regen_docs: {name} [{GENERATORS[name].cost}] ...", file=sys.stderr, flush=True)
+        try:
+            content = generate(GENERATORS[name], machine=machine)
+        except (GenError, subprocess.TimeoutExpired, KeyError, IndexError, ValueError) as e:
+            print(f"regen_docs: {name}: failed: {e}", file=sys.stderr)
+            failed += 1
+            continue
+        for f in files:
+            text = f.read_text(encoding="utf-8")
+            new = replace_block(text, name, content)
+            if new != text:
+                f.write_text(new, encoding="utf-8")
+                print(f"regen_docs: {name}: wrote {f.relative_to(ROOT).as_posix()}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
