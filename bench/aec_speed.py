@@ -22,7 +22,8 @@ Run alone::
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .measure import Sample, alternate, ratio_entry, summary, timed
 
@@ -134,6 +135,7 @@ def run(steps: int = 20000, repeats: int = 5, seed: int = 0, warmup: int = 2000,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: run the comparison and print its results as JSON."""
     import argparse
     import json
 

@@ -34,6 +34,7 @@ def games_per_second(players: int, record: bool, seconds: float) -> tuple[float,
 
 
 def main() -> None:
+    """Command line: print random games and actions per second, without and with the turn log."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--players", type=int, default=2)

@@ -25,8 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from lama_dice.bench import naive_engine
 
@@ -40,6 +40,7 @@ def _rate(games: int, fn: Callable[[], object]) -> float:
 
 
 def naive(games: int, seed: int) -> float:
+    """Games/s of the naive baseline engine (:mod:`lama_dice.bench.naive_engine`)."""
     return _rate(games, lambda: naive_engine.play_games(games, 0.2, 2, seed))
 
 
@@ -106,6 +107,7 @@ def one_time_costs() -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: measure every engine, print the rates and ratios, optionally write them as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20000, help="games per batched measurement (default 20000)")
     parser.add_argument("--naive-games", type=int, default=2000, help="games per naive / scalar measurement")
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  repeat {r}: {name:<14} {rates[name][-1]:>12,.0f} games/s", file=sys.stderr)
     med = {k: statistics.median(v) for k, v in rates.items()}
     # paired ratios (same repeat, so the same machine load), then their median
-    ratio = {k: statistics.median(a / b for a, b in zip(rates[k], rates["naive"])) for k in rates}
+    ratio = {k: statistics.median(a / b for a, b in zip(rates[k], rates["naive"], strict=True)) for k in rates}
     result = {
         "players": 2, "agents": [SPEC, SPEC], "games": args.games, "naive_games": args.naive_games,
         "repeats": args.repeats, "games_per_s": med, "all_games_per_s": rates,

@@ -26,8 +26,9 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, cast
 
 from .measure import Sample, alternate, ratio_entry, summary, timed
 
@@ -60,9 +61,9 @@ def _python(code: str, timeout: float = 600, **env: str) -> str:
 def compare_naive(games: int = 20000, naive_games: int = 2000, repeats: int = 5, seed: int = 0,
                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Games/s of the naive engine, ``evaluate`` (fast backend), the kernel alone and the scalar backend."""
-    from lama_env.batched import play_batch
-    from lama_dice.evaluation.evaluate import evaluate
     from lama_dice.evaluation.compiled import warmup
+    from lama_dice.evaluation.evaluate import evaluate
+    from lama_env.batched import play_batch
 
     naive = _naive()
     warmup()  # its one-time cost is measured by kernel_load()
@@ -117,8 +118,8 @@ def kernel_load(cold: bool = False) -> dict[str, Any]:
     ``cold``: also measure the first call with an empty Numba cache (the compile a fresh
     install pays once).
     """
-    out: dict[str, Any] = {"what": "fresh process: import lama_env.batched (via lama_dice.evaluation.compiled), first call "
-                                   "(load the compiled kernel from the on-disk Numba cache), second call"}
+    out: dict[str, Any] = {"what": "fresh process: import lama_env.batched (via lama_dice.evaluation.compiled), "
+                                   "first call (load the compiled kernel from the on-disk Numba cache), second call"}
     out["cached"] = json.loads(_python(_LOAD).strip().splitlines()[-1])
     if cold:
         with tempfile.TemporaryDirectory() as cache:
@@ -158,13 +159,15 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
 
     import lama_env  # noqa: F401  (registers LamaDice-v0)
     from lama_dice.agents.ppo import write_sidecar
+    from lama_env.gym_env import LamaDiceEnv
 
     env = gym.make("LamaDice-v0", num_players=2, disable_env_checker=True)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [64, 64]}, seed=seed, device="cpu",
                         n_steps=64, batch_size=64)
     path = Path(directory) / "tiny.zip"
     model.save(path)
-    write_sidecar(path, num_players=2, rules=env.unwrapped.rules.to_dict(), config="bench-tiny", timesteps=0)
+    rules = cast(LamaDiceEnv, env.unwrapped).rules
+    write_sidecar(path, num_players=2, rules=rules.to_dict(), config="bench-tiny", timesteps=0)
     env.close()
     return path
 
@@ -176,10 +179,10 @@ class _ForwardCounter:
         self.calls = 0
         self.rows = 0
 
-    def __enter__(self) -> "_ForwardCounter":
+    def __enter__(self) -> _ForwardCounter:
         from lama_dice.agents import ppo
 
-        self._cls = ppo._Actor
+        self._cls = cast(Any, ppo._Actor)  # Any: its method is patched below, which mypy forbids on the class
         self._orig = self._cls.logits
         counter = self
 
@@ -199,9 +202,10 @@ def ppo_inference(games: int = 512, chunk_sizes: tuple[int, ...] = (1, 64, 256),
                   seed: int = 0, log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Games/s of ``ppo:tiny`` vs ``threshold:0.2`` by ``chunk_size`` (scalar backend, batched inference)."""
     try:
-        import lama_dice.agents.ppo  # noqa: F401
         import sb3_contrib  # noqa: F401
         import torch  # noqa: F401
+
+        import lama_dice.agents.ppo  # noqa: F401
     except ImportError as e:
         return {"skipped": f"learned-policy inference skipped: {e}"}
     from lama_dice.evaluation.evaluate import evaluate
@@ -242,18 +246,18 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
             chunk_sizes: tuple[int, ...] = (1, 16, 128, 512), repeats: int = 3, seed: int = 0,
             log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Throughput by scalar ``chunk_size``, by games per kernel call, and by ``workers`` (1 vs 2)."""
-    from lama_env.batched import play_batch
-    from lama_dice.evaluation.evaluate import evaluate
     from lama_dice.evaluation.compiled import warmup
+    from lama_dice.evaluation.evaluate import evaluate
+    from lama_env.batched import play_batch
 
     warmup()
-    chunk = alternate({f"chunk_{c}": (lambda c: lambda i: timed(games, lambda: evaluate(
-        [SPEC, SPEC], num_players=2, games=games, seed=seed + i, backend="python", chunk_size=c)))(c)
+    chunk = alternate({f"chunk_{c}": (lambda size: lambda i: timed(games, lambda: evaluate(
+        [SPEC, SPEC], num_players=2, games=games, seed=seed + i, backend="python", chunk_size=size)))(c)
         for c in chunk_sizes}, repeats, log=log)
-    kernel = alternate({f"games_{k}": (lambda k: lambda i: timed(k, lambda: play_batch(
-        2, [SPEC], games=k, seed=seed + i)))(k) for k in kernel_sizes}, repeats, log=log)
-    workers = alternate({f"workers_{w}": (lambda w: lambda i: timed(games, lambda: evaluate(
-        [SPEC, SPEC], num_players=2, games=games, seed=seed + i, backend="python", workers=w)))(w)
+    kernel = alternate({f"games_{k}": (lambda n: lambda i: timed(n, lambda: play_batch(
+        2, [SPEC], games=n, seed=seed + i)))(k) for k in kernel_sizes}, repeats, log=log)
+    workers = alternate({f"workers_{w}": (lambda nw: lambda i: timed(games, lambda: evaluate(
+        [SPEC, SPEC], num_players=2, games=games, seed=seed + i, backend="python", workers=nw)))(w)
         for w in (1, 2)}, repeats, log=log)
     return {
         "what": f"{SPEC} vs {SPEC}, two players; scalar backend: games/s by chunk_size (games advanced in "
@@ -298,7 +302,7 @@ def memory(games: int = 20000, backends: tuple[str, ...] = ("auto",)) -> dict[st
                                    "tracemalloc peak of the evaluation's allocations",
                            "games": games}
     for b in backends:
-        code = "import sys; sys.argv = ['x', %r, %r]\n" % (str(games), b) + _MEMORY
+        code = f"import sys; sys.argv = ['x', {str(games)!r}, {b!r}]\n" + _MEMORY
         out[b] = json.loads(_python(code).strip().splitlines()[-1])
     return out
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 
 @dataclass
@@ -88,6 +89,7 @@ def alternate(contenders: Mapping[str, Callable[[int], Sample]], repeats: int, s
 
 
 def median(xs: list[float]) -> float:
+    """The median of ``xs`` as a float (NaN if empty)."""
     return float(statistics.median(xs)) if xs else float("nan")
 
 
@@ -112,8 +114,8 @@ def paired_ratio(a: list[Sample], b: list[Sample], cpu: bool = False) -> float:
     if not a or not b:
         return float("nan")
     if cpu:
-        return median([x.cpu_rate / y.cpu_rate for x, y in zip(a, b)])
-    return median([x.rate / y.rate for x, y in zip(a, b)])
+        return median([x.cpu_rate / y.cpu_rate for x, y in zip(a, b, strict=True)])
+    return median([x.rate / y.rate for x, y in zip(a, b, strict=True)])
 
 
 def ratio_entry(a: list[Sample], b: list[Sample], a_name: str, b_name: str,
@@ -125,7 +127,7 @@ def ratio_entry(a: list[Sample], b: list[Sample], a_name: str, b_name: str,
         "ratio": wall,
         "ratio_cpu": paired_ratio(a, b, cpu=True),
         "ratio_of_medians": (median([s.rate for s in a]) / median([s.rate for s in b])) if a and b else float("nan"),
-        "all": [round(x.rate / y.rate, 3) for x, y in zip(a, b)],
+        "all": [round(x.rate / y.rate, 3) for x, y in zip(a, b, strict=True)],
     }
     if target is not None:
         out["target"] = target

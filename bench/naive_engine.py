@@ -47,6 +47,7 @@ def score(display: Counter) -> int:
 
 
 def return_chip(total: int) -> int:
+    """The total after returning one chip: a black (10 points) if possible, else a white (1 point)."""
     if total >= 10:
         return total - 10
     if total > 0:
@@ -55,6 +56,7 @@ def return_chip(total: int) -> int:
 
 
 def face_value(face: str) -> int:
+    """Points of one card of ``face`` (a llama is 10)."""
     return 10 if face == "L" else int(face)
 
 
@@ -65,9 +67,11 @@ class ThresholdPlayer:
     """Quit when P(no match on the next roll) >= threshold; discard all; take the cheapest card."""
 
     def __init__(self, threshold: float) -> None:
+        """A player that quits once P(no match) reaches ``threshold``."""
         self.threshold = threshold
 
     def p_no_match(self, display: Counter) -> float:
+        """Probability that no die of the next roll matches a face held in ``display`` (memoized)."""
         held = frozenset(f for f, c in display.items() if c > 0)
         if held not in _ODDS:
             misses = sum(1 for roll in product(*DICE) if not any(f in held for f in roll))
@@ -75,13 +79,16 @@ class ThresholdPlayer:
         return _ODDS[held]
 
     def wants_to_roll(self, display: Counter) -> bool:
+        """Whether to roll again rather than quit the round."""
         return self.p_no_match(display) < self.threshold
 
     def choose_discard(self, display: Counter, dice: list[str]) -> Counter:
+        """Discard the held cards that match the roll: per face, as many as the dice show (at most all held)."""
         shown = Counter(dice)
         return Counter({f: min(n, display[f]) for f, n in shown.items() if display[f] > 0})
 
     def choose_take(self, display: Counter, options: set[str]) -> str:
+        """The row card to take that adds the fewest points (ties: the lowest face value)."""
         base = score(display)
 
         def cost(face: str) -> tuple[int, int]:
@@ -94,15 +101,18 @@ class NaiveGame:
     """One game: ``play()`` runs rounds until a total reaches the end threshold."""
 
     def __init__(self, players: list[ThresholdPlayer], rng: random.Random) -> None:
+        """A game between ``players``, all randomness drawn from ``rng``."""
         self.players = players
         self.rng = rng
         self.totals = [0] * len(players)
         self.rounds = 0
 
     def roll(self) -> list[str]:
+        """One roll of the three dice."""
         return [self.rng.choice(die) for die in DICE]
 
     def play_round(self, start: int) -> None:
+        """Play one round from player ``start`` and add its scores to the totals."""
         n = len(self.players)
         deck = DECK[:]
         self.rng.shuffle(deck)
@@ -151,6 +161,7 @@ class NaiveGame:
         self.rounds += 1
 
     def play(self) -> list[int]:
+        """Play rounds until a total reaches the end threshold; return the final totals."""
         start = 0
         while True:
             self.play_round(start)
@@ -170,6 +181,7 @@ def play_games(games: int, threshold: float = 0.2, players: int = 2, seed: int =
 
 
 def main() -> None:
+    """Command line: play ``--games`` games and print games/s and the mean totals."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--players", type=int, default=2)

@@ -27,10 +27,11 @@ class SB3ActionMaskWrapper(pettingzoo.utils.BaseWrapper, gymnasium.Env):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         """Reset the AEC env; set the (shared) spaces, the action mask left out; return the first observation."""
-        super().reset(seed, options)
+        super().reset(seed=seed, options=options)
         first = self.possible_agents[0]
-        self.observation_space = super().observation_space(first)["observation"]
-        self.action_space = super().action_space(first)
+        # the AEC env's space methods (named as gymnasium.Env's space attributes, which these assignments set)
+        self.observation_space = pettingzoo.utils.BaseWrapper.observation_space(self, first)["observation"]
+        self.action_space = pettingzoo.utils.BaseWrapper.action_space(self, first)
         return self.observe(self.agent_selection), {}
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:

@@ -19,9 +19,10 @@ import os
 import platform
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import aec_speed, eval_speed, train_speed
 from .measure import load_average
@@ -119,7 +120,7 @@ def run_suite(quick: bool = False, repeats: int | None = None, seed: int = 0,
         t0 = time.perf_counter()
         try:
             res = plan[name]()
-        except Exception as e:  # noqa: BLE001 - one failing section must not lose the others
+        except Exception as e:  # one failing section must not lose the others
             out["errors"][name] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
             say(f"{name}: failed: {out['errors'][name]}")
             continue

@@ -21,7 +21,8 @@ time inside the envs (``step``, ``reset``, ``action_masks``), PPO's gradient upd
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium
 
@@ -67,6 +68,7 @@ def _c4_mask(env: Any) -> Any:
 
 
 def make_lama(clock: dict[str, float]) -> Callable[[], gymnasium.Env]:
+    """An env factory: ``LamaDice-v0`` (two players vs the threshold opponent), timed into ``clock``."""
     def make() -> gymnasium.Env:
         import lama_env  # noqa: F401  (registers LamaDice-v0)
 
@@ -76,6 +78,7 @@ def make_lama(clock: dict[str, float]) -> Callable[[], gymnasium.Env]:
 
 
 def make_connect_four(clock: dict[str, float]) -> Callable[[], gymnasium.Env]:
+    """An env factory: PettingZoo's ``connect_four_v3`` as a masked single-agent env, timed into ``clock``."""
     def make() -> gymnasium.Env:
         from pettingzoo.classic import connect_four_v3
         from sb3_contrib.common.wrappers import ActionMasker
@@ -189,7 +192,7 @@ def run(cfg: dict[str, int] | None = None, repeats: int = 3, seed: int = 0,
                    train_us_per_step=train_step[len(train_step) // 2])
         results[name] = res
     rollout_ratio = sorted((a.work / (a.wall_s - a.extra["train_s"])) / (b.work / (b.wall_s - b.extra["train_s"]))
-                           for a, b in zip(samples["lama"], samples["connect_four"]))
+                           for a, b in zip(samples["lama"], samples["connect_four"], strict=True))
     return {
         "what": "MaskablePPO learn() env-steps/s, DummyVecEnv, MlpPolicy [64, 64], one torch thread; "
                 f"LamaDice-v0 (2 players vs {OPPONENT}) vs connect_four_v3 through PettingZoo's SB3 "

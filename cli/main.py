@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from lama_env.errors import LamaDiceError
 
@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``lama-dice`` parser, with one subparser per subcommand built into this version."""
     from lama_env import __version__
 
     parser = argparse.ArgumentParser(
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``lama-dice`` command line on ``argv``; return the exit status (2: error, 130: interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

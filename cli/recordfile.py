@@ -28,6 +28,7 @@ def load_record_file(path: str) -> tuple[Any, dict | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as e:
-        return None, RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}").as_result()
+        return None, RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: "
+                                 f"{e.msg}").as_result()
     except RecursionError:
         return None, RecordError(f"not a game record: {path} is nested too deeply to be JSON data").as_result()

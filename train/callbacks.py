@@ -27,8 +27,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -84,13 +85,14 @@ class GameStatsCallback(BaseCallback):
     """
 
     def __init__(self, num_players: int) -> None:
+        """A callback for a game of ``num_players`` players."""
         super().__init__()
         self.num_players = num_players
         self._episodes: list[dict[str, Any]] = []
         self._lengths: list[int] = []
 
     def _on_step(self) -> bool:
-        for done, info in zip(self.locals["dones"], self.locals["infos"]):
+        for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if not done:
                 continue
             stats = info.get("episode_stats")
@@ -133,7 +135,7 @@ def summarize_episodes(episodes: Sequence[dict[str, Any]], lengths: Sequence[int
         for key, name in (("busts", "bust_rate"), ("quits", "quit_rate"), ("went_out", "went_out_rate")):
             vals = [e.get(key) for e in episodes]
             if all(v is not None for v in vals):
-                out[name] = float(sum(int(v) for v in vals)) / rounds
+                out[name] = float(sum(int(v) for v in vals if v is not None)) / rounds  # `if v is not None`: for mypy
     return out
 
 
@@ -243,6 +245,7 @@ class EvalCallback(_Periodic):
     def __init__(self, every: int, opponents: Sequence[str], num_players: int, rules: RulesConfig,
                  games: int, seed: int, workers: int, run_dir: Path, sidecar: dict[str, Any],
                  best_score: float = -math.inf, verbose: int = 0, out: TextIO | None = None) -> None:
+        """Set up the evaluations (see the class docstring for the arguments)."""
         super().__init__(every)
         self.opponents = list(opponents)
         self.num_players = num_players
@@ -320,6 +323,7 @@ class CheckpointCallback(_Periodic):
     """Save ``checkpoints/step-<N>.zip`` (+ sidecar) every ``every`` steps, keeping the newest ``keep_last``."""
 
     def __init__(self, every: int, directory: Path, sidecar: dict[str, Any], keep_last: int | None = None) -> None:
+        """Save into ``directory`` with the sidecar fields ``sidecar``; ``keep_last``: None keeps all."""
         super().__init__(every)
         self.dir = Path(directory)
         self.sidecar = sidecar
@@ -334,9 +338,10 @@ class CheckpointCallback(_Periodic):
 
 
 class SelfPlayCallback(_Periodic):
-    """Add a snapshot of the learner to the self-play pool every ``every`` steps (and at the start if the pool is empty)."""
+    """Add a snapshot of the learner to the self-play pool every ``every`` steps (and at the start if it is empty)."""
 
     def __init__(self, every: int, pool: SnapshotPool) -> None:
+        """Add snapshots to ``pool`` every ``every`` steps."""
         super().__init__(every)
         self.pool = pool
 

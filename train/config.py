@@ -35,8 +35,9 @@ whole-run base (:class:`RunConfig`), the agent-spec check
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Mapping, TypeVar, Union
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -63,7 +64,8 @@ def check_rules(v: dict[str, Any]) -> dict[str, Any]:
 
 
 #: The ``env.rules`` field of both trainers: rules-config fields, validated and normalised by
-#: :func:`check_rules` (declared with ``rules: Rules`` where each env section wants it in its key order).
+#: :func:`check_rules` (declared with ``rules: Rules = Field(default_factory=dict)`` where each env section wants
+#: it in its key order).
 Rules = Annotated[dict[str, Any], AfterValidator(check_rules),
                   Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")]
 
@@ -82,54 +84,61 @@ class EnvSection(Section):
     (:class:`EnvConfig` here, ``RLlibEnvConfig`` for RLlib).
     """
 
-    num_players: int = Field(2, ge=1, le=6, description="players at the table, the learner included (1 = solo)")
-    episode: Literal["game", "round"] = Field("game", description="one episode = a whole game or a single round")
-    reward: Literal["win", "points"] = Field("win", description="win: the zero-sum win share at the episode's end; points: minus the points of each round")
+    num_players: int = Field(default=2, ge=1, le=6, description="players at the table, the learner included (1 = solo)")
+    episode: Literal["game", "round"] = Field(default="game",
+                                              description="one episode = a whole game or a single round")
+    reward: Literal["win", "points"] = Field(default="win",
+                                             description="win: the zero-sum win share at the episode's end; points: "
+                                                         "minus the points of each round")
 
 
 class EnvConfig(EnvSection):
     """The Gymnasium environment ``LamaDice-v0`` the learner plays in."""
 
-    reward_scale: float = Field(1.0, gt=0, description="multiply every reward by this (e.g. 0.05 for points rewards)")
-    rules: Rules
-    n_envs: int = Field(8, ge=1, le=256, description="parallel environments")
-    vec_env: Literal["subproc", "dummy"] = Field("subproc", description="subproc: one process per env; dummy: all in this process")
+    reward_scale: float = Field(default=1.0, gt=0,
+                                description="multiply every reward by this (e.g. 0.05 for points rewards)")
+    rules: Rules = Field(default_factory=dict)  # repeated here for mypy, which sees no default in Annotated
+    n_envs: int = Field(default=8, ge=1, le=256, description="parallel environments")
+    vec_env: Literal["subproc", "dummy"] = Field(default="subproc",
+                                                 description="subproc: one process per env; dummy: all in this process")
 
 
 class OpponentConfig(Section):
     """One opponent (of either trainer): an agent spec and its sampling weight."""
 
     agent: str = Field(description="agent spec (optimal, threshold:20, ppo:PATH, rllib:PATH, ...)")
-    weight: float = Field(1.0, gt=0, description="relative probability of drawing this opponent")
+    weight: float = Field(default=1.0, gt=0, description="relative probability of drawing this opponent")
 
 
 class SelfPlayConfig(Section):
     """An opponent pool of the learner's own past snapshots, mixed with the heuristic opponents."""
 
-    enabled: bool = Field(False, description="add past snapshots of the learner to the opponents")
-    weight: float = Field(0.5, ge=0, le=1, description="probability that an opponent seat plays a pool snapshot (once the pool is non-empty)")
-    pool_size: int = Field(8, ge=1, description="most recent snapshots kept in the pool")
-    snapshot_every: int = Field(50_000, ge=1, description="timesteps between snapshots added to the pool")
-    deterministic: bool = Field(False, description="snapshots play their argmax action instead of sampling")
+    enabled: bool = Field(default=False, description="add past snapshots of the learner to the opponents")
+    weight: float = Field(default=0.5, ge=0, le=1,
+                          description="probability that an opponent seat plays a pool snapshot (once the pool is "
+                                      "non-empty)")
+    pool_size: int = Field(default=8, ge=1, description="most recent snapshots kept in the pool")
+    snapshot_every: int = Field(default=50_000, ge=1, description="timesteps between snapshots added to the pool")
+    deterministic: bool = Field(default=False, description="snapshots play their argmax action instead of sampling")
     initial: list[str] = Field(default_factory=list, description="checkpoints (.zip or run folders) that seed the pool")
 
 
 class PPOConfig(Section):
     """MaskablePPO hyperparameters (sb3-contrib names)."""
 
-    learning_rate: float = Field(3e-4, gt=0, description="Adam step size")
-    lr_schedule: Literal["constant", "linear"] = Field("constant", description="linear: decay to 0 at the end")
-    n_steps: int = Field(1024, ge=2, description="steps per env per rollout")
-    batch_size: int = Field(256, ge=2, description="minibatch size")
-    n_epochs: int = Field(10, ge=1, description="passes over each rollout")
-    gamma: float = Field(1.0, ge=0, le=1, description="discount (1: episodes are short and finite)")
-    gae_lambda: float = Field(0.95, ge=0, le=1, description="GAE lambda")
-    clip_range: float = Field(0.2, gt=0, description="PPO clip range")
-    ent_coef: float = Field(0.01, ge=0, description="entropy bonus")
-    vf_coef: float = Field(0.5, ge=0, description="value-loss weight")
-    max_grad_norm: float = Field(0.5, gt=0, description="gradient clipping")
-    target_kl: float | None = Field(None, gt=0, description="early-stop an update past this KL (null = off)")
-    normalize_advantage: bool = Field(True, description="normalize advantages per minibatch")
+    learning_rate: float = Field(default=3e-4, gt=0, description="Adam step size")
+    lr_schedule: Literal["constant", "linear"] = Field(default="constant", description="linear: decay to 0 at the end")
+    n_steps: int = Field(default=1024, ge=2, description="steps per env per rollout")
+    batch_size: int = Field(default=256, ge=2, description="minibatch size")
+    n_epochs: int = Field(default=10, ge=1, description="passes over each rollout")
+    gamma: float = Field(default=1.0, ge=0, le=1, description="discount (1: episodes are short and finite)")
+    gae_lambda: float = Field(default=0.95, ge=0, le=1, description="GAE lambda")
+    clip_range: float = Field(default=0.2, gt=0, description="PPO clip range")
+    ent_coef: float = Field(default=0.01, ge=0, description="entropy bonus")
+    vf_coef: float = Field(default=0.5, ge=0, description="value-loss weight")
+    max_grad_norm: float = Field(default=0.5, gt=0, description="gradient clipping")
+    target_kl: float | None = Field(default=None, gt=0, description="early-stop an update past this KL (null = off)")
+    normalize_advantage: bool = Field(default=True, description="normalize advantages per minibatch")
 
 
 class NetArchSplit(Section):
@@ -142,10 +151,12 @@ class NetArchSplit(Section):
 class PolicyConfig(Section):
     """The actor-critic MLP."""
 
-    net_arch: Union[list[int], NetArchSplit] = Field(default_factory=lambda: [128, 128],
-                                                     description="hidden layers of the policy and the value MLPs (a list: the same for both; or {pi: [...], vf: [...]})")
-    activation: Literal["tanh", "relu", "elu", "leaky_relu"] = Field("tanh", description="hidden-layer activation")
-    ortho_init: bool = Field(True, description="orthogonal initialization")
+    net_arch: list[int] | NetArchSplit = Field(default_factory=lambda: [128, 128],
+                                               description="hidden layers of the policy and the value MLPs (a list: "
+                                                           "the same for both; or {pi: [...], vf: [...]})")
+    activation: Literal["tanh", "relu", "elu", "leaky_relu"] = Field(default="tanh",
+                                                                     description="hidden-layer activation")
+    ortho_init: bool = Field(default=True, description="orthogonal initialization")
 
     @field_validator("net_arch")
     @classmethod
@@ -169,34 +180,36 @@ class EvalSection(Section):
     final_games: int = Field(ge=0, description="games per opponent in the final evaluation (0 = none)")
     opponents: list[str] = Field(default_factory=lambda: ["optimal"],
                                  description="agent specs to evaluate against (solo: baselines to compare with)")
-    workers: int = Field(1, ge=1, description="evaluation worker processes")
-    seed: int = Field(12345, description="evaluation seed (the same games at every evaluation)")
+    workers: int = Field(default=1, ge=1, description="evaluation worker processes")
+    seed: int = Field(default=12345, description="evaluation seed (the same games at every evaluation)")
 
 
 class EvalConfig(EvalSection):
     """Periodic and final evaluation through the evaluation harness."""
 
-    every: int = Field(50_000, ge=0, description="timesteps between evaluations (0 = only at the end)")
-    games: int = Field(400, ge=1, description="games per opponent at each periodic evaluation")
-    final_games: int = Field(2000, ge=0, description="games per opponent in the final evaluation table (0 = none)")
+    every: int = Field(default=50_000, ge=0, description="timesteps between evaluations (0 = only at the end)")
+    games: int = Field(default=400, ge=1, description="games per opponent at each periodic evaluation")
+    final_games: int = Field(default=2000, ge=0,
+                             description="games per opponent in the final evaluation table (0 = none)")
 
 
 class CheckpointConfig(Section):
     """Periodic checkpoints in ``checkpoints/`` (best.zip and final.zip are always written)."""
 
-    every: int = Field(100_000, ge=0, description="timesteps between checkpoints (0 = none)")
-    keep_last: int | None = Field(None, ge=1, description="keep only the newest N periodic checkpoints (null = all)")
+    every: int = Field(default=100_000, ge=0, description="timesteps between checkpoints (0 = none)")
+    keep_last: int | None = Field(default=None, ge=1,
+                                  description="keep only the newest N periodic checkpoints (null = all)")
 
 
 class PretrainConfig(Section):
     """Behaviour-cloning warm start before PPO (see :mod:`lama_dice.train.pretrain`)."""
 
-    teacher: str | None = Field(None, description="agent spec to imitate first (null = no warm start)")
-    episodes: int = Field(2000, ge=1, description="episodes the teacher plays in the training env")
-    epochs: int = Field(10, ge=1, description="passes over the teacher's decisions")
-    batch_size: int = Field(512, ge=1, description="minibatch size")
-    learning_rate: float = Field(1e-3, gt=0, description="Adam learning rate of the warm start")
-    value_coef: float = Field(0.5, ge=0, description="weight of the value-head loss (fit to the returns seen)")
+    teacher: str | None = Field(default=None, description="agent spec to imitate first (null = no warm start)")
+    episodes: int = Field(default=2000, ge=1, description="episodes the teacher plays in the training env")
+    epochs: int = Field(default=10, ge=1, description="passes over the teacher's decisions")
+    batch_size: int = Field(default=512, ge=1, description="minibatch size")
+    learning_rate: float = Field(default=1e-3, gt=0, description="Adam learning rate of the warm start")
+    value_coef: float = Field(default=0.5, ge=0, description="weight of the value-head loss (fit to the returns seen)")
 
 
 class RunConfig(Section):
@@ -227,6 +240,7 @@ class RunConfig(Section):
         return self.model_dump(mode="json", by_alias=True)
 
     def to_yaml(self) -> str:
+        """The resolved config as YAML text (keys in declaration order)."""
         import yaml
 
         return yaml.safe_dump(self.to_dict(), sort_keys=False, default_flow_style=False, width=100)
@@ -235,15 +249,19 @@ class RunConfig(Section):
 class TrainConfig(RunConfig):
     """A whole training run."""
 
-    name: str = Field("run", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$", description="run name (the run folder's prefix)")
-    description: str = Field("", description="free text")
-    seed: int = Field(0, ge=0, description="seed of everything random in training")
-    total_timesteps: int = Field(1_000_000, ge=1, description="learner steps to train for")
-    device: Literal["cpu", "auto", "cuda"] = Field("cpu", description="torch device for training")
-    torch_threads: int = Field(1, ge=0, description="torch CPU threads of the trainer (0 = torch's default); small MLPs train fastest on 1")
+    name: str = Field(default="run", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$",
+                      description="run name (the run folder's prefix)")
+    description: str = Field(default="", description="free text")
+    seed: int = Field(default=0, ge=0, description="seed of everything random in training")
+    total_timesteps: int = Field(default=1_000_000, ge=1, description="learner steps to train for")
+    device: Literal["cpu", "auto", "cuda"] = Field(default="cpu", description="torch device for training")
+    torch_threads: int = Field(default=1, ge=0,
+                               description="torch CPU threads of the trainer (0 = torch's default); small MLPs train "
+                                           "fastest on 1")
     env: EnvConfig = Field(default_factory=EnvConfig)
     opponents: list[OpponentConfig] = Field(default_factory=list,
-                                            description="training opponents: specs or {agent, weight}, drawn per seat and episode")
+                                            description="training opponents: specs or {agent, weight}, drawn per "
+                                                        "seat and episode")
     selfplay: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
     pretrain: PretrainConfig = Field(default_factory=PretrainConfig)
     ppo: PPOConfig = Field(default_factory=PPOConfig)
@@ -254,7 +272,7 @@ class TrainConfig(RunConfig):
     _opponent_shorthand = field_validator("opponents", mode="before")(opponent_shorthand)
 
     @model_validator(mode="after")
-    def _check_consistency(self) -> "TrainConfig":
+    def _check_consistency(self) -> TrainConfig:
         n = self.env.num_players
         if n == 1:
             if self.opponents:
@@ -262,7 +280,8 @@ class TrainConfig(RunConfig):
             if self.selfplay.enabled:
                 raise ConfigKeyError("selfplay.enabled", "self-play needs env.num_players >= 2")
             if self.env.reward == "win":
-                raise ConfigKeyError("env.reward", "'win' is always 0 in the solo variant (env.num_players: 1); use points")
+                raise ConfigKeyError("env.reward",
+                                     "'win' is always 0 in the solo variant (env.num_players: 1); use points")
         elif not self.opponents and not self.selfplay.enabled:
             raise ConfigKeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
         if n > 1 and not self.eval.opponents:
@@ -288,6 +307,7 @@ class ConfigKeyError(ValueError):
     """A cross-field problem raised in a validator, tied to the key it concerns (reported as that key's error)."""
 
     def __init__(self, key: str, message: str) -> None:
+        """The error ``message`` about the config key ``key`` (dotted, e.g. ``env.reward``)."""
         super().__init__(message)
         self.key = key
         self.message = message
@@ -375,7 +395,7 @@ def resolve_config(arg: str | os.PathLike) -> Path:
                       f"(shipped: {', '.join(shipped)})")
 
 
-def load_config(path: str | Path, check_agents: bool = True) -> TrainConfig:
+def load_config(path: str | os.PathLike, check_agents: bool = True) -> TrainConfig:
     """Read and validate a YAML config file; the run name defaults to the file's stem.
 
     Raises:
@@ -459,7 +479,8 @@ def describe_error(err: ValidationError, root: type[BaseModel]) -> str:
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     got = e.get("input")
-    shown = "" if isinstance(got, (dict, list)) or got is None and e["type"] != "none_forbidden" else f" (got {got!r})"
+    hidden = isinstance(got, (dict, list)) or (got is None and e["type"] != "none_forbidden")
+    shown = "" if hidden else f" (got {got!r})"
     return f"{key or 'config'}: {msg}{shown}"
 
 

@@ -16,9 +16,10 @@ distribution; the trainer uses it (``MaskablePPO(LamaMaskablePolicy, ...)``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch as th
+from gymnasium import spaces
 from sb3_contrib.common.maskable.distributions import (
     MaskableCategorical,
     MaskableCategoricalDistribution,
@@ -33,6 +34,7 @@ class FastMaskableCategorical(MaskableCategorical):
     """:class:`MaskableCategorical` whose masking never exponentiates a masked logit."""
 
     def apply_masking(self, masks: MaybeMasks) -> None:
+        """Mask the logits (``None``: unmask) and set the normalised logits and probabilities directly."""
         if masks is None:
             super().apply_masking(None)
             return
@@ -54,7 +56,8 @@ class FastMaskableCategorical(MaskableCategorical):
 class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
     """:class:`MaskableCategoricalDistribution` built on :class:`FastMaskableCategorical`."""
 
-    def proba_distribution(self, action_logits: th.Tensor) -> "FastMaskableCategoricalDistribution":
+    def proba_distribution(self, action_logits: th.Tensor) -> FastMaskableCategoricalDistribution:
+        """Set the distribution to a :class:`FastMaskableCategorical` of ``action_logits``; return ``self``."""
         self.distribution = FastMaskableCategorical(logits=action_logits.view(-1, self.action_dim))
         return self
 
@@ -63,5 +66,7 @@ class LamaMaskablePolicy(MaskableActorCriticPolicy):
     """``MaskableActorCriticPolicy`` with :class:`FastMaskableCategoricalDistribution` (discrete actions)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Build the policy as ``MaskableActorCriticPolicy`` does, then swap in the fast distribution."""
         super().__init__(*args, **kwargs)
-        self.action_dist = FastMaskableCategoricalDistribution(int(self.action_space.n))
+        n = cast(spaces.Discrete, self.action_space).n  # the policy is for discrete actions only
+        self.action_dist = FastMaskableCategoricalDistribution(int(n))

@@ -16,8 +16,9 @@ and losses).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import torch
@@ -41,7 +42,10 @@ def collect(make_env: Callable[[], Any], teacher_spec: str, episodes: int, gamma
     """Play ``episodes`` episodes of the training env with the teacher choosing the learner's moves."""
     env = make_env()
     teacher = make_agent(teacher_spec, seed=seed)
-    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    obs_l: list[Any] = []
+    mask_l: list[Any] = []
+    act_l: list[int] = []
+    ret_l: list[float] = []
     obs, info = env.reset(seed=seed)
     for _ in range(episodes):
         rewards: list[float] = []

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,7 @@ class SnapshotPool:
 
     def __init__(self, run_dir: str | os.PathLike, pool_size: int, initial: Sequence[str] = (),
                  sidecar: dict[str, Any] | None = None) -> None:
+        """Create ``run_dir/selfplay/`` if needed (see the class docstring for the arguments)."""
         self.dir = (Path(run_dir) / POOL_DIR).resolve()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.pool_size = int(pool_size)
@@ -111,6 +113,7 @@ class PoolReader:
     """
 
     def __init__(self, pool_file: str | os.PathLike, deterministic: bool = False) -> None:
+        """A reader of ``pool_file``; nothing is read before the first :meth:`members` call."""
         self.file = Path(pool_file)
         self.deterministic = deterministic
         self._stamp: tuple[float, int] | None = None
@@ -175,6 +178,7 @@ class MixtureOpponent(Policy):
 
     def __init__(self, opponents: Sequence[str | WeightedSpec], pool: PoolReader | None = None,
                  pool_weight: float = 0.0, per_round: bool = False, seed: int | None = None) -> None:
+        """Build the configured opponents' agents and seed them (see the class docstring for the arguments)."""
         super().__init__()
         entries = [o if isinstance(o, WeightedSpec) else WeightedSpec(str(o)) for o in opponents]
         if not entries and pool is None:
@@ -193,15 +197,17 @@ class MixtureOpponent(Policy):
         self.seed(seed)
 
     def seed(self, seed: int | None) -> None:
+        """Seed the draws and each configured opponent's agent (with a seed of its own derived from ``seed``)."""
         super().seed(seed)
         for i, a in enumerate(getattr(self, "agents", [])):
             a.seed(None if seed is None else seed * 1000 + i + 1)
 
     def _draw(self) -> None:
-        members = self.pool.members() if self.pool is not None else []
-        if members and (not self.entries or self.rng.random() < self.pool_weight):
+        pool = self.pool
+        members = pool.members() if pool is not None else []
+        if pool is not None and members and (not self.entries or self.rng.random() < self.pool_weight):
             name = members[int(self.rng.integers(len(members)))]
-            pol = self.pool.get(name, seed=int(self.rng.integers(2**31)))
+            pol = pool.get(name, seed=int(self.rng.integers(2**31)))
             if pol is not None:
                 self.current, self.current_name = pol, name
                 return
@@ -223,4 +229,5 @@ class MixtureOpponent(Policy):
         return self.current
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """The action of this episode's drawn opponent (drawn anew when a new episode starts)."""
         return self._select(game).act(game, legal)

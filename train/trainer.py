@@ -42,10 +42,11 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, SupportsFloat, TextIO
 
 import numpy as np
 import torch
@@ -184,11 +185,12 @@ def train(
         model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
     # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
-    if resume_ckpt is None and cfg.pretrain.teacher:  # behaviour-cloning warm start
+    teacher = cfg.pretrain.teacher
+    if resume_ckpt is None and teacher:  # behaviour-cloning warm start
         from lama_dice.train import pretrain
 
         pc = cfg.pretrain
-        data = pretrain.collect(make_env_fn(cfg, 0, None, False), pc.teacher, pc.episodes, cfg.ppo.gamma, cfg.seed)
+        data = pretrain.collect(make_env_fn(cfg, 0, None, False), teacher, pc.episodes, cfg.ppo.gamma, cfg.seed)
         pretrain.fit(model, data, epochs=pc.epochs, batch_size=pc.batch_size, learning_rate=pc.learning_rate,
                      value_coef=pc.value_coef, seed=cfg.seed, out=out)
     start_steps = int(model.num_timesteps)
@@ -279,8 +281,9 @@ class _Scale:
     def __init__(self, scale: float) -> None:
         self.scale = scale
 
-    def __call__(self, r: float) -> float:
-        return self.scale * r
+    def __call__(self, r: SupportsFloat) -> float:
+        """The scaled reward."""
+        return self.scale * float(r)
 
 
 def make_opponents(cfg: TrainConfig, pool_file: Path | None, seed: int) -> list[Any]:
@@ -312,6 +315,7 @@ class ActionMaskCache(VecEnvWrapper):
     """
 
     def __init__(self, venv: VecEnv) -> None:
+        """Wrap ``venv``; no masks are known before the first reset."""
         super().__init__(venv)
         self._masks: np.ndarray | None = None
 
@@ -322,18 +326,22 @@ class ActionMaskCache(VecEnvWrapper):
         return np.stack([np.asarray(i["action_mask"], dtype=bool) for i in infos])
 
     def reset(self) -> Any:
+        """Reset the envs and keep the masks of their reset infos."""
         obs = self.venv.reset()
         self._masks = self._from_infos(self.venv.reset_infos)
         return obs
 
     def step_wait(self) -> Any:
+        """Wait for the step and keep the masks of its infos (of the reset infos for finished episodes)."""
         obs, rewards, dones, infos = self.venv.step_wait()
         # a finished episode was reset at once: its next mask is in the reset info
-        current = [self.venv.reset_infos[i] if done else info for i, (done, info) in enumerate(zip(dones, infos))]
+        current = [self.venv.reset_infos[i] if done else info
+                   for i, (done, info) in enumerate(zip(dones, infos, strict=True))]
         self._masks = self._from_infos(current)
         return obs, rewards, dones, infos
 
     def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        """Call ``method_name`` of the envs; ``action_masks`` of all envs comes from the cached masks."""
         if method_name == "action_masks" and self._masks is not None and indices is None and not args and not kwargs:
             return list(self._masks)
         return self.venv.env_method(method_name, *args, indices=indices, **kwargs)
@@ -378,16 +386,18 @@ class LinearSchedule:
     """A learning rate decaying linearly from ``start`` to 0 over the run (picklable, so checkpoints keep it)."""
 
     def __init__(self, start: float) -> None:
+        """A schedule starting at the learning rate ``start``."""
         self.start = start
 
     def __call__(self, progress_remaining: float) -> float:
+        """The learning rate at ``progress_remaining`` (1 at the start, 0 at the end)."""
         return self.start * progress_remaining
 
 
 def _load_for_resume(ckpt: Path, vec_env: VecEnv, cfg: TrainConfig) -> MaskablePPO:
     try:
         return MaskablePPO.load(ckpt, env=vec_env, device=cfg.device)
-    except Exception as e:  # noqa: BLE001 - any failure to rebuild the model means a bad checkpoint
+    except Exception as e:  # any failure to rebuild the model means a bad checkpoint
         vec_env.close()
         msg = str(e).strip().splitlines()
         raise CheckpointError(f"cannot resume from {ckpt}: {type(e).__name__}: {msg[0] if msg else ''}") from None
@@ -405,7 +415,7 @@ def _override(cfg: TrainConfig, **overrides: Any) -> TrainConfig:
 
 
 def _claim_run_dir(path: Path) -> Path:
-    """Use ``path`` as a new run folder (:func:`lama_dice.train.runs.claim_run_dir`), advising --resume if it is taken."""
+    """Use ``path`` as a new run folder (:func:`lama_dice.train.runs.claim_run_dir`); if taken, advise --resume."""
     return claim_run_dir(path, hint=f"choose another --run-dir, or continue that run with --resume {path}")
 
 
@@ -442,7 +452,7 @@ def _trained_steps(ckpt: Path) -> int:
     try:
         data, _, _ = load_from_zip_file(ckpt, load_data=True, device="cpu")
         return int((data or {}).get("num_timesteps", 0))
-    except Exception as e:  # noqa: BLE001 - any failure to read the zip means a bad checkpoint
+    except Exception as e:  # any failure to read the zip means a bad checkpoint
         raise CheckpointError(f"cannot resume from {ckpt}: {type(e).__name__}: {e}") from None
 
 
@@ -479,7 +489,7 @@ def _previous_best(run: Path) -> float:
 
 def final_evaluation(model: MaskablePPO, cfg: TrainConfig, run: Path, out: TextIO | None = None,
                      progress: bool = True) -> dict[str, Any]:
-    """Evaluate the model against ``eval.opponents`` (``eval.final_games`` games each), print a table, save ``eval.json``."""
+    """Evaluate the model against ``eval.opponents`` (``eval.final_games`` games each); print, save ``eval.json``."""
     n = cfg.env.num_players
     learner = PPOPolicy.from_sb3(model.policy, n, spec="ppo:final")
     t0 = time.perf_counter()
@@ -510,7 +520,7 @@ def print_eval_table(report: dict[str, Any], out: TextIO | None = None) -> None:
                    f"ties share the win; 95% Wilson intervals")
         cols = ["opponent", "learner win rate", "95% CI", "points/round"]
     table = Table(title=title, caption=caption)
-    for i, c in enumerate(cols + ["bust", "quit", "went out"]):
+    for i, c in enumerate([*cols, "bust", "quit", "went out"]):
         table.add_column(c, justify="left" if i == 0 else "right")
     for key, r in report["results"].items():
         rates = [_pct(r.get("bust_rate")), _pct(r.get("quit_rate")), _pct(r.get("went_out_rate"))]
@@ -528,6 +538,7 @@ def print_run_files(run: Path, out: TextIO | None = None) -> None:
     """Say where the run's files are: its folder, TensorBoard events, best and final checkpoints."""
     best = run / "best.zip"
     about = "none (no periodic evaluation ran)"
+    side: dict[str, Any] = {}
     if best.is_file():
         side = read_sidecar(best) or {}
         score, steps = side.get("eval_score"), side.get("timesteps")
@@ -538,7 +549,7 @@ def print_run_files(run: Path, out: TextIO | None = None) -> None:
              ("best checkpoint", about),
              ("final checkpoint", str(run / "final.zip"))]
     if best.is_file():
-        lines.append(("play the best", f"lama-dice play --players {read_sidecar(best).get('num_players', 2)} "
+        lines.append(("play the best", f"lama-dice play --players {side.get('num_players', 2)} "
                                        f"--opponents ppo:{best}"))
     for name, where in lines:
         print(f"{name + ':':<20}{where}", file=out or sys.stdout)

@@ -46,6 +46,7 @@ class BenchError(LamaDiceError, ValueError):
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``bench`` options to ``p``."""
     p.add_argument("--quick", action="store_true", help="small sizes and one repeat: under a minute")
     p.add_argument("--json", metavar="OUT", default=None,
                    help="also write the results as JSON to OUT ('-' = standard output; the tables then go to stderr)")
@@ -72,6 +73,7 @@ def _import_suite() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the benchmark suite and print its tables (optionally its JSON); return the exit status."""
     if args.repeats is not None and args.repeats < 1:
         raise BenchError(f"--repeats must be at least 1, got {args.repeats}")
     if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
@@ -149,7 +151,7 @@ def render(console: Any, report: dict[str, Any]) -> None:
                  "leduc": "leduc_holdem_v4.env()", "engine": "LamaGame alone (no env)"}
         for k, r in a["results"].items():
             t.add_row(names.get(k, k), _n(r["per_s"]), _n(r["per_cpu_s"]), f"{_n(r['us_per_unit'], 1)} µs/step")
-        for k, r in a["ratios"].items():
+        for r in a["ratios"].values():
             t.add_row(f"ratio {r['of']} / {r['over']}", _x(r["ratio"]), _x(r["ratio_cpu"]),
                       f"target ≥ {r['target']:g}x" if "target" in r else "")
         console.print(t)
@@ -164,7 +166,7 @@ def render(console: Any, report: dict[str, Any]) -> None:
                  "kernel": "batched kernel alone (play_batch)", "python_backend": "evaluate(backend='python')"}
         for k, r in e["results"].items():
             t.add_row(names.get(k, k), _n(r["per_s"]), _n(r["per_cpu_s"]), "")
-        for k, r in e["ratios"].items():
+        for r in e["ratios"].values():
             t.add_row(f"ratio {r['of']} / {r['over']}", _x(r["ratio"]), _x(r["ratio_cpu"]),
                       f"target ≥ {r['target']:g}x" if "target" in r else "")
         if "kernel_load" in sec:
@@ -241,7 +243,7 @@ def render(console: Any, report: dict[str, Any]) -> None:
                                           f"displays (first run {so['first_run_s']:.2f} s)")
     if "memory" in sec:
         m = sec["memory"]
-        for b, r in m.items():
+        for r in m.values():
             if isinstance(r, dict):
                 other.append(f"peak memory, {m['games']:,}-game evaluation ({r['backend']} backend, fresh process): "
                              f"max RSS {r['maxrss_after_kib'] / 1024:.0f} MiB ({r['maxrss_before_kib'] / 1024:.0f} "

@@ -21,12 +21,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lama_dice.evaluation.evaluate import EvalResult
+    from lama_dice.evaluation.league import LeagueResult
 
 HELP = "play agents against each other and report win rates with confidence intervals"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``evaluate`` options to ``p`` (its epilog lists the agent specs)."""
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--agents", nargs="+", metavar="SPEC",
                      help="one agent spec per seat (see 'Agent specs' below)")
@@ -50,7 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
                    help="a rules-config field, e.g. --rule end_threshold=20 --rule triple_llama=also_match")
     p.add_argument("--backend", choices=("auto", "python", "fast"), default="auto",
-                   help="auto (default): the compiled fast engine when it supports the agents; python: the rules engine")
+                   help="auto (default): the compiled fast engine when it supports the agents; "
+                        "python: the rules engine")
     p.add_argument("--chunk-size", type=int, default=None, metavar="C",
                    help="games played in lockstep / per worker task (default 128; part of what the result depends on)")
     p.add_argument("--solo-values", action="store_true",
@@ -65,7 +71,7 @@ def _specs_epilog() -> str:
         from lama_dice.agents.registry import agent_specs_help
 
         return "Agent specs:\n" + agent_specs_help()
-    except Exception:  # noqa: BLE001 - help text only; never break --help
+    except Exception:  # help text only; never break --help
         return ""
 
 
@@ -86,8 +92,9 @@ def parse_rules(items: list[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lama_env.rules import RulesConfig
+    """Play the evaluation or league, print the table (optionally JSON, plot, saved games); return the exit status."""
     from lama_dice.evaluation.evaluate import DEFAULT_CHUNK_SIZE, EvaluationError
+    from lama_env.rules import RulesConfig
 
     rules = RulesConfig.from_dict(parse_rules(args.rule))
     if args.players is not None and not 1 <= args.players <= 6:
@@ -102,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     common = dict(seed=args.seed, workers=args.workers, rules=rules, progress=not args.no_progress,
                   save_games=args.save_games, backend=args.backend, save_sample=args.save_sample,
                   chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)
+    result: EvalResult | LeagueResult
     if args.league is not None:
         from lama_dice.evaluation.league import league
 
@@ -161,7 +169,7 @@ def _num(x: float | None, digits: int = 2) -> str:
 
 
 def _ci(lo: float, hi: float) -> str:
-    return f"{100 * lo:.1f}–{100 * hi:.1f}%"
+    return f"{100 * lo:.1f}–{100 * hi:.1f}%"  # noqa: RUF001 - the en dash of a range is meant
 
 
 def _agent_width(agents: Any) -> int:
@@ -218,13 +226,13 @@ def _render_league(console: Any, result: Any) -> None:
     t.add_column("", justify="right", no_wrap=True)
     t.add_column("agent", min_width=_agent_width(result.entries), overflow="fold")
     t.add_column("mu", justify="right", no_wrap=True)
-    t.add_column("σ", justify="right", no_wrap=True)
-    t.add_column("mu-3σ", justify="right", no_wrap=True)
+    t.add_column("σ", justify="right", no_wrap=True)  # noqa: RUF001 - Greek sigma (the rating's) is meant
+    t.add_column("mu-3σ", justify="right", no_wrap=True)  # noqa: RUF001 - Greek sigma is meant
     t.add_column("games", justify="right", no_wrap=True)
     t.add_column("win", justify="right", no_wrap=True)
     t.add_column("95% CI", justify="right", no_wrap=True)
     t.add_column("rank" if multi else "final", justify="right", no_wrap=True)
-    solo = {id(e): v for e, v in zip(result.entries, result.solo)} if result.solo else None
+    solo = {id(e): v for e, v in zip(result.entries, result.solo, strict=True)} if result.solo else None
     if solo:
         t.add_column("solo pts/rd", justify="right", no_wrap=True)
     for r, e in enumerate(result.ranking(), 1):
@@ -246,7 +254,7 @@ def _render_league(console: Any, result: Any) -> None:
         for i, e in enumerate(result.entries):
             m.add_row(f"{i}: {e.spec}", *[_pct(x) if x is not None else "" for x in result.pairwise[i]])
         console.print(m)
-    console.print("OpenSkill Plackett-Luce ratings, sorted by mu - 3σ; ties share a rank and the win; "
+    console.print("OpenSkill Plackett-Luce ratings, sorted by mu - 3σ; ties share a rank and the win; "  # noqa: RUF001 - sigma
                   "95% CI: Wilson; " + ("rank: mean place (1 = best)" if multi else "final: mean final total")
                   + ("; solo pts/rd: expected round points in the solo variant, exact (3 decimals) or "
                      "measured ±se" if solo else ""),

@@ -21,6 +21,7 @@ HELP = "play against agents in the terminal"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``play`` options to ``p``."""
     p.add_argument("--players", type=int, default=None, metavar="N",
                    help="number of players, you included (1..6; default: one more than the opponent specs, or 2)")
     p.add_argument("--opponents", nargs="+", default=None, metavar="SPEC",
@@ -33,10 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Play a game in the terminal against the opponents; return its exit status."""
     from rich.console import Console
 
-    from lama_env.engine import LamaGame
     from lama_dice.cli.play import TerminalGame, make_opponents, player_names, resolve_seats
+    from lama_env.engine import LamaGame
 
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)

@@ -14,16 +14,18 @@ HELP = "show a game record turn by turn"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``show`` arguments to ``p``."""
     p.add_argument("record", help="path to a lama-dice-record/1 JSON file ('-' for standard input)")
     p.add_argument("--step", action="store_true", help="wait for Enter between turns (q + Enter stops)")
 
 
 def run(args: argparse.Namespace, stdin=None, console=None) -> int:
+    """Show a record file turn by turn (``stdin``, ``console``: for tests); return 0, or 1 for an illegal record."""
     from rich.console import Console
 
-    from lama_env.record import replay
     from lama_dice.cli.recordfile import load_record_file
     from lama_dice.cli.tui import show_record
+    from lama_env.record import replay
 
     rec, fault = load_record_file(args.record)
     result = fault if fault is not None else replay(rec)

@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import sys
+from typing import cast
 
 HELP = "solve the solo round exactly; compare heuristics with the optimum"
 
@@ -29,6 +30,7 @@ POLICY_SPECS: tuple[str, ...] = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``solve`` options to ``p``."""
     p.add_argument("--triple-llama", choices=("chip_only", "also_match"), default="chip_only",
                    help="what a triple llama does (default: chip_only)")
     p.add_argument("--no-must-discard", action="store_true",
@@ -41,13 +43,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def solve(rules, specs=POLICY_SPECS) -> dict:
     """The solve report of ``rules`` as a JSON-ready dict (infinite values become None)."""
     from lama_dice.agents.registry import make_agent
-    from lama_dice.agents.solver import SoloSolver
+    from lama_dice.agents.solver import SoloPolicy, SoloSolver
 
     solver = SoloSolver(rules)
     optimum = solver.expected_round_points()
     policies = {}
     for spec in specs:
-        v = solver.policy_value(make_agent(spec))
+        # the specs compared are rule-based agents, which implement SoloPolicy (wants_quit, choose_discard)
+        v = solver.policy_value(cast(SoloPolicy, make_agent(spec)))
         policies[spec] = v if math.isfinite(v) else None
     return {
         "rules": rules.to_dict(),
@@ -58,6 +61,7 @@ def solve(rules, specs=POLICY_SPECS) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Solve the solo round under the given rules and print the table or JSON; return the exit status."""
     from lama_env.rules import RulesConfig
 
     rules = RulesConfig(triple_llama=args.triple_llama, must_discard=not args.no_must_discard,

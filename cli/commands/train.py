@@ -20,6 +20,7 @@ HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``train`` arguments and options to ``p``."""
     p.add_argument("config", metavar="CONFIG", help="a training config file (YAML), or the name of a shipped "
                    "config: default, solo, ppo_2p, ppo_4p, 2p_selfplay, 4p_selfplay, 2p_vs_heuristics, rllib_2p, smoke")
     p.add_argument("--run-dir", metavar="DIR", default=None,
@@ -36,6 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Train from the config (SB3 or RLlib pipeline), or with ``--check`` print it resolved; return the exit status."""
     from lama_dice.train.config import resolve_config
     from lama_dice.train.rllib.config import is_rllib_config
 

@@ -37,7 +37,8 @@ with a one-line message that names the key.
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Literal, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -76,31 +77,38 @@ class RLlibConfigError(ConfigError):
 class RLlibEnvConfig(EnvSection):
     """The PettingZoo env ``lama_dice_v0`` (see :func:`lama_env.lama_dice_v0.env`)."""
 
-    auto_forced: bool = Field(False, description="apply decisions with a single legal action automatically")
-    max_rounds: int | None = Field(None, ge=1, description="truncate an episode after this many rounds")
-    rules: Rules
+    auto_forced: bool = Field(default=False, description="apply decisions with a single legal action automatically")
+    max_rounds: int | None = Field(default=None, ge=1, description="truncate an episode after this many rounds")
+    rules: Rules = Field(default_factory=dict)  # repeated here for mypy, which sees no default in Annotated
 
 
 class RLlibSelfPlayConfig(Section):
     """Self-play: every learner seat is the shared module ``main``."""
 
-    weight: float = Field(1.0, ge=0, le=1, description="probability that a non-learner seat is the shared policy "
-                                                       "itself rather than an opponent (when opponents are listed)")
+    weight: float = Field(default=1.0, ge=0, le=1,
+                          description="probability that a non-learner seat is the shared policy itself rather than "
+                                      "an opponent (when opponents are listed)")
 
 
 class RayConfig(Section):
     """Where and how wide RLlib runs."""
 
-    address: str | None = Field(None, description="null: ray.init() on this machine; 'auto' or 'ray://HEAD:10001': an existing cluster")
-    num_cpus: int | None = Field(None, ge=1, description="local only: CPUs Ray may use (null: all)")
-    num_env_runners: int = Field(1, ge=0, description="sampling worker processes (0: sample in the driver)")
-    num_envs_per_env_runner: int = Field(8, ge=1, description="envs stepped together by each env runner "
-                                                              "(one batched forward pass for all: ~3x the steps/s of 1)")
-    num_cpus_per_env_runner: float = Field(1, ge=0, description="CPUs reserved per env runner")
-    num_learners: int = Field(0, ge=0, description="learner workers (0: learn in the driver)")
-    num_gpus_per_learner: float = Field(0, ge=0, description="GPUs per learner")
-    rollout_fragment_length: int | Literal["auto"] = Field("auto", description="steps per env runner per sample call")
-    runtime_env: dict[str, Any] | None = Field(None, description="ray.init runtime_env (e.g. pip packages for the cluster's workers)")
+    address: str | None = Field(default=None,
+                                description="null: ray.init() on this machine; 'auto' or 'ray://HEAD:10001': an "
+                                            "existing cluster")
+    num_cpus: int | None = Field(default=None, ge=1, description="local only: CPUs Ray may use (null: all)")
+    num_env_runners: int = Field(default=1, ge=0, description="sampling worker processes (0: sample in the driver)")
+    num_envs_per_env_runner: int = Field(default=8, ge=1,
+                                         description="envs stepped together by each env runner (one batched forward "
+                                                     "pass for all: ~3x the steps/s of 1)")
+    num_cpus_per_env_runner: float = Field(default=1, ge=0, description="CPUs reserved per env runner")
+    num_learners: int = Field(default=0, ge=0, description="learner workers (0: learn in the driver)")
+    num_gpus_per_learner: float = Field(default=0, ge=0, description="GPUs per learner")
+    rollout_fragment_length: int | Literal["auto"] = Field(default="auto",
+                                                           description="steps per env runner per sample call")
+    runtime_env: dict[str, Any] | None = Field(default=None,
+                                               description="ray.init runtime_env (e.g. pip packages for the cluster's "
+                                                           "workers)")
 
     @field_validator("rollout_fragment_length")
     @classmethod
@@ -113,27 +121,29 @@ class RayConfig(Section):
 class RLlibPPOConfig(Section):
     """PPO hyperparameters (RLlib's names)."""
 
-    lr: float = Field(3e-4, gt=0, description="Adam step size")
-    train_batch_size: int = Field(4000, ge=2, description="env steps per training iteration (train_batch_size_per_learner)")
-    minibatch_size: int = Field(256, ge=1, description="SGD minibatch size")
-    num_epochs: int = Field(10, ge=1, description="passes over each batch")
-    gamma: float = Field(1.0, ge=0, le=1, description="discount")
-    lambda_: float = Field(0.95, ge=0, le=1, alias="lambda", description="GAE lambda")
-    clip_param: float = Field(0.2, gt=0, description="PPO clip range")
-    vf_clip_param: float = Field(10.0, gt=0, description="value-function clip range")
-    entropy_coeff: float = Field(0.01, ge=0, description="entropy bonus")
-    vf_loss_coeff: float = Field(0.5, ge=0, description="value-loss weight")
-    grad_clip: float | None = Field(0.5, gt=0, description="global gradient-norm clip (null: none)")
-    use_kl_loss: bool = Field(False, description="add RLlib's adaptive KL penalty")
-    kl_coeff: float = Field(0.2, ge=0, description="initial KL coefficient (with use_kl_loss)")
+    lr: float = Field(default=3e-4, gt=0, description="Adam step size")
+    train_batch_size: int = Field(default=4000, ge=2,
+                                  description="env steps per training iteration (train_batch_size_per_learner)")
+    minibatch_size: int = Field(default=256, ge=1, description="SGD minibatch size")
+    num_epochs: int = Field(default=10, ge=1, description="passes over each batch")
+    gamma: float = Field(default=1.0, ge=0, le=1, description="discount")
+    lambda_: float = Field(default=0.95, ge=0, le=1, alias="lambda", description="GAE lambda")
+    clip_param: float = Field(default=0.2, gt=0, description="PPO clip range")
+    vf_clip_param: float = Field(default=10.0, gt=0, description="value-function clip range")
+    entropy_coeff: float = Field(default=0.01, ge=0, description="entropy bonus")
+    vf_loss_coeff: float = Field(default=0.5, ge=0, description="value-loss weight")
+    grad_clip: float | None = Field(default=0.5, gt=0, description="global gradient-norm clip (null: none)")
+    use_kl_loss: bool = Field(default=False, description="add RLlib's adaptive KL penalty")
+    kl_coeff: float = Field(default=0.2, ge=0, description="initial KL coefficient (with use_kl_loss)")
 
 
 class RLlibModelConfig(Section):
     """The MLP of the RLModule."""
 
     hidden: list[int] = Field(default_factory=lambda: [128, 128], min_length=1, description="hidden layer sizes")
-    activation: Literal["tanh", "relu", "elu", "swish", "linear"] = Field("tanh", description="hidden activation")
-    vf_share_layers: bool = Field(False, description="share the hidden layers between policy and value")
+    activation: Literal["tanh", "relu", "elu", "swish", "linear"] = Field(default="tanh",
+                                                                          description="hidden activation")
+    vf_share_layers: bool = Field(default=False, description="share the hidden layers between policy and value")
 
     @field_validator("hidden")
     @classmethod
@@ -146,15 +156,15 @@ class RLlibModelConfig(Section):
 class RLlibEvalConfig(EvalSection):
     """Evaluation with the project's harness (:func:`lama_dice.evaluation.evaluate.evaluate`), counted in iterations."""
 
-    every: int = Field(0, ge=0, description="iterations between evaluations (0: only the final one)")
-    games: int = Field(200, ge=1, description="games per opponent at each periodic evaluation")
-    final_games: int = Field(1000, ge=0, description="games per opponent in the final evaluation (0: none)")
+    every: int = Field(default=0, ge=0, description="iterations between evaluations (0: only the final one)")
+    games: int = Field(default=200, ge=1, description="games per opponent at each periodic evaluation")
+    final_games: int = Field(default=1000, ge=0, description="games per opponent in the final evaluation (0: none)")
 
 
 class RLlibCheckpointConfig(Section):
     """Periodic RLlib checkpoints in ``checkpoints/iter-N`` (``final/`` is always written)."""
 
-    every: int = Field(10, ge=0, description="iterations between checkpoints (0: only final/)")
+    every: int = Field(default=10, ge=0, description="iterations between checkpoints (0: only final/)")
 
 
 class RLlibTrainConfig(RunConfig):
@@ -163,10 +173,11 @@ class RLlibTrainConfig(RunConfig):
     config_error: ClassVar[type[ConfigError]] = RLlibConfigError
 
     algorithm: Literal["rllib-ppo"] = Field(description="selects this trainer")
-    name: str = Field("rllib", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$", description="run name (the run folder's prefix)")
-    description: str = Field("", description="free text")
-    seed: int = Field(0, ge=0, description="seed of RLlib and the env's opponent draws")
-    iterations: int = Field(100, ge=1, description="training iterations (algo.train() calls)")
+    name: str = Field(default="rllib", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$",
+                      description="run name (the run folder's prefix)")
+    description: str = Field(default="", description="free text")
+    seed: int = Field(default=0, ge=0, description="seed of RLlib and the env's opponent draws")
+    iterations: int = Field(default=100, ge=1, description="training iterations (algo.train() calls)")
     env: RLlibEnvConfig = Field(default_factory=RLlibEnvConfig)
     opponents: list[OpponentConfig] = Field(default_factory=list,
                                             description="seats played inside the env, drawn per seat and episode")
@@ -180,7 +191,7 @@ class RLlibTrainConfig(RunConfig):
     _opponent_shorthand = field_validator("opponents", mode="before")(opponent_shorthand)
 
     @model_validator(mode="after")
-    def _check_consistency(self) -> "RLlibTrainConfig":
+    def _check_consistency(self) -> RLlibTrainConfig:
         if self.env.num_players == 1 and self.opponents:
             raise ConfigKeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
         if self.ppo.minibatch_size > self.ppo.train_batch_size:

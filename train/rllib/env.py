@@ -11,7 +11,8 @@ extra is installed.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
@@ -53,6 +54,7 @@ class LamaDiceRLlibEnv(PettingZooEnv):
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        """Build the AEC env and the opponents from ``config`` (see the class docstring for its keys)."""
         from lama_dice.agents.registry import make_agent
         from lama_env import lama_dice_v0
 
@@ -86,7 +88,7 @@ class LamaDiceRLlibEnv(PettingZooEnv):
             self.env.reset(seed=seed, options=options)
             seed = None  # a re-deal continues the same stream
             self._draw_seats()
-            obs, rew, term, trunc, info = self._collect()
+            obs, _rew, term, trunc, _info = self._collect()
             if obs and not term["__all__"] and not trunc["__all__"]:
                 return obs, {}
         raise RuntimeError("lama_dice_v0: the opponents ended 100 episodes before the learner acted")

@@ -19,7 +19,8 @@ the rest of this module imports without the ``rllib`` extra.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .config import MODULE_ID
 

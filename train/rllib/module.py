@@ -26,7 +26,8 @@ This module imports ray and torch at import time: import it only where the
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import torch
@@ -69,6 +70,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     """
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        """Check the ``Dict`` space and build the module for its ``"observation"`` part."""
         if not (isinstance(observation_space, gym.spaces.Dict)
                 and OBS_KEY in observation_space.spaces and MASK_KEY in observation_space.spaces):
             raise ValueError(
@@ -78,6 +80,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
 
     def setup(self) -> None:
+        """Build the networks (RLlib's PPO setup), then report the full ``Dict`` observation space."""
         # The catalog builds the encoder for the vector part; afterwards the
         # module reports the full Dict space (what the env runners hand it).
         super().setup()
@@ -110,6 +113,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         return self._mask(super()._forward_train(inner, **kwargs), mask)
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
+        """The value estimates of ``batch`` (its observation vector; the mask is not needed)."""
         inner, _ = self._split(batch)
         return super().compute_values(inner, embeddings)
 

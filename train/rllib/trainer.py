@@ -48,9 +48,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from lama_env.errors import LamaDiceError
 
@@ -178,7 +179,8 @@ def train(cfg: RLlibTrainConfig, *, run_dir: str | os.PathLike | None = None, it
     Args:
         cfg: the validated config.
         run_dir: the run folder (default ``runs_root/NAME-YYYYmmdd-HHMMSS``); it must be new or empty.
-        iterations, seed: override the config's.
+        iterations: overrides the config's ``iterations`` (None: keep it).
+        seed: overrides the config's ``seed`` (None: keep it).
         runs_root: parent of new run folders.
         quiet: print nothing.
         log: where progress lines go (default stderr).
