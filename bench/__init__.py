@@ -12,5 +12,5 @@ Modules:
 * ``naive_engine.py``, ``engine_speed.py``: the newcomer-style baseline and a standalone
   engine comparison script.
 
-The folder is part of the source checkout, not of the installed package.
+It ships as ``lama_dice.bench``; the PettingZoo baselines need the ``bench`` extra.
 """

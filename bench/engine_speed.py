@@ -11,8 +11,8 @@ from the cache (what every later process pays on its first call).
 
 Usage::
 
-    python bench/engine_speed.py                      # about a minute on a quiet core
-    python bench/engine_speed.py --repeats 5 --json bench-results/engine_speed.json
+    python -m lama_dice.bench.engine_speed                      # about a minute on a quiet core
+    python -m lama_dice.bench.engine_speed --repeats 5 --json bench-results/engine_speed.json
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ counted as 10).
 
 Usage::
 
-    python bench/naive_engine.py --games 2000 --seed 1
+    python -m lama_dice.bench.naive_engine --games 2000 --seed 1
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ import pytest
 
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import AgentSpecError
-from lama_env import actions as A
-from lama_env.errors import LamaDiceError
-from lama_env.record import replay
 from lama_dice.cli.main import main
 from lama_dice.evaluation.evaluate import (
     INDEX_FILE,
@@ -26,6 +23,9 @@ from lama_dice.evaluation.evaluate import (
     rotation_seating,
     run_games,
 )
+from lama_env import actions as A
+from lama_env.errors import LamaDiceError
+from lama_env.record import replay
 
 PY = {"backend": "python"}  # the scalar backend: what these tests are about
 
@@ -44,7 +44,7 @@ class FirstLegal(Policy):
 
     def act_batch(self, games, legals):
         self.batches.append(len(games))
-        return [l[0] for l in legals]
+        return [legal[0] for legal in legals]
 
 
 class QuitFirst(Policy):
@@ -357,3 +357,14 @@ def test_cli_errors_are_one_line(argv, match, capsys):
     assert rc == 2
     assert match in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_solo_table_reports_points_not_wins(capsys):
+    """A solo game is always "won": the table shows points per round with its interval, no win column."""
+    rc = main(["evaluate", "--players", "1", "--agents", "threshold:0.2", "--games", "40", "--seed", "0",
+               "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    header = next(line for line in out.splitlines() if "agent" in line and "pts/rd" in line)
+    assert "win" not in header.split() and "95% CI" in header
+    assert "100.0%" not in out and "1 player," in out

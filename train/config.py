@@ -516,7 +516,7 @@ def _valid_keys(root: type[BaseModel], loc: list[Any]) -> list[str]:
     return list(model.model_fields)
 
 
-#: The keys of each section with their descriptions (used by the README's table and ``--help``).
+#: The keys of each section with their descriptions (used by the table in docs/training.md and ``--help``).
 def describe_keys() -> list[tuple[str, str, str]]:
     """``(dotted key, default, description)`` for every config key."""
     rows: list[tuple[str, str, str]] = []

@@ -24,8 +24,10 @@ Also: the exact solver's solve time, peak memory of a 20,000-game
 evaluation, and throughput by batch size and by worker processes.
 
 Figures depend on the machine and its load (the JSON records the load
-average before and after).  Needs a source checkout: the benchmarks live in
-the repository's bench/ folder.
+average before and after).  The benchmarks ship with the package
+(``lama_dice.bench``); the PettingZoo baselines need the ``bench`` extra
+(``pip install "lama-dice[bench]"``: rlcard for leduc_holdem_v4, pygame for
+connect_four_v3); a section whose baseline is missing is skipped with a note.
 """
 
 from __future__ import annotations
@@ -60,13 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _import_suite() -> Any:
-    """``lama_dice.bench.suite`` from the source checkout this command belongs to."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "bench" / "suite.py").is_file():
-        raise BenchError(f"no benchmark suite: {root / 'bench'} is missing (lama-dice bench needs a source "
-                         "checkout of lama-dice)")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    """The benchmark suite (imported on demand: it pulls in torch and the baselines' envs)."""
     from lama_dice.bench import suite
 
     return suite

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,7 +182,7 @@ def _header(result: Any, what: str) -> str:
     default = type(result.rules)().to_dict()
     changed = {k: v for k, v in rules.items() if default.get(k) != v}
     rules_txt = ", ".join(f"{k}={v}" for k, v in changed.items()) or "default rules"
-    return (f"[bold]{what}[/bold]: {result.players} players, {result.games} games, seed {result.seed}, "
+    return (f"[bold]{what}[/bold]: {result.players} player{'s' if result.players != 1 else ''}, {result.games} games, seed {result.seed}, "
             f"{rules_txt}; {result.backend} backend, {result.elapsed_s:.2f} s "
             f"({result.games_per_s:,.0f} games/s)")
 
@@ -190,31 +191,44 @@ def _render_eval(console: Any, result: Any) -> None:
     from rich import box
     from rich.table import Table
 
+    solo = result.players == 1  # every solo game is "won": the measure is points per round
     multi = result.players > 2
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("agent", min_width=_agent_width(result.agents), overflow="fold")
-    t.add_column("win", justify="right", no_wrap=True)
-    t.add_column("95% CI", justify="right", no_wrap=True)
+    if not solo:
+        t.add_column("win", justify="right", no_wrap=True)
+        t.add_column("95% CI", justify="right", no_wrap=True)
     t.add_column("pts/rd", justify="right", no_wrap=True)
+    if solo:
+        t.add_column("95% CI", justify="right", no_wrap=True)
     t.add_column("final ±se", justify="right", no_wrap=True)
     if multi:
         t.add_column("rank", justify="right", no_wrap=True)
     t.add_column("bust", justify="right", no_wrap=True)
     t.add_column("out", justify="right", no_wrap=True)
     for i, a in enumerate(result.agents):
-        row = [str(i), a.spec, _pct(a.win_rate), _ci(*a.win_rate_ci95), _num(a.mean_points_per_round),
-               f"{_num(a.mean_final_points, 1)} ±{_num(a.final_points_se, 1)}"]
+        row = [str(i), a.spec]
+        if not solo:
+            row += [_pct(a.win_rate), _ci(*a.win_rate_ci95)]
+        row.append(_num(a.mean_points_per_round))
+        if solo:
+            lo, hi = a.points_per_round_ci95
+            row.append("-" if math.isnan(lo) or math.isnan(hi) else f"{lo:.2f}–{hi:.2f}")  # noqa: RUF001 - en dash
+        row.append(f"{_num(a.mean_final_points, 1)} ±{_num(a.final_points_se, 1)}")
         if multi:
             row.append(_num(a.mean_rank))
         row += [_pct(a.bust_rate), _pct(a.went_out_rate)]
         t.add_row(*row)
     console.print(_header(result, "evaluation"))
     console.print(t)
-    console.print(f"win: ties share the win ({result.tied_games} of {result.games} games tied); "
+    if solo:
+        legend = "solo: fewer points is better; pts/rd: mean round points with its 95% CI; final: mean final total"
+    else:
+        legend = (f"win: ties share the win ({result.tied_games} of {result.games} games tied); "
                   "95% CI: Wilson; pts/rd: mean round points; final: mean final total"
-                  + ("; rank: mean place (1 = best)" if multi else "")
-                  + "; bust, out: share of rounds busted / gone out", style="dim")
+                  + ("; rank: mean place (1 = best)" if multi else ""))
+    console.print(legend + "; bust, out: share of rounds busted / gone out", style="dim")
 
 
 def _render_league(console: Any, result: Any) -> None:
