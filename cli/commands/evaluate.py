@@ -182,7 +182,8 @@ def _header(result: Any, what: str) -> str:
     default = type(result.rules)().to_dict()
     changed = {k: v for k, v in rules.items() if default.get(k) != v}
     rules_txt = ", ".join(f"{k}={v}" for k, v in changed.items()) or "default rules"
-    return (f"[bold]{what}[/bold]: {result.players} player{'s' if result.players != 1 else ''}, {result.games} games, seed {result.seed}, "
+    players = f"{result.players} player{'s' if result.players != 1 else ''}"
+    return (f"[bold]{what}[/bold]: {players}, {result.games} games, seed {result.seed}, "
             f"{rules_txt}; {result.backend} backend, {result.elapsed_s:.2f} s "
             f"({result.games_per_s:,.0f} games/s)")
 
