@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import play_random
 
 from lama_dice.cli.main import main
-
-from conftest import play_random
 
 RULES_MD = Path(__file__).resolve().parents[1] / "docs" / "RULES.md"
 

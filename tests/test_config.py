@@ -66,7 +66,8 @@ BAD = [
     ("opponents: [random, threshold:abc]\n", "opponents[1].agent", "threshold:T"),
     ("opponents: [random]\neval: {opponents: [optimal, nobody]}\n", "eval.opponents[1]", "unknown agent spec"),
     ("opponents: ['ppo:/no/such/file.zip']\n", "opponents[0].agent", "does not exist"),
-    ("opponents: [random]\nselfplay: {enabled: true, initial: [/no/such/run]}\n", "selfplay.initial[0]", "does not exist"),
+    ("opponents: [random]\nselfplay: {enabled: true, initial: [/no/such/run]}\n", "selfplay.initial[0]",
+     "does not exist"),
 ]
 
 
@@ -144,7 +145,7 @@ def test_shipped_configs_resolve_by_name(tmp_path, monkeypatch):
     load_config(resolve_config("default"))  # valid
     (tmp_path / "default").write_text("seed: 1\n")  # a file of that name wins
     assert resolve_config("default") == Path("default")
-    with pytest.raises(ConfigError, match="no shipped config of that name.*shipped: .*default"):
+    with pytest.raises(ConfigError, match=r"no shipped config of that name.*shipped: .*default"):
         resolve_config("nonesuch")
     with pytest.raises(ConfigError, match="no config file"):
         resolve_config("some/dir/default.yaml")

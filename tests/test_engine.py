@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
+from conftest import counts, discard, discard_set, play_random, roll, scenario, take
 
 from lama_env import actions as A
 from lama_env.engine import GameSetupError, IllegalActionError, LamaGame, Phase, check_hands
 from lama_env.errors import LamaDiceError
 from lama_env.rules import DECK_COUNTS, RulesConfig
-
-from conftest import counts, discard, discard_set, play_random, roll, scenario, take
 
 TURN = (A.ROLL, A.QUIT)
 ALSO = RulesConfig(triple_llama="also_match")
@@ -182,9 +181,12 @@ def test_no_take_when_something_matches():
 # ------------------------------------------------------------ bust
 def test_bust_takes_the_whole_row_and_ends_the_round():
     g = scenario("112266", "126LL1")
-    roll(g, "345"); take(g, "3")
-    roll(g, "455"); take(g, "4")
-    roll(g, "455"); take(g, "5")  # player 0 holds no 4 / 5
+    roll(g, "345")
+    take(g, "3")
+    roll(g, "455")
+    take(g, "4")
+    roll(g, "455")
+    take(g, "5")  # player 0 holds no 4 / 5
     assert g.row == counts("L126")
     roll(g, "355")  # player 1 holds no 3 / 5 and the row has neither
     assert g.phase == Phase.ROUND_OVER and g.legal_actions() == ()
@@ -543,8 +545,10 @@ def test_record_false_plays_the_same_game():
 
 def test_to_record_holds_the_turns_and_the_deal():
     g = scenario("L33516", "22466L", start_points=[1, 2], start_player=1)
-    roll(g, "135"); take(g, "1")
-    roll(g, "345"); discard(g, "35")
+    roll(g, "135")
+    take(g, "1")
+    roll(g, "345")
+    discard(g, "35")
     roll(g, "LLL")
     g.step(A.QUIT)
     rec = g.to_record()

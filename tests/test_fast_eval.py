@@ -7,9 +7,9 @@ import pytest
 
 from lama_dice.agents.base import Policy, RandomPolicy
 from lama_dice.agents.registry import make_agent
+from lama_dice.evaluation import compiled as fast_eval
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig
-from lama_dice.evaluation import compiled as fast_eval
 
 evaluate_mod = pytest.importorskip("lama_dice.evaluation.evaluate", reason="train/evaluate.py is not there yet")
 GameOutcomes = evaluate_mod.GameOutcomes
@@ -98,7 +98,7 @@ def test_fast_and_python_backends_agree_statistically(agents, rules):
     n = len(agents)
     fast = evaluate(agents, games=6000, seed=3, rules=rules, backend="fast")
     slow = evaluate(agents, games=90 * n, seed=3, rules=rules, backend="python")
-    for f, s in zip(fast.agents, slow.agents):
+    for f, s in zip(fast.agents, slow.agents, strict=True):
         se = (f.final_points_se ** 2 + s.final_points_se ** 2) ** 0.5
         assert abs(f.mean_final_points - s.mean_final_points) < 5 * se, (f, s)
         p = f.win_rate

@@ -8,7 +8,7 @@ import gymnasium
 import numpy as np
 import pytest
 
-import lama_env  # noqa: F401  (registers LamaDice-v0)
+import lama_env
 from lama_dice.agents.base import Policy, RandomPolicy
 from lama_dice.agents.registry import AgentSpecError
 from lama_env import IllegalActionError
@@ -53,7 +53,7 @@ class Recorder(Policy):
 
 def test_registered_and_make():
     env = gymnasium.make("LamaDice-v0", num_players=3, opponents=["random"])
-    obs, info = env.reset(seed=0)
+    obs, _info = env.reset(seed=0)
     assert obs.shape == (observation_size(3),) and obs.dtype == np.float32
     assert isinstance(env.unwrapped, LamaDiceEnv)
     assert "LamaDice-v0" in gymnasium.registry
@@ -123,12 +123,12 @@ def test_points_reward_and_quit_count():
     env = LamaDiceEnv(num_players=3, reward="points")
     quits = 0
     rng = np.random.default_rng(5)
-    obs, info = env.reset(seed=5)
+    _obs, info = env.reset(seed=5)
     total = 0.0
     while True:
         a = int(rng.choice(np.flatnonzero(info["action_mask"])))
         quits += a == QUIT
-        obs, r, term, trunc, info = env.step(a)
+        _obs, r, term, trunc, info = env.step(a)
         total += r
         if term or trunc:
             break
@@ -180,12 +180,12 @@ def test_opponents_specs_and_policies():
 
 def test_illegal_action_lose_and_raise():
     env = LamaDiceEnv(num_players=2)
-    obs, info = env.reset(seed=0)
+    _obs, info = env.reset(seed=0)
     bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
     g = env.game
     before = g.result(), g.displays, g.phase
     with pytest.warns(IllegalMoveWarning, match="illegal action"):
-        obs, r, term, trunc, info = env.step(bad)
+        _obs, r, term, trunc, info = env.step(bad)
     assert (r, term, trunc, info["illegal_action"]) == (-1.0, True, False, True)
     assert info["episode_stats"]["win"] == 0 and info["episode_stats"]["illegal"] == 1
     assert (g.result(), g.displays, g.phase) == before
@@ -193,7 +193,7 @@ def test_illegal_action_lose_and_raise():
         env.step(ROLL)
 
     env = LamaDiceEnv(num_players=2, illegal="raise")
-    obs, info = env.reset(seed=0)
+    _obs, info = env.reset(seed=0)
     with pytest.raises(IllegalActionError, match="illegal action"):
         env.step(bad)
     env.step(ROLL)  # the episode goes on
@@ -216,9 +216,9 @@ def test_episode_round_and_auto_forced():
 def test_max_rounds_truncates():
     env = LamaDiceEnv(num_players=2, max_rounds=2, end_threshold=1000)
     rng = np.random.default_rng(0)
-    obs, info = env.reset(seed=0)
+    _obs, info = env.reset(seed=0)
     while True:
-        obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        _obs, _r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
         if term or trunc:
             break
     assert trunc and not term and info["episode_stats"]["rounds"] == 2
@@ -254,8 +254,8 @@ def test_vec_envs_and_maskable_ppo():
         for _ in range(30):
             masks = get_action_masks(vec)
             assert masks.shape == (2, 129) and masks.any(axis=1).all()
-            obs, rewards, dones, infos = vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
-            for done, info in zip(dones, infos):
+            obs, _rewards, dones, infos = vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+            for done, info in zip(dones, infos, strict=True):
                 assert not done or "episode_stats" in info
         vec.close()
     model = MaskablePPO("MlpPolicy", DummyVecEnv(fns), n_steps=32, batch_size=32, n_epochs=1, seed=0)

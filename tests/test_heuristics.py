@@ -144,7 +144,7 @@ def test_every_decision_follows_the_documented_rules(rules):
                 if g.phase == Phase.DISCARD:
                     assert A.discard_counts(a) == match_limits(d, g.dice)
                 elif g.phase == Phase.TAKE:
-                    def cost(f):
+                    def cost(f, d=d):
                         nd = list(d)
                         nd[f] += 1
                         return (score_display(nd) - score_display(d), 10 if f == 0 else f)

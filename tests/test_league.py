@@ -8,10 +8,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from lama_env.errors import LamaDiceError
-from lama_env.record import replay
 from lama_dice.cli.main import main
 from lama_dice.evaluation.league import league, league_seating
+from lama_env.errors import LamaDiceError
+from lama_env.record import replay
 
 PY = {"backend": "python"}
 
@@ -95,13 +95,13 @@ def test_cli_league(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["league"] is True and data["games"] == 12 and len(data["pairwise_win_rate"]) == 3
     shown = capsys.readouterr().out
-    assert "mu-3σ" in shown and "always-roll" in shown
+    assert "mu-3σ" in shown  # noqa: RUF001 -- the CLI prints a real sigma and "always-roll" in shown
 
 
 def test_solo_values_exact_for_heuristics_measured_otherwise():
     from lama_dice.agents.solver import solver_for
-    from lama_env.rules import RulesConfig
     from lama_dice.evaluation.league import solo_values
+    from lama_env.rules import RulesConfig
 
     vals = solo_values(["optimal", "threshold:0.2", "random"], games=30, seed=3)
     solver = solver_for(RulesConfig())

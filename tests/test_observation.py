@@ -109,7 +109,7 @@ def test_env_docstrings_link_the_docs_instead_of_copying_the_table():
 
 def test_concrete_table_offsets():
     rows = O.layout_table(3).splitlines()[2:]
-    for row, e in zip(rows, O.OBSERVATION_LAYOUT(3)):
+    for row, e in zip(rows, O.OBSERVATION_LAYOUT(3), strict=True):
         assert re.match(rf"\| `{e.name}` \| {e.start} \| {e.length} \|", row)
 
 

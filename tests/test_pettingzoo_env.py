@@ -23,7 +23,7 @@ def play(env, seed, rng=None, check=None):
     env.reset(seed=seed)
     returns = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
+        obs, reward, term, trunc, _info = env.last()
         returns[agent] += reward
         if term or trunc:
             env.step(None)
@@ -123,8 +123,8 @@ def test_points_reward_given_at_round_ends_only():
     env = lama_dice_v0.env(num_players=2, reward="points")
     env.reset(seed=1)
     rng = np.random.default_rng(1)
-    for agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
+    for _agent in env.agent_iter():
+        obs, _reward, term, trunc, _info = env.last()
         if term or trunc:
             env.step(None)
             continue

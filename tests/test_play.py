@@ -11,9 +11,6 @@ import pytest
 from rich.console import Console
 
 from lama_dice.agents.registry import registered
-from lama_env import actions as A
-from lama_env.engine import LamaGame, Phase
-from lama_env.record import iter_replay, replay
 from lama_dice.cli.main import main
 from lama_dice.cli.play import (
     PlayError,
@@ -24,6 +21,9 @@ from lama_dice.cli.play import (
     resolve_seats,
     write_record,
 )
+from lama_env import actions as A
+from lama_env.engine import LamaGame, Phase
+from lama_env.record import iter_replay, replay
 
 
 def keys(*cycle_of: str, n: int = 3000) -> io.StringIO:

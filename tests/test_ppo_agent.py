@@ -16,7 +16,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-import lama_env  # noqa: E402,F401  (registers LamaDice-v0)
+import lama_env  # noqa: E402  (registers LamaDice-v0)
 from lama_dice.agents.ppo import (  # noqa: E402
     CheckpointError,
     PPOPolicy,
@@ -26,11 +26,11 @@ from lama_dice.agents.ppo import (  # noqa: E402
     write_sidecar,
 )
 from lama_dice.agents.registry import make_agent  # noqa: E402
+from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
+from lama_env.actions import NUM_ACTIONS  # noqa: E402
 from lama_env.engine import LamaGame, Phase  # noqa: E402
 from lama_env.errors import LamaDiceError  # noqa: E402
-from lama_env.actions import NUM_ACTIONS  # noqa: E402
 from lama_env.observation import encode, observation_size  # noqa: E402
-from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
 
 
 def _save_untrained(path: Path, num_players: int, seed: int = 0, sidecar: bool = True) -> Path:
@@ -92,7 +92,7 @@ def test_act_batch_is_one_act_per_game(ckpt2):
     agent = PPOPolicy(ckpt2)
     games = _states(2, 200, seed=5)
     legals = [g.legal_actions() for g in games]
-    assert agent.act_batch(games, legals) == [agent.act(g, l) for g, l in zip(games, legals)]
+    assert agent.act_batch(games, legals) == [agent.act(g, legal) for g, legal in zip(games, legals, strict=True)]
     assert agent.act_batch([], []) == []
 
 

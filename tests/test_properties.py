@@ -3,6 +3,7 @@
 import random
 
 import numpy as np
+from conftest import play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,8 +11,6 @@ from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.record import replay
 from lama_env.rules import DECK_COUNTS, RulesConfig
-
-from conftest import play_random
 
 MAX_STEPS_PER_ROUND = 2000
 MAX_ROUNDS = 60

@@ -6,13 +6,12 @@ Illegal records are legal records produced by the engine, then mutated.
 import copy
 
 import pytest
+from conftest import discard, play_random, roll, scenario, take
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame
 from lama_env.record import RecordError, replay, replay_game
 from lama_env.rules import RulesConfig
-
-from conftest import discard, play_random, roll, scenario, take
 
 
 def two_round_game() -> LamaGame:
@@ -24,15 +23,20 @@ def two_round_game() -> LamaGame:
                        t3 p0 roll 355: bust                         -> points 23, 17
     """
     g = scenario("L33516", "2246L6")
-    roll(g, "345"); discard(g, "35")
-    roll(g, "135"); take(g, "1")
+    roll(g, "345")
+    discard(g, "35")
+    roll(g, "135")
+    take(g, "1")
     roll(g, "LLL")
     g.step(A.QUIT)
     g.step(A.QUIT)
     g.next_round(hands=[list("126LL1"), list("112266")])
-    roll(g, "345"); take(g, "3")
-    roll(g, "455"); take(g, "4")
-    roll(g, "455"); take(g, "5")
+    roll(g, "345")
+    take(g, "3")
+    roll(g, "455")
+    take(g, "4")
+    roll(g, "455")
+    take(g, "5")
     roll(g, "355")
     return g
 
@@ -101,7 +105,8 @@ def test_unfinished_last_round_counts_triple_llama_chips():
     g = scenario("L33516", "2246L6", start_points=[15, 7])
     roll(g, "LLL")
     roll(g, "LLL")
-    roll(g, "345"); discard(g, "3")
+    roll(g, "345")
+    discard(g, "3")
     res = replay(g.to_record())
     assert res == {
         "valid": True,
@@ -123,8 +128,10 @@ def test_non_default_rules_are_applied():
     rules = RulesConfig(triple_llama="also_match", must_discard=False, end_threshold=15,
                         dice=(tuple("LLLLLL"), tuple("1234LL"), tuple("3456LL")))
     g = scenario("LL3516", "2246L6", rules=rules, start_points=[11, 0])
-    roll(g, "LLL"); discard(g, "L")  # also_match: the llamas discard after the chip
-    roll(g, "L4L"); discard(g, "")  # must_discard false
+    roll(g, "LLL")
+    discard(g, "L")  # also_match: the llamas discard after the chip
+    roll(g, "L4L")
+    discard(g, "")  # must_discard false
     rec = g.to_record()
     assert rec["rules"]["dice"][0] == ["L"] * 6
     assert turn(rec, 0, 0)["discard"] == ["L"] and turn(rec, 0, 1)["discard"] == []

@@ -16,10 +16,10 @@ import pytest
 
 from lama_dice.agents.registry import make_agent
 from lama_dice.agents.rllib_agent import RLlibCheckpointError, RLlibMissingError
-from lama_env.actions import NUM_ACTIONS
-from lama_env.rules import winners
 from lama_dice.train.rllib.config import RLlibConfigError, is_rllib_config, load_rllib_config, parse_rllib_config
 from lama_dice.train.rllib.metrics import GAME_METRICS, game_scalars
+from lama_env.actions import NUM_ACTIONS
+from lama_env.rules import winners
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_RAY = importlib.util.find_spec("ray") is not None and importlib.util.find_spec("ray.rllib") is not None
@@ -175,7 +175,8 @@ def test_env_hides_opponents_and_reports_game_stats(env_cfg):
         # every bust is credited to exactly one seat
         assert sum(i["episode_stats"]["busts"] for i in info.values()) <= sum(r["ended_by"] == "bust" for r in results)
         if not opponents:
-            assert sum(i["episode_stats"]["busts"] for i in info.values()) == sum(r["ended_by"] == "bust" for r in results)
+            assert (sum(i["episode_stats"]["busts"] for i in info.values())
+                    == sum(r["ended_by"] == "bust" for r in results))
     if env_cfg.get("selfplay_weight") == 0.0:
         assert len(env._visible) == 1  # one learner seat, the others played inside the env
 
@@ -185,8 +186,8 @@ def test_masked_module_never_picks_an_illegal_action():
     import gymnasium as gym
     import torch
 
-    from lama_env.observation import observation_size
     from lama_dice.train.rllib.module import module_spec
+    from lama_env.observation import observation_size
 
     size = observation_size(2)
     space = gym.spaces.Dict({"observation": gym.spaces.Box(0.0, 1.0, (size,), np.float32),

@@ -4,6 +4,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from conftest import counts
 
 from lama_env import actions as A
 from lama_env.errors import LamaDiceError
@@ -18,8 +19,6 @@ from lama_env.rules import (
     score_display,
     winners,
 )
-
-from conftest import counts
 
 
 # ------------------------------------------------------------- components

@@ -48,7 +48,7 @@ def section(text: str, heading: str) -> str:
     """The text of the section under ``heading`` (up to the next heading of the same or a higher level)."""
     level = len(heading) - len(heading.lstrip("#"))
     start = text.index(heading + "\n")
-    nxt = re.compile(r"^#{1,%d} " % level, re.M).search(text, start + len(heading) + 1)
+    nxt = re.compile(rf"^#{{1,{level}}} ", re.M).search(text, start + len(heading) + 1)
     return text[start:nxt.start() if nxt else len(text)]
 
 
@@ -74,7 +74,7 @@ def test_every_example_is_rendered_with_its_record_and_result():
     assert len(cases) >= 8
     blocks = json_blocks(block)
     assert len(blocks) == 2 * len(cases)
-    for case, record, expect in zip(cases, blocks[0::2], blocks[1::2]):
+    for case, record, expect in zip(cases, blocks[0::2], blocks[1::2], strict=True):
         assert f"### Example `{case['name']}`" in block
         assert record == case["record"] and expect == case["expect"]
 

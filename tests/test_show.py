@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from lama_env.engine import LamaGame
-from lama_env.record import iter_replay, replay
-from lama_dice.cli.main import main
 from lama_dice.cli.commands import show as show_cmd
+from lama_dice.cli.main import main
 from lama_dice.cli.play import TerminalGame, make_opponents, player_names, resolve_seats
 from lama_dice.cli.tui import show_record
+from lama_env.engine import LamaGame
+from lama_env.record import iter_replay, replay
 
 EXAMPLES = Path(__file__).resolve().parent / "data" / "examples.json"
 CASES = json.loads(EXAMPLES.read_text())

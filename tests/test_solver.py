@@ -1,5 +1,8 @@
-"""The exact solo solver: hand-checked values, an independent value iteration, the optimum
-against the heuristics, and simulated play with the engine."""
+"""The exact solo solver, checked several ways.
+
+Hand-checked values, an independent value iteration, the optimum against the
+heuristics, and simulated play with the engine.
+"""
 
 from __future__ import annotations
 
@@ -141,7 +144,7 @@ def value_iteration(rules: RulesConfig, max_cards: int, sweeps: int) -> dict:
         for dice, p in roll_distribution(rules):
             kind, legal = resolve_roll(d, FULL_ROW, dice, last_player=True, rules=rules)
             if kind == "discard":
-                out.append((p, [tuple(x - y for x, y in zip(d, A.discard_counts(a))) for a in legal]))
+                out.append((p, [tuple(x - y for x, y in zip(d, A.discard_counts(a), strict=True)) for a in legal]))
             elif kind == "triple_llama":
                 out.append((p, [d]))
             else:
@@ -166,7 +169,7 @@ def test_solver_matches_value_iteration(rules):
 def test_deal_distribution():
     deals = deal_distribution()
     assert sum(p for _, p in deals) == pytest.approx(1.0, abs=1e-12)
-    assert all(sum(h) == 6 and all(c <= m for c, m in zip(h, DECK_COUNTS)) for h, _ in deals)
+    assert all(sum(h) == 6 and all(c <= m for c, m in zip(h, DECK_COUNTS, strict=True)) for h, _ in deals)
     probs = dict(deals)
     assert probs[(6, 0, 0, 0, 0, 0, 0)] == pytest.approx(1 / math.comb(36, 6))
     # one card of each number: 5^6 ways

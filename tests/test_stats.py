@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lama_env.rules import winners
 from lama_dice.evaluation.stats import fractional_ranks, mean_se, tied_games, wilson_interval, win_shares, z_value
+from lama_env.rules import winners
 
 
 def test_z_value():
@@ -101,7 +101,7 @@ def test_win_shares_agree_with_rules(rows):
     """The vectorised winners are exactly the engine's rules.winners, each row sums to one win."""
     totals = np.array(rows)
     shares = win_shares(totals)
-    for row, sh in zip(rows, shares):
+    for row, sh in zip(rows, shares, strict=True):
         w = winners(list(row))
         assert [i for i, s in enumerate(sh) if s > 0] == w
         assert sh.sum() == pytest.approx(1.0)

@@ -14,17 +14,17 @@ import yaml
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("tensorboard")
 
-from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from lama_dice.agents.ppo import CheckpointError, PPOPolicy, read_sidecar  # noqa: E402
-from lama_dice.agents.registry import make_agent  # noqa: E402
-from lama_env.engine import LamaGame  # noqa: E402
-from lama_dice.train.config import ConfigError, load_config, parse_config  # noqa: E402
-from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
-from lama_dice.train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec  # noqa: E402
-from lama_dice.train.runs import RunDirError  # noqa: E402
-from lama_dice.train.trainer import make_vec_env, train  # noqa: E402
+from lama_dice.agents.ppo import CheckpointError, PPOPolicy, read_sidecar
+from lama_dice.agents.registry import make_agent
+from lama_dice.evaluation.evaluate import evaluate
+from lama_dice.train.config import ConfigError, load_config, parse_config
+from lama_dice.train.runs import RunDirError
+from lama_dice.train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
+from lama_dice.train.trainer import make_vec_env, train
+from lama_env.engine import LamaGame
 
 SMOKE = Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml"
 
@@ -254,7 +254,8 @@ def test_python_m_train_is_the_train_command(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "train", str(bad)], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == f"lama-dice train: error: {bad}: env.n_envs: Input should be greater than or equal to 1 (got 0)"
+    assert proc.stderr.strip() == (f"lama-dice train: error: {bad}: env.n_envs: "
+                                   "Input should be greater than or equal to 1 (got 0)")
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
@@ -292,13 +293,13 @@ def test_pretrain_warm_start_imitates_the_teacher(tmp_path):
 
 
 def test_pretrain_teacher_is_checked(tmp_path):
-    with pytest.raises(ConfigError, match="pretrain.teacher"):
+    with pytest.raises(ConfigError, match=r"pretrain.teacher"):
         parse_config({"opponents": ["random"], "pretrain": {"teacher": "nonsense"}})
 
 
 def test_curves_plot_a_run(smoke_run, tmp_path):
-    from lama_dice.cli.main import main
     from lama_dice.cli.curves import CurvesError, plot_curves, read_scalars
+    from lama_dice.cli.main import main
 
     result, _ = smoke_run
     scalars = read_scalars(result.run_dir)

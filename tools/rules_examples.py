@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from lama_env.rules import RulesConfig
 
@@ -232,6 +233,7 @@ def with_examples(text: str, cases: Sequence[dict]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Rewrite (or with ``--check`` verify) the examples block; return the exit status."""
     p = argparse.ArgumentParser(prog="python -m tools.rules_examples", description=__doc__.splitlines()[0])
     p.add_argument("--check", action="store_true", help="exit 1 if the file is stale instead of rewriting it")
     p.add_argument("--rules", type=Path, default=RULES_MD, help="the Markdown file (default: docs/RULES.md)")
