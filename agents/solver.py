@@ -50,7 +50,7 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.errors import LamaDiceError
 from lama_env.rules import DECK_COUNTS, HAND_SIZE, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, score_display
-from lama_env.transitions import (  # noqa: F401  (FULL_ROW: the solo round's row, which stays full)
+from lama_env.transitions import (
     FULL_ROW,
     ROLL_BUST,
     ROLL_DISCARD,

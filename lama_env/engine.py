@@ -79,9 +79,9 @@ _DECK_LIST: list[int] = list(DECK)
 #: refills.  ``floor(m u)`` of a double ``u`` is uniform on ``0..m-1`` to within
 #: 2**-52; the stream is a function of the generator alone (same seed, same game).
 _RANDOM_BLOCK = 96
+_RANDOM_BLOCK_MAX = 3 * 512
 #: The rules of a game created without any (a frozen dataclass: one shared instance saves building one per game).
 _DEFAULT_RULES = RulesConfig()
-_RANDOM_BLOCK_MAX = 3 * 512
 
 
 class Phase(IntEnum):

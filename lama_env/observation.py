@@ -53,7 +53,7 @@ import numpy as np
 
 from .engine import LamaGame, Phase
 from .odds import p_no_match
-from .rules import (  # noqa: F401  (MAX_ROUND_POINTS: re-exported)
+from .rules import (
     DECK_COUNTS,
     MAX_ROUND_POINTS,
     NUM_FACES,

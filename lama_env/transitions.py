@@ -38,7 +38,8 @@ again in compiled form for speed and kept identical by differential tests.
 
 Speed: :class:`~lama_env.engine.LamaGame` calls these on every action, so they
 take and return tuples and ints (no state objects, no keyword-only
-arguments); a call costs about what the in-place code it replaced did.
+arguments) to keep that cheap; the engine holds its displays and row as
+tuples and hands them over as they are.
 """
 
 from __future__ import annotations
