@@ -14,15 +14,23 @@ A policy must not mutate ``game`` (use ``game.copy()`` to search).
 
 Batched use: :meth:`Policy.act_batch` takes many games at once; learned
 policies override it with one forward pass for all of them.
+
+Native play: :meth:`Policy.native` describes a policy as plain data for the
+compiled batched engine (:mod:`lama_env.batched`), which then plays it without
+calling Python; a policy that has no such description returns None.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from lama_env.engine import LamaGame
+from lama_env.rules import RulesConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lama_env.batched import NativePolicy
 
 
 class Policy:
@@ -49,6 +57,15 @@ class Policy:
         """Actions for many games at once (default: one :meth:`act` per game)."""
         return [self.act(g, l) for g, l in zip(games, legals)]
 
+    def native(self, rules: RulesConfig) -> "NativePolicy | None":
+        """This policy's decisions under ``rules`` as a :class:`lama_env.batched.NativePolicy`, or None.
+
+        The batched engine plays a policy that describes itself this way with
+        the same decisions (``tests/test_batched.py`` checks the shipped ones
+        move by move); the default is None (not natively playable).
+        """
+        return None
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"
 
@@ -60,3 +77,12 @@ class RandomPolicy(Policy):
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         return legal[int(self.rng.integers(len(legal)))] if len(legal) > 1 else legal[0]
+
+    def native(self, rules: RulesConfig) -> "NativePolicy | None":
+        """Uniform over the legal actions (the kernel's own random stream); None for a subclass,
+        which may decide differently."""
+        if type(self) is not RandomPolicy:
+            return None
+        from lama_env.batched import NativePolicy
+
+        return NativePolicy.random("random")

@@ -1,8 +1,9 @@
 """Rule-based agents: ``always-roll``, ``threshold:T`` and ``points:K``.
 
 They differ only in the turn decision (roll or quit); after a roll all three
-discard and take the same way.  The exact rules (a batched engine
-re-implements them natively and must make identical decisions):
+discard and take the same way.  The exact rules (each policy also describes
+itself as tables for the compiled batched engine, :meth:`HeuristicPolicy.native`,
+built from these same methods):
 
 =================  ===========================================================
 spec               turn decision (``d`` = the acting player's display)
@@ -35,15 +36,20 @@ is :class:`lama_dice.agents.base.RandomPolicy`).  Each implements
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Sequence
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.odds import p_no_match
 from lama_env.rules import LLAMA, RulesConfig, score_display
+from lama_env.transitions import FULL_ROW, apply_take
 
 from .base import Policy
 from .registry import AgentSpecError, register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from lama_env.batched import NativePolicy
 
 #: Defaults of the spec arguments.
 DEFAULT_THRESHOLD = 0.2
@@ -57,8 +63,7 @@ def maximal_discard(legal: Sequence[int]) -> int:
 
 def take_cost(display: Sequence[int], face: int) -> tuple[int, int]:
     """``(points added to display by a card of face, face value with L = 10)``: the key ``cheapest_take`` minimises."""
-    after = list(display)
-    after[face] += 1
+    after = apply_take(display, FULL_ROW, A.take_action(face))[0]
     return score_display(after) - score_display(display), 10 if face == LLAMA else face
 
 
@@ -94,6 +99,41 @@ class HeuristicPolicy(Policy):
             return self.choose_discard(display, legal)
         return self.choose_take(display, legal)
 
+    def native_spec(self) -> str:
+        """The spec of this policy with its own parameters (``threshold:0.2``), as the native description's label."""
+        raise NotImplementedError
+
+    def native(self, rules: RulesConfig) -> "NativePolicy | None":
+        """These decisions as tables for the batched engine (:data:`lama_env.batched.KIND_TABLE`).
+
+        The quit table is :meth:`wants_quit` at every set of held faces and
+        the take ranks order the faces by :func:`take_cost`; the kernel's table
+        kind discards all it can, like :meth:`choose_discard`.  That is exact
+        because the turn rules of the shipped heuristics read only which faces
+        a display holds (so do ``p_no_match`` and ``score_display``), and so
+        does :func:`take_cost`.  None for any other class (a subclass may
+        decide differently).
+        """
+        if type(self) not in _NATIVE_CLASSES:
+            return None
+        from lama_env.batched import NUM_MASKS, NativePolicy, mask_display
+
+        quit_table = [self.wants_quit(mask_display(m), rules) for m in range(NUM_MASKS)]
+        return NativePolicy.table(self.native_spec(), quit_table, _take_ranks(), rules)
+
+
+@lru_cache(maxsize=None)
+def _take_ranks() -> tuple[tuple[int, ...], ...]:
+    """``rank[mask][f]``: face ``f``'s place in :func:`cheapest_take`'s order for a display holding the faces of ``mask``."""
+    from lama_env.batched import NUM_MASKS, mask_display
+
+    out = []
+    for m in range(NUM_MASKS):
+        d = mask_display(m)
+        order = sorted(range(len(d)), key=lambda f: (take_cost(d, f), f))
+        out.append(tuple(order.index(f) for f in range(len(d))))
+    return tuple(out)
+
 
 class AlwaysRollPolicy(HeuristicPolicy):
     """Never quits: always rolls at a turn."""
@@ -102,6 +142,9 @@ class AlwaysRollPolicy(HeuristicPolicy):
 
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
         return False
+
+    def native_spec(self) -> str:
+        return "always-roll"
 
 
 class ThresholdPolicy(HeuristicPolicy):
@@ -122,6 +165,9 @@ class ThresholdPolicy(HeuristicPolicy):
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
         return p_no_match(display, rules) >= self.threshold
 
+    def native_spec(self) -> str:
+        return f"threshold:{self.threshold!r}"
+
 
 class PointsPolicy(HeuristicPolicy):
     """Rolls while its round points exceed ``limit``, then quits.
@@ -139,6 +185,13 @@ class PointsPolicy(HeuristicPolicy):
 
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
         return score_display(display) <= self.limit
+
+    def native_spec(self) -> str:
+        return f"points:{self.limit}"
+
+
+#: The classes whose :meth:`HeuristicPolicy.native` describes them (exactly these, not subclasses).
+_NATIVE_CLASSES = (AlwaysRollPolicy, ThresholdPolicy, PointsPolicy)
 
 
 def _parse_threshold(arg: str | None) -> ThresholdPolicy:

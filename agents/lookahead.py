@@ -1,8 +1,9 @@
 """The ``lookahead`` agent: expectimax over the next roll under the real multiplayer rules.
 
 At a turn it compares quitting with one roll, enumerated exactly over the
-dice with the engine's own roll classification
-(:func:`lama_env.engine.resolve_roll`): the take rule while other players
+dice with the rules' own transitions (:func:`lama_env.transitions.apply_roll`,
+:func:`~lama_env.transitions.apply_discard`, :func:`~lama_env.transitions.apply_take`):
+the take rule while other players
 are in, the last-player rule (a miss busts) once they have all quit, the
 current llama row (a take that empties it, or a bust, ends the round and is
 scored exactly).  Chips count: going out and a triple llama each return a
@@ -46,17 +47,27 @@ from typing import Sequence
 import numpy as np
 
 from lama_env import actions as A
-from lama_env.engine import ROLL_BUST, ROLL_DISCARD, ROLL_TAKE, ROLL_TRIPLE_LLAMA, LamaGame, Phase, resolve_roll
-from lama_env.rules import LLAMA, RulesConfig, return_chip, score_display
+from lama_env.engine import LamaGame, Phase
+from lama_env.rules import MAX_ROUND_POINTS, RulesConfig, return_chip, score_display
+from lama_env.transitions import (
+    ROLL_BUST,
+    ROLL_DISCARD,
+    ROLL_TAKE,
+    ROLL_TRIPLE_LLAMA,
+    apply_discard,
+    apply_roll,
+    apply_take,
+    grouped_chance_outcomes,
+)
 
 from .base import Policy
 from .registry import AgentSpecError, register
-from .solver import MAX_SCORE, TIE_EPS, SoloSolver, deal_distribution, grouped_rolls, solver_for
+from .solver import TIE_EPS, SoloSolver, deal_distribution, solver_for
 
 _CACHE_LIMIT = 100_000
 #: Lowest round result tracked (three chips of 10 returned in one round).
 X_MIN = -30
-_XS = np.arange(X_MIN, MAX_SCORE + 1)
+_XS = np.arange(X_MIN, MAX_ROUND_POINTS + 1)
 
 
 def chip_value(total: int) -> int:
@@ -135,7 +146,7 @@ class LookaheadPolicy(Policy):
 
     # -------------------------------------------------------------- utility
     def _utility(self, game: LamaGame, me: int) -> np.ndarray:
-        """Utility of each final round result ``x`` in ``X_MIN..MAX_SCORE`` for ``me`` (higher is better)."""
+        """Utility of each final round result ``x`` in ``X_MIN..MAX_ROUND_POINTS`` for ``me`` (higher is better)."""
         if self.objective == "points" or game.num_players == 1:  # solo: nobody to beat, few points
             return -_XS.astype(float)
         totals = game.totals
@@ -148,7 +159,7 @@ class LookaheadPolicy(Policy):
         if got is not None:
             return got
         # each opponent's final total: a pmf over 0..fmax
-        fmax = max(t for t, _, _ in opp) + MAX_SCORE + 1
+        fmax = max(t for t, _, _ in opp) + MAX_ROUND_POINTS + 1
         pmfs = []
         for t, d, q in opp:
             pmf = np.zeros(fmax + 1)
@@ -199,15 +210,14 @@ class LookaheadPolicy(Policy):
             pe = self._end_cache.get(key)
             if pe is None:
                 pe = 0.0
-                size = sum(disp)
-                for dice, p in grouped_rolls(rules):
-                    kind, legal = resolve_roll(disp, row, dice, last_player=False, rules=rules)
+                for dice, p in grouped_chance_outcomes(rules):
+                    kind, legal, _, _, _ = apply_roll(disp, row, dice, False, rules)
                     if kind is ROLL_BUST:
                         pe += p
                     elif kind is ROLL_DISCARD:
-                        if sum(A.DISCARDS[legal[-1] - A.DISCARD_BASE]) == size:  # legal is sorted: the last is the largest
+                        if apply_discard(disp, legal[-1])[1]:  # legal is sorted: the last is the largest
                             pe += p
-                    elif kind is ROLL_TAKE and sum(row) == 1:
+                    elif kind is ROLL_TAKE and apply_take(disp, row, legal[0])[2]:  # the last row card
                         pe += p
                 if len(self._end_cache) > _CACHE_LIMIT:
                     self._end_cache.clear()
@@ -227,7 +237,7 @@ class _Eval:
         self.chip = chip
         self.p_end = p_end
         self.util = util
-        self.rolls = grouped_rolls(rules)
+        self.rolls = grouped_chance_outcomes(rules)
         self.leaves: dict[tuple, float] = {}
         self.dist_lo = -chip - X_MIN  # index in util of the solver's first support value
 
@@ -251,21 +261,19 @@ class _Eval:
         return v
 
     def after_discard(self, d, row, last, action, shift) -> float:
-        k = A.DISCARDS[action - A.DISCARD_BASE]
-        if not any(k):
+        if not any(A.DISCARDS[action - A.DISCARD_BASE]):
             # The empty discard (must_discard=False) keeps d: worth quitting with d at the next
             # turn.  Valuing it by the solo continuation instead could make the agent wait
             # forever for rolls that it then never takes.
             return self.u(score_display(d) - shift)
-        nd = tuple(x - y for x, y in zip(d, k))
-        if not any(nd):
+        nd, ended = apply_discard(d, action)
+        if ended:
             return self.u(-self.chip - shift)  # went out: 0 points, a chip returned
         return self.leaf(nd, row, last, shift)
 
     def after_take(self, d, row, action, shift) -> float:
-        f = action - A.TAKE_BASE
-        nd = tuple(c + (i == f) for i, c in enumerate(d))
-        if sum(row) == 1:
+        nd, _, ended = apply_take(d, row, action)
+        if ended:
             return self.u(score_display(nd) - shift)  # the row is empty: the round ends now
         return self.leaf(nd, row, False, shift)
 
@@ -274,16 +282,16 @@ class _Eval:
         rules = self.rules
         total = 0.0
         for dice, p in self.rolls:
-            kind, legal = resolve_roll(d, row, dice, last_player=last, rules=rules)
-            shift = self.chip if dice[0] == dice[1] == dice[2] == LLAMA else 0
+            kind, legal, chip, after, _ = apply_roll(d, row, dice, last, rules)
+            shift = self.chip if chip else 0
             if kind is ROLL_DISCARD:
                 v = max(self.after_discard(d, row, last, a, shift) for a in legal)
             elif kind is ROLL_TAKE:
                 v = max(self.after_take(d, row, a, shift) for a in legal)
             elif kind is ROLL_TRIPLE_LLAMA:  # back at a turn with d: quit or go on
                 v = max(self.u(score_display(d) - shift), self.leaf(d, row, last, shift))
-            else:  # bust: the whole row joins the display and the round ends
-                v = self.u(score_display([c + r for c, r in zip(d, row)]) - shift)
+            else:  # bust: the whole row joined the display and the round ends
+                v = self.u(score_display(after) - shift)
             total += p * v
         return total
 

@@ -21,11 +21,13 @@ The self-loops make ``value(d)`` the greatest solution ``v <= score(d)`` of
 (the loops enter as ``p * v`` and ``p * min(m, v)``): the limit of value
 iteration from "quit everywhere", i.e. the best over policies that end the
 round.  It is found exactly, per display, from the linear pieces of ``h``.  The objective is the expected round points
-(chips are ignored).  Every roll is classified by the engine
-(:func:`lama_env.engine.resolve_roll`), scores come from
-:func:`lama_env.rules.score_display` and probabilities from
-:func:`lama_env.odds.roll_distribution`, so any :class:`RulesConfig` works:
-both ``triple_llama`` modes, ``must_discard``, custom dice.
+(chips are ignored).  Every roll, discard, take and bust is applied by the
+rules' own transitions (:mod:`lama_env.transitions`: :func:`resolve_roll`,
+:func:`apply_discard`, :func:`apply_take`, :func:`apply_bust`), scores come
+from :func:`lama_env.rules.score_display` and probabilities from
+:func:`lama_env.transitions.grouped_chance_outcomes`, so any
+:class:`RulesConfig` works: both ``triple_llama`` modes, ``must_discard``,
+custom dice.
 
 Example::
 
@@ -39,7 +41,6 @@ Example::
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from functools import lru_cache
 from itertools import product
 from typing import Protocol, Sequence
@@ -47,18 +48,23 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from lama_env import actions as A
-from lama_env.engine import ROLL_BUST, ROLL_DISCARD, ROLL_TRIPLE_LLAMA, resolve_roll
 from lama_env.errors import LamaDiceError
-from lama_env.odds import roll_distribution
-from lama_env.rules import DECK_COUNTS, HAND_SIZE, LLAMA, NUM_FACES, RulesConfig, score_display
+from lama_env.rules import DECK_COUNTS, HAND_SIZE, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, score_display
+from lama_env.transitions import (
+    FULL_ROW,
+    ROLL_BUST,
+    ROLL_DISCARD,
+    ROLL_TRIPLE_LLAMA,
+    apply_bust,
+    apply_discard,
+    apply_take,
+    grouped_chance_outcomes,
+    resolve_roll,
+)
 
 Display = tuple[int, ...]
 
-#: The llama row at the start of a round (one card of each face); in the solo round it stays full.
-FULL_ROW: Display = (1,) * NUM_FACES
 _EMPTY: Display = (0,) * NUM_FACES
-#: The most points a display can score (a llama and every number).
-MAX_SCORE = score_display((1,) * NUM_FACES)
 #: Values closer than this count as ties in decisions (quit vs roll, discards, takes).
 TIE_EPS = 1e-9
 #: Discard action -> its number of cards.
@@ -108,18 +114,6 @@ def deal_distribution() -> tuple[tuple[Display, float], ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
-def grouped_rolls(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], float], ...]:
-    """The rolls of ``rules``' dice grouped by multiset of faces (sorted face indices), with probabilities.
-
-    A roll's outcome depends only on which faces show, not on which die shows them.
-    """
-    acc: dict[tuple[int, ...], float] = defaultdict(float)
-    for dice, p in roll_distribution(rules):
-        acc[tuple(sorted(dice))] += p
-    return tuple(sorted(acc.items()))
-
-
 class SoloSolver:
     """Exact optimal play of the solo round for one :class:`RulesConfig`.
 
@@ -141,7 +135,7 @@ class SoloSolver:
         if not out_value <= 0:
             raise SolverError(f"out_value must be <= 0, got {out_value!r}")
         self.out_value = float(out_value)
-        self._rolls = grouped_rolls(self.rules)
+        self._rolls = grouped_chance_outcomes(self.rules)
         self._value: dict[Display, float] = {_EMPTY: self.out_value}
         self._roll: dict[Display, float] = {}
         self._outcome_cache: dict[Display, list[tuple[str, float, tuple[int, ...]]]] = {}
@@ -161,11 +155,10 @@ class SoloSolver:
 
     def bust_points(self, display: Sequence[int]) -> int:
         """Round points of a bust from ``display``: it takes the whole (full) row."""
-        return score_display([c + 1 for c in display])
+        return score_display(apply_bust(display, FULL_ROW)[0])
 
     def _child(self, d: Display, action: int) -> Display:
-        k = A.DISCARDS[action - A.DISCARD_BASE]
-        return tuple(x - y for x, y in zip(d, k))
+        return apply_discard(d, action)[0]
 
     # ---------------------------------------------------------------- values
     def value(self, display: Sequence[int]) -> float:
@@ -317,23 +310,24 @@ class SoloSolver:
         """The legal take action (multiplayer) leaving the display of least solo value.
 
         Ties (within :data:`TIE_EPS`) go to the card adding fewer points, then
-        to the lower face value (``L`` = 10).
+        to the lower face value (``L`` = 10): the heuristics' cheapest take
+        (:func:`lama_dice.agents.heuristics.take_cost`).
         """
+        from .heuristics import take_cost
+
         d = _check_display(display)
-        s0 = score_display(d)
         vals = []
         for a in legal:
-            f = a - A.TAKE_BASE
-            nd = tuple(c + (i == f) for i, c in enumerate(d))
-            vals.append((self.value(nd), score_display(nd) - s0, 10 if f == LLAMA else f, a))
+            nd = apply_take(d, FULL_ROW, a)[0]  # only the display matters here
+            vals.append((self.value(nd), *take_cost(d, a - A.TAKE_BASE), a))
         best = min(v[0] for v in vals) + TIE_EPS
         return min((v for v in vals if v[0] <= best), key=lambda v: v[1:])[3]
 
     # --------------------------------------------------------- distributions
     @property
     def support(self) -> np.ndarray:
-        """The final round results :meth:`distribution` ranges over: integers ``floor(out_value)..MAX_SCORE``."""
-        return np.arange(math.floor(self.out_value), MAX_SCORE + 1)
+        """The final round results :meth:`distribution` ranges over: integers ``floor(out_value)..MAX_ROUND_POINTS``."""
+        return np.arange(math.floor(self.out_value), MAX_ROUND_POINTS + 1)
 
     def distribution(self, display: Sequence[int]) -> np.ndarray:
         """Probabilities of each final round result (over :attr:`support`) from a turn with ``display``.
@@ -352,7 +346,7 @@ class SoloSolver:
         if got is not None:
             return got
         lo = math.floor(self.out_value)
-        out = np.zeros(MAX_SCORE + 1 - lo)
+        out = np.zeros(MAX_ROUND_POINTS + 1 - lo)
         if not any(d):
             out[0] = 1.0
         elif self.quits(d):

@@ -65,7 +65,7 @@ def scalar(games: int, seed: int) -> float:
 
 def batched(games: int, seed: int) -> float:
     """The compiled kernel alone (:func:`lama_env.batched.play_batch`)."""
-    from lama_env.batched import play_batch
+    from lama_dice.agents.native import play_batch
 
     return _rate(games, lambda: play_batch(2, [SPEC], games=games, seed=seed))
 
@@ -84,7 +84,7 @@ def evaluate_fast(games: int, seed: int) -> float:
 _COLD = """
 import time
 t0 = time.perf_counter()
-from lama_env.batched import play_batch
+from lama_dice.agents.native import play_batch
 t1 = time.perf_counter()
 play_batch(2, ["threshold:0.2", "random"], games=1, seed=0, log_games=[0])
 t2 = time.perf_counter()

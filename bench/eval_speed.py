@@ -61,9 +61,9 @@ def _python(code: str, timeout: float = 600, **env: str) -> str:
 def compare_naive(games: int = 20000, naive_games: int = 2000, repeats: int = 5, seed: int = 0,
                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Games/s of the naive engine, ``evaluate`` (fast backend), the kernel alone and the scalar backend."""
-    from lama_dice.evaluation.compiled import warmup
+    from lama_dice.agents.native import play_batch
     from lama_dice.evaluation.evaluate import evaluate
-    from lama_env.batched import play_batch
+    from lama_dice.evaluation.compiled import warmup
 
     naive = _naive()
     warmup()  # its one-time cost is measured by kernel_load()
@@ -246,9 +246,9 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
             chunk_sizes: tuple[int, ...] = (1, 16, 128, 512), repeats: int = 3, seed: int = 0,
             log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Throughput by scalar ``chunk_size``, by games per kernel call, and by ``workers`` (1 vs 2)."""
-    from lama_dice.evaluation.compiled import warmup
+    from lama_dice.agents.native import play_batch
     from lama_dice.evaluation.evaluate import evaluate
-    from lama_env.batched import play_batch
+    from lama_dice.evaluation.compiled import warmup
 
     warmup()
     chunk = alternate({f"chunk_{c}": (lambda size: lambda i: timed(games, lambda: evaluate(

@@ -38,6 +38,7 @@ from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
 from lama_env.rules import score_display
+from lama_env.transitions import WENT_OUT, apply_discard, apply_take
 
 from .tui import Snapshot, cards_text, dice_text, game_summary, round_summary, snapshot, table_view, turn_text
 
@@ -349,15 +350,12 @@ class TerminalGame:
             valid += " (a = discard all you can)"
         g.step(self._ask("Your choice" + (", a = all" if not take else ""), keys, valid))
 
-    @staticmethod
-    def _option_label(action: int, disp: Sequence[int]) -> str:
+    def _option_label(self, action: int, disp: Sequence[int]) -> str:
         if A.is_discard(action):
-            after = [d - c for d, c in zip(disp, A.discard_counts(action))]
+            after, ended = apply_discard(disp, action)
         else:
-            after = list(disp)
-            after[action - A.TAKE_BASE] += 1
-        left = sum(after)
-        outcome = "goes out!" if left == 0 else f"display then scores {score_display(after)}"
+            after, _, ended = apply_take(disp, self.game.row, action)
+        outcome = "goes out!" if ended == WENT_OUT else f"display then scores {score_display(after)}"
         return f"{A.describe(action):<16} → {outcome}"
 
     def _report(self, before: Snapshot) -> None:

@@ -29,7 +29,8 @@ from rich.text import Text
 
 from lama_env.engine import LamaGame
 from lama_env.odds import p_no_match
-from lama_env.rules import FACES, NUM_FACES, score_display
+from lama_env.rules import FACES, NUM_FACES, face_index, score_display
+from lama_env.transitions import is_triple_llama
 
 #: Colour of each face (index order: L, 1..6).
 FACE_STYLES: tuple[str, ...] = ("bold yellow", "red", "magenta", "blue", "cyan", "green", "bright_white")
@@ -206,7 +207,7 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame, names: 
     out.append("rolls ")
     out.append_text(dice_text(turn["dice"]))
     parts: list[Text] = []
-    if all(f == "L" for f in turn["dice"]):
+    if is_triple_llama([face_index(f) for f in turn["dice"]]):
         chip = (f"returns a chip ({before.totals[p]} → {game.totals[p]})" if before.totals[p]
                 else "no chip to return")
         parts.append(Text(f"triple llama! {chip}", style="bold yellow"))
@@ -222,7 +223,7 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame, names: 
         t.append_text(faces_text([turn["take"]]))
         t.append(" from the llama row")
         parts.append(t)
-    elif game.ended_by == "bust" and game.round_points is not None and _ended_now(before, game):
+    elif game.busted == p:
         gained = [f for f in range(NUM_FACES) if before.row[f] and not game.row[f]]
         t = Text("BUST! takes the rest of the llama row: ", style="bold red")
         t.append_text(faces_text(gained))
@@ -231,11 +232,6 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame, names: 
         out.append(" → ")
         out.append_text(part)
     return out
-
-
-def _ended_now(before: Snapshot, game: LamaGame) -> bool:
-    # a bust empties the row; it was not empty before the turn
-    return any(before.row) and not any(game.row)
 
 
 # ---------------------------------------------------------------- summaries
@@ -250,8 +246,8 @@ def round_summary(game: LamaGame, names: Sequence[str], start_totals: Sequence[i
     res = game.round_results()[-1]
     if res["went_out"] is not None:
         how = f"{names[res['went_out']]} went out (and returns a chip)"
-    elif res["ended_by"] == "bust":
-        how = f"{names[game.current_player]} went bust"
+    elif res["busted"] is not None:
+        how = f"{names[res['busted']]} went bust"
     else:
         how = _ENDINGS.get(res["ended_by"], str(res["ended_by"]))
     title = Text.assemble((f"Round {game.round_index + 1} over: ", "bold"), how)

@@ -2,29 +2,22 @@
 
 :func:`lama_dice.evaluation.evaluate.run_games` (``backend="auto"`` or ``"fast"``) calls
 :func:`supports` and, when it answers True, :func:`play_games` instead of its
-scalar lockstep loop.  Natively supported agents are the heuristics of
-:mod:`lama_env.batched` (``random``, ``always-roll``, ``threshold:T``,
-``points:K``); they make exactly the decisions of the Python agents with the
-same spec (``tests/test_batched.py`` checks this move by move), but draw
-their random choices (``random``) and the dice from the batched engine's own
-streams, so results agree with the scalar backend within sampling error, not
-game by game.
-
-A policy object counts as native only if its class is exactly
-:class:`lama_dice.agents.base.RandomPolicy` or one of the heuristic classes of
-:mod:`lama_dice.agents.heuristics` (not a subclass, which may decide differently); its
-native spec is rebuilt from its own parameters, so a custom
-:class:`~lama_dice.agents.base.Policy` that merely carries a native-looking ``spec`` is
-played by the scalar backend.
+scalar lockstep loop.  Natively supported agents are those whose policy
+describes itself for the batched engine (:meth:`lama_dice.agents.base.Policy.native`:
+``random``, ``always-roll``, ``threshold:T``, ``points:K``, and not their
+subclasses); they make exactly the decisions of the Python agents
+(``tests/test_batched.py`` checks this move by move), but draw their random
+choices (``random``) and the dice from the batched engine's own streams, so
+results agree with the scalar backend within sampling error, not game by game.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from lama_env.rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig
+from lama_env.rules import RulesConfig, is_num_players
 
 if TYPE_CHECKING:  # pragma: no cover
     from lama_dice.agents.base import Policy
@@ -33,52 +26,31 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["supports", "play_games", "native_spec", "warmup"]
 
 
-def _native_classes() -> dict[type, Callable[[Any], str]]:
-    """Policy class -> the native spec of an instance (built from the instance's own parameters)."""
-    from lama_dice.agents.base import RandomPolicy
-
-    table: dict[type, Callable[[Any], str]] = {RandomPolicy: lambda p: "random"}
-    try:
-        from lama_dice.agents import heuristics as H
-    except ImportError:  # pragma: no cover - heuristics are part of the package
-        return table
-    table[H.AlwaysRollPolicy] = lambda p: "always-roll"
-    table[H.ThresholdPolicy] = lambda p: f"threshold:{float(p.threshold)!r}"
-    table[H.PointsPolicy] = lambda p: f"points:{int(p.limit)}"
-    return table
-
-
-def native_spec(policy: Any) -> str | None:
+def native_spec(policy: Any, rules: RulesConfig | None = None) -> str | None:
     """The native spec of ``policy`` (a built policy or a spec string), or None if it is not native.
 
-    A policy object is native only if its class is exactly one of the natively
-    played classes (a subclass may override decisions); its spec is rebuilt
-    from its parameters (``threshold:T`` with the policy's own ``T``), so
-    default arguments and spelling variants of the spec do not matter.
+    The spec is the label of the policy's native description, built from its
+    own parameters (``threshold:T`` with the policy's own ``T``), so default
+    arguments and spelling variants of the spec do not matter.
     """
-    from lama_env.batched import is_native
+    from lama_dice.agents.native import NativePolicyError, native_policy
 
-    if isinstance(policy, str):
-        return policy.strip() if is_native(policy) else None
-    to_spec = _native_classes().get(type(policy))
-    if to_spec is None:
+    try:
+        return native_policy(policy, rules).spec
+    except NativePolicyError:
         return None
-    spec = to_spec(policy)
-    return spec if is_native(spec) else None
 
 
 def supports(policies: Sequence["Policy"], num_players: int, rules: RulesConfig) -> bool:
     """Whether every one of ``policies`` can be played natively with ``num_players`` under ``rules``."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)):
-        return False
-    if not MIN_PLAYERS <= num_players <= MAX_PLAYERS or not policies:
+    if not is_num_players(num_players) or not policies:
         return False
     if not isinstance(rules, RulesConfig):
         try:
             rules = RulesConfig.from_dict(rules)
         except (ValueError, TypeError):
             return False
-    return all(native_spec(p) is not None for p in policies)
+    return all(native_spec(p, rules) is not None for p in policies)
 
 
 def play_games(policies: Sequence["Policy"], seating: np.ndarray, num_players: int,
@@ -98,17 +70,18 @@ def play_games(policies: Sequence["Policy"], seating: np.ndarray, num_players: i
     Raises:
         lama_env.batched.NativePolicyError: a policy is not native, or bad arguments.
     """
-    from lama_env.batched import NativePolicyError, play_batch
+    from lama_dice.agents.native import NativePolicyError, native_policy
+    from lama_env.batched import play_batch
     from lama_dice.evaluation.evaluate import GameOutcomes
 
-    specs = []
+    natives = []
     for p in policies:
-        s = native_spec(p)
-        if s is None:
-            raise NativePolicyError(f"agent {getattr(p, 'spec', p)!r} is not supported by the fast backend")
-        specs.append(s)
+        try:
+            natives.append(native_policy(p, rules))
+        except NativePolicyError:
+            raise NativePolicyError(f"agent {getattr(p, 'spec', p)!r} is not supported by the fast backend") from None
     seating = np.asarray(seating, dtype=np.int64)
-    res = play_batch(num_players, specs, seating=seating, rules=rules, seed=seed)
+    res = play_batch(num_players, natives, seating=seating, rules=rules, seed=seed)
     return GameOutcomes(seating=seating, totals=res.totals, round_points=res.round_points,
                         rounds=res.rounds, busts=res.busts, quits=res.quits, went_out=res.went_out)
 

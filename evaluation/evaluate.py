@@ -89,10 +89,9 @@ import numpy as np
 
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
-from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame
 from lama_env.errors import LamaDiceError
-from lama_env.rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig
+from lama_env.rules import RulesConfig, check_num_players
 
 from .stats import fractional_ranks, mean_se, ratio_interval, tied_games, wilson_interval, win_shares
 
@@ -358,10 +357,6 @@ def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig
     b = len(seating)
     games = [LamaGame(n, rules, rng=rng, record=(start + k) in record) for k in range(b)]
     seat_pol = [[policies[a] for a in row] for row in seating.tolist()]
-    busts = np.zeros((b, n), dtype=np.int64)
-    quits = np.zeros((b, n), dtype=np.int64)
-    went_out = np.zeros((b, n), dtype=np.int64)
-    quit_action = A.QUIT
     active = list(range(b))
     while active:
         groups: dict[int, tuple[Policy, list[int]]] = {}
@@ -378,20 +373,12 @@ def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig
             acts = pol.act_batch(gs, [g.legal_actions() for g in gs])
             if len(acts) != len(ks):
                 raise EvaluationError(f"agent {pol.spec!r}: act_batch returned {len(acts)} actions for {len(ks)} games")
-            for k, g, a in zip(ks, gs, acts):
-                p = g.current_player
+            for g, a in zip(gs, acts):
                 try:
                     g.step(a)
                 except IllegalActionError as e:
                     raise EvaluationError(f"agent {pol.spec!r} chose an illegal action: {e}") from None
-                if a == quit_action:
-                    quits[k, p] += 1
                 if g.round_over:
-                    ended = g.ended_by
-                    if ended == "bust":
-                        busts[k, p] += 1
-                    elif ended == "went_out":
-                        went_out[k, g.went_out] += 1
                     if g.game_over:
                         finished = True
                     else:
@@ -399,12 +386,10 @@ def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig
         if finished:
             active = [k for k in active if not games[k].game_over]
     totals = np.array([g.totals for g in games], dtype=np.int64).reshape(b, n)
-    points = np.zeros((b, n), dtype=np.int64)
-    rounds = np.zeros(b, dtype=np.int64)
-    for k, g in enumerate(games):
-        res = g.round_results()
-        rounds[k] = len(res)
-        points[k] = np.sum([r["points"] for r in res], axis=0)
+    stats = [g.statistics() for g in games]
+    rounds = np.array([s["rounds"] for s in stats], dtype=np.int64)
+    points, busts, quits, went_out = (np.array([s[key] for s in stats], dtype=np.int64).reshape(b, n)
+                                      for key in ("points", "busts", "quits", "went_out"))
     records = {start + k: games[k].to_record() for k in range(b) if (start + k) in record}
     out = GameOutcomes(seating.astype(np.int64), totals, points, rounds, busts, quits, went_out)
     return out, records
@@ -817,7 +802,7 @@ def evaluate(
     agents = _check_agents(agents)
     if num_players is None:
         num_players = len(agents)
-    num_players = _check_int("num_players", num_players, MIN_PLAYERS, MAX_PLAYERS)
+    num_players = check_num_players(num_players, EvaluationError)
     if len(agents) != num_players:
         raise EvaluationError(
             f"{num_players} players need {num_players} agent specs (one per seat), got {len(agents)}")

@@ -1,7 +1,9 @@
 """lama-dice: *Don't L.L.A.M.A. Dice* as a reinforcement-learning benchmark.
 
-* :mod:`lama_env.rules`, :mod:`lama_env.engine`, :mod:`lama_env.actions`,
-  :mod:`lama_env.record`: the pure rules engine and game records.
+* :mod:`lama_env.rules`, :mod:`lama_env.transitions`, :mod:`lama_env.engine`,
+  :mod:`lama_env.actions`, :mod:`lama_env.record`: the rules (constants and
+  scoring, what each action does as pure functions, the game's state machine)
+  and game records.
 * :mod:`lama_env.observation`: the observation encoder shared by the environments and agents.
 * :mod:`lama_env.lama_dice_v0`: the PettingZoo AEC environment (``from lama_env import lama_dice_v0``;
   imported on demand, so ``import lama_env`` does not import PettingZoo).

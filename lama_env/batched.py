@@ -5,28 +5,29 @@
 Numba-compiled kernel, and returns per-game outcome arrays
 (:class:`BatchResult`)::
 
-    from lama_env.batched import play_batch
+    from lama_dice.agents.native import play_batch      # takes agent specs too
 
     res = play_batch(2, ["threshold:0.2", "random"], games=10_000, seed=1)
     res.totals.shape        # (10000, 2): final totals by seat
     res.winners_mask()      # (10000, 2) bool: tied for the fewest points
 
-Native policies (:func:`native_policy`) follow the same spec strings and the
-same decisions as the Python agents of :mod:`lama_dice.agents.heuristics`:
+A native policy is plain data, a :class:`NativePolicy`, that a policy object
+builds for itself (``policy.native(rules)``: :mod:`lama_dice.agents.base`,
+:mod:`lama_dice.agents.heuristics`); this module knows no agent.  The kernel plays two
+kinds of description:
 
 ==================  ==============================================================
-spec                decisions
+kind                decisions
 ==================  ==============================================================
-``random``          uniform over the legal actions (its own random stream)
-``always-roll``     always roll; discard every card it may (the per-face limits);
-                    take the cheapest row card: the smallest
-                    ``(score(display + card) - score(display), value)`` with
-                    ``L`` valued 10
-``threshold:T``     quit iff ``odds.p_no_match(own display) >= T``, else roll;
-                    discards and takes like ``always-roll``
-``points:K``        roll iff ``score_display(own display) > K``, else quit;
-                    discards and takes like ``always-roll``
+``KIND_RANDOM``     uniform over the legal actions (its own random stream)
+``KIND_TABLE``      at a turn, quit iff ``quit_table[mask]`` (``mask``: the set of
+                    faces the display holds, bit ``f`` = face index ``f``); discard
+                    every card it may (the per-face limits); take the shown row
+                    card of smallest ``take_rank[mask, f]``
 ==================  ==============================================================
+
+:func:`play_batch` takes descriptions, or objects with a ``native(rules)``
+method, which it asks for their description under the rules played.
 
 Game ``g`` draws its deals and dice from its own counter-based random stream,
 a function of ``(seed, game_ids[g])`` only; policies draw from a second stream
@@ -38,14 +39,15 @@ converts to a ``lama-dice-record/1`` dict (:meth:`BatchResult.record`) that
 batched engine's own replay result (:meth:`BatchResult.result`) for
 comparison.
 
-The turn flow of :class:`lama_env.engine.LamaGame` (and the one-line
-:func:`lama_env.rules.return_chip`) is necessarily written a second time here,
-in compiled form: that is what makes it fast.  Everything else comes from the
-engine's modules as tables: the deck (``DECK_COUNTS``), the rules' dice,
-:func:`lama_env.rules.score_display` per set of held faces and
-:func:`lama_env.odds.p_no_match` for ``threshold``.  ``tests/test_batched.py``
-replays many games of every player count and rules configuration through the
-reference engine to keep the two identical.
+The turn flow of :class:`lama_env.engine.LamaGame` (the transitions of
+:mod:`lama_env.transitions`, and the one-line :func:`lama_env.rules.return_chip`)
+is necessarily written a second time here, in compiled form: that is what
+makes it fast.  Everything else comes from the engine's modules as tables: the
+deck (``DECK``), the rules' dice, :func:`lama_env.rules.score_display` per set
+of held faces, the round endings.  ``tests/test_batched.py`` replays many
+games of every player count and rules configuration through the reference
+engine to keep the two identical, and checks that the native descriptions
+decide like the Python agents.
 
 Pure Python/NumPy/Numba: no gym, torch or file I/O.  The kernel is compiled on
 first use and cached on disk (``cache=True``); :func:`compile_kernel` compiles
@@ -61,112 +63,103 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from numba import njit
 
-from . import odds
 from .engine import RECORD_FORMAT
 from .errors import LamaDiceError
 from .rules import (
-    DECK_COUNTS,
+    DECK,
     FACES,
     HAND_SIZE,
-    MAX_PLAYERS,
-    MIN_PLAYERS,
     NUM_FACES,
     RulesConfig,
+    check_num_players,
     score_display,
     winners as _winners,
 )
+from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, WENT_OUT
 
 __all__ = [
-    "BatchResult", "NativePolicy", "NativePolicyError", "compile_kernel", "is_native",
-    "native_policy", "play_batch",
+    "BatchResult", "KIND_RANDOM", "KIND_TABLE", "NUM_MASKS", "NativePolicy", "NativePolicyError",
+    "compile_kernel", "mask_display", "play_batch",
 ]
 
 # ----------------------------------------------------------------- policies
 KIND_RANDOM = 0  #: uniform over legal actions
-KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; cheapest take
+KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; take by rank table
 
 NUM_MASKS = 1 << NUM_FACES  #: displays by the set of faces they hold
 
-#: Value of a face for the heuristics' take tie-break (``L`` counts 10).
-_FACE_VALUE = (10, 1, 2, 3, 4, 5, 6)
-
-#: Native policy names.
-NATIVE_NAMES = ("random", "always-roll", "threshold", "points")
-
 
 class NativePolicyError(LamaDiceError, ValueError):
-    """A spec that the batched engine cannot play natively (or a malformed one)."""
+    """A policy that the batched engine cannot play natively, a malformed description or a bad argument."""
 
 
-@dataclass(frozen=True)
+def mask_display(mask: int) -> tuple[int, ...]:
+    """The display holding one card of each face in ``mask`` (bit ``f`` = face index ``f``).
+
+    A table policy's tables are indexed by such masks: its decisions may
+    depend on which faces the display holds, not on how many of each.
+    """
+    return tuple((mask >> f) & 1 for f in range(NUM_FACES))
+
+
+@dataclass(frozen=True, eq=False)
 class NativePolicy:
-    """A policy the kernel plays natively.
+    """A policy as plain data, for the kernel (build one with :meth:`random` or :meth:`table`).
 
     Attributes:
-        spec: the agent spec string (``"threshold:0.2"``).
+        spec: a label (the agent's spec, e.g. ``"threshold:0.2"``).
         kind: :data:`KIND_RANDOM` or :data:`KIND_TABLE`.
-        quit_table: for :data:`KIND_TABLE`, ``quit_table[mask]`` is 1 when the
-            policy quits at the start of its turn holding the faces of ``mask``
-            (bit ``f`` = face index ``f``).
+        quit_table: ``uint8[NUM_MASKS]``: for :data:`KIND_TABLE`, 1 where the
+            policy quits at the start of its turn holding the faces of the mask.
+        take_rank: ``int64[NUM_MASKS, NUM_FACES]``: for :data:`KIND_TABLE`, the
+            policy takes the shown row card of smallest rank (the first face on ties).
+        rules: the rules the tables were built for (None: valid under any rules).
     """
 
     spec: str
     kind: int
     quit_table: np.ndarray = field(repr=False)
+    take_rank: np.ndarray = field(repr=False)
+    rules: RulesConfig | None = None
+
+    @classmethod
+    def random(cls, spec: str = "random") -> "NativePolicy":
+        """Uniform over the legal actions."""
+        return cls(spec, KIND_RANDOM, np.zeros(NUM_MASKS, dtype=np.uint8),
+                   np.zeros((NUM_MASKS, NUM_FACES), dtype=np.int64))
+
+    @classmethod
+    def table(cls, spec: str, quit_table: Any, take_rank: Any, rules: RulesConfig | None = None) -> "NativePolicy":
+        """A :data:`KIND_TABLE` policy (see the attributes); raises :class:`NativePolicyError` if malformed."""
+        q = np.ascontiguousarray(quit_table, dtype=np.uint8)
+        t = np.ascontiguousarray(take_rank, dtype=np.int64)
+        if q.shape != (NUM_MASKS,) or t.shape != (NUM_MASKS, NUM_FACES):
+            raise NativePolicyError(f"a table policy needs quit_table[{NUM_MASKS}] and take_rank[{NUM_MASKS}, "
+                                    f"{NUM_FACES}], got {q.shape} and {t.shape}")
+        q.flags.writeable = False
+        t.flags.writeable = False
+        return cls(spec, KIND_TABLE, q, t, rules)
 
 
-def _mask_counts(mask: int) -> tuple[int, ...]:
-    return tuple((mask >> f) & 1 for f in range(NUM_FACES))
-
-
-def native_policy(spec: str, rules: RulesConfig | Mapping | None = None) -> NativePolicy:
-    """The native form of ``spec`` under ``rules``.
-
-    Raises:
-        NativePolicyError: ``spec`` is not one of :data:`NATIVE_NAMES` (with a
-            well-formed argument).
-    """
-    rules = _rules(rules)
-    if not isinstance(spec, str):
-        raise NativePolicyError(f"a native policy spec must be a string, got {spec!r}")
-    name, sep, arg = spec.strip().partition(":")
-    table = np.zeros(NUM_MASKS, dtype=np.uint8)
-    if name == "random" and not sep:
-        return NativePolicy(spec.strip(), KIND_RANDOM, table)
-    if name == "always-roll" and not sep:
-        return NativePolicy(spec.strip(), KIND_TABLE, table)
-    if name == "threshold" and sep:
-        try:
-            t = float(arg)
-        except ValueError:
-            raise NativePolicyError(f"threshold:T needs a number T, got {spec!r}") from None
-        if not 0.0 <= t <= 1.0:
-            raise NativePolicyError(f"threshold:T needs 0 <= T <= 1, got {spec!r}")
-        for m in range(NUM_MASKS):
-            table[m] = odds.p_no_match(_mask_counts(m), rules) >= t
-        return NativePolicy(spec.strip(), KIND_TABLE, table)
-    if name == "points" and sep:
-        try:
-            k = int(arg)
-        except ValueError:
-            raise NativePolicyError(f"points:K needs an integer K >= 0, got {spec!r}") from None
-        if k < 0:
-            raise NativePolicyError(f"points:K needs an integer K >= 0, got {spec!r}")
-        for m in range(NUM_MASKS):
-            table[m] = not score_display(_mask_counts(m)) > k
-        return NativePolicy(spec.strip(), KIND_TABLE, table)
-    raise NativePolicyError(
-        f"{spec!r} is not a native policy (native: random, always-roll, threshold:T, points:K)"
-    )
-
-
-def is_native(spec: Any) -> bool:
-    """Whether ``spec`` (a string) can be played by the batched engine."""
-    try:
-        native_policy(spec)
-    except NativePolicyError:
-        return False
-    return True
+def _describe(agent: Any, rules: RulesConfig) -> NativePolicy:
+    """The description of ``agent`` (a description, or an object with ``native(rules)``) under ``rules``."""
+    if isinstance(agent, NativePolicy):
+        desc = agent
+    else:
+        native = getattr(agent, "native", None)
+        if not callable(native):
+            raise NativePolicyError(
+                f"{agent!r} is neither a native policy description nor a policy with a native() method "
+                "(lama_dice.agents.native.play_batch takes agent specs)")
+        desc = native(rules)
+        if desc is None:
+            raise NativePolicyError(f"agent {getattr(agent, 'spec', agent)!r} is not a native policy "
+                                    "(its native() gives no description)")
+        if not isinstance(desc, NativePolicy):
+            raise NativePolicyError(f"{agent!r}.native() returned {desc!r}, not a NativePolicy")
+    if desc.rules is not None and desc.rules != rules:
+        raise NativePolicyError(f"native policy {desc.spec!r} was built for other rules than these")
+    return desc
 
 
 def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
@@ -174,31 +167,16 @@ def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
 
 
 # ----------------------------------------------------------- rule tables
-def _score_table() -> np.ndarray:
-    return np.array([score_display(_mask_counts(m)) for m in range(NUM_MASKS)], dtype=np.int64)
-
-
-def _take_key_table(score: np.ndarray) -> np.ndarray:
-    """``key[mask, f]``: the heuristics' take preference (smaller first)."""
-    key = np.zeros((NUM_MASKS, NUM_FACES), dtype=np.int64)
-    for m in range(NUM_MASKS):
-        for f in range(NUM_FACES):
-            key[m, f] = (score[m | (1 << f)] - score[m]) * 16 + _FACE_VALUE[f]
-    return key
-
-
-_SCORE = _score_table()
-_TAKE_KEY = _take_key_table(_SCORE)
-_DECK = np.repeat(np.arange(NUM_FACES, dtype=np.int64), DECK_COUNTS)
+_SCORE = np.array([score_display(mask_display(m)) for m in range(NUM_MASKS)], dtype=np.int64)
+_DECK = np.array(DECK, dtype=np.int64)
 
 # -------------------------------------------------------------- log format
 #: Log entry tags (each entry is ``tag, ...``; see :meth:`BatchResult.record`).
 LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
 #: Roll outcomes in a ``LOG_ROLL`` entry.
 OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
-#: ``ended_by`` codes in a ``LOG_END`` entry (index into this tuple).
-ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
-_WENT_OUT, _ROW_EMPTY, _BUST, _ALL_QUIT = 0, 1, 2, 3
+#: ``ended_by`` codes in a ``LOG_END`` entry: indices into :data:`lama_env.transitions.ROUND_ENDINGS`.
+_WENT_OUT, _ROW_EMPTY, _BUST, _ALL_QUIT = (ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT))
 
 
 # ------------------------------------------------------------------ kernel
@@ -250,7 +228,7 @@ def _chip(t):
 
 
 @njit(cache=True)
-def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, dice, deck0, score, take_key,
+def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, dice, deck0, score,
                  also_match, must_discard, end_threshold,
                  totals, round_pts, rounds, busts, quits, went_out, triples, log, log_len, log_row):
     """Play games ``g = 0..G-1`` (``G = len(seat_agent)``) to the end; see :func:`play_batch`.
@@ -261,9 +239,8 @@ def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, dice, deck0, 
     logged into ``log[r]`` and ``log_len[r]`` gets the log's length, or -1 if
     ``log.shape[1]`` was too small.  The rules arrive as tables: ``dice[d, side]``
     face indices, ``deck0`` the 36 cards, ``score[mask]`` the points of a
-    display holding the faces of ``mask``, ``take_key[mask, f]`` the
-    heuristics' take preference; policies as ``kinds[a]`` and
-    ``quit_table[a, mask]``.
+    display holding the faces of ``mask``; policies as ``kinds[a]``,
+    ``quit_table[a, mask]`` and ``take_rank[a, mask, f]`` (:class:`NativePolicy`).
     """
     G = seat_agent.shape[0]
     ncards = n * 6
@@ -424,8 +401,8 @@ def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, dice, deck0, 
                                     face = -1
                                     best = 1 << 30
                                     for f in range(7):
-                                        if (shown >> f) & 1 and take_key[m, f] < best:
-                                            best = take_key[m, f]
+                                        if (shown >> f) & 1 and take_rank[a, m, f] < best:
+                                            best = take_rank[a, m, f]
                                             face = f
                                 row &= ~(1 << face)
                                 disp[p, face] += 1
@@ -597,7 +574,7 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
     for tag, e in _iter_log(log, n):
         if tag == LOG_END:
             wo = int(e[1])
-            rounds.append({"finished": True, "ended_by": ENDINGS[int(e[0])],
+            rounds.append({"finished": True, "ended_by": ROUND_ENDINGS[int(e[0])],
                            "went_out": wo if wo >= 0 else None,
                            "points": [int(x) for x in e[2:2 + n]],
                            "totals": [int(x) for x in e[2 + n:2 + 2 * n]]})
@@ -616,7 +593,7 @@ def _seed64(seed: int | None) -> np.uint64:
 
 def play_batch(
     num_players: int,
-    agents: Sequence[str | NativePolicy],
+    agents: Sequence[Any],
     *,
     games: int | None = None,
     seating: np.ndarray | None = None,
@@ -630,7 +607,9 @@ def play_batch(
 
     Args:
         num_players: players per game, 1..6.
-        agents: native specs (or :class:`NativePolicy`), indexed by ``seating``.
+        agents: :class:`NativePolicy` descriptions, or objects with a ``native(rules)``
+            method that returns one (policies: :meth:`lama_dice.agents.base.Policy.native`),
+            indexed by ``seating``; :func:`lama_dice.agents.native.play_batch` also takes agent specs.
         games: number of games; with ``seating=None`` agent ``s % len(agents)`` sits at seat ``s``.
         seating: ``int[G, N]`` agent index at each seat (gives ``games``).
         rules: a :class:`RulesConfig` or mapping; docs/RULES.md's defaults if None.
@@ -644,14 +623,10 @@ def play_batch(
         NativePolicyError: an agent is not native, or a bad argument.
     """
     rules = _rules(rules)
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-            or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise NativePolicyError(f"num_players must be an integer 1..6, got {num_players!r}")
-    n = int(num_players)
+    n = check_num_players(num_players, NativePolicyError)
     if not agents:
         raise NativePolicyError("at least one agent is needed")
-    # (re)build every policy for these rules: a threshold table depends on the dice
-    natives = [native_policy(a.spec if isinstance(a, NativePolicy) else a, rules) for a in agents]
+    natives = [_describe(a, rules) for a in agents]
     if seating is None:
         if games is None:
             raise NativePolicyError("give games or seating")
@@ -672,8 +647,9 @@ def play_batch(
     seed64 = _seed64(seed)
     kinds = np.array([a.kind for a in natives], dtype=np.int64)
     quit_table = np.ascontiguousarray(np.stack([a.quit_table for a in natives]), dtype=np.uint8)
+    take_rank = np.ascontiguousarray(np.stack([a.take_rank for a in natives]), dtype=np.int64)
     dice = np.array(rules.dice_index, dtype=np.int64)
-    args = (kinds, quit_table, dice, _DECK, _SCORE, _TAKE_KEY,
+    args = (kinds, quit_table, take_rank, dice, _DECK, _SCORE,
             rules.triple_llama == "also_match", bool(rules.must_discard), np.int64(rules.end_threshold))
 
     out = {k: np.zeros((G, n), dtype=np.int64)
@@ -716,5 +692,7 @@ def play_batch(
 def compile_kernel() -> float:
     """Compile (or load from the on-disk cache) the kernel now; return the seconds it took."""
     t0 = time.perf_counter()
-    play_batch(2, ["random", "threshold:0.2"], games=1, seed=0, log_games=[0])
+    first_face = np.tile(np.arange(NUM_FACES, dtype=np.int64), (NUM_MASKS, 1))
+    play_batch(2, [NativePolicy.random(), NativePolicy.table("always-roll", np.zeros(NUM_MASKS), first_face)],
+               games=1, seed=0, log_games=[0])
     return time.perf_counter() - t0

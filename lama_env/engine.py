@@ -15,12 +15,17 @@ Dice and deals are drawn from a seeded :class:`numpy.random.Generator`, or
 injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``,
 ``next_round(hands=...)``) for tests and replay.  The state is exposed
 read-only through properties; :meth:`LamaGame.copy` is cheap.
+
+What each action does (a roll, a discard, a take, a quit, the end of a round)
+is worked out by the pure functions of :mod:`lama_env.transitions`; this
+module strings them together and keeps the books (phases, whose turn, the
+turn log, per-round results and statistics, the random stream).
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
-from functools import lru_cache
+from operator import add
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,28 +33,42 @@ import numpy as np
 from . import actions as A
 from .errors import LamaDiceError
 from .rules import (
+    DECK,
     DECK_COUNTS,
     FACES,
     HAND_SIZE,
-    LLAMA,
-    MAX_PLAYERS,
-    MIN_PLAYERS,
     NUM_DICE,
     NUM_FACES,
     RulesConfig,
-    game_over as _game_over,
+    check_num_players,
     return_chip,
     score_display,
     winners as _winners,
 )
+from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
+    EMPTY_ROW,
+    FULL_ROW,
+    ROLL_BUST,
+    ROLL_DISCARD,
+    ROLL_TAKE,
+    ROLL_TRIPLE_LLAMA,
+    ROUND_ENDINGS,
+    apply_discard,
+    apply_quit,
+    apply_roll,
+    apply_take,
+    match_limits,
+    next_player,
+    resolve_roll,
+    score_round,
+)
 
 RECORD_FORMAT = "lama-dice-record/1"
 
-_DECK = np.repeat(np.arange(NUM_FACES, dtype=np.int64), DECK_COUNTS)
 _TURN_ACTIONS = (A.ROLL, A.QUIT)
 _ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _FACE_RANGE = range(NUM_FACES)
-_DECK_LIST: list[int] = _DECK.tolist()
+_DECK_LIST: list[int] = list(DECK)
 #: Random numbers: a game draws uniform floats in [0, 1) from its generator in
 #: blocks (``rng.random(size)``, one NumPy call per block) and spends them on
 #: deals (a partial Fisher-Yates shuffle of the deck: card ``i`` swaps with
@@ -61,6 +80,8 @@ _DECK_LIST: list[int] = _DECK.tolist()
 #: 2**-52; the stream is a function of the generator alone (same seed, same game).
 _RANDOM_BLOCK = 96
 _RANDOM_BLOCK_MAX = 3 * 512
+#: The rules of a game created without any (a frozen dataclass: one shared instance saves building one per game).
+_DEFAULT_RULES = RulesConfig()
 
 
 class Phase(IntEnum):
@@ -86,75 +107,6 @@ class GameSetupError(LamaDiceError, ValueError):
     """A bad argument to :class:`LamaGame` (player count, start points, start player)."""
 
 
-#: How a round can end (the ``ended_by`` field of a replay result).
-ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
-
-
-#: How a roll resolves (the first element of :func:`resolve_roll`'s result).
-ROLL_TRIPLE_LLAMA = "triple_llama"  #: chip_only triple llama: a chip is returned, nothing else happens
-ROLL_DISCARD = "discard"  #: a die matches the display: choose a discard
-ROLL_TAKE = "take"  #: no match, not the last player, a die shows a row face: choose a take
-ROLL_BUST = "bust"  #: nothing matches: the whole row goes into the display and the round ends
-
-
-def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
-    """The most cards of each face a roll lets a player discard (docs/RULES.md, "Match: discarding").
-
-    Args:
-        display: the player's cards, as counts per face index.
-        dice: the three dice, as face indices.
-
-    Returns:
-        ``min(dice showing f, cards of f in the display)`` per face, or None
-        when no die matches the display.
-    """
-    limits = [0] * NUM_FACES
-    matched = False
-    for f in dice:
-        if display[f] > limits[f]:
-            limits[f] += 1
-            matched = True
-    return tuple(limits) if matched else None
-
-
-_legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (limits, must) pairs
-
-
-def resolve_roll(
-    display: Sequence[int], row: Sequence[int], dice: Sequence[int], *, last_player: bool, rules: RulesConfig
-) -> tuple[str, tuple[int, ...]]:
-    """How a roll resolves for a player, without changing any state (docs/RULES.md, "A turn").
-
-    This is the single place where a roll is classified; :meth:`LamaGame.step`
-    uses it, and solvers and search agents call it to enumerate outcomes.
-    A triple llama also returns a chip in both ``triple_llama`` modes; that
-    is not part of the result.
-
-    Args:
-        display: the rolling player's cards, as counts per face index.
-        row: the llama row (1 where the card of that face is still there).
-        dice: the three dice, as face indices in die order.
-        last_player: whether every other player has quit (no takes: a miss busts).
-        rules: the rules configuration (``triple_llama``, ``must_discard``).
-
-    Returns:
-        ``(kind, legal)``: ``kind`` is one of :data:`ROLL_TRIPLE_LLAMA`,
-        :data:`ROLL_DISCARD`, :data:`ROLL_TAKE`, :data:`ROLL_BUST`; ``legal``
-        lists the legal actions of the decision that follows (discards or
-        takes, sorted), empty for a triple llama or a bust.
-    """
-    if dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA and rules.triple_llama != "also_match":
-        return ROLL_TRIPLE_LLAMA, ()
-    limits = match_limits(display, dice)
-    if limits is not None:
-        return ROLL_DISCARD, _legal_discards(limits, rules.must_discard)
-    if not last_player:
-        takes = tuple(sorted({A.TAKE_BASE + f for f in dice if row[f]}))
-        if takes:
-            return ROLL_TAKE, takes
-    return ROLL_BUST, ()
-
-
 class LamaGame:
     """One game for ``num_players`` players (1 = the solo variant).
 
@@ -173,7 +125,7 @@ class LamaGame:
         "_n", "_rules", "_rng", "_buf", "_bufpos", "_dice_faces",
         "_totals", "_round", "_start", "_displays", "_row", "_quit", "_active", "_current",
         "_phase", "_dice", "_legal", "_discarded", "_round_points", "_ended_by", "_went_out",
-        "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round", "_version",
+        "_busted", "_triples", "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round", "_version",
     )
 
     def __init__(
@@ -188,13 +140,9 @@ class LamaGame:
         hands: Sequence[Sequence[Any]] | None = None,
         record: bool = True,
     ) -> None:
-        if type(num_players) is not int and (
-                isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer))):
-            raise GameSetupError(f"num_players must be an integer 1..6, got {num_players!r}")
-        if not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-            raise GameSetupError(f"num_players must be 1..6, got {num_players}")
-        self._n = n = int(num_players)
-        self._rules = rules if type(rules) is RulesConfig else RulesConfig.from_dict(rules)
+        self._n = n = check_num_players(num_players, GameSetupError)
+        self._rules = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None \
+            else RulesConfig.from_dict(rules)
         self._rng = rng if rng is not None else np.random.default_rng(seed)
         self._buf: list[float] = []
         self._bufpos = 0
@@ -248,11 +196,11 @@ class LamaGame:
             d = [0] * NUM_FACES
             for f in hand:
                 d[f] += 1
-            displays.append(d)
-        self._row = [1] * NUM_FACES
+            displays.append(tuple(d))
+        self._row = FULL_ROW
         self._quit = [False] * n
         self._active = n
-        self._discarded = [0] * NUM_FACES
+        self._discarded: list[int] = []  # the discard actions of this round
         self._current = start_player
         self._phase = _TURN
         self._dice: tuple[int, ...] | None = None
@@ -260,6 +208,8 @@ class LamaGame:
         self._round_points: list[int] | None = None
         self._ended_by: str | None = None
         self._went_out: int | None = None
+        self._busted: int | None = None
+        self._triples = [0] * n
         self._turns_in_round = 0
         if self._record:
             self._rounds.append({
@@ -278,21 +228,18 @@ class LamaGame:
         self._version += 1
 
     def _end_round(self, ended_by: str, went_out: int | None = None) -> None:
-        pts = [score_display(d) for d in self._displays]
-        totals = self._totals
-        for p in range(self._n):
-            totals[p] += pts[p]
-        if went_out is not None:
-            totals[went_out] = return_chip(totals[went_out])
+        pts, totals, over = score_round(self._displays, self._totals, went_out, self._rules)
+        self._totals = totals
         self._round_points = pts
         self._ended_by = ended_by
         self._went_out = went_out
         self._dice = None
         self._legal = ()
-        self._phase = _GAME_OVER if _game_over(totals, self._rules) else _ROUND_OVER
+        self._phase = _GAME_OVER if over else _ROUND_OVER
         self._results.append({
             "finished": True, "ended_by": ended_by, "went_out": went_out,
             "points": list(pts), "totals": list(totals),
+            "busted": self._busted, "quit": tuple(self._quit), "triple_llamas": tuple(self._triples),
         })
 
     # ------------------------------------------------------------------- turns
@@ -318,9 +265,9 @@ class LamaGame:
                 if self._record:
                     self._rounds[-1]["turns"].append({"player": p, "action": "quit"})
                 self._quit[p] = True
-                self._active -= 1
-                if self._active == 0:
-                    self._end_round("all_quit")
+                self._active, ended = apply_quit(self._active)
+                if ended:
+                    self._end_round(ended)
                 else:
                     self._advance()
             else:
@@ -328,32 +275,23 @@ class LamaGame:
                 self._turns_in_round += 1
                 self._roll(p, rolled)
         elif phase == _DISCARD:
-            counts = _DISCARDS[action - _DISCARD_BASE]
-            disp = self._displays[p]
-            pile = self._discarded
-            left = 0
-            for f in _FACE_RANGE:
-                c = counts[f]
-                if c:
-                    disp[f] -= c
-                    pile[f] += c
-                left += disp[f]
+            self._displays[p], ended = apply_discard(self._displays[p], action)
+            self._discarded.append(action)
             if self._pending is not None:
+                counts = _DISCARDS[action - _DISCARD_BASE]
                 self._pending["discard"] = [FACES[f] for f in _FACE_RANGE for _ in range(counts[f])]
                 self._pending = None
-            if left == 0:
-                self._end_round("went_out", p)
+            if ended:
+                self._end_round(ended, p)
             else:
                 self._advance()
         else:  # Phase.TAKE
-            f = action - _TAKE_BASE
-            self._row[f] = 0
-            self._displays[p][f] += 1
+            self._displays[p], self._row, ended = apply_take(self._displays[p], self._row, action)
             if self._pending is not None:
-                self._pending["take"] = FACES[f]
+                self._pending["take"] = FACES[action - _TAKE_BASE]
                 self._pending = None
-            if not any(self._row):
-                self._end_round("row_empty")
+            if ended:
+                self._end_round(ended)
             else:
                 self._advance()
 
@@ -362,10 +300,10 @@ class LamaGame:
         if self._record:
             self._pending = {"player": p, "action": "roll", "dice": [FACES[f] for f in dice]}
             self._rounds[-1]["turns"].append(self._pending)
-        if dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA:
+        kind, legal, chip, disp, row = apply_roll(self._displays[p], self._row, dice, self._active == 1, self._rules)
+        if chip:
             self._totals[p] = return_chip(self._totals[p])
-        disp = self._displays[p]
-        kind, legal = resolve_roll(disp, self._row, dice, last_player=self._active == 1, rules=self._rules)
+            self._triples[p] += 1
         if kind is ROLL_DISCARD:
             self._phase = _DISCARD
             self._legal = legal
@@ -378,23 +316,15 @@ class LamaGame:
             self._pending = None
             self._advance()
             return
-        # bust: take the whole row into the display; the round ends at once
-        for f in _FACE_RANGE:
-            if self._row[f]:
-                disp[f] += 1
-                self._row[f] = 0
+        # bust: the whole row went into the display; the round ends at once
+        self._displays[p] = disp
+        self._row = row
+        self._busted = p
         self._pending = None
-        self._end_round("bust")
+        self._end_round(kind)
 
     def _advance(self) -> None:
-        n = self._n
-        q = self._current
-        quit_ = self._quit
-        for _ in range(n):
-            q = q + 1 if q + 1 < n else 0
-            if not quit_[q]:
-                break
-        self._current = q
+        self._current = next_player(self._current, self._quit)
         self._phase = _TURN
         self._dice = None
         self._legal = _TURN_ACTIONS
@@ -510,15 +440,15 @@ class LamaGame:
     @property
     def displays(self) -> tuple[tuple[int, ...], ...]:
         """Each player's display as card counts per face index."""
-        return tuple(map(tuple, self._displays))
+        return tuple(self._displays)
 
     def display(self, player: int) -> tuple[int, ...]:
-        return tuple(self._displays[player])
+        return self._displays[player]
 
     @property
     def row(self) -> tuple[int, ...]:
         """The llama row: 1 where the card of that face is still there."""
-        return tuple(self._row)
+        return self._row
 
     @property
     def quit(self) -> tuple[bool, ...]:
@@ -543,7 +473,10 @@ class LamaGame:
     @property
     def discarded(self) -> tuple[int, ...]:
         """Cards discarded this round, per face."""
-        return tuple(self._discarded)
+        pile = EMPTY_ROW
+        for a in self._discarded:
+            pile = tuple(map(add, pile, _DISCARDS[a - _DISCARD_BASE]))
+        return pile
 
     @property
     def turns_in_round(self) -> int:
@@ -569,7 +502,18 @@ class LamaGame:
 
     @property
     def went_out(self) -> int | None:
+        """Who went out to end the round just ended, else None."""
         return self._went_out
+
+    @property
+    def busted(self) -> int | None:
+        """Who busted to end the round just ended (``ended_by == "bust"``), else None."""
+        return self._busted
+
+    @property
+    def triple_llamas(self) -> tuple[int, ...]:
+        """Triple llamas each player has rolled this round."""
+        return tuple(self._triples)
 
     @property
     def winners(self) -> list[int]:
@@ -577,8 +521,27 @@ class LamaGame:
         return _winners(self._totals) if self._phase == _GAME_OVER else []
 
     def round_results(self) -> list[dict]:
-        """The finished rounds' results (``finished``, ``ended_by``, ``went_out``, ``points``, ``totals``)."""
+        """The finished rounds' results.
+
+        Each holds the replay result's ``finished``, ``ended_by``, ``went_out``,
+        ``points`` and ``totals`` (see :meth:`result`), and also ``busted`` (who
+        busted, else None), ``quit`` (who had quit, per seat) and
+        ``triple_llamas`` (triple llamas rolled, per seat).
+        """
         return [dict(r) for r in self._results]
+
+    def statistics(self) -> dict[str, Any]:
+        """Per-seat counts over the game so far (the episode statistics of the environments and the evaluator).
+
+        Returns:
+            ``{"rounds": int, "points": [...], "busts": [...], "quits": [...],
+            "went_out": [...], "triple_llamas": [...]}``: the finished rounds and
+            each seat's round points, busts, rounds gone out (from the finished
+            rounds) and quits and triple llamas (also those of the round in
+            progress), lists indexed by seat.
+        """
+        return round_statistics(self._results, self._n,
+                                None if self._phase >= _ROUND_OVER else (self._quit, self._triples))
 
     def current_points(self, player: int) -> int:
         """What ``player``'s display would score if the round ended now."""
@@ -594,9 +557,9 @@ class LamaGame:
         g._rng.bit_generator.state = self._rng.bit_generator.state
         g._buf = self._buf  # never mutated in place, only replaced
         g._totals = list(self._totals)
-        g._displays = [list(d) for d in self._displays]
-        g._row = list(self._row)
+        g._displays = list(self._displays)  # of tuples
         g._quit = list(self._quit)
+        g._triples = list(self._triples)
         g._discarded = list(self._discarded)
         g._results = [dict(r) for r in self._results]
         if self._record:
@@ -629,7 +592,8 @@ class LamaGame:
 
     def result(self) -> dict:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
-        rounds = [dict(r, points=list(r["points"]), totals=list(r["totals"])) for r in self._results]
+        rounds = [{"finished": r["finished"], "ended_by": r["ended_by"], "went_out": r["went_out"],
+                   "points": list(r["points"]), "totals": list(r["totals"])} for r in self._results]
         if not self.round_over:
             rounds.append({"finished": False, "ended_by": None, "went_out": None,
                            "points": None, "totals": list(self._totals)})
@@ -639,6 +603,39 @@ class LamaGame:
     def __repr__(self) -> str:
         return (f"LamaGame(players={self._n}, round={self._round}, phase={self._phase.name}, "
                 f"current={self._current}, totals={self._totals})")
+
+
+def round_statistics(results: Sequence[dict], num_players: int,
+                     in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
+    """Per-seat counts over finished rounds (:meth:`LamaGame.round_results`); see :meth:`LamaGame.statistics`.
+
+    Args:
+        results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.
+        num_players: seats.
+        in_progress: the ``(quit, triple_llamas)`` of a round still being played, counted too.
+    """
+    n = num_players
+    points = [0] * n
+    busts = [0] * n
+    quits = [0] * n
+    went_out = [0] * n
+    triples = [0] * n
+    for r in results:
+        for p, x in enumerate(r["points"]):
+            points[p] += x
+        if r["busted"] is not None:
+            busts[r["busted"]] += 1
+        if r["went_out"] is not None:
+            went_out[r["went_out"]] += 1
+        for p in range(n):
+            quits[p] += r["quit"][p]
+            triples[p] += r["triple_llamas"][p]
+    if in_progress is not None:
+        for p in range(n):
+            quits[p] += in_progress[0][p]
+            triples[p] += in_progress[1][p]
+    return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
+            "triple_llamas": triples}
 
 
 def _to_face(f: Any) -> int | None:

@@ -102,7 +102,7 @@ from .engine import IllegalActionError, LamaGame, Phase
 from .errors import LamaDiceError
 from .observation import encode, observation_size
 from .render import render_text
-from .rules import MAX_PLAYERS, MIN_PLAYERS, RulesConfig, winners
+from .rules import RulesConfig, check_num_players as _check_num_players, winners
 
 EPISODES = ("game", "round")
 _ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
@@ -128,10 +128,7 @@ def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
 
 def check_num_players(num_players: Any) -> int:
     """Validate a player count (1..6)."""
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-            or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise LamaEnvError(f"num_players must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players!r}")
-    return int(num_players)
+    return _check_num_players(num_players, LamaEnvError)
 
 
 def check_max_rounds(max_rounds: Any) -> int | None:
@@ -364,7 +361,7 @@ class LamaDiceEnv(gym.Env):
         self._round_start = self._game.totals
         self._done = False
         self._terminated = False
-        self._stats = {"rounds": 0, "points": 0, "busts": 0, "quits": 0, "went_out": 0, "illegal": 0}
+        self._illegal = 0
 
     def step(self, action: Any):
         """Apply the learner's action, then the opponents' moves until the learner's next decision.
@@ -397,11 +394,9 @@ class LamaDiceEnv(gym.Env):
             )
             self._done = True
             self._terminated = True
-            self._stats["illegal"] = 1
+            self._illegal = 1
             info = {"action_mask": self._mask(), "illegal_action": True, "episode_stats": self._episode_stats()}
             return encode(g, learner), self.illegal_reward, True, False, info
-        if action == A.QUIT:
-            self._stats["quits"] += 1
         g.step(action)
         reward = self._advance()
         info: dict[str, Any] = {"action_mask": self._mask()}
@@ -441,13 +436,6 @@ class LamaDiceEnv(gym.Env):
     def _round_end(self) -> float:
         g = self._game
         learner = self._learner
-        st = self._stats
-        st["rounds"] += 1
-        st["points"] += g.round_points[learner]
-        if g.ended_by == "bust" and g.current_player == learner:
-            st["busts"] += 1
-        if g.went_out == learner:
-            st["went_out"] += 1
         totals = g.totals
         reward = 0.0
         if self.reward_mode == "points":
@@ -456,26 +444,26 @@ class LamaDiceEnv(gym.Env):
             self._done = self._terminated = True
             if self.reward_mode == "win":
                 reward += win_shares(totals)[learner]
-        elif self.max_rounds is not None and st["rounds"] >= self.max_rounds:
+        elif self.max_rounds is not None and g.round_index + 1 >= self.max_rounds:  # rounds played (a fresh game)
             self._done = True
         return reward
 
     def _episode_stats(self) -> dict[str, float]:
         g = self._game
         learner = self._learner
-        st = self._stats
+        st = g.statistics()
         won = winners(g.totals)
-        win = 0.0 if st["illegal"] or learner not in won else 1.0 / len(won)
+        win = 0.0 if self._illegal or learner not in won else 1.0 / len(won)
         rounds = st["rounds"]
         return {
             "win": win,
             "rounds": rounds,
-            "points_per_round": st["points"] / rounds if rounds else 0.0,
+            "points_per_round": st["points"][learner] / rounds if rounds else 0.0,
             "final_points": g.totals[learner],
-            "busts": st["busts"],
-            "quits": st["quits"],
-            "went_out": st["went_out"],
-            "illegal": st["illegal"],
+            "busts": st["busts"][learner],
+            "quits": st["quits"][learner],
+            "went_out": st["went_out"][learner],
+            "illegal": self._illegal,
         }
 
     def _mask(self) -> np.ndarray:

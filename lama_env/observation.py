@@ -53,10 +53,16 @@ import numpy as np
 
 from .engine import LamaGame, Phase
 from .odds import p_no_match
-from .rules import DECK_COUNTS, MAX_PLAYERS, MIN_PLAYERS, NUM_FACES, RulesConfig, score_display
+from .rules import (
+    DECK_COUNTS,
+    MAX_ROUND_POINTS,
+    NUM_FACES,
+    RulesConfig,
+    check_num_players,
+    ends_game,
+    score_display,
+)
 
-#: The most points one round can score (a display holding every face).
-MAX_ROUND_POINTS: int = score_display((1,) * NUM_FACES)
 #: Per-face scale of display counts: a display holds at most the deck's cards of a
 #: face plus the row card (7 llamas, 6 of each number).
 _DISPLAY_SCALE = tuple(1.0 / (c + 1) for c in DECK_COUNTS)
@@ -108,10 +114,7 @@ _BLOCKS: tuple[tuple[str, int, int, str], ...] = (
 
 
 def _check_n(num_players: int) -> int:
-    if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
-            or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
-        raise ValueError(f"num_players must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {num_players!r}")
-    return int(num_players)
+    return check_num_players(num_players, ValueError)
 
 
 @lru_cache(maxsize=None)
@@ -275,7 +278,7 @@ def _total_features(c: _Consts, key: tuple[int, int]) -> bytes:
     feats = c.totals[key] = _PACK_TOTAL(
         t / thr if t < thr else 1.0,
         0.0 if t >= thr else ((thr - t) / MAX_ROUND_POINTS if thr - t < MAX_ROUND_POINTS else 1.0),
-        1.0 if t + pts >= thr else 0.0,
+        1.0 if ends_game(t + pts, c.rules) else 0.0,
     )
     return feats
 

@@ -6,27 +6,16 @@ sides) and cached per rules' dice.
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-from .rules import LLAMA, NUM_FACES, RulesConfig
-
-
-@lru_cache(maxsize=None)
-def _roll_distribution(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    counts: Counter = Counter()
-    for a in dice_index[0]:
-        for b in dice_index[1]:
-            for c in dice_index[2]:
-                counts[(a, b, c)] += 1
-    total = sum(counts.values())
-    return tuple(sorted((k, v / total) for k, v in counts.items()))
+from .rules import NUM_FACES, RulesConfig
+from .transitions import chance_outcomes, is_triple_llama
 
 
 def roll_distribution(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    """Every distinct roll (face indices in die order) with its probability."""
-    return _roll_distribution(rules.dice_index)
+    """Every distinct roll (face indices in die order) with its probability (:func:`~lama_env.transitions.chance_outcomes`)."""
+    return chance_outcomes(rules)
 
 
 @lru_cache(maxsize=None)
@@ -47,4 +36,4 @@ def p_no_match(display: Sequence[int], rules: RulesConfig) -> float:
 
 def p_triple_llama(rules: RulesConfig) -> float:
     """Probability of a triple llama (1/27 with the default dice)."""
-    return sum(p for roll, p in roll_distribution(rules) if roll == (LLAMA, LLAMA, LLAMA))
+    return sum(p for roll, p in chance_outcomes(rules) if is_triple_llama(roll))

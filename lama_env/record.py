@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping
 from . import actions as A
 from .errors import LamaDiceError
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase
-from .rules import FACES, MAX_PLAYERS, MIN_PLAYERS, NUM_FACES, RulesConfig, RulesError
+from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
 
 class RecordError(LamaDiceError, ValueError):
@@ -155,7 +155,7 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
             raise RecordError(f"cannot take {face!r}: the row cards shown by the dice are {options}", r, t)
         game.step(A.take_action(FACES.index(face)))
     else:
-        what = "a bust" if game.ended_by == "bust" else "a triple llama"
+        what = "a bust" if game.busted is not None else "a triple llama"
         for key in ("discard", "take"):
             if key in turn:
                 raise RecordError(f"the roll was {what}: it carries no {key!r}", r, t)
@@ -202,8 +202,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
     """
     _check_shape(rec)
     n = rec["players"]
-    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
-        raise RecordError(f"players must be 1..6, got {n}")
+    check_num_players(n, RecordError, "players")
     try:
         rules = RulesConfig.from_dict(rec.get("rules"))
     except (RulesError, TypeError) as e:

@@ -72,7 +72,7 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
             status = "  [quit]"
         if over and game.went_out == p:
             status = "  [went out]"
-        if over and game.ended_by == "bust" and game.current_player == p:
+        if over and game.busted == p:
             status = "  [bust]"
         pts = game.round_points[p] if game.round_points is not None else game.current_points(p)
         lines.append(f"{mark} {labels[p]:<{width}}  {cards[p]:<{cw}}  {pts:>6}  {game.totals[p]:>5}{status}")

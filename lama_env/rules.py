@@ -1,9 +1,13 @@
 """Game constants, the rules configuration and the scoring rules.
 
 Every rule that is a pure function of numbers lives here exactly once:
-scoring a display (:func:`score_display`), returning a chip
-(:func:`return_chip`) and the game end (:func:`game_over`, :func:`winners`).
-The turn flow lives in :mod:`lama_env.engine`.
+the constants (deck, dice, player counts, the most points a round can score),
+the player-count check (:func:`check_num_players`), scoring a display
+(:func:`score_display`), returning a chip (:func:`return_chip`) and the game
+end (:func:`ends_game`, :func:`game_over`, :func:`winners`).  What a roll,
+discard or take does to a display and the llama row is in
+:mod:`lama_env.transitions`; the game's state machine is
+:class:`lama_env.engine.LamaGame`.
 
 Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is
 the number ``k``.  Strings are used only at the edges (records, rendering).
@@ -13,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from .errors import LamaDiceError
 
@@ -26,6 +32,8 @@ LLAMA = 0
 FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}
 #: Cards of each face in the 36-card deck (six llamas, five of each number).
 DECK_COUNTS: tuple[int, ...] = (6, 5, 5, 5, 5, 5, 5)
+#: The 36-card deck as face indices, in face order (the engines deal from it).
+DECK: tuple[int, ...] = tuple(f for f, k in enumerate(DECK_COUNTS) for _ in range(k))
 #: Cards dealt to each player at the start of a round.
 HAND_SIZE = 6
 #: Supported player counts (1 is the solo variant).
@@ -130,6 +138,27 @@ class RulesConfig:
         return out
 
 
+def is_num_players(value: Any) -> bool:
+    """Whether ``value`` is a supported player count: an integer (not a bool) in ``1..6``."""
+    if type(value) is int:
+        return MIN_PLAYERS <= value <= MAX_PLAYERS
+    return (not isinstance(value, bool) and isinstance(value, (int, np.integer))
+            and MIN_PLAYERS <= value <= MAX_PLAYERS)
+
+
+def check_num_players(value: Any, error: type[Exception] = RulesError, name: str = "num_players") -> int:
+    """``value`` as an ``int`` if it is a supported player count, else raise ``error``.
+
+    Args:
+        value: the player count to check (:func:`is_num_players`).
+        error: the exception class to raise (each caller raises its own kind).
+        name: the name of the setting in the message.
+    """
+    if not is_num_players(value):
+        raise error(f"{name} must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {value!r}")
+    return int(value)
+
+
 def score_display(counts: Sequence[int]) -> int:
     """Points of a display given as card counts per face index.
 
@@ -152,9 +181,18 @@ def return_chip(total: int) -> int:
     return 0
 
 
+#: The most points a display can score (a llama and every number: 31).
+MAX_ROUND_POINTS: int = score_display((1,) * NUM_FACES)
+
+
+def ends_game(total: int, rules: RulesConfig) -> bool:
+    """Whether a player's total ends the game once the round is over (it reaches ``end_threshold``)."""
+    return total >= rules.end_threshold
+
+
 def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
     """Whether the game ends after a round with these totals."""
-    return max(totals) >= rules.end_threshold
+    return ends_game(max(totals), rules)
 
 
 def winners(totals: Sequence[int]) -> list[int]:

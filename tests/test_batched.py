@@ -14,14 +14,9 @@ import importlib.util
 import numpy as np
 import pytest
 
+from lama_dice.agents.native import is_native, native_policy, play_batch
 from lama_env import actions as A
-from lama_env.batched import (
-    BatchResult,
-    NativePolicyError,
-    is_native,
-    native_policy,
-    play_batch,
-)
+from lama_env.batched import BatchResult, NativePolicyError
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.record import replay
@@ -181,7 +176,10 @@ def test_random_policy_is_uniform_at_the_turn():
 def test_native_specs_and_errors():
     assert is_native("threshold:0.2") and is_native("points:12") and is_native("random")
     assert is_native("always-roll")
-    for bad in ("threshold", "threshold:x", "threshold:1.5", "points:1.5", "random:3", "ppo:x.zip", "", 3):
+    # specs are parsed by the agent registry: "threshold" is threshold:0.2 (its default), natively too
+    assert is_native("threshold")
+    assert np.array_equal(native_policy("threshold").quit_table, native_policy("threshold:0.2").quit_table)
+    for bad in ("threshold:x", "threshold:1.5", "points:1.5", "random:3", "ppo:x.zip", "", 3):
         assert not is_native(bad)
     with pytest.raises(NativePolicyError) as e:
         native_policy("optimal")

@@ -111,32 +111,12 @@ class LamaDiceRLlibEnv(PettingZooEnv):
                 k = int(self._rng.choice(len(self._opponent_policies), p=self._opponent_p))
                 self._opponents[self._names[p]] = self._opponent_policies[k]
         self._visible = {a for a in self._names if a not in self._opponents}
-        self._seen_rounds = 0
-        self._counts = {k: [0] * n for k in ("points", "busts", "quits", "went_out", "steps")}
+        self._steps = [0] * n
 
     def _act(self, agent: str, action: Any) -> None:
-        """Step the AEC env with ``agent``'s action, keeping the game statistics."""
-        from lama_env.actions import QUIT
-        from lama_env.engine import Phase
-
-        g = self._raw.game
-        p = self._seat[agent]
-        r0 = g.round_index
-        c = self._counts
-        c["steps"][p] += 1
-        if action is not None and int(action) == QUIT:
-            c["quits"][p] += 1
+        """Step the AEC env with ``agent``'s action, counting the seat's decisions."""
+        self._steps[self._seat[agent]] += 1
         self.env.step(action)
-        if g.round_index != r0 or g.phase >= Phase.ROUND_OVER:
-            results = g.round_results()
-            for r in results[self._seen_rounds:]:
-                for q, pts in enumerate(r["points"]):
-                    c["points"][q] += pts
-                if r["went_out"] is not None:
-                    c["went_out"][r["went_out"]] += 1
-                if r["ended_by"] == "bust":
-                    c["busts"][p] += 1
-            self._seen_rounds = len(results)
 
     def _episode_stats(self, agent: str) -> dict[str, float]:
         from lama_env.rules import winners
@@ -144,18 +124,18 @@ class LamaDiceRLlibEnv(PettingZooEnv):
         g = self._raw.game
         p = self._seat[agent]
         won = winners(g.totals)
-        rounds = self._seen_rounds
-        c = self._counts
+        st = g.statistics()
+        rounds = st["rounds"]
         return {
             "win": 1.0 / len(won) if p in won else 0.0,
             "rounds": rounds,
-            "points": c["points"][p],
-            "points_per_round": c["points"][p] / rounds if rounds else 0.0,
+            "points": st["points"][p],
+            "points_per_round": st["points"][p] / rounds if rounds else 0.0,
             "final_points": g.totals[p],
-            "busts": c["busts"][p],
-            "quits": c["quits"][p],
-            "went_out": c["went_out"][p],
-            "steps": c["steps"][p],
+            "busts": st["busts"][p],
+            "quits": st["quits"][p],
+            "went_out": st["went_out"][p],
+            "steps": self._steps[p],
         }
 
     def _collect(self):

@@ -1,0 +1,264 @@
+"""The rules as transitions: what a roll, a discard, a take or a quit does, as pure functions.
+
+Pgx writes a game as pure ``init`` / ``step`` / ``observe`` functions over a
+small state, and OpenSpiel's states expose ``chance_outcomes()``.  This module
+does the same for every consequence of an action in *Don't L.L.A.M.A. Dice*,
+each over the smallest state it needs, so that each is worked out in exactly
+one place:
+
+=======================================  ===================================
+consequence                              function
+=======================================  ===================================
+the rolls and their probabilities        :func:`chance_outcomes`,
+                                         :func:`grouped_chance_outcomes`
+a triple llama (a chip is returned)      :func:`is_triple_llama`
+how a roll resolves, and what it does    :func:`apply_roll` (its
+                                         classification: :func:`resolve_roll`)
+a bust: the whole row joins the display  :func:`apply_bust`
+a discard, and going out                 :func:`apply_discard`
+a take, and the row running out          :func:`apply_take`
+a quit, and everyone having quit         :func:`apply_quit`
+whose turn is next                       :func:`next_player`
+the round's points, the chip for going   :func:`score_round`
+out, the game end
+=======================================  ===================================
+
+The state they read and return is plain data: a display is a tuple of seven
+card counts (face index order, ``L`` first), the llama row a 7-tuple of 0/1,
+the dice three face indices in die order, totals a list of ints.  A function
+whose action can end the round also returns how it ended (one of
+:data:`ROUND_ENDINGS`) or None.
+
+:class:`lama_env.engine.LamaGame` is the state machine that strings them
+together (whose decision it is, the phases, the turn log, the random stream);
+the exact solo solver and the lookahead agent call the same functions to
+enumerate what can happen.  The compiled batched engine
+(:mod:`lama_env.batched`) is the one other copy of the turn flow, written
+again in compiled form for speed and kept identical by differential tests.
+
+Speed: :class:`~lama_env.engine.LamaGame` calls these on every action, so they
+take and return tuples and ints (no state objects, no keyword-only
+arguments) to keep that cheap; the engine holds its displays and row as
+tuples and hands them over as they are.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from functools import lru_cache
+from operator import add, sub
+from typing import Sequence
+
+from . import actions as A
+from .rules import LLAMA, NUM_FACES, RulesConfig, game_over, return_chip, score_display
+
+#: How a round can end (the ``ended_by`` field of a replay result).
+ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
+WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT = ROUND_ENDINGS
+
+#: How a roll resolves (the first element of :func:`apply_roll`'s result).
+ROLL_TRIPLE_LLAMA = "triple_llama"  #: chip_only triple llama: a chip is returned, nothing else happens
+ROLL_DISCARD = "discard"  #: a die matches the display: choose a discard
+ROLL_TAKE = "take"  #: no match, not the last player, a die shows a row face: choose a take
+ROLL_BUST = BUST  #: nothing matches: the whole row goes into the display and the round ends ("bust")
+
+#: The llama row at the start of a round (one card of each face) and once it is used up.
+FULL_ROW: tuple[int, ...] = (1,) * NUM_FACES
+EMPTY_ROW: tuple[int, ...] = (0,) * NUM_FACES
+
+Display = tuple[int, ...]
+Row = tuple[int, ...]
+
+_DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
+_legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (limits, must) pairs
+
+
+# ------------------------------------------------------------------ chance
+@lru_cache(maxsize=None)
+def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int, int], float], ...]:
+    counts: Counter = Counter()
+    for a in dice_index[0]:
+        for b in dice_index[1]:
+            for c in dice_index[2]:
+                counts[(a, b, c)] += 1
+    total = sum(counts.values())
+    return tuple(sorted((k, v / total) for k, v in counts.items()))
+
+
+def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
+    """The outcomes of a roll (the chance node after ``ROLL``): every distinct roll with its probability.
+
+    Rolls are face indices in die order, sorted; the probabilities are exact
+    (enumerated over the 6^3 equally likely sides) and sum to 1.
+    """
+    return _chance_outcomes(rules.dice_index)
+
+
+@lru_cache(maxsize=None)
+def grouped_chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """The rolls grouped by multiset of faces (sorted face indices), with probabilities.
+
+    A roll's consequences depend only on which faces show, not on which die
+    shows them, so search can enumerate these fewer outcomes.
+    """
+    acc: dict[tuple[int, ...], float] = defaultdict(float)
+    for dice, p in chance_outcomes(rules):
+        acc[tuple(sorted(dice))] += p
+    return tuple(sorted(acc.items()))
+
+
+# ------------------------------------------------------------------- rolls
+def is_triple_llama(dice: Sequence[int]) -> bool:
+    """Whether a roll shows three llamas (the roller returns a chip, in both ``triple_llama`` modes)."""
+    return dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA
+
+
+def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
+    """The most cards of each face a roll lets a player discard (docs/RULES.md, "Match: discarding").
+
+    Args:
+        display: the player's cards, as counts per face index.
+        dice: the three dice, as face indices.
+
+    Returns:
+        ``min(dice showing f, cards of f in the display)`` per face, or None
+        when no die matches the display.
+    """
+    limits = [0] * NUM_FACES
+    matched = False
+    for f in dice:
+        if display[f] > limits[f]:
+            limits[f] += 1
+            matched = True
+    return tuple(limits) if matched else None
+
+
+def apply_roll(
+    display: Sequence[int], row: Sequence[int], dice: Sequence[int], last_player: bool, rules: RulesConfig
+) -> tuple[str, tuple[int, ...], bool, Sequence[int], Sequence[int]]:
+    """What a roll does for the rolling player (docs/RULES.md, "A turn").
+
+    This is the single place where a roll is classified and its immediate
+    consequences are worked out.
+
+    Args:
+        display: the rolling player's cards, as counts per face index.
+        row: the llama row (1 where the card of that face is still there).
+        dice: the three dice, as face indices in die order.
+        last_player: whether every other player has quit (no takes: a miss busts).
+        rules: the rules configuration (``triple_llama``, ``must_discard``).
+
+    Returns:
+        ``(kind, legal, chip, display, row)``: ``kind`` is one of
+        :data:`ROLL_TRIPLE_LLAMA`, :data:`ROLL_DISCARD`, :data:`ROLL_TAKE`,
+        :data:`ROLL_BUST` (which is also the round ending ``"bust"``);
+        ``legal`` lists the legal actions of the decision that follows
+        (discards or takes, sorted), empty for a triple llama or a bust;
+        ``chip`` is whether the roller returns a chip (a triple llama, in both
+        modes: see :func:`lama_env.rules.return_chip`); ``display`` and
+        ``row`` are the state after the roll (changed only by a bust, see
+        :func:`apply_bust`; otherwise the objects given).
+    """
+    chip = is_triple_llama(dice)
+    if chip and rules.triple_llama != "also_match":
+        return ROLL_TRIPLE_LLAMA, (), True, display, row
+    limits = match_limits(display, dice)
+    if limits is not None:
+        return ROLL_DISCARD, _legal_discards(limits, rules.must_discard), chip, display, row
+    if not last_player:
+        takes = tuple(sorted({_TAKE_BASE + f for f in dice if row[f]}))
+        if takes:
+            return ROLL_TAKE, takes, chip, display, row
+    display, row = apply_bust(display, row)
+    return ROLL_BUST, (), chip, display, row
+
+
+def resolve_roll(
+    display: Sequence[int], row: Sequence[int], dice: Sequence[int], *, last_player: bool, rules: RulesConfig
+) -> tuple[str, tuple[int, ...]]:
+    """How a roll resolves, ``(kind, legal)``: the first two elements of :func:`apply_roll`."""
+    kind, legal, _, _, _ = apply_roll(display, row, dice, last_player, rules)
+    return kind, legal
+
+
+def apply_bust(display: Sequence[int], row: Sequence[int]) -> tuple[Display, Row]:
+    """A bust: the whole llama row goes into the display (and the round ends, ``"bust"``).
+
+    Returns:
+        ``(display, row)`` after it: the display plus every row card, and the empty row.
+    """
+    return tuple(map(add, display, row)), EMPTY_ROW
+
+
+# --------------------------------------------------------------- decisions
+def apply_discard(display: Sequence[int], action: int) -> tuple[Display, str | None]:
+    """A discard action (one of the legal discards after a matching roll).
+
+    Returns:
+        ``(display, ended_by)``: the display without the discarded cards, and
+        ``"went_out"`` if that leaves it empty (the round ends), else None.
+    """
+    d = tuple(map(sub, display, _DISCARDS[action - _DISCARD_BASE]))
+    return d, (None if any(d) else WENT_OUT)
+
+
+def apply_take(display: Sequence[int], row: Sequence[int], action: int) -> tuple[Display, Row, str | None]:
+    """A take action: the row card of the action's face moves into the display.
+
+    Returns:
+        ``(display, row, ended_by)``: ``ended_by`` is ``"row_empty"`` if that
+        was the last row card (the round ends), else None.
+    """
+    f = action - _TAKE_BASE
+    d = list(display)
+    d[f] += 1
+    r = list(row)
+    r[f] = 0
+    return tuple(d), tuple(r), (None if any(r) else ROW_EMPTY)
+
+
+def apply_quit(active: int) -> tuple[int, str | None]:
+    """A quit, with ``active`` players still in the round before it.
+
+    Returns:
+        ``(active, ended_by)``: one fewer active player, and ``"all_quit"``
+        once nobody is left (the round ends), else None.
+    """
+    active -= 1
+    return active, (None if active else ALL_QUIT)
+
+
+def next_player(current: int, quit: Sequence[bool]) -> int:
+    """The next seat after ``current`` (clockwise) that has not quit (``current`` if every other has)."""
+    n = len(quit)
+    q = current
+    for _ in range(n):
+        q = q + 1 if q + 1 < n else 0
+        if not quit[q]:
+            break
+    return q
+
+
+# -------------------------------------------------------------- round end
+def score_round(
+    displays: Sequence[Sequence[int]], totals: Sequence[int], went_out: int | None, rules: RulesConfig
+) -> tuple[list[int], list[int], bool]:
+    """The end of a round: each display's points join its total; whoever went out returns a chip.
+
+    Returns:
+        ``(points, totals, game_over)``: the round points per seat, the new
+        totals (new lists) and whether the game is over (:func:`lama_env.rules.game_over`).
+    """
+    points = list(map(score_display, displays))
+    new = list(map(add, totals, points))
+    if went_out is not None:
+        new[went_out] = return_chip(new[went_out])
+    return points, new, game_over(new, rules)
+
+
+__all__ = [
+    "ALL_QUIT", "BUST", "EMPTY_ROW", "FULL_ROW", "ROLL_BUST", "ROLL_DISCARD", "ROLL_TAKE", "ROLL_TRIPLE_LLAMA",
+    "ROUND_ENDINGS", "ROW_EMPTY", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit", "apply_roll",
+    "apply_take", "chance_outcomes", "grouped_chance_outcomes", "is_triple_llama", "match_limits",
+    "next_player", "resolve_roll", "score_round",
+]
