@@ -13,8 +13,8 @@
             print(info["episode_stats"]); break
 
 The learner plays one seat; the other seats are played by opponent policies
-(:class:`lama_dice.agents.base.Policy`) inside :meth:`LamaDiceEnv.step`, each through
-``policy.act(game, legal)``.  A thin adapter over
+(any object with ``act(game, legal)`` and ``seed(seed)``: :class:`lama_env.opponents.PolicyLike`)
+inside :meth:`LamaDiceEnv.step`, each through ``policy.act(game, legal)``.  A thin adapter over
 :class:`~lama_env.engine.LamaGame`: all rules live in the engine.
 
 ================  ============================================================
@@ -31,8 +31,8 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
 
 * ``num_players`` (2): 1..6; 1 is the solo variant (no opponents).
 * ``opponents`` (``["random"]``): agent specs (``"random"``, ``"optimal"``,
-  ``"threshold:0.2"``, whatever :func:`lama_dice.agents.registry.make_agent` accepts) or
-  :class:`~lama_dice.agents.base.Policy` objects.  One entry applies to every opponent
+  ``"threshold:0.2"``...: turned into policies by the installed resolver, see
+  :mod:`lama_env.opponents`) or policy objects.  One entry applies to every opponent
   seat; otherwise give one per opponent seat, in turn order after the learner.
 * ``episode`` (``"game"``): ``"game"`` plays rounds until a total reaches
   ``end_threshold``; ``"round"`` ends the episode after one round.
@@ -101,6 +101,8 @@ from . import actions as A
 from .engine import IllegalActionError, LamaGame, Phase
 from .errors import LamaDiceError
 from .observation import encode, observation_size
+from .opponents import PolicyLike
+from .opponents import resolve as resolve_opponent
 from .render import render_text
 from .rules import RulesConfig, check_num_players as _check_num_players, winners
 
@@ -155,6 +157,11 @@ def build_rules(rules: Mapping[str, Any]) -> RulesConfig:
             raise LamaEnvError(f"rules must be a RulesConfig or a mapping, got {type(base).__name__}")
         rules = {**dict(base), **rules}
     return RulesConfig.from_dict(rules)
+
+
+def _name(policy: Any) -> str:
+    """How an opponent is named in messages: its spec, else its class."""
+    return str(getattr(policy, "spec", type(policy).__name__))
 
 
 def win_shares(totals: Sequence[int]) -> list[float]:
@@ -286,16 +293,13 @@ class LamaDiceEnv(gym.Env):
 
     # ------------------------------------------------------------------ set-up
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        from lama_dice.agents.base import Policy
-        from lama_dice.agents.registry import make_agent
-
         k = self.num_players - 1
         if opponents is None:
             opponents = ["random"]
-        if isinstance(opponents, (str, Policy)):
+        if isinstance(opponents, (str, PolicyLike)):
             opponents = [opponents]
         if not isinstance(opponents, (list, tuple)):
-            raise LamaEnvError(f"opponents must be a list of agent specs or Policy objects, got {opponents!r}")
+            raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
         if k == 0:
             return []
         if len(opponents) == 1:
@@ -306,9 +310,13 @@ class LamaDiceEnv(gym.Env):
             )
         out = []
         for spec in opponents:
-            if not isinstance(spec, (str, Policy)):
-                raise LamaEnvError(f"an opponent must be an agent spec or a Policy, got {spec!r}")
-            out.append(make_agent(spec))
+            if isinstance(spec, str):
+                out.append(resolve_opponent(spec))
+            elif isinstance(spec, PolicyLike):
+                out.append(spec)
+            else:
+                raise LamaEnvError(f"an opponent must be an agent spec or a policy object "
+                                   f"(with act(game, legal) and seed(seed)), got {spec!r}")
         return out
 
     @property
@@ -431,7 +439,7 @@ class LamaDiceEnv(gym.Env):
             try:
                 g.step(a)
             except IllegalActionError as e:
-                raise IllegalActionError(f"opponent {policy.spec!r} at seat {p}: {e}") from None
+                raise IllegalActionError(f"opponent {_name(policy)!r} at seat {p}: {e}") from None
 
     def _round_end(self) -> float:
         g = self._game
@@ -483,7 +491,7 @@ class LamaDiceEnv(gym.Env):
             return None
         if self._game is None:
             return None
-        names = [f"p{p}:{'learner' if p == self._learner else self._policies[p].spec}"
+        names = [f"p{p}:{'learner' if p == self._learner else _name(self._policies[p])}"
                  for p in range(self.num_players)]
         text = render_text(self._game, names, highlight=self._learner)
         if self.render_mode == "ansi":

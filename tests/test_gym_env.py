@@ -260,3 +260,48 @@ def test_vec_envs_and_maskable_ppo():
         vec.close()
     model = MaskablePPO("MlpPolicy", DummyVecEnv(fns), n_steps=32, batch_size=32, n_epochs=1, seed=0)
     model.learn(64)
+
+
+def test_opponents_resolve_through_the_entry_point_and_objects_pass_through():
+    """The env imports no agents: spec strings go through lama_env.opponents, objects are seated as given."""
+    from lama_env.opponents import PolicyLike, resolve
+
+    class First:  # no base class: just the protocol
+        spec = "first"
+
+        def act(self, game, legal):
+            return legal[0]
+
+        def seed(self, seed):
+            pass
+
+    assert isinstance(First(), PolicyLike) and resolve("threshold:0.2").spec == "threshold:0.2"
+    env = gymnasium.make("LamaDice-v0", opponents=[First()], num_players=2)
+    env.reset(seed=0)
+    assert isinstance(env.unwrapped.opponents[0], First)
+    with pytest.raises(LamaEnvError, match="an opponent must be an agent spec or a policy object"):
+        gymnasium.make("LamaDice-v0", opponents=[object()], num_players=2)
+
+
+def test_no_resolver_is_one_clear_error(monkeypatch):
+    from lama_env import opponents
+
+    monkeypatch.setattr(opponents, "_resolvers", [])
+    monkeypatch.setattr(opponents, "_entry_points_loaded", True)  # as if lama-dice's agents were not installed
+    with pytest.raises(opponents.NoResolverError, match="no resolver of agent specs is installed"):
+        gymnasium.make("LamaDice-v0", opponents=["random"], num_players=2)
+    opponents.register_resolver(lambda spec: opponents_first())
+    env = gymnasium.make("LamaDice-v0", opponents=["anything"], num_players=2)
+    assert env.unwrapped.opponents[0].spec == "first"
+
+
+def opponents_first():
+    from lama_dice.agents.base import Policy
+
+    class First(Policy):
+        spec = "first"
+
+        def act(self, game, legal):
+            return legal[0]
+
+    return First()
