@@ -72,7 +72,7 @@ def batched(games: int, seed: int) -> float:
 
 def evaluate_fast(games: int, seed: int) -> float:
     """``lama_dice.evaluation.evaluate.evaluate`` (what ``lama-dice evaluate`` runs) with the fast backend, warm."""
-    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation import evaluate
 
     def run() -> None:
         res = evaluate([SPEC, SPEC], num_players=2, games=games, seed=seed, backend="fast")

@@ -62,7 +62,7 @@ def compare_naive(games: int = 20000, naive_games: int = 2000, repeats: int = 5,
                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Games/s of the naive engine, ``evaluate`` (fast backend), the kernel alone and the scalar backend."""
     from lama_dice.agents.native import play_batch
-    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation import evaluate
     from lama_dice.evaluation.compiled import warmup
 
     naive = _naive()
@@ -208,7 +208,7 @@ def ppo_inference(games: int = 512, chunk_sizes: tuple[int, ...] = (1, 64, 256),
         import lama_dice.agents.ppo  # noqa: F401
     except ImportError as e:
         return {"skipped": f"learned-policy inference skipped: {e}"}
-    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation import evaluate
 
     with tempfile.TemporaryDirectory() as tmp:
         ckpt = make_tiny_checkpoint(tmp, seed)
@@ -247,7 +247,7 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
             log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Throughput by scalar ``chunk_size``, by games per kernel call, and by ``workers`` (1 vs 2)."""
     from lama_dice.agents.native import play_batch
-    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation import evaluate
     from lama_dice.evaluation.compiled import warmup
 
     warmup()
@@ -274,7 +274,7 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
 # --------------------------------------------------------------------------- memory, solver
 _MEMORY = """
 import json, resource, sys, time, tracemalloc
-from lama_dice.evaluation.evaluate import evaluate
+from lama_dice.evaluation import evaluate
 from lama_dice.evaluation.compiled import warmup
 warmup()
 evaluate(["threshold:0.2", "threshold:0.2"], num_players=2, games=10, backend=sys.argv[2])

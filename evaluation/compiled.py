@@ -1,8 +1,10 @@
-"""The fast evaluation backend: :mod:`lama_dice.evaluation.evaluate` plays native agents in the compiled batched engine.
+"""The compiled backend (``"fast"``): native agents play in the compiled batched engine.
 
-:func:`lama_dice.evaluation.evaluate.run_games` (``backend="auto"`` or ``"fast"``) calls
-:func:`supports` and, when it answers True, :func:`play_games` instead of its
-scalar lockstep loop.  Natively supported agents are those whose policy
+:class:`CompiledBackend` meets :class:`lama_dice.evaluation.backends.Backend`:
+:func:`lama_dice.evaluation.backends.choose_backend` (``backend="auto"`` or
+``"fast"``) loads it on first use, asks :func:`supports` and, when it answers
+True, plays with :func:`play_games` instead of the scalar backend
+(:mod:`lama_dice.evaluation.scalar`).  Natively supported agents are those whose policy
 describes itself for the batched engine (:meth:`lama_dice.agents.base.Policy.native`:
 ``random``, ``always-roll``, ``threshold:T``, ``points:K``, and not their
 subclasses); they make exactly the decisions of the Python agents
@@ -13,17 +15,34 @@ results agree with the scalar backend within sampling error, not game by game.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lama_env.rules import RulesConfig, is_num_players
 
+from .outcomes import GameOutcomes
+
 if TYPE_CHECKING:  # pragma: no cover
     from lama_dice.agents.base import Policy
-    from lama_dice.evaluation.evaluate import GameOutcomes
 
-__all__ = ["supports", "play_games", "native_spec", "warmup"]
+__all__ = ["CompiledBackend", "native_spec", "play_games", "supports", "warmup"]
+
+
+class CompiledBackend:
+    """The ``"fast"`` backend (a :class:`lama_dice.evaluation.backends.Backend`): the functions of this module."""
+
+    name = "fast"
+
+    def supports(self, policies: Sequence[Policy], num_players: int, rules: RulesConfig) -> bool:
+        """See :func:`supports`."""
+        return supports(policies, num_players, rules)
+
+    def play_games(self, policies: Sequence[Policy], seating: np.ndarray, num_players: int,
+                   rules: RulesConfig, seed: int) -> GameOutcomes:
+        """See :func:`play_games`."""
+        return play_games(policies, seating, num_players, rules, seed)
 
 
 def native_spec(policy: Any, rules: RulesConfig | None = None) -> str | None:
@@ -41,7 +60,7 @@ def native_spec(policy: Any, rules: RulesConfig | None = None) -> str | None:
         return None
 
 
-def supports(policies: Sequence["Policy"], num_players: int, rules: RulesConfig) -> bool:
+def supports(policies: Sequence[Policy], num_players: int, rules: RulesConfig) -> bool:
     """Whether every one of ``policies`` can be played natively with ``num_players`` under ``rules``."""
     if not is_num_players(num_players) or not policies:
         return False
@@ -53,8 +72,8 @@ def supports(policies: Sequence["Policy"], num_players: int, rules: RulesConfig)
     return all(native_spec(p, rules) is not None for p in policies)
 
 
-def play_games(policies: Sequence["Policy"], seating: np.ndarray, num_players: int,
-               rules: RulesConfig, seed: int) -> "GameOutcomes":
+def play_games(policies: Sequence[Policy], seating: np.ndarray, num_players: int,
+               rules: RulesConfig, seed: int) -> GameOutcomes:
     """Play ``len(seating)`` complete games in the batched engine.
 
     Args:
@@ -65,14 +84,13 @@ def play_games(policies: Sequence["Policy"], seating: np.ndarray, num_players: i
         seed: an int >= 0; the result is a function of the arguments only.
 
     Returns:
-        A :class:`lama_dice.evaluation.evaluate.GameOutcomes` with every optional array filled.
+        A :class:`lama_dice.evaluation.outcomes.GameOutcomes` with every optional array filled.
 
     Raises:
         lama_env.batched.NativePolicyError: a policy is not native, or bad arguments.
     """
     from lama_dice.agents.native import NativePolicyError, native_policy
     from lama_env.batched import play_batch
-    from lama_dice.evaluation.evaluate import GameOutcomes
 
     natives = []
     for p in policies:

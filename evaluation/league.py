@@ -20,7 +20,8 @@ Schedules
   the seed) and plays every rotation of their seating, so each agent plays
   each seat equally often within a block.
 
-Games are played by :func:`lama_dice.evaluation.evaluate.run_games` (same batching,
+The schedule is :func:`lama_dice.evaluation.seating.league_seating` (also importable
+from here).  Games are played by :func:`lama_dice.evaluation.evaluate.run_games` (same batching,
 workers, backends and determinism as :func:`lama_dice.evaluation.evaluate.evaluate`).  The
 ratings are updated game by game in schedule order, so a result depends on
 the seed only.  Each game ranks its players by final total (fewest points
@@ -31,40 +32,36 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from lama_env.rules import MAX_PLAYERS, RulesConfig
 
 from .evaluate import (
-    CONFIDENCE,
-    DEFAULT_CHUNK_SIZE,
     AgentLike,
-    AgentStats,
-    EvaluationError,
-    GameOutcomes,
     ProgressArg,
-    _build_policies,
-    _check_agents,
-    _check_int,
-    _check_save_args,
-    _GameSaver,
-    _resolve_seed,
-    _sample_games,
-    _spec_of,
-    agent_stats,
+    build_policies,
+    check_agents,
+    check_int,
+    check_save_args,
+    evaluate,
+    resolve_seed,
     run_games,
+    spec_of,
 )
+from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes, agent_stats
+from .saving import GameSaver, sample_games
+from .scalar import DEFAULT_CHUNK_SIZE
+from .seating import league_seating
 from .stats import win_shares
 
-__all__ = ["LeagueEntry", "LeagueResult", "league", "league_seating", "RATING_MODEL"]
+__all__ = ["RATING_MODEL", "LeagueEntry", "LeagueResult", "SoloValue", "league", "league_seating", "solo_values"]
 
 #: The OpenSkill model used for ratings.
 RATING_MODEL = "PlackettLuce"
-_KEY_LINEUPS = 3  # SeedSequence spawn key of the N>2 lineups
 
 
 @dataclass
@@ -86,9 +83,11 @@ class LeagueEntry:
 
     @property
     def ordinal(self) -> float:
+        """``mu - 3 * sigma``: a conservative skill estimate."""
         return self.mu - 3.0 * self.sigma
 
     def to_json(self) -> dict:
+        """A JSON-ready dict: the rating, then the statistics of :meth:`AgentStats.to_json`."""
         return {"spec": self.spec, "mu": self.mu, "sigma": self.sigma, "ordinal": self.ordinal,
                 **{k: v for k, v in self.stats.to_json().items() if k != "spec"}}
 
@@ -122,10 +121,11 @@ class LeagueResult:
     outcomes: GameOutcomes | None = field(default=None, repr=False)
     saved_games: str | None = None
     #: each agent's solo value, in the order given (see :func:`solo_values`), when asked for
-    solo: list["SoloValue"] | None = None
+    solo: list[SoloValue] | None = None
 
     @property
     def games_per_s(self) -> float:
+        """Games played per wall-clock second."""
         return self.games / self.elapsed_s if self.elapsed_s > 0 else float("inf")
 
     def ranking(self) -> list[LeagueEntry]:
@@ -133,6 +133,7 @@ class LeagueResult:
         return sorted(self.entries, key=lambda e: -e.ordinal)
 
     def to_json(self) -> dict:
+        """The JSON report (same seed, same report, whatever the number of workers)."""
         out: dict[str, Any] = {
             "league": True,
             "players": self.players,
@@ -184,27 +185,6 @@ class LeagueResult:
             raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
 
 
-def league_seating(num_agents: int, num_players: int, games: int, seed: int) -> np.ndarray:
-    """The league schedule as ``int64[G, num_players]`` agent indices (see the module docstring).
-
-    For two players ``G = games * num_agents * (num_agents - 1) / 2``; otherwise ``G = games``.
-    """
-    if num_players == 2:
-        # interleaved: round j plays every pair once (so ratings evolve evenly), seats alternating with j
-        pairs = np.array(list(combinations(range(num_agents), 2)), dtype=np.int64)
-        rounds = [pairs if j % 2 == 0 else pairs[:, ::-1] for j in range(games)]
-        return np.ascontiguousarray(np.concatenate(rounds))
-    n = num_players
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_KEY_LINEUPS,)))
-    blocks = -(-games // n)
-    out = np.empty((blocks * n, n), dtype=np.int64)
-    rot = (np.arange(n)[None, :] + np.arange(n)[:, None]) % n
-    for b in range(blocks):
-        lineup = rng.choice(num_agents, size=n, replace=False)
-        out[b * n:(b + 1) * n] = lineup[rot]
-    return out[:games]
-
-
 def _rate(outcomes: GameOutcomes, num_agents: int) -> tuple[np.ndarray, np.ndarray]:
     """OpenSkill ratings after each game, in order: ``(mu, sigma)`` of shape ``[G + 1, A]``."""
     from openskill.models import PlackettLuce
@@ -216,10 +196,10 @@ def _rate(outcomes: GameOutcomes, num_agents: int) -> tuple[np.ndarray, np.ndarr
     sigma = np.empty((g + 1, num_agents))
     mu[0] = [r.mu for r in ratings]
     sigma[0] = [r.sigma for r in ratings]
-    for i, (seats, totals) in enumerate(zip(outcomes.seating.tolist(), outcomes.totals.tolist())):
+    for i, (seats, totals) in enumerate(zip(outcomes.seating.tolist(), outcomes.totals.tolist(), strict=True)):
         # ranks: lower is better; equal totals tie (the players tied for fewest share the win)
         new = model.rate([[ratings[a]] for a in seats], ranks=[float(t) for t in totals])
-        for a, team in zip(seats, new):
+        for a, team in zip(seats, new, strict=True):
             ratings[a] = team[0]
         mu[i + 1] = mu[i]
         sigma[i + 1] = sigma[i]
@@ -261,28 +241,34 @@ def league(
         agents: the pool: at least two agents (at least ``num_players`` for more than two players).
         num_players: seats per game (2..6).
         games: for two players, games per pair of agents; otherwise games in all.
-        seed, workers, rules, progress, save_games, backend, save_sample, chunk_size:
-            as for :func:`lama_dice.evaluation.evaluate.evaluate`.
+        seed: seed of everything random (None: a fresh one, reported in the result).
+        workers: processes to play in (1: this process; 0: all cores).  Does not change the result.
+        rules: a :class:`~lama_env.rules.RulesConfig` or a mapping of its fields.
+        progress: True for a progress bar on stderr, or a callback ``f(done, total)``.
+        save_games: directory to save game records in (forces the scalar backend).
+        backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
+        save_sample: save only this many games, chosen at random from the seed (default: all).
+        chunk_size: games played in lockstep (and per worker task); part of what the result depends on.
 
     Returns:
         A :class:`LeagueResult`.
     """
-    agents = _check_agents(agents)
-    num_players = _check_int("num_players", num_players, 2, MAX_PLAYERS)
+    agents = check_agents(agents)
+    num_players = check_int("num_players", num_players, 2, MAX_PLAYERS)
     if len(agents) < max(2, num_players):
         raise EvaluationError(
             f"a {num_players}-player league needs at least {max(2, num_players)} agents, got {len(agents)}")
-    games = _check_int("games", games, 1)
-    seed = _resolve_seed(seed)
+    games = check_int("games", games, 1)
+    seed = resolve_seed(seed)
     rules = rules if isinstance(rules, RulesConfig) else RulesConfig.from_dict(rules)
-    save_sample = _check_save_args(save_games, save_sample, backend)
+    save_sample = check_save_args(save_games, save_sample, backend)
     t0 = time.perf_counter()
-    policies = _build_policies(agents)
-    specs = [_spec_of(a, p) for a, p in zip(agents, policies)]
+    policies = build_policies(agents)
+    specs = [spec_of(a, p) for a, p in zip(agents, policies, strict=True)]
     seating = league_seating(len(agents), num_players, games, seed)
     total = len(seating)
-    saver = _GameSaver(save_games, total) if save_games is not None else None
-    record = _sample_games(total, save_sample, seed) if saver is not None else frozenset()
+    saver = GameSaver(save_games, total) if save_games is not None else None
+    record = sample_games(total, save_sample, seed) if saver is not None else frozenset()
     outcomes, used = run_games(agents, seating, num_players, rules, seed, workers=workers,
                                chunk_size=chunk_size, backend=backend, progress=progress,
                                record=record, on_record=saver.save if saver else None,
@@ -292,14 +278,13 @@ def league(
     mu, sigma = _rate(outcomes, len(agents))
     stats = agent_stats(outcomes, specs)
     entries = [LeagueEntry(s, float(mu[-1, a]), float(sigma[-1, a]), st)
-               for a, (s, st) in enumerate(zip(specs, stats))]
+               for a, (s, st) in enumerate(zip(specs, stats, strict=True))]
     return LeagueResult(
         players=num_players, games=total, seed=seed, entries=entries, rules=rules, backend=used,
         pairwise=_pairwise(outcomes, len(agents)) if num_players == 2 else None,
         history_mu=mu, history_sigma=sigma, elapsed_s=time.perf_counter() - t0,
         outcomes=outcomes, saved_games=str(saver.dir) if saver else None,
     )
-
 
 
 @dataclass
@@ -319,6 +304,7 @@ class SoloValue:
     se: float | None = None
 
     def to_json(self) -> dict:
+        """A JSON-ready dict."""
         return {"spec": self.spec, "solo_points_per_round": self.value, "exact": self.exact, "se": self.se}
 
 
@@ -327,8 +313,6 @@ def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = 
     """Each agent's solo value: exact when the solver can evaluate its policy, else measured."""
     from lama_dice.agents.registry import make_agent
     from lama_dice.agents.solver import solver_for
-
-    from lama_dice.evaluation.evaluate import evaluate
 
     rules = RulesConfig.from_dict(rules)
     solver = solver_for(rules)
@@ -340,6 +324,7 @@ def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = 
         else:
             res = evaluate([policy], num_players=1, games=games, seed=seed, rules=rules)
             o = res.outcomes
+            assert o is not None  # evaluate() always returns its outcomes
             per_game = o.round_points[:, 0] / np.maximum(o.rounds, 1)
             se = float(per_game.std(ddof=1) / np.sqrt(len(per_game))) if len(per_game) > 1 else None
             out.append(SoloValue(policy.spec, res.agents[0].mean_points_per_round, False, se))

@@ -1,7 +1,7 @@
 """Small statistics helpers for evaluation: Wilson intervals, win shares, ranks.
 
-Everything here is a pure function of NumPy arrays (no game logic): the
-evaluator (:mod:`lama_dice.evaluation.evaluate`) feeds it the final totals of many games.
+Everything here is a pure function of NumPy arrays (no game logic):
+:func:`lama_dice.evaluation.outcomes.agent_stats` feeds it the final totals of many games.
 
 Lower totals are better in *Don't L.L.A.M.A. Dice*; the players tied for the
 fewest points share the win (RULES.md, "The game").  The winners are
@@ -17,7 +17,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["z_value", "wilson_interval", "win_shares", "fractional_ranks", "tied_games", "mean_se"]
+__all__ = ["fractional_ranks", "mean_se", "ratio_interval", "tied_games", "wilson_interval", "win_shares", "z_value"]
 
 
 def z_value(confidence: float = 0.95) -> float:

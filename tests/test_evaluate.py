@@ -1,10 +1,9 @@
-"""Tests of the evaluation harness (lama_dice.evaluation.evaluate) and `lama-dice evaluate`."""
+"""Tests of the evaluation harness (lama_dice.evaluation: evaluate, run_games, backends) and `lama-dice evaluate`."""
 
 from __future__ import annotations
 
 import json
 import sys
-import types
 from collections import Counter
 from itertools import permutations
 
@@ -14,15 +13,17 @@ import pytest
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import AgentSpecError
 from lama_dice.cli.main import main
-from lama_dice.evaluation.evaluate import (
-    INDEX_FILE,
+from lama_dice.evaluation import (
+    Backend,
     EvaluationError,
     GameOutcomes,
     agent_stats,
+    backends,
     evaluate,
     rotation_seating,
     run_games,
 )
+from lama_dice.evaluation.saving import INDEX_FILE
 from lama_env import actions as A
 from lama_env.errors import LamaDiceError
 from lama_env.record import replay
@@ -243,27 +244,44 @@ def test_bad_spec_is_an_agent_spec_error():
 
 
 # ------------------------------------------------------------ fast backend hook
-def _fake_fast(calls, outcomes=None, supported=True):
-    mod = types.ModuleType("lama_dice.evaluation.compiled")
+class _FakeFast:
+    """Stands in for the compiled backend (what backends.load_compiled returns)."""
 
-    def supports(policies, num_players, rules):
-        return supported
+    name = "fast"
 
-    def play_games(policies, seating, num_players, rules, seed):
-        calls.append((len(policies), seating.shape, num_players, seed))
-        if outcomes is not None:
-            return outcomes
+    def __init__(self, calls, outcomes=None, supported=True):
+        self.calls, self.outcomes, self.supported = calls, outcomes, supported
+
+    def supports(self, policies, num_players, rules):
+        return self.supported
+
+    def play_games(self, policies, seating, num_players, rules, seed):
+        self.calls.append((len(policies), seating.shape, num_players, seed))
+        if self.outcomes is not None:
+            return self.outcomes
         g = len(seating)
         totals = np.tile(np.arange(num_players) * 10, (g, 1))  # seat 0 always wins
         return GameOutcomes(seating, totals, totals, np.ones(g, dtype=np.int64))
 
-    mod.supports, mod.play_games = supports, play_games
-    return mod
+
+def _fake_fast(monkeypatch, calls, outcomes=None, supported=True):
+    fake = _FakeFast(calls, outcomes, supported)
+    assert isinstance(fake, Backend)
+    monkeypatch.setattr(backends, "load_compiled", lambda: fake)
+
+
+def test_the_backends_meet_the_protocol():
+    from lama_dice.evaluation.compiled import CompiledBackend
+    from lama_dice.evaluation.scalar import ScalarBackend
+
+    assert isinstance(CompiledBackend(), Backend) and CompiledBackend().name == "fast"
+    assert isinstance(ScalarBackend(), Backend) and ScalarBackend().name == "python"
+    assert isinstance(backends.load_compiled(), CompiledBackend)
 
 
 def test_fast_backend_hook(monkeypatch):
     calls: list = []
-    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast(calls))
+    _fake_fast(monkeypatch, calls)
     res = evaluate(["random", "random"], 2, 10, seed=7)
     assert res.backend == "fast" and calls == [(2, (10, 2), 2, 7)]
     assert res.agents[0].wins == 5 and res.agents[0].bust_rate is None  # seats rotate; seat 0 wins
@@ -274,15 +292,16 @@ def test_fast_backend_hook(monkeypatch):
 
 def test_fast_backend_fallbacks(monkeypatch, tmp_path):
     calls: list = []
-    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast(calls))
+    _fake_fast(monkeypatch, calls)
     assert evaluate(["random", "random"], 2, 4, save_games=tmp_path).backend == "python"
     with pytest.raises(EvaluationError, match="cannot save"):
         evaluate(["random", "random"], 2, 4, save_games=tmp_path, backend="fast")
-    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast(calls, supported=False))
+    _fake_fast(monkeypatch, calls, supported=False)
     assert evaluate(["random", "random"], 2, 4).backend == "python"
     with pytest.raises(EvaluationError, match="does not support"):
         evaluate(["random", "random"], 2, 4, backend="fast")
-    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", None)  # not importable
+    monkeypatch.undo()  # the real loader, with the compiled module not importable:
+    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", None)
     assert evaluate(["random", "random"], 2, 4).backend == "python"
     with pytest.raises(EvaluationError, match="not available"):
         evaluate(["random", "random"], 2, 4, backend="fast")
@@ -291,7 +310,7 @@ def test_fast_backend_fallbacks(monkeypatch, tmp_path):
 
 def test_fast_backend_bad_outcomes(monkeypatch):
     bad = GameOutcomes(np.zeros((3, 2), dtype=np.int64), np.zeros((3, 2)), np.zeros((3, 2)), np.ones(3))
-    monkeypatch.setitem(sys.modules, "lama_dice.evaluation.compiled", _fake_fast([], outcomes=bad))
+    _fake_fast(monkeypatch, [], outcomes=bad)
     with pytest.raises(EvaluationError, match="bad outcomes"):
         evaluate(["random", "random"], 2, 4)
 

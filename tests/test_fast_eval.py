@@ -1,4 +1,4 @@
-"""The fast evaluation backend (lama_dice.evaluation.compiled) meets lama_dice.evaluation.evaluate's contract."""
+"""The fast evaluation backend (lama_dice.evaluation.compiled) meets the Backend protocol (evaluation.backends)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,10 @@ import pytest
 
 from lama_dice.agents.base import Policy, RandomPolicy
 from lama_dice.agents.registry import make_agent
+from lama_dice.evaluation import Backend, GameOutcomes, evaluate, rotation_seating
 from lama_dice.evaluation import compiled as fast_eval
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig
-
-evaluate_mod = pytest.importorskip("lama_dice.evaluation.evaluate", reason="train/evaluate.py is not there yet")
-GameOutcomes = evaluate_mod.GameOutcomes
-evaluate = evaluate_mod.evaluate
-rotation_seating = evaluate_mod.rotation_seating
 
 NATIVE = ["random", "always-roll", "threshold:0.2", "points:12", "threshold", "points"]
 
@@ -75,6 +71,17 @@ def test_play_games_returns_valid_deterministic_outcomes():
     assert np.array_equal(again.totals, out.totals) and np.array_equal(again.rounds, out.rounds)
     other = fast_eval.play_games(pols, seating.copy(), 3, rules, 6)
     assert not np.array_equal(other.totals, out.totals)
+
+
+def test_the_backend_object_plays_as_the_functions_do():
+    backend = fast_eval.CompiledBackend()
+    assert isinstance(backend, Backend) and backend.name == "fast"
+    pols = [make_agent(s, seed=0) for s in ("threshold:0.2", "random")]
+    assert backend.supports(pols, 2, RulesConfig())
+    seating = rotation_seating(2, 40)
+    a = backend.play_games(pols, seating.copy(), 2, RulesConfig(), 3)
+    b = fast_eval.play_games(pols, seating.copy(), 2, RulesConfig(), 3)
+    assert np.array_equal(a.totals, b.totals) and np.array_equal(a.rounds, b.rounds)
 
 
 def test_play_games_refuses_a_non_native_policy():

@@ -216,7 +216,7 @@ def test_tiny_training_then_evaluate_the_checkpoint(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from lama_dice.agents.rllib_agent import RLlibPolicy
-    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation import evaluate
     from lama_dice.train.rllib.trainer import train
 
     cfg = parse_rllib_config(_cfg(

@@ -19,7 +19,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from lama_dice.agents.ppo import CheckpointError, PPOPolicy, read_sidecar
 from lama_dice.agents.registry import make_agent
-from lama_dice.evaluation.evaluate import evaluate
+from lama_dice.evaluation import evaluate
 from lama_dice.train.config import ConfigError, load_config, parse_config
 from lama_dice.train.runs import RunDirError
 from lama_dice.train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec

@@ -160,7 +160,7 @@ def evaluate_learner(learner: Any, opponents: Sequence[str], num_players: int, r
     Returns:
         ``{key: AgentStats.to_json() of the learner (or baseline), plus "backend"}``.
     """
-    from lama_dice.evaluation.evaluate import evaluate
+    from lama_dice.evaluation import evaluate
 
     out: dict[str, dict[str, Any]] = {}
     if num_players == 1:

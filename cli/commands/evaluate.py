@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lama_dice.evaluation.evaluate import EvalResult
-    from lama_dice.evaluation.league import LeagueResult
+    from lama_dice.evaluation import EvalResult, LeagueResult
 
 HELP = "play agents against each other and report win rates with confidence intervals"
 
@@ -78,7 +77,7 @@ def _specs_epilog() -> str:
 
 def parse_rules(items: list[str]) -> dict[str, Any]:
     """``["end_threshold=20", ...]`` -> ``{"end_threshold": 20}`` (values parsed as JSON when they can be)."""
-    from lama_dice.evaluation.evaluate import EvaluationError
+    from lama_dice.evaluation import EvaluationError
 
     out: dict[str, Any] = {}
     for item in items:
@@ -94,7 +93,7 @@ def parse_rules(items: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Play the evaluation or league, print the table (optionally JSON, plot, saved games); return the exit status."""
-    from lama_dice.evaluation.evaluate import DEFAULT_CHUNK_SIZE, EvaluationError
+    from lama_dice.evaluation import DEFAULT_CHUNK_SIZE, EvaluationError
     from lama_env.rules import RulesConfig
 
     rules = RulesConfig.from_dict(parse_rules(args.rule))
@@ -112,18 +111,18 @@ def run(args: argparse.Namespace) -> int:
                   chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)
     result: EvalResult | LeagueResult
     if args.league is not None:
-        from lama_dice.evaluation.league import league
+        from lama_dice.evaluation import league
 
         players = 2 if args.players is None else args.players
         games = 100 if args.games is None and players == 2 else (args.games or 1000)
         result = league(args.league, num_players=players, games=games, **common)
         if args.solo_values:
-            from lama_dice.evaluation.league import solo_values
+            from lama_dice.evaluation import solo_values
 
             result.solo = solo_values(args.league, rules, games=games, seed=args.seed)
         render = _render_league
     else:
-        from lama_dice.evaluation.evaluate import evaluate
+        from lama_dice.evaluation import evaluate
 
         players = len(args.agents) if args.players is None else args.players
         if len(args.agents) != players:
