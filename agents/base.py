@@ -22,7 +22,8 @@ calling Python; a policy that has no such description returns None.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,7 @@ class Policy:
     spec: str = "policy"
 
     def __init__(self) -> None:
+        """Start with an unseeded random generator (:meth:`seed` reseeds it)."""
         self.rng = np.random.default_rng()
 
     def seed(self, seed: int | None) -> None:
@@ -55,9 +57,9 @@ class Policy:
 
     def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
         """Actions for many games at once (default: one :meth:`act` per game)."""
-        return [self.act(g, l) for g, l in zip(games, legals)]
+        return [self.act(g, legal) for g, legal in zip(games, legals, strict=True)]
 
-    def native(self, rules: RulesConfig) -> "NativePolicy | None":
+    def native(self, rules: RulesConfig) -> NativePolicy | None:
         """This policy's decisions under ``rules`` as a :class:`lama_env.batched.NativePolicy`, or None.
 
         The batched engine plays a policy that describes itself this way with
@@ -67,6 +69,7 @@ class Policy:
         return None
 
     def __repr__(self) -> str:
+        """Show the class and the spec, e.g. ``<ThresholdPolicy threshold:0.2>``."""
         return f"<{type(self).__name__} {self.spec}>"
 
 
@@ -76,11 +79,16 @@ class RandomPolicy(Policy):
     spec = "random"
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """Pick a legal action uniformly at random (no draw when only one is legal)."""
         return legal[int(self.rng.integers(len(legal)))] if len(legal) > 1 else legal[0]
 
-    def native(self, rules: RulesConfig) -> "NativePolicy | None":
-        """Uniform over the legal actions (the kernel's own random stream); None for a subclass,
-        which may decide differently."""
+    def native(self, rules: RulesConfig) -> NativePolicy | None:
+        """Uniform over the legal actions (the kernel's own random stream).
+
+        Returns:
+            The kernel's :data:`lama_env.batched.KIND_RANDOM` policy, or None for a
+            subclass, which may decide differently.
+        """
         if type(self) is not RandomPolicy:
             return None
         from lama_env.batched import NativePolicy

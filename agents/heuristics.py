@@ -36,8 +36,9 @@ is :class:`lama_dice.agents.base.RandomPolicy`).  Each implements
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
@@ -91,6 +92,7 @@ class HeuristicPolicy(Policy):
         return cheapest_take(display, legal)
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """Quit or roll by :meth:`wants_quit`, else :meth:`choose_discard` or :meth:`choose_take`."""
         display = game.display(game.current_player)
         phase = game.phase
         if phase == Phase.TURN:
@@ -103,7 +105,7 @@ class HeuristicPolicy(Policy):
         """The spec of this policy with its own parameters (``threshold:0.2``), as the native description's label."""
         raise NotImplementedError
 
-    def native(self, rules: RulesConfig) -> "NativePolicy | None":
+    def native(self, rules: RulesConfig) -> NativePolicy | None:
         """These decisions as tables for the batched engine (:data:`lama_env.batched.KIND_TABLE`).
 
         The quit table is :meth:`wants_quit` at every set of held faces and
@@ -122,9 +124,12 @@ class HeuristicPolicy(Policy):
         return NativePolicy.table(self.native_spec(), quit_table, _take_ranks(), rules)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _take_ranks() -> tuple[tuple[int, ...], ...]:
-    """``rank[mask][f]``: face ``f``'s place in :func:`cheapest_take`'s order for a display holding the faces of ``mask``."""
+    """``rank[mask][f]``: face ``f``'s place in :func:`cheapest_take`'s order.
+
+    For a display holding the faces of ``mask``.
+    """
     from lama_env.batched import NUM_MASKS, mask_display
 
     out = []
@@ -141,9 +146,11 @@ class AlwaysRollPolicy(HeuristicPolicy):
     spec = "always-roll"
 
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
+        """Never quit."""
         return False
 
     def native_spec(self) -> str:
+        """The spec ``always-roll`` (no parameters)."""
         return "always-roll"
 
 
@@ -155,6 +162,11 @@ class ThresholdPolicy(HeuristicPolicy):
     """
 
     def __init__(self, threshold: float = DEFAULT_THRESHOLD) -> None:
+        """Check and keep ``threshold``.
+
+        Raises:
+            AgentSpecError: ``threshold`` is not a probability in ``[0, 1]``.
+        """
         super().__init__()
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
                 or not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0:
@@ -163,9 +175,11 @@ class ThresholdPolicy(HeuristicPolicy):
         self.spec = f"threshold:{threshold:g}"
 
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
+        """Quit iff ``p_no_match(display, rules) >= threshold``."""
         return p_no_match(display, rules) >= self.threshold
 
     def native_spec(self) -> str:
+        """The spec ``threshold:T`` with the exact threshold (its ``repr``)."""
         return f"threshold:{self.threshold!r}"
 
 
@@ -177,6 +191,11 @@ class PointsPolicy(HeuristicPolicy):
     """
 
     def __init__(self, limit: int = DEFAULT_POINTS) -> None:
+        """Check and keep ``limit``.
+
+        Raises:
+            AgentSpecError: ``limit`` is not an integer ``>= 0``.
+        """
         super().__init__()
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise AgentSpecError(f"points:K needs an integer K >= 0, got {limit!r}")
@@ -184,9 +203,11 @@ class PointsPolicy(HeuristicPolicy):
         self.spec = f"points:{limit}"
 
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
+        """Quit iff ``score_display(display) <= limit``."""
         return score_display(display) <= self.limit
 
     def native_spec(self) -> str:
+        """The spec ``points:K``."""
         return f"points:{self.limit}"
 
 
@@ -225,4 +246,5 @@ register("always-roll", _always_roll, "always-roll",
 register("threshold", _parse_threshold, "threshold:T",
          f"quits iff P(next roll matches nothing) >= T (default {DEFAULT_THRESHOLD}); discards/takes like always-roll")
 register("points", _parse_points, "points:K",
-         f"rolls while its round points exceed K (default {DEFAULT_POINTS}), else quits; discards/takes like always-roll")
+         f"rolls while its round points exceed K (default {DEFAULT_POINTS}), else quits; "
+         "discards/takes like always-roll")

@@ -9,7 +9,8 @@ sampling and the player-count check live here once.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -84,6 +85,7 @@ class LearnedPolicy(Policy):
         return np.where(mask, self.logits(obs, mask), -np.inf)
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """The network's action for the seat to act (:meth:`act_batch`; a forced move needs no forward pass)."""
         if len(legal) == 1:
             return legal[0]
         return self.act_batch([game], [legal])[0]

@@ -41,8 +41,8 @@ Deterministic: ties go to quitting, then to the lowest action index.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
@@ -119,6 +119,11 @@ class LookaheadPolicy(Policy):
     spec = "lookahead"
 
     def __init__(self, objective: str = "win") -> None:
+        """Check ``objective`` and start with empty caches.
+
+        Raises:
+            AgentSpecError: ``objective`` is neither ``"win"`` nor ``"points"``.
+        """
         super().__init__()
         if objective not in ("win", "points"):
             raise AgentSpecError(f"lookahead takes no argument or 'points', got {objective!r}")
@@ -128,6 +133,7 @@ class LookaheadPolicy(Policy):
 
     # ----------------------------------------------------------------- public
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """The legal action of best one-roll expectimax value (ties: quit, then the lowest index)."""
         me = game.current_player
         rules = game.rules
         display = game.display(me)
@@ -229,7 +235,7 @@ class LookaheadPolicy(Policy):
 class _Eval:
     """The expectimax of one decision: its rules, solver, chip worth, round-end chance and utility."""
 
-    __slots__ = ("rules", "solver", "chip", "p_end", "util", "rolls", "leaves", "dist_lo")
+    __slots__ = ("chip", "dist_lo", "leaves", "p_end", "rolls", "rules", "solver", "util")
 
     def __init__(self, rules: RulesConfig, solver: SoloSolver, chip: int, p_end: float, util: np.ndarray) -> None:
         self.rules = rules

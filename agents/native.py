@@ -13,7 +13,8 @@ engine cannot do without the agents: building a policy from its spec::
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from lama_env import batched
 from lama_env.batched import BatchResult, NativePolicy, NativePolicyError

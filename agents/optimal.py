@@ -16,7 +16,7 @@ other players, the llama row and the chips.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
@@ -37,15 +37,19 @@ class OptimalPolicy(Policy):
         return solver_for(rules)
 
     def wants_quit(self, display: Sequence[int], rules: RulesConfig) -> bool:
+        """Quit iff the solo solver says so (:meth:`SoloSolver.quits`)."""
         return self.solver(rules).quits(display)
 
     def choose_discard(self, display: Sequence[int], legal: Sequence[int], rules: RulesConfig) -> int:
+        """The legal discard leaving the display of least value (:meth:`SoloSolver.best_discard_action`)."""
         return self.solver(rules).best_discard_action(display, legal)
 
     def choose_take(self, display: Sequence[int], legal: Sequence[int], rules: RulesConfig) -> int:
+        """The legal take leaving the display of least solo value (:meth:`SoloSolver.best_take`)."""
         return self.solver(rules).best_take(display, legal)
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
+        """The solo-optimal decision for the current player's display (the other players are ignored)."""
         solver = self.solver(game.rules)
         display = game.display(game.current_player)
         phase = game.phase

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -95,9 +95,9 @@ def observation_fingerprint(num_players: int) -> str:
     """
     import hashlib
 
-    from lama_env.observation import OBSERVATION_LAYOUT
+    from lama_env.observation import observation_layout
 
-    blocks = ";".join(f"{e.name}:{e.start}:{e.length}" for e in OBSERVATION_LAYOUT(num_players))
+    blocks = ";".join(f"{e.name}:{e.start}:{e.length}" for e in observation_layout(num_players))
     return hashlib.sha1(blocks.encode()).hexdigest()[:12]
 
 
@@ -149,7 +149,8 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
         periodic = sorted((p / "checkpoints").glob("*.zip")) if (p / "checkpoints").is_dir() else []
         if periodic:
             return max(periodic, key=lambda q: q.stat().st_mtime)
-        raise CheckpointError(f"no checkpoint in folder {p} (looked for {', '.join(RUN_DIR_CHECKPOINTS)}, checkpoints/*.zip)")
+        raise CheckpointError(f"no checkpoint in folder {p} "
+                              f"(looked for {', '.join(RUN_DIR_CHECKPOINTS)}, checkpoints/*.zip)")
     if not p.exists():
         shipped = ", ".join(pretrained_names()) or "none"
         raise CheckpointError(f"checkpoint {p} does not exist (shipped agents: {shipped})")
@@ -229,7 +230,8 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
     n_obs = int(np.prod(policy.observation_space.shape))
     num_players = players_for_obs_size(n_obs)
     if num_players is None:
-        raise CheckpointError(f"checkpoint {p} has observations of size {n_obs}, which fits no player count of this game")
+        raise CheckpointError(f"checkpoint {p} has observations of size {n_obs}, "
+                              "which fits no player count of this game")
     if sidecar is not None and int(sidecar.get("num_players", num_players)) != num_players:
         raise CheckpointError(f"checkpoint {p}: its sidecar says {sidecar.get('num_players')} players "
                               f"but its network is for {num_players}")
@@ -268,7 +270,8 @@ def _load_sb3_policy(p: Path) -> Any:
     kwargs = dict(data.get("policy_kwargs") or {})
     try:
         policy = MaskableActorCriticPolicy(obs_space, act_space, lambda _: 0.0, **kwargs)
-        policy.load_state_dict(params["policy"])
+        # SB3 types the saved params as dict[str, Tensor], but each entry is a module's state dict
+        policy.load_state_dict(cast("dict[str, Any]", params["policy"]))
     except Exception as e:
         raise CheckpointError(f"checkpoint {p} does not hold a MaskablePPO MLP policy: {one_line(e)}") from None
     policy.set_training_mode(False)
@@ -295,6 +298,7 @@ class PPOPolicy(LearnedPolicy):
     error_type = CheckpointError
 
     def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
+        """Load the checkpoint at ``path`` (see the class docstring)."""
         super().__init__()
         policy, sidecar, num_players = load_policy(path)
         self.path = resolve_checkpoint(path)
@@ -303,7 +307,7 @@ class PPOPolicy(LearnedPolicy):
 
     @classmethod
     def from_sb3(cls, policy: Any, num_players: int, deterministic: bool = True,
-                 spec: str = "ppo:current") -> "PPOPolicy":
+                 spec: str = "ppo:current") -> PPOPolicy:
         """Wrap an in-memory SB3 policy (``model.policy``, shared, not copied), e.g. to evaluate during training."""
         self = cls.__new__(cls)
         Policy.__init__(self)
@@ -317,6 +321,7 @@ class PPOPolicy(LearnedPolicy):
         self._actor = _Actor(policy)
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Action logits of the SB3 policy network; ``mask`` is unused (the caller masks the logits)."""
         return self._actor.logits(obs)
 
 
@@ -327,4 +332,5 @@ def _make(arg: str | None) -> PPOPolicy:
 
 
 register("ppo", _make, "ppo:PATH",
-         "a trained MaskablePPO checkpoint (.zip, a run folder: its best.zip, or a shipped agent: ppo:solo, ppo:2p, ppo:4p)")
+         "a trained MaskablePPO checkpoint (.zip, a run folder: its best.zip, "
+         "or a shipped agent: ppo:solo, ppo:2p, ppo:4p)")

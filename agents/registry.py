@@ -9,8 +9,8 @@ an unknown or malformed spec.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from lama_env.errors import LamaDiceError
 
@@ -23,6 +23,15 @@ class AgentSpecError(LamaDiceError, ValueError):
 
 @dataclass(frozen=True)
 class AgentEntry:
+    """One registered agent.
+
+    Attributes:
+        name: the spec's name (the text before ``:``).
+        factory: builds the agent; called with the text after ``:`` (or None).
+        usage: the spec's form, e.g. ``"threshold:T"``.
+        help: what the agent does, in one line.
+    """
+
     name: str
     factory: Callable[[str | None], Policy]  #: called with the text after ':' (or None)
     usage: str  #: e.g. "threshold:T"
@@ -32,7 +41,8 @@ class AgentEntry:
 _REGISTRY: dict[str, AgentEntry] = {}
 
 #: Modules imported on first use so that their agents register themselves.
-AGENT_MODULES = ("lama_dice.agents.heuristics", "lama_dice.agents.optimal", "lama_dice.agents.lookahead", "lama_dice.agents.ppo", "lama_dice.agents.rllib_agent")
+AGENT_MODULES = ("lama_dice.agents.heuristics", "lama_dice.agents.optimal", "lama_dice.agents.lookahead",
+                 "lama_dice.agents.ppo", "lama_dice.agents.rllib_agent")
 
 
 def register(name: str, factory: Callable[[str | None], Policy], usage: str, help: str) -> None:
@@ -50,6 +60,7 @@ def _load_all() -> None:
 
 
 def registered() -> dict[str, AgentEntry]:
+    """Every registered agent by name (after importing :data:`AGENT_MODULES`)."""
     _load_all()
     return dict(_REGISTRY)
 
@@ -83,9 +94,14 @@ def make_agent(spec: str | Policy, *, seed: int | None = None) -> Policy:
     return agent
 
 
-register("random", lambda arg: _no_arg("random", arg) or RandomPolicy(), "random", "uniform over legal actions")
-
-
 def _no_arg(name: str, arg: str | None) -> None:
     if arg is not None:
         raise AgentSpecError(f"agent spec {name!r} takes no argument, got {name}:{arg}")
+
+
+def _make_random(arg: str | None) -> RandomPolicy:
+    _no_arg("random", arg)
+    return RandomPolicy()
+
+
+register("random", _make_random, "random", "uniform over legal actions")

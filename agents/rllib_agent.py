@@ -147,7 +147,7 @@ def load_module(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
         return _CACHE[key]
     sidecar = read_sidecar(algo_dir) if algo_dir is not None else None
     module = _load_rl_module(module_dir)
-    obs_space = getattr(module, "observation_space", None)
+    obs_space: Any = getattr(module, "observation_space", None)  # a gymnasium Dict space, checked below
     try:
         n_obs = int(np.prod(obs_space["observation"].shape))
         n_act = int(module.action_space.n)
@@ -209,6 +209,7 @@ class RLlibPolicy(LearnedPolicy):
     checkpoint_kind = "RLlib checkpoint"
 
     def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
+        """Load the checkpoint at ``path`` (see the class docstring)."""
         super().__init__()
         module, sidecar, num_players = load_module(path)
         self.path = str(path)
@@ -217,7 +218,7 @@ class RLlibPolicy(LearnedPolicy):
 
     @classmethod
     def from_module(cls, module: Any, num_players: int, deterministic: bool = True,
-                    spec: str = "rllib:current") -> "RLlibPolicy":
+                    spec: str = "rllib:current") -> RLlibPolicy:
         """Wrap an in-memory RLModule (shared, not copied), e.g. to evaluate during training."""
         self = cls.__new__(cls)
         Policy.__init__(self)

@@ -41,9 +41,10 @@ Example::
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache, lru_cache
 from itertools import product
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def _check_display(display: Sequence[int]) -> Display:
     return d
 
 
-@lru_cache(maxsize=None)
+@cache
 def deal_distribution() -> tuple[tuple[Display, float], ...]:
     """Every 6-card display a player can be dealt from the 36-card deck, with its probability.
 
@@ -109,7 +110,7 @@ def deal_distribution() -> tuple[tuple[Display, float], ...]:
     out = []
     for h in product(*(range(min(c, HAND_SIZE) + 1) for c in DECK_COUNTS)):
         if sum(h) == HAND_SIZE:
-            ways = math.prod(math.comb(c, k) for c, k in zip(DECK_COUNTS, h))
+            ways = math.prod(math.comb(c, k) for c, k in zip(DECK_COUNTS, h, strict=True))
             out.append((tuple(h), ways / total))
     return tuple(out)
 
@@ -131,6 +132,11 @@ class SoloSolver:
     """
 
     def __init__(self, rules: RulesConfig | None = None, *, out_value: float = 0.0) -> None:
+        """Check ``out_value`` and start the memo tables.
+
+        Raises:
+            SolverError: ``out_value`` is not ``<= 0``.
+        """
         self.rules = rules if rules is not None else RulesConfig()
         if not out_value <= 0:
             raise SolverError(f"out_value must be <= 0, got {out_value!r}")
@@ -148,9 +154,9 @@ class SoloSolver:
         out = self._outcome_cache.get(d)
         if out is None:
             rules = self.rules
-            out = [(*resolve_roll(d, FULL_ROW, dice, last_player=True, rules=rules), p)
-                   for dice, p in self._rolls]
-            out = self._outcome_cache[d] = [(kind, p, legal) for kind, legal, p in out]
+            rolls = [(*resolve_roll(d, FULL_ROW, dice, last_player=True, rules=rules), p)
+                     for dice, p in self._rolls]
+            out = self._outcome_cache[d] = [(kind, p, legal) for kind, legal, p in rolls]
         return out
 
     def bust_points(self, display: Sequence[int]) -> int:
@@ -177,7 +183,12 @@ class SoloSolver:
         return self._roll[d]
 
     def quits(self, display: Sequence[int]) -> bool:
-        """The optimal turn decision: quit iff ``score(display) <= roll_value(display)`` (ties, within :data:`TIE_EPS`, quit)."""
+        """The optimal turn decision.
+
+        Returns:
+            Whether to quit: iff ``score(display) <= roll_value(display)`` (ties,
+            within :data:`TIE_EPS`, quit).
+        """
         return score_display(display) <= self.roll_value(display) + TIE_EPS
 
     def _solve(self, d: Display) -> float:
@@ -251,7 +262,7 @@ class SoloSolver:
         """
         lb = min(0.0, self.out_value)
         ms = sorted(kinks, key=lambda pm: pm[1])
-        breaks = sorted({m for _, m in kinks if lb < m < s}, reverse=True) + [lb]
+        breaks = [*sorted({m for _, m in kinks if lb < m < s}, reverse=True), lb]
         hi = s
         for lo in breaks:
             num, den = const, p_fixed
@@ -432,6 +443,7 @@ class SoloSolver:
         return sum(p * solve(h) for h, p in deal_distribution())
 
     def __repr__(self) -> str:
+        """Show the rules and ``out_value``."""
         return f"SoloSolver(rules={self.rules!r}, out_value={self.out_value})"
 
 

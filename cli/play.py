@@ -1,4 +1,4 @@
-"""A person plays against agents in the terminal (``lama-dice play``).
+r"""A person plays against agents in the terminal (``lama-dice play``).
 
 :class:`TerminalGame` runs the game loop over any input and output streams, so
 that tests drive it with scripted keys::
@@ -6,7 +6,7 @@ that tests drive it with scripted keys::
     game = LamaGame(2, seed=1)
     players, specs = resolve_seats(2, ["random"], human=0)
     opponents = make_opponents(specs, seed=1, num_players=players)
-    result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\\n1\\n" * 500),
+    result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\n1\n" * 500),
                           console=Console(file=io.StringIO(), width=100)).run()
 
 Keys (one per line, case does not matter): ``r`` roll, ``q`` quit; after a
@@ -24,8 +24,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence, TextIO
+from typing import TextIO
 
 import numpy as np
 from rich.console import Console
@@ -50,7 +51,7 @@ class PlayError(LamaDiceError, ValueError):
     """Bad arguments for a terminal game (players, seat, opponents)."""
 
 
-class _EndOfInput(Exception):
+class _EndOfInput(Exception):  # noqa: N818 (a control-flow signal like StopIteration, not an error)
     """The input stream ended (Ctrl-D, or a script that ran out of keys)."""
 
 
@@ -118,7 +119,7 @@ def resolve_seats(players: int | None, specs: Sequence[str] | None, human: int) 
     if len(specs) != len(seats):
         raise PlayError(f"--opponents gives {len(specs)} specs for {len(seats)} opponents: "
                         "give one spec for all, or one per opponent")
-    return players, dict(zip(seats, specs))
+    return players, dict(zip(seats, specs, strict=True))
 
 
 def make_opponents(specs: Mapping[int, str], seed: int | None = None,
@@ -200,6 +201,11 @@ class TerminalGame:
         save: str | None = None,
         names: Sequence[str] | None = None,
     ) -> None:
+        """Check the seats and the save path (see the class docstring).
+
+        Raises:
+            PlayError: a seat but the human's has no agent, or ``save`` is a folder or in no folder.
+        """
         missing = [p for p in range(game.num_players) if p != human and p not in opponents]
         if missing:
             raise PlayError(f"no agent for seat {missing[0]}")
@@ -288,7 +294,8 @@ class TerminalGame:
         g = self.game
         self._round_start = g.totals
         self._last_dice = None
-        self.console.print(Rule(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}", style="cyan"))
+        self.console.print(Rule(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}",
+                                style="cyan"))
         self.console.print(table_view(g, self.names, you=self.human))
         self._dirty = False
 

@@ -19,7 +19,8 @@ The output works on any :class:`rich.console.Console`, colour or not, tty or not
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Sequence, TextIO
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, TextIO
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -329,7 +330,7 @@ def show_record(
                 return False
             continue
         turn = rounds[r]["turns"][t]
-        assert before is not None
+        assert before is not None and start is not None  # set when the round was dealt (t is None)
         console.print(Text(f"turn {t + 1}  ", style="dim").append_text(turn_text(turn, before, game, seat)))
         if game.round_over:
             console.print(round_summary(game, seat, start.totals))

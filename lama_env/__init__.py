@@ -13,7 +13,7 @@
 from .actions import NUM_ACTIONS, QUIT, ROLL
 from .engine import IllegalActionError, LamaGame, Phase
 from .errors import LamaDiceError
-from .observation import OBSERVATION_LAYOUT, encode, observation_size
+from .observation import encode, observation_layout, observation_size
 from .record import RecordError, replay
 from .rules import FACES, RulesConfig, RulesError
 
@@ -31,7 +31,20 @@ def _register_envs() -> None:
 _register_envs()
 
 __all__ = [
-    "FACES", "NUM_ACTIONS", "QUIT", "ROLL", "IllegalActionError", "LamaDiceError", "LamaGame",
-    "Phase", "RecordError", "RulesConfig", "RulesError", "replay", "__version__",
-    "OBSERVATION_LAYOUT", "encode", "observation_size",
+    "FACES",
+    "NUM_ACTIONS",
+    "QUIT",
+    "ROLL",
+    "IllegalActionError",
+    "LamaDiceError",
+    "LamaGame",
+    "Phase",
+    "RecordError",
+    "RulesConfig",
+    "RulesError",
+    "__version__",
+    "encode",
+    "observation_layout",
+    "observation_size",
+    "replay",
 ]

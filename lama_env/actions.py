@@ -20,7 +20,7 @@ discard (legal only with ``must_discard=False``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import product
 
 from .rules import FACES, NUM_DICE, NUM_FACES
@@ -63,10 +63,12 @@ def discard_action(counts: tuple[int, ...]) -> int:
 
 
 def is_take(action: int) -> bool:
+    """Whether ``action`` takes a row card."""
     return TAKE_BASE <= action < DISCARD_BASE
 
 
 def is_discard(action: int) -> bool:
+    """Whether ``action`` is a discard."""
     return DISCARD_BASE <= action < NUM_ACTIONS
 
 
@@ -75,7 +77,7 @@ def discard_counts(action: int) -> tuple[int, ...]:
     return DISCARDS[action - DISCARD_BASE]
 
 
-@lru_cache(maxsize=None)
+@cache
 def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ...]:
     """All discard actions within ``limits`` (max cards per face), smallest first."""
     ranges = [range(m + 1) for m in limits]

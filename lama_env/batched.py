@@ -57,8 +57,9 @@ it eagerly and returns the seconds it took.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -73,13 +74,20 @@ from .rules import (
     RulesConfig,
     check_num_players,
     score_display,
-    winners as _winners,
 )
+from .rules import winners as _winners
 from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, WENT_OUT
 
 __all__ = [
-    "BatchResult", "KIND_RANDOM", "KIND_TABLE", "NUM_MASKS", "NativePolicy", "NativePolicyError",
-    "compile_kernel", "mask_display", "play_batch",
+    "KIND_RANDOM",
+    "KIND_TABLE",
+    "NUM_MASKS",
+    "BatchResult",
+    "NativePolicy",
+    "NativePolicyError",
+    "compile_kernel",
+    "mask_display",
+    "play_batch",
 ]
 
 # ----------------------------------------------------------------- policies
@@ -123,13 +131,13 @@ class NativePolicy:
     rules: RulesConfig | None = None
 
     @classmethod
-    def random(cls, spec: str = "random") -> "NativePolicy":
+    def random(cls, spec: str = "random") -> NativePolicy:
         """Uniform over the legal actions."""
         return cls(spec, KIND_RANDOM, np.zeros(NUM_MASKS, dtype=np.uint8),
                    np.zeros((NUM_MASKS, NUM_FACES), dtype=np.int64))
 
     @classmethod
-    def table(cls, spec: str, quit_table: Any, take_rank: Any, rules: RulesConfig | None = None) -> "NativePolicy":
+    def table(cls, spec: str, quit_table: Any, take_rank: Any, rules: RulesConfig | None = None) -> NativePolicy:
         """A :data:`KIND_TABLE` policy (see the attributes); raises :class:`NativePolicyError` if malformed."""
         q = np.ascontiguousarray(quit_table, dtype=np.uint8)
         t = np.ascontiguousarray(take_rank, dtype=np.int64)
@@ -242,7 +250,7 @@ def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, di
     display holding the faces of ``mask``; policies as ``kinds[a]``,
     ``quit_table[a, mask]`` and ``take_rank[a, mask, f]`` (:class:`NativePolicy`).
     """
-    G = seat_agent.shape[0]
+    G = seat_agent.shape[0]  # noqa: N806 (G: the docstring's symbol for the number of games)
     ncards = n * 6
     cap = log.shape[1]
     room_needed = 2 + ncards + 3 + 2 * n + 8
@@ -499,6 +507,7 @@ class BatchResult:
 
     @property
     def num_games(self) -> int:
+        """How many games were played (``G``)."""
         return int(self.totals.shape[0])
 
     def winners_mask(self) -> np.ndarray:
@@ -570,7 +579,7 @@ def log_to_record(log: np.ndarray, num_players: int, rules: RulesConfig) -> dict
 def log_to_result(log: np.ndarray, num_players: int) -> dict:
     """The per-round results a trajectory log carries, in the replay-result format."""
     n = num_players
-    rounds = []
+    rounds: list[dict[str, Any]] = []
     for tag, e in _iter_log(log, n):
         if tag == LOG_END:
             wo = int(e[1])
@@ -636,14 +645,14 @@ def play_batch(
         raise NativePolicyError(f"seating must have shape (games, {n}), got {seating.shape}")
     if seating.size and (seating.min() < 0 or seating.max() >= len(natives)):
         raise NativePolicyError(f"seating holds agent indices outside 0..{len(natives) - 1}")
-    G = seating.shape[0]
-    if games is not None and games != G:
-        raise NativePolicyError(f"games={games} but seating has {G} rows")
+    n_games = seating.shape[0]
+    if games is not None and games != n_games:
+        raise NativePolicyError(f"games={games} but seating has {n_games} rows")
     if game_ids is None:
-        game_ids = np.arange(G, dtype=np.int64)
+        game_ids = np.arange(n_games, dtype=np.int64)
     game_ids = np.ascontiguousarray(game_ids, dtype=np.int64)
-    if game_ids.shape != (G,):
-        raise NativePolicyError(f"game_ids must have shape ({G},), got {game_ids.shape}")
+    if game_ids.shape != (n_games,):
+        raise NativePolicyError(f"game_ids must have shape ({n_games},), got {game_ids.shape}")
     seed64 = _seed64(seed)
     kinds = np.array([a.kind for a in natives], dtype=np.int64)
     quit_table = np.ascontiguousarray(np.stack([a.quit_table for a in natives]), dtype=np.uint8)
@@ -652,19 +661,19 @@ def play_batch(
     args = (kinds, quit_table, take_rank, dice, _DECK, _SCORE,
             rules.triple_llama == "also_match", bool(rules.must_discard), np.int64(rules.end_threshold))
 
-    out = {k: np.zeros((G, n), dtype=np.int64)
+    out = {k: np.zeros((n_games, n), dtype=np.int64)
            for k in ("totals", "round_points", "busts", "quits", "went_out", "triple_llamas")}
-    rounds = np.zeros(G, dtype=np.int64)
+    rounds = np.zeros(n_games, dtype=np.int64)
     kernel = _play_kernel
     no_log = np.zeros((0, 0), dtype=np.int32)
     kernel(n, seating, game_ids, seed64, *args, out["totals"], out["round_points"], rounds,
            out["busts"], out["quits"], out["went_out"], out["triple_llamas"],
-           no_log, np.zeros(0, dtype=np.int64), np.full(G, -1, dtype=np.int64))
+           no_log, np.zeros(0, dtype=np.int64), np.full(n_games, -1, dtype=np.int64))
 
     logs: dict[int, np.ndarray] = {}
     todo = sorted({int(g) for g in log_games})
-    if todo and (todo[0] < 0 or todo[-1] >= G):
-        raise NativePolicyError(f"log_games must be game indices 0..{G - 1}")
+    if todo and (todo[0] < 0 or todo[-1] >= n_games):
+        raise NativePolicyError(f"log_games must be game indices 0..{n_games - 1}")
     cap = max(int(log_capacity), 1)
     while todo:
         idx = np.array(todo, dtype=np.int64)

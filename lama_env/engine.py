@@ -24,9 +24,10 @@ turn log, per-round results and statistics, the random stream).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from operator import add
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -43,8 +44,8 @@ from .rules import (
     check_num_players,
     return_chip,
     score_display,
-    winners as _winners,
 )
+from .rules import winners as _winners
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
     FULL_ROW,
@@ -122,10 +123,36 @@ class LamaGame:
     """
 
     __slots__ = (
-        "_n", "_rules", "_rng", "_buf", "_bufpos", "_dice_faces",
-        "_totals", "_round", "_start", "_displays", "_row", "_quit", "_active", "_current",
-        "_phase", "_dice", "_legal", "_discarded", "_round_points", "_ended_by", "_went_out",
-        "_busted", "_triples", "_record", "_rounds", "_results", "_pending", "_start_points", "_turns_in_round", "_version",
+        "_active",
+        "_buf",
+        "_bufpos",
+        "_busted",
+        "_current",
+        "_dice",
+        "_dice_faces",
+        "_discarded",
+        "_displays",
+        "_ended_by",
+        "_legal",
+        "_n",
+        "_pending",
+        "_phase",
+        "_quit",
+        "_record",
+        "_results",
+        "_rng",
+        "_round",
+        "_round_points",
+        "_rounds",
+        "_row",
+        "_rules",
+        "_start",
+        "_start_points",
+        "_totals",
+        "_triples",
+        "_turns_in_round",
+        "_version",
+        "_went_out",
     )
 
     def __init__(
@@ -140,6 +167,13 @@ class LamaGame:
         hands: Sequence[Sequence[Any]] | None = None,
         record: bool = True,
     ) -> None:
+        """Set up the game and deal its first round (see the class docstring).
+
+        Raises:
+            GameSetupError: a bad player count, ``start_points`` or ``start_player``.
+            IllegalActionError: ``hands`` is not a deal of the deck.
+            lama_env.rules.RulesError: bad ``rules``.
+        """
         self._n = n = check_num_players(num_players, GameSetupError)
         self._rules = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None \
             else RulesConfig.from_dict(rules)
@@ -191,7 +225,8 @@ class LamaGame:
             hand_faces = check_hands(hands, n)
         self._round += 1
         self._start = start_player
-        displays = self._displays = []
+        displays: list[tuple[int, ...]] = []
+        self._displays = displays
         for hand in hand_faces:
             d = [0] * NUM_FACES
             for f in hand:
@@ -384,6 +419,7 @@ class LamaGame:
 
     @property
     def num_players(self) -> int:
+        """Players in the game (1..6)."""
         return self._n
 
     def encoder_view(self) -> tuple:
@@ -412,10 +448,12 @@ class LamaGame:
 
     @property
     def rules(self) -> RulesConfig:
+        """The game's :class:`RulesConfig`."""
         return self._rules
 
     @property
     def phase(self) -> Phase:
+        """The decision asked now (turn, discard, take), or that the round or the game is over."""
         return self._phase
 
     @property
@@ -425,6 +463,7 @@ class LamaGame:
 
     @property
     def round_index(self) -> int:
+        """The current round, 0-based."""
         return self._round
 
     @property
@@ -443,6 +482,7 @@ class LamaGame:
         return tuple(self._displays)
 
     def display(self, player: int) -> tuple[int, ...]:
+        """``player``'s display as card counts per face index."""
         return self._displays[player]
 
     @property
@@ -480,14 +520,17 @@ class LamaGame:
 
     @property
     def turns_in_round(self) -> int:
+        """Turns taken so far in the current round (each quit or roll counts one)."""
         return self._turns_in_round
 
     @property
     def round_over(self) -> bool:
+        """Whether the current round is over (also once the game is)."""
         return self._phase >= _ROUND_OVER
 
     @property
     def game_over(self) -> bool:
+        """Whether the game is over."""
         return self._phase == _GAME_OVER
 
     @property
@@ -548,7 +591,7 @@ class LamaGame:
         return score_display(self._displays[player])
 
     # ----------------------------------------------------------- copy/record
-    def copy(self) -> "LamaGame":
+    def copy(self) -> LamaGame:
         """An independent copy (its random stream continues the same way as this one's)."""
         g = LamaGame.__new__(LamaGame)
         for name in LamaGame.__slots__:
@@ -575,7 +618,7 @@ class LamaGame:
         """
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        rec = {
+        rec: dict[str, Any] = {
             "format": RECORD_FORMAT,
             "players": self._n,
             "rules": self._rules.to_dict(),
@@ -601,6 +644,7 @@ class LamaGame:
                 "game_over": self.game_over, "winners": self.winners}
 
     def __repr__(self) -> str:
+        """Show the players, round, phase, current player and totals."""
         return (f"LamaGame(players={self._n}, round={self._round}, phase={self._phase.name}, "
                 f"current={self._current}, totals={self._totals})")
 
@@ -649,7 +693,8 @@ def _to_face(f: Any) -> int | None:
 def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[int]]:
     """Validate a deal (six cards per player, dealable from the deck); return face indices."""
     if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
-        raise IllegalActionError(f"hands must list {num_players} hands, got {len(hands) if isinstance(hands, (list, tuple)) else hands!r}")
+        got = len(hands) if isinstance(hands, (list, tuple)) else repr(hands)
+        raise IllegalActionError(f"hands must list {num_players} hands, got {got}")
     out = []
     used = [0] * NUM_FACES
     for p, hand in enumerate(hands):

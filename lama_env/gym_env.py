@@ -91,7 +91,8 @@ Version history
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -104,7 +105,8 @@ from .observation import encode, observation_size
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
 from .render import render_text
-from .rules import RulesConfig, check_num_players as _check_num_players, winners
+from .rules import RulesConfig, winners
+from .rules import check_num_players as _check_num_players
 
 EPISODES = ("game", "round")
 _ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
@@ -164,7 +166,7 @@ def _name(policy: Any) -> str:
     return str(getattr(policy, "spec", type(policy).__name__))
 
 
-def win_shares(totals: Sequence[int]) -> list[float]:
+def win_rewards(totals: Sequence[int]) -> list[float]:
     """Zero-sum win/loss rewards of final ``totals``.
 
     The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
@@ -205,15 +207,17 @@ class MaskCache:
     """int8 action masks per legal-action tuple (a fresh copy each call)."""
 
     def __init__(self) -> None:
+        """Start with an empty table."""
         #: legal-action tuple -> its mask (never handed out: callers get copies)
         self.table: dict[tuple[int, ...], np.ndarray] = {}
         self._zero = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
 
     def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
+        """A fresh copy of the mask of ``legal`` (all zeros for None or no legal action)."""
+        if not legal:
+            return self._zero.copy()
         m = self.table.get(legal)
         if m is None:
-            if not legal:
-                return self._zero.copy()
             m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
             m[list(legal)] = 1
             self.table[legal] = m
@@ -244,7 +248,8 @@ class LamaDiceEnv(gym.Env):
         lama_dice.agents.registry.AgentSpecError: a bad opponent spec.
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    # gymnasium declares Env.metadata as an instance variable, so a ClassVar here fails mypy
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012 (gymnasium's declaration)
 
     def __init__(
         self,
@@ -260,6 +265,7 @@ class LamaDiceEnv(gym.Env):
         render_mode: str | None = None,
         **rules: Any,
     ) -> None:
+        """Check the options and build the opponents (see the class docstring)."""
         super().__init__()
         self.num_players = n = check_num_players(num_players)
         self.episode = check_choice("episode", episode, EPISODES)
@@ -331,7 +337,11 @@ class LamaDiceEnv(gym.Env):
 
     # --------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start an episode; returns ``(observation, info)`` with ``info["action_mask"]`` and ``info["learner_seat"]``."""
+        """Start an episode.
+
+        Returns:
+            ``(observation, info)`` with ``info["action_mask"]`` and ``info["learner_seat"]``.
+        """
         super().reset(seed=seed)
         n = self.num_players
         rng = self.np_random
@@ -354,22 +364,23 @@ class LamaDiceEnv(gym.Env):
         for i, opp in enumerate(self.opponents):
             self._policies[(learner + 1 + i) % n] = opp
         for _ in range(1000):
-            self._start_game()
-            self._advance()
+            g = self._start_game()
+            self._advance(g)
             if not self._done:
                 break
         else:  # pragma: no cover - would need 1000 games in a row where the learner never acts
             raise LamaEnvError("could not start an episode in which the learner gets a decision")
         if self.render_mode == "human":
             self.render()
-        return encode(self._game, learner), {"action_mask": self._mask(), "learner_seat": learner}
+        return encode(g, learner), {"action_mask": self._mask(), "learner_seat": learner}
 
-    def _start_game(self) -> None:
-        self._game = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False)
-        self._round_start = self._game.totals
+    def _start_game(self) -> LamaGame:
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False)
+        self._round_start = g.totals
         self._done = False
         self._terminated = False
         self._illegal = 0
+        return g
 
     def step(self, action: Any):
         """Apply the learner's action, then the opponents' moves until the learner's next decision.
@@ -403,25 +414,25 @@ class LamaDiceEnv(gym.Env):
             self._done = True
             self._terminated = True
             self._illegal = 1
-            info = {"action_mask": self._mask(), "illegal_action": True, "episode_stats": self._episode_stats()}
+            info: dict[str, Any] = {"action_mask": self._mask(), "illegal_action": True,
+                                    "episode_stats": self._episode_stats(g)}
             return encode(g, learner), self.illegal_reward, True, False, info
         g.step(action)
-        reward = self._advance()
-        info: dict[str, Any] = {"action_mask": self._mask()}
+        reward = self._advance(g)
+        info = {"action_mask": self._mask()}
         if self._done:
-            info["episode_stats"] = self._episode_stats()
+            info["episode_stats"] = self._episode_stats(g)
         if self.render_mode == "human":
             self.render()
         return encode(g, learner), float(reward), self._terminated, self._done and not self._terminated, info
 
-    def _advance(self) -> float:
-        """Play until the learner's next decision or the episode's end; return the learner's reward."""
-        g = self._game
+    def _advance(self, g: LamaGame) -> float:
+        """Play ``g`` until the learner's next decision or the episode's end; return the learner's reward."""
         learner = self._learner
         reward = 0.0
         while True:
             if g.phase >= _ROUND_OVER:
-                reward += self._round_end()
+                reward += self._round_end(g)
                 if self._done:
                     return reward
                 g.next_round()
@@ -441,8 +452,7 @@ class LamaDiceEnv(gym.Env):
             except IllegalActionError as e:
                 raise IllegalActionError(f"opponent {_name(policy)!r} at seat {p}: {e}") from None
 
-    def _round_end(self) -> float:
-        g = self._game
+    def _round_end(self, g: LamaGame) -> float:
         learner = self._learner
         totals = g.totals
         reward = 0.0
@@ -451,13 +461,12 @@ class LamaDiceEnv(gym.Env):
         if g.game_over or self.episode == "round":
             self._done = self._terminated = True
             if self.reward_mode == "win":
-                reward += win_shares(totals)[learner]
+                reward += win_rewards(totals)[learner]
         elif self.max_rounds is not None and g.round_index + 1 >= self.max_rounds:  # rounds played (a fresh game)
             self._done = True
         return reward
 
-    def _episode_stats(self) -> dict[str, float]:
-        g = self._game
+    def _episode_stats(self, g: LamaGame) -> dict[str, float]:
         learner = self._learner
         st = g.statistics()
         won = winners(g.totals)
@@ -501,7 +510,18 @@ class LamaDiceEnv(gym.Env):
 
 
 __all__ = [
-    "EPISODES", "ILLEGAL_MODES", "IllegalMoveWarning", "LamaDiceEnv", "LamaEnvError", "MaskCache", "REWARDS",
-    "as_action", "build_rules", "check_choice", "check_max_rounds", "check_num_players", "warn_solo_win",
-    "win_shares",
+    "EPISODES",
+    "ILLEGAL_MODES",
+    "REWARDS",
+    "IllegalMoveWarning",
+    "LamaDiceEnv",
+    "LamaEnvError",
+    "MaskCache",
+    "as_action",
+    "build_rules",
+    "check_choice",
+    "check_max_rounds",
+    "check_num_players",
+    "warn_solo_win",
+    "win_rewards",
 ]

@@ -1,4 +1,3 @@
-# noqa: D212, D415
 """
 # Don't L.L.A.M.A. Dice
 
@@ -61,7 +60,7 @@ The vector (`lama_env.observation.encode`, shared with the Gymnasium env and wit
 agents) is seen from the observing agent's seat: each block with one entry per player lists
 that agent first and the others in turn order. With N players it has 15 N + 22 entries, all
 in [0, 1]. Its layout, block by block, is the observation table of the project's
-`docs/environments.md` (generated from `lama_env.observation.OBSERVATION_LAYOUT`, which
+`docs/environments.md` (generated from `lama_env.observation.observation_layout`, which
 also gives the concrete slices for N players).
 
 #### Legal Actions Mask
@@ -96,11 +95,11 @@ At the end of the episode every agent's `info` holds `totals` (chip totals by se
 
 * v0: Initial release (lama-dice 0.1.0)
 
-"""
+"""  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -123,7 +122,7 @@ from .gym_env import (
     check_max_rounds,
     check_num_players,
     warn_solo_win,
-    win_shares,
+    win_rewards,
 )
 from .observation import encode, observation_size
 from .render import render_text
@@ -158,7 +157,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         lama_env.rules.RulesError: a bad or unknown rules keyword.
     """
 
-    metadata = {
+    metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["human", "ansi"],
         "name": "lama_dice_v0",
         "is_parallelizable": False,
@@ -176,6 +175,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         record: bool = False,
         **rules: Any,
     ) -> None:
+        """Check the options and build the spaces (the keywords are in the module docstring)."""
         EzPickle.__init__(
             self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
             auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules,
@@ -214,9 +214,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent``: a ``Dict`` of ``observation`` and ``action_mask``."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``: ``Discrete(NUM_ACTIONS)``."""
         return self.action_spaces[agent]
 
     @property
@@ -229,25 +231,27 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Start a new game (a new random stream when ``seed`` is given)."""
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        self._game = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record)
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record)
         self.agents = list(self.possible_agents)
-        self.rewards = dict.fromkeys(self.agents, 0)
-        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
-        self._round_start = self._game.totals
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._round_start = g.totals
         self._rounds_done = 0
         self._over = False
         self._dirty = False
         self._skip_agent_selection = None
-        self._settle()
-        self.agent_selection = self._names[self._game.current_player]
+        self._settle(g)
+        self.agent_selection = self._names[g.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": encode(game, seat), "action_mask": ...}`` for ``agent`` (new arrays every call)."""
+        to_act = agent == self.agent_selection and not self._over
         g = self._game
-        if agent == self.agent_selection and not self._over:
+        assert g is not None  # agent_selection is set: reset() has dealt a game
+        if to_act:
             mask = self._mask_table.get(g.legal_actions())  # the MaskCache's masks, looked up inline
             mask = self._masks(g.legal_actions()) if mask is None else mask.copy()
         else:
@@ -265,25 +269,25 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self._was_dead_step(action)
             return
         g = self._game
+        assert g is not None  # agent_selection is set: reset() has dealt a game
         g.step(action if type(action) is int else as_action(action))  # raises before changing anything
         if self._dirty:
             self._clear_rewards()
             self._dirty = False
         self._cumulative_rewards[agent] = 0
         if g.phase >= _ROUND_OVER or (self.auto_forced and len(g.legal_actions()) == 1):
-            self._settle()
+            self._settle(g)
         self.agent_selection = self._names[g.current_player]
         if self._dirty:
             self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
-    def _settle(self) -> None:
-        """Handle round ends (rewards, the next deal, the episode's end) and forced decisions."""
-        g = self._game
+    def _settle(self, g: LamaGame) -> None:
+        """Handle ``g``'s round ends (rewards, the next deal, the episode's end) and forced decisions."""
         while True:
             if g.phase >= _ROUND_OVER:
-                self._round_end()
+                self._round_end(g)
                 if self._over:
                     return
                 g.next_round()
@@ -296,8 +300,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
                     continue
             return
 
-    def _round_end(self) -> None:
-        g = self._game
+    def _round_end(self, g: LamaGame) -> None:
         self._rounds_done += 1
         totals = g.totals
         names = self._names
@@ -315,7 +318,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         if end:
             self.terminations = dict.fromkeys(names, True)
             if self.reward_mode == "win":
-                for a, r in zip(names, win_shares(totals)):
+                for a, r in zip(names, win_rewards(totals), strict=True):
                     rewards[a] += r
                 self._dirty = True
         else:
@@ -370,6 +373,8 @@ def _forward(name: str, check_reset: bool) -> property:
 
 class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
     """``TerminateIllegalWrapper`` with direct attribute access and a warning that names the move."""
+
+    _terminated: bool  # set by TerminateIllegalWrapper: the episode was ended by an illegal move
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
         super().__init__(env, illegal_reward)
@@ -522,7 +527,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
 
 class _AgentIterable(AECOrderEnforcingIterable):
-    def __iter__(self) -> "_AgentIterator":
+    def __iter__(self) -> _AgentIterator:
         return _AgentIterator(self.env, self.max_iter)
 
 

@@ -6,19 +6,22 @@ sides) and cached per rules' dice.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import Sequence
+from collections.abc import Sequence
+from functools import cache
 
 from .rules import NUM_FACES, RulesConfig
 from .transitions import chance_outcomes, is_triple_llama
 
 
 def roll_distribution(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    """Every distinct roll (face indices in die order) with its probability (:func:`~lama_env.transitions.chance_outcomes`)."""
+    """Every distinct roll (face indices in die order) with its probability.
+
+    The same as :func:`~lama_env.transitions.chance_outcomes`.
+    """
     return chance_outcomes(rules)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _p_no_match(dice_index: tuple[tuple[int, ...], ...], present: int) -> float:
     hits = sum(1 for a in dice_index[0] for b in dice_index[1] for c in dice_index[2]
                if not (present >> a & 1 or present >> b & 1 or present >> c & 1))

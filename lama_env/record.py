@@ -10,11 +10,12 @@ round itself, ``round`` is None for a fault in the record as a whole).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from . import actions as A
-from .errors import LamaDiceError
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase
+from .errors import LamaDiceError
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
 
@@ -22,12 +23,20 @@ class RecordError(LamaDiceError, ValueError):
     """A fault in a record, located by round and turn (0-based; None = the record / the round)."""
 
     def __init__(self, message: str, round: int | None = None, turn: int | None = None) -> None:
+        """Keep the message and where the fault is.
+
+        Args:
+            message: what is wrong.
+            round: the round's index, or None for the record as a whole.
+            turn: the turn's index in the round, or None for the round itself.
+        """
         super().__init__(message)
         self.message = message
         self.round = round
         self.turn = turn
 
     def as_result(self) -> dict:
+        """The fault as a :func:`replay` result: ``valid`` False, ``round``, ``turn`` and ``error``."""
         return {"valid": False, "round": self.round, "turn": self.turn, "error": self.message}
 
 
@@ -249,7 +258,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
 
 def _replay(rec: Any) -> LamaGame:
     game: LamaGame | None = None
-    for game, _r, _t in iter_replay(rec):
-        pass
+    for step in iter_replay(rec):
+        game = step[0]  # the same game each time, advanced in place
     assert game is not None  # iter_replay yields at least once or raises
     return game

@@ -13,7 +13,7 @@ to discard; ``>`` marks the player to decide)::
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .engine import LamaGame, Phase
 from .rules import FACES, NUM_FACES

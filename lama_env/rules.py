@@ -15,8 +15,9 @@ the number ``k``.  Strings are used only at the edges (records, rendering).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -87,6 +88,11 @@ class RulesConfig:
     dice_index: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """Check every field and derive :attr:`dice_index`.
+
+        Raises:
+            RulesError: a field of the wrong type or out of range.
+        """
         if self.triple_llama not in TRIPLE_LLAMA_MODES:
             raise RulesError(
                 f"triple_llama must be one of {', '.join(TRIPLE_LLAMA_MODES)}, got {self.triple_llama!r}"
@@ -112,8 +118,11 @@ class RulesConfig:
         object.__setattr__(self, "dice_index", tuple(tuple(FACE_INDEX[f] for f in die) for die in norm))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> "RulesConfig":
-        """Build a config from a mapping (a record's ``rules`` or YAML); unknown keys are refused."""
+    def from_dict(cls, data: Mapping[str, Any] | RulesConfig | None) -> RulesConfig:
+        """Build a config from a mapping (a record's ``rules`` or YAML); unknown keys are refused.
+
+        None gives the defaults and a :class:`RulesConfig` is returned as it is.
+        """
         if data is None:
             return cls()
         if isinstance(data, RulesConfig):
@@ -143,7 +152,7 @@ def is_num_players(value: Any) -> bool:
     if type(value) is int:
         return MIN_PLAYERS <= value <= MAX_PLAYERS
     return (not isinstance(value, bool) and isinstance(value, (int, np.integer))
-            and MIN_PLAYERS <= value <= MAX_PLAYERS)
+            and bool(MIN_PLAYERS <= value <= MAX_PLAYERS))
 
 
 def check_num_players(value: Any, error: type[Exception] = RulesError, name: str = "num_players") -> int:

@@ -45,9 +45,10 @@ tuples and hands them over as they are.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache, lru_cache
 from operator import add, sub
-from typing import Sequence
+from typing import TypeVar
 
 from . import actions as A
 from .rules import LLAMA, NUM_FACES, RulesConfig, game_over, return_chip, score_display
@@ -68,13 +69,16 @@ EMPTY_ROW: tuple[int, ...] = (0,) * NUM_FACES
 
 Display = tuple[int, ...]
 Row = tuple[int, ...]
+# apply_roll hands back the display and row it is given, unless the roll busts
+_D = TypeVar("_D", bound=Sequence[int])
+_R = TypeVar("_R", bound=Sequence[int])
 
 _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (limits, must) pairs
 
 
 # ------------------------------------------------------------------ chance
-@lru_cache(maxsize=None)
+@cache
 def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int, int], float], ...]:
     counts: Counter = Counter()
     for a in dice_index[0]:
@@ -94,7 +98,7 @@ def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], flo
     return _chance_outcomes(rules.dice_index)
 
 
-@lru_cache(maxsize=None)
+@cache
 def grouped_chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], float], ...]:
     """The rolls grouped by multiset of faces (sorted face indices), with probabilities.
 
@@ -134,8 +138,8 @@ def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...]
 
 
 def apply_roll(
-    display: Sequence[int], row: Sequence[int], dice: Sequence[int], last_player: bool, rules: RulesConfig
-) -> tuple[str, tuple[int, ...], bool, Sequence[int], Sequence[int]]:
+    display: _D, row: _R, dice: Sequence[int], last_player: bool, rules: RulesConfig
+) -> tuple[str, tuple[int, ...], bool, _D | Display, _R | Row]:
     """What a roll does for the rolling player (docs/RULES.md, "A turn").
 
     This is the single place where a roll is classified and its immediate
@@ -169,8 +173,8 @@ def apply_roll(
         takes = tuple(sorted({_TAKE_BASE + f for f in dice if row[f]}))
         if takes:
             return ROLL_TAKE, takes, chip, display, row
-    display, row = apply_bust(display, row)
-    return ROLL_BUST, (), chip, display, row
+    bust_display, bust_row = apply_bust(display, row)
+    return ROLL_BUST, (), chip, bust_display, bust_row
 
 
 def resolve_roll(

@@ -46,7 +46,7 @@ def _check_arrays_against_record(res: BatchResult, g: int, rec: dict, result: di
     busts = np.zeros(n, dtype=int)
     quits = np.zeros(n, dtype=int)
     triples = np.zeros(n, dtype=int)
-    for rnd, rr in zip(rec["rounds"], result["rounds"]):
+    for rnd, rr in zip(rec["rounds"], result["rounds"], strict=True):
         for t in rnd["turns"]:
             if t["action"] == "quit":
                 quits[t["player"]] += 1
@@ -92,7 +92,7 @@ def test_every_ending_and_rule_path_is_exercised():
                          seed=3, log_games=range(30))
         for g in range(30):
             rec, result = res.record(g), res.result(g)
-            for rnd, rr in zip(rec["rounds"], result["rounds"]):
+            for rnd, rr in zip(rec["rounds"], result["rounds"], strict=True):
                 seen_end.add(rr["ended_by"])
                 for t in rnd["turns"]:
                     if t.get("dice") == ["L", "L", "L"]:

@@ -61,7 +61,7 @@ def random_states(n: int, seed: int, rules: RulesConfig | None = None, limit: in
 
 @pytest.mark.parametrize("n", range(1, 7))
 def test_layout_tiles_the_vector(n):
-    layout = O.OBSERVATION_LAYOUT(n)
+    layout = O.observation_layout(n)
     pos = 0
     for e in layout:
         assert e.start == pos and e.length > 0
@@ -74,7 +74,7 @@ def test_bad_player_count():
     with pytest.raises(ValueError):
         O.observation_size(7)
     with pytest.raises(ValueError):
-        O.OBSERVATION_LAYOUT(0)
+        O.observation_layout(0)
 
 
 def test_docs_table_matches_the_layout():
@@ -109,7 +109,7 @@ def test_env_docstrings_link_the_docs_instead_of_copying_the_table():
 
 def test_concrete_table_offsets():
     rows = O.layout_table(3).splitlines()[2:]
-    for row, e in zip(rows, O.OBSERVATION_LAYOUT(3), strict=True):
+    for row, e in zip(rows, O.observation_layout(3), strict=True):
         assert re.match(rf"\| `{e.name}` \| {e.start} \| {e.length} \|", row)
 
 

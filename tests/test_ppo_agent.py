@@ -26,7 +26,7 @@ from lama_dice.agents.ppo import (  # noqa: E402
     write_sidecar,
 )
 from lama_dice.agents.registry import make_agent  # noqa: E402
-from lama_dice.evaluation.evaluate import evaluate  # noqa: E402
+from lama_dice.evaluation import evaluate  # noqa: E402
 from lama_env.actions import NUM_ACTIONS  # noqa: E402
 from lama_env.engine import LamaGame, Phase  # noqa: E402
 from lama_env.errors import LamaDiceError  # noqa: E402

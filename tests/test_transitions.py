@@ -28,8 +28,8 @@ from lama_env.rules import (
     DECK,
     DECK_COUNTS,
     FACE_INDEX,
-    MAX_ROUND_POINTS,
     LLAMA,
+    MAX_ROUND_POINTS,
     RulesConfig,
     RulesError,
     check_num_players,
@@ -85,7 +85,7 @@ def test_applying_every_chance_outcome_reproduces_the_odds(rules):
     also = RulesConfig(triple_llama="also_match", dice=rules.dice)
     out = T.chance_outcomes(rules)
     assert sum(p for d, p in out if T.is_triple_llama(d)) == pytest.approx(p_triple_llama(rules), abs=1e-15)
-    for d in masks() + [counts("LL3356"), counts("111222")]:
+    for d in [*masks(), counts("LL3356"), counts("111222")]:
         # with also_match and no takes, a roll busts exactly when it matches nothing
         p_bust = sum(p for dice, p in out if T.apply_roll(d, T.FULL_ROW, dice, True, also)[0] == T.ROLL_BUST)
         assert p_bust == pytest.approx(p_no_match(d, rules), abs=1e-12), d
@@ -271,7 +271,7 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
         assert len(rec["rounds"]) == len(results)
         want = {"points": [0] * n, "busts": [0] * n, "quits": [0] * n, "went_out": [0] * n,
                 "triple_llamas": [0] * n}
-        for rnd, res in zip(rec["rounds"], results):
+        for rnd, res in zip(rec["rounds"], results, strict=True):
             last = rnd["turns"][-1]
             if res["ended_by"] == "bust":
                 # the round's last turn is the busting roll: it carries no decision
@@ -352,7 +352,7 @@ def test_player_count_check():
         assert not is_num_players(bad)
         with pytest.raises(RulesError):
             check_num_players(bad)
-    with pytest.raises(GameSetupError, match="1..6"):
+    with pytest.raises(GameSetupError, match=r"1\.\.6"):
         LamaGame(7)
     with pytest.raises(GameSetupError):
         LamaGame(True)
