@@ -4,20 +4,24 @@
 #   make test    run the test suite
 #   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test and bench
 #                extras), then the RLlib tests in .venv-rllib (the rllib extra, which
-#                pins its own gymnasium, so it never changes the versions the main suite tests)
+#                pins its own gymnasium, so it never changes the versions the main suite tests), then
+#                tests/interop/ (TorchRL, Tianshou, SB3, RecordVideo, PettingZoo, docs/using-with.md) in
+#                .venv-interop (the interop extra: moviepy pins an older pillow, so it gets its own venv too)
 # Nothing here needs an activated environment or the project's commands on PATH.
 PYTHON     ?= python3
 VENV       ?= .venv
 RLLIB_VENV ?= .venv-rllib
+INTEROP_VENV ?= .venv-interop
 PY         := $(VENV)/bin/python
 RLLIB_PY   := $(RLLIB_VENV)/bin/python
+INTEROP_PY := $(INTEROP_VENV)/bin/python
 # The CPU build of PyTorch (installs from local disk on the project's machines).
 # Elsewhere, override: make test TORCH="torch>=2.3"
 TORCH      ?= torch==2.13.0
 CONFIG     ?= configs/default.yaml
 PIP        := -m pip install -q
 
-.PHONY: install lint test test-main test-rllib train clean
+.PHONY: install lint test test-main test-rllib test-interop train clean
 
 install: $(VENV)/.base
 
@@ -40,6 +44,13 @@ $(RLLIB_VENV)/.installed: pyproject.toml
 	$(RLLIB_PY) $(PIP) -e ".[test,rllib]"
 	touch $@
 
+$(INTEROP_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(INTEROP_VENV)
+	$(INTEROP_PY) $(PIP) --upgrade pip
+	$(INTEROP_PY) $(PIP) "$(TORCH)"
+	$(INTEROP_PY) $(PIP) -e ".[test,bench,interop]" "$(TORCH)"
+	touch $@
+
 $(VENV)/.lint: $(VENV)/.test
 	$(PY) $(PIP) -e ".[test,bench,lint]"
 	touch $@
@@ -50,16 +61,20 @@ lint: $(VENV)/.lint
 	$(PY) -m ruff check lama_env lama_dice agents train evaluation cli bench tests tools
 	$(PY) -m mypy
 
-test: test-main test-rllib
+test: test-main test-rllib test-interop
 
 test-main: $(VENV)/.test
-	$(PY) -m pytest --ignore=tests/test_rllib.py
+	$(PY) -m pytest --ignore=tests/test_rllib.py --ignore=tests/interop
 
 test-rllib: $(RLLIB_VENV)/.installed
 	$(RLLIB_PY) -m pytest tests/test_rllib.py
+	$(RLLIB_PY) -m pytest tests/interop/test_interop_docs.py -k rllib
+
+test-interop: $(INTEROP_VENV)/.installed
+	$(INTEROP_PY) -m pytest tests/interop
 
 train: $(VENV)/.base
 	$(PY) -m lama_dice train $(CONFIG)
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV)
+	rm -rf $(VENV) $(RLLIB_VENV) $(INTEROP_VENV)

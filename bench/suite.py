@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import aec_speed, eval_speed, train_speed
+from . import aec_speed, eval_speed, render_speed, train_speed
 from .measure import load_average
 
 FORMAT = "lama-dice-bench/1"
-SECTIONS = ("aec", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver", "ppo_inference",
-            "training")
+SECTIONS = ("aec", "render", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver",
+            "ppo_inference", "training")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ class Sizes:
     training: dict
     repeats: int
     heavy_repeats: int
+    render_frames: int = 2000
+    gif_frames: int = 300
 
 
 FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000, one_shot_games=20000,
@@ -60,7 +62,7 @@ FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000,
 QUICK = Sizes(aec_steps=2000, aec_slices=2, eval_games=2000, naive_games=200, one_shot_games=2000,
               one_shot_runs=1, cold_compile=False, ppo_games=32, scaling_games=200,
               kernel_sizes=(10, 100, 1000), chunk_sizes=(1, 16, 128), memory_games=2000,
-              training=train_speed.QUICK, repeats=1, heavy_repeats=1)
+              training=train_speed.QUICK, repeats=1, heavy_repeats=1, render_frames=300, gif_frames=40)
 
 
 def _versions() -> dict[str, str | None]:
@@ -101,6 +103,7 @@ def run_suite(quick: bool = False, repeats: int | None = None, seed: int = 0,
     plan: dict[str, Callable[[], dict[str, Any]]] = {
         "aec": lambda: aec_speed.run(sz.aec_steps, rep, seed, warmup=max(500, sz.aec_steps // 10),
                                      slices=sz.aec_slices, log=say),
+        "render": lambda: render_speed.run(sz.render_frames, sz.gif_frames, rep, seed, log=say),
         "evaluate": lambda: eval_speed.compare_naive(sz.eval_games, sz.naive_games, rep, seed, log=say),
         "kernel_load": lambda: eval_speed.kernel_load(cold=sz.cold_compile),
         "one_shot": lambda: eval_speed.one_shot(sz.one_shot_games, sz.one_shot_runs),

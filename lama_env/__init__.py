@@ -6,9 +6,16 @@
   and game records.
 * :mod:`lama_env.observation`: the observation encoder shared by the environments and agents.
 * :mod:`lama_env.lama_dice_v0`: the PettingZoo AEC environment (``from lama_env import lama_dice_v0``;
-  imported on demand, so ``import lama_env`` does not import PettingZoo).
-* :mod:`lama_env.gym_env`: the Gymnasium environment ``LamaDice-v0``, registered on import.
+  imported on demand, so ``import lama_env`` does not import PettingZoo). ``import lama_env`` also
+  registers it in PettingZoo's registry (PettingZoo 1.27+) as ``lama_dice_v0``:
+  ``pettingzoo.make("aec", "lama_dice_v0", num_players=3)``, whichever of the two is imported first.
+* :mod:`lama_env.gym_env`: the Gymnasium environment ``LamaDice-v0``, registered on import
+  (``gymnasium.make("lama_env:LamaDice-v0")`` imports ``lama_env`` itself).
 """
+
+import sys
+from collections.abc import Callable
+from typing import Any
 
 from .actions import NUM_ACTIONS, QUIT, ROLL
 from .engine import IllegalActionError, LamaGame, Phase
@@ -20,12 +27,82 @@ from .rules import FACES, RulesConfig, RulesError
 __version__ = "0.1.0"
 
 
+#: The id of the AEC env in PettingZoo's registry (``pettingzoo.make("aec", PETTINGZOO_ID)``).
+PETTINGZOO_ID = "lama_dice_v0"
+
+
 def _register_envs() -> None:
-    """Register ``LamaDice-v0`` with Gymnasium (once; the env module is imported on ``make``)."""
+    """Register ``LamaDice-v0`` with Gymnasium and ``lama_dice_v0`` with PettingZoo (once each).
+
+    The env modules are imported on ``make``. PettingZoo is not imported here: if it is
+    not imported yet, a one-shot import hook registers the env right after ``import pettingzoo``.
+    """
     import gymnasium
 
     if "LamaDice-v0" not in gymnasium.registry:
         gymnasium.register(id="LamaDice-v0", entry_point="lama_env.gym_env:LamaDiceEnv")
+    if "pettingzoo" in sys.modules:
+        _register_pettingzoo()
+    elif not any(getattr(f, "lama_env_hook", False) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport("pettingzoo", _register_pettingzoo))
+
+
+def _register_pettingzoo() -> None:
+    """Add ``lama_dice_v0`` to PettingZoo's AEC registry, where the installed PettingZoo has one (1.27+)."""
+    pettingzoo = sys.modules.get("pettingzoo")
+    register = getattr(pettingzoo, "register", None)
+    registry = getattr(pettingzoo, "aec_registry", None)
+    if register is None or not isinstance(registry, dict):
+        return  # an older PettingZoo, without a registry
+    if PETTINGZOO_ID in registry or PETTINGZOO_ID.replace("_v", "-v") in registry:  # the id as PettingZoo keeps it
+        return
+    try:
+        register("aec", PETTINGZOO_ID, entry_point="lama_env.lama_dice_v0:env")
+    except Exception as e:  # a registry API this code does not know: never break an import over it
+        import warnings
+
+        warnings.warn(f"lama_env could not register {PETTINGZOO_ID} with PettingZoo: {e!r}", stacklevel=2)
+
+
+class _AfterImport:
+    """A one-shot import hook (``sys.meta_path``): calls ``callback()`` once module ``name`` is first imported."""
+
+    lama_env_hook = True
+
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        """The spec the other finders give for ``name``, with a loader that calls ``callback`` after loading."""
+        if fullname != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)  # one shot; and the look-up below asks the other finders
+        import importlib.util
+
+        spec: Any = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _CallbackLoader(spec.loader, self.callback)
+        return spec
+
+
+class _CallbackLoader:
+    """Loads a module with ``loader``, gives the module that loader back, then calls ``callback()``."""
+
+    def __init__(self, loader: Any, callback: Callable[[], None]) -> None:
+        self.loader = loader
+        self.callback = callback
+
+    def create_module(self, spec: Any) -> Any:
+        """The module the wrapped loader creates (None: the default)."""
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        """Run the module with the wrapped loader (restored as its loader), then the callback."""
+        module.__spec__.loader = module.__loader__ = self.loader
+        self.loader.exec_module(module)
+        self.callback()
 
 
 _register_envs()

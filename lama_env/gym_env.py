@@ -45,7 +45,9 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
 * ``illegal`` (``"lose"``): what an illegal action does, see Illegal actions.
 * ``illegal_reward`` (-1.0): the reward of an illegal action under ``illegal="lose"``.
 * ``max_rounds`` (None): truncate the episode after this many rounds.
-* ``render_mode``: ``"ansi"`` (``render()`` returns the table as text) or ``"human"`` (prints it).
+* ``render_mode``: ``"rgb_array"`` (``render()`` returns the table as an RGB image, 640 x 360 for
+  two players: :mod:`lama_env.picture`), ``"ansi"`` (as text) or ``"human"`` (the image in a
+  pygame window where a display is available, else the text printed).
 * the rules (docs/RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
   ``end_threshold``, ``dice``.
 
@@ -68,20 +70,28 @@ With ``illegal="lose"`` (default; PettingZoo's classic convention, and what
 Gymnasium's and SB3's ``check_env`` need, since they step random actions) an
 illegal action ends the episode at once: the reward is ``illegal_reward``,
 ``terminated`` is True, ``info["illegal_action"]`` is True, the game itself is
-left unchanged, and an :class:`IllegalMoveWarning` is issued.  With
+left unchanged, and an :class:`IllegalMoveWarning` is issued through Gymnasium's
+logger (``gymnasium.logger.warn``: ``gymnasium.logger.set_level(gymnasium.logger.ERROR)``
+or a warnings filter on the category silences it).  With
 ``illegal="raise"``, :meth:`LamaDiceEnv.step` raises
 :class:`~lama_env.engine.IllegalActionError` (a
 :class:`~lama_env.errors.LamaDiceError`) and the state is unchanged.
 
-Episode statistics
-------------------
+Infos and episode statistics
+----------------------------
 
-When an episode ends, ``info["episode_stats"]`` summarises it for the learner:
-``win`` (1, ``1/k`` in a ``k``-way tie for the fewest points, else 0; the
-share of the lead when truncated), ``rounds``, ``points_per_round`` (mean
+Every ``info`` (of ``reset`` and of every ``step``) has the same keys, of the
+same types and shapes, so that infos stack into arrays across steps and envs
+(Gymnasium's vector envs, Tianshou's buffers): ``action_mask`` (int8, one entry
+per action), ``learner_seat`` (int), ``illegal_action`` (bool) and
+``episode_stats``, a flat dict of numbers, all 0 until the step that ends the
+episode; on that step it summarises the episode for the learner: ``win``
+(float: 1, ``1/k`` in a ``k``-way tie for the fewest points, else 0; the share
+of the lead when truncated), ``rounds``, ``points_per_round`` (float: mean
 round points), ``final_points`` (chip total), ``busts``, ``quits``,
 ``went_out`` (counts over the episode) and ``illegal`` (1 if an illegal action
-ended it).
+ended it), ints but for the two floats.  The whole game stays readable from
+``env.unwrapped.game`` (``totals``, ``winners``, ``result()``).
 
 Version history
 
@@ -90,6 +100,7 @@ Version history
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -107,8 +118,12 @@ from .opponents import resolve as resolve_opponent
 from .render import render_text
 from .rules import RulesConfig, winners
 from .rules import check_num_players as _check_num_players
+from .viewer import HumanView
 
 EPISODES = ("game", "round")
+#: ``info["episode_stats"]`` before the episode's end: the keys and types of the final one, all zero.
+NO_EPISODE_STATS: dict[str, float] = {"win": 0.0, "rounds": 0, "points_per_round": 0.0, "final_points": 0,
+                                      "busts": 0, "quits": 0, "went_out": 0, "illegal": 0}
 _ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
 REWARDS = ("win", "points")
 ILLEGAL_MODES = ("lose", "raise")
@@ -119,7 +134,10 @@ class LamaEnvError(LamaDiceError, ValueError):
 
 
 class IllegalMoveWarning(UserWarning):
-    """Issued when an illegal action ends an episode (``illegal="lose"``, or PettingZoo's ``env()``)."""
+    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v0`` episode.
+
+    PettingZoo's ``lama_dice_v0.env()`` reports illegal moves through PettingZoo's ``EnvLogger`` instead.
+    """
 
 
 # ------------------------------------------------------------------ shared helpers (both envs)
@@ -144,12 +162,25 @@ def check_max_rounds(max_rounds: Any) -> int | None:
     return int(max_rounds)
 
 
-def build_rules(rules: Mapping[str, Any]) -> RulesConfig:
+#: The rules keywords of the envs (the fields of :class:`RulesConfig`), and ``rules`` itself.
+RULES_KEYWORDS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(RulesConfig) if f.init), "rules")
+
+
+def build_rules(rules: Mapping[str, Any], owner: str = "__init__()") -> RulesConfig:
     """The :class:`RulesConfig` of an env's rule keywords (``triple_llama``, ``must_discard``, ...).
 
     A ``rules=`` keyword holding a :class:`RulesConfig` or a mapping is accepted too.
-    Unknown keywords raise :class:`~lama_env.rules.RulesError` naming them.
+
+    Raises:
+        TypeError: a keyword that is not a rules field, as Python words it for any function
+            (``"{owner} got an unexpected keyword argument 'frameskip'"``: libraries such as
+            TorchRL try optional keywords and drop them on this error).
+        lama_env.rules.RulesError: a bad value of a rules field (or in a ``rules=`` mapping).
     """
+    for key in rules:
+        if key not in RULES_KEYWORDS:
+            raise TypeError(f"{owner} got an unexpected keyword argument {key!r} "
+                            f"(the rules keywords are {', '.join(RULES_KEYWORDS)})")
     rules = dict(rules)
     base = rules.pop("rules", None)
     if base is not None:
@@ -239,17 +270,19 @@ class LamaDiceEnv(gym.Env):
         illegal: ``"lose"`` (end the episode with ``illegal_reward``) or ``"raise"``.
         illegal_reward: reward of an illegal action under ``illegal="lose"``.
         max_rounds: truncate the episode after this many rounds (None: never).
-        render_mode: None, ``"ansi"`` or ``"human"``.
+        render_mode: None, ``"rgb_array"``, ``"ansi"`` or ``"human"``.
         **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``).
 
     Raises:
+        TypeError: an unknown keyword (``"LamaDiceEnv.__init__() got an unexpected keyword argument 'x'"``).
         LamaEnvError: a bad option.
-        lama_env.rules.RulesError: a bad or unknown rules field.
+        lama_env.rules.RulesError: a bad value of a rules field.
         lama_dice.agents.registry.AgentSpecError: a bad opponent spec.
     """
 
     # gymnasium declares Env.metadata as an instance variable, so a ClassVar here fails mypy
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012 (gymnasium's declaration)
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (gymnasium's)
+    _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
 
     def __init__(
         self,
@@ -267,6 +300,7 @@ class LamaDiceEnv(gym.Env):
     ) -> None:
         """Check the options and build the opponents (see the class docstring)."""
         super().__init__()
+        self.rules = build_rules(rules, f"{type(self).__name__}.__init__()")  # first: an unknown keyword is a TypeError
         self.num_players = n = check_num_players(num_players)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
@@ -285,7 +319,6 @@ class LamaDiceEnv(gym.Env):
         self.learner_seat_option = learner_seat
         if n == 1 and self.reward_mode == "win":
             warn_solo_win()
-        self.rules = build_rules(rules)
         self.opponents = self._build_opponents(opponents)
         self.observation_space = spaces.Box(0.0, 1.0, (observation_size(n),), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
@@ -340,7 +373,7 @@ class LamaDiceEnv(gym.Env):
         """Start an episode.
 
         Returns:
-            ``(observation, info)`` with ``info["action_mask"]`` and ``info["learner_seat"]``.
+            ``(observation, info)``; ``info`` has the keys of every step's (:meth:`step`).
         """
         super().reset(seed=seed)
         n = self.num_players
@@ -372,7 +405,7 @@ class LamaDiceEnv(gym.Env):
             raise LamaEnvError("could not start an episode in which the learner gets a decision")
         if self.render_mode == "human":
             self.render()
-        return encode(g, learner), {"action_mask": self._mask(), "learner_seat": learner}
+        return encode(g, learner), self._info(g)
 
     def _start_game(self) -> LamaGame:
         self._game = g = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False)
@@ -386,8 +419,11 @@ class LamaDiceEnv(gym.Env):
         """Apply the learner's action, then the opponents' moves until the learner's next decision.
 
         Returns:
-            ``(observation, reward, terminated, truncated, info)``; ``info`` holds
-            ``action_mask``, and ``episode_stats`` once the episode is over.
+            ``(observation, reward, terminated, truncated, info)``. ``info`` has the same keys,
+            of the same types and shapes, after every step and reset, so that infos stack
+            across steps and envs: ``action_mask`` (int8 array), ``learner_seat`` (int),
+            ``illegal_action`` (bool) and ``episode_stats`` (a flat dict of numbers: the
+            episode's statistics once it is over, zeros before).
 
         Raises:
             IllegalActionError: an illegal action with ``illegal="raise"``.
@@ -405,23 +441,19 @@ class LamaDiceEnv(gym.Env):
                 name = A.describe(int(action))
             except (TypeError, ValueError):
                 name = "not an action"
-            warnings.warn(
-                f"LamaDice-v0: illegal action {action!r} ({name}) by the learner; legal: "
+            gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.set_level(gymnasium.logger.ERROR) silences it
+                "%s", f"LamaDice-v0: illegal action {action!r} ({name}) by the learner; legal: "
                 f"{', '.join(A.describe(a) for a in g.legal_actions())}. The episode ends with reward "
                 f"{self.illegal_reward} (illegal='lose').",
-                IllegalMoveWarning, stacklevel=2,
+                category=IllegalMoveWarning, stacklevel=2,
             )
             self._done = True
             self._terminated = True
             self._illegal = 1
-            info: dict[str, Any] = {"action_mask": self._mask(), "illegal_action": True,
-                                    "episode_stats": self._episode_stats(g)}
-            return encode(g, learner), self.illegal_reward, True, False, info
+            return encode(g, learner), self.illegal_reward, True, False, self._info(g, illegal=True)
         g.step(action)
         reward = self._advance(g)
-        info = {"action_mask": self._mask()}
-        if self._done:
-            info["episode_stats"] = self._episode_stats(g)
+        info = self._info(g)
         if self.render_mode == "human":
             self.render()
         return encode(g, learner), float(reward), self._terminated, self._done and not self._terminated, info
@@ -466,6 +498,11 @@ class LamaDiceEnv(gym.Env):
             self._done = True
         return reward
 
+    def _info(self, g: LamaGame, illegal: bool = False) -> dict[str, Any]:
+        """The info of a reset or step: the same keys, types and shapes every time (see :meth:`step`)."""
+        return {"action_mask": self._mask(), "learner_seat": self._learner, "illegal_action": illegal,
+                "episode_stats": self._episode_stats(g) if self._done else dict(NO_EPISODE_STATS)}
+
     def _episode_stats(self, g: LamaGame) -> dict[str, float]:
         learner = self._learner
         st = g.statistics()
@@ -493,26 +530,49 @@ class LamaDiceEnv(gym.Env):
         """The learner's legal actions as an int8 mask (all zeros once the episode is over)."""
         return self._mask()
 
-    def render(self) -> str | None:
-        """``"ansi"``: the table as text; ``"human"``: print it. The learner's seat is starred."""
+    def render(self) -> str | np.ndarray | None:
+        """Draw the table; the learner's seat is starred.
+
+        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two
+        players); ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one
+        can be shown (:mod:`lama_env.viewer`), else the text printed.
+        """
         if self.render_mode is None:
-            gym.logger.warn("LamaDice-v0: render() called without a render_mode (use 'ansi' or 'human')")
+            gym.logger.warn("LamaDice-v0: render() called without a render_mode (use 'rgb_array', 'ansi' or 'human')")
             return None
-        if self._game is None:
+        game = self._game
+        if game is None:
             return None
         names = [f"p{p}:{'learner' if p == self._learner else _name(self._policies[p])}"
                  for p in range(self.num_players)]
-        text = render_text(self._game, names, highlight=self._learner)
+        if self.render_mode != "ansi":
+            from .picture import picture
+
+            if self.render_mode == "rgb_array":
+                return picture(game, names, highlight=self._learner)
+            if self._view is None:
+                self._view = HumanView("LamaDice-v0", self.metadata["render_fps"])
+            if self._view.show(lambda: picture(game, names, highlight=self._learner)):
+                return None
+        text = render_text(game, names, highlight=self._learner)
         if self.render_mode == "ansi":
             return text
         print(text + "\n")
         return None
 
+    def close(self) -> None:
+        """Close the ``human`` render mode's window, if open."""
+        if self._view is not None:
+            self._view.close()
+        super().close()
+
 
 __all__ = [
     "EPISODES",
     "ILLEGAL_MODES",
+    "NO_EPISODE_STATS",
     "REWARDS",
+    "RULES_KEYWORDS",
     "IllegalMoveWarning",
     "LamaDiceEnv",
     "LamaEnvError",

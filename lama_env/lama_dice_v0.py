@@ -48,8 +48,9 @@ take) is applied automatically and the agent is not asked; by default it is aske
 `triple_llama`, `must_discard`, `end_threshold`, `dice`: the rules' choices
 (`lama_env.RulesConfig`); `rules=RulesConfig(...)` is accepted too.
 
-`render_mode`: `"ansi"` (`render()` returns the table as text) or `"human"` (prints it
-after every step).
+`render_mode`: `"rgb_array"` (`render()` returns the table as an RGB image, 640 x 360 for two
+players), `"ansi"` (as text) or `"human"` (the image in a pygame window where a display is
+available, else the text printed), after every step.
 
 ### Observation Space
 
@@ -69,8 +70,9 @@ The legal moves of the agent to act are in the `action_mask` element of the dict
 observation: an `int8` vector with one entry per action, 1 where the action is legal. It is
 all zeros for every other agent and once the episode is over, and never empty for the agent
 to act. Taking an illegal action through `env()` ends the game with a reward of -1 for the
-offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`) and a warning; the
-game state is never changed by it. The unwrapped `raw_env` raises
+offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`), reported as the
+classic environments do, through PettingZoo's `EnvLogger` (`EnvLogger.suppress_output()`
+silences it); the game state is never changed by it. The unwrapped `raw_env` raises
 `lama_env.IllegalActionError` instead, also leaving the state unchanged.
 
 ### Action Space
@@ -88,8 +90,13 @@ everyone if all tie, so always 0 in the solo variant; nothing on truncation.
 `reward="points"`: at the end of each round, to every agent, minus the change of its chip
 total over the round. The exact definitions: the rewards table of `docs/environments.md`.
 
-At the end of the episode every agent's `info` holds `totals` (chip totals by seat) and
-`winners` (agent names tied for the fewest points).
+### Infos and the game's result
+
+As in PettingZoo's classic environments, every agent's `info` is an empty dict at every step
+(so infos stack in any library). The game's result is read from the game itself:
+`env.unwrapped.game.totals` (chip totals by seat: `player_i` is seat `i`),
+`env.unwrapped.game.winners` (the seats tied for the fewest points once the game is over),
+`env.unwrapped.game.result()` (per-round results) and `env.unwrapped.game.statistics()`.
 
 ### Version History
 
@@ -107,6 +114,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from . import actions as A
@@ -114,7 +122,6 @@ from .engine import LamaGame, Phase
 from .gym_env import (
     EPISODES,
     REWARDS,
-    IllegalMoveWarning,
     MaskCache,
     as_action,
     build_rules,
@@ -126,7 +133,7 @@ from .gym_env import (
 )
 from .observation import encode, observation_size
 from .render import render_text
-from .rules import winners
+from .viewer import HumanView
 
 __all__ = ["env", "raw_env"]
 
@@ -153,16 +160,18 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it).
 
     Raises:
+        TypeError: an unknown keyword (``"raw_env.__init__() got an unexpected keyword argument 'x'"``).
         lama_env.gym_env.LamaEnvError: a bad option.
-        lama_env.rules.RulesError: a bad or unknown rules keyword.
+        lama_env.rules.RulesError: a bad value of a rules keyword.
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "lama_dice_v0",
         "is_parallelizable": False,
         "render_fps": 2,
     }
+    _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
 
     def __init__(
         self,
@@ -181,6 +190,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules,
         )
         super().__init__()
+        self.rules = build_rules(rules, f"{type(self).__name__}.__init__()")  # first: an unknown keyword is a TypeError
         self.num_players = n = check_num_players(num_players)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
@@ -192,7 +202,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.record = bool(record)
         if n == 1 and self.reward_mode == "win":
             warn_solo_win()
-        self.rules = build_rules(rules)
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._names = tuple(self.possible_agents)
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -323,27 +332,43 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
                 self._dirty = True
         else:
             self.truncations = dict.fromkeys(names, True)
-        won = [names[p] for p in winners(totals)]
-        self.infos = {a: {"totals": list(totals), "winners": won} for a in names}
 
     # -------------------------------------------------------------- rendering
-    def render(self) -> str | None:
-        """``"ansi"``: the table as text; ``"human"``: print it."""
+    def render(self) -> str | np.ndarray | None:
+        """Draw the table.
+
+        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two
+        players); ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one
+        can be shown (:mod:`lama_env.viewer`), else the text printed.
+        """
         if self.render_mode is None:
             gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode (use 'ansi' or 'human')."
+                "You are calling render method without specifying any render mode "
+                "(use 'rgb_array', 'ansi' or 'human')."
             )
             return None
-        if self._game is None:
+        game = self._game
+        if game is None:
             return None
-        text = render_text(self._game, self._names)
+        if self.render_mode != "ansi":
+            from .picture import picture
+
+            if self.render_mode == "rgb_array":
+                return picture(game, self._names)
+            if self._view is None:
+                self._view = HumanView("lama_dice_v0", self.metadata["render_fps"])
+            if self._view.show(lambda: picture(game, self._names)):
+                return None
+        text = render_text(game, self._names)
         if self.render_mode == "ansi":
             return text
         print(text + "\n")
         return None
 
     def close(self) -> None:
-        """Nothing to release (text rendering only)."""
+        """Close the ``human`` render mode's window, if open."""
+        if self._view is not None:
+            self._view.close()
 
 
 # ---------------------------------------------------------------------------- fast wrappers
@@ -416,18 +441,16 @@ class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
 
 
 def _warn_illegal(raw: raw_env, agent: str, action: Any, value: float) -> None:
-    import warnings
-
+    """Report an illegal move as PettingZoo's classic envs do: through ``EnvLogger`` (``suppress_output`` mutes it)."""
     g = raw.game
     try:
         name = A.describe(int(action))
     except (TypeError, ValueError):
         name = "not an action"
     legal = ", ".join(A.describe(a) for a in g.legal_actions()) if g is not None else ""
-    warnings.warn(
-        f"lama_dice_v0: illegal action {action!r} ({name}) by {agent}; legal: {legal}. "
-        f"The game ends: {agent} gets {value}, the others 0.",
-        IllegalMoveWarning, stacklevel=3,
+    EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
+        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v0: "
+        f"illegal action {action!r} ({name}) by {agent}; legal: {legal}. {agent} gets {value}, the others 0."
     )
 
 
@@ -492,6 +515,10 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             ti.step(action)
         else:
             self.env.step(action)
+
+    def __str__(self) -> str:
+        """``lama_dice_v0``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
+        return str(self.env)
 
     def _dead(self) -> bool:
         raw = self._raw

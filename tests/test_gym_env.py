@@ -226,7 +226,7 @@ def test_max_rounds_truncates():
 
 def test_bad_options():
     for kwargs in ({"num_players": 0}, {"episode": "set"}, {"reward": "money"}, {"illegal": "ignore"},
-                   {"learner_seat": 2}, {"render_mode": "rgb_array"}):
+                   {"learner_seat": 2}, {"render_mode": "rgb"}):
         with pytest.raises(LamaEnvError):
             LamaDiceEnv(**kwargs)
     with pytest.raises(lama_env.RulesError):

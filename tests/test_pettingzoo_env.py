@@ -13,7 +13,7 @@ from pettingzoo.test import api_test, seed_test
 
 from lama_env import IllegalActionError, LamaDiceError, lama_dice_v0
 from lama_env.actions import NUM_ACTIONS, QUIT, ROLL
-from lama_env.gym_env import IllegalMoveWarning, LamaEnvError
+from lama_env.gym_env import LamaEnvError
 from lama_env.observation import observation_size
 
 
@@ -155,6 +155,8 @@ def test_reset_without_seed_continues_the_stream():
 
 
 def test_illegal_action_through_env_terminates_with_a_warning():
+    from pettingzoo.utils.env_logger import EnvLogger
+
     env = lama_dice_v0.env(num_players=3)
     env.reset(seed=0)
     agent = env.agent_selection
@@ -162,8 +164,13 @@ def test_illegal_action_through_env_terminates_with_a_warning():
     bad = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     g = env.unwrapped.game
     before = g.result(), g.displays, g.phase, g.current_player
-    with pytest.warns(IllegalMoveWarning, match="illegal action"):
+    EnvLogger.flush()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reported through PettingZoo's EnvLogger, not as a Python warning
         env.step(bad)
+    assert any("Illegal move made" in m and f"illegal action {bad} (" in m and f"by {agent}" in m
+               for m in EnvLogger.mqueue)
+    EnvLogger.flush()
     assert (g.result(), g.displays, g.phase, g.current_player) == before  # the game is not corrupted
     assert all(env.terminations.values())
     rewards = {}
@@ -223,7 +230,7 @@ def test_everyone_quits_ends_the_round():
     assert all(env.terminations.values())
     assert {a: env._cumulative_rewards[a] for a in env.agents} == {
         f"player_{p}": -g.round_points[p] for p in range(3)}
-    assert env.infos["player_0"]["totals"] == list(g.totals)
+    assert env.infos == {a: {} for a in env.agents}  # the result is read from the game (g.totals, g.result())
 
 
 def test_auto_forced():
@@ -252,8 +259,10 @@ def test_max_rounds_truncates():
 def test_rules_keywords_and_options():
     env = lama_dice_v0.raw_env(num_players=2, end_threshold=15, triple_llama="also_match", must_discard=False)
     assert env.rules.end_threshold == 15 and env.rules.triple_llama == "also_match" and not env.rules.must_discard
-    with pytest.raises(LamaDiceError, match="unknown rules field 'treshold'"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'treshold'"):
         lama_dice_v0.env(treshold=3)
+    with pytest.raises(LamaDiceError, match="unknown rules field 'treshold'"):
+        lama_dice_v0.env(rules={"treshold": 3})
     for kwargs in ({"num_players": 7}, {"episode": "match"}, {"reward": "score"}, {"render_mode": "rgb"},
                    {"max_rounds": 0}):
         with pytest.raises(LamaEnvError):

@@ -21,7 +21,9 @@ median of the ratios measured within one repeat:
    the training time.
 
 Also: the exact solver's solve time, peak memory of a 20,000-game
-evaluation, and throughput by batch size and by worker processes.
+evaluation, throughput by batch size and by worker processes, and the
+frames per second of the table picture (render_mode="rgb_array") and of GIF
+encoding (section ``render``).
 
 Figures depend on the machine and its load (the JSON records the load
 average before and after).  The benchmarks ship with the package
@@ -56,7 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="alternating repeats per comparison (default 5, heavy sections 3; --quick: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--only", nargs="+", metavar="SECTION", default=None,
-                   help="run only these sections: aec evaluate kernel_load one_shot scaling memory solver "
+                   help="run only these sections: aec render evaluate kernel_load one_shot scaling memory solver "
                         "ppo_inference training")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
@@ -153,6 +155,8 @@ def render(console: Any, report: dict[str, Any]) -> None:
         console.print(t)
         for note in a.get("notes", []):
             console.print(f"[yellow]{note}[/yellow]")
+    if "render" in sec:
+        _render_table(console, table, sec["render"])
     if "evaluate" in sec:
         e = sec["evaluate"]
         t = table(f"2. Evaluation: two-player games/s, threshold:0.2 vs itself ({e['games']:,} games; naive and "
@@ -264,3 +268,26 @@ def render(console: Any, report: dict[str, Any]) -> None:
                   f"{meta['cpu_count']} CPUs; Python {meta['python']}[/dim]")
     for name, err in report["errors"].items():
         console.print(f"[red]section {name} failed: {err}[/red]")
+
+
+def _render_table(console: Any, table: Any, r: dict[str, Any]) -> None:
+    """The ``render`` section: frames/s of the table picture, of an env rendering every step, of GIF encoding."""
+    t = table(f"Pictures: frames/s of render_mode=\"rgb_array\" and GIF encoding ({r['frames']:,} random-game states, "
+              f"{r['repeats']} repeats)")
+    res = r["results"]
+    for n in (2, 4, 6):
+        k = res.get(f"picture_{n}p")
+        if k:
+            h, w, _ = k["frame_shape"]
+            t.add_row(f"table picture, {n} players ({w}x{h})", _n(k["per_s"]), _n(k["per_cpu_s"]),
+                      f"{_n(k['us_per_unit'], 0)} µs/frame")
+    if "env_rgb_array" in res:
+        e = res["env_rgb_array"]
+        t.add_row("LamaDice-v0: step + render()", _n(e["per_s"]), _n(e["per_cpu_s"]),
+                  f"render adds {_n(r['render_us_per_env_step'], 0)} µs/step "
+                  f"({100 * r['render_share_of_env_step']:.0f}% of a rendered step)")
+    if "gif" in res:
+        g = res["gif"]
+        t.add_row(f"GIF encoding, 2 players ({r['gif_frames']:,} frames)", _n(g["per_s"]), _n(g["per_cpu_s"]),
+                  f"{_n(g['us_per_unit'] / 1000, 1)} ms/frame, {_n(g['bytes_per_frame'] / 1024, 1)} KiB/frame")
+    console.print(t)

@@ -1,0 +1,316 @@
+"""Game records as animations: one picture per roll and per decision, written as a GIF or an MP4.
+
+    from lama_env.animation import record_frames, write_gif
+    write_gif(record_frames(record), "game.gif", fps=2)
+
+:func:`record_frames` replays a ``lama-dice-record/1`` record and yields a
+:class:`Frame` (a :func:`lama_env.picture.picture` with a caption saying what
+happened) after every deal, every roll and every decision: a turn that rolls
+and then discards or takes gives two frames (the roll with its dice, then the
+decision).  The frames of a deal and of a round's end are marked ``hold``:
+the writers show them longer.
+
+:func:`write_gif` needs Pillow only (every frame is mapped to one shared
+256-colour palette, and Pillow stores only the part of each frame that
+changed).  :func:`write_mp4` pipes the frames to ``ffmpeg`` (H.264): the one of
+the ``imageio-ffmpeg`` package if it is installed, else ``ffmpeg`` on ``PATH``;
+without either it raises :class:`EncoderError` saying what to install.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any, NamedTuple
+
+import numpy as np
+
+from . import actions as A
+from .engine import LamaGame, Phase
+from .errors import LamaDiceError
+from .picture import TablePicture
+from .record import RecordError, replay
+from .rules import FACES, NUM_FACES, RulesConfig
+from .transitions import is_triple_llama
+
+#: How many frames' time a ``hold`` frame lasts.
+HOLD = 3
+#: What to install for MP4 output.
+MP4_HINT = "pip install imageio-ffmpeg (or \"lama-dice[render]\"), or put ffmpeg on PATH"
+
+
+class EncoderError(LamaDiceError, RuntimeError):
+    """No video encoder (ffmpeg) for MP4 output, or the encoder failed."""
+
+
+class Frame(NamedTuple):
+    """One picture of an animation."""
+
+    image: np.ndarray  #: ``(H, W, 3)`` uint8
+    hold: bool = False  #: show it longer (a deal, a round's end)
+    caption: str = ""  #: what happened (the line drawn at the bottom of the picture)
+
+
+# ------------------------------------------------------------------ records -> frames
+def _faces(names: Sequence[str]) -> str:
+    return " ".join(names)
+
+
+def _counts(faces: Sequence[str]) -> tuple[int, ...]:
+    c = [0] * NUM_FACES
+    for f in faces:
+        c[FACES.index(f)] += 1
+    return tuple(c)
+
+
+def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[Frame]:
+    """The frames of a game record: after each deal, roll and decision.
+
+    Args:
+        record: a ``lama-dice-record/1`` object (parsed JSON).
+        names: a name per seat (default ``P0``, ``P1``, ...).
+
+    Yields:
+        :class:`Frame` objects, each a new array.
+
+    Raises:
+        lama_env.record.RecordError: the record breaks the rules (checked before the first frame).
+    """
+    result = replay(record)
+    if not result["valid"]:
+        raise RecordError(str(result["error"]), result.get("round"), result.get("turn"))
+    n = record["players"]
+    seat = list(names) if names is not None else [f"P{p}" for p in range(n)]
+    table = TablePicture(n, seat)
+
+    def frame(caption: str, dice: Sequence[str] | None = None, hold: bool = False) -> Frame:
+        assert game is not None
+        return Frame(table(game, dice, caption), hold, caption)
+
+    rules = RulesConfig.from_dict(record.get("rules"))
+    game: LamaGame | None = None
+    for r, rnd in enumerate(record["rounds"]):
+        if game is None:
+            game = LamaGame(n, rules, start_points=record.get("start_points", [0] * n),
+                            start_player=rnd["start_player"], hands=rnd["hands"], record=False)
+        else:
+            game.next_round(hands=rnd["hands"])
+        yield frame(f"Round {r + 1} is dealt: {seat[game.start_player]} starts", hold=True)
+        for turn in rnd["turns"]:
+            p = turn["player"]
+            who = seat[p]
+            if turn["action"] == "quit":
+                game.step(A.QUIT)
+                yield frame(f"{who} quits (display scores {game.current_points(p)})", hold=game.round_over)
+                continue
+            dice = turn["dice"]
+            chips = game.totals[p]
+            row = game.row
+            game.step(A.ROLL, dice=dice)
+            said = f"{who} rolls {_faces(dice)}"
+            if is_triple_llama([FACES.index(f) for f in dice]):
+                said += (f": triple llama! returns a chip ({chips} → {game.totals[p]})" if chips
+                         else ": triple llama! no chip to return")
+            if game.phase == Phase.DISCARD:
+                yield frame(said + ": it matches, discard")
+                shown = sorted(turn["discard"], key=FACES.index)
+                game.step(A.discard_action(_counts(shown)))
+                out = " and goes out!" if game.went_out == p else ""
+                yield frame(f"{who} discards {_faces(shown)}{out}", dice, game.round_over)
+            elif game.phase == Phase.TAKE:
+                yield frame(said + ": it matches nothing, take a row card")
+                game.step(A.take_action(FACES.index(turn["take"])))
+                yield frame(f"{who} takes {turn['take']} from the llama row", dice, game.round_over)
+            else:
+                if game.busted == p:
+                    gained = _faces([FACES[f] for f in range(NUM_FACES) if row[f] and not game.row[f]])
+                    said += f": BUST! takes the rest of the llama row ({gained})"
+                yield frame(said, dice, game.round_over)
+
+
+# ------------------------------------------------------------------ GIF
+@functools.lru_cache(maxsize=8)
+def _palette(num_players: int) -> Any:
+    """A 256-colour Pillow palette image for the pictures of ``num_players`` games.
+
+    Drawn from a fixed sample of pictures (random play, seed 0) that shows every
+    kind of sprite and state, so that every frame of every game maps onto it well.
+    """
+    import random
+
+    from PIL import Image
+
+    rnd = random.Random(0)
+    draw = TablePicture(num_players)
+    game = LamaGame(num_players, seed=0, record=False)
+    frames: list[np.ndarray] = []
+    seen: set[tuple[int, bool, bool]] = set()
+    while len(frames) < 24:
+        if game.game_over:
+            frames.append(draw(game, caption="Game over"))
+            game = LamaGame(num_players, seed=len(frames), record=False)
+        if game.phase == Phase.ROUND_OVER:
+            frames.append(draw(game, caption="Round over"))
+            game.next_round()
+        key = (int(game.phase), any(game.quit), game.last_player_rule)
+        if key not in seen or rnd.random() < 0.05:
+            seen.add(key)
+            frames.append(draw(game, caption="P0 rolls 1 2 L: it matches, discard"))
+        legal = game.legal_actions()
+        game.step(A.ROLL if A.ROLL in legal and rnd.random() < 0.8 else rnd.choice(legal))
+    return Image.fromarray(np.vstack(frames)).quantize(255, method=Image.Quantize.MEDIANCUT)
+
+
+def _frames(frames: Iterable[Frame | np.ndarray]) -> Iterator[Frame]:
+    for f in frames:
+        yield f if isinstance(f, Frame) else Frame(np.asarray(f))
+
+
+def _check(image: np.ndarray, shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+        raise ValueError(f"a frame must be an (H, W, 3) uint8 array, got {image.dtype} {image.shape}")
+    if shape is not None and image.shape != shape:
+        raise ValueError(f"every frame must have the shape of the first, {shape}; got {image.shape}")
+    return image.shape
+
+
+def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[bytes], fps: float = 2.0,
+              hold: float = HOLD) -> int:
+    """Write frames (:class:`Frame` objects or ``(H, W, 3)`` uint8 arrays, all of one size) as a looping GIF.
+
+    Args:
+        frames: the pictures, in order.
+        out: a path or a binary file.
+        fps: frames per second (a GIF counts in hundredths of a second; at most 50).
+        hold: how many frames' time a ``hold`` frame lasts.
+
+    Returns:
+        The number of frames written.
+    """
+    from PIL import Image
+
+    if not 0 < fps <= 50:
+        raise ValueError(f"fps must be in (0, 50] for a GIF, got {fps}")
+    images: list[Any] = []
+    durations: list[int] = []
+    shape: tuple[int, ...] | None = None
+    pal = None
+    step = 1000.0 / fps
+    for f in _frames(frames):
+        shape = _check(f.image, shape)
+        if pal is None:
+            pal = _palette(_players(shape))
+        images.append(Image.fromarray(f.image).quantize(palette=pal, dither=Image.Dither.NONE))
+        durations.append(max(20, round(step * (hold if f.hold else 1) / 10) * 10))
+    if not images:
+        raise ValueError("no frames to write")
+    images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0,
+                   optimize=True)
+    return len(images)
+
+
+def _players(shape: tuple[int, ...]) -> int:
+    """The player count whose pictures have ``shape`` (1 when it is not a picture's shape: any palette does)."""
+    from .picture import frame_shape
+
+    for n in range(1, 7):
+        if frame_shape(n)[:2] == tuple(shape[:2]):
+            return n
+    return 1
+
+
+# ------------------------------------------------------------------ MP4
+def find_ffmpeg() -> str | None:
+    """The ffmpeg to encode MP4 with: imageio-ffmpeg's, else ``ffmpeg`` on ``PATH``; None if neither."""
+    try:
+        import imageio_ffmpeg  # type: ignore[import-not-found,unused-ignore]
+
+        exe = imageio_ffmpeg.get_ffmpeg_exe()
+        if exe and Path(exe).is_file():
+            return str(exe)
+    except (ImportError, RuntimeError, OSError):
+        pass
+    return shutil.which("ffmpeg")
+
+
+def write_mp4(frames: Iterable[Frame | np.ndarray], path: str | os.PathLike, fps: float = 2.0,
+              hold: float = HOLD, ffmpeg: str | None = None) -> int:
+    """Write frames as an H.264 MP4 (yuv420p: plays everywhere) through ffmpeg.
+
+    Args:
+        frames: the pictures, in order (all of one size, even width and height).
+        path: the output file.
+        fps: frames per second.
+        hold: how many frames' time a ``hold`` frame lasts (it is repeated).
+        ffmpeg: the ffmpeg executable (default :func:`find_ffmpeg`).
+
+    Returns:
+        The number of pictures written (repeats of held frames not counted).
+
+    Raises:
+        EncoderError: no ffmpeg (the message says what to install), or ffmpeg failed.
+    """
+    if fps <= 0:
+        raise ValueError(f"fps must be positive, got {fps}")
+    exe = ffmpeg or find_ffmpeg()
+    if exe is None:
+        raise EncoderError(f"MP4 output needs ffmpeg: {MP4_HINT}")
+    it = _frames(frames)
+    first = next(it, None)
+    if first is None:
+        raise ValueError("no frames to write")
+    shape = _check(first.image, None)
+    h, w = shape[:2]
+    cmd = [exe, "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
+           "-s", f"{w}x{h}", "-r", f"{fps:g}", "-i", "-", "-an", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+           "-movflags", "+faststart", os.fspath(path)]
+    err = io.BytesIO()
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    except OSError as e:
+        raise EncoderError(f"cannot run {exe}: {e.strerror or e}") from None
+    assert proc.stdin is not None and proc.stderr is not None
+    count = 0
+    repeat = max(1, round(hold))
+    try:
+        for f in _chain(first, it):
+            _check(f.image, shape)
+            data = np.ascontiguousarray(f.image).tobytes()
+            for _ in range(repeat if f.hold else 1):
+                proc.stdin.write(data)
+            count += 1
+        proc.stdin.close()
+    except BrokenPipeError:  # ffmpeg stopped early: its message says why
+        pass
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    err.write(proc.stderr.read())
+    proc.wait()
+    if proc.returncode != 0:
+        lines = err.getvalue().decode("utf-8", "replace").strip().splitlines()
+        raise EncoderError(f"ffmpeg failed (exit {proc.returncode}): {lines[-1] if lines else 'no message'}")
+    return count
+
+
+def _chain(first: Frame, rest: Iterator[Frame]) -> Iterator[Frame]:
+    yield first
+    yield from rest
+
+
+def write_animation(frames: Iterable[Frame | np.ndarray], path: str | os.PathLike, fps: float = 2.0,
+                    hold: float = HOLD) -> int:
+    """:func:`write_gif` or :func:`write_mp4`, by the file name's ending (``.gif``; anything else: MP4)."""
+    if Path(path).suffix.lower() == ".gif":
+        return write_gif(frames, path, fps, hold)
+    return write_mp4(frames, path, fps, hold)
+
+
+__all__ = ["HOLD", "MP4_HINT", "EncoderError", "Frame", "find_ffmpeg", "record_frames", "write_animation",
+           "write_gif", "write_mp4"]

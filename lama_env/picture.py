@@ -1,0 +1,459 @@
+"""A picture of the table as an RGB image: the ``rgb_array`` and ``human`` render modes, ``lama-dice show --gif``.
+
+:func:`picture` turns the public state of a :class:`~lama_env.engine.LamaGame`
+into an ``(H, W, 3)`` ``uint8`` array, a pure function of the game (and of the
+optional names, dice and caption): the same state always gives the same image.
+The size is fixed by the player count (:func:`frame_shape`): 640 wide, 360 high
+for two players, 100 more per further player.
+
+What it shows, top to bottom: the round, whose decision it is (or how the
+round / game ended) and the start player; the llama row (taken cards as empty
+slots; the cards a roll lets the player take are outlined) and the dice of the
+pending roll (or the ``dice`` passed in: the roll just resolved); one row per
+seat with a marker for the player to act, the name and a tag (``to act``,
+``quit``, ``went out``, ``bust``, ``winner``), the display as one card per face
+with its count (faces a pending roll lets the player discard outlined; a quit
+player's cards faded), the display's round points and the chip total; a
+caption line at the bottom.
+
+Speed: the sprites (cards, dice, text) are drawn once with Pillow and cached;
+a frame is a copy of a pre-drawn background plus a few dozen NumPy slice
+assignments (a fraction of a millisecond; ``lama-dice bench --only render``
+measures it).  Pillow is imported on first use only; no gym import here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .engine import LamaGame, Phase
+from .rules import FACES, NUM_FACES
+
+#: Frame width in pixels (every player count).
+WIDTH = 640
+_HEADER_H, _TABLE_H, _ROW_H, _FOOTER_H = 40, 88, 100, 32
+
+# ------------------------------------------------------------------ colours
+_Color = tuple[int, int, int]
+_HEADER_BG: _Color = (38, 50, 56)
+_HEADER_FG: _Color = (255, 255, 255)
+_HEADER_DIM: _Color = (176, 190, 197)
+_TABLE_BG: _Color = (46, 110, 78)
+_TABLE_FG: _Color = (214, 236, 220)
+_ROW_BG: _Color = (247, 244, 236)
+_ACT_BG: _Color = (255, 242, 194)
+_QUIT_BG: _Color = (222, 222, 222)
+_ROW_FG: _Color = (33, 33, 33)
+_ROW_DIM: _Color = (117, 117, 117)
+_ACCENT: _Color = (46, 125, 50)
+_GLOW: _Color = (255, 111, 0)
+_WINNER: _Color = (191, 144, 0)
+_BUST: _Color = (198, 40, 40)
+#: Card colour and label colour of each face (index order: L, 1..6), as in the terminal's colours.
+_FACE_COLORS: tuple[tuple[_Color, _Color], ...] = (
+    ((242, 193, 78), (93, 64, 55)),  # L: gold, brown label
+    ((229, 83, 83), (255, 255, 255)),  # 1: red
+    ((171, 92, 196), (255, 255, 255)),  # 2: magenta
+    ((66, 117, 214), (255, 255, 255)),  # 3: blue
+    ((38, 166, 184), (255, 255, 255)),  # 4: cyan
+    ((67, 160, 71), (255, 255, 255)),  # 5: green
+    ((236, 236, 236), (55, 55, 55)),  # 6: white
+)
+
+# ------------------------------------------------------------------ layout (pixels)
+_ROW_CARD = (30, 42)  # llama-row cards (w, h), without the 3-pixel outline margin
+_ROW_X, _ROW_PITCH, _ROW_Y = 14, 38, 30
+_DIE = 46
+_DICE_X, _DICE_PITCH, _DICE_Y = 330, 56, 30
+_CARD = (38, 54)  # display cards
+_CARD_X, _CARD_PITCH, _CARD_Y = 184, 47, 6
+_PAD = 3  # the outline margin around every card sprite
+_NAME_X, _NAME_W = 30, 148
+_POINTS_CX, _TOTAL_CX = 560, 612
+_TURN_CX = 586
+
+_TIMES = "\u00d7"  # the multiplication sign of the card counts
+_DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
+_ENDINGS = {"row_empty": "the llama row is empty", "all_quit": "everyone quit"}
+
+
+def frame_shape(num_players: int) -> tuple[int, int, int]:
+    """``(height, width, 3)`` of the pictures of a ``num_players`` game (constant for a player count)."""
+    return (_HEADER_H + _TABLE_H + _ROW_H * num_players + _FOOTER_H, WIDTH, 3)
+
+
+# ------------------------------------------------------------------ sprites (Pillow, drawn once)
+def _font_path(bold: bool) -> str | None:
+    """DejaVu Sans from matplotlib's data folder (found without importing matplotlib), if there."""
+    spec = importlib.util.find_spec("matplotlib")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / "mpl-data" / "fonts" / "ttf" / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
+        if path.is_file():
+            return str(path)
+    return None
+
+
+@functools.cache
+def _font(size: int, bold: bool = True) -> Any:
+    """A Pillow font of ``size`` pixels: DejaVu Sans, else Pillow's own default font."""
+    from PIL import ImageFont
+
+    path = _font_path(bold)
+    if path is not None:
+        try:
+            return ImageFont.truetype(path, size)
+        except OSError:
+            pass
+    try:
+        return ImageFont.load_default(size)  # Pillow >= 10.1 (FreeType)
+    except TypeError:  # pragma: no cover - old Pillow: the small bitmap font
+        return ImageFont.load_default()
+
+
+def _line_height(font: Any) -> int:
+    try:
+        ascent, descent = font.getmetrics()
+        return int(ascent + descent)
+    except AttributeError:  # pragma: no cover - bitmap font
+        return int(font.getbbox("Ag|")[3]) + 2
+
+
+def _fit(text: str, size: int, bold: bool, width: int) -> str:
+    """``text``, cut short with an ellipsis so that it is at most ``width`` pixels wide."""
+    font = _font(size, bold)
+    if font.getlength(text) <= width:
+        return text
+    while text and font.getlength(text + "…") > width:
+        text = text[:-1]
+    return text + "…"
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(text: str, size: int, fg: _Color, bg: _Color, bold: bool = True) -> np.ndarray:
+    """``text`` drawn on ``bg`` (an opaque sprite, one line high)."""
+    from PIL import Image, ImageDraw
+
+    font = _font(size, bold)
+    w = max(1, int(np.ceil(font.getlength(text))) + 1)
+    im = Image.new("RGB", (w, _line_height(font)), bg)
+    ImageDraw.Draw(im).text((0, 0), text, font=font, fill=fg)
+    return _frozen(np.asarray(im))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.uint8)
+    a.setflags(write=False)
+    return a
+
+
+def _mix(a: _Color, b: _Color, t: float) -> _Color:
+    """``a`` moved a fraction ``t`` of the way to ``b``."""
+    return (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t), round(a[2] + (b[2] - a[2]) * t))
+
+
+_SCALE = 4  # sprites are drawn this many times larger, then shrunk (smooth edges)
+
+
+def _shrink(im: Any, size: tuple[int, int]) -> np.ndarray:
+    from PIL import Image
+
+    return _frozen(np.asarray(im.resize(size, Image.Resampling.LANCZOS)))
+
+
+@functools.cache
+def _card(face: int, style: str, bg: _Color, w: int, h: int) -> np.ndarray:
+    """A card of ``face``, ``w`` x ``h`` plus the outline margin, on ``bg``.
+
+    ``style``: ``"card"``, ``"glow"`` (outlined), ``"faded"`` (a quit player's) or ``"slot"`` (an empty place).
+    """
+    from PIL import Image, ImageDraw
+
+    s = _SCALE
+    fill, ink = _FACE_COLORS[face]
+    border = _mix(fill, (0, 0, 0), 0.25)
+    if style == "faded":
+        fill, ink, border = _mix(fill, bg, 0.6), _mix(ink, bg, 0.6), _mix(border, bg, 0.6)
+    elif style == "slot":
+        fill, ink, border = bg, _mix(bg, (0, 0, 0), 0.14), _mix(bg, (0, 0, 0), 0.14)
+    big_w, big_h = (w + 2 * _PAD) * s, (h + 2 * _PAD) * s
+    im = Image.new("RGB", (big_w, big_h), bg)
+    d = ImageDraw.Draw(im)
+    if style == "glow":
+        d.rounded_rectangle((0, 0, big_w - 1, big_h - 1), radius=9 * s, fill=_GLOW)
+    box = (_PAD * s, _PAD * s, big_w - 1 - _PAD * s, big_h - 1 - _PAD * s)
+    d.rounded_rectangle(box, radius=6 * s, fill=fill, outline=border, width=2 * s)
+    font = _font(int(h * 0.62) * s)
+    d.text((big_w / 2, big_h / 2), FACES[face], font=font, fill=ink, anchor="mm")
+    return _shrink(im, (w + 2 * _PAD, h + 2 * _PAD))
+
+
+_PIPS = {1: [(1, 1)], 2: [(0, 0), (2, 2)], 3: [(0, 0), (1, 1), (2, 2)], 4: [(0, 0), (0, 2), (2, 0), (2, 2)],
+         5: [(0, 0), (0, 2), (1, 1), (2, 0), (2, 2)], 6: [(0, 0), (0, 2), (1, 0), (1, 2), (2, 0), (2, 2)]}
+
+
+@functools.cache
+def _die(face: int | None, bg: _Color, size: int) -> np.ndarray:
+    """A die showing ``face`` (pips; the llama as a gold die with an ``L``), or an empty place (None)."""
+    from PIL import Image, ImageDraw
+
+    s = _SCALE
+    big = size * s
+    im = Image.new("RGB", (big, big), bg)
+    d = ImageDraw.Draw(im)
+    box = (s, s, big - 1 - s, big - 1 - s)
+    if face is None:
+        d.rounded_rectangle(box, radius=8 * s, outline=_mix(bg, (255, 255, 255), 0.3), width=2 * s)
+        return _shrink(im, (size, size))
+    llama = face == 0
+    d.rounded_rectangle(box, radius=8 * s, fill=_FACE_COLORS[0][0] if llama else (250, 250, 250),
+                        outline=(60, 60, 60), width=2 * s)
+    if llama:
+        d.text((big / 2, big / 2), "L", font=_font(int(size * 0.62) * s), fill=_FACE_COLORS[0][1], anchor="mm")
+    else:
+        r = size * 0.09 * s
+        for row, col in _PIPS[face]:
+            cx, cy = big * (0.27 + 0.23 * col), big * (0.27 + 0.23 * row)
+            d.ellipse((cx - r, cy - r, cx + r, cy + r), fill=(33, 33, 33))
+    return _shrink(im, (size, size))
+
+
+@functools.cache
+def _marker(bg: _Color) -> np.ndarray:
+    """The triangle that points at the player to act."""
+    from PIL import Image, ImageDraw
+
+    s = _SCALE
+    im = Image.new("RGB", (16 * s, 20 * s), bg)
+    ImageDraw.Draw(im).polygon([(1 * s, 1 * s), (15 * s, 10 * s), (1 * s, 19 * s)], fill=_ACCENT)
+    return _shrink(im, (16, 20))
+
+
+def _put(out: np.ndarray, sprite: np.ndarray, x: int, y: int) -> None:
+    """Paste ``sprite`` with its top-left corner at ``(x, y)`` (clipped to ``out``)."""
+    h, w = sprite.shape[:2]
+    out_h, out_w = out.shape[:2]
+    if x + w > out_w or y + h > out_h or x < 0 or y < 0:
+        w, h = min(w, out_w - x), min(h, out_h - y)
+        if w <= 0 or h <= 0 or x < 0 or y < 0:
+            return
+        sprite = sprite[:h, :w]
+    out[y:y + h, x:x + w] = sprite
+
+
+def _put_text(out: np.ndarray, text: str, x: int, y: int, size: int, fg: _Color, bg: _Color,
+              bold: bool = True, align: str = "left") -> None:
+    sprite = _text(text, size, fg, bg, bold)
+    w = sprite.shape[1]
+    if align == "center":
+        x -= w // 2
+    elif align == "right":
+        x -= w
+    _put(out, sprite, x, y)
+
+
+def _label(name: str) -> tuple[str, int]:
+    """A seat's name for its row, and its font size: smaller for a long name, cut short if still too long."""
+    if _font(17).getlength(name) <= _NAME_W:
+        return name, 17
+    return _fit(name, 14, True, _NAME_W), 14
+
+
+# ------------------------------------------------------------------ the picture
+class TablePicture:
+    """Draws the table of ``num_players`` games, with fixed names (pre-draws the background once).
+
+    Args:
+        num_players: 1..6.
+        names: a name per seat (default ``player_0``, ``player_1``, ...); long names are cut short.
+        highlight: a seat whose name gets a ``*`` (e.g. a Gym env's learner).
+    """
+
+    def __init__(self, num_players: int, names: Sequence[str] | None = None, highlight: int | None = None) -> None:
+        """Check the names and draw the background."""
+        n = self.num_players = int(num_players)
+        if names is None:
+            names = [f"player_{p}" for p in range(n)]
+        if len(names) != n:
+            raise ValueError(f"names must give {n} names, got {len(names)}")
+        self.names = tuple(str(s) for s in names)
+        self.highlight = highlight
+        self.shape = frame_shape(n)
+        self._labels = tuple(_label(s + (" *" if p == highlight else "")) for p, s in enumerate(self.names))
+        self._short = tuple(_fit(s, 17, True, 170) for s in self.names)  # names in the header
+        self._rows = {bg: self._row_background(bg) for bg in (_ROW_BG, _ACT_BG, _QUIT_BG)}
+        base = np.empty(self.shape, dtype=np.uint8)
+        base[:_HEADER_H] = _HEADER_BG
+        base[_HEADER_H:_HEADER_H + _TABLE_H] = _TABLE_BG
+        base[-_FOOTER_H:] = _HEADER_BG
+        _put_text(base, "llama row", _ROW_X, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG)
+        _put_text(base, "dice", _DICE_X, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG)
+        _put_text(base, "turn", _TURN_CX, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG, align="center")
+        for p in range(n):
+            y = _HEADER_H + _TABLE_H + p * _ROW_H
+            base[y:y + _ROW_H] = self._rows[_ROW_BG]
+        self._base = _frozen(base)
+
+    @staticmethod
+    def _row_background(bg: _Color) -> np.ndarray:
+        row = np.empty((_ROW_H, WIDTH, 3), dtype=np.uint8)
+        row[:] = bg
+        row[-1] = _mix(bg, (0, 0, 0), 0.15)
+        if bg == _ACT_BG:
+            row[:-1, :5] = _ACCENT
+        for cx, label in ((_POINTS_CX, "points"), (_TOTAL_CX, "total")):
+            _put_text(row, label, cx, 14, 12, _ROW_DIM, bg, bold=False, align="center")
+        return _frozen(row)
+
+    def __call__(self, game: LamaGame, dice: Sequence[Any] | None = None, caption: str | None = None) -> np.ndarray:
+        """The picture of ``game`` now, a new ``(H, W, 3)`` ``uint8`` array.
+
+        Args:
+            game: the game to draw (read only).
+            dice: the dice just rolled (face indices or names), shown when no roll is pending
+                (a pending roll, :attr:`LamaGame.dice`, is always shown).
+            caption: a line for the bottom of the picture (e.g. what the last turn did); by
+                default a note when one player is left.
+        """
+        n = self.num_players
+        if game.num_players != n:
+            raise ValueError(f"this picture is for {n} players, the game has {game.num_players}")
+        out = self._base.copy()
+        phase = game.phase
+        over = phase >= Phase.ROUND_OVER
+        names = self.names
+        cur = game.current_player
+        pending = game.dice
+        shown = pending if pending is not None else dice
+        if shown is not None:
+            shown = [FACES.index(f) if isinstance(f, str) else int(f) for f in shown]
+
+        # header: round, status, start player
+        _put_text(out, f"Round {game.round_index + 1}", 12, 8, 20, _HEADER_FG, _HEADER_BG)
+        _put_text(out, _fit(self._status(game), 17, True, 380), 128, 10, 17, _HEADER_FG, _HEADER_BG)
+        _put_text(out, _fit(f"start: {names[game.start_player]}", 13, False, 110), WIDTH - 12, 13, 13,
+                  _HEADER_DIM, _HEADER_BG, bold=False, align="right")
+
+        # the table: llama row and dice
+        row = game.row
+        takeable = {a - A.TAKE_BASE for a in game.legal_actions()} if phase == Phase.TAKE else set()
+        rw, rh = _ROW_CARD
+        for f in range(NUM_FACES):
+            style = ("glow" if f in takeable else "card") if row[f] else "slot"
+            _put(out, _card(f, style, _TABLE_BG, rw, rh), _ROW_X + f * _ROW_PITCH, _HEADER_H + _ROW_Y)
+        for i in range(3):
+            face = shown[i] if shown is not None and i < len(shown) else None
+            _put(out, _die(face, _TABLE_BG, _DIE), _DICE_X + i * _DICE_PITCH, _HEADER_H + _DICE_Y)
+        _put_text(out, str(game.turns_in_round), _TURN_CX, _HEADER_H + _DICE_Y + 6, 26, _HEADER_FG, _TABLE_BG,
+                  align="center")
+
+        # one row per seat
+        totals = game.totals
+        points = game.round_points
+        quit_ = game.quit
+        winners = set(game.winners)
+        cw, ch = _CARD
+        for p in range(n):
+            y = _HEADER_H + _TABLE_H + p * _ROW_H
+            acting = not over and p == cur
+            bg = _ACT_BG if acting else _QUIT_BG if quit_[p] and not over else _ROW_BG
+            if bg != _ROW_BG:
+                out[y:y + _ROW_H] = self._rows[bg]
+            if acting:
+                _put(out, _marker(bg), 9, y + 26)
+            label, size = self._labels[p]
+            _put_text(out, label, _NAME_X, y + 33 - size, size, _ROW_FG, bg)
+            tag, color = self._tag(game, p, acting, over, winners)
+            if tag:
+                _put_text(out, tag, _NAME_X, y + 44, 14, color, bg)
+            disp = game.display(p)
+            glow: Collection[int] = ()
+            if acting and pending is not None and phase == Phase.DISCARD:
+                glow = {f for f in pending if disp[f]}
+            faded = quit_[p] and not over
+            for f in range(NUM_FACES):
+                k = disp[f]
+                x = _CARD_X + f * _CARD_PITCH
+                style = "slot" if not k else "glow" if f in glow else "faded" if faded else "card"
+                _put(out, _card(f, style, bg, cw, ch), x, y + _CARD_Y)
+                if k:
+                    _put_text(out, f"{_TIMES}{k}", x + cw // 2 + _PAD, y + _CARD_Y + ch + 2 * _PAD + 4, 14,
+                              _ROW_DIM if faded else _ROW_FG, bg, align="center")
+            pts = points[p] if points is not None else game.current_points(p)
+            _put_text(out, str(pts), _POINTS_CX, y + 36, 26, _ROW_FG, bg, align="center")
+            _put_text(out, str(totals[p]), _TOTAL_CX, y + 36, 26, _ROW_FG, bg, align="center")
+
+        # caption
+        if caption is None and not over and n > 1 and game.last_player_rule:
+            caption = f"Only {self._short[cur]} is left: a roll that matches nothing is a bust."
+        if caption:
+            _put_text(out, _fit(caption, 14, False, WIDTH - 24), 12, self.shape[0] - _FOOTER_H + 7, 14,
+                      _HEADER_FG, _HEADER_BG, bold=False)
+        return out
+
+    def _status(self, game: LamaGame) -> str:
+        names = self._short
+        phase = game.phase
+        if phase in _DECISION:
+            return f"{names[game.current_player]} {_DECISION[phase]}"
+        if game.went_out is not None:
+            how = f"{names[game.went_out]} went out"
+        elif game.busted is not None:
+            how = f"{names[game.busted]} went bust"
+        else:
+            how = _ENDINGS.get(str(game.ended_by), str(game.ended_by))
+        if phase == Phase.ROUND_OVER:
+            return f"Round over: {how}"
+        if self.num_players == 1:
+            return f"Game over: {game.totals[0]} points"
+        won = game.winners
+        who = " and ".join(names[w] for w in won)
+        return f"Game over: {who} {'wins' if len(won) == 1 else 'share the win'}"
+
+    @staticmethod
+    def _tag(game: LamaGame, p: int, acting: bool, over: bool, winners: set[int]) -> tuple[str, _Color]:
+        if over:
+            if p in winners and game.num_players > 1:
+                return "winner", _WINNER
+            if game.went_out == p:
+                return "went out", _ACCENT
+            if game.busted == p:
+                return "bust", _BUST
+            return ("quit", _ROW_DIM) if game.quit[p] else ("", _ROW_DIM)
+        if acting:
+            return "to act", _ACCENT
+        return ("quit", _ROW_DIM) if game.quit[p] else ("", _ROW_DIM)
+
+
+@functools.lru_cache(maxsize=32)
+def table_picture(num_players: int, names: tuple[str, ...] | None = None,
+                  highlight: int | None = None) -> TablePicture:
+    """A shared :class:`TablePicture` for these player count, names and highlight (cached)."""
+    return TablePicture(num_players, names, highlight)
+
+
+def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequence[Any] | None = None,
+            highlight: int | None = None, caption: str | None = None) -> np.ndarray:
+    """The picture of ``game``: an ``(H, W, 3)`` ``uint8`` array (see the module docstring).
+
+    Args:
+        game: the game to draw (read only).
+        names: a name per seat (default ``player_0``, ...).
+        dice: the dice just rolled, shown when no roll is pending.
+        highlight: a seat whose name is starred.
+        caption: a line at the bottom of the picture.
+
+    Returns:
+        A new array of :func:`frame_shape` ``(game.num_players)``.
+    """
+    draw = table_picture(game.num_players, None if names is None else tuple(names), highlight)
+    return draw(game, dice=dice, caption=caption)
+
+
+__all__ = ["WIDTH", "TablePicture", "frame_shape", "picture", "table_picture"]
