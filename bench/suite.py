@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import aec_speed, eval_speed, render_speed, train_speed
+from . import aec_speed, eval_speed, render_speed, train_speed, vector_speed
 from .measure import load_average
 
 FORMAT = "lama-dice-bench/1"
-SECTIONS = ("aec", "render", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver",
+SECTIONS = ("aec", "vector", "render", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver",
             "ppo_inference", "training")
 
 
@@ -53,6 +53,10 @@ class Sizes:
     heavy_repeats: int
     render_frames: int = 2000
     gif_frames: int = 300
+    vector_steps: int = 200
+    vector_scaling_envs: tuple[int, ...] = (1, 16, 256, 4096, 16384)
+    vector_scaling_players: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
+    vector_scaling_agent_steps: int = 400_000
 
 
 FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000, one_shot_games=20000,
@@ -62,7 +66,9 @@ FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000,
 QUICK = Sizes(aec_steps=2000, aec_slices=2, eval_games=2000, naive_games=200, one_shot_games=2000,
               one_shot_runs=1, cold_compile=False, ppo_games=32, scaling_games=200,
               kernel_sizes=(10, 100, 1000), chunk_sizes=(1, 16, 128), memory_games=2000,
-              training=train_speed.QUICK, repeats=1, heavy_repeats=1, render_frames=300, gif_frames=40)
+              training=train_speed.QUICK, repeats=1, heavy_repeats=1, render_frames=300, gif_frames=40,
+              vector_steps=20, vector_scaling_envs=(16, 4096), vector_scaling_players=(2, 6),
+              vector_scaling_agent_steps=40_000)
 
 
 def _versions() -> dict[str, str | None]:
@@ -103,6 +109,12 @@ def run_suite(quick: bool = False, repeats: int | None = None, seed: int = 0,
     plan: dict[str, Callable[[], dict[str, Any]]] = {
         "aec": lambda: aec_speed.run(sz.aec_steps, rep, seed, warmup=max(500, sz.aec_steps // 10),
                                      slices=sz.aec_slices, log=say),
+        "vector": lambda: vector_speed.run(sz.aec_steps, sz.vector_steps, rep, seed,
+                                           warmup=max(500, sz.aec_steps // 10), slices=sz.aec_slices,
+                                           scaling_envs=sz.vector_scaling_envs,
+                                           scaling_players=sz.vector_scaling_players,
+                                           scaling_agent_steps=sz.vector_scaling_agent_steps, scaling_repeats=heavy,
+                                           log=say),
         "render": lambda: render_speed.run(sz.render_frames, sz.gif_frames, rep, seed, log=say),
         "evaluate": lambda: eval_speed.compare_naive(sz.eval_games, sz.naive_games, rep, seed, log=say),
         "kernel_load": lambda: eval_speed.kernel_load(cold=sz.cold_compile),

@@ -58,8 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="alternating repeats per comparison (default 5, heavy sections 3; --quick: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--only", nargs="+", metavar="SECTION", default=None,
-                   help="run only these sections: aec render evaluate kernel_load one_shot scaling memory solver "
-                        "ppo_inference training")
+                   help="run only these sections: aec vector render evaluate kernel_load one_shot scaling memory "
+                        "solver ppo_inference training")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -155,6 +155,20 @@ def render(console: Any, report: dict[str, Any]) -> None:
         console.print(t)
         for note in a.get("notes", []):
             console.print(f"[yellow]{note}[/yellow]")
+    if "vector" in sec:
+        v = sec["vector"]
+        t = table(f"Vector game (lama_env.vector): agent-steps/s, random legal actions, 2 players "
+                  f"({v['num_envs']:,} games x {v['vector_steps_per_run']:,} steps x {v['repeats']} repeats)")
+        vr, ar = v["results"]["vector"], v["results"]["aec_env"]
+        t.add_row(f"VectorGame({v['num_envs']:,}), NumPy sampler", _n(vr["per_s"]), _n(vr["per_cpu_s"]),
+                  f"step() {100 * vr['step_share']:.0f}% of the time: {_n(vr['step_only_per_s'])}/s inside it")
+        t.add_row("lama_dice_v0.env(num_players=2), AEC loop", _n(ar["per_s"]), _n(ar["per_cpu_s"]), "")
+        r = v["ratios"]["vector_vs_aec"]
+        t.add_row("ratio vector / aec_env", _x(r["ratio"]), _x(r["ratio_cpu"]), f"target ≥ {r['target']:g}x")
+        for r in v["scaling"].values():
+            t.add_row(f"  {r['num_envs']:,} games, {r['num_players']} players", _n(r["per_s"]), _n(r["per_cpu_s"]),
+                      f"{_n(r['step_only_per_s'])}/s inside step()")
+        console.print(t)
     if "render" in sec:
         _render_table(console, table, sec["render"])
     if "evaluate" in sec:

@@ -1,0 +1,503 @@
+"""A vector game: many games of *Don't L.L.A.M.A. Dice* stepped at once, every seat, Pgx-style.
+
+:class:`VectorGame` holds ``num_envs`` games in struct-of-arrays form and
+steps all of them with one call of a Numba-compiled kernel
+(:mod:`lama_env._vector_kernel`).  Each game asks one decision at a time, of
+the player to act; the caller supplies one action per game, whoever's turn
+it is, so one policy can play every seat (self-play) or a multi-agent learner
+can route each game's decision to the policy of ``current_player``::
+
+    import numpy as np
+    from lama_env.vector import VectorGame
+
+    vg = VectorGame(4096, num_players=2, seed=0)
+    vg.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(1000):
+        u = rng.random(vg.action_mask.shape, dtype=np.float32)
+        vg.step(np.argmax(u * vg.action_mask, axis=1))   # a random legal action in every game
+        vg.rewards                                        # (4096, 2): what each seat got from the step
+
+After :meth:`VectorGame.reset` and after every :meth:`VectorGame.step`:
+
+=====================  =====================  =========================================================
+attribute              shape, dtype           meaning
+=====================  =====================  =========================================================
+``observation``        ``(G, O)`` float32     :func:`lama_env.observation.encode` of each game, seen from
+                                              the player to act (``O = observation_size(N)``)
+``action_mask``        ``(G, 129)`` bool      that player's legal actions (never empty)
+``current_player``     ``(G,)`` int64         whose decision it is
+``rewards``            ``(G, N)`` float32     what each seat got from the step (see Rewards)
+``terminated``         ``(G,)`` bool          the game (``episode="round"``: the round) ended on the
+                                              step; its slot already holds a new game
+``final_observation``  ``(G, O)`` float32     where ``terminated``: the ended game's last state, seen
+                                              from the seat that acted last; zeros elsewhere
+``round_ended``        ``(G,)`` bool          a round ended on the step (the game may go on)
+``rolled``             ``(G, 3)`` int8        the dice (face indices, die order) where the step's action
+                                              was a roll, else -1
+=====================  =====================  =========================================================
+
+The arrays are read-only views of the vector game's two output buffers, used
+in turn: those of one step stay valid through the next step (so ``obs`` and
+``next_obs`` of a transition can both be kept without a copy) and are
+overwritten by the step after; copy what must live longer.
+
+Round ends and automatic resets
+-------------------------------
+
+The scalar engine stops between rounds (``Phase.ROUND_OVER``, then
+``next_round()``).  A vector game never does: every state it presents is a
+decision of some player.  The step whose action ends a round (going out,
+emptying the row, a bust, the last quit) scores the round, pays the rewards of
+the round (and of the game, if it ends), sets ``round_ended``, and in the same
+step deals the next round (the start player rotates, as in ``next_round()``)
+or, when the game is over (a total reaches ``end_threshold``; with
+``episode="round"`` after every round), sets ``terminated``, writes
+``final_observation`` and deals a new game in the slot (totals 0, seat 0
+starts, as ``LamaGame()`` and the envs' ``reset()``).  The observation after
+such a step is the first decision of the new round or game.
+
+Rewards
+-------
+
+As the Gymnasium and PettingZoo envs define them (docs/environments.md),
+given to every seat at once: ``reward="win"`` pays the zero-sum shares of
+:func:`lama_env.gym_env.win_rewards` (winners, tied for the fewest points,
+share +1, the others -1; all 0 when everyone ties, so always 0 solo) on the
+step that ends the game (``episode="round"``: the round, lowest total after it
+winning); ``reward="points"`` pays minus the change of each seat's total over
+the round (round points less returned chips, triple llamas included) on the
+step that ends each round.  Every other step pays 0.
+
+Random streams
+--------------
+
+Each slot ``g`` draws its deals and dice from its own counter-based stream (the
+batched engine's, :mod:`lama_env.batched`), started from ``(seed, g)`` by
+``reset(seed=...)`` and continued across the games played in that slot, so a
+slot plays the same games, given the same actions, whatever ``num_envs`` is.
+``reset()`` without a seed keeps the streams going (new games).
+
+Records
+-------
+
+With ``record=True`` every game is logged; :meth:`VectorGame.records` returns
+the ``lama-dice-record/1`` records of the games that ended since the last call
+(in the order they ended, by slot within a step), each of which
+:func:`lama_env.record.replay` replays to the game's result.
+
+Illegal actions raise :class:`VectorIllegalActionError` (an
+:class:`~lama_env.engine.IllegalActionError`) naming the first game with an
+illegal action; the legality of every game's action is checked before any game
+is changed, so nothing is changed by a refused step.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _vector_kernel as K
+from . import actions as A
+from .batched import _DECK, _SCORE, log_to_record, mask_display
+from .engine import IllegalActionError
+from .errors import LamaDiceError
+from .observation import observation_layout, observation_size
+from .odds import p_no_match
+from .rules import DECK_COUNTS, HAND_SIZE, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
+
+__all__ = ["EPISODES", "REWARDS", "VectorGame", "VectorGameError", "VectorIllegalActionError"]
+
+REWARDS = ("win", "points")
+EPISODES = ("game", "round")
+_RULES_KEYWORDS = ("triple_llama", "must_discard", "end_threshold", "dice", "rules")
+#: Log entries one step may add at most: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
+_LOG_ROOM = 16
+
+
+class VectorGameError(LamaDiceError, ValueError):
+    """A bad argument of :class:`VectorGame` (sizes, options, actions of the wrong shape) or a misuse."""
+
+
+class VectorIllegalActionError(IllegalActionError):
+    """An action that is not legal in its game (no game was changed)."""
+
+
+def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise VectorGameError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
+    return value
+
+
+def _build_rules(kw: dict[str, Any]) -> RulesConfig:
+    """The rules of the keywords (``rules=`` a RulesConfig or mapping, and/or the fields)."""
+    for key in kw:
+        if key not in _RULES_KEYWORDS:
+            raise TypeError(f"VectorGame() got an unexpected keyword argument {key!r} "
+                            f"(the rules keywords are {', '.join(_RULES_KEYWORDS)})")
+    kw = dict(kw)
+    base = kw.pop("rules", None)
+    if isinstance(base, RulesConfig):
+        base = base.to_dict(include_dice=True)
+    elif base is not None and not isinstance(base, Mapping):
+        raise VectorGameError(f"rules must be a RulesConfig or a mapping, got {type(base).__name__}")
+    return RulesConfig.from_dict({**dict(base or {}), **kw})
+
+
+def _seed_mix(seed: int | None) -> np.uint64:
+    """The streams' mixed 64-bit base seed: ``SeedSequence(seed)`` hashed (fresh entropy for None)."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise VectorGameError(f"seed must be an integer >= 0 or None, got {seed!r}")
+    s = np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0]
+    return np.uint64(K.seed_mix(s))
+
+
+def _tables(rules: RulesConfig) -> tuple[np.ndarray, ...]:
+    """The encoder's per-value entries, computed by :mod:`lama_env.observation`'s own expressions."""
+    scale = [1.0 / (c + 1) for c in DECK_COUNTS]
+    t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(NUM_FACES)], dtype=np.float32)
+    masks = [mask_display(m) for m in range(1 << NUM_FACES)]
+    t_pts = np.array([int(_SCORE[m]) / MAX_ROUND_POINTS for m in range(len(masks))], dtype=np.float32)
+    t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
+    t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
+    return t_disp, t_pts, t_pnm, _SCORE, t_third
+
+
+def _discard_tables() -> tuple[np.ndarray, np.ndarray]:
+    """``disc[i]``: the counts of discard ``9 + i``; ``dact[packed counts]``: the discard action."""
+    disc = np.array(A.DISCARDS, dtype=np.int64)
+    dact = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
+    for i, c in enumerate(A.DISCARDS):
+        dact[sum(x << (2 * f) for f, x in enumerate(c))] = A.DISCARD_BASE + i
+    return disc, dact
+
+
+_DISC, _DACT = _discard_tables()
+
+
+def _check_layout(n: int) -> None:
+    """The kernel writes the observation blocks at fixed offsets: make sure they are the encoder's."""
+    starts = {e.name: e.start for e in observation_layout(n)}
+    expected = {"display": 0, "quit": 7 * n, "to_act": 8 * n, "start_player": 9 * n, "total": 10 * n,
+                "to_threshold": 11 * n, "round_points": 12 * n, "would_end_game": 13 * n, "p_no_match": 14 * n,
+                "llama_row": 15 * n, "decision": 15 * n + 7, "dice": 15 * n + 11, "last_player": 15 * n + 18,
+                "active_players": 15 * n + 19, "must_discard": 15 * n + 20, "triple_llama_match": 15 * n + 21}
+    if starts != expected or MAX_ROUND_POINTS != 31:  # pragma: no cover - a change of the encoder
+        raise RuntimeError("lama_env.vector: the observation layout changed; update lama_env._vector_kernel")
+
+
+class _Outputs:
+    """One output buffer of a step (the kernel writes one, the caller reads the other's views)."""
+
+    def __init__(self, g: int, n: int, obs_size: int) -> None:
+        self.obs = np.zeros((g, obs_size), dtype=np.float32)
+        self.mask = np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_)
+        self.player = np.zeros(g, dtype=np.int64)
+        self.rew = np.zeros((g, n), dtype=np.float32)
+        self.term = np.zeros(g, dtype=np.bool_)
+        self.round_end = np.zeros(g, dtype=np.bool_)
+        self.final_obs = np.zeros((g, obs_size), dtype=np.float32)
+        self.rolled = np.full((g, 3), -1, dtype=np.int8)
+        self.views: dict[str, np.ndarray] = {}
+        for name in ("obs", "mask", "player", "rew", "term", "round_end", "final_obs", "rolled"):
+            v = getattr(self, name).view()
+            v.flags.writeable = False
+            self.views[name] = v
+
+    def clear(self) -> None:
+        for name in ("obs", "mask", "player", "rew", "term", "round_end", "final_obs"):
+            getattr(self, name).fill(0)
+        self.rolled.fill(-1)
+
+
+class VectorGame:
+    """``num_envs`` games stepped together, one decision of the player to act per game (module docstring).
+
+    Args:
+        num_envs: how many games (at least 1).
+        num_players: players per game, 1..6 (1: the solo variant).
+        seed: the base seed of the games' random streams (None: fresh entropy); ``reset(seed=...)`` replaces it.
+        record: log every game, for :meth:`records` (a little slower).
+        reward: ``"win"`` or ``"points"`` (module docstring, Rewards).
+        episode: ``"game"`` or ``"round"``: what ends when ``terminated`` is set.
+        **rules: the rules' fields (``triple_llama``, ``must_discard``, ``end_threshold``,
+            ``dice``), or ``rules=`` a :class:`~lama_env.rules.RulesConfig` or mapping.
+
+    Raises:
+        VectorGameError: a bad ``num_envs``, ``num_players``, ``seed``, ``reward`` or ``episode``.
+        TypeError: an unknown keyword.
+        lama_env.rules.RulesError: a bad value of a rules field.
+    """
+
+    def __init__(self, num_envs: int, num_players: int = 2, seed: int | None = None, record: bool = False,
+                 reward: str = "win", episode: str = "game", **rules: Any) -> None:
+        """Set up the state arrays (call :meth:`reset` to deal the first games)."""
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise VectorGameError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        self.num_envs = g = int(num_envs)
+        self.num_players = n = check_num_players(num_players, VectorGameError)
+        self.rules = _build_rules(rules)
+        self.reward = _check_choice("reward", reward, REWARDS)
+        self.episode = _check_choice("episode", episode, EPISODES)
+        if not isinstance(record, (bool, np.bool_)):
+            raise VectorGameError(f"record must be true or false, got {record!r}")
+        self.record = bool(record)
+        if n == 1 and self.reward == "win":
+            warnings.warn('reward="win" is always 0 in the solo variant (num_players=1); use reward="points" '
+                          "to learn from it", UserWarning, stacklevel=2)
+        _check_layout(n)
+        self.observation_size = observation_size(n)
+        self.num_actions = A.NUM_ACTIONS
+        self._seed = _seed_mix(seed)
+        self._started = False
+        # ---- the games' state (see lama_env._vector_kernel)
+        self._es = np.zeros(g, dtype=np.uint64)
+        self._disp = np.zeros((g, n, NUM_FACES), dtype=np.int64)
+        self._row = np.zeros(g, dtype=np.int64)
+        self._tot = np.zeros((g, n), dtype=np.int64)
+        self._rstart = np.zeros((g, n), dtype=np.int64)
+        self._quit = np.zeros((g, n), dtype=np.bool_)
+        self._active = np.zeros(g, dtype=np.int64)
+        self._cur = np.zeros(g, dtype=np.int64)
+        self._start = np.zeros(g, dtype=np.int64)
+        self._phase = np.zeros(g, dtype=np.int64)
+        self._dice = np.zeros((g, 3), dtype=np.int64)
+        self._lim = np.zeros((g, NUM_FACES), dtype=np.int64)
+        self._nround = np.zeros(g, dtype=np.int64)
+        self._hands = np.zeros((g, n, HAND_SIZE), dtype=np.int8)
+        self._hands_view = self._hands.view()
+        self._hands_view.flags.writeable = False
+        cap = 1024 if self.record else 0
+        self._log = np.zeros((g if self.record else 0, cap), dtype=np.int32)
+        self._logpos = np.zeros(g, dtype=np.int64)
+        self._pend = np.full(g, -1, dtype=np.int64)
+        self._done_len = np.zeros(g, dtype=np.int64)
+        self._longest = 0
+        self._finished: list[np.ndarray] = []
+        # ---- the rules as the kernel's arguments
+        r = self.rules
+        self._dice_faces = np.array(r.dice_index, dtype=np.int64)
+        self._tables = _tables(r)
+        self._rule_args = (np.int64(r.end_threshold), bool(r.must_discard), r.triple_llama == "also_match")
+        self._out = (_Outputs(g, n, self.observation_size), _Outputs(g, n, self.observation_size))
+        self._k = 0
+
+    # ------------------------------------------------------------------ API
+    def reset(self, seed: int | None = None) -> None:
+        """Deal a new game in every slot (the games in progress are dropped, unrecorded; finished ones are kept).
+
+        Args:
+            seed: restart every slot's stream from ``(seed, slot)``; None keeps the streams going
+                (the first reset starts them from the constructor's seed).
+        """
+        reseed = not self._started or seed is not None
+        if seed is not None:
+            self._seed = _seed_mix(seed)
+        self._started = True
+        self._pend.fill(-1)
+        for out in self._out:
+            out.clear()
+        self._k = 0
+        o = self._out[0]
+        thr, must, also = self._rule_args
+        K.reset_kernel(self.num_players, reseed, self._seed, self._es, self._disp, self._row, self._tot,
+                       self._rstart, self._quit, self._active, self._cur, self._start, self._phase, self._dice,
+                       self._nround, self._hands, self._log, self._logpos, self._pend, self.record,
+                       o.obs, o.mask, o.player, thr, must, also, _DACT, _DECK, *self._tables)
+        self._longest = int(self._logpos.max())
+
+    def step(self, actions: Any) -> None:
+        """Apply one action in every game: ``actions[g]`` for the player to act in game ``g``.
+
+        Args:
+            actions: integers of shape ``(num_envs,)`` (any integer dtype, or a sequence of ints).
+
+        Raises:
+            VectorIllegalActionError: some game's action is not legal there (the first such game is
+                named; no game is changed).
+            VectorGameError: ``actions`` of the wrong shape or type, or no :meth:`reset` yet.
+        """
+        if not self._started:
+            raise VectorGameError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
+            raise VectorGameError(f"actions must be integers of shape ({self.num_envs},), got "
+                                  f"{acts.dtype} of shape {acts.shape}")
+        a64 = acts.astype(np.int64, copy=False)
+        thr, must, also = self._rule_args
+        bad = K.check_kernel(a64, self._phase, self._dice, self._lim, self._row, must, _DISC)
+        if bad >= 0:  # (a uint64 beyond int64 wraps to a negative action: illegal too)
+            raise VectorIllegalActionError(self._illegal_message(bad, acts[bad]))
+        if self.record and self._longest + _LOG_ROOM + 8 * self.num_players > self._log.shape[1]:
+            self._grow_log()
+        self._k ^= 1
+        o = self._out[self._k]
+        self._longest = K.step_kernel(
+            a64, self.num_players, self._es, self._disp, self._row, self._tot, self._rstart, self._quit,
+            self._active, self._cur, self._start, self._phase, self._dice, self._lim, self._nround, self._hands,
+            self._log, self._logpos, self._pend, self._done_len, self.record,
+            o.obs, o.mask, o.player, o.rew, o.term, o.round_end, o.final_obs, o.rolled,
+            thr, must, also, self.reward == "points", self.reward == "win", self.episode == "round",
+            self._dice_faces, _DISC, _DACT, _DECK, *self._tables)
+        if self.record and o.term.any():
+            self._harvest(o.term)
+
+    def records(self) -> list[dict]:
+        """The ``lama-dice-record/1`` records of the games that ended since the last call (``record=True``).
+
+        Raises:
+            VectorGameError: the vector game was made with ``record=False``.
+        """
+        if not self.record:
+            raise VectorGameError("records() needs VectorGame(..., record=True)")
+        logs, self._finished = self._finished, []
+        return [log_to_record(log, self.num_players, self.rules) for log in logs]
+
+    def observe(self, seats: Any) -> np.ndarray:
+        """Every game's current state seen from ``seats`` (an int, or one per game): a new ``(G, O)`` array.
+
+        ``observe(vg.current_player)`` equals :attr:`observation`.
+        """
+        self._need_reset()
+        s = np.broadcast_to(np.asarray(seats), (self.num_envs,))
+        if s.dtype.kind not in "iu" or (s < 0).any() or (s >= self.num_players).any():
+            raise VectorGameError(f"seats must be integers 0..{self.num_players - 1}")
+        out = np.empty((self.num_envs, self.observation_size), dtype=np.float32)
+        thr, must, also = self._rule_args
+        K.observe_kernel(out, np.ascontiguousarray(s, dtype=np.int64), self.num_players, self._disp, self._row,
+                         self._tot, self._quit, self._active, self._cur, self._start, self._phase, self._dice,
+                         thr, must, also, *self._tables)
+        return out
+
+    # ---------------------------------------------------------- the step's outputs
+    def _view(self, name: str) -> np.ndarray:
+        self._need_reset()
+        return self._out[self._k].views[name]
+
+    @property
+    def observation(self) -> np.ndarray:
+        """``(G, O)`` float32: each game seen from its player to act (:func:`lama_env.observation.encode`)."""
+        return self._view("obs")
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """``(G, 129)`` bool: the legal actions of the player to act."""
+        return self._view("mask")
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """``(G,)`` int64: whose decision it is in each game."""
+        return self._view("player")
+
+    @property
+    def rewards(self) -> np.ndarray:
+        """``(G, N)`` float32: the reward each seat got from the last step (zeros after a reset)."""
+        return self._view("rew")
+
+    @property
+    def terminated(self) -> np.ndarray:
+        """``(G,)`` bool: the game (``episode="round"``: the round) ended on the last step and was reset."""
+        return self._view("term")
+
+    @property
+    def final_observation(self) -> np.ndarray:
+        """``(G, O)`` float32: where :attr:`terminated`, the ended game seen from its last actor; else zeros."""
+        return self._view("final_obs")
+
+    @property
+    def round_ended(self) -> np.ndarray:
+        """``(G,)`` bool: a round ended on the last step (the next one, or a new game, is dealt)."""
+        return self._view("round_end")
+
+    @property
+    def rolled(self) -> np.ndarray:
+        """``(G, 3)`` int8: the dice of the last step's roll (face indices, die order); -1 where no roll."""
+        return self._view("rolled")
+
+    # ---------------------------------------------------------- the games' state (copies)
+    @property
+    def hands(self) -> np.ndarray:
+        """``(G, N, 6)`` int8: each game's deal of the current round, in deal order (a read-only view)."""
+        self._need_reset()
+        return self._hands_view
+
+    @property
+    def displays(self) -> np.ndarray:
+        """``(G, N, 7)``: each display's cards per face index."""
+        return self._disp.copy()
+
+    @property
+    def totals(self) -> np.ndarray:
+        """``(G, N)``: chip totals."""
+        return self._tot.copy()
+
+    @property
+    def row(self) -> np.ndarray:
+        """``(G, 7)`` int8: 1 where the row card of that face is still there."""
+        return ((self._row[:, None] >> np.arange(NUM_FACES)) & 1).astype(np.int8)
+
+    @property
+    def quit(self) -> np.ndarray:
+        """``(G, N)`` bool: who has quit this round."""
+        return self._quit.copy()
+
+    @property
+    def num_active(self) -> np.ndarray:
+        """``(G,)``: players who have not quit this round."""
+        return self._active.copy()
+
+    @property
+    def phase(self) -> np.ndarray:
+        """``(G,)``: the decision asked, as :class:`lama_env.engine.Phase` values (TURN, DISCARD, TAKE)."""
+        return self._phase.copy()
+
+    @property
+    def dice(self) -> np.ndarray:
+        """``(G, 3)``: the pending roll of a discard or take decision (face indices), -1 at a turn."""
+        return np.where((self._phase != K.TURN)[:, None], self._dice, -1)
+
+    @property
+    def start_player(self) -> np.ndarray:
+        """``(G,)``: each round's start player."""
+        return self._start.copy()
+
+    @property
+    def round_index(self) -> np.ndarray:
+        """``(G,)``: the current round of each game, 0-based."""
+        return self._nround.copy()
+
+    # ------------------------------------------------------------------ helpers
+    def _need_reset(self) -> None:
+        if not self._started:
+            raise VectorGameError("call reset() first")
+
+    def _illegal_message(self, g: int, action: Any) -> str:
+        a = int(action)
+        if not 0 <= a < A.NUM_ACTIONS:
+            return f"game {g}: action {a} is not an action (valid: 0..{A.NUM_ACTIONS - 1}); no game was changed"
+        legal = ", ".join(A.describe(int(x)) for x in np.flatnonzero(self.action_mask[g]))
+        return (f"game {g}: illegal action {a} ({A.describe(a)}) for player {int(self._cur[g])}; legal: {legal}; "
+                "no game was changed")
+
+    def _grow_log(self) -> None:
+        log = np.zeros((self.num_envs, 2 * self._log.shape[1]), dtype=np.int32)
+        log[:, :self._log.shape[1]] = self._log
+        self._log = log
+
+    def _harvest(self, term: np.ndarray) -> None:
+        """Keep the logs of the games that ended; the new games' logs move to the front."""
+        log, pos, done = self._log, self._logpos, self._done_len
+        for g in np.flatnonzero(term):
+            d, p = int(done[g]), int(pos[g])
+            self._finished.append(log[g, :d].copy())
+            log[g, :p - d] = log[g, d:p]
+            pos[g] = p - d
+        self._longest = int(pos.max())
+
+    def __repr__(self) -> str:
+        """Show the size and the options."""
+        return (f"VectorGame(num_envs={self.num_envs}, num_players={self.num_players}, reward={self.reward!r}, "
+                f"episode={self.episode!r}, record={self.record})")

@@ -1,0 +1,325 @@
+"""The vector game plays exactly the scalar engine's games, observations, masks, rewards and records.
+
+Each test drives a :class:`lama_env.vector.VectorGame` with random legal
+actions and, beside every slot, a scalar :class:`lama_env.engine.LamaGame` fed
+the same deals (``hands``) and dice (``rolled``, injected into its rolls) and
+the same actions.  Before every step the vector state, observation
+(``== encode``, bit for bit), action mask (``== legal_actions``) and player to
+act must be the scalar game's; after it the rewards, ``round_ended``,
+``terminated`` and ``final_observation`` must follow the Gymnasium env's
+definitions; at the end the records must equal the scalar games' records and
+replay to their results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lama_env import actions as A
+from lama_env.engine import IllegalActionError, LamaGame, Phase
+from lama_env.errors import LamaDiceError
+from lama_env.gym_env import win_rewards
+from lama_env.observation import encode, observation_size
+from lama_env.record import replay
+from lama_env.rules import RulesConfig, RulesError
+from lama_env.vector import VectorGame, VectorGameError, VectorIllegalActionError
+
+CUSTOM_DICE = (("L", "L", "L", "1", "2", "3"), ("L", "L", "L", "4", "5", "6"), ("L", "L", "6", "6", "1", "1"))
+#: The rules configurations of tests/test_batched.py.
+CONFIGS = [
+    RulesConfig(),
+    RulesConfig(triple_llama="also_match", must_discard=False),
+    RulesConfig(triple_llama="chip_only", must_discard=False, end_threshold=15),
+    RulesConfig(triple_llama="also_match", must_discard=True, end_threshold=70, dice=CUSTOM_DICE),
+]
+CONFIG_IDS = ["default", "also_match-free", "t15", "custom-dice"]
+
+
+def _choose(rng: np.random.Generator, mask: np.ndarray, p_roll: float = 0.8) -> np.ndarray:
+    """A random legal action per game; at a turn, roll with probability ``p_roll`` (longer rounds)."""
+    a = np.argmax(rng.random(mask.shape) + mask, axis=1)
+    turn = mask[:, A.ROLL] & mask[:, A.QUIT]
+    a[turn] = np.where(rng.random(int(turn.sum())) < p_roll, A.ROLL, A.QUIT)
+    return a
+
+
+def _scalar(vg: VectorGame, g: int) -> LamaGame:
+    """A scalar game dealt the hands of slot ``g``'s new game."""
+    return LamaGame(vg.num_players, vg.rules, hands=vg.hands[g].tolist(), record=True)
+
+
+def _check_state(vg: VectorGame, games: list[LamaGame]) -> None:
+    obs, mask, player = vg.observation, vg.action_mask, vg.current_player
+    displays, totals, row, quit_ = vg.displays, vg.totals, vg.row, vg.quit
+    phase, dice, start, active, rnd = vg.phase, vg.dice, vg.start_player, vg.num_active, vg.round_index
+    for g, game in enumerate(games):
+        assert game.phase < Phase.ROUND_OVER
+        assert player[g] == game.current_player
+        assert displays[g].tolist() == [list(d) for d in game.displays]
+        assert totals[g].tolist() == list(game.totals)
+        assert tuple(row[g]) == game.row
+        assert tuple(quit_[g]) == game.quit
+        assert phase[g] == game.phase
+        assert start[g] == game.start_player and active[g] == game.num_active and rnd[g] == game.round_index
+        assert tuple(dice[g]) == (game.dice if game.dice is not None else (-1, -1, -1))
+        assert tuple(np.flatnonzero(mask[g])) == game.legal_actions()
+        expected = encode(game, game.current_player)
+        assert obs[g].dtype == np.float32 and np.array_equal(obs[g], expected), (g, obs[g] - expected)
+
+
+def _drive(n: int, rules: RulesConfig, *, num_envs: int, steps: int, seed: int, reward: str = "win",
+           episode: str = "game", observe_every: int = 25, p_roll: float = 0.8) -> dict:
+    """Play ``steps`` steps against the scalar engine; return what was seen (endings, records)."""
+    vg = VectorGame(num_envs, n, seed=seed, record=True, reward=reward, episode=episode, rules=rules)
+    vg.reset()
+    games = [_scalar(vg, g) for g in range(num_envs)]
+    round_start = [g.totals for g in games]
+    rng = np.random.default_rng(seed)
+    expected_records: list[dict] = []
+    seen: dict = {"endings": set(), "terminated": 0, "rolls": 0}
+    for step in range(steps):
+        _check_state(vg, games)
+        if step % observe_every == 0:  # every seat's view, not only the player to act's
+            seats = rng.integers(0, n, num_envs)
+            views = vg.observe(seats)
+            for g, game in enumerate(games):
+                assert np.array_equal(views[g], encode(game, int(seats[g])))
+            assert np.array_equal(vg.observe(vg.current_player), vg.observation)
+        actions = _choose(rng, vg.action_mask, p_roll)
+        vg.step(actions)
+        rolled, rewards, term, final = vg.rolled, vg.rewards, vg.terminated, vg.final_observation
+        for g, game in enumerate(games):
+            a = int(actions[g])
+            if a == A.ROLL:
+                seen["rolls"] += 1
+                game.step(A.ROLL, dice=[int(f) for f in rolled[g]])
+            else:
+                assert tuple(rolled[g]) == (-1, -1, -1)
+                game.step(a)
+            expected = np.zeros(n)
+            assert vg.round_ended[g] == game.round_over
+            if game.round_over:
+                totals = game.totals
+                seen["endings"].add(game.ended_by)
+                if reward == "points":
+                    expected -= np.array(totals) - np.array(round_start[g])
+                done = game.game_over or episode == "round"
+                assert term[g] == done
+                if done:
+                    seen["terminated"] += 1
+                    if reward == "win":
+                        expected += win_rewards(totals)
+                    assert np.array_equal(final[g], encode(game, game.current_player))
+                    expected_records.append(game.to_record())
+                    games[g] = _scalar(vg, g)
+                else:
+                    game.next_round(hands=vg.hands[g].tolist())
+                round_start[g] = games[g].totals
+            else:
+                assert not term[g]
+            if not term[g]:
+                assert not final[g].any()
+            assert rewards[g].dtype == np.float32
+            assert np.array_equal(rewards[g], expected.astype(np.float32)), (g, rewards[g], expected)
+    _check_state(vg, games)
+    records = vg.records()
+    assert records == expected_records
+    for rec in records:
+        result = replay(rec)
+        assert result["valid"], result
+        assert rec["rules"] == rules.to_dict()
+    assert vg.records() == []
+    seen["records"] = records
+    return seen
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("config", range(len(CONFIGS)), ids=CONFIG_IDS)
+def test_vector_games_are_the_scalar_engines_games(n, config):
+    rules = CONFIGS[config]
+    seen = _drive(n, rules, num_envs=16, steps=400, seed=31 * n + config,
+                  reward="points" if config % 2 else "win")
+    assert seen["terminated"] > 0 and seen["rolls"] > 0
+
+
+@pytest.mark.parametrize("reward", ["win", "points"])
+@pytest.mark.parametrize("episode", ["game", "round"])
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_rewards_and_episodes_follow_the_gym_definitions(n, reward, episode):
+    if n == 1 and reward == "win":
+        with pytest.warns(UserWarning, match="solo"):
+            VectorGame(2, 1, reward="win")
+    seen = _drive(n, CONFIGS[0], num_envs=8, steps=150, seed=n, reward=reward, episode=episode)
+    assert seen["terminated"] > 0
+    if episode == "round":
+        assert all(len(r["rounds"]) == 1 for r in seen["records"])
+
+
+def test_every_round_ending_and_rule_path_is_exercised():
+    """The differential games are not vacuous: every round ending, triple llamas, takes, partial discards."""
+    endings: set[str] = set()
+    seen = {"triple": 0, "take": 0, "partial_discard": 0, "empty_discard": 0, "last_player_bust": 0}
+    for n in (1, 2, 4):
+        run = _drive(n, CONFIGS[1], num_envs=16, steps=200, seed=100 + n, p_roll=0.95)
+        endings |= run["endings"]
+        for rec in run["records"]:
+            for rnd, rr in zip(rec["rounds"], replay(rec)["rounds"], strict=True):
+                for t in rnd["turns"]:
+                    seen["triple"] += t.get("dice") == ["L", "L", "L"]
+                    seen["take"] += "take" in t
+                    seen["empty_discard"] += t.get("discard") == []
+                    seen["partial_discard"] += "discard" in t and 0 < len(t["discard"]) < sum(
+                        1 for f in t["dice"] if f in t["discard"])
+                seen["last_player_bust"] += (rr["ended_by"] == "bust" and n > 1
+                                             and any(t["action"] == "quit" for t in rnd["turns"]))
+    assert endings == {"went_out", "row_empty", "bust", "all_quit"}
+    assert all(v > 0 for v in seen.values()), seen
+
+
+def _play(vg: VectorGame, steps: int) -> list[tuple[np.ndarray, ...]]:
+    """A deterministic policy per slot (the legal action at (step * 7 + slot) mod legal); the outputs seen."""
+    out = []
+    slots = np.arange(vg.num_envs)
+    for step in range(steps):
+        mask = vg.action_mask
+        counts = mask.sum(axis=1)
+        k = (step * 7 + slots) % counts
+        actions = np.array([np.flatnonzero(mask[g])[k[g]] for g in slots])
+        vg.step(actions)
+        out.append(tuple(x.copy() for x in (vg.observation, vg.action_mask, vg.rewards, vg.terminated,
+                                              vg.final_observation, vg.rolled)))
+    return out
+
+
+def test_same_seed_same_games_and_slots_do_not_depend_on_num_envs():
+    a = VectorGame(3, 2, seed=5)
+    a.reset()
+    b = VectorGame(7, 2, seed=5)
+    b.reset()
+    assert np.array_equal(a.observation, b.observation[:3])
+    for xa, xb in zip(_play(a, 200), _play(b, 200), strict=True):
+        for ya, yb in zip(xa, xb, strict=True):
+            assert np.array_equal(ya, yb[:3])
+    again, other = _fresh(3, 5), _fresh(3, 6)
+    assert not np.array_equal(other.hands, again.hands)
+    for xa, xb in zip(_play(_fresh(3, 5), 50), _play(again, 50), strict=True):
+        for ya, yb in zip(xa, xb, strict=True):
+            assert np.array_equal(ya, yb)
+
+
+def _fresh(num_envs: int, seed: int) -> VectorGame:
+    vg = VectorGame(num_envs, 2, seed=seed)
+    vg.reset()
+    return vg
+
+
+def test_reset_with_a_seed_restarts_the_streams_and_without_one_continues_them():
+    vg = VectorGame(16, 3, seed=1)
+    vg.reset()
+    first = vg.hands.copy()
+    _play(vg, 30)
+    vg.reset(seed=1)
+    assert np.array_equal(vg.hands, first)
+    vg.reset()
+    assert not np.array_equal(vg.hands, first)
+    vg.reset(seed=2)
+    assert not np.array_equal(vg.hands, first)
+    other = VectorGame(16, 3, seed=2)
+    other.reset()
+    assert np.array_equal(other.hands, vg.hands)
+
+
+def test_outputs_of_a_step_stay_valid_through_the_next_step():
+    vg = VectorGame(64, 2, seed=0)
+    vg.reset()
+    rng = np.random.default_rng(0)
+    obs, mask = vg.observation, vg.action_mask
+    kept = obs.copy(), mask.copy()
+    vg.step(_choose(rng, mask))
+    assert np.array_equal(obs, kept[0]) and np.array_equal(mask, kept[1])
+    assert not obs.flags.writeable and not vg.rewards.flags.writeable and not vg.hands.flags.writeable
+
+
+def test_illegal_actions_raise_and_change_nothing():
+    vg = VectorGame(6, 2, seed=3, record=True)
+    vg.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        vg.step(_choose(rng, vg.action_mask))
+    state = (vg.observation.copy(), vg.action_mask.copy(), vg.displays, vg.totals, vg.row, vg.phase, vg.dice)
+    actions = _choose(rng, vg.action_mask)
+    for g, bad in ((4, int(np.flatnonzero(~vg.action_mask[4])[0])), (2, -1), (0, 129)):
+        wrong = actions.copy()
+        wrong[g] = bad
+        with pytest.raises(VectorIllegalActionError, match=rf"^game {g}: .*action {bad}") as err:
+            vg.step(wrong)
+        assert isinstance(err.value, IllegalActionError) and isinstance(err.value, LamaDiceError)
+        assert "\n" not in str(err.value)
+    after = (vg.observation, vg.action_mask, vg.displays, vg.totals, vg.row, vg.phase, vg.dice)
+    for x, y in zip(state, after, strict=True):
+        assert np.array_equal(x, y)
+    vg.step(actions.astype(np.uint8))  # any integer dtype
+    with pytest.raises(VectorGameError, match="shape"):
+        vg.step(actions[:3])
+    with pytest.raises(VectorGameError, match="integers"):
+        vg.step(actions.astype(float))
+
+
+def test_bad_arguments():
+    with pytest.raises(VectorGameError, match="reset"):
+        VectorGame(2).step(np.zeros(2, dtype=int))
+    with pytest.raises(VectorGameError, match="reset"):
+        _ = VectorGame(2).observation
+    for kwargs, err, match in [
+        ({"num_envs": 0}, VectorGameError, "num_envs"),
+        ({"num_envs": 2, "num_players": 7}, VectorGameError, "num_players"),
+        ({"num_envs": 2, "reward": "score"}, VectorGameError, "reward"),
+        ({"num_envs": 2, "episode": "turn"}, VectorGameError, "episode"),
+        ({"num_envs": 2, "seed": -1}, VectorGameError, "seed"),
+        ({"num_envs": 2, "end_threshold": 0}, RulesError, "end_threshold"),
+        ({"num_envs": 2, "frameskip": 4}, TypeError, "unexpected keyword argument 'frameskip'"),
+    ]:
+        with pytest.raises(err, match=match):
+            VectorGame(**kwargs)
+    with pytest.raises(VectorGameError, match="record=True"):
+        vg = VectorGame(2)
+        vg.reset()
+        vg.records()
+    vg = VectorGame(2, 3, rules={"end_threshold": 20}, must_discard=False)
+    assert vg.rules == RulesConfig(end_threshold=20, must_discard=False)
+    vg.reset()
+    assert vg.observation.shape == (2, observation_size(3)) and vg.action_mask.shape == (2, A.NUM_ACTIONS)
+    with pytest.raises(VectorGameError, match="seats"):
+        vg.observe(3)
+
+
+def test_long_games_grow_the_logs():
+    vg = VectorGame(4, 2, seed=0, record=True, end_threshold=300)
+    vg._log = vg._log[:, :64].copy()  # start tiny, so that the logs must grow during play
+    vg.reset()
+    rng = np.random.default_rng(1)
+    n_records = 0
+    for _ in range(1500):
+        vg.step(_choose(rng, vg.action_mask, p_roll=0.95))
+        if vg.terminated.any():
+            for rec in vg.records():
+                n_records += 1
+                assert replay(rec)["valid"]
+    assert vg._log.shape[1] > 64 and n_records > 0
+
+
+def test_bench_section_runs():
+    from lama_dice.bench import vector_speed
+
+    res = vector_speed.run(aec_steps=200, vector_steps=4, repeats=1, seed=0, warmup=50, slices=1, num_envs=64,
+                           scaling_envs=(16, 64), scaling_players=(2, 3), scaling_agent_steps=200)
+    assert {"vector", "aec_env"} <= set(res["results"])
+    assert res["results"]["vector"]["per_s"] > 0
+    assert res["ratios"]["vector_vs_aec"]["ratio"] > 0
+    assert set(res["scaling"]) == {"envs_16_players_2", "envs_64_players_2", "envs_64_players_3"}
+    assert 0 < res["results"]["vector"]["step_share"] <= 1
+    mask = np.zeros((3, A.NUM_ACTIONS), dtype=bool)
+    mask[0, 5] = mask[1, [0, 1]] = mask[2, 128] = True
+    picks = {tuple(vector_speed.sample_actions(np.random.default_rng(i), mask)) for i in range(50)}
+    assert picks == {(5, 0, 128), (5, 1, 128)}
