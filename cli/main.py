@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "show": "lama_dice.cli.commands.show",
     "solve": "lama_dice.cli.commands.solve",
     "evaluate": "lama_dice.cli.commands.evaluate",
+    "score": "lama_dice.cli.commands.score",
     "train": "lama_dice.cli.commands.train",
     "play": "lama_dice.cli.commands.play",
     "bench": "lama_dice.cli.commands.bench",

@@ -589,6 +589,63 @@ def _rllib_sampling(runs: list[Run]) -> str:
     return md_table(["env runners", "env steps per second (one figure per run)"], rows)
 
 
+#: The agents of the benchmark's results table (docs/benchmark.md), each scored on every task it can play
+#: (the shipped networks: the tasks of their player count).
+SCORE_AGENTS = ("random", "always-roll", "threshold:0.2", "points:10", "optimal", "lookahead",
+                "ppo:solo", "ppo:2p", "ppo:4p")
+
+
+def _score_cell(m: dict | None) -> str:
+    """A measure of a score card as ``value (low-high)``: shares as percentages, scores to 3 decimals."""
+    if not m or m.get("value") is None:
+        return "-"
+    lo, hi = m["ci95"]
+    if m.get("percent"):
+        return f"{100 * m['value']:.1f}% ({100 * lo:.1f}{DASH}{100 * hi:.1f})"
+    digits = 3 if m["name"] != "points per round" else 2
+    return f"{m['value']:.{digits}f} ({lo:.{digits}f}{DASH}{hi:.{digits}f})"
+
+
+def _score_table(runs: list[Run]) -> str:
+    cards = [last_json(r.stdout, r.shown) for r in runs]
+    suite = cards[0]["suite"]
+    names = [t["name"] for t in cards[0]["tasks"]] if cards else []
+    for c in cards:  # every task of the suite, in order, from the cards that played it
+        names += [t["name"] for t in c["tasks"] if t["name"] not in names]
+    gen = {t["name"] for c in cards for t in c["tasks"] if t["generalization"]}
+
+    def task(c: dict, name: str) -> dict | None:
+        return next((t for t in c["tasks"] if t["name"] == name), None)
+
+    def measure(c: dict, name: str, what: str) -> dict | None:
+        t = task(c, name)
+        return None if t is None else next((m for m in t["measures"] if m["name"] == what), None)
+
+    head, detail = [], []
+    for c, r in zip(cards, runs, strict=True):
+        row = [f"`{c['agent']}`"]
+        for n in names:
+            t = task(c, n)
+            row.append("not played" if t is None else _score_cell(t["headline"]))
+        head.append([*row, f"{r.seconds:,.0f} s"])
+        duel = [_score_cell(measure(c, "duel", f"win rate vs {o}")) for o in ("optimal", "lookahead", "ppo:2p")]
+        detail.append([f"`{c['agent']}`", _score_cell(measure(c, "solo", "points per round")), *duel,
+                       _score_cell(measure(c, "table4", "mean place vs 3x optimal"))])
+    official = all(c["official"] for c in cards)
+    games = {t["name"]: t["games_per_match"] for c in cards for t in c["tasks"]}
+    header = ["agent"] + [f"{n}{' *' if n in gen else ''}" for n in names] + ["time"]
+    text = md_table(header, head)
+    text += ("\n\n" + md_table(["agent", "solo points per round", "duel vs `optimal`", "duel vs `lookahead`",
+                                 "duel vs `ppo:2p`", "table4 mean place"], detail))
+    counts = ", ".join(f"{n} {g:,}" for n, g in games.items())
+    text += (f"\n\n{suite}{'' if official else ' (NOT the official game counts)'}: games per match {counts}. "
+             "Every number is followed by its 95% interval. Headlines: solo tasks, the normalized score (0 = "
+             "`random`, 1 = `optimal`); table tasks, the win rate, ties shared (Wilson interval; `duel`: over its "
+             "three opponents' games together). * generalization task. `not played`: a shipped network plays only "
+             "the player count it was trained for. Time: wall-clock seconds of the command (start-up included).")
+    return text
+
+
 def lama(command: str) -> tuple[str, ...]:
     """``-m lama_dice COMMAND...``: a ``lama-dice`` command as arguments of ``sys.executable``."""
     return (*LAMA, *shlex.split(command))
@@ -640,6 +697,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("train-default", "what `make train` prints: steps/s, the evaluations and the final table",
               "long: ~3 min on 2 cores", (lama("train default --runs-root {tmp} --no-progress"),), _train_default,
               commands_in_body=True),
+    Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1",
+              "long: ~15-20 min on 2 cores",
+              tuple(lama(f"score {a} --workers 2 --no-progress --json -") for a in SCORE_AGENTS), _score_table),
     Generator("rllib-sampling", "RLlib env-runner throughput (--measure-sampling), one and two runners",
               "long: ~2 min; needs the rllib extra: run with .venv-rllib/bin/python",
               ((*RLLIB, "--env-runners", "1"), (*RLLIB, "--env-runners", "1"),
