@@ -10,7 +10,9 @@
   registers it in PettingZoo's registry (PettingZoo 1.27+) as ``lama_dice_v0``:
   ``pettingzoo.make("aec", "lama_dice_v0", num_players=3)``, whichever of the two is imported first.
 * :mod:`lama_env.gym_env`: the Gymnasium environment ``LamaDice-v0``, registered on import
-  (``gymnasium.make("lama_env:LamaDice-v0")`` imports ``lama_env`` itself).
+  (``gymnasium.make("lama_env:LamaDice-v0")`` imports ``lama_env`` itself), with its native
+  vector env :mod:`lama_env.vector_env` as the spec's ``vector_entry_point``
+  (``gymnasium.make_vec("LamaDice-v0", num_envs=256, vectorization_mode="vector_entry_point")``).
 """
 
 import sys
@@ -40,7 +42,8 @@ def _register_envs() -> None:
     import gymnasium
 
     if "LamaDice-v0" not in gymnasium.registry:
-        gymnasium.register(id="LamaDice-v0", entry_point="lama_env.gym_env:LamaDiceEnv")
+        gymnasium.register(id="LamaDice-v0", entry_point="lama_env.gym_env:LamaDiceEnv",
+                           vector_entry_point="lama_env.vector_env:LamaDiceVectorEnv")
     if "pettingzoo" in sys.modules:
         _register_pettingzoo()
     elif not any(getattr(f, "lama_env_hook", False) for f in sys.meta_path):

@@ -235,6 +235,69 @@ def _chip(t):
     return t
 
 
+# The decisions of the two kinds of native policy, shared by this kernel and the vector
+# environment's (:mod:`lama_env._vector_kernel`): one home for how a description plays.
+@njit(cache=True, inline="always")
+def native_turn(kind, quit_table, a, m, ps):
+    """(new policy stream, quit?) of agent ``a``'s turn decision; ``m``: the faces the display holds."""
+    if kind == KIND_RANDOM:
+        ps, r = _below(ps, 2)
+        return ps, r == 1
+    return ps, quit_table[a, m] != 0
+
+
+@njit(cache=True, inline="always")
+def native_discard(kind, lim, must_discard, cnt, ps):
+    """Write the cards to discard per face into ``cnt`` (``lim``: the roll's discard limits); return ``ps``.
+
+    Random: uniform over the legal discards (the empty one too unless ``must_discard``);
+    table: every card it may discard.
+    """
+    if kind == KIND_RANDOM:
+        nopt = 1
+        for f in range(7):
+            nopt *= lim[f] + 1
+        if must_discard:
+            ps, k = _below(ps, nopt - 1)
+            k += 1
+        else:
+            ps, k = _below(ps, nopt)
+        for f in range(7):
+            cnt[f] = k % (lim[f] + 1)
+            k //= lim[f] + 1
+    else:
+        for f in range(7):
+            cnt[f] = lim[f]
+    return ps
+
+
+@njit(cache=True, inline="always")
+def native_take(kind, take_rank, a, m, shown, ps):
+    """(new policy stream, face) of agent ``a``'s take decision among the faces of ``shown`` (a bit set).
+
+    Random: uniform among them; table: the smallest ``take_rank[a, m, f]`` (the first face on ties).
+    """
+    face = -1
+    if kind == KIND_RANDOM:
+        nopt = 0
+        for f in range(7):
+            nopt += (shown >> f) & 1
+        ps, k = _below(ps, nopt)
+        for f in range(7):
+            if (shown >> f) & 1:
+                if k == 0:
+                    face = f
+                    break
+                k -= 1
+    else:
+        best = 1 << 30
+        for f in range(7):
+            if (shown >> f) & 1 and take_rank[a, m, f] < best:
+                best = take_rank[a, m, f]
+                face = f
+    return ps, face
+
+
 @njit(cache=True)
 def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, dice, deck0, score,
                  also_match, must_discard, end_threshold,
@@ -311,11 +374,7 @@ def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, di
                     logging = False
                     pos = -1
                 # ---- turn: roll or quit
-                if kind == KIND_RANDOM:
-                    ps, r = _below(ps, 2)
-                    q = r == 1
-                else:
-                    q = quit_table[a, _mask(disp, p)] != 0
+                ps, q = native_turn(kind, quit_table, a, _mask(disp, p), ps)
                 if q:
                     if logging:
                         log[lr, pos] = LOG_QUIT
@@ -359,21 +418,7 @@ def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, di
                             matched = True
                         if matched:
                             # ---- discard
-                            if kind == KIND_RANDOM:
-                                nopt = 1
-                                for f in range(7):
-                                    nopt *= lim[f] + 1
-                                if must_discard:
-                                    ps, k = _below(ps, nopt - 1)
-                                    k += 1
-                                else:
-                                    ps, k = _below(ps, nopt)
-                                for f in range(7):
-                                    cnt[f] = k % (lim[f] + 1)
-                                    k //= lim[f] + 1
-                            else:
-                                for f in range(7):
-                                    cnt[f] = lim[f]
+                            ps = native_discard(kind, lim, must_discard, cnt, ps)
                             left = 0
                             packed = 0
                             for f in range(7):
@@ -392,26 +437,7 @@ def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, di
                             shown = ((1 << f0) | (1 << f1) | (1 << f2)) & row
                             if active > 1 and shown != 0:
                                 # ---- take
-                                if kind == KIND_RANDOM:
-                                    nopt = 0
-                                    for f in range(7):
-                                        nopt += (shown >> f) & 1
-                                    ps, k = _below(ps, nopt)
-                                    face = -1
-                                    for f in range(7):
-                                        if (shown >> f) & 1:
-                                            if k == 0:
-                                                face = f
-                                                break
-                                            k -= 1
-                                else:
-                                    m = _mask(disp, p)
-                                    face = -1
-                                    best = 1 << 30
-                                    for f in range(7):
-                                        if (shown >> f) & 1 and take_rank[a, m, f] < best:
-                                            best = take_rank[a, m, f]
-                                            face = f
+                                ps, face = native_take(kind, take_rank, a, _mask(disp, p), shown, ps)
                                 row &= ~(1 << face)
                                 disp[p, face] += 1
                                 if logging:

@@ -30,8 +30,10 @@ attribute              shape, dtype           meaning
 ``rewards``            ``(G, N)`` float32     what each seat got from the step (see Rewards)
 ``terminated``         ``(G,)`` bool          the game (``episode="round"``: the round) ended on the
                                               step; its slot already holds a new game
-``final_observation``  ``(G, O)`` float32     where ``terminated``: the ended game's last state, seen
-                                              from the seat that acted last; zeros elsewhere
+``truncated``          ``(G,)`` bool          ``max_rounds`` rounds were played without the game ending
+                                              (never set without ``max_rounds``); the slot holds a new game
+``final_observation``  ``(G, O)`` float32     where ``terminated`` or ``truncated``: the ended game's last
+                                              state, seen from the seat that acted last; zeros elsewhere
 ``round_ended``        ``(G,)`` bool          a round ended on the step (the game may go on)
 ``rolled``             ``(G, 3)`` int8        the dice (face indices, die order) where the step's action
                                               was a roll, else -1
@@ -54,7 +56,9 @@ step deals the next round (the start player rotates, as in ``next_round()``)
 or, when the game is over (a total reaches ``end_threshold``; with
 ``episode="round"`` after every round), sets ``terminated``, writes
 ``final_observation`` and deals a new game in the slot (totals 0, seat 0
-starts, as ``LamaGame()`` and the envs' ``reset()``).  The observation after
+starts, as ``LamaGame()`` and the envs' ``reset()``).  With ``max_rounds=k``
+a game still going after its ``k``-th round is cut there the same way, with
+``truncated`` set instead (the envs' ``max_rounds``).  The observation after
 such a step is the first decision of the new round or game.
 
 Rewards
@@ -83,8 +87,10 @@ Records
 
 With ``record=True`` every game is logged; :meth:`VectorGame.records` returns
 the ``lama-dice-record/1`` records of the games that ended since the last call
-(in the order they ended, by slot within a step), each of which
-:func:`lama_env.record.replay` replays to the game's result.
+(in the order they ended, by slot within a step; a truncated game's record
+stops after its last round), each of which :func:`lama_env.record.replay`
+replays to the game's result.  :meth:`VectorGame.game` rebuilds a slot's
+current state as a :class:`~lama_env.engine.LamaGame` from the log.
 
 Illegal actions raise :class:`VectorIllegalActionError` (an
 :class:`~lama_env.engine.IllegalActionError`) naming the first game with an
@@ -102,8 +108,19 @@ import numpy as np
 
 from . import _vector_kernel as K
 from . import actions as A
-from .batched import _DECK, _SCORE, log_to_record, mask_display
-from .engine import IllegalActionError
+from .batched import (
+    _DECK,
+    _SCORE,
+    LOG_END,
+    LOG_QUIT,
+    LOG_ROLL,
+    LOG_ROUND,
+    OUT_DISCARD,
+    OUT_TAKE,
+    log_to_record,
+    mask_display,
+)
+from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
 from .odds import p_no_match
@@ -176,6 +193,19 @@ def _discard_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 _DISC, _DACT = _discard_tables()
+_LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _LOG_END, _OUT_DISCARD, _OUT_TAKE = (
+    int(LOG_ROUND), int(LOG_QUIT), int(LOG_ROLL), int(LOG_END), int(OUT_DISCARD), int(OUT_TAKE))
+
+
+def _entry_size(tag: int, n: int) -> int:
+    """The length of a log entry of tag ``tag`` (the format of :mod:`lama_env.batched`)."""
+    if tag == _LOG_ROUND:
+        return 2 + 6 * n
+    if tag == _LOG_QUIT:
+        return 2
+    if tag == _LOG_ROLL:
+        return 7
+    return 3 + 2 * n
 
 
 def _check_layout(n: int) -> None:
@@ -198,17 +228,21 @@ class _Outputs:
         self.player = np.zeros(g, dtype=np.int64)
         self.rew = np.zeros((g, n), dtype=np.float32)
         self.term = np.zeros(g, dtype=np.bool_)
+        self.trunc = np.zeros(g, dtype=np.bool_)
         self.round_end = np.zeros(g, dtype=np.bool_)
         self.final_obs = np.zeros((g, obs_size), dtype=np.float32)
         self.rolled = np.full((g, 3), -1, dtype=np.int8)
+        #: where a game ended: its totals, round points, busts, quits, went out (per seat) and rounds
+        self.fin = np.zeros((g, 5, n), dtype=np.int64)
+        self.fin_rounds = np.zeros(g, dtype=np.int64)
         self.views: dict[str, np.ndarray] = {}
-        for name in ("obs", "mask", "player", "rew", "term", "round_end", "final_obs", "rolled"):
+        for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled"):
             v = getattr(self, name).view()
             v.flags.writeable = False
             self.views[name] = v
 
     def clear(self) -> None:
-        for name in ("obs", "mask", "player", "rew", "term", "round_end", "final_obs"):
+        for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "fin", "fin_rounds"):
             getattr(self, name).fill(0)
         self.rolled.fill(-1)
 
@@ -223,17 +257,19 @@ class VectorGame:
         record: log every game, for :meth:`records` (a little slower).
         reward: ``"win"`` or ``"points"`` (module docstring, Rewards).
         episode: ``"game"`` or ``"round"``: what ends when ``terminated`` is set.
+        max_rounds: cut a game after this many rounds (``truncated``); None: never.
         **rules: the rules' fields (``triple_llama``, ``must_discard``, ``end_threshold``,
             ``dice``), or ``rules=`` a :class:`~lama_env.rules.RulesConfig` or mapping.
 
     Raises:
-        VectorGameError: a bad ``num_envs``, ``num_players``, ``seed``, ``reward`` or ``episode``.
+        VectorGameError: a bad ``num_envs``, ``num_players``, ``seed``, ``reward``, ``episode`` or
+            ``max_rounds``.
         TypeError: an unknown keyword.
         lama_env.rules.RulesError: a bad value of a rules field.
     """
 
     def __init__(self, num_envs: int, num_players: int = 2, seed: int | None = None, record: bool = False,
-                 reward: str = "win", episode: str = "game", **rules: Any) -> None:
+                 reward: str = "win", episode: str = "game", max_rounds: int | None = None, **rules: Any) -> None:
         """Set up the state arrays (call :meth:`reset` to deal the first games)."""
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise VectorGameError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -242,6 +278,10 @@ class VectorGame:
         self.rules = _build_rules(rules)
         self.reward = _check_choice("reward", reward, REWARDS)
         self.episode = _check_choice("episode", episode, EPISODES)
+        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
+                                       or max_rounds < 1):
+            raise VectorGameError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
+        self.max_rounds = None if max_rounds is None else int(max_rounds)
         if not isinstance(record, (bool, np.bool_)):
             raise VectorGameError(f"record must be true or false, got {record!r}")
         self.record = bool(record)
@@ -255,6 +295,7 @@ class VectorGame:
         self._started = False
         # ---- the games' state (see lama_env._vector_kernel)
         self._es = np.zeros(g, dtype=np.uint64)
+        self._ps = np.zeros(g, dtype=np.uint64)  # the native agents' stream of each slot (lama_env.vector_env)
         self._disp = np.zeros((g, n, NUM_FACES), dtype=np.int64)
         self._row = np.zeros(g, dtype=np.int64)
         self._tot = np.zeros((g, n), dtype=np.int64)
@@ -270,6 +311,7 @@ class VectorGame:
         self._hands = np.zeros((g, n, HAND_SIZE), dtype=np.int8)
         self._hands_view = self._hands.view()
         self._hands_view.flags.writeable = False
+        self._stats = np.zeros((g, 4, n), dtype=np.int64)  # per seat: round points, busts, quits, went out
         cap = 1024 if self.record else 0
         self._log = np.zeros((g if self.record else 0, cap), dtype=np.int32)
         self._logpos = np.zeros(g, dtype=np.int64)
@@ -282,6 +324,12 @@ class VectorGame:
         self._dice_faces = np.array(r.dice_index, dtype=np.int64)
         self._tables = _tables(r)
         self._rule_args = (np.int64(r.end_threshold), bool(r.must_discard), r.triple_llama == "also_match")
+        #: the reward and episode flags of the kernels: points, win, episode_round, max_rounds (0: none)
+        self._episode_args = (self.reward == "points", self.reward == "win", self.episode == "round",
+                              np.int64(self.max_rounds or 0))
+        self._all = np.ones(g, dtype=np.bool_)
+        self._slots = np.arange(g, dtype=np.int64)
+        self._last_actor = np.full(g, -1, dtype=np.int64)
         self._out = (_Outputs(g, n, self.observation_size), _Outputs(g, n, self.observation_size))
         self._k = 0
 
@@ -301,12 +349,16 @@ class VectorGame:
         for out in self._out:
             out.clear()
         self._k = 0
-        o = self._out[0]
+        self._reset_slots(self._all, reseed)
+
+    def _reset_slots(self, sel: np.ndarray, reseed: bool = False) -> None:
+        """Deal a new game in the slots where ``sel`` (their games in progress are dropped, unrecorded)."""
+        o = self._out[self._k]
         thr, must, also = self._rule_args
-        K.reset_kernel(self.num_players, reseed, self._seed, self._es, self._disp, self._row, self._tot,
-                       self._rstart, self._quit, self._active, self._cur, self._start, self._phase, self._dice,
-                       self._nround, self._hands, self._log, self._logpos, self._pend, self.record,
-                       o.obs, o.mask, o.player, thr, must, also, _DACT, _DECK, *self._tables)
+        K.reset_kernel(self.num_players, sel, reseed, self._seed, self._es, self._ps, self._disp, self._row,
+                       self._tot, self._rstart, self._quit, self._active, self._cur, self._start, self._phase,
+                       self._dice, self._nround, self._hands, self._stats, self._log, self._logpos, self._pend,
+                       self.record, o.obs, o.mask, o.player, thr, must, also, _DACT, _DECK, *self._tables)
         self._longest = int(self._logpos.max())
 
     def step(self, actions: Any) -> None:
@@ -336,14 +388,14 @@ class VectorGame:
         self._k ^= 1
         o = self._out[self._k]
         self._longest = K.step_kernel(
-            a64, self.num_players, self._es, self._disp, self._row, self._tot, self._rstart, self._quit,
+            a64, self._slots, self.num_players, self._es, self._disp, self._row, self._tot, self._rstart, self._quit,
             self._active, self._cur, self._start, self._phase, self._dice, self._lim, self._nround, self._hands,
-            self._log, self._logpos, self._pend, self._done_len, self.record,
-            o.obs, o.mask, o.player, o.rew, o.term, o.round_end, o.final_obs, o.rolled,
-            thr, must, also, self.reward == "points", self.reward == "win", self.episode == "round",
-            self._dice_faces, _DISC, _DACT, _DECK, *self._tables)
-        if self.record and o.term.any():
-            self._harvest(o.term)
+            self._stats, self._log, self._logpos, self._pend, self._done_len, self.record,
+            o.obs, o.mask, o.player, o.rew, o.term, o.trunc, o.round_end, o.final_obs, o.rolled, o.fin, o.fin_rounds,
+            self._last_actor, thr, must, also, *self._episode_args, self._dice_faces, _DISC, _DACT, _DECK,
+            *self._tables)
+        if self.record and (o.term.any() or o.trunc.any()):
+            self._harvest(o.term | o.trunc)
 
     def records(self) -> list[dict]:
         """The ``lama-dice-record/1`` records of the games that ended since the last call (``record=True``).
@@ -355,6 +407,52 @@ class VectorGame:
             raise VectorGameError("records() needs VectorGame(..., record=True)")
         logs, self._finished = self._finished, []
         return [log_to_record(log, self.num_players, self.rules) for log in logs]
+
+    def game(self, g: int) -> LamaGame:
+        """Slot ``g``'s game now, as a new :class:`~lama_env.engine.LamaGame` (``record=True`` only).
+
+        The current round is replayed through the engine from the log (its deal, the totals it
+        started with, every turn so far), so the game's state, :func:`~lama_env.observation.encode`
+        and legal actions are the slot's; its history is the round's alone (``round_index`` 0,
+        no earlier rounds' results).  For agents that need a game object (``act(game, legal)``).
+
+        Raises:
+            VectorGameError: ``record=False``, or a bad slot.
+        """
+        self._need_reset()
+        if not self.record:
+            raise VectorGameError("game() needs VectorGame(..., record=True)")
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < self.num_envs:
+            raise VectorGameError(f"g must be a slot 0..{self.num_envs - 1}, got {g!r}")
+        g = int(g)
+        n = self.num_players
+        log = self._log[g, :self._logpos[g]]  # the game in progress (ended games' logs are harvested)
+        i, start = 0, -1
+        while i < len(log):  # the current round's LOG_ROUND entry: the last one
+            tag = int(log[i])
+            if tag == _LOG_ROUND:
+                start = i
+            i += _entry_size(tag, n)
+        if start < 0:  # pragma: no cover - every game logs its deal
+            raise VectorGameError(f"slot {g} has no deal in its log")
+        hands = [[int(c) for c in log[start + 2 + 6 * p:start + 8 + 6 * p]] for p in range(n)]
+        game = LamaGame(n, self.rules, start_points=[int(t) for t in self._rstart[g]],
+                        start_player=int(log[start + 1]), hands=hands, record=False)
+        i = start + 2 + 6 * n
+        pending = int(self._pend[g]) if self._phase[g] != K.TURN else -1
+        while i < len(log):
+            tag = int(log[i])
+            if tag == _LOG_QUIT:
+                game.step(A.QUIT)
+            elif tag == _LOG_ROLL:
+                game.step(A.ROLL, dice=[int(f) for f in log[i + 2:i + 5]])
+                out = int(log[i + 5])
+                if i != pending and out == _OUT_DISCARD:
+                    game.step(int(_DACT[int(log[i + 6])]))
+                elif i != pending and out == _OUT_TAKE:
+                    game.step(A.TAKE_BASE + int(log[i + 6]))
+            i += _entry_size(tag, n)
+        return game
 
     def observe(self, seats: Any) -> np.ndarray:
         """Every game's current state seen from ``seats`` (an int, or one per game): a new ``(G, O)`` array.
@@ -403,8 +501,16 @@ class VectorGame:
         return self._view("term")
 
     @property
+    def truncated(self) -> np.ndarray:
+        """``(G,)`` bool: the last step ended the ``max_rounds``-th round of a game still going; it was reset."""
+        return self._view("trunc")
+
+    @property
     def final_observation(self) -> np.ndarray:
-        """``(G, O)`` float32: where :attr:`terminated`, the ended game seen from its last actor; else zeros."""
+        """``(G, O)`` float32: the ended game seen from its last actor where an episode ended; else zeros.
+
+        (Where :attr:`terminated` or :attr:`truncated`.)
+        """
         return self._view("final_obs")
 
     @property
@@ -487,7 +593,7 @@ class VectorGame:
         log[:, :self._log.shape[1]] = self._log
         self._log = log
 
-    def _harvest(self, term: np.ndarray) -> None:
+    def _harvest(self, term: np.ndarray) -> None:  # term: the slots whose game ended (terminated or truncated)
         """Keep the logs of the games that ended; the new games' logs move to the front."""
         log, pos, done = self._log, self._logpos, self._done_len
         for g in np.flatnonzero(term):
@@ -499,5 +605,6 @@ class VectorGame:
 
     def __repr__(self) -> str:
         """Show the size and the options."""
+        cut = "" if self.max_rounds is None else f", max_rounds={self.max_rounds}"
         return (f"VectorGame(num_envs={self.num_envs}, num_players={self.num_players}, reward={self.reward!r}, "
-                f"episode={self.episode!r}, record={self.record})")
+                f"episode={self.episode!r}{cut}, record={self.record})")

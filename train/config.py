@@ -98,9 +98,19 @@ class EnvConfig(EnvSection):
     reward_scale: float = Field(default=1.0, gt=0,
                                 description="multiply every reward by this (e.g. 0.05 for points rewards)")
     rules: Rules = Field(default_factory=dict)  # repeated here for mypy, which sees no default in Annotated
-    n_envs: int = Field(default=8, ge=1, le=256, description="parallel environments")
-    vec_env: Literal["subproc", "dummy"] = Field(default="subproc",
-                                                 description="subproc: one process per env; dummy: all in this process")
+    n_envs: int = Field(default=8, ge=1, le=4096,
+                        description="parallel environments (at most 256 with subproc or dummy)")
+    vec_env: Literal["subproc", "dummy", "native"] = Field(
+        default="subproc", description="subproc: one process per env; dummy: all in this process; native: all "
+                                       "in one compiled vector env (lama_env.vector_env), native opponents inside it")
+
+    @field_validator("vec_env", mode="before")
+    @classmethod
+    def _vec_env_choice(cls, v: Any) -> Any:
+        if v not in ("subproc", "dummy", "native"):
+            raise ValueError("must be 'subproc' or 'dummy' (one Gymnasium env per learner seat, in processes or "
+                             "here) or 'native' (one compiled vector env)")
+        return v
 
 
 class OpponentConfig(Section):
@@ -284,6 +294,9 @@ class TrainConfig(RunConfig):
                                      "'win' is always 0 in the solo variant (env.num_players: 1); use points")
         elif not self.opponents and not self.selfplay.enabled:
             raise ConfigKeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
+        if self.env.vec_env != "native" and self.env.n_envs > 256:
+            raise ConfigKeyError("env.n_envs", f"{self.env.n_envs} environments need env.vec_env: native "
+                                               f"(subproc and dummy take at most 256)")
         if n > 1 and not self.eval.opponents:
             raise ConfigKeyError("eval.opponents", "list at least one agent to evaluate against")
         if self.ppo.batch_size > self.ppo.n_steps * self.env.n_envs:

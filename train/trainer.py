@@ -9,7 +9,9 @@
 3. build ``env.n_envs`` copies of the Gymnasium env ``LamaDice-v0``, each
    opponent seat a :class:`lama_dice.train.selfplay.MixtureOpponent` (the configured
    opponents plus the self-play pool), vectorized with ``SubprocVecEnv`` or
-   ``DummyVecEnv``;
+   ``DummyVecEnv``; or (``env.vec_env: native``) one
+   :class:`lama_dice.train.native_vec_env.NativeVecEnv` holding all of them in the
+   compiled vector env, native opponents playing inside it and pool snapshots in batch;
 4. build the MaskablePPO model (every hyperparameter from the config), or load
    the checkpoint to resume from;
 5. learn, with the callbacks of :mod:`lama_dice.train.callbacks` (the game's TensorBoard
@@ -299,6 +301,15 @@ def make_opponents(cfg: TrainConfig, pool_file: Path | None, seed: int) -> list[
 
 def make_vec_env(cfg: TrainConfig, pool_file: Path | None = None) -> VecEnv:
     """The vectorized training environments (VecMonitor gives SB3 its episode statistics)."""
+    if cfg.env.vec_env == "native":
+        from .native_vec_env import NativeVecEnv
+
+        native = NativeVecEnv(cfg.env.n_envs, num_players=cfg.env.num_players,
+                              opponents=make_opponents(cfg, pool_file, seed=cfg.seed * 7919),
+                              episode=cfg.env.episode, reward=cfg.env.reward, reward_scale=cfg.env.reward_scale,
+                              rules=cfg.env.rules)
+        native.seed(cfg.seed)
+        return VecMonitor(native)  # its masks come from the vector env: no ActionMaskCache
     subproc = cfg.env.vec_env == "subproc"
     fns = [make_env_fn(cfg, i, pool_file, subproc) for i in range(cfg.env.n_envs)]
     vec = SubprocVecEnv(fns) if subproc else DummyVecEnv(fns)

@@ -125,6 +125,41 @@ def _x(x: Any) -> str:
     return "-" if x is None or (isinstance(x, float) and x != x) else f"{x:.2f}x"
 
 
+def _vector_env_tables(console: Any, table: Any, v: dict[str, Any]) -> None:
+    """The vector section's env comparison and, if it ran, its training comparison."""
+    e = v["env"]
+    t = table(f"Vector env (lama_env.vector_env): learner-steps/s, 2 players vs threshold:0.2, random legal "
+              f"learner actions ({e['steps_per_run']:,} vector steps x {e['repeats']} repeats)")
+    vr, sr = e["results"]["vector_env"], e["results"]["sync"]
+    t.add_row(f"make_vec(num_envs={e['num_envs']}, vector_entry_point)", _n(vr["per_s"]), _n(vr["per_cpu_s"]),
+              f"step() {100 * vr['step_share']:.0f}% of the time")
+    t.add_row(f"make_vec(num_envs={e['sync_envs']}, sync)", _n(sr["per_s"]), _n(sr["per_cpu_s"]),
+              f"step() {100 * sr['step_share']:.0f}% of the time")
+    r = e["ratios"]["vector_env_vs_sync"]
+    t.add_row("ratio vector_env / sync", _x(r["ratio"]), _x(r["ratio_cpu"]), f"target ≥ {r['target']:g}x")
+    console.print(t)
+    tr = v.get("training")
+    if not tr:
+        return
+    if "skipped" in tr:
+        console.print(f"[yellow]{tr['skipped']}[/yellow]")
+        return
+    cfg = tr["config"]
+    t = table(f"MaskablePPO learn(): env-steps/s by env.vec_env ({cfg['env']['n_envs']} envs, n_steps "
+              f"{cfg['ppo']['n_steps']}, {cfg['total_timesteps']:,} steps x {tr['repeats']} repeats)")
+    wide = tr.get("wide_config")
+    for k, r in tr["results"].items():
+        name = (f"native, {wide['env']['n_envs']} envs x n_steps {wide['ppo']['n_steps']}"
+                if k == "native_wide" and wide else k)
+        t.add_row(name, _n(r["per_s"]), _n(r["per_cpu_s"]),
+                  f"envs {100 * r['env_share']:.0f}%, PPO update {100 * r['train_share']:.0f}%, rest of the rollout "
+                  f"{100 * r['rollout_other_share']:.0f}%; {_n(r['env_us_per_step'], 1)} µs/env-step in the envs")
+    for r in tr["ratios"].values():
+        t.add_row(f"ratio {r['of']} / {r['over']}" + (" (rollouts alone)" if "note" in r else ""), _x(r["ratio"]),
+                  _x(r.get("ratio_cpu")), "")
+    console.print(t)
+
+
 def render(console: Any, report: dict[str, Any]) -> None:
     """Print the report's tables (one per section that ran) and the targets."""
     from rich import box
@@ -169,6 +204,8 @@ def render(console: Any, report: dict[str, Any]) -> None:
             t.add_row(f"  {r['num_envs']:,} games, {r['num_players']} players", _n(r["per_s"]), _n(r["per_cpu_s"]),
                       f"{_n(r['step_only_per_s'])}/s inside step()")
         console.print(t)
+        if "env" in v:
+            _vector_env_tables(console, table, v)
     if "render" in sec:
         _render_table(console, table, sec["render"])
     if "evaluate" in sec:

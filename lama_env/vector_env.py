@@ -1,0 +1,678 @@
+"""The Gymnasium vector env of ``LamaDice-v0``: thousands of learner seats stepped in one compiled call.
+
+``gymnasium.make_vec`` builds it through the env spec's ``vector_entry_point``::
+
+    import gymnasium, lama_env
+    envs = gymnasium.make_vec("LamaDice-v0", num_envs=256, vectorization_mode="vector_entry_point",
+                              opponents=["threshold:0.2"])
+    obs, info = envs.reset(seed=0)                       # obs (256, 52) float32
+    for _ in range(1000):
+        mask = info["action_mask"].astype(bool)          # (256, 129); also envs.action_masks()
+        u = np.random.random(mask.shape) + mask          # a random legal action per game
+        obs, rew, term, trunc, info = envs.step(np.argmax(u, axis=1))
+
+Each of the ``num_envs`` sub-envs is a ``LamaDice-v0`` episode (:mod:`lama_env.gym_env`):
+one learner seat against opponents, the same observation (:func:`lama_env.observation.encode`
+from the learner's seat), action mask, rewards, ``episode``/``reward``/``learner_seat``/
+``auto_forced``/``illegal``/``max_rounds`` options and infos, the learner's seat rotating by
+one every episode from a seat drawn at ``reset(seed=...)``.  The games live in a
+:class:`lama_env.vector.VectorGame`; a step applies the learner's actions and then plays
+the opponents until every game waits on its learner again:
+
+* **native opponents** (``random``, ``threshold:T``, ``points:K``, ``always-roll``: every
+  policy whose ``native(rules)`` describes it, :mod:`lama_env.batched`) play inside the
+  compiled kernel, with the batched engine's decision code and a random stream per game;
+* **batched opponents** (an ``act_observations(obs, mask) -> actions`` method: one call for
+  ``B`` games, ``obs`` ``(B, O)`` float32 from the opponent's seat, ``mask`` ``(B, 129)``
+  bool) get one call per wave for all the games waiting on them, e.g. one forward pass of a
+  network (:mod:`lama_dice.train.native_vec_env` adapts the learned ``ppo:PATH`` policies);
+* **other opponents** get :class:`~lama_env.engine.LamaGame` views of the games waiting on
+  them (:meth:`lama_env.vector.VectorGame.game`: the round replayed from the log) through
+  ``act_batch(games, legals)`` if they have it (one call for all those games), else
+  ``act(game, legal)`` per game: correct for any policy, at Python speed;
+* **per-episode opponents** (an ``episode_policy()`` method) are asked at the start of
+  every episode of every game which policy plays that seat for the episode (a self-play
+  pool mixed with heuristics: :class:`lama_dice.train.selfplay.MixtureOpponent` through
+  :mod:`lama_dice.train.native_vec_env`); an optional ``needs_game_views`` attribute set
+  to False says none of its policies needs the game views (which cost a log).
+
+A Python opponent's moves are one wave: the kernel then plays on from them.
+
+Autoreset
+---------
+
+``metadata["autoreset_mode"]`` is :attr:`gymnasium.vector.AutoresetMode.NEXT_STEP` by
+default, Gymnasium's default: the step that ends an episode returns the ended game's
+final observation (from the learner's seat), ``terminated``/``truncated`` and the final
+infos; the next ``step()`` ignores that sub-env's action and returns the first
+observation of its new episode (reward 0, not done, the infos of a reset).  With
+``autoreset_mode=AutoresetMode.SAME_STEP`` (or ``"SameStep"``) the new episode starts in the
+same step, as in SB3's vector envs: the observation returned is the new episode's, and
+``info["final_obs"]`` (a ``(N, O)`` float32 array, zeros where no episode ended, with the
+mask ``info["_final_obs"]``: numeric rather than Gymnasium's object array) and
+``info["final_info"]`` (the ended episodes' infos, same keys, masks ``_key``) hold the
+ended episodes' last step.
+
+Infos
+-----
+
+Those of :class:`gymnasium.vector.SyncVectorEnv` over ``LamaDice-v0``, key for key (the
+differential tests compare them): ``action_mask`` ``(N, 129)`` int8 (zeros for an ended
+episode), ``learner_seat`` ``(N,)`` int64, ``illegal_action`` ``(N,)`` bool and
+``episode_stats``, a dict of ``(N,)`` arrays (``win``, ``points_per_round`` float64; ``rounds``,
+``final_points``, ``busts``, ``quits``, ``went_out``, ``illegal`` int64; zeros but where an
+episode ended), each with its ``_key`` mask (all True).  :meth:`LamaDiceVectorEnv.action_masks`
+gives the masks as a ``(N, 129)`` bool array.
+
+Illegal actions of the learner follow ``illegal``: ``"lose"`` ends those episodes with
+``illegal_reward`` (their games unchanged, then replaced by new ones; one
+:class:`~lama_env.gym_env.IllegalMoveWarning` per step through Gymnasium's logger),
+``"raise"`` raises :class:`lama_env.vector.VectorIllegalActionError` before any game is changed.
+An opponent's illegal action raises :class:`~lama_env.engine.IllegalActionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import _vector_kernel as K
+from . import actions as A
+from .batched import NUM_MASKS, NativePolicy
+from .engine import IllegalActionError
+from .gym_env import (
+    EPISODES,
+    ILLEGAL_MODES,
+    NO_EPISODE_STATS,
+    REWARDS,
+    IllegalMoveWarning,
+    LamaEnvError,
+    build_rules,
+    check_choice,
+    check_max_rounds,
+    check_num_players,
+    warn_solo_win,
+)
+from .opponents import PolicyLike
+from .opponents import resolve as resolve_opponent
+from .rules import NUM_FACES
+from .vector import _DACT, _DECK, _DISC, _LOG_ROOM, VectorGame, VectorIllegalActionError
+
+__all__ = ["LamaDiceVectorEnv", "VectorStep"]
+
+_STAT_KEYS = tuple(NO_EPISODE_STATS)  # win, rounds, points_per_round, final_points, busts, quits, went_out, illegal
+_FLOAT_STATS = ("win", "points_per_round")
+#: Python agents kept beyond those seated before the table of agents is pruned.
+_SPARE_AGENTS = 64
+
+
+class VectorStep(NamedTuple):
+    """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them.
+
+    Attributes:
+        obs: ``(N, O)`` float32, as :meth:`~LamaDiceVectorEnv.step` returns them (the autoreset mode's).
+        rewards: ``(N,)`` float64.
+        terminated, truncated: ``(N,)`` bool.
+        final_obs: ``(N, O)``: where an episode ended, its last observation (the same array as ``obs``
+            under ``NEXT_STEP``; zeros elsewhere under ``SAME_STEP``).
+        final_learner_seat: ``(N,)``: the learner's seat in the episode the step played.
+        illegal: ``(N,)`` bool: an illegal action ended the episode.
+        episode_stats: ``(N,)`` arrays of ``episode_stats``, zeros but where an episode ended.
+    """
+
+    obs: np.ndarray
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    final_obs: np.ndarray
+    final_learner_seat: np.ndarray
+    illegal: np.ndarray
+    episode_stats: dict[str, np.ndarray]
+
+
+def _name(agent: Any) -> str:
+    return str(getattr(agent, "spec", type(agent).__name__))
+
+
+def _native(agent: Any, rules: Any) -> NativePolicy | None:
+    """The native description of ``agent`` under ``rules``, or None (played from Python)."""
+    if isinstance(agent, NativePolicy):
+        desc: Any = agent
+    else:
+        native = getattr(agent, "native", None)
+        desc = native(rules) if callable(native) else None
+    if isinstance(desc, NativePolicy) and (desc.rules is None or desc.rules == rules):
+        return desc
+    return None
+
+
+class LamaDiceVectorEnv(VectorEnv):
+    """``num_envs`` learner seats of ``LamaDice-v0`` in one vector env (see the module docstring).
+
+    Args:
+        num_envs: how many sub-envs (games).
+        num_players, opponents, episode, reward, learner_seat, auto_forced, illegal, illegal_reward,
+            max_rounds, **rules: as for ``gymnasium.make("LamaDice-v0", ...)`` (:class:`lama_env.gym_env.LamaDiceEnv`);
+            ``opponents`` also takes :class:`~lama_env.batched.NativePolicy` descriptions and the batched and
+            per-episode opponents of the module docstring.
+        render_mode: None (the vector env draws nothing; the scalar env does).
+        autoreset_mode: :class:`gymnasium.vector.AutoresetMode` ``NEXT_STEP`` (default) or ``SAME_STEP``
+            (or their values ``"NextStep"``, ``"SameStep"``).
+        record: log every game, for :meth:`records`.
+        max_episode_steps: accepted for ``gymnasium.make_vec``; must be None.
+
+    Raises:
+        TypeError: an unknown keyword.
+        LamaEnvError: a bad option.
+    """
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}  # noqa: RUF012 (gymnasium's)
+
+    def __init__(
+        self,
+        num_envs: int = 16,
+        num_players: int = 2,
+        opponents: Sequence[Any] | str | None = None,
+        episode: str = "game",
+        reward: str = "win",
+        learner_seat: int | None = None,
+        auto_forced: bool = False,
+        illegal: str = "lose",
+        illegal_reward: float = -1.0,
+        max_rounds: int | None = None,
+        render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        record: bool = False,
+        max_episode_steps: int | None = None,
+        **rules: Any,
+    ) -> None:
+        """Check the options, build the opponents and the vector game (see the class docstring)."""
+        self.rules = build_rules(rules, f"{type(self).__name__}.__init__()")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise LamaEnvError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+        self.num_envs = g = int(num_envs)
+        self.num_players = n = check_num_players(num_players)
+        self.episode = check_choice("episode", episode, EPISODES)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        self.illegal = check_choice("illegal", illegal, ILLEGAL_MODES)
+        self.illegal_reward = float(illegal_reward)
+        self.auto_forced = bool(auto_forced)
+        self.max_rounds = check_max_rounds(max_rounds)
+        if render_mode is not None:
+            raise LamaEnvError(f"the vector env of LamaDice-v0 draws nothing: render_mode must be None, got "
+                               f"{render_mode!r} (render a scalar gymnasium.make('LamaDice-v0') env)")
+        self.render_mode = None
+        if max_episode_steps is not None:
+            raise LamaEnvError("max_episode_steps is not supported by the vector env: use max_rounds")
+        try:
+            self.autoreset_mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise LamaEnvError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, got "
+                               f"{autoreset_mode!r}") from None
+        if self.autoreset_mode == AutoresetMode.DISABLED:
+            raise LamaEnvError("autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, not DISABLED")
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        if learner_seat is not None:
+            if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
+                    or not 0 <= learner_seat < n:
+                raise LamaEnvError(f"learner_seat must be None or an integer 0..{n - 1}, got {learner_seat!r}")
+            learner_seat = int(learner_seat)
+        self.learner_seat_option = learner_seat
+        if n == 1 and self.reward_mode == "win":
+            warn_solo_win()
+        self.record = bool(record)
+
+        # ---- opponents: seat sources and the table of agents
+        self.opponents = self._build_opponents(opponents)
+        self._agents: list[Any] = []
+        self._index: dict[int, int] = {}
+        self._kinds = np.zeros(0, dtype=np.int64)
+        self._quit_tables = np.zeros((0, NUM_MASKS), dtype=np.uint8)
+        self._take_ranks = np.zeros((0, NUM_MASKS, NUM_FACES), dtype=np.int64)
+        self._sources: list[int | Any] = []  # per opponent position: a fixed agent index, or an episode_policy()
+        views = False
+        for opp in self.opponents:
+            if callable(getattr(opp, "episode_policy", None)):
+                self._sources.append(opp)
+                views = views or bool(getattr(opp, "needs_game_views", True))
+            else:
+                k = self._agent(opp)
+                self._sources.append(k)
+                views = views or (self._kinds[k] < 0 and not callable(getattr(opp, "act_observations", None)))
+        self._fixed = sorted({k for k in self._sources if isinstance(k, int)})
+
+        # ---- the games and the per-game arrays
+        self._vg = VectorGame(g, n, record=self.record or views, reward=self.reward_mode, episode=self.episode,
+                              max_rounds=self.max_rounds, rules=self.rules)
+        obs_size = self._vg.observation_size
+        self.single_observation_space = spaces.Box(0.0, 1.0, (obs_size,), dtype=np.float32)
+        self.single_action_space = spaces.Discrete(A.NUM_ACTIONS)
+        self.observation_space = batch_space(self.single_observation_space, g)
+        self.action_space = batch_space(self.single_action_space, g)
+        self._learner = np.zeros(g, dtype=np.int64)
+        self._seat_agent = np.zeros((g, n), dtype=np.int64)
+        self._offset = np.zeros(g, dtype=np.int64)
+        self._episodes = np.zeros(g, dtype=np.int64)
+        self._autoreset = np.zeros(g, dtype=np.bool_)
+        self._status = np.zeros(g, dtype=np.int64)
+        self._none = np.full(g, -1, dtype=np.int64)
+        # the kernel's step outputs (env-owned; the observation, mask and player go to the vector game's buffer)
+        self._rew = np.zeros((g, n), dtype=np.float64)  # float64: the rewards of the scalar env, bit for bit
+        self._term = np.zeros(g, dtype=np.bool_)
+        self._trunc = np.zeros(g, dtype=np.bool_)
+        self._round_end = np.zeros(g, dtype=np.bool_)
+        self._final = np.zeros((g, obs_size), dtype=np.float32)
+        self._rolled = np.full((g, 3), -1, dtype=np.int8)
+        self._fin = np.zeros((g, 5, n), dtype=np.int64)
+        self._fin_rounds = np.zeros(g, dtype=np.int64)
+        # what one step gathers (episode ends may come from several kernel calls)
+        self._lrew = np.zeros(g, dtype=np.float64)
+        self._ended = np.zeros(g, dtype=np.bool_)
+        self._e_term = np.zeros(g, dtype=np.bool_)
+        self._e_final = np.zeros((g, obs_size), dtype=np.float32)
+        self._e_fin = np.zeros((g, 5, n), dtype=np.int64)
+        self._e_rounds = np.zeros(g, dtype=np.int64)
+        self._slots: list[int] = []  # the slot of each record waiting in the vector game (record=True)
+        self._started = False
+        self.closed = False
+
+    # ------------------------------------------------------------------ opponents
+    def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
+        k = self.num_players - 1
+        if opponents is None:
+            opponents = ["random"]
+        if isinstance(opponents, (str, PolicyLike, NativePolicy)) or callable(getattr(opponents, "episode_policy",
+                                                                                           None)):
+            opponents = [opponents]
+        if not isinstance(opponents, (list, tuple)):
+            raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
+        if k == 0:
+            return []
+        if len(opponents) == 1:
+            opponents = list(opponents) * k
+        elif len(opponents) != k:
+            raise LamaEnvError(
+                f"opponents must list 1 or {k} agents for {self.num_players} players, got {len(opponents)}")
+        out = []
+        for spec in opponents:
+            if isinstance(spec, str):
+                out.append(resolve_opponent(spec))
+            elif isinstance(spec, (PolicyLike, NativePolicy)) or any(
+                    callable(getattr(spec, m, None)) for m in ("act_observations", "act_batch", "episode_policy")):
+                out.append(spec)
+            else:
+                raise LamaEnvError(f"an opponent must be an agent spec, a policy object (act(game, legal)), a "
+                                   f"native description, or have act_observations / episode_policy, got {spec!r}")
+        return out
+
+    def _agent(self, agent: Any) -> int:
+        """The index of ``agent`` in the table of agents (added on first sight: native or Python)."""
+        k = self._index.get(id(agent))
+        if k is not None:
+            return k
+        desc = _native(agent, self.rules)
+        if desc is None and not any(callable(getattr(agent, m, None))
+                                    for m in ("act_observations", "act_batch", "act")):
+            raise LamaEnvError(f"episode_policy() gave {agent!r}: not a policy (no act, act_batch, "
+                               "act_observations or native description)")
+        k = len(self._agents)
+        self._agents.append(agent)
+        self._index[id(agent)] = k
+        self._kinds = np.append(self._kinds, -1 if desc is None else desc.kind).astype(np.int64)
+        q = np.zeros((1, NUM_MASKS), dtype=np.uint8) if desc is None else desc.quit_table[None]
+        t = np.zeros((1, NUM_MASKS, NUM_FACES), dtype=np.int64) if desc is None else desc.take_rank[None]
+        self._quit_tables = np.ascontiguousarray(np.concatenate([self._quit_tables, q]))
+        self._take_ranks = np.ascontiguousarray(np.concatenate([self._take_ranks, t]))
+        return k
+
+    def _prune_agents(self) -> None:
+        """Forget the per-episode agents no game seats any more (a self-play pool moves on)."""
+        seated = set(np.unique(self._seat_agent).tolist()) | set(self._fixed)
+        keep = sorted(seated)
+        remap = np.zeros(len(self._agents), dtype=np.int64)
+        remap[keep] = np.arange(len(keep))
+        self._agents = [self._agents[k] for k in keep]
+        self._index = {id(a): i for i, a in enumerate(self._agents)}
+        self._kinds = np.ascontiguousarray(self._kinds[keep])
+        self._quit_tables = np.ascontiguousarray(self._quit_tables[keep])
+        self._take_ranks = np.ascontiguousarray(self._take_ranks[keep])
+        self._seat_agent = remap[self._seat_agent]
+        self._sources = [int(remap[s]) if isinstance(s, int) else s for s in self._sources]
+        self._fixed = sorted({int(remap[k]) for k in self._fixed})
+
+    # --------------------------------------------------------------- gym API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start a new episode in every sub-env (``options["reset_mask"]``: only in those).
+
+        Args:
+            seed: restart the games' random streams from ``seed`` (each slot its own stream, as
+                :class:`~lama_env.vector.VectorGame`), redraw the learners' starting seats and reseed
+                the opponents; None goes on with the streams.
+            options: ``{"learner_seat": k}`` fixes the learner's seat for the new episodes;
+                ``{"reset_mask": bool array (N,)}`` resets only those sub-envs.
+
+        Returns:
+            ``(observations, infos)``.
+        """
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise LamaEnvError(f"seed must be a non-negative integer or None, got {seed!r}")
+        options = dict(options or {})
+        sel = options.pop("reset_mask", None)
+        seat = options.pop("learner_seat", None)
+        if options:
+            raise LamaEnvError(f"unknown reset options {sorted(options)} (valid: learner_seat, reset_mask)")
+        n, vg = self.num_players, self._vg
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
+                                 or not 0 <= seat < n):
+            raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
+        if sel is not None:
+            sel = np.asarray(sel)
+            if sel.shape != (self.num_envs,) or sel.dtype != np.bool_ or not sel.any():
+                raise LamaEnvError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with "
+                                   "at least one True")
+            if not self._started or seed is not None:
+                raise LamaEnvError("options['reset_mask'] needs a first reset() and no seed")
+            vg._reset_slots(sel)
+        else:
+            sel = np.ones(self.num_envs, dtype=np.bool_)
+            if seed is not None or not self._started:
+                rng = np.random.default_rng(seed)
+                vg.reset(seed=None if seed is None else int(seed))
+                self._offset = rng.integers(n, size=self.num_envs).astype(np.int64)
+                self._episodes.fill(0)
+                if seed is not None:
+                    for opp in self.opponents:
+                        if callable(getattr(opp, "seed", None)):
+                            opp.seed(int(rng.integers(2**31)))
+            else:
+                vg._reset_slots(sel)
+        self._started = True
+        self._autoreset[sel] = False
+        self._begin(sel, None if seat is None else int(seat))
+        obs = vg.observation.copy()
+        return obs, self._infos(np.zeros(self.num_envs, dtype=np.bool_), sel)
+
+    def step(self, actions: Any):
+        """Apply each learner's action, then play the opponents until every game waits on its learner.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)`` (module docstring).
+
+        Raises:
+            VectorIllegalActionError: an illegal action with ``illegal="raise"`` (nothing is changed).
+            LamaEnvError: no reset yet, or actions of the wrong shape or type.
+            IllegalActionError: an opponent's illegal action.
+        """
+        r = self.step_arrays(actions)
+        done = r.terminated | r.truncated
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            infos = self._infos(done, stats=r.episode_stats, illegal=r.illegal)
+        else:
+            infos = self._infos(np.zeros(self.num_envs, dtype=np.bool_))
+            infos["final_obs"], infos["_final_obs"] = r.final_obs, done.copy()
+            if done.any():
+                infos["final_info"] = self._infos(done, stats=r.episode_stats, illegal=r.illegal, mask=done,
+                                                  seats=r.final_learner_seat)
+                infos["_final_info"] = done.copy()
+        return r.obs, r.rewards, r.terminated, r.truncated, infos
+
+    def step_arrays(self, actions: Any) -> VectorStep:
+        """:meth:`step` without building the infos: the arrays they are made of (a :class:`VectorStep`).
+
+        For adapters with infos of their own (:class:`lama_dice.train.native_vec_env.NativeVecEnv`).
+        """
+        if not self._started:
+            raise LamaEnvError("call reset() before step()")
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or acts.dtype.kind not in "iu":
+            raise LamaEnvError(f"actions must be integers of shape ({self.num_envs},), got {acts.dtype} of shape "
+                               f"{acts.shape}")
+        vg = self._vg
+        out = vg._out[vg._k]
+        resetting = self._autoreset.copy()
+        stepping = ~resetting
+        a64 = acts.astype(np.int64)
+        ok = (a64 >= 0) & (a64 < A.NUM_ACTIONS)
+        ok[ok] = out.mask[np.flatnonzero(ok), a64[ok]]
+        illegal = stepping & ~ok
+        any_illegal = bool(illegal.any())
+        if any_illegal:
+            first = int(np.flatnonzero(illegal)[0])
+            if self.illegal == "raise":
+                raise VectorIllegalActionError(vg._illegal_message(first, acts[first]))
+            bad = ", ".join(str(int(x)) for x in np.flatnonzero(illegal)[:5])
+            gym.logger.warn(
+                "%s", f"LamaDice-v0 (vector): illegal action in sub-env{'s' if illegal.sum() > 1 else ''} {bad}"
+                f"{'...' if illegal.sum() > 5 else ''} (e.g. {int(acts[first])!r} in sub-env {first}); those episodes "
+                f"end with reward {self.illegal_reward} (illegal='lose').",
+                category=IllegalMoveWarning, stacklevel=3)
+        play = stepping & ok
+        self._lrew.fill(0.0)
+        self._ended.fill(False)
+        self._play(play, np.where(play, a64, -1), record_end=True)
+        ended = self._ended.copy()
+        rewards = np.where(play, self._lrew, 0.0)
+        term = ended & self._e_term
+        trunc = ended & ~self._e_term
+        obs = out.obs.copy()
+        stats = self._episode_stats(ended, illegal)
+        if any_illegal:
+            rewards[illegal] = self.illegal_reward
+            term |= illegal
+            self._e_final[illegal] = obs[illegal]  # the game unchanged, seen from the learner
+            vg._reset_slots(illegal)  # the game is dropped: a new one waits in the slot
+        done = term | trunc
+        any_done = bool(done.any())
+        seats = self._learner.copy()
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            if resetting.any():
+                self._begin(resetting)
+                obs[resetting] = out.obs[resetting]
+            if any_done:
+                obs[done] = self._e_final[done]
+            self._autoreset = done
+            final_obs = obs
+        else:
+            final_obs = np.zeros_like(obs)
+            if any_done:
+                final_obs[done] = self._e_final[done]
+                self._begin(done)
+                obs[done] = out.obs[done]
+        return VectorStep(obs, rewards, term, trunc, final_obs, seats, illegal, stats)
+
+    def action_masks(self) -> np.ndarray:
+        """``(N, 129)`` bool: each learner's legal actions (all False for an episode that ended, NEXT_STEP)."""
+        if not self._started:
+            raise LamaEnvError("call reset() first")
+        m = self._vg._out[self._vg._k].mask.copy()
+        m[self._autoreset] = False
+        return m
+
+    def records(self) -> list[tuple[int, dict]]:
+        """``(sub-env, record)`` of each game that ended (terminated or truncated) since the last call.
+
+        The games are ``lama-dice-record/1`` records (:func:`lama_env.record.replay` replays them), in
+        the order they ended; a game ended by an illegal action is dropped.  Needs ``record=True``.
+        """
+        if not self.record:
+            raise LamaEnvError("records() needs record=True")
+        recs = self._vg.records()
+        slots, self._slots = self._slots, []
+        return list(zip(slots, recs, strict=True))
+
+    @property
+    def learner_seats(self) -> np.ndarray:
+        """``(N,)``: each sub-env's learner seat in its current episode (a copy)."""
+        return self._learner.copy()
+
+    @property
+    def vector_game(self) -> VectorGame:
+        """The games (read them, don't step them)."""
+        return self._vg
+
+    # ------------------------------------------------------------------ helpers
+    def _begin(self, sel: np.ndarray, seat: int | None = None) -> None:
+        """Start a new episode in the slots of ``sel`` (their games already dealt): seats, opponents, play."""
+        n = self.num_players
+        for _ in range(1000):
+            idx = np.flatnonzero(sel)
+            if seat is not None:
+                learner = np.full(len(idx), seat, dtype=np.int64)
+            elif self.learner_seat_option is not None:
+                learner = np.full(len(idx), self.learner_seat_option, dtype=np.int64)
+            else:
+                learner = (self._offset[idx] + self._episodes[idx]) % n
+            self._episodes[idx] += 1
+            self._learner[idx] = learner
+            for i, src in enumerate(self._sources):
+                seats = (learner + 1 + i) % n
+                if isinstance(src, int):
+                    self._seat_agent[idx, seats] = src
+                else:
+                    self._seat_agent[idx, seats] = [self._agent(src.episode_policy()) for _ in range(len(idx))]
+            if len(self._agents) > len(self._fixed) + _SPARE_AGENTS:
+                self._prune_agents()
+            sel = self._play(sel, self._none, record_end=False)
+            if not sel.any():
+                return
+            # a game that ended before its learner's first decision is dropped, as the scalar env's reset does
+        raise LamaEnvError("could not start an episode in which the learner gets a decision")  # pragma: no cover
+
+    def _play(self, sel: np.ndarray, actions: np.ndarray, record_end: bool) -> np.ndarray:
+        """Play the games of ``sel`` (``actions``: first actions, -1 none) until each waits on its learner.
+
+        Returns the slots whose episode ended.  With ``record_end``, their end (termination,
+        final observation, statistics) is kept in ``_e_*`` and ``_ended``; the learner's rewards
+        add up in ``_lrew``.
+        """
+        vg = self._vg
+        out = vg._out[vg._k]
+        room = _LOG_ROOM + 8 * self.num_players
+        thr, must, also = vg._rule_args
+        ended_all = np.zeros(self.num_envs, dtype=np.bool_)
+        lrew = self._lrew if record_end else np.zeros(self.num_envs, dtype=np.float64)
+        while True:
+            if vg.record and vg._longest + room > vg._log.shape[1]:
+                vg._grow_log()
+            vg._longest = K.play_kernel(
+                actions, sel, self._learner, self._seat_agent, self._kinds, self._quit_tables, self._take_ranks,
+                self.auto_forced, room, self._status, lrew,
+                self.num_players, vg._es, vg._ps, vg._disp, vg._row, vg._tot, vg._rstart, vg._quit, vg._active,
+                vg._cur, vg._start, vg._phase, vg._dice, vg._lim, vg._nround, vg._hands, vg._stats, vg._log,
+                vg._logpos, vg._pend, vg._done_len, vg.record,
+                out.obs, out.mask, out.player, self._rew, self._term, self._trunc, self._round_end, self._final,
+                self._rolled, self._fin, self._fin_rounds,
+                thr, must, also, *vg._episode_args, vg._dice_faces, _DISC, _DACT, _DECK, *vg._tables)
+            status = self._status
+            ended = sel & (status == K.ENDED)
+            if ended.any():
+                ended_all |= ended
+                if record_end:
+                    self._ended |= ended
+                    self._e_term[ended] = self._term[ended]
+                    self._e_final[ended] = self._final[ended]
+                    self._e_fin[ended] = self._fin[ended]
+                    self._e_rounds[ended] = self._fin_rounds[ended]
+                if vg.record:
+                    vg._harvest(ended)
+                    if not record_end or not self.record:
+                        del vg._finished[len(vg._finished) - int(ended.sum()):]
+                    else:
+                        self._slots.extend(np.flatnonzero(ended).tolist())
+            waiting = sel & (status == K.WAIT_OPPONENT)
+            paused = sel & (status == K.PAUSED)
+            if not waiting.any() and not paused.any():
+                return ended_all
+            actions = np.full(self.num_envs, -1, dtype=np.int64)
+            if paused.any():
+                vg._grow_log()
+            if waiting.any():
+                self._opponents_act(np.flatnonzero(waiting), actions, out)
+            sel = waiting | paused
+
+    def _opponents_act(self, idx: np.ndarray, actions: np.ndarray, out: Any) -> None:
+        """Ask the Python opponents to act in the games ``idx`` (one call per agent); write ``actions``."""
+        vg = self._vg
+        seats = vg._cur[idx]
+        agents = self._seat_agent[idx, seats]
+        for k in np.unique(agents):
+            games = idx[agents == k]
+            agent = self._agents[int(k)]
+            masks = out.mask[games]
+            batched = getattr(agent, "act_observations", None)
+            if callable(batched):
+                acts = np.asarray(batched(out.obs[games].copy(), masks.copy())).reshape(-1)
+            else:
+                views = [vg.game(int(x)) for x in games]
+                legals = [v.legal_actions() for v in views]
+                act_batch = getattr(agent, "act_batch", None)
+                if callable(act_batch):
+                    acts = np.asarray(act_batch(views, legals)).reshape(-1)
+                else:
+                    acts = np.asarray([agent.act(v, legal) for v, legal in zip(views, legals, strict=True)])
+            if acts.shape != (len(games),) or acts.dtype.kind not in "iu":
+                raise IllegalActionError(f"opponent {_name(agent)!r} gave {acts!r} for {len(games)} games, not one "
+                                         "integer action per game")
+            legal = (acts >= 0) & (acts < A.NUM_ACTIONS)
+            legal[legal] = masks[np.flatnonzero(legal), acts[legal]]
+            if not legal.all():
+                j = int(np.flatnonzero(~legal)[0])
+                gj = int(games[j])
+                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg._cur[gj])} of sub-env {gj}: "
+                                         f"{vg._illegal_message(gj, acts[j])}")
+            actions[games] = acts
+
+    def _episode_stats(self, ended: np.ndarray, illegal: np.ndarray) -> dict[str, np.ndarray]:
+        """The learner's ``episode_stats`` arrays: the ended episodes' (and the illegal ones'), zeros elsewhere."""
+        g = self.num_envs
+        fst = np.zeros((2, g), dtype=np.float64)
+        ist = np.zeros((6, g), dtype=np.int64)
+        rows = np.flatnonzero(ended | illegal)
+        if len(rows):
+            if illegal.any():  # the game as it stands (an unfinished round: its quits count, its points not yet)
+                vg, b = self._vg, np.flatnonzero(illegal)
+                self._e_fin[b, 0] = vg._tot[b]
+                self._e_fin[b, 1:] = vg._stats[b]
+                self._e_rounds[b] = vg._nround[b]
+            K.stats_kernel(rows, self._learner, self._e_fin, self._e_rounds, illegal, fst, ist)
+        return {"win": fst[0], "rounds": ist[0], "points_per_round": fst[1], "final_points": ist[1],
+                "busts": ist[2], "quits": ist[3], "went_out": ist[4], "illegal": ist[5]}
+
+    def _infos(self, done: np.ndarray, reset: np.ndarray | None = None, stats: dict[str, np.ndarray] | None = None,
+               illegal: np.ndarray | None = None, mask: np.ndarray | None = None,
+               seats: np.ndarray | None = None) -> dict[str, Any]:
+        """The infos, as SyncVectorEnv stacks those of the scalar env (``mask``: the ``_key`` masks)."""
+        g = self.num_envs
+        keys = np.ones(g, dtype=np.bool_) if mask is None else mask
+        if reset is not None and mask is None:
+            keys = reset.copy()
+        m = self._vg._out[self._vg._k].mask.astype(np.int8)
+        m[done] = 0
+        if stats is None:
+            stats = {k: np.zeros(g, dtype=np.float64 if k in _FLOAT_STATS else np.int64) for k in _STAT_KEYS}
+        es: dict[str, Any] = {}
+        for k, v in stats.items():
+            es[k], es[f"_{k}"] = v, keys.copy()
+        return {
+            "action_mask": m, "_action_mask": keys.copy(),
+            "learner_seat": self._learner.copy() if seats is None else seats, "_learner_seat": keys.copy(),
+            "illegal_action": np.zeros(g, dtype=np.bool_) if illegal is None else illegal.copy(),
+            "_illegal_action": keys.copy(),
+            "episode_stats": es, "_episode_stats": keys.copy(),
+        }
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release (no processes, no windows)."""
+
+    def __repr__(self) -> str:
+        """Show the size and the options."""
+        return (f"LamaDiceVectorEnv(num_envs={self.num_envs}, num_players={self.num_players}, "
+                f"opponents={[_name(o) for o in self.opponents]}, episode={self.episode!r}, "
+                f"reward={self.reward_mode!r}, autoreset_mode={self.autoreset_mode.name})")
+
