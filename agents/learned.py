@@ -94,14 +94,32 @@ class LearnedPolicy(Policy):
         """Actions for many games with one forward pass."""
         if not games:
             return []
-        logits = self._batch(games, legals)
+        return self._choose(self._batch(games, legals)).tolist()
+
+    def act_observations(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Actions for a batch of encoded observations and boolean masks, with one forward pass.
+
+        What the vector environments call for a wave of games waiting on this policy
+        (``obs``: ``[B, obs_size]`` float32 as :func:`lama_env.observation.encode` makes it;
+        ``mask``: ``[B, NUM_ACTIONS]`` bool).  Chooses as :meth:`act_batch` does.
+        """
+        from lama_env.observation import observation_size
+
+        if obs.shape[1] != observation_size(self.num_players):
+            raise self.error_type(f"{self.checkpoint_kind} {self.path or self.spec} was trained for "
+                                  f"{self.num_players} players: observations of size "
+                                  f"{observation_size(self.num_players)}, got {obs.shape[1]}")
+        return self._choose(np.where(mask, self.logits(obs, mask), -np.inf))
+
+    def _choose(self, logits: np.ndarray) -> np.ndarray:
+        """The most likely legal action (deterministic), else a sample of the masked distribution."""
         if self.deterministic:
-            return logits.argmax(axis=1).tolist()
+            return logits.argmax(axis=1)
         z = logits - logits.max(axis=1, keepdims=True)
         cum = np.exp(z).cumsum(axis=1)  # masked entries: exp(-inf) = 0
-        u = self.rng.random(len(games))[:, None] * cum[:, -1:]
+        u = self.rng.random(len(logits))[:, None] * cum[:, -1:]
         # first index whose cumulative mass passes u: always one with positive probability
-        return (cum > u).argmax(axis=1).tolist()
+        return (cum > u).argmax(axis=1)
 
     def action_probabilities(self, game: LamaGame, legal: Sequence[int] | None = None) -> np.ndarray:
         """The masked policy distribution over all actions for ``game.current_player``."""

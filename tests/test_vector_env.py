@@ -525,3 +525,27 @@ def test_maskable_ppo_learns_against_random_on_the_native_vec_env():
     model.learn(total_timesteps=32 * 64 * 12)
     after = points_per_round()
     assert after < before - 2.0, (before, after)  # untrained (argmax): ~24 points a round; trained: ~14
+
+
+def test_learned_policies_act_on_observations_as_on_games():
+    """`ppo:` agents have act_observations, so vector envs give them one forward pass per wave of games."""
+    from lama_dice.agents.registry import make_agent
+    from lama_env import LamaGame
+    from lama_env.observation import encode
+
+    agent = make_agent("ppo:2p")
+    games = [LamaGame(2, seed=s) for s in range(6)]
+    for g in games[::2]:
+        g.step(0)  # a roll: some games wait on a discard or take
+    games = [g for g in games if not g.round_over]
+    legals = [g.legal_actions() for g in games]
+    obs = np.stack([encode(g, g.current_player) for g in games])
+    mask = np.zeros((len(games), 129), dtype=bool)
+    for i, legal in enumerate(legals):
+        mask[i, legal] = True
+    agent.seed(3)
+    by_games = agent.act_batch(games, legals)
+    agent.seed(3)
+    assert agent.act_observations(obs, mask).tolist() == by_games
+    with pytest.raises(Exception, match="trained for 2 players"):
+        agent.act_observations(np.zeros((1, obs.shape[1] + 15), np.float32), mask[:1])

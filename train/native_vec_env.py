@@ -58,13 +58,7 @@ class ObservationPolicy:
 
     def act_observations(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """One action per row of ``obs`` (``(B, O)`` float32) among the legal ones of ``mask`` (``(B, 129)`` bool)."""
-        logits = np.where(mask, self.policy.logits(obs, mask), -np.inf)
-        if self.policy.deterministic:
-            return logits.argmax(axis=1)
-        z = logits - logits.max(axis=1, keepdims=True)
-        cum = np.exp(z).cumsum(axis=1)  # masked entries: exp(-inf) = 0
-        u = self.policy.rng.random(len(obs))[:, None] * cum[:, -1:]
-        return (cum > u).argmax(axis=1)
+        return self.policy.act_observations(obs, mask)
 
     def act(self, game: Any, legal: Sequence[int]) -> int:
         """The wrapped policy's action in a game object."""
