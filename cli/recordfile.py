@@ -1,4 +1,4 @@
-"""Reading game-record files (the file I/O kept out of the pure engine)."""
+"""Reading game-record files and writing JSON reports (the file I/O kept out of the pure engine)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from lama_env.errors import LamaDiceError
 from lama_env.record import RecordError
 
 
@@ -32,3 +33,13 @@ def load_record_file(path: str) -> tuple[Any, dict | None]:
                                  f"{e.msg}").as_result()
     except RecursionError:
         return None, RecordError(f"not a game record: {path} is nested too deeply to be JSON data").as_result()
+
+
+def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:
+    """Write ``data`` as indented JSON to ``path``; a failure raises ``error`` with one line."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2)
+            fh.write("\n")
+    except OSError as e:
+        raise error(f"cannot write {path}: {e.strerror or e}") from None

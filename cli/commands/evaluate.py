@@ -93,6 +93,7 @@ def parse_rules(items: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Play the evaluation or league, print the table (optionally JSON, plot, saved games); return the exit status."""
+    from lama_dice.cli.recordfile import write_json_file
     from lama_dice.evaluation import DEFAULT_CHUNK_SIZE, EvaluationError
     from lama_env.rules import RulesConfig
 
@@ -136,12 +137,7 @@ def run(args: argparse.Namespace) -> int:
     data = result.to_json()
     to_stdout = args.json == "-"
     if args.json and not to_stdout:
-        try:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
-                fh.write("\n")
-        except OSError as e:
-            raise EvaluationError(f"cannot write {args.json}: {e.strerror or e}") from None
+        write_json_file(args.json, data, EvaluationError)
     from rich.console import Console
 
     console = Console(stderr=to_stdout, highlight=False)

@@ -54,6 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score the agent, print the card (and write the JSON); return the exit status."""
+    from lama_dice.cli.recordfile import write_json_file
     from lama_dice.evaluation.suite import SuiteError, run_suite
 
     if args.list:
@@ -76,12 +77,7 @@ def run(args: argparse.Namespace) -> int:
         bar.close()
     data = card.to_json()
     if args.json and not to_stdout:
-        try:
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, indent=2)
-                fh.write("\n")
-        except OSError as e:
-            raise SuiteError(f"cannot write {args.json}: {e.strerror or e}") from None
+        write_json_file(args.json, data, SuiteError)
     render_card(console, card)
     if args.json and not to_stdout:
         console.print(f"JSON: {args.json}")
