@@ -387,3 +387,10 @@ def test_cli_solo_table_reports_points_not_wins(capsys):
     header = next(line for line in out.splitlines() if "agent" in line and "pts/rd" in line)
     assert "win" not in header.split() and "95% CI" in header
     assert "100.0%" not in out and "1 player," in out
+
+
+def test_cli_json_to_an_unwritable_path_is_one_line(tmp_path, capsys):
+    rc = main(["evaluate", "--agents", "random", "random", "--games", "4", "--no-progress",
+               "--json", str(tmp_path / "missing" / "out.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "out.json" in err
