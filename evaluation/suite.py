@@ -11,7 +11,7 @@ be re-run alone with the ``lama-dice evaluate`` command the JSON report lists.
 task               players  opponents                                   games       seeds
 =================  =======  ==========================================  ==========  =================
 ``solo``           1        none (points per round, normalized)         15,000      1001
-``duel``           2        ``optimal``, ``lookahead``, ``ppo:2p``      10,000 each 2001, 2002, 2003
+``duel``           2        ``optimal``, ``lookahead``, ``ppo:2p-v1``   10,000 each 2001, 2002, 2003
 ``table4``         4        three ``optimal``                           10,000      4001
 ``duel-also-match`` 2       ``optimal``, ``triple_llama=also_match``    10,000      5001
 ``solo-lean-dice`` 1        none, one llama per die (normalized)        15,000      6001
@@ -143,7 +143,7 @@ SUITE: tuple[Task, ...] = (
          normalization=NORMALIZATION_DEFAULT),
     Task("duel", 2, 10_000, (Match("vs optimal", ("optimal",), 2001),
                              Match("vs lookahead", ("lookahead",), 2002),
-                             Match("vs ppo:2p", ("ppo:2p",), 2003)),
+                             Match("vs ppo:2p-v1", ("ppo:2p-v1",), 2003)),
          about="two players against each reference agent: win rate (ties shared)"),
     Task("table4", 4, 10_000, (Match("vs 3x optimal", ("optimal", "optimal", "optimal"), 4001),),
          about="four players, against three optimal: win rate (ties shared), mean place"),

@@ -87,7 +87,7 @@ def test_the_suite_is_versioned_and_its_counts_give_one_point_intervals():
         assert t.games % t.players == 0  # every seat equally often
         if t.players > 1:  # the worst case p = 1/2: a 95% half-width of at most one percentage point
             assert 1.959964 * math.sqrt(0.25 / t.games) <= 0.0100
-    assert [m.opponents for m in TASKS["duel"].matches] == [("optimal",), ("lookahead",), ("ppo:2p",)]
+    assert [m.opponents for m in TASKS["duel"].matches] == [("optimal",), ("lookahead",), ("ppo:2p-v1",)]
 
 
 @pytest.mark.parametrize("task", [t for t in SUITE if t.normalization is not None], ids=lambda t: t.name)

@@ -411,7 +411,7 @@ def _lookahead_vs_optimal(runs: list[Run]) -> str:
 def _shipped_agents(runs: list[Run]) -> str:
     opt = last_json(runs[0].stdout, runs[0].shown)["expected_round_points"]
     ev = [last_json(r.stdout, r.shown) for r in runs[1:]]
-    solo, opt_solo, vs_opt, vs_la, four = ev
+    solo, opt_solo, vs_opt, vs_la, four, vs_v1 = ev
     rows = []
     a = solo["agents"][0]
     v, (lo, hi) = a["mean_points_per_round"], a["points_per_round_ci95"]
@@ -421,7 +421,8 @@ def _shipped_agents(runs: list[Run]) -> str:
                  f"{lo:.3f}{DASH}{hi:.3f} ({lo / opt - 1:+.1%} to {hi / opt - 1:+.1%})",
                  "within 2%: " + ("met" if abs(rel) <= 0.02 else "**not met**"), f"`{runs[1].shown}`"])
     for d, r, against, goal in ((vs_opt, runs[3], "`optimal`", 0.5),
-                                (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.5),
+                                (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.55),
+                                (vs_v1, runs[6], "`ppo:2p-v1` (the previous shipped agent)", 0.5),
                                 (four, runs[5], "three `optimal`", 0.25)):
         a = d["agents"][0]
         res = f"{pct(a['win_rate'])} wins"
@@ -592,7 +593,7 @@ def _rllib_sampling(runs: list[Run]) -> str:
 #: The agents of the benchmark's results table (docs/benchmark.md), each scored on every task it can play
 #: (the shipped networks: the tasks of their player count).
 SCORE_AGENTS = ("random", "always-roll", "threshold:0.2", "points:10", "optimal", "lookahead",
-                "ppo:solo", "ppo:2p", "ppo:4p")
+                "ppo:solo", "ppo:2p", "ppo:2p-v1", "ppo:4p")
 
 
 def _score_cell(m: dict | None) -> str:
@@ -628,7 +629,7 @@ def _score_table(runs: list[Run]) -> str:
             t = task(c, n)
             row.append("not played" if t is None else _score_cell(t["headline"]))
         head.append([*row, f"{r.seconds:,.0f} s"])
-        duel = [_score_cell(measure(c, "duel", f"win rate vs {o}")) for o in ("optimal", "lookahead", "ppo:2p")]
+        duel = [_score_cell(measure(c, "duel", f"win rate vs {o}")) for o in ("optimal", "lookahead", "ppo:2p-v1")]
         detail.append([f"`{c['agent']}`", _score_cell(measure(c, "solo", "points per round")), *duel,
                        _score_cell(measure(c, "table4", "mean place vs 3x optimal"))])
     official = all(c["official"] for c in cards)
@@ -636,7 +637,7 @@ def _score_table(runs: list[Run]) -> str:
     header = ["agent"] + [f"{n}{' *' if n in gen else ''}" for n in names] + ["time"]
     text = md_table(header, head)
     text += ("\n\n" + md_table(["agent", "solo points per round", "duel vs `optimal`", "duel vs `lookahead`",
-                                 "duel vs `ppo:2p`", "table4 mean place"], detail))
+                                 "duel vs `ppo:2p-v1`", "table4 mean place"], detail))
     counts = ", ".join(f"{n} {g:,}" for n, g in games.items())
     text += (f"\n\n{suite}{'' if official else ' (NOT the official game counts)'}: games per match {counts}. "
              "Every number is followed by its 95% interval. Headlines: solo tasks, the normalized score (0 = "
@@ -690,7 +691,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                lama("evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 --no-progress "
                     "--json -"),
                lama("evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
-                    "--no-progress --json -")),
+                    "--no-progress --json -"),
+               lama("evaluate --agents ppo:2p ppo:2p-v1 --games 20000 --seed 2026 --workers 2 --no-progress "
+                    "--json -")),
               _shipped_agents, commands_in_body=True),
     Generator("bench", "lama-dice bench: speed against the baselines (needs the bench extra)",
               "long: ~70 s (up to 5 min on a busy machine)", (lama("bench --quiet --json -"),), _bench),
