@@ -274,18 +274,33 @@ def scaling(games: int = 2000, kernel_sizes: tuple[int, ...] = (10, 100, 1000, 1
 # --------------------------------------------------------------------------- memory, solver
 _MEMORY = """
 import json, resource, sys, time, tracemalloc
+
+
+def peak_kib():
+    # VmHWM: this process's own peak RSS. ru_maxrss would also count the parent's peak at fork
+    # (Linux keeps it across exec), so a bench that trained a network before would inflate it.
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 from lama_dice.evaluation import evaluate
 from lama_dice.evaluation.compiled import warmup
 warmup()
 evaluate(["threshold:0.2", "threshold:0.2"], num_players=2, games=10, backend=sys.argv[2])
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_kib()
 tracemalloc.start()
 t0 = time.perf_counter()
 res = evaluate(["threshold:0.2", "threshold:0.2"], num_players=2, games=int(sys.argv[1]), backend=sys.argv[2])
 dt = time.perf_counter() - t0
 cur, peak = tracemalloc.get_traced_memory()
 tracemalloc.stop()
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = peak_kib()
 print(json.dumps({"backend": res.backend, "maxrss_before_kib": base, "maxrss_after_kib": after,
                   "tracemalloc_peak_bytes": peak, "seconds_under_tracemalloc": dt}))
 """
@@ -297,7 +312,7 @@ def memory(games: int = 20000, backends: tuple[str, ...] = ("auto",)) -> dict[st
     ``maxrss`` (the process's peak resident set, KiB on Linux) before and after the
     evaluation, and tracemalloc's peak of the Python-level allocations it made.
     """
-    out: dict[str, Any] = {"what": f"fresh process, {SPEC} vs {SPEC}, {games} games: peak RSS (getrusage "
+    out: dict[str, Any] = {"what": f"fresh process, {SPEC} vs {SPEC}, {games} games: peak RSS (VmHWM, else "
                                    "ru_maxrss) after imports and a warm-up, then after the evaluation; "
                                    "tracemalloc peak of the evaluation's allocations",
                            "games": games}
