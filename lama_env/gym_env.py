@@ -102,7 +102,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -160,6 +160,38 @@ def check_max_rounds(max_rounds: Any) -> int | None:
     if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
         raise LamaEnvError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
     return int(max_rounds)
+
+
+def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
+    """Validate a fixed learner seat (None, or an integer ``0..num_players - 1``)."""
+    if learner_seat is None:
+        return None
+    if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
+            or not 0 <= learner_seat < num_players:
+        raise LamaEnvError(f"learner_seat must be None or an integer 0..{num_players - 1}, got {learner_seat!r}")
+    return int(learner_seat)
+
+
+def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:
+    """The opponents' list, one entry per opponent seat.
+
+    ``None`` means ``["random"]``; one entry (``is_single``, or a one-item list) fills every
+    seat; otherwise one entry per opponent seat is required.
+    """
+    k = num_players - 1
+    if opponents is None:
+        opponents = ["random"]
+    if is_single(opponents):
+        opponents = [opponents]
+    if not isinstance(opponents, (list, tuple)):
+        raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
+    if k == 0:
+        return []
+    if len(opponents) == 1:
+        return list(opponents) * k
+    if len(opponents) != k:
+        raise LamaEnvError(f"opponents must list 1 or {k} agents for {num_players} players, got {len(opponents)}")
+    return list(opponents)
 
 
 #: The rules keywords of the envs (the fields of :class:`RulesConfig`), and ``rules`` itself.
@@ -311,12 +343,7 @@ class LamaDiceEnv(gym.Env):
         if render_mode is not None:
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        if learner_seat is not None:
-            if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
-                    or not 0 <= learner_seat < n:
-                raise LamaEnvError(f"learner_seat must be None or an integer 0..{n - 1}, got {learner_seat!r}")
-            learner_seat = int(learner_seat)
-        self.learner_seat_option = learner_seat
+        self.learner_seat_option = check_learner_seat(learner_seat, n)
         if n == 1 and self.reward_mode == "win":
             warn_solo_win()
         self.opponents = self._build_opponents(opponents)
@@ -332,21 +359,7 @@ class LamaDiceEnv(gym.Env):
 
     # ------------------------------------------------------------------ set-up
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        k = self.num_players - 1
-        if opponents is None:
-            opponents = ["random"]
-        if isinstance(opponents, (str, PolicyLike)):
-            opponents = [opponents]
-        if not isinstance(opponents, (list, tuple)):
-            raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
-        if k == 0:
-            return []
-        if len(opponents) == 1:
-            opponents = list(opponents) * k
-        elif len(opponents) != k:
-            raise LamaEnvError(
-                f"opponents must list 1 or {k} agents for {self.num_players} players, got {len(opponents)}"
-            )
+        opponents = seat_opponents(opponents, self.num_players, lambda o: isinstance(o, (str, PolicyLike)))
         out = []
         for spec in opponents:
             if isinstance(spec, str):

@@ -95,8 +95,10 @@ from .gym_env import (
     LamaEnvError,
     build_rules,
     check_choice,
+    check_learner_seat,
     check_max_rounds,
     check_num_players,
+    seat_opponents,
     warn_solo_win,
 )
 from .opponents import PolicyLike
@@ -218,12 +220,7 @@ class LamaDiceVectorEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.DISABLED:
             raise LamaEnvError("autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, not DISABLED")
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
-        if learner_seat is not None:
-            if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
-                    or not 0 <= learner_seat < n:
-                raise LamaEnvError(f"learner_seat must be None or an integer 0..{n - 1}, got {learner_seat!r}")
-            learner_seat = int(learner_seat)
-        self.learner_seat_option = learner_seat
+        self.learner_seat_option = check_learner_seat(learner_seat, n)
         if n == 1 and self.reward_mode == "win":
             warn_solo_win()
         self.record = bool(record)
@@ -284,21 +281,8 @@ class LamaDiceVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ opponents
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        k = self.num_players - 1
-        if opponents is None:
-            opponents = ["random"]
-        if isinstance(opponents, (str, PolicyLike, NativePolicy)) or callable(getattr(opponents, "episode_policy",
-                                                                                           None)):
-            opponents = [opponents]
-        if not isinstance(opponents, (list, tuple)):
-            raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
-        if k == 0:
-            return []
-        if len(opponents) == 1:
-            opponents = list(opponents) * k
-        elif len(opponents) != k:
-            raise LamaEnvError(
-                f"opponents must list 1 or {k} agents for {self.num_players} players, got {len(opponents)}")
+        opponents = seat_opponents(opponents, self.num_players, lambda o: isinstance(o, (str, PolicyLike, NativePolicy))
+                                   or callable(getattr(o, "episode_policy", None)))
         out = []
         for spec in opponents:
             if isinstance(spec, str):
