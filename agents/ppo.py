@@ -119,7 +119,8 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
     return data
 
 
-#: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:2p-v1``, ``ppo:4p``.
+#: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:4p`` and the earlier
+#: ``ppo:solo-v1``, ``ppo:2p-v1``, ``ppo:4p-v1``.
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
 
@@ -333,4 +334,4 @@ def _make(arg: str | None) -> PPOPolicy:
 
 register("ppo", _make, "ppo:PATH",
          "a trained MaskablePPO checkpoint (.zip, a run folder: its best.zip, "
-         "or a shipped agent: ppo:solo, ppo:2p, ppo:2p-v1, ppo:4p)")
+         "or a shipped agent: ppo:solo, ppo:2p, ppo:4p and the earlier ppo:solo-v1, ppo:2p-v1, ppo:4p-v1)")

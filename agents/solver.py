@@ -80,6 +80,9 @@ class SoloPolicy(Protocol):
     """What :meth:`SoloSolver.policy_value` needs from a deterministic policy.
 
     The heuristics of :mod:`lama_dice.agents.heuristics` and the optimal agent implement it.
+    A policy that also looks at the dice defines ``choose_discard_for_roll(display, dice,
+    legal, rules)`` (dice: sorted face indices), which is then asked instead of
+    ``choose_discard`` (:class:`lama_dice.agents.solo_exact.ObservationSoloPolicy`).
     """
 
     def wants_quit(self, display: Display, rules: RulesConfig) -> bool:
@@ -408,6 +411,7 @@ class SoloSolver:
         """
         memo: dict[Display, float] = {_EMPTY: self.out_value}
         rules = self.rules
+        choose = self._chooser(policy)
 
         def solve(d: Display) -> float:
             v = memo.get(d)
@@ -417,20 +421,13 @@ class SoloSolver:
                 memo[d] = v = float(score_display(d))
                 return v
             const = loop = 0.0
-            chosen: dict[tuple[int, ...], tuple[bool, float]] = {}  # legal -> (stays, value after)
-            for kind, p, legal in self._outcomes(d):
+            for dice, kind, p, legal in self.roll_outcomes(d):
                 if kind is ROLL_DISCARD:
-                    got = chosen.get(legal)
-                    if got is None:
-                        a = policy.choose_discard(d, legal, rules)
-                        if a not in legal:
-                            raise SolverError(f"policy {policy!r} chose an illegal discard {a} for {d!r}")
-                        stays = _DISCARD_SIZE[a] == 0
-                        got = chosen[legal] = (stays, 0.0 if stays else solve(self._child(d, a)))
-                    if got[0]:
+                    a = choose(d, dice, legal)
+                    if _DISCARD_SIZE[a] == 0:
                         loop += p
                     else:
-                        const += p * got[1]
+                        const += p * solve(self._child(d, a))
                 elif kind is ROLL_TRIPLE_LLAMA:
                     loop += p
                 else:
@@ -441,6 +438,80 @@ class SoloSolver:
         if display is not None:
             return solve(_check_display(display))
         return sum(p * solve(h) for h, p in deal_distribution())
+
+    def roll_outcomes(self, display: Sequence[int]) -> list[tuple[tuple[int, ...], str, float, tuple[int, ...]]]:
+        """Every distinct roll at a solo turn with ``display``: ``(dice, kind, probability, legal discards)``.
+
+        ``dice`` are sorted face indices (:func:`lama_env.transitions.grouped_chance_outcomes`),
+        ``kind`` what the roll does (:func:`lama_env.transitions.resolve_roll`).
+        """
+        d = _check_display(display)
+        return [(dice, kind, p, legal)
+                for (dice, _), (kind, p, legal) in zip(self._rolls, self._outcomes(d), strict=True)]
+
+    def _chooser(self, policy: SoloPolicy):
+        """``choose(display, dice, legal)``: the policy's discard, checked legal and memoized.
+
+        A policy that sees the dice (``choose_discard_for_roll``) is asked per roll, others
+        per set of legal discards.
+        """
+        rules = self.rules
+        by_roll = getattr(policy, "choose_discard_for_roll", None)
+        memo: dict[tuple[Display, tuple[int, ...]], int] = {}
+
+        def choose(d: Display, dice: tuple[int, ...], legal: tuple[int, ...]) -> int:
+            key = (d, dice if by_roll is not None else legal)
+            a = memo.get(key)
+            if a is None:
+                a = memo[key] = by_roll(d, dice, legal, rules) if by_roll is not None else \
+                    policy.choose_discard(d, legal, rules)
+                if a not in legal:
+                    raise SolverError(f"policy {policy!r} chose an illegal discard {a} for {d!r}")
+            return a
+
+        return choose
+
+    def visits(self, policy: SoloPolicy) -> tuple[dict[Display, float], dict[tuple[Display, tuple[int, ...]], float]]:
+        """How often a deterministic ``policy`` meets each decision of a solo round from a fresh deal.
+
+        Returns:
+            ``(turns, discards)``: the expected number of turns at each display
+            (a self-loop -- a triple llama, an empty discard -- counts every time), and
+            of discard decisions at each ``(display, dice)`` (dice: sorted face indices).
+            ``turns`` summed over the displays is the expected number of turns of a round.
+
+        Raises:
+            SolverError: the policy can loop forever (never quits and always discards nothing).
+        """
+        rules = self.rules
+        choose = self._chooser(policy)
+        inflow: dict[Display, float] = {}
+        for h, p in deal_distribution():
+            inflow[h] = inflow.get(h, 0.0) + p
+        turns: dict[Display, float] = {}
+        discards: dict[tuple[Display, tuple[int, ...]], float] = {}
+        for size in range(max(sum(d) for d in inflow), 0, -1):  # a discard leaves fewer cards: parents first
+            for d in [d for d in inflow if sum(d) == size]:
+                reach = inflow.pop(d)
+                if policy.wants_quit(d, rules):
+                    turns[d] = reach
+                    continue
+                outcomes = self.roll_outcomes(d)
+                chosen = [choose(d, dice, legal) if kind is ROLL_DISCARD else None
+                          for dice, kind, _, legal in outcomes]
+                loop = sum(p for (_, kind, p, _), a in zip(outcomes, chosen, strict=True)
+                           if kind is ROLL_TRIPLE_LLAMA or (a is not None and _DISCARD_SIZE[a] == 0))
+                if loop >= 1.0 - 1e-12:
+                    raise SolverError(f"policy {policy!r} can loop forever at {d!r}")
+                v = turns[d] = reach / (1.0 - loop)  # each turn at d, repeats included
+                for (dice, _, p, _), a in zip(outcomes, chosen, strict=True):
+                    if a is None:
+                        continue
+                    discards[(d, dice)] = v * p
+                    child = self._child(d, a)
+                    if child != d and child != _EMPTY:
+                        inflow[child] = inflow.get(child, 0.0) + v * p
+        return turns, discards
 
     def __repr__(self) -> str:
         """Show the rules and ``out_value``."""

@@ -1,17 +1,29 @@
-"""Learning curves from a run's TensorBoard events, as a PNG (for READMEs and reports).
+"""Learning curves of a run, as a PNG (for READMEs and reports).
 
     lama-dice curves runs/ppo_2p-20261130-101500 --out curves.png
+    lama-dice curves runs/ppo_2p_fast --evaluate lookahead --games 2000 --out time.png --json time.json
 
-Plots, against training steps, each evaluation opponent's win rate with its
-95% Wilson band (``eval/OPPONENT/win_rate``, ``..._ci_low``, ``..._ci_high``;
-solo runs: points per round of the learner and of the baselines), and the
-training episodes' win rate or points per round (``game/...``).
+From the run's TensorBoard events (:func:`plot_curves`): against training
+steps, each evaluation opponent's win rate with its 95% Wilson band
+(``eval/OPPONENT/win_rate``, ``..._ci_low``, ``..._ci_high``; solo runs: points
+per round of the learner and of the baselines), and the training episodes'
+win rate or points per round (``game/...``).
+
+From the run's checkpoints (``--evaluate``, :func:`checkpoint_curve`): every
+``checkpoints/step-*.zip`` and ``final.zip`` is evaluated afterwards against
+the given opponents (the same games for each checkpoint: one seed), and the
+win rates are plotted against the wall time of training each checkpoint's
+sidecar records (``train_seconds``) and against steps.  A run that evaluates
+nothing while it trains (the fast configs) gets its curve this way, and its
+training time is not inflated by evaluations.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lama_env.errors import LamaDiceError
 
@@ -75,6 +87,115 @@ def plot_curves(run_dir: str | os.PathLike, out: str | os.PathLike, title: str |
     ax2.grid(alpha=0.3)
     if title:
         fig.suptitle(title)
+    out = Path(out)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# curves from the checkpoints, evaluated afterwards
+
+def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
+    """The run's periodic checkpoints in step order, then ``final.zip`` (if any).
+
+    Raises:
+        CurvesError: the run has no checkpoints.
+    """
+    run = Path(run_dir)
+    found = sorted((run / "checkpoints").glob("step-*.zip"))
+    if (run / "final.zip").is_file():
+        found.append(run / "final.zip")
+    if not found:
+        raise CurvesError(f"no checkpoints in {run} (checkpoints/step-*.zip, final.zip)")
+    return found
+
+
+def checkpoint_curve(run_dir: str | os.PathLike, opponents: Sequence[str], games: int, seed: int = 0,
+                     workers: int = 1, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Evaluate every checkpoint of ``run_dir`` against each of ``opponents`` (all seats but the learner's).
+
+    Returns:
+        A JSON-ready dict: ``run``, ``opponents``, ``games``, ``seed`` and ``points``, one per
+        checkpoint: ``checkpoint``, ``timesteps``, ``train_seconds`` (None if its sidecar has
+        none) and per opponent ``win_rate`` with ``win_rate_ci95`` (solo: ``points_per_round``
+        with ``points_per_round_ci95``).
+
+    Raises:
+        CurvesError: no checkpoints; lama_env.errors.LamaDiceError: a checkpoint or spec does not load.
+    """
+    from lama_dice.agents.ppo import PPOPolicy, read_sidecar
+    from lama_dice.evaluation.evaluate import evaluate
+
+    points = []
+    for ckpt in run_checkpoints(run_dir):
+        learner = PPOPolicy(ckpt)
+        side = read_sidecar(ckpt) or {}
+        n = learner.num_players
+        point: dict[str, Any] = {"checkpoint": ckpt.name, "timesteps": side.get("timesteps"),
+                                 "train_seconds": side.get("train_seconds"), "results": {}}
+        for opp in opponents:
+            res = evaluate([learner, *([opp] * (n - 1))], num_players=n, games=games, seed=seed, workers=workers)
+            a = res.agents[0]
+            if n == 1:
+                point["results"][opp] = {"points_per_round": a.mean_points_per_round,
+                                         "points_per_round_ci95": list(a.points_per_round_ci95)}
+            else:
+                point["results"][opp] = {"win_rate": a.win_rate, "win_rate_ci95": list(a.win_rate_ci95)}
+        points.append(point)
+        if progress is not None:
+            progress(_point_line(point))
+    return {"run": str(run_dir), "opponents": list(opponents), "games": games, "seed": seed, "points": points}
+
+
+def _point_line(point: dict[str, Any]) -> str:
+    secs = point["train_seconds"]
+    where = f"{point['timesteps']:,} steps" + (f", {secs:,.0f} s" if secs is not None else "")
+    parts = []
+    for opp, r in point["results"].items():
+        if "win_rate" in r:
+            lo, hi = r["win_rate_ci95"]
+            parts.append(f"vs {opp} {100 * r['win_rate']:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]")
+        else:
+            lo, hi = r["points_per_round_ci95"]
+            parts.append(f"{opp}: {r['points_per_round']:.2f} points/round [{lo:.2f}, {hi:.2f}]")
+    return f"{point['checkpoint']} ({where}): " + " | ".join(parts)
+
+
+def plot_checkpoint_curve(data: dict[str, Any], out: str | os.PathLike, title: str | None = None,
+                          goal: float | None = None) -> Path:
+    """Plot :func:`checkpoint_curve`'s result: win rates (95% bands) against wall time and against steps.
+
+    ``goal``: a win rate to draw as a dashed line (e.g. 0.5).
+    """
+    from matplotlib.figure import Figure
+
+    pts = data["points"]
+    fig = Figure(figsize=(10, 4), layout="constrained")
+    ax_t, ax_s = fig.subplots(1, 2)
+    solo = any("points_per_round" in r for p in pts for r in p["results"].values())
+    key = "points_per_round" if solo else "win_rate"
+    scale = 1.0 if solo else 100.0
+    timed = [p for p in pts if p["train_seconds"] is not None]
+    for ax, use, xs_of, label in ((ax_t, timed, lambda p: p["train_seconds"] / 60, "minutes of training (wall)"),
+                                  (ax_s, pts, lambda p: p["timesteps"] / 1e6, "training steps (millions)")):
+        for opp in data["opponents"]:
+            xs = [xs_of(p) for p in use]
+            ys = [scale * p["results"][opp][key] for p in use]
+            lo = [scale * p["results"][opp][f"{key}_ci95"][0] for p in use]
+            hi = [scale * p["results"][opp][f"{key}_ci95"][1] for p in use]
+            line = ax.plot(xs, ys, marker="o", ms=3, label=f"vs {opp}" if not solo else opp)[0]
+            ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2)
+        if goal is not None:
+            ax.axhline(scale * goal, color="grey", ls="--", lw=1)
+        ax.set_xlabel(label)
+        ax.set_ylabel("points per round (fewer is better)" if solo else "learner win rate, % (95% Wilson band)")
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend()
+    ax_t.set_title("against wall time")
+    ax_s.set_title("against steps")
+    fig.suptitle(title or f"{data['run']}: checkpoints evaluated over {data['games']:,} games each (seed "
+                          f"{data['seed']})")
     out = Path(out)
     fig.savefig(out, dpi=110)
     return out

@@ -70,6 +70,9 @@ def test_smoke_run_writes_the_run_folder(smoke_run):
     assert f"tensorboard --logdir {run / 'tb'}" in printed
     side = read_sidecar(run / "final.zip")
     assert side["num_players"] == 2 and side["config"] == "smoke" and side["timesteps"] == result.timesteps
+    # every checkpoint records the wall time of learning so far (for curves against time)
+    secs = [read_sidecar(run / "checkpoints" / f"step-{n:012d}.zip")["train_seconds"] for n in (1024, 2048)]
+    assert 0 < secs[0] <= secs[1] <= side["train_seconds"] <= result.seconds
 
 
 def test_smoke_run_logs_the_game_scalars(smoke_run):
@@ -187,6 +190,8 @@ def test_ctrl_c_saves_and_resume_continues(tmp_path):
     assert second.run_dir == run and not second.interrupted
     assert second.timesteps >= 2048 and (run / "final.zip").is_file()
     assert read_sidecar(run / "final.zip")["timesteps"] == second.timesteps
+    # the training clock goes on from the interrupted checkpoint's
+    assert read_sidecar(run / "final.zip")["train_seconds"] > read_sidecar(run / "interrupted.zip")["train_seconds"]
     assert len(list((run / "tb").glob("events.out.tfevents.*"))) == 2
     fps_steps = _scalars(run / "tb")["time/fps"]
     assert fps_steps == sorted(fps_steps) and fps_steps[-1] >= 2048 and min(fps_steps) < first.timesteps
@@ -295,6 +300,47 @@ def test_pretrain_warm_start_imitates_the_teacher(tmp_path):
 def test_pretrain_teacher_is_checked(tmp_path):
     with pytest.raises(ConfigError, match=r"pretrain.teacher"):
         parse_config({"opponents": ["random"], "pretrain": {"teacher": "nonsense"}})
+    solo_env = {"num_players": 1, "episode": "round", "reward": "points"}
+    with pytest.raises(ConfigError, match=r"pretrain.states: 'solo' is for the solo variant"):
+        parse_config({"opponents": ["random"], "pretrain": {"teacher": "optimal", "states": "solo"}})
+    with pytest.raises(ConfigError, match=r"pretrain.teacher: lookahead is not a rule-based agent"):
+        parse_config({"env": solo_env, "pretrain": {"teacher": "lookahead", "states": "solo"}})
+    with pytest.raises(ConfigError, match=r"pretrain.states"):
+        parse_config({"env": solo_env, "pretrain": {"teacher": "optimal", "states": "every"}})
+
+
+def test_solo_states_cover_the_round_at_every_total():
+    """pretrain.states: solo -- every solo decision, labelled by the teacher, weighted by its visits."""
+    from lama_dice.agents.solo_exact import solo_observation
+    from lama_dice.agents.solver import solver_for
+    from lama_dice.train.pretrain import collect_solo_states
+    from lama_env.engine import Phase
+    from lama_env.observation import observation_layout
+    from lama_env.rules import RulesConfig
+
+    rules = RulesConfig()
+    data = collect_solo_states("optimal", rules, reward_scale=0.05, seed=0, totals_per_state=2)
+    n = len(data.actions)
+    assert data.obs.shape == (n, 37) and data.masks.shape == (n, 129) and data.episodes == 0
+    assert data.weights is not None and data.weights.sum() == pytest.approx(1.0) and data.weights.min() > 0
+    assert data.masks[np.arange(n), data.actions].all()  # every label is legal
+    blocks = {e.name: e for e in observation_layout(1)}
+    turn = data.obs[:, blocks["decision"].start] == 1.0
+    totals = np.rint(data.obs[turn, blocks["total"].start] * 40).astype(int)
+    assert set(totals.tolist()) == set(range(40))  # each turn state at every total
+    # a deal's display at a turn: the optimal decision, the exact value as the value target
+    solver = solver_for(rules)
+    d = (0, 1, 1, 0, 2, 1, 1)
+    x = solo_observation(rules, d, 0, Phase.TURN)
+    i = int(np.flatnonzero((data.obs == x).all(axis=1))[0])
+    assert data.actions[i] == (1 if solver.quits(d) else 0)
+    assert data.returns[i] == pytest.approx(-0.05 * solver.value(d), rel=1e-6)
+    # the weights: 90% by how often optimal play meets a state, 10% spread evenly over the states
+    turns, discards = solver.visits(make_agent("optimal"))
+    share = sum(turns.values()) / (sum(turns.values()) + sum(discards.values()))
+    turn_states = len(set(map(tuple, data.obs[turn][:, :7])))
+    all_states = turn_states + len(set(map(tuple, data.obs[~turn][:, list(range(7)) + list(range(26, 33))])))
+    assert data.weights[turn].sum() == pytest.approx(0.9 * share + 0.1 * turn_states / all_states, rel=1e-6)
 
 
 def test_curves_plot_a_run(smoke_run, tmp_path):
@@ -311,6 +357,32 @@ def test_curves_plot_a_run(smoke_run, tmp_path):
     with pytest.raises(CurvesError, match="no TensorBoard events"):
         plot_curves(tmp_path, tmp_path / "d.png")
     assert main(["curves", str(tmp_path / "nothing"), "--out", str(tmp_path / "e.png")]) == 2
+
+
+def test_curves_evaluate_the_checkpoints(smoke_run, tmp_path):
+    """Curves --evaluate: every checkpoint against an opponent, against wall time and steps, as PNG and JSON."""
+    from lama_dice.cli.curves import CurvesError, checkpoint_curve
+    from lama_dice.cli.main import main
+
+    run = smoke_run[0].run_dir
+    data = checkpoint_curve(run, ["random"], games=8, seed=3)
+    assert [p["checkpoint"] for p in data["points"]] == ["step-000000001024.zip", "step-000000002048.zip",
+                                                         "final.zip"]
+    assert [p["timesteps"] for p in data["points"]] == [1024, 2048, smoke_run[0].timesteps]
+    secs = [p["train_seconds"] for p in data["points"]]
+    assert secs == sorted(secs) and secs[0] > 0
+    # the same games for each checkpoint as one evaluate() call gives
+    direct = evaluate([f"ppo:{run / 'final.zip'}", "random"], num_players=2, games=8, seed=3).agents[0]
+    assert data["points"][-1]["results"]["random"]["win_rate"] == direct.win_rate
+    png, js = tmp_path / "t.png", tmp_path / "t.json"
+    assert main(["curves", str(run), "--evaluate", "random", "--games", "4", "--out", str(png),
+                 "--json", str(js), "--goal", "0.5"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(json.loads(js.read_text())["points"]) == 3
+    with pytest.raises(CurvesError, match="no checkpoints"):
+        checkpoint_curve(tmp_path, ["random"], games=4)
+    # refused before any evaluation: an output folder that does not exist
+    assert main(["curves", str(run), "--evaluate", "random", "--json", str(tmp_path / "no" / "x.json")]) == 2
 
 
 def test_the_steps_announced_are_the_steps_run(tmp_path):

@@ -40,13 +40,41 @@ from lama_env.rules import RulesConfig
 from .selfplay import SnapshotPool
 
 
-def save_checkpoint(model: Any, path: str | os.PathLike, sidecar: dict[str, Any]) -> Path:
-    """Save ``model`` to ``path`` with its sidecar; the zip appears atomically (written, then renamed)."""
+class TrainClock:
+    """Seconds of learning so far: this session's ``learn()`` plus the run's earlier sessions.
+
+    Every checkpoint's sidecar carries the reading as ``train_seconds`` (wall time of
+    ``learn()``, rollouts and updates, periodic evaluations included), so that a
+    run's checkpoints can be put on a curve against wall time
+    (``lama-dice curves RUN --evaluate OPPONENT``).
+    """
+
+    def __init__(self, offset: float = 0.0) -> None:
+        """Start at ``offset`` seconds (a resumed run: its checkpoint's ``train_seconds``)."""
+        self.offset = float(offset)
+        self._t0: float | None = None
+
+    def start(self) -> None:
+        """Start counting (when ``learn()`` begins)."""
+        self._t0 = time.perf_counter()
+
+    def __call__(self) -> float:
+        """The seconds so far (``offset`` before :meth:`start`)."""
+        return self.offset + (time.perf_counter() - self._t0 if self._t0 is not None else 0.0)
+
+
+def save_checkpoint(model: Any, path: str | os.PathLike, sidecar: dict[str, Any],
+                    clock: TrainClock | None = None) -> Path:
+    """Save ``model`` to ``path`` with its sidecar; the zip appears atomically (written, then renamed).
+
+    With a ``clock`` the sidecar also records ``train_seconds``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".tmp-{path.name}")
     model.save(tmp)
-    write_sidecar(path, timesteps=int(model.num_timesteps), **sidecar)
+    extra = dict(sidecar, train_seconds=round(clock(), 1)) if clock is not None else sidecar
+    write_sidecar(path, timesteps=int(model.num_timesteps), **extra)
     os.replace(tmp, path)
     return path
 
@@ -322,15 +350,20 @@ class EvalCallback(_Periodic):
 class CheckpointCallback(_Periodic):
     """Save ``checkpoints/step-<N>.zip`` (+ sidecar) every ``every`` steps, keeping the newest ``keep_last``."""
 
-    def __init__(self, every: int, directory: Path, sidecar: dict[str, Any], keep_last: int | None = None) -> None:
-        """Save into ``directory`` with the sidecar fields ``sidecar``; ``keep_last``: None keeps all."""
+    def __init__(self, every: int, directory: Path, sidecar: dict[str, Any], keep_last: int | None = None,
+                 clock: TrainClock | None = None) -> None:
+        """Save into ``directory`` with the sidecar fields ``sidecar``; ``keep_last``: None keeps all.
+
+        ``clock``: the run's :class:`TrainClock` (the sidecars record ``train_seconds``).
+        """
         super().__init__(every)
         self.dir = Path(directory)
         self.sidecar = sidecar
         self.keep_last = keep_last
+        self.clock = clock
 
     def _fire(self) -> None:
-        save_checkpoint(self.model, self.dir / f"step-{self.num_timesteps:012d}.zip", self.sidecar)
+        save_checkpoint(self.model, self.dir / f"step-{self.num_timesteps:012d}.zip", self.sidecar, self.clock)
         if self.keep_last:
             for old in sorted(self.dir.glob("step-*.zip"))[:-self.keep_last]:
                 old.unlink(missing_ok=True)

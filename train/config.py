@@ -215,6 +215,10 @@ class PretrainConfig(Section):
     """Behaviour-cloning warm start before PPO (see :mod:`lama_dice.train.pretrain`)."""
 
     teacher: str | None = Field(default=None, description="agent spec to imitate first (null = no warm start)")
+    states: Literal["episodes", "solo"] = Field(
+        default="episodes", description="episodes: the teacher plays `episodes` episodes of the training env; "
+                                        "solo: every decision of the solo round, weighted by how often the "
+                                        "teacher meets it, at chip totals 0..end_threshold-1 (solo only)")
     episodes: int = Field(default=2000, ge=1, description="episodes the teacher plays in the training env")
     epochs: int = Field(default=10, ge=1, description="passes over the teacher's decisions")
     batch_size: int = Field(default=512, ge=1, description="minibatch size")
@@ -292,6 +296,8 @@ class TrainConfig(RunConfig):
             if self.env.reward == "win":
                 raise ConfigKeyError("env.reward",
                                      "'win' is always 0 in the solo variant (env.num_players: 1); use points")
+        elif self.pretrain.states == "solo":
+            raise ConfigKeyError("pretrain.states", f"'solo' is for the solo variant (env.num_players: 1), not {n}")
         elif not self.opponents and not self.selfplay.enabled:
             raise ConfigKeyError("opponents", f"env.num_players is {n}: list at least one opponent or enable selfplay")
         if self.env.vec_env != "native" and self.env.n_envs > 256:
@@ -461,6 +467,11 @@ def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:
                 check(num_players)
         except LamaDiceError as e:
             raise cfg.config_error(f"{source}: {key}: {e}") from None
+        pretrain = getattr(cfg, "pretrain", None)
+        if key == "pretrain.teacher" and pretrain is not None and pretrain.states == "solo" and not (
+                hasattr(agent, "wants_quit") and hasattr(agent, "choose_discard")):
+            raise cfg.config_error(f"{source}: pretrain.teacher: {spec} is not a rule-based agent; pretrain.states: "
+                                   f"solo needs one (optimal, threshold:T, points:K, always-roll)")
         built.add(spec)
 
 

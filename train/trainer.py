@@ -66,6 +66,7 @@ from .callbacks import (
     EvalCallback,
     GameStatsCallback,
     SelfPlayCallback,
+    TrainClock,
     evaluate_learner,
     save_checkpoint,
 )
@@ -192,7 +193,10 @@ def train(
         from lama_dice.train import pretrain
 
         pc = cfg.pretrain
-        data = pretrain.collect(make_env_fn(cfg, 0, None, False), teacher, pc.episodes, cfg.ppo.gamma, cfg.seed)
+        if pc.states == "solo":
+            data = pretrain.collect_solo_states(teacher, rules, cfg.env.reward_scale, cfg.seed)
+        else:
+            data = pretrain.collect(make_env_fn(cfg, 0, None, False), teacher, pc.episodes, cfg.ppo.gamma, cfg.seed)
         pretrain.fit(model, data, epochs=pc.epochs, batch_size=pc.batch_size, learning_rate=pc.learning_rate,
                      value_coef=pc.value_coef, seed=cfg.seed, out=out)
     start_steps = int(model.num_timesteps)
@@ -202,12 +206,13 @@ def train(
     remaining = -(-(cfg.total_timesteps - start_steps) // rollout) * rollout
 
     # -- 5. Learn ------------------------------------------------------------------------
+    clock = TrainClock(_trained_seconds(resume_ckpt) if resume_ckpt is not None else 0.0)
     cbs: list[BaseCallback] = [
         GameStatsCallback(n_players),
         EvalCallback(cfg.eval.every, cfg.eval.opponents, n_players, rules, cfg.eval.games, cfg.eval.seed,
                      cfg.eval.workers, run, sidecar, best_score=_previous_best(run),
                      out=None if out is sys.stdout else out),
-        CheckpointCallback(cfg.checkpoint.every, run / "checkpoints", sidecar, cfg.checkpoint.keep_last),
+        CheckpointCallback(cfg.checkpoint.every, run / "checkpoints", sidecar, cfg.checkpoint.keep_last, clock),
     ]
     if cfg.selfplay.enabled:
         pool = SnapshotPool(run, cfg.selfplay.pool_size, cfg.selfplay.initial, sidecar)
@@ -222,6 +227,7 @@ def train(
           file=out)
     interrupted = False
     t_learn = time.perf_counter()
+    clock.start()
     try:
         model.learn(total_timesteps=remaining, callback=CallbackList(cbs),
                     reset_num_timesteps=resume_ckpt is None, progress_bar=progress_bar)
@@ -234,14 +240,14 @@ def train(
     sps = steps_done / learn_s if learn_s > 0 else math.nan
 
     if interrupted:  # Ctrl-C: save where we are and say how to go on
-        ckpt = save_checkpoint(model, run / "interrupted.zip", sidecar)
+        ckpt = save_checkpoint(model, run / "interrupted.zip", sidecar, clock)
         model.logger.close()
         print(f"\ninterrupted at {model.num_timesteps:,} steps; saved {ckpt}", file=out)
         print(f"resume with: lama-dice train {config_path or run / 'config.yaml'} --resume {ckpt}", file=out)
         return TrainResult(run, int(model.num_timesteps), True, ckpt, None, time.perf_counter() - t_start, sps)
 
     # -- 6. The final checkpoint and the evaluation table --------------------------------
-    ckpt = save_checkpoint(model, run / "final.zip", sidecar)
+    ckpt = save_checkpoint(model, run / "final.zip", sidecar, clock)
     print(f"trained {steps_done:,} steps in {learn_s:.0f} s ({sps:,.0f} steps/s); saved {ckpt}", file=out)
     evaluation = None
     if cfg.eval.final_games > 0:
@@ -484,6 +490,15 @@ def _check_resume_fits(ckpt: Path, cfg: TrainConfig) -> None:
     if sidecar is not None and sidecar.get("rules") not in (None, cfg.rules.to_dict()):
         raise CheckpointError(f"cannot resume {ckpt}: it was trained with rules {sidecar['rules']}, "
                               f"the config has env.rules: {cfg.rules.to_dict()}")
+
+
+def _trained_seconds(ckpt: Path) -> float:
+    """The learning seconds the checkpoint's sidecar records (0 if it has none)."""
+    try:
+        side = read_sidecar(ckpt)
+    except LamaDiceError:
+        return 0.0
+    return float((side or {}).get("train_seconds", 0.0))
 
 
 def _previous_best(run: Path) -> float:

@@ -1,4 +1,10 @@
-"""Plot a training run's learning curves (from its TensorBoard events) to an image file."""
+"""Plot a training run's learning curves to an image file.
+
+From its TensorBoard events, or (``--evaluate``) from its checkpoints evaluated
+afterwards, against wall time of training and steps::
+
+    lama-dice curves runs/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 --json curve.json
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", help="a run folder (its tb/ events) or a folder of TensorBoard events")
     p.add_argument("--out", default="curves.png", help="image file to write (default curves.png)")
     p.add_argument("--title", default=None, help="figure title")
+    p.add_argument("--evaluate", nargs="+", metavar="SPEC", default=None,
+                   help="evaluate every checkpoint of the run against these opponents (each fills all the other "
+                        "seats) and plot win rate against wall time and steps")
+    p.add_argument("--games", type=int, default=2000, help="with --evaluate: games per checkpoint and opponent")
+    p.add_argument("--seed", type=int, default=0, help="with --evaluate: the seed (the same games for each checkpoint)")
+    p.add_argument("--workers", type=int, default=1, help="with --evaluate: processes (0: all cores)")
+    p.add_argument("--goal", type=float, default=None, help="with --evaluate: a win rate to mark, e.g. 0.5")
+    p.add_argument("--json", default=None, metavar="OUT", help="with --evaluate: also write the points as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     """Plot the learning curves of ``args.run`` to ``args.out``; return the exit status."""
-    from lama_dice.cli.curves import plot_curves
+    from lama_dice.cli.curves import checkpoint_curve, plot_checkpoint_curve, plot_curves
 
-    path = plot_curves(args.run, args.out, title=args.title)
+    if not args.evaluate:
+        path = plot_curves(args.run, args.out, title=args.title)
+        print(f"wrote {path}")
+        return 0
+    import os
+    from pathlib import Path
+
+    from lama_dice.cli.curves import CurvesError, run_checkpoints
+    from lama_dice.cli.recordfile import write_json_file
+
+    run_checkpoints(args.run)  # refuse before the evaluations: a run without checkpoints, an unwritable output
+    for out in (args.out, args.json):
+        folder = Path(out).parent if out else None
+        if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
+            raise CurvesError(f"cannot write {out}: {folder} is not a writable folder")
+    if args.games < 1:
+        raise CurvesError(f"--games must be at least 1, got {args.games}")
+    data = checkpoint_curve(args.run, args.evaluate, args.games, args.seed, args.workers,
+                            progress=lambda line: print(line, flush=True))
+    if args.json:
+        write_json_file(args.json, data, CurvesError)
+        print(f"wrote {args.json}")
+    path = plot_checkpoint_curve(data, args.out, title=args.title, goal=args.goal)
     print(f"wrote {path}")
     return 0

@@ -5,10 +5,16 @@ over every 6-card deal) and the exact solo values of the rule-based agents
 (``always-roll``, ``threshold:T``, ``points:K``), lower is better.  Chips are
 ignored; going out scores 0.
 
+With ``--agents`` it also gives the exact value of any deterministic solo
+agent, trained networks included (``ppo:solo``, ``ppo:PATH``: the network is
+asked at every state of the round, :mod:`lama_dice.agents.solo_exact`), at
+the chip totals of ``--totals`` (the observation shows the total).
+
 Examples::
 
     lama-dice solve
     lama-dice solve --triple-llama also_match --no-must-discard --json
+    lama-dice solve --agents ppo:solo ppo:solo-v1 --totals 0 20 39
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import argparse
 import json
 import math
 import sys
-from typing import cast
+from typing import Any, cast
 
 HELP = "solve the solo round exactly; compare heuristics with the optimum"
 
@@ -37,6 +43,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a matching roll may discard nothing (must_discard=false)")
     p.add_argument("--end-threshold", type=int, default=40,
                    help="game-end threshold (part of the rules; it does not change solo round values)")
+    p.add_argument("--agents", nargs="+", metavar="SPEC", default=None,
+                   help="exact solo values of these deterministic agents instead of the heuristics "
+                        "(e.g. ppo:solo, ppo:PATH, threshold:0.2)")
+    p.add_argument("--totals", nargs="+", type=int, metavar="T", default=[0],
+                   help="with --agents: the chip totals a network sees (default: 0, a fresh game)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
 
 
@@ -60,19 +71,58 @@ def solve(rules, specs=POLICY_SPECS) -> dict:
     }
 
 
+def solve_agents(rules, specs: list[str], totals: list[int]) -> dict:
+    """Exact solo values of ``specs`` (networks at each chip total of ``totals``) as a JSON-ready dict.
+
+    Raises:
+        lama_env.errors.LamaDiceError: a spec does not build, is not a solo agent, or samples its actions.
+    """
+    from lama_dice.agents.registry import make_agent
+    from lama_dice.agents.solo_exact import exact_solo_value
+    from lama_dice.agents.solver import SolverError, solver_for
+
+    optimum = solver_for(rules).expected_round_points()
+    bad = [t for t in totals if not 0 <= t < rules.end_threshold]
+    if bad:
+        raise SolverError(f"--totals must lie in 0..{rules.end_threshold - 1} (a game ends at "
+                          f"{rules.end_threshold}), got {bad[0]}")
+    agents = {}
+    for spec in specs:
+        agent = make_agent(spec)
+        network = hasattr(agent, "act_observations")
+        values = {}
+        for t in (totals if network else [0]):
+            v = exact_solo_value(agent, rules, t)
+            values[str(t)] = {"round_points": v if math.isfinite(v) else None,
+                              "vs_optimum": v / optimum - 1 if math.isfinite(v) else None}
+        agents[spec] = {"sees_totals": network, "values": values}
+    return {"rules": rules.to_dict(), "expected_round_points": optimum, "agents": agents}
+
+
 def run(args: argparse.Namespace) -> int:
     """Solve the solo round under the given rules and print the table or JSON; return the exit status."""
     from lama_env.rules import RulesConfig
 
     rules = RulesConfig(triple_llama=args.triple_llama, must_discard=not args.no_must_discard,
                         end_threshold=args.end_threshold)
-    report = solve(rules)
+    # a LamaDiceError (a spec that does not build, a sampling agent) is one line (cli.main)
+    report = solve_agents(rules, args.agents, args.totals) if args.agents else solve(rules)
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-
     from rich.console import Console
+
+    console = Console()
+    console.print(_agents_table(report) if args.agents else _policies_table(report))
+    if not args.agents:
+        r = report["rules"]
+        console.print(f"rules: triple_llama={r['triple_llama']}, must_discard={str(r['must_discard']).lower()}; "
+                      f"{report['states']} displays of at most 6 cards solved")
+    return 0
+
+
+def _policies_table(report: dict) -> Any:
     from rich.table import Table
 
     opt = report["expected_round_points"]
@@ -83,9 +133,20 @@ def run(args: argparse.Namespace) -> int:
     table.add_row("optimal", f"{opt:.4f}", "", style="bold")
     for spec, v in report["policies"].items():
         table.add_row(spec, "never ends" if v is None else f"{v:.4f}", "" if v is None else f"+{v - opt:.4f}")
-    console = Console()
-    console.print(table)
-    r = report["rules"]
-    console.print(f"rules: triple_llama={r['triple_llama']}, must_discard={str(r['must_discard']).lower()}; "
-                  f"{report['states']} displays of at most 6 cards solved")
-    return 0
+    return table
+
+
+def _agents_table(report: dict) -> Any:
+    from rich.table import Table
+
+    opt = report["expected_round_points"]
+    table = Table(title="Solo round: exact expected round points (lower is better)")
+    for col in ("agent", "chip total", "round points", "vs optimal"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    table.add_row("optimal", "any", f"{opt:.4f}", "", style="bold")
+    for spec, a in report["agents"].items():
+        for t, v in a["values"].items():
+            rp = v["round_points"]
+            table.add_row(spec, t if a["sees_totals"] else "any", "never ends" if rp is None else f"{rp:.4f}",
+                          "" if rp is None else f"{100 * v['vs_optimum']:+.2f}%")
+    return table
