@@ -204,7 +204,8 @@ def test_solo_checkpoint(tmp_path):
     assert res.agents[0].games == 5
 
 
-@pytest.mark.parametrize("name,players", [("solo", 1), ("solo-v1", 1), ("2p", 2), ("2p-v1", 2), ("4p", 4), ("4p-v1", 4)])
+@pytest.mark.parametrize("name,players",
+                         [("solo", 1), ("solo-v1", 1), ("2p", 2), ("2p-v1", 2), ("4p", 4), ("4p-v1", 4)])
 def test_shipped_agents_load_and_play(name, players):
     """agents/pretrained/ppo_NAME.zip ships with the package and plays a whole game as ppo:NAME."""
     from lama_dice.agents.ppo import pretrained_names
