@@ -28,7 +28,6 @@ grows from round to round, and a network may play differently there).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import product
 from typing import Any, Protocol
 
 import numpy as np
@@ -36,10 +35,10 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.engine import Phase
 from lama_env.observation import encode
-from lama_env.rules import DECK_COUNTS, HAND_SIZE, RulesConfig
-from lama_env.transitions import FULL_ROW, ROLL_DISCARD
+from lama_env.rules import HAND_SIZE, RulesConfig
+from lama_env.transitions import FULL_ROW
 
-from .solver import Display, SoloSolver, SolverError
+from .solver import Display, SoloSolver, SolverError, displays, is_solo_policy
 
 _TURN_LEGAL = (A.ROLL, A.QUIT)
 
@@ -113,13 +112,8 @@ class ObservationSoloPolicy:
         Every display at a turn and every display with each matching roll, so that
         :meth:`SoloSolver.policy_value` then runs on cached decisions.
         """
-        turns: list[Display] = []
-        discards: list[tuple[Display, tuple[int, ...], tuple[int, ...]]] = []
-        for d in product(*(range(min(c, max_cards) + 1) for c in DECK_COUNTS)):
-            if 0 < sum(d) <= max_cards:
-                turns.append(d)
-                discards += [(d, dice, legal) for dice, kind, _, legal in solver.roll_outcomes(d)
-                             if kind is ROLL_DISCARD]
+        turns = displays(max_cards)
+        discards = [(d, dice, legal) for d in turns for dice, legal in solver.discard_rolls(d)]
         quits = self._act_many([(d, Phase.TURN, None, _TURN_LEGAL) for d in turns])
         self._quit.update((d, a == A.QUIT) for d, a in zip(turns, quits, strict=True))
         chosen = self._act_many([(d, Phase.DISCARD, dice, legal) for d, dice, legal in discards])
@@ -179,7 +173,7 @@ def exact_solo_value(policy: Any, rules: RulesConfig | None = None, total: int =
             raise SolverError(f"{getattr(policy, 'spec', policy)} plays {policy.num_players} players, not solo")
         policy = ObservationSoloPolicy(policy, rules, total)
         policy.prefetch(solver_for(rules))
-    elif not (hasattr(policy, "wants_quit") and hasattr(policy, "choose_discard")):
+    elif not is_solo_policy(policy):
         raise SolverError(f"{getattr(policy, 'spec', policy)!r} has no exact solo value: it is neither a "
                           f"rule-based agent nor a network")
     return solver_for(rules).policy_value(policy)

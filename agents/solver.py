@@ -118,6 +118,16 @@ def deal_distribution() -> tuple[tuple[Display, float], ...]:
     return tuple(out)
 
 
+def displays(max_cards: int = HAND_SIZE) -> list[Display]:
+    """Every non-empty display of at most ``max_cards`` cards within the deck, in a fixed order."""
+    return [d for d in product(*(range(min(c, max_cards) + 1) for c in DECK_COUNTS)) if 0 < sum(d) <= max_cards]
+
+
+def is_solo_policy(agent: object) -> bool:
+    """Whether ``agent`` gives the solver its decisions directly (:class:`SoloPolicy`: the rule-based agents)."""
+    return hasattr(agent, "wants_quit") and hasattr(agent, "choose_discard")
+
+
 class SoloSolver:
     """Exact optimal play of the solo round for one :class:`RulesConfig`.
 
@@ -386,12 +396,10 @@ class SoloSolver:
     # ------------------------------------------------------------ aggregates
     def solve_all(self, max_cards: int = HAND_SIZE) -> int:
         """Solve every display of at most ``max_cards`` cards (within the deck); return how many there are."""
-        n = 0
-        for d in product(*(range(min(c, max_cards) + 1) for c in DECK_COUNTS)):
-            if sum(d) <= max_cards:
-                self.value(d)
-                n += 1
-        return n
+        ds = displays(max_cards)
+        for d in ds:
+            self.value(d)
+        return len(ds) + 1  # and the empty display
 
     def expected_round_points(self) -> float:
         """Optimal expected round points from a fresh deal, averaged exactly over all deals."""
@@ -448,6 +456,10 @@ class SoloSolver:
         d = _check_display(display)
         return [(dice, kind, p, legal)
                 for (dice, _), (kind, p, legal) in zip(self._rolls, self._outcomes(d), strict=True)]
+
+    def discard_rolls(self, display: Sequence[int]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """The rolls at a solo turn with ``display`` that ask for a discard: ``(dice, legal discards)``."""
+        return [(dice, legal) for dice, kind, _, legal in self.roll_outcomes(display) if kind is ROLL_DISCARD]
 
     def _chooser(self, policy: SoloPolicy):
         """``choose(display, dice, legal)``: the policy's discard, checked legal and memoized.

@@ -123,13 +123,13 @@ def checkpoint_curve(run_dir: str | os.PathLike, opponents: Sequence[str], games
     Raises:
         CurvesError: no checkpoints; lama_env.errors.LamaDiceError: a checkpoint or spec does not load.
     """
-    from lama_dice.agents.ppo import PPOPolicy, read_sidecar
+    from lama_dice.agents.ppo import PPOPolicy
     from lama_dice.evaluation.evaluate import evaluate
 
     points = []
     for ckpt in run_checkpoints(run_dir):
         learner = PPOPolicy(ckpt)
-        side = read_sidecar(ckpt) or {}
+        side = learner.sidecar or {}
         n = learner.num_players
         point: dict[str, Any] = {"checkpoint": ckpt.name, "timesteps": side.get("timesteps"),
                                  "train_seconds": side.get("train_seconds"), "results": {}}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from lama_env.errors import LamaDiceError
@@ -43,3 +45,14 @@ def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:
             fh.write("\n")
     except OSError as e:
         raise error(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def check_output_path(option: str, path: str | None, error: type[LamaDiceError]) -> None:
+    """Refuse, before any work, an output file whose folder does not exist or cannot be written ('-': stdout)."""
+    if not path or path == "-":
+        return
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise error(f"{option} {path}: the directory {Path(path).parent} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise error(f"{option} {path}: the directory {Path(path).parent} is not writable")

@@ -420,7 +420,7 @@ SOLO_TOTALS = "0 10 20 30 39"
 def _solo_networks(runs: list[Run]) -> str:
     d = last_json(runs[0].stdout, runs[0].shown)
     opt = d["expected_round_points"]
-    totals = [t for t in SOLO_TOTALS.split()]
+    totals = SOLO_TOTALS.split()
     rows = []
     for spec, a in d["agents"].items():
         if a["sees_totals"]:

@@ -454,6 +454,7 @@ def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:
             does not fit ``env.num_players``.
     """
     from lama_dice.agents.registry import make_agent
+    from lama_dice.agents.solver import is_solo_policy
 
     num_players = cfg.env.num_players  # type: ignore[attr-defined]
     built: set[str] = set()
@@ -468,8 +469,8 @@ def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:
         except LamaDiceError as e:
             raise cfg.config_error(f"{source}: {key}: {e}") from None
         pretrain = getattr(cfg, "pretrain", None)
-        if key == "pretrain.teacher" and pretrain is not None and pretrain.states == "solo" and not (
-                hasattr(agent, "wants_quit") and hasattr(agent, "choose_discard")):
+        if key == "pretrain.teacher" and pretrain is not None and pretrain.states == "solo" and not is_solo_policy(
+                agent):
             raise cfg.config_error(f"{source}: pretrain.teacher: {spec} is not a rule-based agent; pretrain.states: "
                                    f"solo needs one (optimal, threshold:T, points:K, always-roll)")
         built.add(spec)

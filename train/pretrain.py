@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import product
 from typing import Any, TextIO, cast
 
 import numpy as np
@@ -79,14 +78,12 @@ def collect_solo_states(teacher_spec: str, rules: RulesConfig, reward_scale: flo
         ValueError: the teacher is not a rule-based agent.
     """
     from lama_dice.agents.solo_exact import solo_observation
-    from lama_dice.agents.solver import SoloPolicy, solver_for
+    from lama_dice.agents.solver import SoloPolicy, displays, is_solo_policy, solver_for
     from lama_env import actions as A
     from lama_env.engine import Phase
-    from lama_env.rules import DECK_COUNTS, HAND_SIZE
-    from lama_env.transitions import ROLL_DISCARD, apply_discard
 
     teacher = make_agent(teacher_spec, seed=seed)
-    if not (hasattr(teacher, "wants_quit") and hasattr(teacher, "choose_discard")):
+    if not is_solo_policy(teacher):
         raise ValueError(f"pretrain.teacher {teacher_spec!r} must be a rule-based agent (optimal, threshold:T, "
                          f"points:K) for pretrain.states: solo")
     policy = cast(SoloPolicy, teacher)
@@ -95,17 +92,14 @@ def collect_solo_states(teacher_spec: str, rules: RulesConfig, reward_scale: flo
     rng = np.random.default_rng(seed)
     all_totals = range(rules.end_threshold)
     rows: list[tuple] = []  # (display, phase, dice, legal, action, value, visits)
-    for d in product(*(range(min(c, HAND_SIZE) + 1) for c in DECK_COUNTS)):
-        if not 0 < sum(d) <= HAND_SIZE:
-            continue
+    for d in displays():
         quits = policy.wants_quit(d, rules)
         rows.append((d, Phase.TURN, None, (A.ROLL, A.QUIT), A.QUIT if quits else A.ROLL, solver.value(d),
                      turn_visits.get(d, 0.0)))
-        for dice, kind, _, legal in solver.roll_outcomes(d):
-            if kind is ROLL_DISCARD:
-                a = policy.choose_discard(d, legal, rules)
-                rows.append((d, Phase.DISCARD, dice, legal, a, solver.value(apply_discard(d, a)[0]),
-                             discard_visits.get((d, dice), 0.0)))
+        for dice, legal in solver.discard_rolls(d):
+            a = policy.choose_discard(d, legal, rules)
+            rows.append((d, Phase.DISCARD, dice, legal, a, solver.after_discard_value(d, a),
+                         discard_visits.get((d, dice), 0.0)))
     visits = np.array([r[6] for r in rows])
     base = (1.0 - uniform) * visits / visits.sum() + uniform / len(rows)
     obs_l, mask_l, act_l, ret_l, w_l = [], [], [], [], []

@@ -74,8 +74,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the benchmark suite and print its tables (optionally its JSON); return the exit status."""
     if args.repeats is not None and args.repeats < 1:
         raise BenchError(f"--repeats must be at least 1, got {args.repeats}")
-    if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
-        raise BenchError(f"--json {args.json}: the directory {Path(args.json).parent} does not exist")
+    from lama_dice.cli.recordfile import check_output_path
+
+    check_output_path("--json", args.json, BenchError)
     suite = _import_suite()
     sections = tuple(args.only) if args.only else suite.SECTIONS
     unknown = [s for s in sections if s not in suite.SECTIONS]

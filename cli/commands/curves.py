@@ -36,17 +36,12 @@ def run(args: argparse.Namespace) -> int:
         path = plot_curves(args.run, args.out, title=args.title)
         print(f"wrote {path}")
         return 0
-    import os
-    from pathlib import Path
-
     from lama_dice.cli.curves import CurvesError, run_checkpoints
-    from lama_dice.cli.recordfile import write_json_file
+    from lama_dice.cli.recordfile import check_output_path, write_json_file
 
     run_checkpoints(args.run)  # refuse before the evaluations: a run without checkpoints, an unwritable output
-    for out in (args.out, args.json):
-        folder = Path(out).parent if out else None
-        if folder is not None and not (folder.is_dir() and os.access(folder, os.W_OK)):
-            raise CurvesError(f"cannot write {out}: {folder} is not a writable folder")
+    for opt, out in (("--out", args.out), ("--json", args.json)):
+        check_output_path(opt, out, CurvesError)
     if args.games < 1:
         raise CurvesError(f"--games must be at least 1, got {args.games}")
     data = checkpoint_curve(args.run, args.evaluate, args.games, args.seed, args.workers,

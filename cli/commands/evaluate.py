@@ -21,7 +21,6 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -93,7 +92,7 @@ def parse_rules(items: list[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Play the evaluation or league, print the table (optionally JSON, plot, saved games); return the exit status."""
-    from lama_dice.cli.recordfile import write_json_file
+    from lama_dice.cli.recordfile import check_output_path, write_json_file
     from lama_dice.evaluation import DEFAULT_CHUNK_SIZE, EvaluationError
     from lama_env.rules import RulesConfig
 
@@ -105,8 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save_sample is not None and args.save_games is None:
         raise EvaluationError("--save-sample needs --save-games DIR")
     for opt, path in (("--json", args.json), ("--plot", args.plot)):
-        if path and path != "-" and not Path(path).resolve().parent.is_dir():
-            raise EvaluationError(f"{opt} {path}: the directory {Path(path).parent} does not exist")
+        check_output_path(opt, path, EvaluationError)
     common = dict(seed=args.seed, workers=args.workers, rules=rules, progress=not args.no_progress,
                   save_games=args.save_games, backend=args.backend, save_sample=args.save_sample,
                   chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 HELP = "score an agent on the benchmark suite (lama-dice-suite/1): the numbers to report"
@@ -62,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.agent:
         raise SuiteError("give the AGENT_SPEC to score (or --list to see the suite)")
-    if args.json and args.json != "-" and not Path(args.json).resolve().parent.is_dir():
-        raise SuiteError(f"--json {args.json}: the directory {Path(args.json).parent} does not exist")
+    from lama_dice.cli.recordfile import check_output_path
+
+    check_output_path("--json", args.json, SuiteError)
     from rich.console import Console
 
     to_stdout = args.json == "-"
