@@ -26,6 +26,7 @@ agents (``ppo:2p``...) are such files.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Mapping
@@ -86,7 +87,7 @@ def tensor_shapes(net: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
     """The tensor names and shapes of the MLP ``net`` describes (torch's ``[out, in]`` weights)."""
     sizes = [net["inputs"], *net["hidden"]]
     shapes: dict[str, tuple[int, ...]] = {}
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
         shapes[f"hidden.{i}.weight"] = (b, a)
         shapes[f"hidden.{i}.bias"] = (b,)
     shapes["logits.weight"] = (net["outputs"], sizes[-1])
@@ -117,7 +118,7 @@ def build_mlp(net: Mapping[str, Any], tensors: Mapping[str, Any], where: str) ->
            "leaky_relu": torch.nn.LeakyReLU}[net["activation"]]
     layers: list[Any] = []
     sizes = [net["inputs"], *net["hidden"]]
-    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+    for a, b in itertools.pairwise(sizes):
         layers += [torch.nn.Linear(a, b), act()]
     layers.append(torch.nn.Linear(sizes[-1], net["outputs"]))
     model = torch.nn.Sequential(*layers)
@@ -151,8 +152,9 @@ def describe_layers(modules: list[Any], where: str) -> tuple[dict[str, Any], dic
     if (not linears or any(type(m) not in names for m in acts) or len(kinds) > 1
             or any(isinstance(m, torch.nn.ELU) and m.alpha != 1.0 for m in acts)
             or any(isinstance(m, torch.nn.LeakyReLU) and m.negative_slope != 0.01 for m in acts)):
+        found = clip([type(m).__name__ for m in leaves])
         raise CheckpointError(f"{where}: the policy network is not an MLP of Linear layers and one of the "
-                              f"activations {', '.join(ACTIVATIONS)} (found {clip([type(m).__name__ for m in leaves])})")
+                              f"activations {', '.join(ACTIVATIONS)} (found {found})")
     expected = [torch.nn.Linear, type(acts[0]) if acts else None] * (len(linears) - 1) + [torch.nn.Linear]
     if [type(m) for m in leaves] != expected:
         raise CheckpointError(f"{where}: the policy network's layers are not Linear, activation, ..., Linear "

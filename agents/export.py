@@ -138,7 +138,8 @@ def _sample_observations(num_players: int, count: int, seed: int = 0) -> tuple[n
     from lama_env.observation import encode
 
     rng = np.random.default_rng(seed)
-    obs, masks = [], []
+    obs: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
     game = LamaGame(num_players, seed=seed, record=False)
     while len(obs) < count:
         if game.game_over:
