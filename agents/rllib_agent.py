@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.errors import LamaDiceError, bounded
+from lama_env.errors import LamaDiceError, bounded, clip
 
 from .base import Policy
 from .learned import LearnedPolicy, one_line, players_for_obs_size
@@ -127,7 +127,7 @@ def resolve_checkpoint(path: str | os.PathLike) -> tuple[Path, Path | None]:
     module_id = str((sidecar or {}).get("module_id", DEFAULT_MODULE_ID))
     module_dir = p / "learner_group" / "learner" / "rl_module" / module_id
     if not _is_module_dir(module_dir):
-        raise RLlibCheckpointError(f"RLlib checkpoint {p} has no RLModule {module_id!r} (looked in {module_dir})")
+        raise RLlibCheckpointError(f"RLlib checkpoint {p} has no RLModule {clip(module_id)} (looked in {module_dir})")
     return module_dir, p
 
 

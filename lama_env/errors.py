@@ -7,6 +7,9 @@ line and exits non-zero instead of showing a traceback.
 """
 
 
+import reprlib
+
+
 class LamaDiceError(Exception):
     """Base class of errors whose message is meant for the user."""
 
@@ -18,18 +21,22 @@ MESSAGE_LIMIT = 1000
 
 
 def clip(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """``repr(value)`` for an error message, at most about ``limit`` characters and one line.
+    """``repr(value)`` for an error message: at most about ``limit`` characters, on one line.
 
-    A longer text keeps its start and says how long it was (``[1, 2, 3, ... (5000000 chars)]``);
-    a list or tuple that long is not even turned into text in full.
+    Built with :mod:`reprlib` (a few items of each container, a few levels deep), so a
+    million-card hand is never even turned into text in full; a container that was cut says
+    how many items it had (``['1', '1', ...] (1000000 items)``), a string how long it was.
     """
-    if isinstance(value, list | tuple | dict | set) and len(value) > limit:
-        head = list(value)[:limit]
-        text = repr(type(value)(head) if not isinstance(value, dict) else head)
-        return f"{text[:limit]}... ({len(value)} items)"
-    text = repr(value)
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
+    r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdict = r.maxdeque = r.maxarray = 12
+    text = r.repr(value).replace("\n", " ")
     if len(text) > limit:
-        return f"{text[:limit]}... ({len(text)} chars)"
+        text = text[:limit] + "..."
+    if isinstance(value, list | tuple | dict | set | frozenset) and len(value) > 12:
+        text += f" ({len(value)} items)"
+    elif isinstance(value, str) and len(value) > limit:
+        text += f" ({len(value)} chars)"
     return text
 
 
