@@ -56,10 +56,11 @@ $(VENV)/.lint: $(VENV)/.test
 	touch $@
 
 # ruff (pycodestyle, pyflakes, bugbear, isort, pyupgrade, pep8-naming, pydocstyle) and mypy,
-# configured in pyproject.toml, over every package and the tests
+# configured in pyproject.toml, over every package and the tests; mypy runs on the packages laid
+# out as installed (tools/typecheck.py: agents/ is lama_dice.agents...), with the repository's paths
 lint: $(VENV)/.lint
 	$(PY) -m ruff check lama_env lama_dice agents train evaluation cli bench tests tools
-	$(PY) -m mypy
+	$(PY) -m tools.typecheck
 
 test: test-main test-rllib test-interop
 

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
+from lama_env.errors import clip
 from lama_env.odds import p_no_match
 from lama_env.rules import LLAMA, RulesConfig, score_display
 from lama_env.transitions import FULL_ROW, apply_take
@@ -170,7 +171,7 @@ class ThresholdPolicy(HeuristicPolicy):
         super().__init__()
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
                 or not math.isfinite(threshold) or not 0.0 <= threshold <= 1.0:
-            raise AgentSpecError(f"threshold:T needs a probability T in [0, 1], got {threshold!r}")
+            raise AgentSpecError(f"threshold:T needs a probability T in [0, 1], got {clip(threshold)}")
         self.threshold = float(threshold)
         self.spec = f"threshold:{threshold:g}"
 
@@ -198,7 +199,7 @@ class PointsPolicy(HeuristicPolicy):
         """
         super().__init__()
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise AgentSpecError(f"points:K needs an integer K >= 0, got {limit!r}")
+            raise AgentSpecError(f"points:K needs an integer K >= 0, got {clip(limit)}")
         self.limit = limit
         self.spec = f"points:{limit}"
 
@@ -221,7 +222,7 @@ def _parse_threshold(arg: str | None) -> ThresholdPolicy:
     try:
         t = float(arg)
     except ValueError:
-        raise AgentSpecError(f"threshold:T needs a probability T in [0, 1], got {arg!r}") from None
+        raise AgentSpecError(f"threshold:T needs a probability T in [0, 1], got {clip(arg)}") from None
     return ThresholdPolicy(t)
 
 
@@ -231,7 +232,7 @@ def _parse_points(arg: str | None) -> PointsPolicy:
     try:
         k = int(arg.strip())
     except ValueError:
-        raise AgentSpecError(f"points:K needs an integer K >= 0, got {arg!r}") from None
+        raise AgentSpecError(f"points:K needs an integer K >= 0, got {clip(arg)}") from None
     return PointsPolicy(k)
 
 

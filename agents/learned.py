@@ -16,7 +16,7 @@ import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
 from lama_env.engine import LamaGame
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, bounded
 
 from .base import Policy
 
@@ -29,10 +29,10 @@ def players_for_obs_size(size: int) -> int | None:
     return fits[0] if len(fits) == 1 else None
 
 
-def one_line(e: BaseException) -> str:
-    """An exception as ``Type: first line of its message`` (for one-line checkpoint errors)."""
+def one_line(e: BaseException, limit: int = 200) -> str:
+    """An exception as ``Type: first line of its message``, at most about ``limit`` characters (for one-line errors)."""
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    return bounded(f"{type(e).__name__}: {text[0]}" if text else type(e).__name__, limit)
 
 
 class LearnedPolicy(Policy):

@@ -48,6 +48,7 @@ import numpy as np
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
+from lama_env.errors import clip
 from lama_env.rules import MAX_ROUND_POINTS, RulesConfig, return_chip, score_display
 from lama_env.transitions import (
     ROLL_BUST,
@@ -126,7 +127,7 @@ class LookaheadPolicy(Policy):
         """
         super().__init__()
         if objective not in ("win", "points"):
-            raise AgentSpecError(f"lookahead takes no argument or 'points', got {objective!r}")
+            raise AgentSpecError(f"lookahead takes no argument or 'points', got {clip(objective)}")
         self.objective = objective
         self._end_cache: dict[tuple, float] = {}
         self._utility_cache: dict[tuple, np.ndarray] = {}

@@ -1,7 +1,9 @@
-"""Trained MaskablePPO agents: the ``ppo:PATH`` spec.
+"""Trained policy networks: the ``ppo:PATH`` spec.
 
-``ppo:runs/2p-20250101-120000/best.zip`` (or the run folder itself, which
-means its ``best.zip``) plays the checkpoint's policy: the seat's observation
+``PATH`` is a weights-only agent file (``NAME.safetensors``, see
+:mod:`lama_dice.agents.agentfile`; the shipped agents ``ppo:2p``... are such files),
+a trainer checkpoint ``runs/2p-20250101-120000/best.zip``, or a run folder (its
+``best.zip``).  The agent plays the network's policy: the seat's observation
 is :func:`lama_env.observation.encode`, illegal actions are masked out and the
 most likely legal action is played (``deterministic=False`` samples instead)::
 
@@ -12,10 +14,15 @@ most likely legal action is played (``deterministic=False`` samples instead)::
 :meth:`PPOPolicy.act_batch` runs one forward pass for all the games it gets.
 
 Each checkpoint ``X.zip`` written by the trainer has a JSON sidecar ``X.json``
-(see :func:`write_sidecar`) naming its player count, rules and config.  A
-missing, corrupt or incompatible checkpoint (trained for another player
-count, or not a MaskablePPO policy for this game) raises
-:class:`CheckpointError` with a one-line message.
+(see :func:`write_sidecar`) naming its player count, rules, config and network.
+Loading a checkpoint reads only that sidecar and the archive's ``policy.pth``
+(``torch.load(weights_only=True)``): SB3's pickled ``data`` entries are never
+opened, so nothing in the file can run.  A checkpoint whose sidecar does not
+describe its network is refused, with the command that converts it, unless the
+user opted in to unpickling (:mod:`lama_dice.agents.trust`).  A missing, corrupt
+or incompatible checkpoint (trained for another player count, or not a
+MaskablePPO policy for this game) raises :class:`CheckpointError` with a
+one-line message.
 
 Torch and Stable-Baselines3 are imported only when a checkpoint is loaded, so
 that registering this agent costs nothing.
@@ -25,26 +32,35 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.errors import LamaDiceError
+from lama_env.errors import bounded, clip
 
+from .agentfile import (
+    SUFFIX,
+    CheckpointError,
+    MLPActor,
+    build_mlp,
+    check_network,
+    describe_layers,
+    describe_sb3_policy,
+    read_agent_file,
+    sb3_actor_tensors,
+)
 from .base import Policy
 from .learned import LearnedPolicy, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
+from .trust import FLAG, pickle_allowed, require_pickle_opt_in
 
 #: The ``format`` tag of checkpoint sidecars.
 SIDECAR_FORMAT = "lama-dice-checkpoint/1"
 #: Checkpoints a run folder stands for, in order of preference.
 RUN_DIR_CHECKPOINTS = ("best.zip", "final.zip", "interrupted.zip")
-
-
-class CheckpointError(LamaDiceError):
-    """A checkpoint that is missing, corrupt, or does not fit the game."""
 
 
 # ---------------------------------------------------------------------------
@@ -56,7 +72,7 @@ def sidecar_path(checkpoint: str | os.PathLike) -> Path:
 
 
 def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dict[str, Any],
-                  config: str, timesteps: int, **extra: Any) -> Path:
+                  config: str, timesteps: int, policy: Any = None, **extra: Any) -> Path:
     """Write the JSON sidecar of ``checkpoint`` (atomically) and return its path.
 
     Args:
@@ -65,6 +81,9 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
         rules: the rules config (``RulesConfig.to_dict()``).
         config: the training config's name.
         timesteps: learner steps trained so far.
+        policy: the saved model's policy (``model.policy``): its actor network's description
+            is recorded as ``network``, so that ``ppo:`` can rebuild the network from
+            ``policy.pth`` alone, without unpickling anything.
         extra: more JSON-ready fields (episode, reward, ...).
     """
     from lama_env.observation import observation_size
@@ -78,6 +97,7 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
         "observation_size": int(observation_size(num_players)),
         "observation_layout": observation_fingerprint(num_players),
         "num_actions": NUM_ACTIONS,
+        **({"network": describe_sb3_policy(policy, f"checkpoint {checkpoint}")} if policy is not None else {}),
         **extra,
     }
     path = sidecar_path(checkpoint)
@@ -125,15 +145,15 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
 
 def pretrained_names() -> list[str]:
-    """Names of the shipped checkpoints (``agents/pretrained/ppo_NAME.zip``)."""
-    return sorted(q.stem[len("ppo_"):] for q in PRETRAINED_DIR.glob("ppo_*.zip"))
+    """Names of the shipped agents (agent files ``agents/pretrained/ppo_NAME.safetensors``)."""
+    return sorted(q.stem[len("ppo_"):] for q in PRETRAINED_DIR.glob(f"ppo_*{SUFFIX}"))
 
 
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
-    """The ``.zip`` a path stands for: a shipped agent's name, the file itself, or a run folder's best checkpoint.
+    """The file a path stands for: a shipped agent's name, the file itself, or a run folder's best checkpoint.
 
     A bare name such as ``2p`` that is not an existing path names a shipped agent
-    (``agents/pretrained/ppo_2p.zip``). A folder resolves to the first of
+    (``agents/pretrained/ppo_2p.safetensors``). A folder resolves to the first of
     ``best.zip``, ``final.zip``, ``interrupted.zip`` it holds, else to its newest
     ``checkpoints/*.zip``.
 
@@ -142,7 +162,7 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
     """
     p = Path(path).expanduser()
     if not p.exists() and str(path) in pretrained_names():
-        return PRETRAINED_DIR / f"ppo_{path}.zip"
+        return PRETRAINED_DIR / f"ppo_{path}{SUFFIX}"
     if p.is_dir():
         for name in RUN_DIR_CHECKPOINTS:
             if (p / name).is_file():
@@ -164,7 +184,7 @@ def resolve_checkpoint(path: str | os.PathLike) -> Path:
 # loading
 
 class _Actor:
-    """The actor half of a MaskableActorCriticPolicy, for inference: obs -> logits."""
+    """The actor half of an in-memory MaskableActorCriticPolicy, for inference: obs -> logits."""
 
     def __init__(self, policy: Any) -> None:
         import torch.nn as nn
@@ -175,78 +195,136 @@ class _Actor:
         # just the policy MLP and the action head: skip SB3's generic plumbing.
         extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
         self.fast = isinstance(extractor, FlattenExtractor)
-        self.net = nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net)
+        self.mlp = MLPActor(nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net))
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        import torch
-
-        # A forward pass of a small MLP on a few hundred states is fastest on one
-        # thread (intra-op threads cost far more than they save, worse on a busy
-        # machine); restore the caller's setting afterwards.
-        threads = torch.get_num_threads()
-        if threads != 1:
-            torch.set_num_threads(1)
-        try:
-            return self._logits(obs)
-        finally:
-            if threads != 1:
-                torch.set_num_threads(threads)
-
-    def _logits(self, obs: np.ndarray) -> np.ndarray:
+        if self.fast:
+            return self.mlp.logits(obs)
         import torch
 
         with torch.no_grad():
             t = torch.as_tensor(obs, dtype=torch.float32)
-            if self.fast:
-                out = self.net(t)
-            else:
-                features = self.policy.extract_features(t, self.policy.pi_features_extractor)
-                out = self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
-            return out.numpy()
+            features = self.policy.extract_features(t, self.policy.pi_features_extractor)
+            return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features)).numpy()
 
 
-_CACHE: dict[tuple[str, float, int], tuple[Any, dict[str, Any] | None, int]] = {}
+_CACHE: dict[tuple[str, float, int, bool], tuple[Any, dict[str, Any] | None, int]] = {}
 
 
 def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, int]:
-    """Load the policy network of a MaskablePPO checkpoint on the CPU (cached per file version).
+    """Load the policy network of an agent file or a trainer checkpoint on the CPU (cached per file version).
+
+    An agent file (``.safetensors``) is read by :func:`lama_dice.agents.agentfile.read_agent_file`.
+    Of a trainer checkpoint ``X.zip`` only ``policy.pth`` (with ``torch.load(weights_only=True)``)
+    and the sidecar ``X.json`` are read: the archive's other members (SB3's pickled ``data``
+    entries, the optimizer) are never opened.  A checkpoint whose sidecar does not describe
+    its network is refused unless unpickling is allowed (:mod:`lama_dice.agents.trust`).
 
     Returns:
-        ``(policy, sidecar or None, num_players)``; the player count comes from
-        the observation size.
+        ``(torch network: obs -> logits, description or sidecar, num_players)``.
 
     Raises:
         CheckpointError: missing, corrupt, or not a policy for this game.
+        UntrustedFileError: loading it would unpickle, and the user did not opt in.
     """
     p = resolve_checkpoint(path)
     try:
         st = p.stat()
     except OSError as e:
         raise CheckpointError(f"cannot read checkpoint {p}: {e.strerror or e}") from None
-    key = (str(p.resolve()), st.st_mtime, st.st_size)
+    key = (str(p.resolve()), st.st_mtime, st.st_size, pickle_allowed())
     if key in _CACHE:
         return _CACHE[key]
+    if not zipfile.is_zipfile(p):
+        if p.suffix == ".zip":
+            raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
+        description, net = read_agent_file(p)
+        _CACHE[key] = (net, description, int(description["num_players"]))
+        return _CACHE[key]
     sidecar = read_sidecar(p)
-    policy = _load_sb3_policy(p)
-    n_obs = int(np.prod(policy.observation_space.shape))
+    network = (sidecar or {}).get("network")
+    if network is None:
+        require_pickle_opt_in(
+            f"checkpoint {p} has {'no sidecar' if sidecar is None else 'no network description in its sidecar'} "
+            "(an older lama-dice or another program wrote it): only unpickling it could rebuild the network",
+            f"convert it once with `lama-dice export ppo:{bounded(str(path), 200)} AGENT.safetensors {FLAG}`")
+        net = _legacy_sb3_network(p)
+    else:
+        net = _read_policy_weights(p, check_network(network, f"checkpoint {p} (its sidecar)"))
+    n_obs = int(net[0].in_features)
     num_players = players_for_obs_size(n_obs)
     if num_players is None:
         raise CheckpointError(f"checkpoint {p} has observations of size {n_obs}, "
                               "which fits no player count of this game")
-    if sidecar is not None and int(sidecar.get("num_players", num_players)) != num_players:
-        raise CheckpointError(f"checkpoint {p}: its sidecar says {sidecar.get('num_players')} players "
+    if sidecar is not None and sidecar.get("num_players", num_players) != num_players:
+        raise CheckpointError(f"checkpoint {p}: its sidecar says {clip(sidecar.get('num_players'))} players "
                               f"but its network is for {num_players}")
     layout = sidecar.get("observation_layout") if sidecar is not None else None
     if layout is not None and layout != observation_fingerprint(num_players):
         raise CheckpointError(f"checkpoint {p} was trained on another observation layout than this version's "
                               f"(lama_env.observation changed since); train it again")
-    _CACHE[key] = (policy, sidecar, num_players)
+    _CACHE[key] = (net, sidecar, num_players)
     return _CACHE[key]
 
 
-def _load_sb3_policy(p: Path) -> Any:
-    import zipfile
+#: The archive member of an SB3 checkpoint holding the policy's state dict (a torch file).
+POLICY_MEMBER = "policy.pth"
+#: The most bytes ``policy.pth`` may have (a policy for this game is well under a megabyte).
+MAX_POLICY_BYTES = 256 << 20
 
+
+def read_policy_state(p: Path) -> dict[str, Any]:
+    """The state dict in a trainer checkpoint's ``policy.pth``, read weights-only (no code can run).
+
+    Raises:
+        CheckpointError: no such member, or not a weights-only state dict of tensors.
+    """
+    import io
+
+    import torch
+
+    try:
+        with zipfile.ZipFile(p) as z:
+            try:
+                info = z.getinfo(POLICY_MEMBER)
+            except KeyError:
+                raise CheckpointError(f"checkpoint {p} is not a MaskablePPO checkpoint (no {POLICY_MEMBER})") from None
+            if info.file_size > MAX_POLICY_BYTES:
+                raise CheckpointError(f"checkpoint {p}: {POLICY_MEMBER} is {info.file_size} bytes, "
+                                      "too large for a policy of this game")
+            raw = z.read(info)
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {p} is corrupt or not a MaskablePPO checkpoint: {one_line(e)}") from None
+    try:
+        state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+    except Exception as e:  # not a torch file, or one holding more than tensors
+        raise CheckpointError(f"checkpoint {p}: {POLICY_MEMBER} is not a weights-only torch state dict "
+                              f"(refused, nothing of it ran): {one_line(e)}") from None
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CheckpointError(f"checkpoint {p}: {POLICY_MEMBER} is not a state dict of tensors")
+    return state
+
+
+def _read_policy_weights(p: Path, network: dict[str, Any]) -> Any:
+    """The actor network of a checkpoint from its sidecar's ``network`` and ``policy.pth`` (nothing unpickled)."""
+    where = f"checkpoint {p}"
+    state = read_policy_state(p)
+    return build_mlp(network, sb3_actor_tensors(state, network, where), where)
+
+
+def _legacy_sb3_network(p: Path) -> Any:
+    """The actor network of a checkpoint by SB3's own loader, which unpickles (only after the user opted in)."""
+    policy = load_sb3_policy(p)
+    net, tensors = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], f"checkpoint {p}")
+    return build_mlp(net, tensors, f"checkpoint {p}")
+
+
+def load_sb3_policy(p: Path) -> Any:
+    """The whole MaskableActorCriticPolicy of a checkpoint by SB3's loader (unpickles: callers check the opt-in).
+
+    Raises:
+        CheckpointError: corrupt, or not a MaskablePPO checkpoint for this game.
+    """
     import torch
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -254,7 +332,7 @@ def _load_sb3_policy(p: Path) -> Any:
 
     if not zipfile.is_zipfile(p):
         raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
-    # The schedules are not needed to act; skipping them avoids unpickling code.
+    # The schedules are not needed to act: skip them.
     skip = {"learning_rate": 0.0, "lr_schedule": lambda _: 0.0, "clip_range": lambda _: 0.0,
             "clip_range_vf": None, "_last_obs": None, "_last_episode_starts": None}
     try:
@@ -265,9 +343,9 @@ def _load_sb3_policy(p: Path) -> Any:
         raise CheckpointError(f"checkpoint {p} is not a MaskablePPO checkpoint (no policy weights)")
     obs_space, act_space = data.get("observation_space"), data.get("action_space")
     if not isinstance(act_space, spaces.Discrete) or int(act_space.n) != NUM_ACTIONS:
-        raise CheckpointError(f"checkpoint {p} has action space {act_space}, not Discrete({NUM_ACTIONS})")
+        raise CheckpointError(f"checkpoint {p} has action space {clip(act_space)}, not Discrete({NUM_ACTIONS})")
     if not isinstance(obs_space, spaces.Box) or len(obs_space.shape) != 1:
-        raise CheckpointError(f"checkpoint {p} has observation space {obs_space}, not a 1-D Box")
+        raise CheckpointError(f"checkpoint {p} has observation space {clip(obs_space)}, not a 1-D Box")
     kwargs = dict(data.get("policy_kwargs") or {})
     try:
         policy = MaskableActorCriticPolicy(obs_space, act_space, lambda _: 0.0, **kwargs)
@@ -301,10 +379,10 @@ class PPOPolicy(LearnedPolicy):
     def __init__(self, path: str | os.PathLike, deterministic: bool = True) -> None:
         """Load the checkpoint at ``path`` (see the class docstring)."""
         super().__init__()
-        policy, sidecar, num_players = load_policy(path)
+        net, sidecar, num_players = load_policy(path)
         self.path = resolve_checkpoint(path)
         self.spec = f"ppo:{path}"
-        self._init(policy, num_players, sidecar, deterministic)
+        self._init(MLPActor(net), num_players, sidecar, deterministic)
 
     @classmethod
     def from_sb3(cls, policy: Any, num_players: int, deterministic: bool = True,
@@ -314,12 +392,12 @@ class PPOPolicy(LearnedPolicy):
         Policy.__init__(self)
         self.path = None
         self.spec = spec
-        self._init(policy, num_players, None, deterministic)
+        self._init(_Actor(policy), num_players, None, deterministic)
         return self
 
-    def _init(self, policy: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
+    def _init(self, actor: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
         self._setup(num_players, sidecar, deterministic, self.path)
-        self._actor = _Actor(policy)
+        self._actor = actor
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Action logits of the SB3 policy network; ``mask`` is unused (the caller masks the logits)."""
@@ -328,10 +406,12 @@ class PPOPolicy(LearnedPolicy):
 
 def _make(arg: str | None) -> PPOPolicy:
     if not arg:
-        raise AgentSpecError("agent spec 'ppo' needs a checkpoint: ppo:PATH (a .zip or a run folder)")
+        raise AgentSpecError("agent spec 'ppo' needs a file: ppo:PATH (an agent file .safetensors, "
+                             "a trainer checkpoint .zip or a run folder)")
     return PPOPolicy(arg)
 
 
 register("ppo", _make, "ppo:PATH",
-         "a trained MaskablePPO checkpoint (.zip, a run folder: its best.zip, "
-         "or a shipped agent: ppo:solo, ppo:2p, ppo:4p and the earlier ppo:solo-v1, ppo:2p-v1, ppo:4p-v1)")
+         "a trained policy network: an agent file (.safetensors, lama-dice export), a trainer checkpoint "
+         "(.zip, a run folder: its best.zip), or a shipped agent: ppo:solo, ppo:2p, ppo:4p and the earlier "
+         "ppo:solo-v1, ppo:2p-v1, ppo:4p-v1")

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from lama_env.engine import LamaGame
+from lama_env.errors import clip
 
 from .base import Policy
 from .registry import AgentSpecError, register
@@ -79,14 +80,14 @@ def _import_module(module: str) -> Any:
     if module.endswith(".py") or "/" in module or os.sep in module:
         path = Path(module).expanduser().resolve()
         if not path.is_file():
-            raise AgentSpecError(f"no Python file {module!r} (spec {USAGE}; MODULE may be a .py file)")
+            raise AgentSpecError(f"no Python file {clip(module)} (spec {USAGE}; MODULE may be a .py file)")
         name = f"lama_dice_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
         mod = sys.modules.get(name)
         if mod is not None:
             return mod
         spec = importlib.util.spec_from_file_location(name, path)
         if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a loader
-            raise AgentSpecError(f"cannot load {module!r} as a Python module")
+            raise AgentSpecError(f"cannot load {clip(module)} as a Python module")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod  # before running it: dataclasses and pickling look it up there
         try:
@@ -102,7 +103,7 @@ def _import_module(module: str) -> Any:
         return importlib.import_module(module)
     except ModuleNotFoundError as e:
         if e.name and (module == e.name or module.startswith(e.name + ".")):
-            raise AgentSpecError(f"no module named {module!r} (spec {USAGE}; run from its folder, "
+            raise AgentSpecError(f"no module named {clip(module)} (spec {USAGE}; run from its folder, "
                                  "put it on PYTHONPATH, or give a path/to/file.py)") from None
         raise
 
@@ -122,7 +123,7 @@ def load_python_policy(target: str | None) -> Policy:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise AgentSpecError(f"{module!r} has no {attr!r} (spec {USAGE})") from None
+            raise AgentSpecError(f"{clip(module)} has no {clip(attr)} (spec {USAGE})") from None
     if isinstance(obj, Policy):
         policy: Any = copy.deepcopy(obj)
     elif callable(obj):

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, clip
 
 from .base import Policy, RandomPolicy
 
@@ -77,18 +77,18 @@ def make_agent(spec: str | Policy, *, seed: int | None = None) -> Policy:
             spec.seed(seed)
         return spec
     if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"an agent spec must be a non-empty string, got {spec!r}")
+        raise AgentSpecError(f"an agent spec must be a non-empty string, got {clip(spec)}")
     name, sep, arg = spec.strip().partition(":")
     entries = registered()
     if name not in entries:
         valid = ", ".join(e.usage for e in entries.values())
-        raise AgentSpecError(f"unknown agent spec {spec!r}; valid specs: {valid}")
+        raise AgentSpecError(f"unknown agent spec {clip(spec)}; valid specs: {valid}")
     try:
         agent = entries[name].factory(arg if sep else None)
     except AgentSpecError:
         raise
     except (ValueError, TypeError) as e:
-        raise AgentSpecError(f"bad agent spec {spec!r} ({entries[name].usage}): {e}") from None
+        raise AgentSpecError(f"bad agent spec {clip(spec)} ({entries[name].usage}): {e}") from None
     agent.spec = spec.strip()
     agent.seed(seed)
     return agent
@@ -96,7 +96,7 @@ def make_agent(spec: str | Policy, *, seed: int | None = None) -> Policy:
 
 def _no_arg(name: str, arg: str | None) -> None:
     if arg is not None:
-        raise AgentSpecError(f"agent spec {name!r} takes no argument, got {name}:{arg}")
+        raise AgentSpecError(f"agent spec {clip(name)} takes no argument, got {name}:{arg}")
 
 
 def _make_random(arg: str | None) -> RandomPolicy:

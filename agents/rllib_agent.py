@@ -4,7 +4,7 @@
 RLlib checkpoint written by :mod:`lama_dice.train.rllib.trainer`, so an RLlib-trained
 policy is compared with every other agent by the same evaluation harness::
 
-    lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000
+    lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000 --allow-pickle
 
 ``PATH`` may be
 
@@ -20,6 +20,14 @@ The seat's observation is :func:`lama_env.observation.encode`, illegal actions
 are masked out and the most likely legal action is played
 (``deterministic=False`` samples instead); :meth:`RLlibPolicy.act_batch` runs
 one forward pass for all the games it gets.
+
+Ray's checkpoints are pickles (``RLModule.from_checkpoint`` unpickles the module's
+class and constructor arguments), so loading one can run code from the file:
+``rllib:PATH`` loads only after the user opted in (``--allow-pickle`` or
+``LAMA_DICE_ALLOW_PICKLE=1``, see :mod:`lama_dice.agents.trust`) and otherwise
+raises :class:`~lama_dice.agents.trust.UntrustedFileError` naming the safe way:
+``lama-dice export rllib:PATH AGENT.safetensors --allow-pickle`` once, then
+``ppo:AGENT.safetensors`` everywhere.
 
 This module imports neither ray nor torch: registering the agent costs
 nothing, and without the extra ``rllib:PATH`` raises
@@ -37,11 +45,12 @@ from typing import Any
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, bounded, clip
 
 from .base import Policy
 from .learned import LearnedPolicy, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
+from .trust import FLAG, require_pickle_opt_in
 
 #: The sidecar :mod:`lama_dice.train.rllib.trainer` writes into each checkpoint folder.
 SIDECAR_NAME = "lama_dice.json"
@@ -118,7 +127,7 @@ def resolve_checkpoint(path: str | os.PathLike) -> tuple[Path, Path | None]:
     module_id = str((sidecar or {}).get("module_id", DEFAULT_MODULE_ID))
     module_dir = p / "learner_group" / "learner" / "rl_module" / module_id
     if not _is_module_dir(module_dir):
-        raise RLlibCheckpointError(f"RLlib checkpoint {p} has no RLModule {module_id!r} (looked in {module_dir})")
+        raise RLlibCheckpointError(f"RLlib checkpoint {p} has no RLModule {clip(module_id)} (looked in {module_dir})")
     return module_dir, p
 
 
@@ -138,6 +147,9 @@ def load_module(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
     """
     require_ray()
     module_dir, algo_dir = resolve_checkpoint(path)
+    require_pickle_opt_in(f"rllib:{bounded(str(path), 200)} is read by Ray's RLModule.from_checkpoint, which unpickles",
+                          f"convert it once with `lama-dice export rllib:{bounded(str(path), 200)} AGENT.safetensors "
+                          f"{FLAG}` and use ppo:AGENT.safetensors")
     try:
         stamp = max(f.stat().st_mtime for f in module_dir.iterdir())
     except (OSError, ValueError) as e:
@@ -258,4 +270,5 @@ def _make(arg: str | None) -> RLlibPolicy:
 
 
 register("rllib", _make, "rllib:PATH",
-         "a Ray RLlib checkpoint from lama-dice train (rllib-ppo configs) (needs the rllib extra)")
+         "a Ray RLlib checkpoint from lama-dice train (rllib-ppo configs) (needs the rllib extra; Ray unpickles "
+         "it, which can run code: only with --allow-pickle, for files you trust)")

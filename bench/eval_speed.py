@@ -167,7 +167,7 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
     path = Path(directory) / "tiny.zip"
     model.save(path)
     rules = cast(LamaDiceEnv, env.unwrapped).rules
-    write_sidecar(path, num_players=2, rules=rules.to_dict(), config="bench-tiny", timesteps=0)
+    write_sidecar(path, num_players=2, rules=rules.to_dict(), config="bench-tiny", timesteps=0, policy=model.policy)
     env.close()
     return path
 

@@ -6,7 +6,7 @@ Command modules keep their module-level imports light (no torch, no gym):
 heavy imports go inside ``run`` so that ``lama-dice --help`` stays instant.
 
 Errors derived from :class:`lama_env.errors.LamaDiceError` are printed as one
-line (``lama-dice CMD: error: ...``) with exit status 2; Ctrl-C exits 130.
+line of bounded length (``lama-dice CMD: error: ...``) with exit status 2; Ctrl-C exits 130.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, bounded
 
 #: Subcommand name -> module path, in the order ``--help`` lists them.
 COMMANDS: dict[str, str] = {
@@ -29,7 +29,11 @@ COMMANDS: dict[str, str] = {
     "play": "lama_dice.cli.commands.play",
     "bench": "lama_dice.cli.commands.bench",
     "curves": "lama_dice.cli.commands.curves",
+    "export": "lama_dice.cli.commands.export",
 }
+
+#: Commands that load agents or checkpoints: they take ``--allow-pickle`` (:mod:`lama_dice.agents.trust`).
+LOADING_COMMANDS = ("solve", "evaluate", "score", "exploit", "train", "play", "curves", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "__doc__", None) or mod.HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
+        if name in LOADING_COMMANDS:
+            p.add_argument("--allow-pickle", action="store_true",
+                           help="also load files that only load by unpickling them (rllib: checkpoints, ppo: "
+                                "checkpoints of older versions): that runs code from the file, so only for files "
+                                "you trust (same as LAMA_DICE_ALLOW_PICKLE=1)")
         p.set_defaults(_module=mod)
     return parser
 
@@ -62,9 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "allow_pickle", False):
+            from lama_dice.agents.trust import allow_pickle
+
+            allow_pickle()
         return int(args._module.run(args) or 0)
     except LamaDiceError as e:
-        print(f"lama-dice {args.command}: error: {e}", file=sys.stderr)
+        print(f"lama-dice {args.command}: error: {bounded(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"lama-dice {args.command}: interrupted", file=sys.stderr)

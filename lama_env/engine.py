@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .errors import LamaDiceError
+from .errors import LamaDiceError, clip
 from .rules import (
     DECK,
     DECK_COUNTS,
@@ -693,18 +693,19 @@ def _to_face(f: Any) -> int | None:
 def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[int]]:
     """Validate a deal (six cards per player, dealable from the deck); return face indices."""
     if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
-        got = len(hands) if isinstance(hands, (list, tuple)) else repr(hands)
+        got = len(hands) if isinstance(hands, (list, tuple)) else clip(hands)
         raise IllegalActionError(f"hands must list {num_players} hands, got {got}")
     out = []
     used = [0] * NUM_FACES
     for p, hand in enumerate(hands):
         if not isinstance(hand, (list, tuple)) or len(hand) != HAND_SIZE:
-            raise IllegalActionError(f"hand {p} must have {HAND_SIZE} cards, got {hand!r}")
+            got = f"{len(hand)}: {clip(hand)}" if isinstance(hand, (list, tuple)) else clip(hand)
+            raise IllegalActionError(f"hand {p} must have {HAND_SIZE} cards, got {got}")
         idx = []
         for f in hand:
             i = _to_face(f)
             if i is None:
-                raise IllegalActionError(f"hand {p} has an unknown card {f!r}")
+                raise IllegalActionError(f"hand {p} has an unknown card {clip(f)}")
             idx.append(i)
             used[i] += 1
         out.append(idx)

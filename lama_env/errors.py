@@ -7,5 +7,42 @@ line and exits non-zero instead of showing a traceback.
 """
 
 
+import reprlib
+
+
 class LamaDiceError(Exception):
     """Base class of errors whose message is meant for the user."""
+
+
+#: The most characters of user input an error message quotes (:func:`clip`).
+QUOTE_LIMIT = 60
+#: The most characters of a whole error message the command line prints (:func:`bounded`).
+MESSAGE_LIMIT = 1000
+
+
+def clip(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` for an error message: at most about ``limit`` characters, on one line.
+
+    Built with :mod:`reprlib` (a few items of each container, a few levels deep), so a
+    million-card hand is never even turned into text in full; a container that was cut says
+    how many items it had (``['1', '1', ...] (1000000 items)``), a string how long it was.
+    """
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
+    r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdict = r.maxdeque = r.maxarray = 12
+    text = r.repr(value).replace("\n", " ")
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    if isinstance(value, list | tuple | dict | set | frozenset) and len(value) > 12:
+        text += f" ({len(value)} items)"
+    elif isinstance(value, str) and len(value) > limit:
+        text += f" ({len(value)} chars)"
+    return text
+
+
+def bounded(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` on one line and at most about ``limit`` characters (what the command line prints)."""
+    text = " ".join(message.split("\n"))
+    if len(text) > limit:
+        return f"{text[:limit]}... (message cut: {len(text)} chars)"
+    return text

@@ -15,7 +15,7 @@ from typing import Any
 
 from . import actions as A
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase
-from .errors import LamaDiceError
+from .errors import LamaDiceError, bounded, clip
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
 
@@ -30,6 +30,7 @@ class RecordError(LamaDiceError, ValueError):
             round: the round's index, or None for the record as a whole.
             turn: the turn's index in the round, or None for the round itself.
         """
+        message = bounded(message, 500)  # quotes of the record are clipped; this bounds the rest
         super().__init__(message)
         self.message = message
         self.round = round
@@ -58,15 +59,15 @@ def _check_shape(rec: Any) -> None:
     if not isinstance(rec, Mapping):
         raise RecordError(f"not a game record: expected a JSON object, got {type(rec).__name__}")
     if rec.get("format") != RECORD_FORMAT:
-        raise RecordError(f"not a game record: format must be {RECORD_FORMAT!r}, got {rec.get('format')!r}")
+        raise RecordError(f"not a game record: format must be {clip(RECORD_FORMAT)}, got {clip(rec.get('format'))}")
     for key in ("players", "rounds"):
         if key not in rec:
-            raise RecordError(f"not a game record: missing field {key!r}")
+            raise RecordError(f"not a game record: missing field {clip(key)}")
     unknown = sorted(set(rec) - _RECORD_KEYS)
     if unknown:
-        raise RecordError(f"unknown record field {unknown[0]!r}")
+        raise RecordError(f"unknown record field {clip(unknown[0])}")
     if not _is_int(rec["players"]):
-        raise RecordError(f"players must be an integer, got {rec['players']!r}")
+        raise RecordError(f"players must be an integer, got {clip(rec['players'])}")
     if not isinstance(rec["rounds"], list):
         raise RecordError("rounds must be a list")
 
@@ -77,12 +78,12 @@ def _check_round_shape(rnd: Any, r: int) -> None:
         raise RecordError(f"round must be an object, got {type(rnd).__name__}", r)
     for key in ("start_player", "hands", "turns"):
         if key not in rnd:
-            raise RecordError(f"round is missing field {key!r}", r)
+            raise RecordError(f"round is missing field {clip(key)}", r)
     unknown = sorted(set(rnd) - _ROUND_KEYS)
     if unknown:
-        raise RecordError(f"unknown round field {unknown[0]!r}", r)
+        raise RecordError(f"unknown round field {clip(unknown[0])}", r)
     if not _is_int(rnd["start_player"]):
-        raise RecordError(f"start_player must be an integer, got {rnd['start_player']!r}", r)
+        raise RecordError(f"start_player must be an integer, got {clip(rnd['start_player'])}", r)
     if not isinstance(rnd["turns"], list):
         raise RecordError("turns must be a list", r)
     hands = rnd["hands"]
@@ -91,7 +92,7 @@ def _check_round_shape(rnd: Any, r: int) -> None:
             if isinstance(hand, list):
                 for f in hand:
                     if not isinstance(f, str) or f not in FACES:
-                        raise RecordError(f"hand {p} has an unknown card {f!r}", r)
+                        raise RecordError(f"hand {p} has an unknown card {clip(f)}", r)
 
 
 def _check_turn_shape(turn: Any, r: int, t: int) -> None:
@@ -100,19 +101,19 @@ def _check_turn_shape(turn: Any, r: int, t: int) -> None:
         raise RecordError(f"turn must be an object, got {type(turn).__name__}", r, t)
     unknown = sorted(set(turn) - _TURN_KEYS)
     if unknown:
-        raise RecordError(f"unknown turn field {unknown[0]!r}", r, t)
+        raise RecordError(f"unknown turn field {clip(unknown[0])}", r, t)
     for key in ("player", "action"):
         if key not in turn:
-            raise RecordError(f"turn is missing field {key!r}", r, t)
+            raise RecordError(f"turn is missing field {clip(key)}", r, t)
 
 
 def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
     if not isinstance(faces, list):
-        raise RecordError(f"{what} must be a list of faces, got {faces!r}", r, t)
+        raise RecordError(f"{what} must be a list of faces, got {clip(faces)}", r, t)
     counts = [0] * NUM_FACES
     for f in faces:
         if f not in FACES:
-            raise RecordError(f"{what} has an unknown face {f!r}", r, t)
+            raise RecordError(f"{what} has an unknown face {clip(f)}", r, t)
         counts[FACES.index(f)] += 1
     return tuple(counts)
 
@@ -120,25 +121,25 @@ def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
 def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
     player, action = turn["player"], turn["action"]
     if not _is_int(player) or not 0 <= player < game.num_players:
-        raise RecordError(f"player must be 0..{game.num_players - 1}, got {player!r}", r, t)
+        raise RecordError(f"player must be 0..{game.num_players - 1}, got {clip(player)}", r, t)
     if player != game.current_player:
         raise RecordError(f"it is player {game.current_player}'s turn, not player {player}'s", r, t)
     if action == "quit":
         extra = sorted(set(turn) & {"dice", "discard", "take"})
         if extra:
-            raise RecordError(f"a quit carries no {extra[0]!r}", r, t)
+            raise RecordError(f"a quit carries no {clip(extra[0])}", r, t)
         game.step(A.QUIT)
         return
     if action != "roll":
-        raise RecordError(f"action must be 'roll' or 'quit', got {action!r}", r, t)
+        raise RecordError(f"action must be 'roll' or 'quit', got {clip(action)}", r, t)
     if "dice" not in turn:
         raise RecordError("a roll must give its dice", r, t)
     dice = turn["dice"]
     if not isinstance(dice, list) or len(dice) != 3:
-        raise RecordError(f"dice must list 3 faces, got {dice!r}", r, t)
+        raise RecordError(f"dice must list 3 faces, got {clip(dice)}", r, t)
     for d, f in enumerate(dice):
         if not isinstance(f, str) or f not in FACES:  # the engine also accepts indices; records use names
-            raise RecordError(f"die {d} shows an unknown face {f!r}", r, t)
+            raise RecordError(f"die {d} shows an unknown face {clip(f)}", r, t)
     try:
         game.step(A.ROLL, dice=dice)
     except IllegalActionError as e:
@@ -161,13 +162,13 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
         face = turn["take"]
         if face not in FACES or A.take_action(FACES.index(face)) not in game.legal_actions():
             options = ", ".join(repr(FACES[a - A.TAKE_BASE]) for a in game.legal_actions())
-            raise RecordError(f"cannot take {face!r}: the row cards shown by the dice are {options}", r, t)
+            raise RecordError(f"cannot take {clip(face)}: the row cards shown by the dice are {options}", r, t)
         game.step(A.take_action(FACES.index(face)))
     else:
         what = "a bust" if game.busted is not None else "a triple llama"
         for key in ("discard", "take"):
             if key in turn:
-                raise RecordError(f"the roll was {what}: it carries no {key!r}", r, t)
+                raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
 
 
 def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:
@@ -219,7 +220,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
     start_points = rec.get("start_points", [0] * n)
     if (not isinstance(start_points, list) or len(start_points) != n
             or not all(_is_int(x) and x >= 0 for x in start_points)):
-        raise RecordError(f"start_points must list {n} non-negative integers, got {start_points!r}")
+        raise RecordError(f"start_points must list {n} non-negative integers, got {clip(start_points)}")
     rounds = rec["rounds"]
     if not rounds:
         raise RecordError("the record has no rounds")

@@ -42,7 +42,7 @@ def _save_untrained(path: Path, num_players: int, seed: int = 0, sidecar: bool =
     model.save(path)
     if sidecar:
         write_sidecar(path, num_players=num_players, rules=lama_env.RulesConfig().to_dict(),
-                      config="test", timesteps=0)
+                      config="test", timesteps=0, policy=model.policy)
     return path
 
 
@@ -121,6 +121,8 @@ def test_spec_and_run_folder(ckpt2, tmp_path):
     run.mkdir()
     with pytest.raises(CheckpointError, match="no checkpoint in folder"):
         make_agent(f"ppo:{run}")
+    for name in ("final", "best"):
+        shutil.copy(sidecar_path(ckpt2), run / f"{name}.json")
     shutil.copy(ckpt2, run / "final.zip")
     assert resolve_checkpoint(run) == run / "final.zip"
     shutil.copy(ckpt2, run / "best.zip")
@@ -174,20 +176,28 @@ def test_missing_and_corrupt_checkpoints(ckpt2, tmp_path):
     (tmp_path / "text.zip").write_text("not a zip")
     _one_line_error(f"ppo:{tmp_path / 'text.zip'}", "not a zip archive")
     (tmp_path / "cut.zip").write_bytes(ckpt2.read_bytes()[:2000])
-    _one_line_error(f"ppo:{tmp_path / 'cut.zip'}", "not a MaskablePPO")
+    shutil.copy(sidecar_path(ckpt2), tmp_path / "cut.json")
+    _one_line_error(f"ppo:{tmp_path / 'cut.zip'}", "not a zip archive|not a MaskablePPO")
     with zipfile.ZipFile(tmp_path / "empty.zip", "w") as z:
         z.writestr("data", "{}")
-    _one_line_error(f"ppo:{tmp_path / 'empty.zip'}", "not a MaskablePPO checkpoint")
-    with pytest.raises(LamaDiceError, match="needs a checkpoint"):
+    shutil.copy(sidecar_path(ckpt2), tmp_path / "empty.json")
+    _one_line_error(f"ppo:{tmp_path / 'empty.zip'}", "not a MaskablePPO checkpoint .no policy.pth")
+    with zipfile.ZipFile(tmp_path / "notorch.zip", "w") as z:
+        z.writestr("policy.pth", "not a torch file")
+    shutil.copy(sidecar_path(ckpt2), tmp_path / "notorch.json")
+    _one_line_error(f"ppo:{tmp_path / 'notorch.zip'}", "policy.pth is not a weights-only torch state dict")
+    (tmp_path / "text.safetensors").write_text("not an agent file")
+    _one_line_error(f"ppo:{tmp_path / 'text.safetensors'}", "not a safetensors file")
+    with pytest.raises(LamaDiceError, match="needs a file"):
         make_agent("ppo")
 
 
-def test_sidecar_that_disagrees(ckpt2, tmp_path):
+def test_sidecar_that_disagrees(ckpt2, model2, tmp_path):
     bad = tmp_path / "bad.zip"
     shutil.copy(ckpt2, bad)
-    write_sidecar(bad, num_players=3, rules={}, config="x", timesteps=0)
+    write_sidecar(bad, num_players=3, rules={}, config="x", timesteps=0, policy=model2.policy)
     _one_line_error(f"ppo:{bad}", "sidecar says 3 players but its network is for 2")
-    write_sidecar(bad, num_players=2, rules={}, config="x", timesteps=0)
+    write_sidecar(bad, num_players=2, rules={}, config="x", timesteps=0, policy=model2.policy)
     side = read_sidecar(bad)
     side["observation_layout"] = "0" * 12
     sidecar_path(bad).write_text(json.dumps(side))
@@ -196,8 +206,16 @@ def test_sidecar_that_disagrees(ckpt2, tmp_path):
     _one_line_error(f"ppo:{bad}", "not valid JSON")
 
 
-def test_solo_checkpoint(tmp_path):
-    ckpt = _save_untrained(tmp_path / "solo.zip", 1, sidecar=False)  # no sidecar: players from the network
+def test_checkpoint_without_network_description_needs_the_opt_in(tmp_path, monkeypatch):
+    """No sidecar (or an old one): only SB3's unpickling loader could rebuild it, so it is refused by default."""
+    from lama_dice.agents.trust import ENV_VAR, UntrustedFileError
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    ckpt = _save_untrained(tmp_path / "solo.zip", 1, sidecar=False)
+    with pytest.raises(UntrustedFileError, match=r"no sidecar.*lama-dice export ppo:.*--allow-pickle") as info:
+        make_agent(f"ppo:{ckpt}")
+    assert "\n" not in str(info.value)
+    monkeypatch.setenv(ENV_VAR, "1")  # the user trusts the file: SB3's loader, players from the network
     agent = make_agent(f"ppo:{ckpt}")
     assert agent.num_players == 1
     res = evaluate([agent], num_players=1, games=5, seed=0)
@@ -223,3 +241,44 @@ def test_shipped_agents_load_and_play(name, players):
         action = agent.act(game, legal)
         assert action in legal
         game.step(action)
+
+
+SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v1": 2, "4p": 4, "4p-v1": 4}
+
+
+def _self_play_actions(name: str, games: int = 20) -> list[int]:
+    """The actions of ``ppo:NAME`` playing every seat of ``games`` seeded games."""
+    agent = make_agent(f"ppo:{name}", seed=0)
+    out: list[int] = []
+    for seed in range(games):
+        g = LamaGame(SHIPPED_PLAYERS[name], seed=seed, record=False)
+        while not g.game_over:
+            if g.phase is Phase.ROUND_OVER:
+                g.next_round()
+                continue
+            a = int(agent.act(g, g.legal_actions()))
+            out.append(a)
+            g.step(a)
+    return out
+
+
+@pytest.mark.parametrize("name", list(SHIPPED_PLAYERS))
+def test_shipped_agent_files_play_as_the_checkpoints_they_came_from(name, monkeypatch):
+    """The shipped agent files make the same moves as the MaskablePPO checkpoints they were exported from.
+
+    tests/data/shipped_agent_actions.json holds, per agent, the number and a hash of its actions in
+    self-play over 20 seeded games, recorded with the original checkpoints (ppo_NAME.zip loaded by
+    SB3's ``load_from_zip_file``) before they were replaced; the files must load without that loader.
+    """
+    import hashlib
+
+    import stable_baselines3.common.save_util as save_util
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a shipped agent was loaded with SB3's load_from_zip_file")
+
+    monkeypatch.setattr(save_util, "load_from_zip_file", refuse)
+    expected = json.loads((Path(__file__).parent / "data" / "shipped_agent_actions.json").read_text())[name]
+    actions = _self_play_actions(name)
+    assert len(actions) == expected["actions"]
+    assert hashlib.sha256(json.dumps(actions).encode()).hexdigest() == expected["sha256"]

@@ -74,7 +74,7 @@ def save_checkpoint(model: Any, path: str | os.PathLike, sidecar: dict[str, Any]
     tmp = path.with_name(f".tmp-{path.name}")
     model.save(tmp)
     extra = dict(sidecar, train_seconds=round(clock(), 1)) if clock is not None else sidecar
-    write_sidecar(path, timesteps=int(model.num_timesteps), **extra)
+    write_sidecar(path, timesteps=int(model.num_timesteps), policy=model.policy, **extra)
     os.replace(tmp, path)
     return path
 

@@ -387,9 +387,9 @@ def parse_config(data: Any, source: str = "config", check_agents: bool = True) -
 
 def shipped_configs() -> dict[str, Path]:
     """The configs that ship with the package (``lama_dice/configs/*.yaml``), by name."""
-    import lama_dice
+    from importlib.resources import files
 
-    folder = Path(lama_dice.__file__).parent / "configs"
+    folder = Path(str(files("lama_dice.configs")))
     return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
 
 

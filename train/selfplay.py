@@ -78,7 +78,7 @@ class SnapshotPool:
         path = self.dir / f"snap-{int(timesteps):012d}.zip"
         tmp = self.dir / f".tmp-{path.name}"
         model.save(tmp)
-        write_sidecar(path, timesteps=timesteps, **self.sidecar)
+        write_sidecar(path, timesteps=timesteps, policy=model.policy, **self.sidecar)
         os.replace(tmp, path)
         self.write_pool_file()
         # Keep one snapshot past the pool so that a worker that has just read

@@ -37,9 +37,11 @@ def run(args: argparse.Namespace) -> int:
     """Play a game in the terminal against the opponents; return its exit status."""
     from rich.console import Console
 
-    from lama_dice.cli.play import TerminalGame, make_opponents, player_names, resolve_seats
+    from lama_dice.cli.play import PlayError, TerminalGame, make_opponents, player_names, resolve_seats
+    from lama_dice.cli.recordfile import check_output_path
     from lama_env.engine import LamaGame
 
+    check_output_path("--save", args.save, PlayError)  # before the game, not after it
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)
     game = LamaGame(players, seed=args.seed)

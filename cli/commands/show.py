@@ -10,7 +10,7 @@ what happened; deals and round ends are held three times as long.  A GIF needs
 only Pillow; an MP4 needs ffmpeg (pip install imageio-ffmpeg, or ffmpeg on PATH).
 
   lama-dice evaluate --agents ppo:runs/x/final.zip threshold:0.2 --games 10 --save-games games/
-  lama-dice show games/game-00000.json --gif game.gif --fps 3
+  lama-dice show games/game_000000.json --gif game.gif --fps 3
 """
 
 from __future__ import annotations

@@ -10,11 +10,17 @@ The config is validated before anything starts. Each run gets a folder
 TensorBoard events (tensorboard --logdir runs/), checkpoints/ and best.zip,
 final.zip, eval.json. Every .zip loads as the agent ppo:PATH in every tool.
 Ctrl-C saves interrupted.zip and prints how to resume.
+
+--check prints the config the run would use (with --total-timesteps and --seed)
+and starts nothing.  --resume loads the checkpoint with Stable-Baselines3, which
+unpickles it (code in the file runs): resume only your own runs, or runs you
+trust; to use someone else's checkpoint as an agent, ppo:PATH reads it safely.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, self-play)"
 
@@ -26,15 +32,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "2p_vs_heuristics, rllib_2p, smoke")
     p.add_argument("--run-dir", metavar="DIR", default=None,
                    help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS); must not hold a run")
-    p.add_argument("--total-timesteps", type=int, metavar="N", default=None,
+    p.add_argument("--total-timesteps", type=_at_least(1), metavar="N", default=None,
                    help="override total_timesteps (with --resume: the total to reach)")
-    p.add_argument("--seed", type=int, metavar="S", default=None, help="override seed")
+    p.add_argument("--seed", type=_at_least(0), metavar="S", default=None, help="override seed")
     p.add_argument("--resume", metavar="CHECKPOINT", default=None,
                    help="continue from a checkpoint .zip (or a run folder: its latest checkpoint), "
-                        "in that checkpoint's run folder")
+                        "in that checkpoint's run folder. Resuming loads the whole SB3 model, which "
+                        "unpickles it and can run code from the file: resume only runs you made or trust")
     p.add_argument("--runs-root", metavar="DIR", default="runs", help="parent of new run folders (default runs/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--check", action="store_true", help="only validate the config and print it resolved")
+
+
+def _at_least(low: int) -> Any:
+    """An argparse type: an integer of at least ``low`` (else argparse's one-line usage error)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,7 +73,13 @@ def run(args: argparse.Namespace) -> int:
     from lama_dice.train.config import load_config
 
     cfg = load_config(args.config)
-    if args.check:
+    if args.check:  # the config the run would use: the file with the command line's overrides
+        from lama_dice.train.config import parse_config
+
+        overrides = {k: v for k, v in (("total_timesteps", args.total_timesteps), ("seed", args.seed))
+                     if v is not None}
+        if overrides:
+            cfg = parse_config({**cfg.to_dict(), **overrides}, source="command line")
         print(cfg.to_yaml(), end="")
         return 0
     from lama_dice.train.trainer import train

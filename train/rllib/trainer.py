@@ -7,7 +7,7 @@ config whose ``algorithm`` is ``rllib-ppo``::
     pip install "lama-dice[rllib]"
     python -m lama_dice.train.rllib configs/rllib_2p.yaml              # ray.init() on this machine
     python -m lama_dice.train.rllib configs/rllib_2p.yaml --address auto   # an existing Ray cluster
-    lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000
+    lama-dice evaluate rllib:runs/rllib_2p-20250101-120000 optimal --games 2000 --allow-pickle
 
 What a run does, in order (:func:`train`):
 
@@ -369,7 +369,10 @@ def run_command(args: argparse.Namespace) -> int:
         data = cfg.to_dict()
         data["ray"] = {**data["ray"], **ray_over}
         cfg = parse_rllib_config(data, source=str(args.config), check_agents=False)
-    if getattr(args, "check", False):
+    if getattr(args, "check", False):  # the config the run would use, with the command line's overrides
+        over = {k: v for k, v in (("iterations", iterations), ("seed", getattr(args, "seed", None))) if v is not None}
+        if over:
+            cfg = parse_rllib_config({**cfg.to_dict(), **over}, source="command line", check_agents=False)
         print(cfg.to_yaml(), end="")
         return 0
     if getattr(args, "measure_sampling", False):

@@ -1,0 +1,325 @@
+"""Weights-only agent files: a policy network as data, never code.
+
+An agent file (``NAME.safetensors``) is one `safetensors <https://huggingface.co/docs/safetensors>`_
+file: the policy network's float32 tensors, and in the header's metadata (key ``lama_dice``)
+a JSON description of the agent::
+
+    {"format": "lama-dice-agent/1",
+     "num_players": 2,
+     "rules": {"triple_llama": "chip_only", "must_discard": true, "end_threshold": 40},
+     "observation": {"size": 52, "layout": "877dee001376"},
+     "network": {"kind": "mlp", "inputs": 52, "hidden": [128, 128], "activation": "tanh", "outputs": 129},
+     "training": {"algorithm": "MaskablePPO", "config": "ppo_2p", "timesteps": 8011776, ...}}
+
+The network is an MLP: ``hidden`` linear layers each followed by ``activation``, then a
+linear layer to the ``outputs`` action logits; its tensors are named ``hidden.I.weight``,
+``hidden.I.bias``, ``logits.weight``, ``logits.bias``.  Loading builds that network from
+the description and fills in the tensors: safetensors holds only numbers and a JSON header,
+so nothing in the file can run.  A file whose tensors are not exactly those of its
+description (missing, extra, wrong shape or type) is refused; fields of the description
+this version does not know are ignored (``training`` is free-form).
+
+``lama-dice export SPEC OUT`` writes one from a trainer checkpoint or an RLlib checkpoint
+(:mod:`lama_dice.cli.commands.export`); ``ppo:FILE.safetensors`` plays it, and the shipped
+agents (``ppo:2p``...) are such files.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lama_env.actions import NUM_ACTIONS
+from lama_env.errors import LamaDiceError, clip
+
+from .learned import one_line
+
+#: The ``format`` tag of agent files.
+AGENT_FORMAT = "lama-dice-agent/1"
+#: The file name suffix of agent files.
+SUFFIX = ".safetensors"
+#: The safetensors metadata key holding the JSON description.
+META_KEY = "lama_dice"
+#: Hidden-layer activations an agent file may name (torch's defaults for each).
+ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
+
+
+class CheckpointError(LamaDiceError):
+    """A checkpoint or agent file that is missing, corrupt, or does not fit the game."""
+
+
+# ---------------------------------------------------------------------------
+# the network
+
+def check_network(net: Any, where: str) -> dict[str, Any]:
+    """The validated ``network`` description (``kind``, ``inputs``, ``hidden``, ``activation``, ``outputs``).
+
+    Raises:
+        CheckpointError: not an MLP description this version can build.
+    """
+    if not isinstance(net, dict):
+        raise CheckpointError(f"{where}: no network description")
+    if net.get("kind") != "mlp":
+        raise CheckpointError(f"{where}: network kind {clip(net.get('kind'))} is not 'mlp'")
+    hidden, inputs, outputs = net.get("hidden"), net.get("inputs"), net.get("outputs")
+    if not (isinstance(hidden, list) and all(type(h) is int and 0 < h <= 1 << 16 for h in hidden)
+            and len(hidden) <= 64):
+        raise CheckpointError(f"{where}: network hidden sizes {clip(hidden)} are not a list of positive integers")
+    for name, v in (("inputs", inputs), ("outputs", outputs)):
+        if type(v) is not int or not 0 < v <= 1 << 16:
+            raise CheckpointError(f"{where}: network {name} {clip(v)} is not a positive integer")
+    if outputs != NUM_ACTIONS:
+        raise CheckpointError(f"{where}: the network has {outputs} outputs, not the game's {NUM_ACTIONS} actions")
+    if net.get("activation") not in ACTIVATIONS:
+        raise CheckpointError(f"{where}: activation {clip(net.get('activation'))} is not one of "
+                              f"{', '.join(ACTIVATIONS)}")
+    return {"kind": "mlp", "inputs": inputs, "hidden": list(hidden), "activation": net["activation"],
+            "outputs": outputs}
+
+
+def tensor_shapes(net: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The tensor names and shapes of the MLP ``net`` describes (torch's ``[out, in]`` weights)."""
+    sizes = [net["inputs"], *net["hidden"]]
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
+        shapes[f"hidden.{i}.weight"] = (b, a)
+        shapes[f"hidden.{i}.bias"] = (b,)
+    shapes["logits.weight"] = (net["outputs"], sizes[-1])
+    shapes["logits.bias"] = (net["outputs"],)
+    return shapes
+
+
+def build_mlp(net: Mapping[str, Any], tensors: Mapping[str, Any], where: str) -> Any:
+    """The ``torch.nn.Sequential`` of ``net`` with ``tensors`` loaded (inference mode, CPU).
+
+    Raises:
+        CheckpointError: the tensors are not exactly those of the description.
+    """
+    import torch
+
+    shapes = tensor_shapes(net)
+    missing = [k for k in shapes if k not in tensors]
+    extra = [k for k in tensors if k not in shapes]
+    if missing or extra:
+        raise CheckpointError(f"{where}: its tensors do not match its network description "
+                              f"(missing: {clip(missing)}; unexpected: {clip(extra)})")
+    for k, shape in shapes.items():
+        t = tensors[k]
+        if tuple(t.shape) != shape or t.dtype != torch.float32:
+            raise CheckpointError(f"{where}: tensor {k} is {t.dtype} {tuple(t.shape)}, "
+                                  f"the description needs float32 {shape}")
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
+           "leaky_relu": torch.nn.LeakyReLU}[net["activation"]]
+    layers: list[Any] = []
+    sizes = [net["inputs"], *net["hidden"]]
+    for a, b in itertools.pairwise(sizes):
+        layers += [torch.nn.Linear(a, b), act()]
+    layers.append(torch.nn.Linear(sizes[-1], net["outputs"]))
+    model = torch.nn.Sequential(*layers)
+    state = {}
+    for i in range(len(net["hidden"])):
+        state[f"{2 * i}.weight"] = tensors[f"hidden.{i}.weight"]
+        state[f"{2 * i}.bias"] = tensors[f"hidden.{i}.bias"]
+    state[f"{len(layers) - 1}.weight"] = tensors["logits.weight"]
+    state[f"{len(layers) - 1}.bias"] = tensors["logits.bias"]
+    model.load_state_dict(state)
+    model.eval()
+    return model
+
+
+def describe_layers(modules: list[Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(network description, tensors)`` of a chain of torch modules: Linear, activation, ..., Linear.
+
+    Nested containers (``Sequential``...) are flattened; anything else than ``Linear`` and the
+    :data:`ACTIVATIONS` at torch's default settings is refused.
+
+    Raises:
+        CheckpointError: the chain is not such an MLP.
+    """
+    import torch
+
+    names = {torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu", torch.nn.ELU: "elu", torch.nn.LeakyReLU: "leaky_relu"}
+    leaves = [m for top in modules for m in top.modules() if not list(m.children())]
+    linears = [m for m in leaves if isinstance(m, torch.nn.Linear)]
+    acts = [m for m in leaves if not isinstance(m, torch.nn.Linear)]
+    kinds = {type(m) for m in acts}
+    if (not linears or any(type(m) not in names for m in acts) or len(kinds) > 1
+            or any(isinstance(m, torch.nn.ELU) and m.alpha != 1.0 for m in acts)
+            or any(isinstance(m, torch.nn.LeakyReLU) and m.negative_slope != 0.01 for m in acts)):
+        found = clip([type(m).__name__ for m in leaves])
+        raise CheckpointError(f"{where}: the policy network is not an MLP of Linear layers and one of the "
+                              f"activations {', '.join(ACTIVATIONS)} (found {found})")
+    expected = [torch.nn.Linear, type(acts[0]) if acts else None] * (len(linears) - 1) + [torch.nn.Linear]
+    if [type(m) for m in leaves] != expected:
+        raise CheckpointError(f"{where}: the policy network's layers are not Linear, activation, ..., Linear "
+                              f"(found {clip([type(m).__name__ for m in leaves])})")
+    net = {"kind": "mlp", "inputs": int(linears[0].in_features), "hidden": [int(m.out_features) for m in linears[:-1]],
+           "activation": names[type(acts[0])] if acts else "tanh", "outputs": int(linears[-1].out_features)}
+    tensors: dict[str, Any] = {}
+    for i, m in enumerate(linears[:-1]):
+        tensors[f"hidden.{i}.weight"] = m.weight.detach().to("cpu", torch.float32).contiguous().clone()
+        tensors[f"hidden.{i}.bias"] = m.bias.detach().to("cpu", torch.float32).contiguous().clone()
+    tensors["logits.weight"] = linears[-1].weight.detach().to("cpu", torch.float32).contiguous().clone()
+    tensors["logits.bias"] = linears[-1].bias.detach().to("cpu", torch.float32).contiguous().clone()
+    return check_network(net, where), tensors
+
+
+def describe_sb3_policy(policy: Any, where: str = "policy") -> dict[str, Any]:
+    """The ``network`` description of a MaskablePPO policy's actor (for checkpoint sidecars).
+
+    Raises:
+        CheckpointError: the actor is not an MLP on the flat observation.
+    """
+    return describe_layers(_sb3_actor_modules(policy, where), where)[0]
+
+
+def _sb3_actor_modules(policy: Any, where: str) -> list[Any]:
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
+    if not isinstance(extractor, FlattenExtractor):
+        raise CheckpointError(f"{where}: the policy has a custom features extractor "
+                              f"({type(extractor).__name__}); only MLPs on the flat observation export")
+    return [policy.mlp_extractor.policy_net, policy.action_net]
+
+
+def sb3_actor_tensors(state: Mapping[str, Any], net: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The actor's tensors, named as in agent files, from a MaskableActorCriticPolicy state dict.
+
+    SB3's actor is ``mlp_extractor.policy_net`` (Linear at the even indices) and ``action_net``;
+    everything else in the state dict (the value network) is not needed to act and is ignored.
+
+    Raises:
+        CheckpointError: a tensor the description needs is not there.
+    """
+    out: dict[str, Any] = {}
+    for i in range(len(net["hidden"])):
+        for part in ("weight", "bias"):
+            out[f"hidden.{i}.{part}"] = state.get(f"mlp_extractor.policy_net.{2 * i}.{part}")
+    out["logits.weight"] = state.get("action_net.weight")
+    out["logits.bias"] = state.get("action_net.bias")
+    missing = [k for k, v in out.items() if v is None]
+    if missing:
+        raise CheckpointError(f"{where}: policy.pth lacks the actor tensors its sidecar describes "
+                              f"({clip(missing)})")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# files
+
+def write_agent_file(path: str | os.PathLike, description: dict[str, Any], tensors: Mapping[str, Any]) -> Path:
+    """Write an agent file (atomically): ``tensors`` and ``description`` in the header's metadata.
+
+    The description's ``format`` is set here; ``network`` must describe ``tensors`` exactly.
+    """
+    from safetensors.torch import save
+
+    description = {"format": AGENT_FORMAT, **{k: v for k, v in description.items() if k != "format"}}
+    where = str(path)
+    build_mlp(check_network(description.get("network"), where), tensors, where)  # refuse a file that won't load
+    path = Path(path)
+    tmp = path.with_name(f".tmp-{path.name}")
+    data = save({k: v.contiguous() for k, v in tensors.items()}, metadata={META_KEY: json.dumps(description)})
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise CheckpointError(f"cannot write {path}: {e.strerror or e}") from None
+    return path
+
+
+def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], Any]:
+    """``(description, torch network)`` of the agent file at ``path`` (checked against this game).
+
+    Raises:
+        CheckpointError: not an agent file, or one that does not fit this version of the game.
+    """
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    from lama_env.observation import observation_size
+
+    from .ppo import observation_fingerprint
+
+    p = Path(path)
+    meta = read_description(p)
+    where = f"agent file {p}"
+    if meta.get("format") != AGENT_FORMAT:
+        raise CheckpointError(f"{where} has format {clip(meta.get('format'))}, not {AGENT_FORMAT} "
+                              "(written by another version of lama-dice?)")
+    n = meta.get("num_players")
+    if type(n) is not int or not 1 <= n <= 6:
+        raise CheckpointError(f"{where}: num_players {clip(n)} is not 1..6")
+    net = check_network(meta.get("network"), where)
+    if net["inputs"] != observation_size(n):
+        raise CheckpointError(f"{where}: its network reads {net['inputs']} inputs, but a {n}-player "
+                              f"observation has {observation_size(n)}")
+    obs = meta.get("observation")
+    layout = obs.get("layout") if isinstance(obs, dict) else None
+    if layout is not None and layout != observation_fingerprint(n):
+        raise CheckpointError(f"{where} was trained on another observation layout than this version's "
+                              "(lama_env.observation changed since); train it again")
+    try:
+        tensors = load_file(str(p), device="cpu")
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"{where} is corrupt: {one_line(e)}") from None
+    return meta, build_mlp(net, tensors, where)
+
+
+def read_description(path: str | os.PathLike) -> dict[str, Any]:
+    """The JSON description in an agent file's header (not checked beyond being a JSON object).
+
+    Raises:
+        CheckpointError: not a safetensors file, or no lama-dice description in it.
+    """
+    from safetensors import SafetensorError, safe_open
+
+    p = Path(path)
+    try:
+        with safe_open(str(p), framework="pt", device="cpu") as f:
+            meta = f.metadata() or {}
+    except (SafetensorError, OSError, ValueError) as e:
+        raise CheckpointError(f"agent file {p} is not a safetensors file: {one_line(e)}") from None
+    text = meta.get(META_KEY)
+    if text is None:
+        raise CheckpointError(f"agent file {p} has no lama-dice description (metadata key {META_KEY!r})")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise CheckpointError(f"agent file {p}: its description is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"agent file {p}: its description is not a JSON object")
+    return data
+
+
+class MLPActor:
+    """Action logits of a torch MLP on one thread (restoring the caller's thread count)."""
+
+    def __init__(self, net: Any) -> None:
+        """Wrap the torch module ``net`` (observation batch -> logits)."""
+        self.net = net
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """``net(obs)`` as a NumPy array, computed without gradients on one torch thread."""
+        import torch
+
+        # A forward pass of a small MLP on a few hundred states is fastest on one
+        # thread (intra-op threads cost far more than they save, worse on a busy
+        # machine); restore the caller's setting afterwards.
+        threads = torch.get_num_threads()
+        if threads != 1:
+            torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                return self.net(torch.as_tensor(obs, dtype=torch.float32)).numpy()
+        finally:
+            if threads != 1:
+                torch.set_num_threads(threads)

@@ -1,0 +1,134 @@
+"""The package builds the same on every checkout: no symlinks, every package folder mapped, a complete wheel.
+
+``pyproject.toml`` maps the top-level folders (``agents/``, ``train/``...) into ``lama_dice`` with
+setuptools' ``package-dir``.  The slow test builds the wheel from a fresh clone made with
+``core.symlinks=false`` (what Windows and some CI caches give), installs it into a new venv and
+runs ``lama-dice`` from another folder.  In an sdist (no git history) the git-based tests skip.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
+
+
+def _git(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def _in_git_checkout() -> bool:
+    return shutil.which("git") is not None and _git("rev-parse", "--show-toplevel").returncode == 0
+
+
+needs_git = pytest.mark.skipif(not _in_git_checkout(), reason="not a git checkout (an sdist)")
+
+
+def _folder_of(package: str) -> Path:
+    """The repository folder of ``package`` under the package-dir mapping."""
+    mapping = SETUPTOOLS.get("package-dir", {})
+    parts = package.split(".")
+    for i in range(len(parts), 0, -1):
+        head = ".".join(parts[:i])
+        if head in mapping:
+            return ROOT / mapping[head] / Path(*parts[i:])
+    return ROOT / Path(*parts)
+
+
+def test_every_package_folder_is_listed_and_mapped():
+    packages = set(SETUPTOOLS["packages"])
+    for package in packages:
+        folder = _folder_of(package)
+        assert folder.is_dir() and not folder.is_symlink(), f"{package}: {folder} is not a folder"
+    # every folder of Python code under a mapped root is a listed package (else the wheel lacks it)
+    for package in packages:
+        for init in _folder_of(package).rglob("__init__.py"):
+            rel = init.parent.relative_to(_folder_of(package))
+            if "__pycache__" in rel.parts:
+                continue
+            sub = ".".join([package, *rel.parts]) if rel.parts else package
+            assert sub in packages, f"{init.parent} is a package folder but {sub} is not in [tool.setuptools] packages"
+
+
+@needs_git
+def test_no_symlinks_in_the_repository():
+    links = [line.split("\t", 1)[1] for line in _git("ls-files", "-s").stdout.splitlines()
+             if line.startswith("120000 ")]
+    assert links == []
+
+
+@needs_git
+@pytest.mark.packaging
+def test_wheel_from_a_clone_without_symlinks_installs_and_runs(tmp_path):
+    """Clone (core.symlinks=false), build the wheel, install it in a fresh venv, run lama-dice from elsewhere.
+
+    The clone is of the last commit: uncommitted changes are not in it.
+    """
+    clone = tmp_path / "clone"
+    proc = _git("clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    dist = tmp_path / "dist"
+    # the test venv's setuptools builds it (no build isolation: nothing to download)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                           "-w", str(dist), str(clone)], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (wheel,) = dist.glob("lama_dice-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for must in ("lama_dice/agents/ppo.py", "lama_dice/cli/main.py", "lama_dice/train/rllib/trainer.py",
+                 "lama_dice/evaluation/evaluate.py", "lama_dice/bench/suite.py", "lama_dice/configs/default.yaml",
+                 "lama_dice/agents/pretrained/ppo_2p.safetensors", "lama_env/engine.py"):
+        assert must in names, f"the wheel lacks {must}"
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert not [n for n in names if n.split("/")[0] in ("agents", "train", "evaluation", "cli", "bench", "configs")]
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
+    # torch pinned first, as the Makefile does (never a multi-GB CUDA build); --no-compile: faster
+    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", str(wheel), "torch==2.13.0"],
+                          capture_output=True, text=True, timeout=900, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    exe = venv / ("Scripts" if os.name == "nt" else "bin") / "lama-dice"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LAMA_DICE_ALLOW_PICKLE")}
+    proc = subprocess.run([str(exe), "--help"], cwd=elsewhere, capture_output=True, text=True, timeout=300,
+                          env=env, check=False)
+    assert proc.returncode == 0 and "export" in proc.stdout, proc.stderr
+    proc = subprocess.run([str(exe), "evaluate", "--agents", "ppo:2p", "random", "--games", "4", "--no-progress"],
+                          cwd=elsewhere, capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert proc.returncode == 0 and "ppo:2p" in proc.stdout, proc.stderr
+    proc = subprocess.run([str(py), "-c", "import lama_dice.agents.ppo as m; print(m.__file__)"], cwd=elsewhere,
+                          capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert str(venv) in proc.stdout, proc.stdout + proc.stderr
+
+
+@needs_git
+def test_sdist_holds_every_file_of_the_repository(tmp_path):
+    """The sdist is the repository (what its tests read ships with them), built from a no-symlink clone."""
+    clone = tmp_path / "clone"
+    proc = _git("clone", "-q", "-c", "core.symlinks=false", str(ROOT), str(clone), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([sys.executable, "-c", "import sys; from setuptools import build_meta as b; "
+                           "print(b.build_sdist(sys.argv[1]))", str(tmp_path / "dist")],
+                          cwd=clone, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import tarfile
+
+    (sdist,) = (tmp_path / "dist").glob("lama_dice-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        shipped = {m.name.split("/", 1)[1] for m in tar.getmembers() if m.isfile()}
+    tracked = set(_git("ls-files", cwd=clone).stdout.splitlines())
+    generated = {"PKG-INFO", "setup.cfg"}
+    assert tracked - shipped == set(), "files of the repository missing from the sdist"
+    assert {f for f in shipped - tracked if f not in generated and ".egg-info/" not in f} == set()
