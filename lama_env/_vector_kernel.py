@@ -292,7 +292,7 @@ def reset_kernel(n, sel, reseed, seed_mix, es, ps, disp, row, tot, rstart, quit_
 
 
 @njit(cache=True)
-def apply_kernel(idx, count, actions, n, es, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim,
+def apply_kernel(idx, count, actions, n, es, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim,  # noqa: C901 (kernel: rewritten in the one-kernel change)
                  nround, hands, stats, log, logpos, pend, done_len, logging,
                  rew, term, trunc, round_end, final_obs, rolled, fin, fin_rounds, fseat,
                  thr, must, also_match, points, win, episode_round, max_rounds, dice_faces, disc, deck0,

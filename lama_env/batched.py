@@ -299,7 +299,7 @@ def native_take(kind, take_rank, a, m, shown, ps):
 
 
 @njit(cache=True)
-def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, dice, deck0, score,
+def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, dice, deck0, score,  # noqa: C901 (kernel: rewritten in the one-kernel change)
                  also_match, must_discard, end_threshold,
                  totals, round_pts, rounds, busts, quits, went_out, triples, log, log_len, log_row):
     """Play games ``g = 0..G-1`` (``G = len(seat_agent)``) to the end; see :func:`play_batch`.

@@ -100,9 +100,7 @@ Version history
 
 from __future__ import annotations
 
-import dataclasses
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -111,180 +109,32 @@ from gymnasium import spaces
 
 from . import actions as A
 from .engine import IllegalActionError, LamaGame, Phase
-from .errors import LamaDiceError
 from .observation import encode, observation_size
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
+from .options import (
+    EPISODES,
+    ILLEGAL_MODES,
+    NO_EPISODE_STATS,
+    REWARDS,
+    IllegalMoveWarning,
+    LamaEnvError,
+    MaskCache,
+    as_action,
+    check_choice,
+    check_learner_seat,
+    check_max_rounds,
+    check_num_players,
+    opponent_name,
+    seat_opponents,
+    warn_solo_win,
+    win_rewards,
+)
 from .render import render_text
 from .rules import RulesConfig, winners
-from .rules import check_num_players as _check_num_players
 from .viewer import HumanView
 
-EPISODES = ("game", "round")
-#: ``info["episode_stats"]`` before the episode's end: the keys and types of the final one, all zero.
-NO_EPISODE_STATS: dict[str, float] = {"win": 0.0, "rounds": 0, "points_per_round": 0.0, "final_points": 0,
-                                      "busts": 0, "quits": 0, "went_out": 0, "illegal": 0}
 _ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
-REWARDS = ("win", "points")
-ILLEGAL_MODES = ("lose", "raise")
-
-
-class LamaEnvError(LamaDiceError, ValueError):
-    """A bad environment option (player count, opponents, episode, reward...) or a misuse of an env."""
-
-
-class IllegalMoveWarning(UserWarning):
-    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v0`` episode.
-
-    PettingZoo's ``lama_dice_v0.env()`` reports illegal moves through PettingZoo's ``EnvLogger`` instead.
-    """
-
-
-# ------------------------------------------------------------------ shared helpers (both envs)
-def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
-    """Return ``value`` if it is one of ``options``, else raise :class:`LamaEnvError`."""
-    if not isinstance(value, str) or value not in options:
-        raise LamaEnvError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
-    return value
-
-
-def check_num_players(num_players: Any) -> int:
-    """Validate a player count (1..6)."""
-    return _check_num_players(num_players, LamaEnvError)
-
-
-def check_max_rounds(max_rounds: Any) -> int | None:
-    """Validate ``max_rounds`` (None or a positive integer)."""
-    if max_rounds is None:
-        return None
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
-        raise LamaEnvError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
-    return int(max_rounds)
-
-
-def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
-    """Validate a fixed learner seat (None, or an integer ``0..num_players - 1``)."""
-    if learner_seat is None:
-        return None
-    if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
-            or not 0 <= learner_seat < num_players:
-        raise LamaEnvError(f"learner_seat must be None or an integer 0..{num_players - 1}, got {learner_seat!r}")
-    return int(learner_seat)
-
-
-def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:
-    """The opponents' list, one entry per opponent seat.
-
-    ``None`` means ``["random"]``; one entry (``is_single``, or a one-item list) fills every
-    seat; otherwise one entry per opponent seat is required.
-    """
-    k = num_players - 1
-    if opponents is None:
-        opponents = ["random"]
-    if is_single(opponents):
-        opponents = [opponents]
-    if not isinstance(opponents, (list, tuple)):
-        raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
-    if k == 0:
-        return []
-    if len(opponents) == 1:
-        return list(opponents) * k
-    if len(opponents) != k:
-        raise LamaEnvError(f"opponents must list 1 or {k} agents for {num_players} players, got {len(opponents)}")
-    return list(opponents)
-
-
-#: The rules keywords of the envs (the fields of :class:`RulesConfig`), and ``rules`` itself.
-RULES_KEYWORDS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(RulesConfig) if f.init), "rules")
-
-
-def build_rules(rules: Mapping[str, Any], owner: str = "__init__()") -> RulesConfig:
-    """The :class:`RulesConfig` of an env's rule keywords (``triple_llama``, ``must_discard``, ...).
-
-    A ``rules=`` keyword holding a :class:`RulesConfig` or a mapping is accepted too.
-
-    Raises:
-        TypeError: a keyword that is not a rules field, as Python words it for any function
-            (``"{owner} got an unexpected keyword argument 'frameskip'"``: libraries such as
-            TorchRL try optional keywords and drop them on this error).
-        lama_env.rules.RulesError: a bad value of a rules field (or in a ``rules=`` mapping).
-    """
-    for key in rules:
-        if key not in RULES_KEYWORDS:
-            raise TypeError(f"{owner} got an unexpected keyword argument {key!r} "
-                            f"(the rules keywords are {', '.join(RULES_KEYWORDS)})")
-    rules = dict(rules)
-    base = rules.pop("rules", None)
-    if base is not None:
-        if isinstance(base, RulesConfig):
-            base = base.to_dict(include_dice=True)
-        elif not isinstance(base, Mapping):
-            raise LamaEnvError(f"rules must be a RulesConfig or a mapping, got {type(base).__name__}")
-        rules = {**dict(base), **rules}
-    return RulesConfig.from_dict(rules)
-
-
-def _name(policy: Any) -> str:
-    """How an opponent is named in messages: its spec, else its class."""
-    return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def win_rewards(totals: Sequence[int]) -> list[float]:
-    """Zero-sum win/loss rewards of final ``totals``.
-
-    The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
-    share +1, the others share -1; if everyone ties (or there is one player),
-    everyone gets 0.
-    """
-    n = len(totals)
-    won = winners(totals)
-    k = len(won)
-    if k == n:
-        return [0.0] * n
-    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
-
-
-def warn_solo_win() -> None:
-    """Warn that ``reward="win"`` is always 0 in the solo variant."""
-    warnings.warn(
-        'reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to learn from it',
-        UserWarning, stacklevel=3,
-    )
-
-
-def as_action(action: Any) -> Any:
-    """``action`` as a Python int when it is an integer (NumPy scalars and 0-d arrays included).
-
-    Anything else is returned unchanged, for the engine to reject with a clear message.
-    """
-    if type(action) is int:
-        return action
-    if isinstance(action, (np.integer, int)) and not isinstance(action, bool):
-        return int(action)
-    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
-        return int(action.reshape(()))
-    return action
-
-
-class MaskCache:
-    """int8 action masks per legal-action tuple (a fresh copy each call)."""
-
-    def __init__(self) -> None:
-        """Start with an empty table."""
-        #: legal-action tuple -> its mask (never handed out: callers get copies)
-        self.table: dict[tuple[int, ...], np.ndarray] = {}
-        self._zero = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-
-    def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
-        """A fresh copy of the mask of ``legal`` (all zeros for None or no legal action)."""
-        if not legal:
-            return self._zero.copy()
-        m = self.table.get(legal)
-        if m is None:
-            m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-            m[list(legal)] = 1
-            self.table[legal] = m
-        return m.copy()
 
 
 # --------------------------------------------------------------------------------- the Gym env
@@ -332,7 +182,8 @@ class LamaDiceEnv(gym.Env):
     ) -> None:
         """Check the options and build the opponents (see the class docstring)."""
         super().__init__()
-        self.rules = build_rules(rules, f"{type(self).__name__}.__init__()")  # first: an unknown keyword is a TypeError
+        # first: an unknown keyword is a TypeError
+        self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
         self.num_players = n = check_num_players(num_players)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
@@ -495,7 +346,7 @@ class LamaDiceEnv(gym.Env):
             try:
                 g.step(a)
             except IllegalActionError as e:
-                raise IllegalActionError(f"opponent {_name(policy)!r} at seat {p}: {e}") from None
+                raise IllegalActionError(f"opponent {opponent_name(policy)!r} at seat {p}: {e}") from None
 
     def _round_end(self, g: LamaGame) -> float:
         learner = self._learner
@@ -556,7 +407,7 @@ class LamaDiceEnv(gym.Env):
         game = self._game
         if game is None:
             return None
-        names = [f"p{p}:{'learner' if p == self._learner else _name(self._policies[p])}"
+        names = [f"p{p}:{'learner' if p == self._learner else opponent_name(self._policies[p])}"
                  for p in range(self.num_players)]
         if self.render_mode != "ansi":
             from .picture import picture
@@ -580,21 +431,4 @@ class LamaDiceEnv(gym.Env):
         super().close()
 
 
-__all__ = [
-    "EPISODES",
-    "ILLEGAL_MODES",
-    "NO_EPISODE_STATS",
-    "REWARDS",
-    "RULES_KEYWORDS",
-    "IllegalMoveWarning",
-    "LamaDiceEnv",
-    "LamaEnvError",
-    "MaskCache",
-    "as_action",
-    "build_rules",
-    "check_choice",
-    "check_max_rounds",
-    "check_num_players",
-    "warn_solo_win",
-    "win_rewards",
-]
+__all__ = ["IllegalMoveWarning", "LamaDiceEnv", "LamaEnvError"]

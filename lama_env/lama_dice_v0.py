@@ -113,26 +113,24 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
-from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from . import actions as A
+from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame, Phase
-from .gym_env import (
+from .observation import encode, observation_size
+from .options import (
     EPISODES,
     REWARDS,
     MaskCache,
     as_action,
-    build_rules,
     check_choice,
     check_max_rounds,
     check_num_players,
     warn_solo_win,
     win_rewards,
 )
-from .observation import encode, observation_size
 from .render import render_text
+from .rules import RulesConfig
 from .viewer import HumanView
 
 __all__ = ["env", "raw_env"]
@@ -144,15 +142,15 @@ def env(**kwargs: Any) -> AECEnv:
     """The environment wrapped as PettingZoo's classic environments are.
 
     ``TerminateIllegalWrapper(illegal_reward=-1)``, then ``AssertOutOfBoundsWrapper``,
-    then ``OrderEnforcingWrapper`` (lama-dice's subclasses of these three wrappers:
-    the same behaviour, with the attributes read every step forwarded directly to
-    the environment rather than through ``__getattr__``). Keyword arguments are
-    those of :class:`raw_env`.
+    then ``OrderEnforcingWrapper`` (lama-dice's subclasses of these three wrappers,
+    :mod:`lama_env.aec_wrappers`: the same behaviour, with the attributes read every step
+    forwarded directly to the environment rather than through ``__getattr__``). Keyword
+    arguments are those of :class:`raw_env`.
     """
     e: AECEnv = raw_env(**kwargs)
-    e = _TerminateIllegal(e, illegal_reward=-1)
-    e = _AssertOutOfBounds(e)
-    e = _OrderEnforcing(e)
+    e = TerminateIllegal(e, illegal_reward=-1)
+    e = AssertOutOfBounds(e)
+    e = OrderEnforcing(e)
     return e
 
 
@@ -161,7 +159,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     Raises:
         TypeError: an unknown keyword (``"raw_env.__init__() got an unexpected keyword argument 'x'"``).
-        lama_env.gym_env.LamaEnvError: a bad option.
+        lama_env.options.LamaEnvError: a bad option.
         lama_env.rules.RulesError: a bad value of a rules keyword.
     """
 
@@ -190,7 +188,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules,
         )
         super().__init__()
-        self.rules = build_rules(rules, f"{type(self).__name__}.__init__()")  # first: an unknown keyword is a TypeError
+        # first: an unknown keyword is a TypeError
+        self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
         self.num_players = n = check_num_players(num_players)
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
@@ -369,215 +368,3 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Close the ``human`` render mode's window, if open."""
         if self._view is not None:
             self._view.close()
-
-
-# ---------------------------------------------------------------------------- fast wrappers
-# PettingZoo's wrappers reach every attribute of the wrapped env through
-# ``__getattr__``, a chain of Python calls per wrapper layer; the per-step
-# attributes below are forwarded directly to the unwrapped env instead.
-_PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
-             "_cumulative_rewards")
-_NEED_RESET = frozenset({"agents", "agent_selection", "rewards", "terminations", "truncations", "infos"})
-
-
-def _forward(name: str, check_reset: bool) -> property:
-    if check_reset and name in _NEED_RESET:
-        def get(self):
-            if not self._has_reset:
-                raise AttributeError(f"{name} cannot be accessed before reset")
-            return getattr(self._raw, name)
-    else:
-        def get(self):
-            return getattr(self._raw, name)
-
-    def set_(self, value):
-        setattr(self._raw, name, value)
-
-    return property(get, set_)
-
-
-class _TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """``TerminateIllegalWrapper`` with direct attribute access and a warning that names the move."""
-
-    _terminated: bool  # set by TerminateIllegalWrapper: the episode was ended by an illegal move
-
-    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
-        super().__init__(env, illegal_reward)
-        self._raw = env.unwrapped
-
-    def observe(self, agent: str):
-        raw = self._raw
-        obs = raw.observe(agent)  # self.env is the raw env
-        if agent == raw.agent_selection:
-            self._prev_obs = obs
-            info = raw.infos.get(agent)
-            self._prev_info = {} if info is None else info
-        return obs
-
-    def step(self, action: Any) -> None:
-        raw = self._raw
-        agent = raw.agent_selection
-        if self._prev_obs is None:
-            self.observe(agent)
-        mask = self._prev_obs["action_mask"]
-        self._prev_obs = None
-        self._prev_info = None
-        dead = raw.terminations[agent] or raw.truncations[agent]
-        if self._terminated and dead:
-            raw._was_dead_step(action)
-        elif not dead and not mask[action]:
-            _warn_illegal(raw, agent, action, self._illegal_value)
-            raw._cumulative_rewards[agent] = 0
-            raw.terminations = dict.fromkeys(raw.agents, True)
-            raw.truncations = dict.fromkeys(raw.agents, True)
-            raw.rewards = dict.fromkeys(raw.truncations, 0)
-            raw.rewards[agent] = float(self._illegal_value)
-            raw._accumulate_rewards()
-            raw._deads_step_first()
-            raw._over = True
-            self._terminated = True
-        else:
-            self.env.step(action)
-
-
-def _warn_illegal(raw: raw_env, agent: str, action: Any, value: float) -> None:
-    """Report an illegal move as PettingZoo's classic envs do: through ``EnvLogger`` (``suppress_output`` mutes it)."""
-    g = raw.game
-    try:
-        name = A.describe(int(action))
-    except (TypeError, ValueError):
-        name = "not an action"
-    legal = ", ".join(A.describe(a) for a in g.legal_actions()) if g is not None else ""
-    EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
-        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v0: "
-        f"illegal action {action!r} ({name}) by {agent}; legal: {legal}. {agent} gets {value}, the others 0."
-    )
-
-
-class _AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
-    """``AssertOutOfBoundsWrapper`` with a fast path for in-range integer actions."""
-
-    def __init__(self, env: AECEnv) -> None:
-        super().__init__(env)
-        self._raw = env.unwrapped
-
-    def step(self, action: Any) -> None:
-        if (type(action) is int or isinstance(action, np.integer)) and 0 <= action < A.NUM_ACTIONS:
-            self.env.step(action)
-        else:
-            super().step(action)
-
-
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
-
-    Over the chain :func:`env` builds (``_AssertOutOfBounds`` over ``_TerminateIllegal``),
-    the per-step calls take a short cut with the same behaviour: ``last`` / ``observe``
-    do ``_TerminateIllegal.observe``'s bookkeeping themselves (remember the
-    observation whose mask the next ``step`` checks), and ``step`` with an in-range
-    integer action (everything ``AssertOutOfBoundsWrapper`` checks) that the
-    remembered mask allows, for a live agent, steps the raw env directly; anything
-    else goes through ``_TerminateIllegal.step`` (illegal moves, dead steps) or the
-    whole chain.
-    """
-
-    def __init__(self, env: AECEnv) -> None:
-        super().__init__(env)
-        self._raw = env.unwrapped
-        inner = getattr(env, "env", None)
-        if type(env) is _AssertOutOfBounds and type(inner) is _TerminateIllegal:
-            self._ti: _TerminateIllegal | None = inner
-            self._observe = inner.observe
-        else:  # another chain: go through every layer
-            self._ti = None
-            self._observe = env.observe
-
-    def step(self, action: Any) -> None:
-        raw = self._raw
-        if not self._has_reset or not raw.agents:
-            super().step(action)
-            return
-        self._has_updated = True
-        ti = self._ti
-        if ti is None:
-            self.env.step(action)
-        elif type(action) is int and 0 <= action < A.NUM_ACTIONS:  # all AssertOutOfBoundsWrapper checks
-            prev = ti._prev_obs
-            agent = raw.agent_selection
-            if (prev is not None and not (raw.terminations[agent] or raw.truncations[agent])
-                    and prev["action_mask"][action]):
-                # _TerminateIllegal.step for a legal action of a live agent, inline
-                ti._prev_obs = ti._prev_info = None
-                raw.step(action)
-            else:
-                ti.step(action)
-        elif action is None and self._dead():  # the dead step AssertOutOfBoundsWrapper allows
-            ti.step(action)
-        else:
-            self.env.step(action)
-
-    def __str__(self) -> str:
-        """``lama_dice_v0``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
-        return str(self.env)
-
-    def _dead(self) -> bool:
-        raw = self._raw
-        agent = raw.agent_selection
-        return bool(raw.terminations[agent] or raw.truncations[agent])
-
-    def observe(self, agent: str):
-        if not self._has_reset:
-            return super().observe(agent)
-        return self._observe(agent)
-
-    def last(self, observe: bool = True):
-        if not self._has_reset:
-            return super().last(observe)
-        raw = self._raw
-        agent = raw.agent_selection
-        infos = raw.infos
-        ti = self._ti
-        if not observe:
-            obs = None
-        elif ti is not None:  # _TerminateIllegal.observe(agent), inline: the agent is the one to act
-            obs = ti._prev_obs = raw.observe(agent)
-            info = infos.get(agent)
-            ti._prev_info = {} if info is None else info
-        else:
-            obs = self._observe(agent)
-        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
-
-    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
-        if not self._has_reset:
-            return super().agent_iter(max_iter)  # the error PettingZoo gives
-        return _AgentIterable(self, max_iter)
-
-
-class _AgentIterable(AECOrderEnforcingIterable):
-    def __iter__(self) -> _AgentIterator:
-        return _AgentIterator(self.env, self.max_iter)
-
-
-class _AgentIterator(AECOrderEnforcingIterator):
-    """PettingZoo's order-enforcing agent iterator, reading the raw env's attributes directly."""
-
-    def __init__(self, env: _OrderEnforcing, max_iter: int) -> None:
-        super().__init__(env, max_iter)
-        self._raw = env._raw
-
-    def __next__(self) -> str:
-        raw = self._raw
-        if not raw.agents or self.iters_til_term <= 0:
-            raise StopIteration
-        self.iters_til_term -= 1
-        env = self.env
-        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        env._has_updated = False
-        return raw.agent_selection
-
-
-for _name in _PER_STEP:
-    setattr(_TerminateIllegal, _name, _forward(_name, False))
-    setattr(_AssertOutOfBounds, _name, _forward(_name, False))
-    setattr(_OrderEnforcing, _name, _forward(_name, True))
-del _name

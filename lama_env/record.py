@@ -132,6 +132,24 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
         return
     if action != "roll":
         raise RecordError(f"action must be 'roll' or 'quit', got {clip(action)}", r, t)
+    try:
+        game.step(A.ROLL, dice=_turn_dice(turn, r, t))
+    except IllegalActionError as e:
+        raise RecordError(str(e), r, t) from None
+    phase = game.phase
+    if phase == Phase.DISCARD:
+        _play_discard(game, turn, r, t)
+    elif phase == Phase.TAKE:
+        _play_take(game, turn, r, t)
+    else:
+        what = "a bust" if game.busted is not None else "a triple llama"
+        for key in ("discard", "take"):
+            if key in turn:
+                raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
+
+
+def _turn_dice(turn: Mapping[str, Any], r: int, t: int) -> list[str]:
+    """The dice of a roll's turn, checked: three face names."""
     if "dice" not in turn:
         raise RecordError("a roll must give its dice", r, t)
     dice = turn["dice"]
@@ -140,35 +158,32 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
     for d, f in enumerate(dice):
         if not isinstance(f, str) or f not in FACES:  # the engine also accepts indices; records use names
             raise RecordError(f"die {d} shows an unknown face {clip(f)}", r, t)
-    try:
-        game.step(A.ROLL, dice=dice)
-    except IllegalActionError as e:
-        raise RecordError(str(e), r, t) from None
-    phase = game.phase
-    if phase == Phase.DISCARD:
-        if "take" in turn:
-            raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
-        if "discard" not in turn:
-            raise RecordError("the roll matched the display: 'discard' is missing", r, t)
-        counts = _faces_to_counts(turn["discard"], "discard", r, t)
-        if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
-            raise RecordError(_discard_fault(game, counts), r, t)
-        game.step(A.discard_action(counts))
-    elif phase == Phase.TAKE:
-        if "discard" in turn:
-            raise RecordError("the roll matched nothing in the display: expected 'take', not 'discard'", r, t)
-        if "take" not in turn:
-            raise RecordError("the roll forces a take: 'take' is missing", r, t)
-        face = turn["take"]
-        if face not in FACES or A.take_action(FACES.index(face)) not in game.legal_actions():
-            options = ", ".join(repr(FACES[a - A.TAKE_BASE]) for a in game.legal_actions())
-            raise RecordError(f"cannot take {clip(face)}: the row cards shown by the dice are {options}", r, t)
-        game.step(A.take_action(FACES.index(face)))
-    else:
-        what = "a bust" if game.busted is not None else "a triple llama"
-        for key in ("discard", "take"):
-            if key in turn:
-                raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
+    return dice
+
+
+def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
+    """The turn's discard after a matching roll."""
+    if "take" in turn:
+        raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
+    if "discard" not in turn:
+        raise RecordError("the roll matched the display: 'discard' is missing", r, t)
+    counts = _faces_to_counts(turn["discard"], "discard", r, t)
+    if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
+        raise RecordError(_discard_fault(game, counts), r, t)
+    game.step(A.discard_action(counts))
+
+
+def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
+    """The turn's take after a roll that matched nothing."""
+    if "discard" in turn:
+        raise RecordError("the roll matched nothing in the display: expected 'take', not 'discard'", r, t)
+    if "take" not in turn:
+        raise RecordError("the roll forces a take: 'take' is missing", r, t)
+    face = turn["take"]
+    if face not in FACES or A.take_action(FACES.index(face)) not in game.legal_actions():
+        options = ", ".join(repr(FACES[a - A.TAKE_BASE]) for a in game.legal_actions())
+        raise RecordError(f"cannot take {clip(face)}: the row cards shown by the dice are {options}", r, t)
+    game.step(A.take_action(FACES.index(face)))
 
 
 def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:

@@ -129,11 +129,42 @@ class RulesConfig:
             return data
         if not isinstance(data, Mapping):
             raise RulesError(f"rules must be an object, got {type(data).__name__}")
-        known = {"triple_llama", "must_discard", "end_threshold", "dice"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - set(RULES_FIELDS))
         if unknown:
-            raise RulesError(f"unknown rules field {unknown[0]!r} (valid: {', '.join(sorted(known))})")
+            raise RulesError(f"unknown rules field {unknown[0]!r} (valid: {', '.join(sorted(RULES_FIELDS))})")
         return cls(**dict(data))
+
+    @classmethod
+    def from_keywords(cls, keywords: Mapping[str, Any], owner: str = "__init__()") -> RulesConfig:
+        """The rules of an env's or a game's rules keywords: the one parser of :data:`RULES_KEYWORDS`.
+
+        ``keywords`` holds the rules fields (``triple_llama=...``) and/or ``rules=`` a
+        :class:`RulesConfig` or a mapping of fields; a field given beside ``rules=`` overrides it.
+
+        Args:
+            keywords: the keywords a constructor got beyond its own (``**rules``).
+            owner: how the constructor is named in the message of an unknown keyword.
+
+        Raises:
+            TypeError: a keyword that is not a rules keyword, as Python words it for any function
+                (``"{owner} got an unexpected keyword argument 'frameskip'"``: libraries such as
+                TorchRL try optional keywords and drop them on this error).
+            RulesError: a bad value of a rules field, or a ``rules=`` that is neither a
+                :class:`RulesConfig` nor a mapping.
+        """
+        for key in keywords:
+            if key not in RULES_KEYWORDS:
+                raise TypeError(f"{owner} got an unexpected keyword argument {key!r} "
+                                f"(the rules keywords are {', '.join(RULES_KEYWORDS)})")
+        fields = dict(keywords)
+        base = fields.pop("rules", None)
+        if isinstance(base, RulesConfig):
+            if not fields:
+                return base
+            base = base.to_dict(include_dice=True)
+        elif base is not None and not isinstance(base, Mapping):
+            raise RulesError(f"rules must be a RulesConfig or a mapping of rules fields, got {type(base).__name__}")
+        return cls.from_dict({**dict(base or {}), **fields})
 
     def to_dict(self, include_dice: bool | None = None) -> dict[str, Any]:
         """The config as a JSON-ready dict; ``dice`` is included when non-default (or when asked)."""
@@ -145,6 +176,13 @@ class RulesConfig:
         if include_dice or (include_dice is None and self.dice != DEFAULT_DICE):
             out["dice"] = [list(d) for d in self.dice]
         return out
+
+
+#: The rules fields (those of :class:`RulesConfig` a config, a record or a ``--rule`` sets).
+RULES_FIELDS: tuple[str, ...] = ("triple_llama", "must_discard", "end_threshold", "dice")
+#: The rules keywords every env and :class:`~lama_env.vector.VectorGame` accepts: the fields, and ``rules``
+#: (a :class:`RulesConfig` or a mapping); :meth:`RulesConfig.from_keywords` parses them.
+RULES_KEYWORDS: tuple[str, ...] = (*RULES_FIELDS, "rules")
 
 
 def is_num_players(value: Any) -> bool:

@@ -66,7 +66,7 @@ Rewards
 
 As the Gymnasium and PettingZoo envs define them (docs/environments.md),
 given to every seat at once: ``reward="win"`` pays the zero-sum shares of
-:func:`lama_env.gym_env.win_rewards` (winners, tied for the fewest points,
+:func:`lama_env.options.win_rewards` (winners, tied for the fewest points,
 share +1, the others -1; all 0 when everyone ties, so always 0 solo) on the
 step that ends the game (``episode="round"``: the round, lowest total after it
 winning); ``reward="points"`` pays minus the change of each seat's total over
@@ -101,7 +101,7 @@ is changed, so nothing is changed by a refused step.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -130,7 +130,6 @@ __all__ = ["EPISODES", "REWARDS", "VectorGame", "VectorGameError", "VectorIllega
 
 REWARDS = ("win", "points")
 EPISODES = ("game", "round")
-_RULES_KEYWORDS = ("triple_llama", "must_discard", "end_threshold", "dice", "rules")
 #: Log entries one step may add at most: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
 _LOG_ROOM = 16
 
@@ -147,21 +146,6 @@ def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise VectorGameError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
     return value
-
-
-def _build_rules(kw: dict[str, Any]) -> RulesConfig:
-    """The rules of the keywords (``rules=`` a RulesConfig or mapping, and/or the fields)."""
-    for key in kw:
-        if key not in _RULES_KEYWORDS:
-            raise TypeError(f"VectorGame() got an unexpected keyword argument {key!r} "
-                            f"(the rules keywords are {', '.join(_RULES_KEYWORDS)})")
-    kw = dict(kw)
-    base = kw.pop("rules", None)
-    if isinstance(base, RulesConfig):
-        base = base.to_dict(include_dice=True)
-    elif base is not None and not isinstance(base, Mapping):
-        raise VectorGameError(f"rules must be a RulesConfig or a mapping, got {type(base).__name__}")
-    return RulesConfig.from_dict({**dict(base or {}), **kw})
 
 
 def _seed_mix(seed: int | None) -> np.uint64:
@@ -275,7 +259,7 @@ class VectorGame:
             raise VectorGameError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.num_envs = g = int(num_envs)
         self.num_players = n = check_num_players(num_players, VectorGameError)
-        self.rules = _build_rules(rules)
+        self.rules = RulesConfig.from_keywords(rules, "VectorGame()")
         self.reward = _check_choice("reward", reward, REWARDS)
         self.episode = _check_choice("episode", episode, EPISODES)
         if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))

@@ -86,14 +86,15 @@ from . import _vector_kernel as K
 from . import actions as A
 from .batched import NUM_MASKS, NativePolicy
 from .engine import IllegalActionError
-from .gym_env import (
+from .opponents import PolicyLike
+from .opponents import resolve as resolve_opponent
+from .options import (
     EPISODES,
     ILLEGAL_MODES,
     NO_EPISODE_STATS,
     REWARDS,
     IllegalMoveWarning,
     LamaEnvError,
-    build_rules,
     check_choice,
     check_learner_seat,
     check_max_rounds,
@@ -101,9 +102,7 @@ from .gym_env import (
     seat_opponents,
     warn_solo_win,
 )
-from .opponents import PolicyLike
-from .opponents import resolve as resolve_opponent
-from .rules import NUM_FACES
+from .rules import NUM_FACES, RulesConfig
 from .vector import _DACT, _DECK, _DISC, _LOG_ROOM, VectorGame, VectorIllegalActionError
 
 __all__ = ["LamaDiceVectorEnv", "VectorStep"]
@@ -195,7 +194,7 @@ class LamaDiceVectorEnv(VectorEnv):
         **rules: Any,
     ) -> None:
         """Check the options, build the opponents and the vector game (see the class docstring)."""
-        self.rules = build_rules(rules, f"{type(self).__name__}.__init__()")
+        self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise LamaEnvError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.num_envs = g = int(num_envs)

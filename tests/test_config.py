@@ -9,6 +9,7 @@ import yaml
 
 from lama_dice.cli.main import main
 from lama_dice.train.config import ConfigError, TrainConfig, describe_keys, load_config, parse_config
+from lama_env.rules import RulesConfig
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SHIPPED = ["default", "smoke", "solo", "2p_vs_heuristics", "2p_selfplay", "4p_selfplay"]
@@ -30,7 +31,8 @@ def test_defaults_fill_in_and_name_comes_from_the_file(tmp_path):
     assert cfg.name == "my-run"
     assert cfg.env.num_players == 2 and cfg.env.vec_env == "subproc"
     assert cfg.opponents[0].agent == "random" and cfg.opponents[0].weight == 1.0
-    assert cfg.env.rules == {"triple_llama": "chip_only", "must_discard": True, "end_threshold": 40}
+    assert cfg.env.rules == RulesConfig() and cfg.rules is cfg.env.rules  # parsed once, at load
+    assert cfg.to_dict()["env"]["rules"] == {"triple_llama": "chip_only", "must_discard": True, "end_threshold": 40}
     assert cfg.ppo.gamma == 1.0
     keys = [k for k, _, _ in describe_keys()]
     assert "ppo.learning_rate" in keys and "selfplay.pool_size" in keys and "env.rules" in keys

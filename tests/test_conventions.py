@@ -25,7 +25,8 @@ import pytest
 import lama_env
 from lama_dice.train.callbacks import summarize_episodes
 from lama_env import RulesError, lama_dice_v0
-from lama_env.gym_env import NO_EPISODE_STATS, IllegalMoveWarning, LamaDiceEnv
+from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv
+from lama_env.options import NO_EPISODE_STATS
 
 
 def run(code: str, *flags: str) -> subprocess.CompletedProcess:

@@ -12,6 +12,8 @@ from lama_env.odds import p_no_match, p_triple_llama, roll_distribution
 from lama_env.rules import (
     DECK_COUNTS,
     DEFAULT_DICE,
+    RULES_FIELDS,
+    RULES_KEYWORDS,
     RulesConfig,
     RulesError,
     game_over,
@@ -78,6 +80,37 @@ def test_from_dict_none_and_passthrough():
     assert RulesConfig.from_dict(None) == RulesConfig()
     r = RulesConfig(end_threshold=12)
     assert RulesConfig.from_dict(r) is r
+
+
+def test_rules_keywords_are_the_config_fields_and_rules():
+    import dataclasses
+
+    assert RULES_FIELDS == tuple(f.name for f in dataclasses.fields(RulesConfig) if f.init)
+    assert RULES_KEYWORDS == (*RULES_FIELDS, "rules")
+
+
+def test_from_keywords_merges_fields_over_rules():
+    base = RulesConfig(end_threshold=25, triple_llama="also_match")
+    assert RulesConfig.from_keywords({}) == RulesConfig()
+    assert RulesConfig.from_keywords({"rules": base}) is base  # parsed once: the object travels as it is
+    assert RulesConfig.from_keywords({"rules": base, "end_threshold": 30}) == \
+        RulesConfig(end_threshold=30, triple_llama="also_match")
+    assert RulesConfig.from_keywords({"rules": {"must_discard": False}, "end_threshold": 12}) == \
+        RulesConfig(must_discard=False, end_threshold=12)
+
+
+@pytest.mark.parametrize("keywords, error, words", [
+    ({"frameskip": 4}, TypeError, r"^Env\.__init__\(\) got an unexpected keyword argument 'frameskip' \(the rules "
+                                  r"keywords are triple_llama, must_discard, end_threshold, dice, rules\)$"),
+    ({"rules": 3}, RulesError, r"^rules must be a RulesConfig or a mapping of rules fields, got int$"),
+    ({"rules": {"llamas": 3}}, RulesError, r"^unknown rules field 'llamas' \(valid: dice, end_threshold, "),
+    ({"end_threshold": "x"}, RulesError, r"^end_threshold must be an integer, got 'x'$"),
+    ({"rules": RulesConfig(), "triple_llama": "never"}, RulesError, r"^triple_llama must be one of chip_only, "),
+])
+def test_from_keywords_errors_are_one_line(keywords, error, words):
+    with pytest.raises(error, match=words) as e:
+        RulesConfig.from_keywords(keywords, "Env.__init__()")
+    assert "\n" not in str(e.value)
 
 
 @pytest.mark.parametrize("rules", [

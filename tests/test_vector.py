@@ -19,8 +19,8 @@ import pytest
 from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame, Phase
 from lama_env.errors import LamaDiceError
-from lama_env.gym_env import win_rewards
 from lama_env.observation import encode, observation_size
+from lama_env.options import win_rewards
 from lama_env.record import replay
 from lama_env.rules import RulesConfig, RulesError
 from lama_env.vector import VectorGame, VectorGameError, VectorIllegalActionError

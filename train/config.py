@@ -39,7 +39,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig, RulesError
@@ -55,19 +65,26 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
 
 
-def check_rules(v: dict[str, Any]) -> dict[str, Any]:
-    """Validate a ``rules`` mapping (the rules-config fields) and return it normalised."""
+def parse_rules(v: Any) -> RulesConfig:
+    """The ``env.rules`` of a config (a mapping of rules-config fields) as the :class:`RulesConfig` it travels as.
+
+    Raises:
+        ValueError: a bad rules field (the :class:`RulesError` message, for :func:`describe_error`).
+    """
     try:
-        return RulesConfig.from_dict(v).to_dict()
+        return RulesConfig.from_dict(v)
     except RulesError as e:
         raise ValueError(str(e)) from None
 
 
-#: The ``env.rules`` field of both trainers: rules-config fields, validated and normalised by
-#: :func:`check_rules` (declared with ``rules: Rules = Field(default_factory=dict)`` where each env section wants
-#: it in its key order).
-Rules = Annotated[dict[str, Any], AfterValidator(check_rules),
-                  Field(default_factory=dict, description="rules-config fields (RULES.md [choice]s)")]
+#: The ``env.rules`` field of both trainers: a mapping of rules-config fields in the YAML, parsed once by
+#: :func:`parse_rules` into a :class:`RulesConfig` (the object the trainers hand to the envs) and written back
+#: as its fields (:meth:`RulesConfig.to_dict`) in the resolved config. Declared with
+#: ``rules: Rules = Field(default_factory=RulesConfig)`` where each env section wants it in its key order.
+Rules = Annotated[RulesConfig, PlainValidator(parse_rules),
+                  PlainSerializer(lambda r: r.to_dict(), return_type=dict),
+                  WithJsonSchema({"type": "object", "description": "rules-config fields"}),
+                  Field(default_factory=RulesConfig, description="rules-config fields (RULES.md [choice]s)")]
 
 
 def opponent_shorthand(v: Any) -> Any:
@@ -97,7 +114,7 @@ class EnvConfig(EnvSection):
 
     reward_scale: float = Field(default=1.0, gt=0,
                                 description="multiply every reward by this (e.g. 0.05 for points rewards)")
-    rules: Rules = Field(default_factory=dict)  # repeated here for mypy, which sees no default in Annotated
+    rules: Rules = Field(default_factory=RulesConfig)  # repeated here for mypy, which sees no default in Annotated
     n_envs: int = Field(default=8, ge=1, le=4096,
                         description="parallel environments (at most 256 with subproc or dummy)")
     vec_env: Literal["subproc", "dummy", "native"] = Field(
@@ -241,7 +258,8 @@ class RunConfig(Section):
     @property
     def rules(self) -> RulesConfig:
         """The rules config of ``env``."""
-        return RulesConfig.from_dict(self.env.rules)  # type: ignore[attr-defined]
+        rules: RulesConfig = self.env.rules  # type: ignore[attr-defined]
+        return rules
 
     def agent_specs(self) -> list[tuple[str, str]]:
         """``(key, spec)`` for every agent spec of the config, checked by :func:`check_agent_specs`."""
@@ -554,6 +572,8 @@ def describe_keys() -> list[tuple[str, str, str]]:
                 walk(ann, key + ".")
                 continue
             default = f.get_default(call_default_factory=True)
+            if isinstance(default, RulesConfig):
+                default = default.to_dict()  # as the resolved config writes it
             rows.append((key, repr(default), f.description or ""))
 
     walk(TrainConfig, "")

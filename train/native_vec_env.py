@@ -34,8 +34,8 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import make_agent
-from lama_env.gym_env import NO_EPISODE_STATS, RULES_KEYWORDS, build_rules
-from lama_env.rules import RulesConfig
+from lama_env.options import NO_EPISODE_STATS
+from lama_env.rules import RULES_KEYWORDS, RulesConfig
 from lama_env.vector_env import LamaDiceVectorEnv
 
 from .selfplay import MixtureOpponent
@@ -129,7 +129,9 @@ class NativeVecEnv(VecEnv):
                  reward_scale: float = 1.0, **kwargs: Any) -> None:
         """Build the vector env (see the class docstring)."""
         adapt = _Adapter()
-        rules = build_rules({k: v for k, v in kwargs.items() if k in RULES_KEYWORDS}, "NativeVecEnv.__init__()")
+        # the rules parsed once, here; the vector env gets the RulesConfig
+        rules = RulesConfig.from_keywords({k: kwargs.pop(k) for k in RULES_KEYWORDS if k in kwargs},
+                                          "NativeVecEnv.__init__()")
         opps: list[Any] | None = None
         if opponents is not None:
             opps = []
@@ -138,7 +140,7 @@ class NativeVecEnv(VecEnv):
                     o = make_agent(o)
                 opps.append(EpisodeSeat(o, adapt, rules) if isinstance(o, MixtureOpponent) else adapt(o))
         self.env = LamaDiceVectorEnv(num_envs, num_players=num_players, opponents=opps,
-                                     autoreset_mode=AutoresetMode.SAME_STEP, **kwargs)
+                                     autoreset_mode=AutoresetMode.SAME_STEP, rules=rules, **kwargs)
         self.reward_scale = float(reward_scale)
         self._actions: np.ndarray | None = None
         super().__init__(num_envs, self.env.single_observation_space, self.env.single_action_space)

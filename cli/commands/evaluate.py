@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lama_dice.evaluation import EvalResult, LeagueResult
+    from lama_env.rules import RulesConfig
 
 HELP = "play agents against each other and report win rates with confidence intervals"
 
@@ -74,9 +75,15 @@ def _specs_epilog() -> str:
         return ""
 
 
-def parse_rules(items: list[str]) -> dict[str, Any]:
-    """``["end_threshold=20", ...]`` -> ``{"end_threshold": 20}`` (values parsed as JSON when they can be)."""
+def parse_rules(items: list[str]) -> RulesConfig:
+    """``["end_threshold=20", ...]`` -> ``RulesConfig(end_threshold=20)`` (values parsed as JSON when they can be).
+
+    Raises:
+        EvaluationError: an item that is not ``KEY=VALUE``.
+        lama_env.rules.RulesError: an unknown rules field or a bad value.
+    """
     from lama_dice.evaluation import EvaluationError
+    from lama_env.rules import RulesConfig
 
     out: dict[str, Any] = {}
     for item in items:
@@ -87,16 +94,15 @@ def parse_rules(items: list[str]) -> dict[str, Any]:
             out[key.strip()] = json.loads(value)
         except json.JSONDecodeError:
             out[key.strip()] = value
-    return out
+    return RulesConfig.from_dict(out)
 
 
 def run(args: argparse.Namespace) -> int:
     """Play the evaluation or league, print the table (optionally JSON, plot, saved games); return the exit status."""
     from lama_dice.cli.recordfile import check_output_path, write_json_file
     from lama_dice.evaluation import DEFAULT_CHUNK_SIZE, EvaluationError
-    from lama_env.rules import RulesConfig
 
-    rules = RulesConfig.from_dict(parse_rules(args.rule))
+    rules = parse_rules(args.rule)
     if args.players is not None and not 1 <= args.players <= 6:
         raise EvaluationError(f"--players must be 1..6, got {args.players}")
     if args.solo_values and args.league is None:

@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lama_dice.agents.rllib_agent import DEFAULT_MODULE_ID
+from lama_env.rules import RulesConfig
 
 from ..config import (
     ConfigError,
@@ -79,7 +80,7 @@ class RLlibEnvConfig(EnvSection):
 
     auto_forced: bool = Field(default=False, description="apply decisions with a single legal action automatically")
     max_rounds: int | None = Field(default=None, ge=1, description="truncate an episode after this many rounds")
-    rules: Rules = Field(default_factory=dict)  # repeated here for mypy, which sees no default in Annotated
+    rules: Rules = Field(default_factory=RulesConfig)  # repeated here for mypy, which sees no default in Annotated
 
 
 class RLlibSelfPlayConfig(Section):
@@ -207,7 +208,7 @@ class RLlibTrainConfig(RunConfig):
         e = self.env
         return {
             "num_players": e.num_players, "episode": e.episode, "reward": e.reward,
-            "auto_forced": e.auto_forced, "max_rounds": e.max_rounds, "rules": dict(e.rules),
+            "auto_forced": e.auto_forced, "max_rounds": e.max_rounds, "rules": e.rules.to_dict(),
             "opponents": [[_absolute_spec(o.agent), o.weight] for o in self.opponents],
             "selfplay_weight": self.selfplay.weight,
         }

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
+from lama_env.rules import RulesConfig
+
 __all__ = ["LamaDiceRLlibEnv"]
 
 
@@ -61,9 +63,9 @@ class LamaDiceRLlibEnv(PettingZooEnv):
         cfg = dict(config or {})
         opponents = [(str(s), float(w)) for s, w in cfg.pop("opponents", ()) or ()]
         self.selfplay_weight = float(cfg.pop("selfplay_weight", 1.0))
-        rules = dict(cfg.pop("rules", {}) or {})
+        rules = RulesConfig.from_dict(cfg.pop("rules", None))  # plain data across RLlib's env_config; parsed here
         kwargs = {k: cfg[k] for k in ("num_players", "episode", "reward", "auto_forced", "max_rounds") if k in cfg}
-        aec = lama_dice_v0.env(**kwargs, **rules)
+        aec = lama_dice_v0.env(**kwargs, rules=rules)
         super().__init__(aec)
         self._raw = aec.unwrapped
         self.num_players = self._raw.num_players

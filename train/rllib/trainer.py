@@ -171,6 +171,23 @@ def _evaluate(policy: Any, cfg: RLlibTrainConfig, games: int) -> dict[str, dict[
                             seed=cfg.eval.seed, workers=cfg.eval.workers)
 
 
+def _iteration(algo: Any, cfg: RLlibTrainConfig, it: int) -> dict[str, float]:
+    """Train iteration ``it``; its scalars (game, RLlib, timing and, when due, evaluation ones)."""
+    n = cfg.env.num_players
+    t0 = time.perf_counter()
+    res = algo.train()
+    wall = time.perf_counter() - t0
+    scalars = {f"game/{k}": v for k, v in game_scalars(res, n).items()}
+    scalars.update({f"rllib/{k}": v for k, v in rllib_scalars(res).items()})
+    scalars["rllib/iteration_s"] = wall
+    if scalars.get("rllib/env_steps_sampled"):
+        scalars["rllib/steps_per_s"] = scalars["rllib/env_steps_sampled"] / wall
+    if cfg.eval.every and it % cfg.eval.every == 0:
+        for opp, st in _evaluate(_current_policy(algo, n), cfg, cfg.eval.games).items():
+            scalars.update(eval_scalars(opp, st))
+    return scalars
+
+
 def train(cfg: RLlibTrainConfig, *, run_dir: str | os.PathLike | None = None, iterations: int | None = None,
           seed: int | None = None, runs_root: str | os.PathLike = "runs", quiet: bool = False,
           log: Any = None) -> RLlibTrainResult:
@@ -220,18 +237,8 @@ def train(cfg: RLlibTrainConfig, *, run_dir: str | os.PathLike | None = None, it
             f"{cfg.ray.num_env_runners} env runner(s); run folder {d}")
         try:
             for it in range(1, cfg.iterations + 1):
-                t0 = time.perf_counter()
-                res = algo.train()
-                wall = time.perf_counter() - t0
-                scalars = {f"game/{k}": v for k, v in game_scalars(res, n).items()}
-                scalars.update({f"rllib/{k}": v for k, v in rllib_scalars(res).items()})
+                scalars = _iteration(algo, cfg, it)
                 steps = int(scalars.get("rllib/env_steps_sampled_lifetime", result.timesteps))
-                scalars["rllib/iteration_s"] = wall
-                if scalars.get("rllib/env_steps_sampled"):
-                    scalars["rllib/steps_per_s"] = scalars["rllib/env_steps_sampled"] / wall
-                if cfg.eval.every and it % cfg.eval.every == 0:
-                    for opp, st in _evaluate(_current_policy(algo, n), cfg, cfg.eval.games).items():
-                        scalars.update(eval_scalars(opp, st))
                 for k, v in scalars.items():
                     writer.add_scalar(k, v, steps)
                 writer.flush()

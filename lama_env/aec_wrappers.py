@@ -1,0 +1,241 @@
+"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v0.env`, with a fast path per step.
+
+PettingZoo's wrappers reach every attribute of the wrapped env through ``__getattr__``, a chain
+of Python calls per wrapper layer. The subclasses here behave as PettingZoo's
+``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` (the
+PettingZoo tests of ``tests/test_pettingzoo_env.py`` run over them), with the attributes read
+every step forwarded directly to the unwrapped env, and, over the chain ``env()`` builds, the
+per-step calls of a legal action taking a short cut to the unwrapped env.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
+
+from . import actions as A
+
+__all__ = ["AssertOutOfBounds", "OrderEnforcing", "TerminateIllegal"]
+
+#: The attributes every step reads, forwarded directly to the unwrapped env.
+_PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
+             "_cumulative_rewards")
+_NEED_RESET = frozenset({"agents", "agent_selection", "rewards", "terminations", "truncations", "infos"})
+
+
+def _forward(name: str, check_reset: bool) -> property:
+    if check_reset and name in _NEED_RESET:
+        def get(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self._raw, name)
+    else:
+        def get(self):
+            return getattr(self._raw, name)
+
+    def set_(self, value):
+        setattr(self._raw, name, value)
+
+    return property(get, set_)
+
+
+class TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """``TerminateIllegalWrapper`` with direct attribute access and a warning that names the move."""
+
+    _terminated: bool  # set by TerminateIllegalWrapper: the episode was ended by an illegal move
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        """Wrap ``env`` (the raw env, whose per-step attributes are read directly)."""
+        super().__init__(env, illegal_reward)
+        self._raw = env.unwrapped
+
+    def observe(self, agent: str):
+        """The raw env's observation of ``agent``, remembered when ``agent`` is the one to act."""
+        raw = self._raw
+        obs = raw.observe(agent)  # self.env is the raw env
+        if agent == raw.agent_selection:
+            self._prev_obs = obs
+            info = raw.infos.get(agent)
+            self._prev_info = {} if info is None else info
+        return obs
+
+    def step(self, action: Any) -> None:
+        """Step ``action``; an illegal one ends the game with ``illegal_reward`` for the mover (and a warning)."""
+        raw = self._raw
+        agent = raw.agent_selection
+        if self._prev_obs is None:
+            self.observe(agent)
+        mask = self._prev_obs["action_mask"]
+        self._prev_obs = None
+        self._prev_info = None
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        if self._terminated and dead:
+            raw._was_dead_step(action)
+        elif not dead and not mask[action]:
+            _warn_illegal(raw, agent, action, self._illegal_value)
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = float(self._illegal_value)
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            raw._over = True
+            self._terminated = True
+        else:
+            self.env.step(action)
+
+
+def _warn_illegal(raw: Any, agent: str, action: Any, value: float) -> None:
+    """Report an illegal move as PettingZoo's classic envs do: through ``EnvLogger`` (``suppress_output`` mutes it)."""
+    g = raw.game
+    try:
+        name = A.describe(int(action))
+    except (TypeError, ValueError):
+        name = "not an action"
+    legal = ", ".join(A.describe(a) for a in g.legal_actions()) if g is not None else ""
+    EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
+        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v0: "
+        f"illegal action {action!r} ({name}) by {agent}; legal: {legal}. {agent} gets {value}, the others 0."
+    )
+
+
+class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
+    """``AssertOutOfBoundsWrapper`` with a fast path for in-range integer actions."""
+
+    def __init__(self, env: AECEnv) -> None:
+        """Wrap ``env``."""
+        super().__init__(env)
+        self._raw = env.unwrapped
+
+    def step(self, action: Any) -> None:
+        """Step ``action``: an in-range integer at once, anything else through PettingZoo's checks."""
+        if (type(action) is int or isinstance(action, np.integer)) and 0 <= action < A.NUM_ACTIONS:
+            self.env.step(action)
+        else:
+            super().step(action)
+
+
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
+
+    Over the chain :func:`env` builds (``AssertOutOfBounds`` over ``TerminateIllegal``),
+    the per-step calls take a short cut with the same behaviour: ``last`` / ``observe``
+    do ``TerminateIllegal.observe``'s bookkeeping themselves (remember the
+    observation whose mask the next ``step`` checks), and ``step`` with an in-range
+    integer action (everything ``AssertOutOfBoundsWrapper`` checks) that the
+    remembered mask allows, for a live agent, steps the raw env directly; anything
+    else goes through ``TerminateIllegal.step`` (illegal moves, dead steps) or the
+    whole chain.
+    """
+
+    def __init__(self, env: AECEnv) -> None:
+        """Wrap ``env``; over ``env()``'s chain, keep the ``TerminateIllegal`` layer for the short cut."""
+        super().__init__(env)
+        self._raw = env.unwrapped
+        inner = getattr(env, "env", None)
+        if type(env) is AssertOutOfBounds and type(inner) is TerminateIllegal:
+            self._ti: TerminateIllegal | None = inner
+            self._observe = inner.observe
+        else:  # another chain: go through every layer
+            self._ti = None
+            self._observe = env.observe
+
+    def step(self, action: Any) -> None:
+        """Step ``action`` (a legal action of a live agent: straight to the raw env)."""
+        raw = self._raw
+        if not self._has_reset or not raw.agents:
+            super().step(action)
+            return
+        self._has_updated = True
+        ti = self._ti
+        if ti is None:
+            self.env.step(action)
+        elif type(action) is int and 0 <= action < A.NUM_ACTIONS:  # all AssertOutOfBoundsWrapper checks
+            prev = ti._prev_obs
+            agent = raw.agent_selection
+            if (prev is not None and not (raw.terminations[agent] or raw.truncations[agent])
+                    and prev["action_mask"][action]):
+                # TerminateIllegal.step for a legal action of a live agent, inline
+                ti._prev_obs = ti._prev_info = None
+                raw.step(action)
+            else:
+                ti.step(action)
+        elif action is None and self._dead():  # the dead step AssertOutOfBoundsWrapper allows
+            ti.step(action)
+        else:
+            self.env.step(action)
+
+    def __str__(self) -> str:
+        """``lama_dice_v0``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
+        return str(self.env)
+
+    def _dead(self) -> bool:
+        raw = self._raw
+        agent = raw.agent_selection
+        return bool(raw.terminations[agent] or raw.truncations[agent])
+
+    def observe(self, agent: str):
+        """The observation of ``agent`` (PettingZoo's error before ``reset()``)."""
+        if not self._has_reset:
+            return super().observe(agent)
+        return self._observe(agent)
+
+    def last(self, observe: bool = True):
+        """``(observation, reward, termination, truncation, info)`` of the agent to act."""
+        if not self._has_reset:
+            return super().last(observe)
+        raw = self._raw
+        agent = raw.agent_selection
+        infos = raw.infos
+        ti = self._ti
+        if not observe:
+            obs = None
+        elif ti is not None:  # TerminateIllegal.observe(agent), inline: the agent is the one to act
+            obs = ti._prev_obs = raw.observe(agent)
+            info = infos.get(agent)
+            ti._prev_info = {} if info is None else info
+        else:
+            obs = self._observe(agent)
+        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
+
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
+        """The agents in turn (PettingZoo's iterator, reading the raw env directly)."""
+        if not self._has_reset:
+            return super().agent_iter(max_iter)  # the error PettingZoo gives
+        return _AgentIterable(self, max_iter)
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing agent iterator, reading the raw env's attributes directly."""
+
+    def __init__(self, env: OrderEnforcing, max_iter: int) -> None:
+        super().__init__(env, max_iter)
+        self._raw = env._raw
+
+    def __next__(self) -> str:
+        raw = self._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        env = self.env
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
+
+
+for _name in _PER_STEP:
+    setattr(TerminateIllegal, _name, _forward(_name, False))
+    setattr(AssertOutOfBounds, _name, _forward(_name, False))
+    setattr(OrderEnforcing, _name, _forward(_name, True))
+del _name

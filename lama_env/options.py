@@ -1,0 +1,184 @@
+"""What the env front-ends share: their options and the checks of them, errors, warnings, rewards.
+
+:mod:`lama_env.gym_env` (``LamaDice-v0``), :mod:`lama_env.lama_dice_v0` (the PettingZoo AEC env)
+and :mod:`lama_env.vector_env` (the vector env of ``LamaDice-v0``) check their keywords with the
+functions here, so that one bad value gets one message whichever env it is given to; the rules
+keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
+
+* the option values (:data:`EPISODES`, :data:`REWARDS`, :data:`ILLEGAL_MODES`) and the checks
+  (:func:`check_choice`, :func:`check_num_players`, :func:`check_max_rounds`,
+  :func:`check_learner_seat`, :func:`seat_opponents`), raising :class:`LamaEnvError`;
+* :class:`IllegalMoveWarning` and :func:`warn_solo_win`;
+* the zero-sum win rewards (:func:`win_rewards`) and the empty episode statistics
+  (:data:`NO_EPISODE_STATS`);
+* the action argument (:func:`as_action`) and the cache of action masks (:class:`MaskCache`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .errors import LamaDiceError
+from .rules import check_num_players as _check_num_players
+from .rules import winners
+
+__all__ = [
+    "EPISODES",
+    "ILLEGAL_MODES",
+    "NO_EPISODE_STATS",
+    "REWARDS",
+    "IllegalMoveWarning",
+    "LamaEnvError",
+    "MaskCache",
+    "as_action",
+    "check_choice",
+    "check_learner_seat",
+    "check_max_rounds",
+    "check_num_players",
+    "opponent_name",
+    "seat_opponents",
+    "warn_solo_win",
+    "win_rewards",
+]
+
+#: The ``episode`` option: a whole game, or one round.
+EPISODES = ("game", "round")
+#: ``info["episode_stats"]`` before the episode's end: the keys and types of the final one, all zero.
+NO_EPISODE_STATS: dict[str, float] = {"win": 0.0, "rounds": 0, "points_per_round": 0.0, "final_points": 0,
+                                      "busts": 0, "quits": 0, "went_out": 0, "illegal": 0}
+#: The ``reward`` option (the rewards table of ``docs/environments.md``).
+REWARDS = ("win", "points")
+#: The ``illegal`` option: an illegal action ends the episode, or raises.
+ILLEGAL_MODES = ("lose", "raise")
+
+
+class LamaEnvError(LamaDiceError, ValueError):
+    """A bad environment option (player count, opponents, episode, reward...) or a misuse of an env."""
+
+
+class IllegalMoveWarning(UserWarning):
+    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v0`` episode.
+
+    PettingZoo's ``lama_dice_v0.env()`` reports illegal moves through PettingZoo's ``EnvLogger`` instead.
+    """
+
+
+def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``options``, else raise :class:`LamaEnvError`."""
+    if not isinstance(value, str) or value not in options:
+        raise LamaEnvError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
+    return value
+
+
+def check_num_players(num_players: Any) -> int:
+    """Validate a player count (1..6)."""
+    return _check_num_players(num_players, LamaEnvError)
+
+
+def check_max_rounds(max_rounds: Any) -> int | None:
+    """Validate ``max_rounds`` (None or a positive integer)."""
+    if max_rounds is None:
+        return None
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
+        raise LamaEnvError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
+    return int(max_rounds)
+
+
+def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
+    """Validate a fixed learner seat (None, or an integer ``0..num_players - 1``)."""
+    if learner_seat is None:
+        return None
+    if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
+            or not 0 <= learner_seat < num_players:
+        raise LamaEnvError(f"learner_seat must be None or an integer 0..{num_players - 1}, got {learner_seat!r}")
+    return int(learner_seat)
+
+
+def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:
+    """The opponents' list, one entry per opponent seat.
+
+    ``None`` means ``["random"]``; one entry (``is_single``, or a one-item list) fills every
+    seat; otherwise one entry per opponent seat is required.
+    """
+    k = num_players - 1
+    if opponents is None:
+        opponents = ["random"]
+    if is_single(opponents):
+        opponents = [opponents]
+    if not isinstance(opponents, (list, tuple)):
+        raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
+    if k == 0:
+        return []
+    if len(opponents) == 1:
+        return list(opponents) * k
+    if len(opponents) != k:
+        raise LamaEnvError(f"opponents must list 1 or {k} agents for {num_players} players, got {len(opponents)}")
+    return list(opponents)
+
+
+def opponent_name(policy: Any) -> str:
+    """How an opponent is named in messages: its spec, else its class."""
+    return str(getattr(policy, "spec", type(policy).__name__))
+
+
+def win_rewards(totals: Sequence[int]) -> list[float]:
+    """Zero-sum win/loss rewards of final ``totals``.
+
+    The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
+    share +1, the others share -1; if everyone ties (or there is one player),
+    everyone gets 0.
+    """
+    n = len(totals)
+    won = winners(totals)
+    k = len(won)
+    if k == n:
+        return [0.0] * n
+    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
+
+
+def warn_solo_win() -> None:
+    """Warn that ``reward="win"`` is always 0 in the solo variant."""
+    warnings.warn(
+        'reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to learn from it',
+        UserWarning, stacklevel=3,
+    )
+
+
+def as_action(action: Any) -> Any:
+    """``action`` as a Python int when it is an integer (NumPy scalars and 0-d arrays included).
+
+    Anything else is returned unchanged, for the engine to reject with a clear message.
+    """
+    if type(action) is int:
+        return action
+    if isinstance(action, (np.integer, int)) and not isinstance(action, bool):
+        return int(action)
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    return action
+
+
+class MaskCache:
+    """int8 action masks per legal-action tuple (a fresh copy each call)."""
+
+    def __init__(self) -> None:
+        """Start with an empty table."""
+        #: legal-action tuple -> its mask (never handed out: callers get copies)
+        self.table: dict[tuple[int, ...], np.ndarray] = {}
+        self._zero = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+
+    def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
+        """A fresh copy of the mask of ``legal`` (all zeros for None or no legal action)."""
+        if not legal:
+            return self._zero.copy()
+        m = self.table.get(legal)
+        if m is None:
+            m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+            m[list(legal)] = 1
+            self.table[legal] = m
+        return m.copy()
