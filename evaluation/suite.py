@@ -1,4 +1,4 @@
-"""The benchmark suite ``lama-dice-suite/1``: a fixed definition of "the score of an agent".
+"""The benchmark suites ``lama-dice-suite/2`` and ``/1``: a fixed definition of "the score of an agent".
 
 A suite is a small set of named tasks with fixed rules, opponents, game counts
 and seeds (docs/benchmark.md states them and the reasons for the numbers).
@@ -15,7 +15,15 @@ task               players  opponents                                   games   
 ``table4``         4        three ``optimal``                           10,000      4001
 ``duel-also-match`` 2       ``optimal``, ``triple_llama=also_match``    10,000      5001
 ``solo-lean-dice`` 1        none, one llama per die (normalized)        15,000      6001
+``exploit`` (/2)   2        best responders trained against the agent   10,000      2201, 2202, 2203
 =================  =======  ==========================================  ==========  =================
+
+``lama-dice-suite/2`` (the default, ``--suite 2``) is ``lama-dice-suite/1``'s
+five tasks, unchanged (so their numbers are the same under either version),
+plus ``exploit``: optional (played only when named: ``--tasks exploit``)
+because it trains best responders (:mod:`lama_dice.evaluation.exploitability`;
+its headline is the best responder's win rate against the agent, lower is
+better). ``--suite 1`` plays ``lama-dice-suite/1`` exactly as before.
 
 The last two are generalization tasks (rules the shipped agents were not
 trained on).  A solo task's headline is the **normalized score**
@@ -47,6 +55,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
@@ -60,28 +69,37 @@ from .suite_illegal import locate_illegal
 from .suite_results import MatchResult, Measure, SuiteResult, TaskResult, environment, solo_measures, table_measures
 from .suite_tasks import (
     CHUNK_SIZE,
+    LATEST,
     LEAN_DICE,
     NORMALIZATION_DEFAULT,
     NORMALIZATION_LEAN_DICE,
     SUITE,
     SUITE_VERSION,
+    SUITES,
     TASKS,
     Match,
+    Suite,
     SuiteError,
     Task,
     normalize,
     resolve_tasks,
+    suite_of,
 )
 
 __all__ = [
-    "CHUNK_SIZE", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITE_VERSION", "TASKS",
-    "Match", "MatchResult", "Measure", "SuiteError", "SuiteProgress", "SuiteResult", "Task", "TaskResult",
-    "environment", "evaluate_command", "normalize", "resolve_tasks", "run_suite", "score_command",
+    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITES",
+    "SUITE_VERSION", "TASKS", "ExploitRunner", "Match", "MatchResult", "Measure", "Suite", "SuiteError",
+    "SuiteProgress", "SuiteResult", "Task", "TaskResult", "environment", "evaluate_command", "normalize",
+    "resolve_tasks", "run_suite", "score_command", "suite_of",
 ]
 
 
 #: Progress callback: ``f(label, done, total)`` over the games of the whole run.
 SuiteProgress = Callable[[str, int, int], None]
+#: Plays the ``exploit`` task (it trains, so it lives above the evaluation floor:
+#: :func:`lama_dice.train.exploit.suite_exploit`): ``f(spec, task, workers, games)`` returns the task's
+#: measures (the headline first) and its JSON report.
+ExploitRunner = Callable[[str, Task, int, "int | None"], tuple[list[Measure], dict[str, Any]]]
 
 
 def run_suite(
@@ -92,45 +110,43 @@ def run_suite(
     games: int | None = None,
     progress: SuiteProgress | None = None,
     backend: str = "auto",
+    suite: int = LATEST,
+    exploit: ExploitRunner | None = None,
 ) -> SuiteResult:
     """Score ``agent`` on the suite (or the tasks named in ``tasks``).
 
     Args:
         agent: an agent spec (any that :func:`~lama_dice.agents.registry.make_agent` accepts,
             ``python:MODULE:NAME`` included) or a :class:`~lama_dice.agents.base.Policy`.
-        tasks: task names (default: every task of :data:`SUITE`).
+        tasks: task names (default: every task of the suite but the optional ``exploit``).
         workers: processes to play in (0: all cores); does not change the result.
         games: play this many games per match instead of the suite's (the score is then not official).
         progress: called as ``progress(label, games_done, games_total)`` over the whole run.
         backend: ``"auto"`` (the suite's), ``"python"`` or ``"fast"`` (see :func:`evaluate`); another
             than ``"auto"`` may change the numbers of native heuristics: the score is then not official.
+        suite: the suite's number: 2 (``lama-dice-suite/2``, the default) or 1.
+        exploit: what plays the ``exploit`` task (needed only when it is asked for).
 
     Returns:
         A :class:`SuiteResult`.
 
     Raises:
-        SuiteError: an unknown task, a bad agent spec or ``games``, or an illegal action
-            (the message names the task, the match and the game).
+        SuiteError: an unknown suite or task, a bad agent spec or ``games``, the ``exploit`` task
+            without a runner or for a policy object, or an illegal action (the message names the
+            task, the match and the game).
     """
-    chosen = resolve_tasks(tasks)
+    chosen = resolve_tasks(tasks, suite)
     if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
         raise SuiteError(f"games must be a positive integer, got {games!r}")
     check_int("workers", workers, 0)
     built = make_agent(agent)  # a bad spec fails here, before any game (AgentSpecError, one line)
     spec = agent.strip() if isinstance(agent, str) else str(getattr(built, "spec", type(built).__name__))
-    skipped: dict[str, str] = {}
-    check = getattr(built, "check_compatible", None)  # learned policies play one player count
-    if callable(check):
-        for task in list(chosen):
-            try:
-                check(task.players)
-            except LamaDiceError as e:
-                if tasks is not None:  # asked for by name: an error
-                    raise SuiteError(f"task {task.name}: {e}") from None
-                skipped[task.name] = str(e)
-                chosen.remove(task)
-        if not chosen:
-            raise SuiteError(f"{spec} can play no task of {SUITE_VERSION}: " + "; ".join(skipped.values()))
+    if any(t.exploit is not None for t in chosen):
+        if exploit is None:
+            raise SuiteError("the exploit task trains: it needs lama_dice.train (lama-dice score runs it)")
+        if not isinstance(agent, str):
+            raise SuiteError("the exploit task trains in worker processes: give the agent as a spec")
+    skipped = _playable(built, chosen, named=tasks is not None, spec=spec, suite=suite)
     total = sum((games or t.games) * len(t.matches) for t in chosen)
     done = 0
     t0 = time.perf_counter()
@@ -138,6 +154,14 @@ def run_suite(
     for task in chosen:
         n = games or task.games
         t_task = time.perf_counter()
+        if task.exploit is not None:
+            assert exploit is not None and isinstance(agent, str)
+            if progress is not None:
+                progress(f"{task.name} (training)", done, total)
+            measures, details = exploit(spec, task, workers, games)
+            results.append(TaskResult(task, n, measures, [], time.perf_counter() - t_task, details=details))
+            done += n
+            continue
         played: list[tuple[Match, EvalResult]] = []
         for match in task.matches:
             label = f"{task.name} {match.label}" if match.label != "solo" else task.name
@@ -150,14 +174,30 @@ def run_suite(
             res = _play(agent, task, match, n, workers=workers, backend=backend, progress=tick, label=label)
             played.append((match, res))
             done += n
-        if task.players == 1:
-            measures = solo_measures(task, played[0][1])
-        else:
-            measures = table_measures(task, played)
+        measures = solo_measures(task, played[0][1]) if task.players == 1 else table_measures(task, played)
         mres = [MatchResult(m, r, evaluate_command([spec, *m.opponents], task, n, m.seed)) for m, r in played]
         results.append(TaskResult(task, n, measures, mres, time.perf_counter() - t_task))
     return SuiteResult(spec, results, official=games is None and backend == "auto", games_override=games,
-                       elapsed_s=time.perf_counter() - t0, workers=workers, skipped=skipped)
+                       elapsed_s=time.perf_counter() - t0, workers=workers, skipped=skipped, suite=suite)
+
+
+def _playable(built: Policy, chosen: list[Task], *, named: bool, spec: str, suite: int) -> dict[str, str]:
+    """Drop from ``chosen`` the tasks a learned policy cannot play (an error if named); why, by task."""
+    skipped: dict[str, str] = {}
+    check = getattr(built, "check_compatible", None)  # learned policies play one player count
+    if not callable(check):
+        return skipped
+    for task in list(chosen):
+        try:
+            check(task.players)
+        except LamaDiceError as e:
+            if named:  # asked for by name: an error
+                raise SuiteError(f"task {task.name}: {e}") from None
+            skipped[task.name] = str(e)
+            chosen.remove(task)
+    if not chosen:
+        raise SuiteError(f"{spec} can play no task of {suite_of(suite).version}: " + "; ".join(skipped.values()))
+    return skipped
 
 
 def _play(agent: str | Policy, task: Task, match: Match, games: int, *, workers: int, backend: str,
@@ -174,6 +214,6 @@ def _play(agent: str | Policy, task: Task, match: Match, games: int, *, workers:
         # make the same games, so the first illegal action comes again)
         raise SuiteError(locate_illegal(agents, task, match, games, where) or f"{where}: {e}") from None
     except Exception as e:
-        e.add_note(f"while playing {where} of {SUITE_VERSION}")
+        e.add_note(f"while playing {where} of the suite")
         raise
 

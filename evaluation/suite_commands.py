@@ -8,18 +8,21 @@ from typing import Any
 
 from lama_env.rules import RulesConfig
 
-from .suite_tasks import SUITE, Task
+from .suite_tasks import LATEST, Task, resolve_tasks
 
 __all__ = ["evaluate_command", "score_command"]
 
 
-def score_command(agent: str, tasks: Sequence[str], games: int | None = None, *, all_playable: bool = False) -> str:
+def score_command(agent: str, tasks: Sequence[str], games: int | None = None, *, all_playable: bool = False,
+                  suite: int = LATEST) -> str:
     """The ``lama-dice score`` command that plays the same evaluations again.
 
     ``all_playable``: ``tasks`` are all the tasks the agent can play (no ``--tasks`` needed).
     """
     args = ["lama-dice", "score", agent]
-    if list(tasks) != [t.name for t in SUITE] and not all_playable:
+    if suite != LATEST:
+        args += ["--suite", str(suite)]
+    if list(tasks) != [t.name for t in resolve_tasks(None, suite)] and not all_playable:
         args += ["--tasks", *tasks]
     if games is not None:
         args += ["--games", str(games)]

@@ -19,7 +19,7 @@ from .outcomes import CONFIDENCE
 from .report import EvalResult
 from .stats import fractional_ranks, mean_se, wilson_interval, z_value
 from .suite_commands import score_command
-from .suite_tasks import CHUNK_SIZE, SUITE_VERSION, Match, Task, normalize
+from .suite_tasks import CHUNK_SIZE, LATEST, Match, Task, normalize, suite_of
 
 __all__ = ["MatchResult", "Measure", "SuiteResult", "TaskResult", "environment", "solo_measures", "table_measures"]
 
@@ -75,6 +75,8 @@ class TaskResult:
     measures: list[Measure]
     matches: list[MatchResult]
     elapsed_s: float
+    #: the ``exploit`` task's report (the responders, their seeds, budget, config and versions)
+    details: dict[str, Any] | None = None
 
     @property
     def headline(self) -> Measure:
@@ -99,6 +101,8 @@ class TaskResult:
                            "chunk_size": CHUNK_SIZE, "evaluate_command": m.evaluate_command,
                            "elapsed_s": round(m.result.elapsed_s, 3), "result": m.result.to_json()}
                           for m in self.matches]
+        if self.details is not None:
+            out["exploit"] = self.details
         out["elapsed_s"] = round(self.elapsed_s, 3)
         return out
 
@@ -115,11 +119,13 @@ class SuiteResult:
     workers: int = 1
     #: tasks of the suite the agent cannot play (a network trained for another player count), with why
     skipped: dict[str, str] = field(default_factory=dict)
+    #: the suite's number (``--suite``): 1 or 2
+    suite: int = LATEST
 
     def to_json(self) -> dict:
         """The JSON report: suite version, package version, rules, seeds and every evaluation's report."""
         return {
-            "suite": SUITE_VERSION,
+            "suite": suite_of(self.suite).version,
             "package": "lama-dice",
             "package_version": __version__,
             "agent": self.agent,
@@ -128,7 +134,7 @@ class SuiteResult:
             "confidence": CONFIDENCE,
             "chunk_size": CHUNK_SIZE,
             "rerun": score_command(self.agent, [t.task.name for t in self.tasks], self.games_override,
-                                   all_playable=bool(self.skipped)),
+                                   all_playable=bool(self.skipped), suite=self.suite),
             "tasks": [t.to_json() for t in self.tasks],
             "skipped": [{"task": k, "reason": v} for k, v in self.skipped.items()],
             "elapsed_s": round(self.elapsed_s, 3),
@@ -141,7 +147,7 @@ def environment() -> dict[str, str]:
     """Versions and machine (not part of the result: the same seeds give the same numbers anywhere)."""
     out = {"python": platform.python_version(), "numpy": np.__version__,
            "platform": f"{platform.system()} {platform.machine()}"}
-    for mod in ("numba", "torch"):
+    for mod in ("numba", "torch", "stable_baselines3", "sb3_contrib"):
         m = sys.modules.get(mod)
         if m is not None:
             out[mod] = str(getattr(m, "__version__", "?"))

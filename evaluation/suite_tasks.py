@@ -1,4 +1,10 @@
-"""The tasks of ``lama-dice-suite/1``: their definitions, the suite's constants and the normalization.
+"""The tasks of the suites ``lama-dice-suite/1`` and ``lama-dice-suite/2``: definitions, constants, normalization.
+
+``lama-dice-suite/2`` is ``lama-dice-suite/1`` (the same five tasks: rules,
+opponents, games and seeds, so their numbers are the same under either
+version) plus the optional ``exploit`` task, which trains best responders
+against the agent (:mod:`lama_dice.evaluation.exploitability`) and is played
+only when named (``--tasks exploit``).
 
 See :mod:`lama_dice.evaluation.suite` for what a suite is and the table of its tasks.
 """
@@ -10,15 +16,16 @@ from dataclasses import dataclass, field
 
 from lama_env.rules import RulesConfig
 
+from .exploitability import DEFAULT_BUDGET, ExploitBudget
 from .outcomes import EvaluationError
 from .scalar import DEFAULT_CHUNK_SIZE
 
 __all__ = [
-    "CHUNK_SIZE", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITE_VERSION", "TASKS",
-    "Match", "SuiteError", "Task", "normalize", "resolve_tasks",
+    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITES",
+    "SUITE_VERSION", "TASKS", "Match", "Suite", "SuiteError", "Task", "normalize", "resolve_tasks", "suite_of",
 ]
 
-#: The suite's name and version; a change of any task, count, seed or constant makes a new version.
+#: The first suite's name and version; a change of any task, count, seed or constant makes a new version.
 SUITE_VERSION = "lama-dice-suite/1"
 #: Games played in lockstep by the scalar backend (part of what a result depends on), fixed by the suite.
 CHUNK_SIZE = DEFAULT_CHUNK_SIZE
@@ -63,6 +70,8 @@ class Task:
         about: one line for the score card and the docs.
         normalization: for a solo task, ``(random, optimum)``: the exact expected round points of the
             uniform-random policy and of the optimal policy under ``rules``.
+        optional: played only when named (``--tasks``): the ``exploit`` task, which trains.
+        exploit: for the ``exploit`` task, its budget (what is trained, which games choose and report).
     """
 
     name: str
@@ -73,6 +82,8 @@ class Task:
     generalization: bool = False
     about: str = ""
     normalization: tuple[float, float] | None = None
+    optional: bool = False
+    exploit: ExploitBudget | None = None
 
     @property
     def kind(self) -> str:
@@ -107,15 +118,53 @@ SUITE: tuple[Task, ...] = (
 )
 TASKS: dict[str, Task] = {t.name: t for t in SUITE}
 
+#: The ``exploit`` task of lama-dice-suite/2: best responders trained against the agent (two players).
+EXPLOIT_TASK = Task("exploit", 2, DEFAULT_BUDGET.report_games,
+                    (Match("best responder", (), DEFAULT_BUDGET.report_seed),),
+                    about="approximate exploitability: the best responder's win rate against the agent "
+                          "(lower is better; 50% = nothing found to exploit)",
+                    optional=True, exploit=DEFAULT_BUDGET)
 
-def resolve_tasks(names: Sequence[str] | None) -> list[Task]:
-    """The tasks called ``names`` in suite order (all for None); raises :class:`SuiteError` for an unknown one."""
+
+@dataclass(frozen=True)
+class Suite:
+    """A version of the suite: its name and its tasks in score-card order."""
+
+    version: str
+    tasks: tuple[Task, ...]
+
+    @property
+    def by_name(self) -> dict[str, Task]:
+        """Its tasks by name."""
+        return {t.name: t for t in self.tasks}
+
+
+#: Every suite by number (``--suite N``); :data:`LATEST` is the default.
+SUITES: dict[int, Suite] = {1: Suite(SUITE_VERSION, SUITE), 2: Suite("lama-dice-suite/2", (*SUITE, EXPLOIT_TASK))}
+LATEST = 2
+
+
+def suite_of(number: int) -> Suite:
+    """The suite ``lama-dice-suite/NUMBER``; raises :class:`SuiteError` for an unknown one."""
+    if isinstance(number, bool) or number not in SUITES:
+        raise SuiteError(f"unknown suite {number!r} (suites: {', '.join(map(str, SUITES))})")
+    return SUITES[number]
+
+
+def resolve_tasks(names: Sequence[str] | None, suite: int = 1) -> list[Task]:
+    """The tasks called ``names`` in suite order (for None: every task but the optional ones).
+
+    Raises:
+        SuiteError: an unknown suite or task.
+    """
+    s = suite_of(suite)
     if names is None:
-        return list(SUITE)
-    unknown = [n for n in names if n not in TASKS]
+        return [t for t in s.tasks if not t.optional]
+    known = s.by_name
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise SuiteError(f"unknown task {unknown[0]!r} (tasks of {SUITE_VERSION}: {', '.join(TASKS)})")
-    return [t for t in SUITE if t.name in set(names)]
+        raise SuiteError(f"unknown task {unknown[0]!r} (tasks of {s.version}: {', '.join(known)})")
+    return [t for t in s.tasks if t.name in set(names)]
 
 
 def normalize(points_per_round: float, random: float, optimum: float) -> float:
