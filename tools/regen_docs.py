@@ -834,10 +834,10 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               "long: ~15-20 min on 2 cores",
               tuple(lama(f"score {a} --workers 2 --no-progress --json -") for a in SCORE_AGENTS), _score_table),
     Generator("exploit-table", "approximate exploitability of the heuristics and shipped agents (docs/benchmark.md), "
-              "rendered from docs/exploitability/*.json", "instant (reads the JSON that lama-dice exploit --json wrote)",
+              "rendered from docs/exploitability/*.json", "instant (reads what lama-dice exploit --json wrote)",
               (), _exploit_table, exact=True,
-              source=f"{EXPLOIT_DIR}/*.json, each written by the `lama-dice exploit TARGET --json` command in its "
-                     "row"),
+              source=f"{EXPLOIT_DIR}/*.json, each written by the `lama-dice exploit TARGET --json` command of "
+                     "its row"),
     Generator("exploit-summary", "the README's headline rows of the exploitability table", "instant", (),
               _exploit_summary, exact=True, source=f"{EXPLOIT_DIR}/*.json (the exploit-table block)"),
     Generator("rllib-sampling", "RLlib env-runner throughput (--measure-sampling), one and two runners",
