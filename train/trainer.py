@@ -145,7 +145,7 @@ def train(
         config = load_config(config)
     cfg = _override(config, total_timesteps=total_timesteps, seed=seed)
     n_players = cfg.env.num_players
-    if cfg.policy.init_from and resume is None:
+    if resume is None:
         check_init_from(cfg)
     rules = cfg.rules
 
@@ -169,8 +169,7 @@ def train(
     # what every checkpoint's JSON sidecar says about the game it was trained for
     sidecar = {"num_players": n_players, "rules": rules.to_dict(), "config": cfg.name,
                "episode": cfg.env.episode, "reward": cfg.env.reward, "run": run.name}
-    if cfg.policy.init_from and resume_ckpt is None:
-        sidecar["init_from"] = cfg.policy.init_from
+    sidecar.update(warm_start_fields(cfg, resume_ckpt))
     print(f"run folder: {run}", file=out)
     print(f"TensorBoard: tensorboard --logdir {run.parent}", file=out)
 
@@ -189,10 +188,7 @@ def train(
         model = _load_for_resume(resume_ckpt, vec_env, cfg)
         print(f"resuming from {resume_ckpt} at {model.num_timesteps:,} steps", file=out)
     else:
-        model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
-        if cfg.policy.init_from:
-            init_weights(model, cfg)
-            print(f"network weights from {cfg.policy.init_from}", file=out)
+        model = new_model(cfg, vec_env, out)
     # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
     teacher = cfg.pretrain.teacher
@@ -418,15 +414,31 @@ class LinearSchedule:
         return self.start * progress_remaining
 
 
+def new_model(cfg: TrainConfig, vec_env: VecEnv, out: TextIO) -> MaskablePPO:
+    """A new MaskablePPO model of the config, warm-started from ``policy.init_from`` if it names a checkpoint."""
+    model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
+    if cfg.policy.init_from:
+        init_weights(model, cfg)
+        print(f"network weights from {cfg.policy.init_from}", file=out)
+    return model
+
+
+def warm_start_fields(cfg: TrainConfig, resume_ckpt: Path | None) -> dict[str, Any]:
+    """What a new run's checkpoint sidecars say about its warm start (``init_from``); nothing for a resumed run."""
+    return {"init_from": cfg.policy.init_from} if cfg.policy.init_from and resume_ckpt is None else {}
+
+
 def check_init_from(cfg: TrainConfig) -> Any:
-    """The network ``policy.init_from`` names (loaded as data), checked against the config's.
+    """The network ``policy.init_from`` names (loaded as data), checked against the config's (None if none).
 
     Raises:
         ConfigError: it is a network for another player count, or not the config's network
             (``policy.net_arch``, ``policy.activation``).
         CheckpointError: it does not load.
     """
-    source = cfg.policy.init_from or ""
+    source = cfg.policy.init_from
+    if not source:
+        return None
     src, _, n = load_policy(source.removeprefix("ppo:"))
     if n != cfg.env.num_players:
         raise ConfigError(f"policy.init_from: {source} is a network for {n} players, the config has "
