@@ -1,4 +1,11 @@
-"""The ``optimal`` agent: the exact optimal policy of the solo round, played in any player count.
+"""The ``solo-optimal`` agent (also ``optimal``): the exact optimal policy of the *solo* round, in any player count.
+
+Its name says what it optimizes: the expected points of one round of the
+solo game.  At a table it ignores the other players, the llama row and the
+chips, so it is a strong heuristic there but not an optimal player of the
+multiplayer game.  ``optimal`` is its earlier name, kept as an alias so
+that every published command (``lama-dice-suite/1`` included) still runs;
+an agent built from ``optimal`` prints as ``optimal``.
 
 Decisions (``d`` = the acting player's display, values from
 :class:`lama_dice.agents.solver.SoloSolver` for the game's rules, round points only):
@@ -23,14 +30,14 @@ from lama_env.engine import LamaGame, Phase
 from lama_env.rules import RulesConfig
 
 from .base import Policy
-from .registry import AgentSpecError, register
+from .registry import AgentSpecError, register, register_alias
 from .solver import SoloSolver, solver_for
 
 
 class OptimalPolicy(Policy):
     """Plays the solo round's exact optimal policy (see the module docstring)."""
 
-    spec = "optimal"
+    spec = "solo-optimal"
 
     def solver(self, rules: RulesConfig) -> SoloSolver:
         """The (shared, cached) solo solver of ``rules``."""
@@ -62,9 +69,11 @@ class OptimalPolicy(Policy):
 
 def _make(arg: str | None) -> OptimalPolicy:
     if arg is not None:
-        raise AgentSpecError(f"agent spec 'optimal' takes no argument, got optimal:{arg}")
+        raise AgentSpecError(f"agent spec 'solo-optimal' takes no argument, got {arg!r}")
     return OptimalPolicy()
 
 
-register("optimal", _make, "optimal",
-         "exact optimal solo policy (min expected round points), in any player count")
+register("solo-optimal", _make, "solo-optimal",
+         "the exact optimum of the SOLO round (min expected round points), played in any player count "
+         "(ignores the other players and the chips)")
+register_alias("optimal", "solo-optimal")

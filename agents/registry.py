@@ -30,12 +30,15 @@ class AgentEntry:
         factory: builds the agent; called with the text after ``:`` (or None).
         usage: the spec's form, e.g. ``"threshold:T"``.
         help: what the agent does, in one line.
+        alias_of: for another name of a registered agent (kept so that published commands still run),
+            the name it stands for.
     """
 
     name: str
     factory: Callable[[str | None], Policy]  #: called with the text after ':' (or None)
     usage: str  #: e.g. "threshold:T"
     help: str
+    alias_of: str | None = None
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
@@ -48,6 +51,17 @@ AGENT_MODULES = ("lama_dice.agents.heuristics", "lama_dice.agents.optimal", "lam
 def register(name: str, factory: Callable[[str | None], Policy], usage: str, help: str) -> None:
     """Register an agent ``name``; ``factory(arg)`` builds it from the text after ``:``."""
     _REGISTRY[name] = AgentEntry(name, factory, usage, help)
+
+
+def register_alias(alias: str, name: str) -> None:
+    """Register ``alias`` as another name of the registered agent ``name`` (same factory).
+
+    An agent built from the alias keeps the alias as its :attr:`~Policy.spec`, so that
+    tables and reports made with the earlier name print it unchanged.
+    """
+    entry = _REGISTRY[name]
+    usage = entry.usage.replace(name, alias, 1)
+    _REGISTRY[alias] = AgentEntry(alias, entry.factory, usage, f"= {entry.usage} (its earlier name)", alias_of=name)
 
 
 def _load_all() -> None:

@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "solve": "lama_dice.cli.commands.solve",
     "evaluate": "lama_dice.cli.commands.evaluate",
     "score": "lama_dice.cli.commands.score",
+    "exploit": "lama_dice.cli.commands.exploit",
     "train": "lama_dice.cli.commands.train",
     "play": "lama_dice.cli.commands.play",
     "bench": "lama_dice.cli.commands.bench",

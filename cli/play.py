@@ -44,7 +44,7 @@ from lama_env.transitions import WENT_OUT, apply_discard, apply_take
 from .tui import Snapshot, cards_text, dice_text, game_summary, round_summary, snapshot, table_view, turn_text
 
 #: The opponent when none is given: the first of these that is registered.
-DEFAULT_OPPONENTS: tuple[str, ...] = ("optimal", "random")
+DEFAULT_OPPONENTS: tuple[str, ...] = ("solo-optimal", "random")
 
 
 class PlayError(LamaDiceError, ValueError):
@@ -81,7 +81,7 @@ class PlayResult:
 
 # ---------------------------------------------------------------- set-up
 def default_opponent() -> str:
-    """``"optimal"`` if that agent is registered, else ``"random"``."""
+    """``"solo-optimal"`` if that agent is registered, else ``"random"``."""
     from lama_dice.agents.registry import registered
 
     names = registered()

@@ -14,7 +14,11 @@ compiled batched engine.  The modules, from the bottom up:
 * :mod:`.report`: :class:`EvalResult`, its JSON report and plot;
 * :mod:`.evaluate`: :func:`evaluate` and :func:`run_games`, with their argument checks
   and progress bar;
-* :mod:`.league`: :func:`league` (OpenSkill ratings) and :func:`solo_values`.
+* :mod:`.league`: :func:`league` (OpenSkill ratings) and :func:`solo_values`;
+* :mod:`.suite`: the benchmark suite's runner (:func:`~.suite.run_suite`), over
+  :mod:`.suite_tasks` (task definitions), :mod:`.suite_results` (result types),
+  :mod:`.suite_commands` (the commands a report lists) and :mod:`.suite_illegal`
+  (naming the game of an illegal action).
 
 Usage::
 

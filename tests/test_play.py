@@ -218,8 +218,8 @@ def test_resolve_seats():
             resolve_seats(*bad)
 
 
-def test_default_opponent_is_optimal_if_registered_else_random(monkeypatch):
-    expected = "optimal" if "optimal" in registered() else "random"
+def test_default_opponent_is_solo_optimal_if_registered_else_random(monkeypatch):
+    expected = "solo-optimal" if "solo-optimal" in registered() else "random"
     assert default_opponent() == expected
     import lama_dice.agents.registry as reg
 

@@ -27,7 +27,17 @@ from lama_dice.agents.solo_random import RandomSoloValue, random_policy_value
 from lama_dice.agents.solver import solver_for
 from lama_dice.cli.main import main
 from lama_dice.evaluation import evaluate
-from lama_dice.evaluation.suite import SUITE, SUITE_VERSION, TASKS, SuiteError, normalize, run_suite
+from lama_dice.evaluation.suite import (
+    SUITE,
+    SUITE_VERSION,
+    SUITES,
+    TASKS,
+    Measure,
+    SuiteError,
+    normalize,
+    resolve_tasks,
+    run_suite,
+)
 from lama_env import __version__
 from lama_env.rules import RulesConfig, score_display
 from lama_env.transitions import FULL_ROW, apply_bust, apply_discard, grouped_chance_outcomes, resolve_roll
@@ -189,7 +199,7 @@ def test_json_report_and_each_matchs_evaluate_command_replays_it(tmp_path, capsy
     printed = capsys.readouterr().out
     assert "score card" in printed and "duel-also-match *" in printed and "generalization" in printed
     data = json.loads(out.read_text())
-    assert data["suite"] == SUITE_VERSION and data["package_version"] == __version__
+    assert data["suite"] == "lama-dice-suite/2" and data["package_version"] == __version__
     assert data["agent"] == "threshold:0.2" and data["official"] is False
     assert data["rerun"] == "lama-dice score threshold:0.2 --tasks duel-also-match solo-lean-dice --games 200"
     duel, solo = data["tasks"]
@@ -321,3 +331,46 @@ def test_every_opponent_of_the_suite_builds():
     """Every opponent is a valid spec (``ppo:2p`` ships with the package)."""
     for spec in {s for t in SUITE for m in t.matches for s in m.opponents}:
         assert isinstance(make_agent(spec), Policy)
+
+
+# ------------------------------------------------------------------ lama-dice-suite/2
+def test_suite_2_is_suite_1_plus_the_optional_exploit_task():
+    assert SUITES[1].tasks == SUITE and SUITES[1].version == SUITE_VERSION == "lama-dice-suite/1"
+    assert SUITES[2].version == "lama-dice-suite/2" and SUITES[2].tasks[:-1] == SUITE  # the same five tasks
+    exploit = SUITES[2].tasks[-1]
+    assert exploit.name == "exploit" and exploit.optional and exploit.exploit is not None and exploit.players == 2
+    assert [t.name for t in resolve_tasks(None, 2)] == [t.name for t in SUITE]  # optional: only when named
+    with pytest.raises(SuiteError, match="unknown task 'exploit'"):
+        resolve_tasks(["exploit"], 1)
+    with pytest.raises(SuiteError, match=r"unknown suite 3 \(suites: 1, 2\)"):
+        resolve_tasks(None, 3)
+
+
+def test_suite_1_reproduces_under_its_own_number():
+    one = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200, suite=1).to_json()
+    two = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200).to_json()
+    assert one["suite"] == "lama-dice-suite/1" and two["suite"] == "lama-dice-suite/2"
+    assert one["rerun"] == "lama-dice score threshold:0.2 --suite 1 --tasks solo duel-also-match --games 200"
+    assert _stable(one["tasks"]) == _stable(two["tasks"])  # the same games, the same numbers
+
+
+def test_the_exploit_task_needs_a_runner_and_reports_what_it_returns():
+    with pytest.raises(SuiteError, match="the exploit task trains"):
+        run_suite("threshold:0.2", ["exploit"])
+    calls = []
+
+    def fake(spec, task, workers, games):
+        calls.append((spec, task.name, workers, games))
+        return [Measure("best responder's win rate", 0.6, (0.59, 0.61), 10_000, percent=True)], {"budget": "b"}
+
+    card = run_suite("threshold:0.2", ["exploit"], exploit=fake).to_json()
+    assert calls == [("threshold:0.2", "exploit", 1, None)]
+    task = card["tasks"][0]
+    assert task["headline"]["value"] == 0.6 and task["exploit"] == {"budget": "b"} and task["matches"] == []
+    assert card["rerun"] == "lama-dice score threshold:0.2 --tasks exploit"
+
+
+def test_score_refuses_an_unknown_suite_in_one_line(capsys):
+    assert main(["score", "random", "--suite", "7"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["lama-dice score: error: unknown suite 7 (suites: 1, 2)"]

@@ -269,3 +269,17 @@ def test_solve_command_table_and_errors(capsys):
     assert "optimal" in text and f"{opt:.4f}" in text and "threshold:0.2" in text
     assert main(["solve", "--end-threshold", "0"]) == 2
     assert "end_threshold" in capsys.readouterr().err
+
+
+def test_solo_optimal_is_the_name_and_optimal_its_alias():
+    from lama_dice.agents.optimal import OptimalPolicy
+    from lama_dice.agents.registry import AgentSpecError, registered
+
+    entries = registered()
+    assert entries["solo-optimal"].alias_of is None and entries["optimal"].alias_of == "solo-optimal"
+    assert "SOLO" in entries["solo-optimal"].help and "solo-optimal" in entries["optimal"].help
+    new, old = make_agent("solo-optimal"), make_agent("optimal")
+    assert type(new) is type(old) is OptimalPolicy
+    assert (new.spec, old.spec) == ("solo-optimal", "optimal")  # each prints as it was asked for
+    with pytest.raises(AgentSpecError, match="takes no argument"):
+        make_agent("optimal:1")

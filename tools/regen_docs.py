@@ -704,6 +704,66 @@ def _score_table(runs: list[Run]) -> str:
     return text
 
 
+EXPLOIT_DIR = "docs/exploitability"
+#: The targets the exploitability table covers, in its order (a target without a JSON file is listed as not measured).
+EXPLOIT_TARGETS = ("random", "always-roll", "threshold:0.2", "points:10", "solo-optimal", "lookahead", "ppo:2p",
+                   "ppo:2p-v1")
+
+
+def exploit_results() -> dict[str, dict]:
+    """The committed ``lama-dice exploit --json`` results of :data:`EXPLOIT_DIR`, by target."""
+    import json
+
+    out = {}
+    for f in sorted((ROOT / EXPLOIT_DIR).glob("*.json")):
+        d = json.loads(f.read_text(encoding="utf-8"))
+        out[d["target"]] = d
+    return out
+
+
+def _exploit_curve(d: dict) -> str:
+    """The best responder's curve: its win rate at each evaluated checkpoint (steps in millions)."""
+    best = next(r for r in d["responders"] if f"{r['start']['name']}-seed{r['seed']}" == d["best"])
+    return ", ".join(f"{p['timesteps'] / 1e6:.2g}M {100 * p['win_rate']:.1f}" for p in best["curve"])
+
+
+def _exploit_table(_runs: list[Run]) -> str:
+    res = exploit_results()
+    rows, missing = [], []
+    for target in EXPLOIT_TARGETS:
+        d = res.get(target)
+        if d is None:
+            missing.append(f"`{target}`")
+            continue
+        ex, b = d["exploitability"], d["budget"]
+        starts = "; ".join(f"{r['start']['name']} {pct(r['select']['win_rate'])}" for r in d["responders"])
+        mins = d["elapsed_s"] / 60
+        load = d.get("machine", {}).get("load_average_at_start")
+        rows.append([f"`{target}`", pct(ex["win_rate"]), pct_range(ex["ci95"]), d["best"], starts,
+                     _exploit_curve(d), f"{b['steps'] / 1e6:.2g}M x {len(d['starts'])} x seeds {b['seeds']}",
+                     f"{mins:.0f} min" + (f" (load {load:.1f})" if load is not None else ""), f"`{d['command']}`"])
+    text = md_table(["target", "best responder's win rate", "95% CI", "best", "each start (choice games)",
+                     "best responder's curve (steps: win rate %)", "budget (steps x starts x seeds)",
+                     "wall time", "command"], rows)
+    text += ("\n\nWin rates of the responder against the target (ties shared): the best is chosen on "
+             "4,000 games per responder and reported on 10,000 fresh games (Wilson interval, about ±1 point); "
+             "50% = nothing found to exploit. Curves: 1,000 games per checkpoint (±3 points).")
+    if missing:
+        text += " Not measured yet: " + ", ".join(missing) + "."
+    return text
+
+
+def _exploit_summary(_runs: list[Run]) -> str:
+    res = exploit_results()
+    rows = [[f"`{t}`", pct(res[t]["exploitability"]["win_rate"]), pct_range(res[t]["exploitability"]["ci95"])]
+            for t in EXPLOIT_TARGETS if t in res]
+    missing = [f"`{t}`" for t in EXPLOIT_TARGETS if t not in res]
+    text = md_table(["target", "best responder's win rate against it", "95% CI"], rows)
+    if missing:
+        text += "\n\nNot measured yet: " + ", ".join(missing) + "."
+    return text
+
+
 def lama(command: str) -> tuple[str, ...]:
     """``-m lama_dice COMMAND...``: a ``lama-dice`` command as arguments of ``sys.executable``."""
     return (*LAMA, *shlex.split(command))
@@ -773,6 +833,13 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1",
               "long: ~15-20 min on 2 cores",
               tuple(lama(f"score {a} --workers 2 --no-progress --json -") for a in SCORE_AGENTS), _score_table),
+    Generator("exploit-table", "approximate exploitability of the heuristics and shipped agents (docs/benchmark.md), "
+              "rendered from docs/exploitability/*.json", "instant (reads what lama-dice exploit --json wrote)",
+              (), _exploit_table, exact=True,
+              source=f"{EXPLOIT_DIR}/*.json, each written by the `lama-dice exploit TARGET --json` command of "
+                     "its row"),
+    Generator("exploit-summary", "the README's headline rows of the exploitability table", "instant", (),
+              _exploit_summary, exact=True, source=f"{EXPLOIT_DIR}/*.json (the exploit-table block)"),
     Generator("rllib-sampling", "RLlib env-runner throughput (--measure-sampling), one and two runners",
               "long: ~2 min; needs the rllib extra: run with .venv-rllib/bin/python",
               ((*RLLIB, "--env-runners", "1"), (*RLLIB, "--env-runners", "1"),

@@ -184,6 +184,10 @@ class PolicyConfig(Section):
     activation: Literal["tanh", "relu", "elu", "leaky_relu"] = Field(default="tanh",
                                                                      description="hidden-layer activation")
     ortho_init: bool = Field(default=True, description="orthogonal initialization")
+    init_from: str | None = Field(default=None,
+                                  description="warm start: a checkpoint (ppo:PATH, a .zip, a run folder or a shipped "
+                                              "agent such as ppo:2p) whose policy and value weights start the network "
+                                              "(its net_arch and activation must be these; null = fresh weights)")
 
     @field_validator("net_arch")
     @classmethod
@@ -334,6 +338,9 @@ class TrainConfig(RunConfig):
         specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(self.opponents)]
         if self.pretrain.teacher:
             specs.append(("pretrain.teacher", self.pretrain.teacher))
+        if self.policy.init_from:
+            init = self.policy.init_from
+            specs.append(("policy.init_from", init if init.startswith("ppo:") else f"ppo:{init}"))
         specs += [(f"selfplay.initial[{i}]", s if s.startswith("ppo:") else f"ppo:{s}")
                   for i, s in enumerate(self.selfplay.initial)]
         specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(self.eval.opponents)]

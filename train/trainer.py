@@ -145,6 +145,8 @@ def train(
         config = load_config(config)
     cfg = _override(config, total_timesteps=total_timesteps, seed=seed)
     n_players = cfg.env.num_players
+    if resume is None:
+        check_init_from(cfg)
     rules = cfg.rules
 
     # -- 2. The run folder, with the resolved config -------------------------------------
@@ -167,6 +169,7 @@ def train(
     # what every checkpoint's JSON sidecar says about the game it was trained for
     sidecar = {"num_players": n_players, "rules": rules.to_dict(), "config": cfg.name,
                "episode": cfg.env.episode, "reward": cfg.env.reward, "run": run.name}
+    sidecar.update(warm_start_fields(cfg, resume_ckpt))
     print(f"run folder: {run}", file=out)
     print(f"TensorBoard: tensorboard --logdir {run.parent}", file=out)
 
@@ -185,7 +188,7 @@ def train(
         model = _load_for_resume(resume_ckpt, vec_env, cfg)
         print(f"resuming from {resume_ckpt} at {model.num_timesteps:,} steps", file=out)
     else:
-        model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
+        model = new_model(cfg, vec_env, out)
     # Our own logger: TensorBoard events in RUN/tb (a resumed session adds an event file there).
     model.set_logger(configure(str(run / "tb"), ["tensorboard"]))
     teacher = cfg.pretrain.teacher
@@ -409,6 +412,62 @@ class LinearSchedule:
     def __call__(self, progress_remaining: float) -> float:
         """The learning rate at ``progress_remaining`` (1 at the start, 0 at the end)."""
         return self.start * progress_remaining
+
+
+def new_model(cfg: TrainConfig, vec_env: VecEnv, out: TextIO) -> MaskablePPO:
+    """A new MaskablePPO model of the config, warm-started from ``policy.init_from`` if it names a checkpoint."""
+    model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
+    if cfg.policy.init_from:
+        init_weights(model, cfg)
+        print(f"network weights from {cfg.policy.init_from}", file=out)
+    return model
+
+
+def warm_start_fields(cfg: TrainConfig, resume_ckpt: Path | None) -> dict[str, Any]:
+    """What a new run's checkpoint sidecars say about its warm start (``init_from``); nothing for a resumed run."""
+    return {"init_from": cfg.policy.init_from} if cfg.policy.init_from and resume_ckpt is None else {}
+
+
+def check_init_from(cfg: TrainConfig) -> Any:
+    """The network ``policy.init_from`` names (loaded as data), checked against the config's (None if none).
+
+    Raises:
+        ConfigError: it is a network for another player count, or not the config's network
+            (``policy.net_arch``, ``policy.activation``).
+        CheckpointError: it does not load.
+    """
+    source = cfg.policy.init_from
+    if not source:
+        return None
+    src, _, n = load_policy(source.removeprefix("ppo:"))
+    if n != cfg.env.num_players:
+        raise ConfigError(f"policy.init_from: {source} is a network for {n} players, the config has "
+                          f"env.num_players: {cfg.env.num_players}")
+    kwargs = ppo_kwargs(cfg)["policy_kwargs"]
+    arch, act = getattr(src, "net_arch", None), getattr(src, "activation_fn", None)
+    if arch != kwargs["net_arch"] or act is not kwargs["activation_fn"]:
+        raise ConfigError(f"policy.init_from: {source}'s network (net_arch {arch}, activation "
+                          f"{getattr(act, '__name__', act)}) is not the config's (net_arch {kwargs['net_arch']}, "
+                          f"activation {cfg.policy.activation}): set policy.net_arch and policy.activation to match")
+    return src
+
+
+def init_weights(model: MaskablePPO, cfg: TrainConfig) -> None:
+    """Warm start: copy the policy and value weights of ``policy.init_from`` into ``model``'s network.
+
+    ``policy.init_from`` is what ``ppo:`` accepts (with or without the prefix): a ``.zip``, a run
+    folder or a shipped agent's name, loaded through :func:`lama_dice.agents.ppo.load_policy` (the
+    file is read as data); the optimizer starts fresh.
+
+    Raises:
+        ConfigError, CheckpointError: as :func:`check_init_from`.
+    """
+    src = check_init_from(cfg)
+    try:
+        model.policy.load_state_dict(src.state_dict())
+    except RuntimeError as e:  # a guard: check_init_from compared the architectures
+        raise ConfigError(f"policy.init_from: {cfg.policy.init_from} does not fit the network: "
+                          f"{str(e).splitlines()[0]}") from None
 
 
 def _load_for_resume(ckpt: Path, vec_env: VecEnv, cfg: TrainConfig) -> MaskablePPO:

@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="number of players, you included (1..6; default: one more than the opponent specs, or 2)")
     p.add_argument("--opponents", nargs="+", default=None, metavar="SPEC",
                    help="agent spec(s): one for every opponent or one per opponent seat "
-                        "(default: optimal if available, else random)")
+                        "(default: solo-optimal if available, else random)")
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0: you start round 1)")
     p.add_argument("--seed", type=int, default=None, help="seed for the deal, the dice and the agents")
     p.add_argument("--save", default=None, metavar="RECORD.json",

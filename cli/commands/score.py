@@ -1,7 +1,9 @@
-"""Score an agent on the benchmark suite lama-dice-suite/1 (docs/benchmark.md).
+"""Score an agent on the benchmark suite lama-dice-suite/2 (or /1) (docs/benchmark.md).
 
   lama-dice score threshold:0.2
   lama-dice score ppo:2p --tasks duel duel-also-match --workers 2 --json ppo2p.json
+  lama-dice score ppo:2p --tasks exploit --workers 2         (trains best responders: minutes)
+  lama-dice score threshold:0.2 --suite 1                    (lama-dice-suite/1, exactly as published)
   lama-dice score python:my_agent.py:MyPolicy --tasks solo
   lama-dice score --list
 
@@ -26,7 +28,7 @@ import json
 import sys
 from typing import Any
 
-HELP = "score an agent on the benchmark suite (lama-dice-suite/1): the numbers to report"
+HELP = "score an agent on the benchmark suite (lama-dice-suite/2; --suite 1): the numbers to report"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,7 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("agent", nargs="?", metavar="AGENT_SPEC",
                    help="the agent to score (see 'Agent specs' below; python:MODULE:NAME for your own)")
     p.add_argument("--tasks", nargs="+", metavar="TASK", default=None,
-                   help="play only these tasks (default: all; see --list)")
+                   help="play only these tasks (default: all but the optional exploit, which trains; see --list)")
+    p.add_argument("--suite", type=int, default=2, metavar="N",
+                   help="the suite's version: 2 (default: /1's tasks plus the optional exploit) or 1")
     p.add_argument("--json", metavar="OUT", default=None,
                    help="write the score card as JSON to OUT ('-' = standard output; the table then goes to stderr)")
     p.add_argument("--workers", type=int, default=1, metavar="W",
@@ -54,10 +58,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Score the agent, print the card (and write the JSON); return the exit status."""
     from lama_dice.cli.recordfile import write_json_file
-    from lama_dice.evaluation.suite import SuiteError, run_suite
+    from lama_dice.evaluation.suite import SuiteError, run_suite, suite_of
 
+    suite_of(args.suite)  # an unknown suite: one line, before anything else
     if args.list:
-        _print_suite()
+        _print_suite(args.suite)
         return 0
     if not args.agent:
         raise SuiteError("give the AGENT_SPEC to score (or --list to see the suite)")
@@ -72,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         console.width = max(console.width, 110)
     bar = _ProgressBar(enabled=not args.no_progress)
     try:
-        card = run_suite(args.agent, args.tasks, workers=args.workers, games=args.games, progress=bar.update)
+        card = run_suite(args.agent, args.tasks, workers=args.workers, games=args.games, progress=bar.update,
+                         suite=args.suite, exploit=_exploit_runner(args.tasks))
     finally:
         bar.close()
     data = card.to_json()
@@ -85,6 +91,15 @@ def run(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     return 0
+
+
+def _exploit_runner(tasks: list[str] | None) -> Any:
+    """The exploit task's runner when it is asked for (importing the trainer only then)."""
+    if not tasks or "exploit" not in tasks:
+        return None
+    from lama_dice.train.exploit import suite_exploit
+
+    return suite_exploit
 
 
 class _ProgressBar:
@@ -146,7 +161,7 @@ def render_card(console: Any, card: Any) -> None:
     from rich import box
     from rich.table import Table
 
-    from lama_dice.evaluation.suite import SUITE_VERSION
+    from lama_dice.evaluation.suite import suite_of
     from lama_env import __version__
 
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
@@ -169,7 +184,8 @@ def render_card(console: Any, card: Any) -> None:
                       style=style, end_section=k < len(card.tasks) - 1 and i == len(tr.measures) - 1)
     why = f"{card.games_override:,} games per match" if card.games_override else "another backend"
     official = "" if card.official else f" [bold]not official[/bold]: {why};"
-    console.print(f"[bold]{SUITE_VERSION}[/bold] score card: [bold]{card.agent}[/bold] (lama-dice {__version__};"
+    version = suite_of(card.suite).version
+    console.print(f"[bold]{version}[/bold] score card: [bold]{card.agent}[/bold] (lama-dice {__version__};"
                   f"{official} {card.elapsed_s:.1f} s, {card.workers} worker{'s' if card.workers != 1 else ''})")
     console.print(t)
     legend = ("first row of each task: its headline; normalized score: 0 = uniform random, 1 = exact optimum "
@@ -181,15 +197,22 @@ def render_card(console: Any, card: Any) -> None:
         console.print(f"not played: {name} ({why})")
 
 
-def _print_suite() -> None:
-    from lama_dice.evaluation.suite import CHUNK_SIZE, SUITE, SUITE_VERSION
+def _print_suite(number: int) -> None:
+    from lama_dice.evaluation.suite import CHUNK_SIZE, suite_of
 
-    print(f"{SUITE_VERSION} (chunk size {CHUNK_SIZE}; the agent plays every seat in turn)")
-    for t in SUITE:
+    suite = suite_of(number)
+    print(f"{suite.version} (chunk size {CHUNK_SIZE}; the agent plays every seat in turn)")
+    for t in suite.tasks:
         rules = t.rules.to_dict()
         changed = {k: v for k, v in rules.items() if type(t.rules)().to_dict().get(k) != v}
-        print(f"  {t.name}{' (generalization)' if t.generalization else ''}: {t.kind}, {t.games:,} games per match; "
-              f"{t.about}")
+        tag = " (generalization)" if t.generalization else " (optional: trains; --tasks exploit)" if t.optional else ""
+        print(f"  {t.name}{tag}: {t.kind}, {t.games:,} games per match; {t.about}")
+        if t.exploit is not None:
+            b = t.exploit
+            print(f"    budget: config {b.config}, {b.steps:,} steps per responder, seeds {list(b.seeds)}; "
+                  f"choice over {b.select_games:,} games (seed {b.select_seed}), report over "
+                  f"{b.report_games:,} fresh games (seed {b.report_seed})")
+            continue
         if changed:
             print("    rules: " + ", ".join(f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
                                          for k, v in changed.items()))
