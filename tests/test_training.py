@@ -95,6 +95,9 @@ def test_checkpoints_load_and_play(smoke_run):
         res = evaluate([agent, "random"], num_players=2, games=6, seed=1)
         assert res.agents[0].games == 6
     assert make_agent(f"ppo:{run}").path == run / "best.zip"
+    # every checkpoint's sidecar describes its actor network, so ppo: never needs SB3's unpickling loader
+    assert read_sidecar(run / "final.zip")["network"] == {"kind": "mlp", "inputs": 52, "hidden": [32, 32],
+                                                          "activation": "tanh", "outputs": 129}
 
 
 def test_the_run_folder_reproduces_the_run(smoke_run, tmp_path):
@@ -217,6 +220,16 @@ def test_resume_refusals(smoke_run, tmp_path):
         train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
     with pytest.raises(CheckpointError, match="does not exist"):
         train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
+    # a checkpoint of an older version (no network in its sidecar) is checked with SB3's loader: resuming
+    # unpickles anyway, so it needs no --allow-pickle
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    shutil.copy(run / "final.zip", legacy / "final.zip")
+    side = read_sidecar(run / "final.zip")
+    side.pop("network")
+    (legacy / "final.json").write_text(json.dumps(side))
+    with pytest.raises(CheckpointError, match="trained for 2 players"):
+        train(three, resume=legacy / "final.zip", progress_bar=False, out=io.StringIO())
     assert _tree(run) == before
 
 

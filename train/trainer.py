@@ -541,8 +541,23 @@ def _run_dir_of(ckpt: Path) -> Path | None:
 
 
 def _check_resume_fits(ckpt: Path, cfg: TrainConfig) -> None:
-    """Refuse to resume a checkpoint trained for another game than the config's."""
-    _, sidecar, n = load_policy(ckpt)
+    """Refuse to resume a checkpoint trained for another game than the config's.
+
+    Resuming unpickles the checkpoint anyway (``MaskablePPO.load``), so a checkpoint whose
+    sidecar does not describe its network is read here by SB3's loader too, without the opt-in
+    that ``ppo:PATH`` asks for (``--resume`` is the user's own trust; its help says so).
+    """
+    sidecar = read_sidecar(ckpt)
+    if sidecar is not None and sidecar.get("network") is not None:
+        _, sidecar, n = load_policy(ckpt)
+    else:
+        from lama_dice.agents.learned import players_for_obs_size
+        from lama_dice.agents.ppo import load_sb3_policy
+
+        found = players_for_obs_size(int(load_sb3_policy(ckpt).observation_space.shape[0]))
+        if found is None:
+            raise CheckpointError(f"cannot resume {ckpt}: its observations fit no player count of this game")
+        n = found
     if n != cfg.env.num_players:
         raise CheckpointError(f"cannot resume {ckpt}: it was trained for {n} players, "
                               f"the config has env.num_players: {cfg.env.num_players}")
