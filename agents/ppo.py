@@ -53,7 +53,7 @@ from .agentfile import (
     sb3_actor_tensors,
 )
 from .base import Policy
-from .learned import LearnedPolicy, one_line, players_for_obs_size
+from .learned import LearnedPolicy, observation_fingerprint, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
 from .trust import FLAG, pickle_allowed, require_pickle_opt_in
 
@@ -105,20 +105,6 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
-
-
-def observation_fingerprint(num_players: int) -> str:
-    """A short hash of the observation layout's blocks (names, offsets, lengths) for ``num_players``.
-
-    Saved in sidecars so that a checkpoint trained on another layout of the
-    same size is refused instead of silently misreading its inputs.
-    """
-    import hashlib
-
-    from lama_env.observation import observation_layout
-
-    blocks = ";".join(f"{e.name}:{e.start}:{e.length}" for e in observation_layout(num_players))
-    return hashlib.sha1(blocks.encode()).hexdigest()[:12]
 
 
 def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
