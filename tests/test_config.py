@@ -205,7 +205,7 @@ def test_run_folders_are_new_or_empty_never_overwritten(tmp_path, monkeypatch):
 
 
 def test_check_prints_the_config_the_run_would_use(capsys):
-    """train --check applies --total-timesteps and --seed (both pipelines) and refuses bad values."""
+    """`lama-dice train --check` applies --total-timesteps and --seed (both pipelines), refuses bad values."""
     assert main(["train", "smoke", "--check", "--total-timesteps", "77", "--seed", "4"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     assert printed["total_timesteps"] == 77 and printed["seed"] == 4
