@@ -35,7 +35,7 @@ from .agentfile import (
     write_agent_file,
 )
 from .learned import observation_fingerprint
-from .ppo import PPOPolicy, load_sb3_policy, read_policy_state, read_sidecar, resolve_checkpoint
+from .ppo import PPOPolicy, is_checkpoint_archive, load_sb3_policy, read_policy_state, read_sidecar, resolve_checkpoint
 from .trust import require_pickle_opt_in
 
 #: Sidecar fields that the agent file's own fields replace (not copied into ``training``).
@@ -80,10 +80,8 @@ def export_agent(spec: str, out: str | os.PathLike) -> dict[str, Any]:
 
 
 def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    import zipfile
-
     p = resolve_checkpoint(arg)
-    if not zipfile.is_zipfile(p):  # already an agent file: write it again
+    if not is_checkpoint_archive(p):  # already an agent file: write it again
         meta, net = read_agent_file(p)
         tensors = {}
         for i in range(len(meta["network"]["hidden"])):
@@ -102,8 +100,7 @@ def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
         policy = load_sb3_policy(p)
         network, tensors = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], where)
     source = PPOPolicy(p)
-    training = {"algorithm": "MaskablePPO (sb3-contrib)",
-                **{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}}
+    training = {**{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}, "algorithm": "MaskablePPO (sb3-contrib)"}
     return _description(source.num_players, sidecar.get("rules"), network, training, p), tensors, source
 
 
@@ -121,7 +118,7 @@ def _from_rllib(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
         raise CheckpointError(f"{where}: not a PPO module with an actor encoder and a policy head") from None
     network, tensors = describe_layers(parts, where)
     sidecar = source.sidecar or {}
-    training = {"algorithm": "PPO (Ray RLlib)", **{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}}
+    training = {**{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}, "algorithm": "PPO (Ray RLlib)"}
     return _description(source.num_players, sidecar.get("rules"), network, training, Path(arg)), tensors, source
 
 

@@ -176,25 +176,34 @@ class _Actor:
         import torch.nn as nn
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        self.policy = policy
         # With the default flatten features extractor (a 1-D Box), the actor is
         # just the policy MLP and the action head: skip SB3's generic plumbing.
         extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
-        self.fast = isinstance(extractor, FlattenExtractor)
-        self.mlp = MLPActor(nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net))
+        fast = isinstance(extractor, FlattenExtractor)
+        self.mlp = MLPActor(nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net) if fast
+                            else _SB3Forward(policy))
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        if self.fast:
-            return self.mlp.logits(obs)
-        import torch
-
-        with torch.no_grad():
-            t = torch.as_tensor(obs, dtype=torch.float32)
-            features = self.policy.extract_features(t, self.policy.pi_features_extractor)
-            return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features)).numpy()
+        return self.mlp.logits(obs)
 
 
-_CACHE: dict[tuple[str, float, int, bool], tuple[Any, dict[str, Any] | None, int]] = {}
+class _SB3Forward:
+    """SB3's generic actor forward (a custom features extractor): obs tensor -> logits tensor."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    def __call__(self, t: Any) -> Any:
+        features = self.policy.extract_features(t, self.policy.pi_features_extractor)
+        return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
+
+
+_CACHE: dict[tuple[str, float, int, tuple[float, int], bool], tuple[Any, dict[str, Any] | None, int]] = {}
+
+
+def is_checkpoint_archive(p: Path) -> bool:
+    """Whether ``p`` is read as a trainer checkpoint (a ``.zip``, or a zip archive not named ``.safetensors``)."""
+    return p.suffix != SUFFIX and (p.suffix == ".zip" or zipfile.is_zipfile(p))
 
 
 def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, int]:
@@ -218,15 +227,20 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
         st = p.stat()
     except OSError as e:
         raise CheckpointError(f"cannot read checkpoint {p}: {e.strerror or e}") from None
-    key = (str(p.resolve()), st.st_mtime, st.st_size, pickle_allowed())
+    try:  # the network of a checkpoint comes from its sidecar too
+        side = sidecar_path(p).stat()
+        side_stamp: tuple[float, int] = (side.st_mtime, side.st_size)
+    except OSError:
+        side_stamp = (0.0, -1)
+    key = (str(p.resolve()), st.st_mtime, st.st_size, side_stamp, pickle_allowed())
     if key in _CACHE:
         return _CACHE[key]
-    if not zipfile.is_zipfile(p):
-        if p.suffix == ".zip":
-            raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
+    if not is_checkpoint_archive(p):
         description, net = read_agent_file(p)
         _CACHE[key] = (net, description, int(description["num_players"]))
         return _CACHE[key]
+    if not zipfile.is_zipfile(p):
+        raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
     sidecar = read_sidecar(p)
     network = (sidecar or {}).get("network")
     if network is None:
