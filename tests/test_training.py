@@ -420,3 +420,27 @@ def test_progress_line_solo_and_duel():
     assert progress_line(512, duel, 2, 0.75, False) == (
         "eval @ 512 steps | vs random 90.0% [85.0, 94.0] | vs optimal 50.0% [40.0, 60.0] | points/round 8.75 "
         "| best 0.750")
+
+
+def test_warm_start_from_a_trainer_checkpoint_copies_actor_and_value(smoke_run):
+    """policy.init_from a .zip: policy.pth read weights-only gives every tensor, the value network included."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from lama_dice.agents.ppo import read_policy_state
+    from lama_dice.train.masked_distribution import LamaMaskablePolicy
+    from lama_dice.train.trainer import init_weights, ppo_kwargs
+
+    final = smoke_run[0].run_dir / "final.zip"
+    cfg = load_config(SMOKE)
+    cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"init_from": str(final)})})
+    env = make_vec_env(cfg)
+    try:
+        model = MaskablePPO(LamaMaskablePolicy, env, **ppo_kwargs(cfg), seed=1)
+        init_weights(model, cfg)
+        src = read_policy_state(final)
+        mine = model.policy.state_dict()
+        assert set(src) == set(mine) and any(k.startswith("value_net.") for k in src)
+        assert all(torch.equal(mine[k], v) for k, v in src.items())
+    finally:
+        env.close()
