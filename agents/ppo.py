@@ -295,13 +295,14 @@ def load_network(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any
         policy = load_sb3_policy(p)
         network = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], f"checkpoint {p}")[0]
         return network, dict(policy.state_dict()), num_players
+    network = check_network(network, f"agent file {p}")
     state: dict[str, Any] = {}
     for i in range(len(network["hidden"])):
         state[f"mlp_extractor.policy_net.{2 * i}.weight"] = net[2 * i].weight.detach().clone()
         state[f"mlp_extractor.policy_net.{2 * i}.bias"] = net[2 * i].bias.detach().clone()
     state["action_net.weight"] = net[-1].weight.detach().clone()
     state["action_net.bias"] = net[-1].bias.detach().clone()
-    return check_network(network, f"agent file {p}"), state, num_players
+    return network, state, num_players
 
 
 #: The archive member of an SB3 checkpoint holding the policy's state dict (a torch file).
