@@ -38,7 +38,7 @@ import numpy as np
 from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import LamaDiceError, clip
 
-from .learned import one_line
+from .learned import observation_fingerprint, one_line
 
 #: The ``format`` tag of agent files.
 AGENT_FORMAT = "lama-dice-agent/1"
@@ -246,8 +246,6 @@ def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], Any]:
     from safetensors.torch import load_file
 
     from lama_env.observation import observation_size
-
-    from .ppo import observation_fingerprint
 
     p = Path(path)
     meta = read_description(p)

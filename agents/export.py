@@ -25,7 +25,17 @@ import numpy as np
 
 from lama_env.errors import LamaDiceError, clip
 
-from .agentfile import SUFFIX, CheckpointError, describe_layers, read_agent_file, write_agent_file
+from .agentfile import (
+    SUFFIX,
+    CheckpointError,
+    check_network,
+    describe_layers,
+    read_agent_file,
+    sb3_actor_tensors,
+    write_agent_file,
+)
+from .learned import observation_fingerprint
+from .ppo import PPOPolicy, is_checkpoint_archive, load_sb3_policy, read_policy_state, read_sidecar, resolve_checkpoint
 from .trust import require_pickle_opt_in
 
 #: Sidecar fields that the agent file's own fields replace (not copied into ``training``).
@@ -70,13 +80,8 @@ def export_agent(spec: str, out: str | os.PathLike) -> dict[str, Any]:
 
 
 def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    import zipfile
-
-    from .agentfile import check_network, sb3_actor_tensors
-    from .ppo import PPOPolicy, load_sb3_policy, read_policy_state, read_sidecar, resolve_checkpoint
-
     p = resolve_checkpoint(arg)
-    if not zipfile.is_zipfile(p):  # already an agent file: write it again
+    if not is_checkpoint_archive(p):  # already an agent file: write it again
         meta, net = read_agent_file(p)
         tensors = {}
         for i in range(len(meta["network"]["hidden"])):
@@ -95,8 +100,7 @@ def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
         policy = load_sb3_policy(p)
         network, tensors = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], where)
     source = PPOPolicy(p)
-    training = {"algorithm": "MaskablePPO (sb3-contrib)",
-                **{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}}
+    training = {**{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}, "algorithm": "MaskablePPO (sb3-contrib)"}
     return _description(source.num_players, sidecar.get("rules"), network, training, p), tensors, source
 
 
@@ -114,15 +118,13 @@ def _from_rllib(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
         raise CheckpointError(f"{where}: not a PPO module with an actor encoder and a policy head") from None
     network, tensors = describe_layers(parts, where)
     sidecar = source.sidecar or {}
-    training = {"algorithm": "PPO (Ray RLlib)", **{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}}
+    training = {**{k: v for k, v in sidecar.items() if k not in _SIDECAR_OWN}, "algorithm": "PPO (Ray RLlib)"}
     return _description(source.num_players, sidecar.get("rules"), network, training, Path(arg)), tensors, source
 
 
 def _description(num_players: int, rules: Any, network: dict[str, Any], training: dict[str, Any],
                  source: Path) -> dict[str, Any]:
     from lama_env.observation import observation_size
-
-    from .ppo import observation_fingerprint
 
     return {"num_players": int(num_players),
             "rules": rules if isinstance(rules, dict) else None,
@@ -158,8 +160,6 @@ def _sample_observations(num_players: int, count: int, seed: int = 0) -> tuple[n
 
 def _check_same_logits(source: Any, out: Path, num_players: int) -> None:
     """Refuse an exported file whose network does not give the source's logits on sample states."""
-    from .ppo import PPOPolicy
-
     exported = PPOPolicy(out)
     obs, mask = _sample_observations(num_players, CHECK_STATES)
     a = np.where(mask, source.logits(obs, mask), -np.inf)

@@ -29,6 +29,20 @@ def players_for_obs_size(size: int) -> int | None:
     return fits[0] if len(fits) == 1 else None
 
 
+def observation_fingerprint(num_players: int) -> str:
+    """A short hash of the observation layout's blocks (names, offsets, lengths) for ``num_players``.
+
+    Saved in sidecars so that a checkpoint trained on another layout of the
+    same size is refused instead of silently misreading its inputs.
+    """
+    import hashlib
+
+    from lama_env.observation import observation_layout
+
+    blocks = ";".join(f"{e.name}:{e.start}:{e.length}" for e in observation_layout(num_players))
+    return hashlib.sha1(blocks.encode()).hexdigest()[:12]
+
+
 def one_line(e: BaseException, limit: int = 200) -> str:
     """An exception as ``Type: first line of its message``, at most about ``limit`` characters (for one-line errors)."""
     text = str(e).strip().splitlines()

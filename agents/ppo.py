@@ -53,7 +53,7 @@ from .agentfile import (
     sb3_actor_tensors,
 )
 from .base import Policy
-from .learned import LearnedPolicy, one_line, players_for_obs_size
+from .learned import LearnedPolicy, observation_fingerprint, one_line, players_for_obs_size
 from .registry import AgentSpecError, register
 from .trust import FLAG, pickle_allowed, require_pickle_opt_in
 
@@ -105,20 +105,6 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
-
-
-def observation_fingerprint(num_players: int) -> str:
-    """A short hash of the observation layout's blocks (names, offsets, lengths) for ``num_players``.
-
-    Saved in sidecars so that a checkpoint trained on another layout of the
-    same size is refused instead of silently misreading its inputs.
-    """
-    import hashlib
-
-    from lama_env.observation import observation_layout
-
-    blocks = ";".join(f"{e.name}:{e.start}:{e.length}" for e in observation_layout(num_players))
-    return hashlib.sha1(blocks.encode()).hexdigest()[:12]
 
 
 def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
@@ -190,25 +176,34 @@ class _Actor:
         import torch.nn as nn
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        self.policy = policy
         # With the default flatten features extractor (a 1-D Box), the actor is
         # just the policy MLP and the action head: skip SB3's generic plumbing.
         extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
-        self.fast = isinstance(extractor, FlattenExtractor)
-        self.mlp = MLPActor(nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net))
+        fast = isinstance(extractor, FlattenExtractor)
+        self.mlp = MLPActor(nn.Sequential(policy.mlp_extractor.policy_net, policy.action_net) if fast
+                            else _SB3Forward(policy))
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        if self.fast:
-            return self.mlp.logits(obs)
-        import torch
-
-        with torch.no_grad():
-            t = torch.as_tensor(obs, dtype=torch.float32)
-            features = self.policy.extract_features(t, self.policy.pi_features_extractor)
-            return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features)).numpy()
+        return self.mlp.logits(obs)
 
 
-_CACHE: dict[tuple[str, float, int, bool], tuple[Any, dict[str, Any] | None, int]] = {}
+class _SB3Forward:
+    """SB3's generic actor forward (a custom features extractor): obs tensor -> logits tensor."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+
+    def __call__(self, t: Any) -> Any:
+        features = self.policy.extract_features(t, self.policy.pi_features_extractor)
+        return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
+
+
+_CACHE: dict[tuple[str, float, int, tuple[float, int], bool], tuple[Any, dict[str, Any] | None, int]] = {}
+
+
+def is_checkpoint_archive(p: Path) -> bool:
+    """Whether ``p`` is read as a trainer checkpoint (a ``.zip``, or a zip archive not named ``.safetensors``)."""
+    return p.suffix != SUFFIX and (p.suffix == ".zip" or zipfile.is_zipfile(p))
 
 
 def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, int]:
@@ -232,15 +227,20 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
         st = p.stat()
     except OSError as e:
         raise CheckpointError(f"cannot read checkpoint {p}: {e.strerror or e}") from None
-    key = (str(p.resolve()), st.st_mtime, st.st_size, pickle_allowed())
+    try:  # the network of a checkpoint comes from its sidecar too
+        side = sidecar_path(p).stat()
+        side_stamp: tuple[float, int] = (side.st_mtime, side.st_size)
+    except OSError:
+        side_stamp = (0.0, -1)
+    key = (str(p.resolve()), st.st_mtime, st.st_size, side_stamp, pickle_allowed())
     if key in _CACHE:
         return _CACHE[key]
-    if not zipfile.is_zipfile(p):
-        if p.suffix == ".zip":
-            raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
+    if not is_checkpoint_archive(p):
         description, net = read_agent_file(p)
         _CACHE[key] = (net, description, int(description["num_players"]))
         return _CACHE[key]
+    if not zipfile.is_zipfile(p):
+        raise CheckpointError(f"checkpoint {p} is not a MaskablePPO .zip file (not a zip archive)")
     sidecar = read_sidecar(p)
     network = (sidecar or {}).get("network")
     if network is None:
@@ -265,6 +265,44 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
                               f"(lama_env.observation changed since); train it again")
     _CACHE[key] = (net, sidecar, num_players)
     return _CACHE[key]
+
+
+#: The state-dict prefixes of an SB3 policy's value network (not in agent files, which hold only the actor).
+VALUE_PREFIXES = ("mlp_extractor.value_net.", "value_net.")
+
+
+def load_network(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """The weights of ``ppo:PATH`` as a MaskableActorCriticPolicy state dict, read as data (for warm starts).
+
+    A trainer checkpoint gives its whole ``policy.pth`` (actor and value network, weights-only);
+    an agent file gives its actor only, under SB3's names (``mlp_extractor.policy_net.*``,
+    ``action_net.*``); a checkpoint without a network description needs the opt-in, as for
+    :func:`load_policy`.
+
+    Returns:
+        ``(network description, state dict, num_players)``.
+
+    Raises:
+        CheckpointError: missing, corrupt, or not a policy for this game.
+        UntrustedFileError: only unpickling could read it, and the user did not opt in.
+    """
+    net, meta, num_players = load_policy(path)  # every check of ppo:PATH, and the opt-in
+    p = resolve_checkpoint(path)
+    network = (meta or {}).get("network")
+    if is_checkpoint_archive(p) and network is not None:
+        return check_network(network, f"checkpoint {p}"), read_policy_state(p), num_players
+    if is_checkpoint_archive(p):  # an older checkpoint, read by SB3 after the opt-in (load_policy checked it)
+        policy = load_sb3_policy(p)
+        network = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], f"checkpoint {p}")[0]
+        return network, dict(policy.state_dict()), num_players
+    network = check_network(network, f"agent file {p}")
+    state: dict[str, Any] = {}
+    for i in range(len(network["hidden"])):
+        state[f"mlp_extractor.policy_net.{2 * i}.weight"] = net[2 * i].weight.detach().clone()
+        state[f"mlp_extractor.policy_net.{2 * i}.bias"] = net[2 * i].bias.detach().clone()
+    state["action_net.weight"] = net[-1].weight.detach().clone()
+    state["action_net.bias"] = net[-1].bias.detach().clone()
+    return network, state, num_players
 
 
 #: The archive member of an SB3 checkpoint holding the policy's state dict (a torch file).

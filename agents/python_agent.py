@@ -3,7 +3,10 @@
 The spec ``python:MODULE:NAME`` builds ``NAME`` from ``MODULE`` wherever an
 agent spec goes (``lama-dice score``, ``evaluate``, ``play --opponents``, YAML
 configs, the environments' ``opponents=``), because it is resolved by
-:func:`lama_dice.agents.registry.make_agent` like every other spec:
+:func:`lama_dice.agents.registry.make_agent` like every other spec.  It is code
+by definition: the spec imports and runs ``MODULE``, so use it for your own
+agents, and read someone else's module before naming it (or ask for an agent
+file, :mod:`lama_dice.agents.agentfile`, which is data):
 
 * ``MODULE`` is an importable module (``my_pkg.agents``; the current
   directory is searched too, after ``sys.path``) or a Python file
@@ -138,4 +141,5 @@ def load_python_policy(target: str | None) -> Policy:
 
 
 register("python", load_python_policy, USAGE,
-         "your own Policy subclass (or factory) NAME from module or file MODULE (e.g. python:my_agent.py:MyPolicy)")
+         "your own Policy subclass (or factory) NAME from module or file MODULE (e.g. python:my_agent.py:MyPolicy); "
+         "this imports and runs MODULE: it is code, read it first")

@@ -1,10 +1,11 @@
 """lama-dice beyond the environment: agents, evaluation, training, the command line, benchmarks.
 
-The repository keeps each of these in a top-level folder; they are installed under this
-one namespace, so that nothing generic (``agents``, ``train``...) lands in site-packages:
+The repository keeps each of these in a top-level folder; ``pyproject.toml`` maps them into
+this one namespace (setuptools ``package-dir``), so that nothing generic (``agents``,
+``train``...) lands in site-packages:
 
 * :mod:`lama_dice.agents`: the policy protocol, heuristics, the exact solver, lookahead,
-  learned agents (``ppo:``, ``rllib:``) and the spec registry;
+  learned agents (``ppo:``, ``rllib:``), weights-only agent files and the spec registry;
 * :mod:`lama_dice.evaluation`: tournaments with seat rotation, statistics, leagues;
 * :mod:`lama_dice.train`: MaskablePPO training from YAML configs; :mod:`lama_dice.train.rllib`
   for Ray RLlib;

@@ -202,3 +202,18 @@ def test_run_folders_are_new_or_empty_never_overwritten(tmp_path, monkeypatch):
     assert (empty / "notes.txt").read_text() == "mine"
     with pytest.raises(RunDirError, match="is a file"):
         claim_run_dir(empty / "notes.txt")
+
+
+def test_check_prints_the_config_the_run_would_use(capsys):
+    """`lama-dice train --check` applies --total-timesteps and --seed (both pipelines), refuses bad values."""
+    assert main(["train", "smoke", "--check", "--total-timesteps", "77", "--seed", "4"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["total_timesteps"] == 77 and printed["seed"] == 4
+    assert main(["train", "rllib_2p", "--check", "--seed", "5"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["seed"] == 5
+    for bad in (["--total-timesteps", "-5"], ["--total-timesteps", "0"], ["--seed", "-1"], ["--seed", "x"]):
+        with pytest.raises(SystemExit) as e:
+            main(["train", "smoke", "--check", *bad])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert f"argument {bad[0]}" in err and err.strip().splitlines()[-1].startswith("lama-dice train: error")

@@ -282,3 +282,15 @@ def test_failed_save_at_the_end_is_reported(tmp_path):
     result = tg.run()
     assert result.saved is None and result.save_error and result.exit_code == 1
     assert "Could not save the record" in out.getvalue()
+
+
+def test_unwritable_save_folder_is_refused_before_the_game(tmp_path, capsys, monkeypatch):
+    stdin = io.StringIO("r\n" * 100)
+    monkeypatch.setattr("sys.stdin", stdin)
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(tmp_path) else real_access(p, mode))
+    assert main(["play", "--opponents", "random", "--save", str(tmp_path / "game.json")]) == 2
+    captured = capsys.readouterr()
+    assert "--save" in captured.err and "is not writable" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert stdin.tell() == 0 and captured.out == ""  # not a key read, nothing shown: the game never started

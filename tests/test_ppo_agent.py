@@ -225,7 +225,7 @@ def test_checkpoint_without_network_description_needs_the_opt_in(tmp_path, monke
 @pytest.mark.parametrize("name,players",
                          [("solo", 1), ("solo-v1", 1), ("2p", 2), ("2p-v1", 2), ("4p", 4), ("4p-v1", 4)])
 def test_shipped_agents_load_and_play(name, players):
-    """agents/pretrained/ppo_NAME.zip ships with the package and plays a whole game as ppo:NAME."""
+    """agents/pretrained/ppo_NAME.safetensors ships with the package and plays a whole game as ppo:NAME."""
     from lama_dice.agents.ppo import pretrained_names
     from lama_env.engine import LamaGame, Phase
 
@@ -282,3 +282,81 @@ def test_shipped_agent_files_play_as_the_checkpoints_they_came_from(name, monkey
     actions = _self_play_actions(name)
     assert len(actions) == expected["actions"]
     assert hashlib.sha256(json.dumps(actions).encode()).hexdigest() == expected["sha256"]
+
+
+# --------------------------------------------------------------------------- export
+def test_export_writes_an_agent_file_that_plays_the_same_games(ckpt2, model2, tmp_path, capsys):
+    """lama-dice export ppo:X.zip OUT: the agent file makes the moves of the SB3 policy it came from."""
+    from lama_dice.agents.agentfile import read_description
+    from lama_dice.cli.main import main
+
+    out = tmp_path / "two.safetensors"
+    assert main(["export", f"ppo:{ckpt2}", str(out)]) == 0
+    assert f"play it as ppo:{out}" in capsys.readouterr().out
+    desc = read_description(out)
+    assert desc["format"] == "lama-dice-agent/1" and desc["num_players"] == 2
+    assert desc["network"] == {"kind": "mlp", "inputs": observation_size(2), "hidden": [32, 32],
+                               "activation": "tanh", "outputs": NUM_ACTIONS}
+    assert desc["training"]["config"] == "test" and desc["training"]["exported_from"] == "two.zip"
+    exported = make_agent(f"ppo:{out}")
+    original = PPOPolicy.from_sb3(model2.policy, 2)  # SB3's own model, loaded by SB3
+    for seed in range(10):
+        g = LamaGame(2, seed=seed, record=False)
+        while not g.game_over:
+            if g.phase is Phase.ROUND_OVER:
+                g.next_round()
+                continue
+            legal = g.legal_actions()
+            a = exported.act(g, legal)
+            assert a == original.act(g, legal)
+            g.step(a)
+    games = _states(2, 300, seed=5)
+    obs = np.stack([encode(g, g.current_player) for g in games])
+    mask = np.ones((len(games), NUM_ACTIONS), dtype=bool)
+    assert np.array_equal(exported.logits(obs, mask), original.logits(obs, mask))  # bit for bit
+
+
+def test_export_refusals(ckpt2, tmp_path, capsys):
+    from lama_dice.cli.main import main
+
+    out = tmp_path / "a.safetensors"
+    out.write_text("mine")
+    cases = [
+        (["export", f"ppo:{ckpt2}", str(out)], "exists; choose another name, or --force"),
+        (["export", f"ppo:{ckpt2}", str(tmp_path / "a.zip")], "must end in .safetensors"),
+        (["export", "threshold:0.2", str(tmp_path / "b.safetensors")], "only ppo:PATH and rllib:PATH"),
+        (["export", f"ppo:{ckpt2}", str(tmp_path / "no" / "c.safetensors")], "does not exist"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
+    assert out.read_text() == "mine"  # never overwritten without --force
+    assert main(["export", f"ppo:{ckpt2}", str(out), "--force"]) == 0
+
+
+def test_agent_file_with_tensors_that_do_not_match_its_description_is_refused(ckpt2, tmp_path):
+    import torch
+
+    from lama_dice.agents.agentfile import read_description, write_agent_file
+    from lama_dice.agents.export import export_agent
+
+    good = tmp_path / "good.safetensors"
+    export_agent(f"ppo:{ckpt2}", good)
+    desc = read_description(good)
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(str(good))
+    extra = dict(tensors, **{"evil": torch.zeros(3)})
+    save_file(extra, str(tmp_path / "extra.safetensors"), metadata={"lama_dice": json.dumps(desc)})
+    _one_line_error(f"ppo:{tmp_path / 'extra.safetensors'}", "unexpected: .'evil'")
+    short = {k: v for k, v in tensors.items() if k != "logits.bias"}
+    save_file(short, str(tmp_path / "short.safetensors"), metadata={"lama_dice": json.dumps(desc)})
+    _one_line_error(f"ppo:{tmp_path / 'short.safetensors'}", "missing: .'logits.bias'")
+    save_file(tensors, str(tmp_path / "nodesc.safetensors"))
+    _one_line_error(f"ppo:{tmp_path / 'nodesc.safetensors'}", "no lama-dice description")
+    wrong = dict(desc, network=dict(desc["network"], activation="softplus"))
+    save_file(tensors, str(tmp_path / "act.safetensors"), metadata={"lama_dice": json.dumps(wrong)})
+    _one_line_error(f"ppo:{tmp_path / 'act.safetensors'}", "activation 'softplus' is not one of")
+    with pytest.raises(CheckpointError, match="do not match"):
+        write_agent_file(tmp_path / "w.safetensors", desc, short)

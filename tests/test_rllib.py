@@ -212,7 +212,7 @@ def test_masked_module_never_picks_an_illegal_action():
 
 
 @needs_ray
-def test_tiny_training_then_evaluate_the_checkpoint(tmp_path):
+def test_tiny_training_then_evaluate_the_checkpoint(tmp_path, monkeypatch):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from lama_dice.agents.rllib_agent import RLlibPolicy
@@ -241,6 +241,15 @@ def test_tiny_training_then_evaluate_the_checkpoint(tmp_path):
         assert all(0.0 <= e.value <= (31.0 if "points" in tag else 1.0) for e in acc.Scalars(tag))
     assert "rllib/entropy" in tags
 
+    # Ray unpickles checkpoints: without the opt-in, rllib:PATH is one line saying so and how to export
+    from lama_dice.agents.trust import ENV_VAR, UntrustedFileError
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with pytest.raises(UntrustedFileError, match=r"unpickles.*lama-dice export rllib:.*--allow-pickle") as e:
+        make_agent(f"rllib:{tmp_path / 'run'}")
+    assert "\n" not in str(e.value)
+    monkeypatch.setenv(ENV_VAR, "1")
+
     # the checkpoint plays through the evaluation harness as rllib:PATH (the run folder means final/)
     result = evaluate([f"rllib:{tmp_path / 'run'}", "random"], games=6, seed=0)
     assert result.agents[0].games == 6 and result.agents[0].spec == f"rllib:{tmp_path / 'run'}"
@@ -248,6 +257,30 @@ def test_tiny_training_then_evaluate_the_checkpoint(tmp_path):
     assert isinstance(agent, RLlibPolicy) and agent.num_players == 2
     with pytest.raises(RLlibCheckpointError, match="trained for 2 players"):
         agent.check_compatible(3)
+
+    # exported once, it is a weights-only agent file that makes the same moves on the same games
+    from lama_dice.agents.ppo import PPOPolicy
+    from lama_dice.cli.main import main
+    from lama_env.engine import LamaGame, Phase
+
+    out = tmp_path / "rl.safetensors"
+    assert main(["export", f"rllib:{tmp_path / 'run'}", str(out)]) == 0
+    monkeypatch.delenv(ENV_VAR)  # the exported file needs no opt-in
+    exported = PPOPolicy(out)
+    monkeypatch.setenv(ENV_VAR, "1")
+    source = make_agent(f"rllib:{tmp_path / 'run'}")
+    assert exported.sidecar["training"]["algorithm"] == "PPO (Ray RLlib)"
+    for seed in range(10):
+        games = [LamaGame(2, seed=seed, record=False), LamaGame(2, seed=seed, record=False)]
+        while not games[0].game_over:
+            if games[0].phase is Phase.ROUND_OVER:
+                for g in games:
+                    g.next_round()
+                continue
+            a, b = (p.act(g, g.legal_actions()) for p, g in zip((source, exported), games, strict=True))
+            assert a == b
+            for g in games:
+                g.step(a)
 
 
 @needs_ray

@@ -95,6 +95,9 @@ def test_checkpoints_load_and_play(smoke_run):
         res = evaluate([agent, "random"], num_players=2, games=6, seed=1)
         assert res.agents[0].games == 6
     assert make_agent(f"ppo:{run}").path == run / "best.zip"
+    # every checkpoint's sidecar describes its actor network, so ppo: never needs SB3's unpickling loader
+    assert read_sidecar(run / "final.zip")["network"] == {"kind": "mlp", "inputs": 52, "hidden": [32, 32],
+                                                          "activation": "tanh", "outputs": 129}
 
 
 def test_the_run_folder_reproduces_the_run(smoke_run, tmp_path):
@@ -217,6 +220,16 @@ def test_resume_refusals(smoke_run, tmp_path):
         train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
     with pytest.raises(CheckpointError, match="does not exist"):
         train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
+    # a checkpoint of an older version (no network in its sidecar) is checked with SB3's loader: resuming
+    # unpickles anyway, so it needs no --allow-pickle
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    shutil.copy(run / "final.zip", legacy / "final.zip")
+    side = read_sidecar(run / "final.zip")
+    side.pop("network")
+    (legacy / "final.json").write_text(json.dumps(side))
+    with pytest.raises(CheckpointError, match="trained for 2 players"):
+        train(three, resume=legacy / "final.zip", progress_bar=False, out=io.StringIO())
     assert _tree(run) == before
 
 
@@ -407,3 +420,27 @@ def test_progress_line_solo_and_duel():
     assert progress_line(512, duel, 2, 0.75, False) == (
         "eval @ 512 steps | vs random 90.0% [85.0, 94.0] | vs optimal 50.0% [40.0, 60.0] | points/round 8.75 "
         "| best 0.750")
+
+
+def test_warm_start_from_a_trainer_checkpoint_copies_actor_and_value(smoke_run):
+    """policy.init_from a .zip: policy.pth read weights-only gives every tensor, the value network included."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from lama_dice.agents.ppo import read_policy_state
+    from lama_dice.train.masked_distribution import LamaMaskablePolicy
+    from lama_dice.train.trainer import init_weights, ppo_kwargs
+
+    final = smoke_run[0].run_dir / "final.zip"
+    cfg = load_config(SMOKE)
+    cfg = cfg.model_copy(update={"policy": cfg.policy.model_copy(update={"init_from": str(final)})})
+    env = make_vec_env(cfg)
+    try:
+        model = MaskablePPO(LamaMaskablePolicy, env, **ppo_kwargs(cfg), seed=1)
+        init_weights(model, cfg)
+        src = read_policy_state(final)
+        mine = model.policy.state_dict()
+        assert set(src) == set(mine) and any(k.startswith("value_net.") for k in src)
+        assert all(torch.equal(mine[k], v) for k, v in src.items())
+    finally:
+        env.close()

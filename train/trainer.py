@@ -429,45 +429,59 @@ def warm_start_fields(cfg: TrainConfig, resume_ckpt: Path | None) -> dict[str, A
 
 
 def check_init_from(cfg: TrainConfig) -> Any:
-    """The network ``policy.init_from`` names (loaded as data), checked against the config's (None if none).
+    """The weights ``policy.init_from`` names (read as data), checked against the config's network (None if none).
+
+    Returns:
+        The source's MaskableActorCriticPolicy state dict (:func:`lama_dice.agents.ppo.load_network`:
+        actor and value network from a trainer checkpoint, the actor only from an agent file).
 
     Raises:
         ConfigError: it is a network for another player count, or not the config's network
             (``policy.net_arch``, ``policy.activation``).
         CheckpointError: it does not load.
     """
+    from lama_dice.agents.ppo import load_network
+
     source = cfg.policy.init_from
     if not source:
         return None
-    src, _, n = load_policy(source.removeprefix("ppo:"))
+    network, state, n = load_network(source.removeprefix("ppo:"))
     if n != cfg.env.num_players:
         raise ConfigError(f"policy.init_from: {source} is a network for {n} players, the config has "
                           f"env.num_players: {cfg.env.num_players}")
-    kwargs = ppo_kwargs(cfg)["policy_kwargs"]
-    arch, act = getattr(src, "net_arch", None), getattr(src, "activation_fn", None)
-    if arch != kwargs["net_arch"] or act is not kwargs["activation_fn"]:
-        raise ConfigError(f"policy.init_from: {source}'s network (net_arch {arch}, activation "
-                          f"{getattr(act, '__name__', act)}) is not the config's (net_arch {kwargs['net_arch']}, "
+    arch = cfg.policy.net_arch
+    pi = list(arch) if isinstance(arch, list) else list(arch.pi)
+    if network["hidden"] != pi or network["activation"] != cfg.policy.activation:
+        mine = ppo_kwargs(cfg)["policy_kwargs"]["net_arch"]
+        raise ConfigError(f"policy.init_from: {source}'s network (net_arch {network['hidden']}, activation "
+                          f"{network['activation']}) is not the config's (net_arch {mine}, "
                           f"activation {cfg.policy.activation}): set policy.net_arch and policy.activation to match")
-    return src
+    return state
 
 
 def init_weights(model: MaskablePPO, cfg: TrainConfig) -> None:
-    """Warm start: copy the policy and value weights of ``policy.init_from`` into ``model``'s network.
+    """Warm start: copy the weights of ``policy.init_from`` into ``model``'s network.
 
-    ``policy.init_from`` is what ``ppo:`` accepts (with or without the prefix): a ``.zip``, a run
-    folder or a shipped agent's name, loaded through :func:`lama_dice.agents.ppo.load_policy` (the
-    file is read as data); the optimizer starts fresh.
+    ``policy.init_from`` is what ``ppo:`` accepts (with or without the prefix): an agent file, a
+    ``.zip``, a run folder or a shipped agent's name, read as data
+    (:func:`lama_dice.agents.ppo.load_network`).  A trainer checkpoint gives the policy and the
+    value network; an agent file holds only the policy, so the value network starts fresh.
+    The optimizer starts fresh.
 
     Raises:
         ConfigError, CheckpointError: as :func:`check_init_from`.
     """
-    src = check_init_from(cfg)
+    from lama_dice.agents.ppo import VALUE_PREFIXES
+
+    state = check_init_from(cfg)
     try:
-        model.policy.load_state_dict(src.state_dict())
+        missing, unexpected = model.policy.load_state_dict(state, strict=False)
     except RuntimeError as e:  # a guard: check_init_from compared the architectures
         raise ConfigError(f"policy.init_from: {cfg.policy.init_from} does not fit the network: "
                           f"{str(e).splitlines()[0]}") from None
+    if unexpected or any(not k.startswith(VALUE_PREFIXES) for k in missing):
+        raise ConfigError(f"policy.init_from: {cfg.policy.init_from} does not fit the network "
+                          f"(missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]})")
 
 
 def _load_for_resume(ckpt: Path, vec_env: VecEnv, cfg: TrainConfig) -> MaskablePPO:
@@ -541,8 +555,23 @@ def _run_dir_of(ckpt: Path) -> Path | None:
 
 
 def _check_resume_fits(ckpt: Path, cfg: TrainConfig) -> None:
-    """Refuse to resume a checkpoint trained for another game than the config's."""
-    _, sidecar, n = load_policy(ckpt)
+    """Refuse to resume a checkpoint trained for another game than the config's.
+
+    Resuming unpickles the checkpoint anyway (``MaskablePPO.load``), so a checkpoint whose
+    sidecar does not describe its network is read here by SB3's loader too, without the opt-in
+    that ``ppo:PATH`` asks for (``--resume`` is the user's own trust; its help says so).
+    """
+    sidecar = read_sidecar(ckpt)
+    if sidecar is not None and sidecar.get("network") is not None:
+        _, sidecar, n = load_policy(ckpt)
+    else:
+        from lama_dice.agents.learned import players_for_obs_size
+        from lama_dice.agents.ppo import load_sb3_policy
+
+        found = players_for_obs_size(int(load_sb3_policy(ckpt).observation_space.shape[0]))
+        if found is None:
+            raise CheckpointError(f"cannot resume {ckpt}: its observations fit no player count of this game")
+        n = found
     if n != cfg.env.num_players:
         raise CheckpointError(f"cannot resume {ckpt}: it was trained for {n} players, "
                               f"the config has env.num_players: {cfg.env.num_players}")

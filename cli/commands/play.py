@@ -41,11 +41,11 @@ def run(args: argparse.Namespace) -> int:
     from lama_dice.cli.recordfile import check_output_path
     from lama_env.engine import LamaGame
 
-    check_output_path("--save", args.save, PlayError)  # before the game, not after it
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)
     game = LamaGame(players, seed=args.seed)
     console = Console(highlight=False)
-    result = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
-                          save=args.save, names=player_names(players, args.seat, specs)).run()
-    return result.exit_code
+    terminal = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
+                            save=args.save, names=player_names(players, args.seat, specs))
+    check_output_path("--save", args.save, PlayError)  # a folder that cannot be written: before the game
+    return terminal.run().exit_code
