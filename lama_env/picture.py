@@ -286,7 +286,8 @@ def status_text(game: LamaGame, names: Sequence[str]) -> str:
         return f"Game over: {game.totals[0]} points"
     won = game.winners
     who = " and ".join(names[w] for w in won)
-    return f"Game over: {who} {'wins' if len(won) == 1 else 'share the win'}"
+    verb = "share the win" if len(won) > 1 else "win" if who == "You" else "wins"
+    return f"Game over: {who} {verb}"
 
 
 def seat_tag(game: LamaGame, p: int) -> str:

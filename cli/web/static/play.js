@@ -125,12 +125,13 @@
 
   function resultPanel(s) {
     $("result").hidden = !s.game_over;
+    $("move").hidden = s.game_over;
     if (!s.game_over) return;
     const r = s.result;
     const who = r.winners.map(w => s.names[w]).join(" and ");
     $("result-line").textContent = s.names.length === 1
       ? `Final total: ${r.totals[0]} points after ${r.rounds} rounds.`
-      : `${who} ${r.winners.length === 1 ? "wins" : "share the win"} after ${r.rounds} rounds.`;
+      : `${who} ${r.winners.length > 1 ? "share the win" : who === "You" ? "win" : "wins"} after ${r.rounds} rounds.`;
     $("result-table").innerHTML = "<thead><tr><th class='num'>place</th><th>player</th><th class='num'>total</th></tr></thead><tbody>" +
       r.standings.map(x => `<tr><td class="num">${x.place}</td><td>${esc(x.name)}</td><td class="num">${x.total}</td></tr>`).join("") +
       "</tbody>";

@@ -16,6 +16,7 @@
     $("forward").disabled = $("last").disabled = step === data.frames.length - 1;
     const link = `${location.pathname}${location.search}#step=${step + 1}`;
     $("permalink").href = link;
+    $("permalink").hidden = !source;  // an uploaded file stays in this page: no link can bring it back
     if (source) history.replaceState(null, "", link);
   }
 
@@ -50,7 +51,7 @@
     if (rep) $("error-json").textContent = "lama-dice replay says: " + JSON.stringify(rep);
   }
 
-  function load(d, title, src) {
+  function load(d, title, src, start = 0) {
     stop();
     data = d;
     source = src;
@@ -64,31 +65,33 @@
     $("result-table").innerHTML = "<thead><tr><th>player</th><th class='num'>total</th></tr></thead><tbody>" +
       d.names.map((n, p) => `<tr><td>${esc(n)}${r.winners.includes(p) && r.game_over ? " (winner)" : ""}</td>` +
         `<td class="num">${r.totals[p]}</td></tr>`).join("") + "</tbody>";
-    const m = /step=(\d+)/.exec(location.hash);
-    go(m ? +m[1] - 1 : 0);
+    go(start);
   }
 
-  async function openFile(path) {
+  async function openFile(path, start = 0) {
     try {
+      info = info || await serverInfo();
       history.replaceState(null, "", `/watch?file=${encodeURIComponent(path)}`);
-      load(await api("GET", `/api/records/${path.split("/").map(encodeURIComponent).join("/")}`), path, path);
+      load(await api("GET", `/api/records/${path.split("/").map(encodeURIComponent).join("/")}`), path, path, start);
     } catch (e) { fail(e); }
   }
 
   async function openUpload(file) {
     try {
+      info = info || await serverInfo();
       const text = await file.text();
       history.replaceState(null, "", "/watch");
       load(await api("POST", `/api/replay?name=${encodeURIComponent(file.name)}`, text), file.name, null);
     } catch (e) { fail(e); }
   }
 
-  async function openGame(id) {
+  async function openGame(id, start = 0) {
     try {
+      info = info || await serverInfo();
       const r = await fetch(`/api/games/${encodeURIComponent(id)}/record`);
       const text = await r.text();
       if (!r.ok) throw Object.assign(new Error(JSON.parse(text).error), {});
-      load(await api("POST", "/api/replay?name=game", text), "Your game", `game=${id}`);
+      load(await api("POST", "/api/replay?name=game", text), "Your game", `game=${id}`, start);
     } catch (e) { fail(e); }
   }
 
@@ -109,7 +112,6 @@
   }
 
   async function setup() {
-    info = await serverInfo();
     $("first").addEventListener("click", () => go(0));
     $("back").addEventListener("click", () => go(step - 1));
     $("forward").addEventListener("click", () => go(step + 1));
@@ -123,10 +125,14 @@
         End: () => go(data.frames.length - 1), " ": toggle}[ev.key];
       if (k && !(ev.target.tagName === "BUTTON" && ev.key === " ")) { ev.preventDefault(); k(); }
     });
+    info = await serverInfo();
     await listFiles();
+    document.body.dataset.ready = "true";
     const q = new URLSearchParams(location.search);
-    if (q.get("file")) await openFile(q.get("file"));
-    else if (q.get("game")) await openGame(q.get("game"));
+    const m = /step=(\d+)/.exec(location.hash);
+    const start = m ? +m[1] - 1 : 0;
+    if (q.get("file")) await openFile(q.get("file"), start);
+    else if (q.get("game")) await openGame(q.get("game"), start);
   }
 
   setup().catch(fail);
