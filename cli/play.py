@@ -186,7 +186,11 @@ def choice_outcome(game: LamaGame, action: int) -> str:
 
 
 def choice_label(action: int) -> str:
-    """A button's name for an action: ``"Roll"``, ``"Quit"``, ``"Take 4"``, ``"Discard 2 × 5"``, ``"Discard L, 2 × 3"``."""
+    r"""A button's name for an action.
+
+    ``Roll``, ``Quit``, ``Take 4``; a discard names the count of each face: ``Discard 2 \u00d7 5`` (two 5s),
+    ``Discard L, 2 \u00d7 3``, ``Discard nothing``.
+    """
     if not A.is_discard(action):
         return A.describe(action).capitalize()
     counts = A.discard_counts(action)

@@ -291,7 +291,7 @@ def status_text(game: LamaGame, names: Sequence[str]) -> str:
 
 
 def seat_tag(game: LamaGame, p: int) -> str:
-    """A seat's tag: ``"to act"``, ``"quit"``, and at a round's end ``"winner"``, ``"went out"``, ``"bust"`` (or ``""``)."""
+    """A seat's tag: ``"to act"``, ``"quit"``, at a round's end ``"winner"``, ``"went out"``, ``"bust"``; or ``""``."""
     if game.phase >= Phase.ROUND_OVER:
         if p in game.winners and game.num_players > 1:
             return "winner"
@@ -312,7 +312,7 @@ def palette() -> dict[str, Any]:
     ``winner``, ``bust``.
     """
     def hx(c: _Color) -> str:
-        return "#%02x%02x%02x" % c
+        return f"#{c[0]:02x}{c[1]:02x}{c[2]:02x}"
 
     named = {"header": _HEADER_BG, "header_text": _HEADER_FG, "header_dim": _HEADER_DIM, "table": _TABLE_BG,
              "table_text": _TABLE_FG, "row": _ROW_BG, "acting": _ACT_BG, "quit": _QUIT_BG, "text": _ROW_FG,

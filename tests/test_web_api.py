@@ -11,16 +11,16 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the web extra: pip install -e '.[web]' (make test installs it)")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
 
-from lama_dice.cli.main import main  # noqa: E402
-from lama_dice.cli.play import choice_label  # noqa: E402
-from lama_dice.cli.recordfile import load_record_file  # noqa: E402
-from lama_dice.cli.web.app import LOCAL_HOSTS, create_app  # noqa: E402
-from lama_dice.cli.web.games import Busy, GameStore  # noqa: E402
-from lama_env import actions as A  # noqa: E402
-from lama_env.picture import palette  # noqa: E402
-from lama_env.record import replay  # noqa: E402
+from lama_dice.cli.main import main
+from lama_dice.cli.play import choice_label
+from lama_dice.cli.recordfile import load_record_file
+from lama_dice.cli.web.app import LOCAL_HOSTS, create_app
+from lama_dice.cli.web.games import BusyError, GameStore
+from lama_env import actions as A
+from lama_env.picture import palette
+from lama_env.record import replay
 
 
 @pytest.fixture()
@@ -319,7 +319,11 @@ def test_results_tables_from_score_cards_and_reports(reports, capsys):
     assert row["value"] == card["tasks"][0]["headline"]["value"] and [row["lo"], row["hi"]] == card["tasks"][0][
         "headline"]["ci95"]
     (rep,) = d["reports"]
-    assert rep["kind"] == "evaluate" and [r["agent"] for r in rep["rows"]][0] in ("threshold:0.2", "random")
+    report = json.loads((reports / "eval.json").read_text())
+    assert rep["kind"] == "evaluate"
+    assert sorted((r["value"], r["agent"]) for r in rep["rows"]) == sorted((a["win_rate"], a["spec"])
+                                                                          for a in report["agents"])
+    assert [r["value"] for r in rep["rows"]] == sorted((r["value"] for r in rep["rows"]), reverse=True)
     assert d["skipped"] == [["notes.json", "neither a score card nor a league / evaluate report"]]
 
 
@@ -338,7 +342,7 @@ def test_store_drops_finished_and_abandoned_games_and_is_bounded():
     now = [0.0]
     store = GameStore(max_games=3, finished_ttl_s=10, idle_ttl_s=100, clock=lambda: now[0])
     games = [store.new(2, 0, ["random"], seed=i) for i in range(3)]
-    with pytest.raises(Busy, match="3 unfinished games"):
+    with pytest.raises(BusyError, match="3 unfinished games"):
         store.new(2, 0, ["random"], seed=9)
     g = games[0]
     while not g.finished:  # finish one by quitting every round

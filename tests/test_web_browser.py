@@ -25,10 +25,10 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (the test
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from web_support import ROOT, live_server  # noqa: E402
 
 from lama_dice.cli.main import main  # noqa: E402
 from lama_env.record import replay  # noqa: E402
-from web_support import ROOT, live_server  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -198,7 +198,7 @@ def test_play_a_whole_game_download_the_record_and_watch_it(server, browser):
 
 
 def test_an_invalid_record_shows_the_replay_message(server, browser, tmp_path, capsys):
-    url, records = server
+    url, _ = server
     d = browser
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "lama-dice-record/1", "players": 9, "rounds": []}))

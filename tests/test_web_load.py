@@ -6,8 +6,9 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="the web extra: pip install -e '.[web]' (make test installs it)")
 
-from lama_dice.cli.web.loadtest import run_load  # noqa: E402
-from web_support import live_server  # noqa: E402
+from web_support import live_server
+
+from lama_dice.cli.web.loadtest import run_load
 
 
 def test_fifty_concurrent_games_no_errors_every_record_valid():

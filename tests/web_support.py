@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @contextmanager
 def live_server(*args: str, timeout: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Start ``python -m lama_dice serve --port 0 ARGS`` on 127.0.0.1; yield its URL and process; stop it with Ctrl-C."""
+    """Start ``python -m lama_dice serve --port 0 ARGS`` on 127.0.0.1; yield its URL and process; then Ctrl-C."""
     cmd: Sequence[str] = [sys.executable, "-m", "lama_dice", "serve", "--port", "0", *args]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})

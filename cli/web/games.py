@@ -12,7 +12,7 @@ The store holds at most ``max_games`` games.  A game is dropped
 ``finished_ttl_s`` after its last request once it is over, and
 ``idle_ttl_s`` after its last request if abandoned; when the store is full,
 the finished game touched longest ago makes room, and with none finished a new
-game is refused (:class:`Busy`).
+game is refused (:class:`BusyError`).
 
 Agent specs that load code or files from the server's disk (``python:``,
 ``rllib:``, ``ppo:`` with a path rather than a shipped name) are refused
@@ -57,19 +57,19 @@ class WebError(LamaDiceError, ValueError):
     status = 400
 
 
-class NotFound(WebError):
+class NotFoundError(WebError):
     """No game with that id (never created, or dropped)."""
 
     status = 404
 
 
-class Conflict(WebError):
+class ConflictError(WebError):
     """The request does not fit the game's state (an illegal action, a stale move)."""
 
     status = 409
 
 
-class Busy(WebError):
+class BusyError(WebError):
     """The store is full of unfinished games."""
 
     status = 503
@@ -154,7 +154,7 @@ class WebGame:
         """The person's action (an int of :mod:`lama_env.actions`); then the agents play.
 
         Raises:
-            Conflict: not the person's decision, a stale ``seq``, or an action the rules do not allow now.
+            ConflictError: not the person's decision, a stale ``seq``, or an action the rules do not allow now.
             WebError: ``action`` is not an integer.
         """
         self._check_seq(seq)
@@ -162,7 +162,7 @@ class WebGame:
             raise WebError(f"action must be an integer action id, got {action!r}")
         g = self.game
         if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
-            raise Conflict(f"it is not your decision now ({status_text(g, self.names)})")
+            raise ConflictError(f"it is not your decision now ({status_text(g, self.names)})")
         before = snapshot(g)
         g.step(action)  # IllegalActionError: a LamaDiceError with the legal actions named; nothing changed
         self.seq += 1
@@ -175,12 +175,12 @@ class WebGame:
         """Deal the next round (after a round is over); then the agents play until the person's decision.
 
         Raises:
-            Conflict: the round is not over (or the game is), or a stale ``seq``.
+            ConflictError: the round is not over (or the game is), or a stale ``seq``.
         """
         self._check_seq(seq)
         g = self.game
         if g.phase != Phase.ROUND_OVER:
-            raise Conflict("the game is over" if g.game_over else "the round is not over yet")
+            raise ConflictError("the game is over" if g.game_over else "the round is not over yet")
         g.next_round()
         self.seq += 1
         self.events = []
@@ -188,7 +188,8 @@ class WebGame:
 
     def _check_seq(self, seq: int | None) -> None:
         if seq is not None and seq != self.seq:
-            raise Conflict(f"the game has moved on (move {self.seq}, the request was for move {seq}): reload its state")
+            raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {seq}): "
+                                "reload its state")
 
     def _advance(self) -> None:
         """Let the agents play until the person decides, the round ends or the game ends."""
@@ -271,7 +272,7 @@ class GameStore:
         """Start a game (see :class:`WebGame`) and keep it.
 
         Raises:
-            WebError: bad arguments; Busy: the store is full of unfinished games.
+            WebError: bad arguments; BusyError: the store is full of unfinished games.
         """
         self._make_room()
         game = WebGame(secrets.token_urlsafe(12), players, seat, opponents, seed, self.trusted)
@@ -285,19 +286,19 @@ class GameStore:
         """The game ``game_id``, marked as just used.
 
         Raises:
-            NotFound: no such game (never created, or dropped).
+            NotFoundError: no such game (never created, or dropped).
         """
         self.prune()
         with self._lock:
             game = self._games.get(game_id)
         if game is None:
-            raise NotFound(f"no game {game_id!r}: unknown, or dropped after "
+            raise NotFoundError(f"no game {game_id!r}: unknown, or dropped after "
                            f"{self.idle_ttl_s / 60:g} minutes without a request")
         game.touched = self.clock()
         return game
 
     def prune(self) -> int:
-        """Drop finished games older than ``finished_ttl_s`` and idle ones older than ``idle_ttl_s``; return how many."""
+        """Drop finished games idle over ``finished_ttl_s``, others idle over ``idle_ttl_s``; return how many."""
         now = self.clock()
         with self._lock:
             old = [k for k, g in self._games.items()
@@ -316,6 +317,6 @@ class GameStore:
             return
         done = [g for g in self._games.values() if g.finished]
         if not done:
-            raise Busy(f"the server holds {self.max_games} unfinished games (its limit); an abandoned game is "
+            raise BusyError(f"the server holds {self.max_games} unfinished games (its limit); an abandoned game is "
                        f"dropped {self.idle_ttl_s / 60:g} minutes after its last request")
         del self._games[min(done, key=lambda g: g.touched).id]

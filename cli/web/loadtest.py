@@ -115,7 +115,7 @@ def play_one(url: str, players: int, opponents: list[str], seed: int, result: Lo
             result.valid_records += bool(ok)
             if not ok:
                 result.errors.append(f"game {gid}: record does not replay to the server's result: {res}")
-    except Exception as e:  # noqa: BLE001 - every failure is counted, one line each
+    except Exception as e:
         with lock:
             result.errors.append(f"{type(e).__name__}: {e}".splitlines()[0])
     finally:
