@@ -379,9 +379,9 @@ def test_serve_refuses_bad_folders_and_a_taken_port(tmp_path, capsys):
 
 
 def test_serve_prints_the_url_says_localhost_and_stops_on_ctrl_c(tmp_path):
-    from web_support import live_server
+    from lama_dice.cli.web.loadtest import spawn_server
 
-    with live_server() as (url, proc):
+    with spawn_server() as (url, proc):
         import urllib.request
 
         assert url.startswith("http://127.0.0.1:")

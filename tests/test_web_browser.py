@@ -25,22 +25,22 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (the test
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
-from web_support import ROOT, live_server  # noqa: E402
 
 from lama_dice.cli.main import main  # noqa: E402
+from lama_dice.cli.web.loadtest import spawn_server  # noqa: E402
 from lama_env.record import replay  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
                                 reason="needs Debian's chromium and chromium-driver (make chromium installs them)")
-ARTIFACTS = Path(os.environ.get("LAMA_DICE_ARTIFACTS", ROOT / "test-artifacts"))
+ARTIFACTS = Path(os.environ.get("LAMA_DICE_ARTIFACTS", Path(__file__).resolve().parents[1] / "test-artifacts"))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     records = tmp_path_factory.mktemp("records")
-    with live_server("--records", str(records)) as (url, _):
+    with spawn_server("--records", str(records)) as (url, _):
         yield url, records
 
 

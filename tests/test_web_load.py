@@ -6,13 +6,11 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="the web extra: pip install -e '.[web]' (make test installs it)")
 
-from web_support import live_server
-
-from lama_dice.cli.web.loadtest import run_load
+from lama_dice.cli.web.loadtest import run_load, spawn_server
 
 
 def test_fifty_concurrent_games_no_errors_every_record_valid():
-    with live_server() as (url, proc):
+    with spawn_server() as (url, proc):
         res = run_load(url, games=50, players=2, opponents=["threshold:0.2"], seed=100, timeout=120)
         assert proc.poll() is None  # still serving
     assert res.errors == []

@@ -67,6 +67,9 @@ def bind(host: str, port: int) -> socket.socket:
     family, _, _, _, addr = infos[0]
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # accepted connections inherit it: a response's header and body writes are not held back by Nagle's
+    # algorithm waiting for the client's delayed ACK (40 ms per request on a kept-alive connection)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind(addr)
         sock.listen(128)

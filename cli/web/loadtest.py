@@ -1,5 +1,6 @@
 """Many games at once against a running ``lama-dice serve``: errors, requests per second, latency percentiles.
 
+  python -m lama_dice.cli.web.loadtest                      # starts its own server on 127.0.0.1 (any free port)
   python -m lama_dice.cli.web.loadtest http://127.0.0.1:8000 --games 50 --opponents threshold:0.2
 
 Each game runs in its own thread with its own keep-alive connection (standard
@@ -15,12 +16,53 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import random
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@contextmanager
+def spawn_server(*args: str, timeout: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Run ``python -m lama_dice serve --port 0 ARGS`` (127.0.0.1); yield its URL and process; then stop it with Ctrl-C.
+
+    Raises:
+        RuntimeError: the server did not print its URL within ``timeout`` seconds.
+    """
+    cmd = [sys.executable, "-m", "lama_dice", "serve", "--port", "0", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        url = None
+        deadline = time.monotonic() + timeout
+        assert proc.stdout is not None
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            m = re.search(r"open (http://\S+?)/ ", line)
+            url = m.group(1) if m else None
+        if url is None:
+            proc.kill()
+            raise RuntimeError(f"the server did not start: {proc.communicate(timeout=10)[1].strip()[-500:]}")
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @dataclass
@@ -146,14 +188,21 @@ def main(argv: list[str] | None = None) -> int:
     """Run the load test from the command line; print the summary as JSON; 1 if any error."""
     p = argparse.ArgumentParser(prog="python -m lama_dice.cli.web.loadtest", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("url", help="the server, e.g. http://127.0.0.1:8000")
+    p.add_argument("url", nargs="?", default=None,
+                   help="the server, e.g. http://127.0.0.1:8000 (default: start one on 127.0.0.1 for the run)")
     p.add_argument("--games", type=int, default=50, help="games played at once (default 50)")
     p.add_argument("--players", type=int, default=2, help="players per game (default 2)")
     p.add_argument("--opponents", nargs="+", default=["threshold:0.2"], help="opponent spec(s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first game (game i: seed + i)")
     args = p.parse_args(argv)
-    res = run_load(args.url, args.games, args.players, args.opponents, args.seed)
-    print(json.dumps(res.summary(), indent=1))
+    if args.url:
+        res = run_load(args.url, args.games, args.players, args.opponents, args.seed)
+    else:
+        with spawn_server() as (url, _):
+            res = run_load(url, args.games, args.players, args.opponents, args.seed)
+    summary = res.summary()
+    summary.update(players=args.players, opponents=args.opponents, cpus=os.cpu_count())
+    print(json.dumps(summary, indent=1))
     for e in res.errors[:10]:
         print("error:", e)
     return 1 if res.errors else 0
