@@ -211,7 +211,11 @@ def test_untrusted_host_header_is_refused():
     app = create_app(allowed_hosts=LOCAL_HOSTS)
     with TestClient(app, base_url="http://127.0.0.1:8000") as c:
         assert c.get("/api/info").status_code == 200
-        assert c.get("/api/info", headers={"Host": "evil.example:8000"}).status_code == 400
+        assert c.get("/api/info", headers={"Host": "localhost:8000"}).status_code == 200
+        assert c.get("/api/info", headers={"Host": "[::1]:8000"}).status_code == 200
+        for host in ("evil.example:8000", "127.0.0.1.evil.example", "[::2]:8000", "", "[::1"):
+            r = c.get("/api/info", headers={"Host": host})
+            assert r.status_code == 400 and "answers only requests to" in r.json()["error"], host
 
 
 def test_trusted_file_agent_is_offered(client, tmp_path):

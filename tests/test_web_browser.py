@@ -162,12 +162,16 @@ def test_play_a_whole_game_download_the_record_and_watch_it(server, browser):
     assert main(["replay", str(files[0])]) == 0
     assert rec["players"] == 2
     assert console_errors(d) == []
+    total = sum(len(r["turns"]) for r in rec["rounds"]) + len(rec["rounds"])
+    # "Watch it again": the game just played, in the viewer
+    d.find_element(By.ID, "watch-link").click()
+    wait(d, lambda d: d.find_element(By.ID, "where").text == f"step 1 of {total}")
+    assert d.find_element(By.ID, "title").text.startswith("Your game: 2 players")
     # the viewer: upload the record, step forward and back, play, link to a turn
     d.get(url + "/watch")
     wait(d, lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready"))
     d.find_element(By.ID, "upload").send_keys(str(files[0]))
     wait(d, lambda d: d.find_element(By.ID, "viewer").is_displayed())
-    total = sum(len(r["turns"]) for r in rec["rounds"]) + len(rec["rounds"])
     where = d.find_element(By.ID, "where")
     assert where.text == f"step 1 of {total}"
     first_line = d.find_element(By.ID, "line").text

@@ -19,6 +19,7 @@ Build one with :func:`create_app`; the test suite drives it through
 from __future__ import annotations
 
 import json
+import urllib.parse
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -30,7 +31,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lama_env.errors import LamaDiceError
 
@@ -41,7 +42,7 @@ MAX_UPLOAD = 5 * 1024 * 1024
 #: At most this many records are listed under --records.
 MAX_LISTED = 2000
 #: Host names a server bound to the loopback interface answers (a guard against DNS rebinding).
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 STATIC = Path(str(resources.files(__package__).joinpath("static")))
 
@@ -110,6 +111,33 @@ class Settings:
     records: Path | None
     results: Path | None
     trusted: tuple[str, ...]
+
+
+class HostCheck:
+    """Answer only requests whose ``Host`` header names one of ``hosts`` (IPv6 literals in brackets too).
+
+    A server on the loopback interface refuses a request addressed to any other name (400): a web page
+    cannot reach it through a DNS name that resolves to 127.0.0.1 (DNS rebinding).
+    """
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...]) -> None:
+        """Wrap ``app``."""
+        self.app = app
+        self.hosts = {h.strip("[]").lower() for h in hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 400."""
+        if scope["type"] in ("http", "websocket"):
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            try:
+                name = urllib.parse.urlsplit("//" + host).hostname or ""
+            except ValueError:
+                name = ""
+            if name.lower() not in self.hosts:
+                await _error(400, f"this server answers only requests to {', '.join(sorted(self.hosts))}; "
+                                  f"got Host {host!r}")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _settings(request: Request) -> Settings:
@@ -310,7 +338,7 @@ def create_app(*, records: str | Path | None = None, results: str | Path | None 
                               "Every request is checked by the rules engine (lama_env); errors are "
                               '`{"error": "<one line>"}` with a 4xx status. See docs/web.md.')
     if allowed_hosts is not None:
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+        app.add_middleware(HostCheck, hosts=tuple(allowed_hosts))
     games = store if store is not None else GameStore(trusted=trusted_agents)
     app.state.settings = Settings(games=games, records=Path(records).resolve() if records is not None else None,
                                   results=Path(results) if results is not None else None,

@@ -23,6 +23,7 @@ a file (docs/web.md).
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 import time
@@ -130,8 +131,8 @@ class WebGame:
             n, seats = resolve_seats(players, specs or None, seat)
             agents = make_opponents(seats, seed, num_players=n)
             self.game = LamaGame(n, seed=seed)
-        except LamaDiceError as e:
-            raise WebError(str(e).splitlines()[0]) from None
+        except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
+            raise WebError(re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])) from None
         self.id = game_id
         self.seat = seat
         self.agents = agents
