@@ -1,7 +1,7 @@
 # Set-up and the two main jobs; each target installs what it needs, nothing more.
 #   make train   train the default config end to end, then print an evaluation table
 #                (.venv: the base package, what a user of `pip install lama-dice` gets)
-#   make test    run the test suite
+#   make test    run the test suite (with the web app's tests in headless Chromium, installed if missing)
 #   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test and bench
 #                extras), then the RLlib tests in .venv-rllib (the rllib extra, which
 #                pins its own gymnasium, so it never changes the versions the main suite tests), then
@@ -21,7 +21,7 @@ TORCH      ?= torch==2.13.0
 CONFIG     ?= configs/default.yaml
 PIP        := -m pip install -q
 
-.PHONY: install lint test test-main test-rllib test-interop train clean
+.PHONY: install lint test test-main test-rllib test-interop train clean chromium
 
 install: $(VENV)/.base
 
@@ -34,8 +34,16 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) $(PIP) -e ".[test,bench]"
+	$(PY) $(PIP) -e ".[test,bench,web]"
 	touch $@
+
+# The browser tests (tests/test_web_browser.py) drive Debian's headless Chromium with its chromedriver;
+# installed here when missing and apt-get can (root, as in CI); else those tests say how to get it.
+chromium:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	    else echo "make chromium: chromium and chromedriver are missing (apt-get install chromium chromium-driver as root)"; fi; }
 
 $(RLLIB_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(RLLIB_VENV)
@@ -64,7 +72,7 @@ lint: $(VENV)/.lint
 
 test: test-main test-rllib test-interop
 
-test-main: $(VENV)/.test
+test-main: $(VENV)/.test chromium
 	$(PY) -m pytest --ignore=tests/test_rllib.py --ignore=tests/interop
 
 test-rllib: $(RLLIB_VENV)/.installed

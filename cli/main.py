@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "exploit": "lama_dice.cli.commands.exploit",
     "train": "lama_dice.cli.commands.train",
     "play": "lama_dice.cli.commands.play",
+    "serve": "lama_dice.cli.commands.serve",
     "bench": "lama_dice.cli.commands.bench",
     "curves": "lama_dice.cli.commands.curves",
     "export": "lama_dice.cli.commands.export",

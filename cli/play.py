@@ -38,7 +38,7 @@ from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
-from lama_env.rules import score_display
+from lama_env.rules import FACES, score_display
 from lama_env.transitions import WENT_OUT, apply_discard, apply_take
 
 from .tui import Snapshot, cards_text, dice_text, game_summary, round_summary, snapshot, table_view, turn_text
@@ -154,6 +154,48 @@ def player_names(players: int, human: int | None, specs: Mapping[int, str]) -> l
                 spec = "ppo:" + os.path.splitext(os.path.basename(spec[4:].rstrip("/\\")))[0]
             names.append(f"P{p} {spec}".strip())
     return names
+
+
+# ---------------------------------------------------------------- turns and choices (shared with the web app)
+def play_agent_turn(game: LamaGame, agent: Policy) -> None:
+    """Play one whole turn of the current player with ``agent``: roll or quit, then its discard or take."""
+    p = game.current_player
+    game.step(agent.act(game, game.legal_actions()))
+    if game.phase in (Phase.DISCARD, Phase.TAKE) and game.current_player == p:
+        game.step(agent.act(game, game.legal_actions()))
+
+
+def ordered_choices(game: LamaGame) -> list[int]:
+    """The legal actions in the order a person is offered them: takes by face, the largest discard first."""
+    legal = list(game.legal_actions())
+    if game.phase == Phase.DISCARD:
+        legal.sort(key=lambda a: (-sum(A.discard_counts(a)), a))
+    else:
+        legal.sort()
+    return legal
+
+
+def choice_outcome(game: LamaGame, action: int) -> str:
+    """What a discard or take of the current player leads to: ``"goes out!"`` or ``"display then scores N"``."""
+    disp = game.display(game.current_player)
+    if A.is_discard(action):
+        after, ended = apply_discard(disp, action)
+    else:
+        after, _, ended = apply_take(disp, game.row, action)
+    return "goes out!" if ended == WENT_OUT else f"display then scores {score_display(after)}"
+
+
+def choice_label(action: int) -> str:
+    r"""A button's name for an action.
+
+    ``Roll``, ``Quit``, ``Take 4``; a discard names the count of each face: ``Discard 2 \u00d7 5`` (two 5s),
+    ``Discard L, 2 \u00d7 3``, ``Discard nothing``.
+    """
+    if not A.is_discard(action):
+        return A.describe(action).capitalize()
+    counts = A.discard_counts(action)
+    parts = [FACES[f] if k == 1 else f"{k} \u00d7 {FACES[f]}" for f, k in enumerate(counts) if k]
+    return "Discard " + (", ".join(parts) if parts else "nothing")
 
 
 # ---------------------------------------------------------------- records
@@ -302,12 +344,8 @@ class TerminalGame:
     # -------------------------------------------------------------- turns
     def _opponent_turn(self) -> None:
         g = self.game
-        p = g.current_player
-        agent = self.opponents[p]
         before = snapshot(g)
-        g.step(agent.act(g, g.legal_actions()))
-        if g.phase in (Phase.DISCARD, Phase.TAKE) and g.current_player == p:
-            g.step(agent.act(g, g.legal_actions()))
+        play_agent_turn(g, self.opponents[g.current_player])
         self._report(before)
 
     def _human_turn(self) -> None:
@@ -333,17 +371,14 @@ class TerminalGame:
         g = self.game
         disp = g.display(p)
         dice = g.dice or ()
-        legal = list(g.legal_actions())
         take = g.phase == Phase.TAKE
         line = Text("You rolled ").append_text(dice_text(dice))
         line.append("   your display ").append_text(cards_text(disp, [f for f in set(dice) if disp[f]]))
         self.console.print(line)
+        legal = ordered_choices(g)
         if take:
-            legal.sort()
             self.console.print("Nothing matches your display: you must take a card from the llama row.")
-        else:
-            legal.sort(key=lambda a: (-sum(A.discard_counts(a)), a))  # the largest discard first
-        labels = [self._option_label(a, disp) for a in legal]
+        labels = [f"{A.describe(a):<16} → {choice_outcome(g, a)}" for a in legal]
         if len(legal) == 1:
             self.console.print(Text(f"Only one choice: {' '.join(labels[0].split())}.", style="italic"))
             g.step(legal[0])
@@ -356,14 +391,6 @@ class TerminalGame:
             keys["a"] = keys["all"] = legal[0]
             valid += " (a = discard all you can)"
         g.step(self._ask("Your choice" + (", a = all" if not take else ""), keys, valid))
-
-    def _option_label(self, action: int, disp: Sequence[int]) -> str:
-        if A.is_discard(action):
-            after, ended = apply_discard(disp, action)
-        else:
-            after, _, ended = apply_take(disp, self.game.row, action)
-        outcome = "goes out!" if ended == WENT_OUT else f"display then scores {score_display(after)}"
-        return f"{A.describe(action):<16} → {outcome}"
 
     def _report(self, before: Snapshot) -> None:
         """Print the line of the turn just completed (from the game's record)."""

@@ -28,13 +28,18 @@ def load_record_file(path: str) -> tuple[Any, dict | None]:
         return None, RecordError(f"cannot read {path}: {e.strerror or e}").as_result()
     except UnicodeDecodeError:
         return None, RecordError(f"not a game record: {path} is not UTF-8 text").as_result()
+    return parse_record_text(text, path)
+
+
+def parse_record_text(text: str, name: str) -> tuple[Any, dict | None]:
+    """Parse a record's JSON text (``name`` says where it came from, for the message); as :func:`load_record_file`."""
     try:
         return json.loads(text), None
     except json.JSONDecodeError as e:
         return None, RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: "
                                  f"{e.msg}").as_result()
     except RecursionError:
-        return None, RecordError(f"not a game record: {path} is nested too deeply to be JSON data").as_result()
+        return None, RecordError(f"not a game record: {name} is nested too deeply to be JSON data").as_result()
 
 
 def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:

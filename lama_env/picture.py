@@ -265,6 +265,63 @@ def _label(name: str) -> tuple[str, int]:
     return _fit(name, 14, True, _NAME_W), 14
 
 
+# ------------------------------------------------------------------ words (shared with the web table)
+_TAG_COLORS: dict[str, _Color] = {"winner": _WINNER, "went out": _ACCENT, "bust": _BUST, "to act": _ACCENT}
+
+
+def status_text(game: LamaGame, names: Sequence[str]) -> str:
+    """The header line: whose decision it is (``"P1 to discard"``), or how the round or game ended."""
+    phase = game.phase
+    if phase in _DECISION:
+        return f"{names[game.current_player]} {_DECISION[phase]}"
+    if game.went_out is not None:
+        how = f"{names[game.went_out]} went out"
+    elif game.busted is not None:
+        how = f"{names[game.busted]} went bust"
+    else:
+        how = _ENDINGS.get(str(game.ended_by), str(game.ended_by))
+    if phase == Phase.ROUND_OVER:
+        return f"Round over: {how}"
+    if game.num_players == 1:
+        return f"Game over: {game.totals[0]} points"
+    won = game.winners
+    who = " and ".join(names[w] for w in won)
+    verb = "share the win" if len(won) > 1 else "win" if who == "You" else "wins"
+    return f"Game over: {who} {verb}"
+
+
+def seat_tag(game: LamaGame, p: int) -> str:
+    """A seat's tag: ``"to act"``, ``"quit"``, at a round's end ``"winner"``, ``"went out"``, ``"bust"``; or ``""``."""
+    if game.phase >= Phase.ROUND_OVER:
+        if p in game.winners and game.num_players > 1:
+            return "winner"
+        if game.went_out == p:
+            return "went out"
+        if game.busted == p:
+            return "bust"
+    elif p == game.current_player:
+        return "to act"
+    return "quit" if game.quit[p] else ""
+
+
+def palette() -> dict[str, Any]:
+    """The picture's colours as ``#rrggbb`` strings, for other drawings of the same table (the web page).
+
+    Keys: ``faces`` (per face index: ``[card, label]``), and ``header``, ``header_text``, ``header_dim``,
+    ``table``, ``table_text``, ``row``, ``acting``, ``quit``, ``text``, ``dim``, ``accent``, ``glow``,
+    ``winner``, ``bust``.
+    """
+    def hx(c: _Color) -> str:
+        return f"#{c[0]:02x}{c[1]:02x}{c[2]:02x}"
+
+    named = {"header": _HEADER_BG, "header_text": _HEADER_FG, "header_dim": _HEADER_DIM, "table": _TABLE_BG,
+             "table_text": _TABLE_FG, "row": _ROW_BG, "acting": _ACT_BG, "quit": _QUIT_BG, "text": _ROW_FG,
+             "dim": _ROW_DIM, "accent": _ACCENT, "glow": _GLOW, "winner": _WINNER, "bust": _BUST}
+    out: dict[str, Any] = {k: hx(v) for k, v in named.items()}
+    out["faces"] = [[hx(card), hx(ink)] for card, ink in _FACE_COLORS]
+    return out
+
+
 # ------------------------------------------------------------------ the picture
 class TablePicture:
     """Draws the table of ``num_players`` games, with fixed names (pre-draws the background once).
@@ -357,7 +414,6 @@ class TablePicture:
         totals = game.totals
         points = game.round_points
         quit_ = game.quit
-        winners = set(game.winners)
         cw, ch = _CARD
         for p in range(n):
             y = _HEADER_H + _TABLE_H + p * _ROW_H
@@ -369,7 +425,8 @@ class TablePicture:
                 _put(out, _marker(bg), 9, y + 26)
             label, size = self._labels[p]
             _put_text(out, label, _NAME_X, y + 33 - size, size, _ROW_FG, bg)
-            tag, color = self._tag(game, p, acting, over, winners)
+            tag = seat_tag(game, p)
+            color = _TAG_COLORS.get(tag, _ROW_DIM)
             if tag:
                 _put_text(out, tag, _NAME_X, y + 44, 14, color, bg)
             disp = game.display(p)
@@ -398,37 +455,7 @@ class TablePicture:
         return out
 
     def _status(self, game: LamaGame) -> str:
-        names = self._short
-        phase = game.phase
-        if phase in _DECISION:
-            return f"{names[game.current_player]} {_DECISION[phase]}"
-        if game.went_out is not None:
-            how = f"{names[game.went_out]} went out"
-        elif game.busted is not None:
-            how = f"{names[game.busted]} went bust"
-        else:
-            how = _ENDINGS.get(str(game.ended_by), str(game.ended_by))
-        if phase == Phase.ROUND_OVER:
-            return f"Round over: {how}"
-        if self.num_players == 1:
-            return f"Game over: {game.totals[0]} points"
-        won = game.winners
-        who = " and ".join(names[w] for w in won)
-        return f"Game over: {who} {'wins' if len(won) == 1 else 'share the win'}"
-
-    @staticmethod
-    def _tag(game: LamaGame, p: int, acting: bool, over: bool, winners: set[int]) -> tuple[str, _Color]:
-        if over:
-            if p in winners and game.num_players > 1:
-                return "winner", _WINNER
-            if game.went_out == p:
-                return "went out", _ACCENT
-            if game.busted == p:
-                return "bust", _BUST
-            return ("quit", _ROW_DIM) if game.quit[p] else ("", _ROW_DIM)
-        if acting:
-            return "to act", _ACCENT
-        return ("quit", _ROW_DIM) if game.quit[p] else ("", _ROW_DIM)
+        return status_text(game, self._short)
 
 
 @functools.lru_cache(maxsize=32)
@@ -456,4 +483,4 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
     return draw(game, dice=dice, caption=caption)
 
 
-__all__ = ["WIDTH", "TablePicture", "frame_shape", "picture", "table_picture"]
+__all__ = ["WIDTH", "TablePicture", "frame_shape", "palette", "picture", "seat_tag", "status_text", "table_picture"]

@@ -773,6 +773,18 @@ LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal 
           f"--solo-values --json {LEAGUE_JSON}")
 SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
 RLLIB = ("-m", "lama_dice.train.rllib", "configs/rllib_2p.yaml", "--measure-sampling")
+def _web_load(runs: list[Run]) -> str:
+    rows = []
+    for r in runs:
+        d = last_json(r.stdout, r.shown)
+        rows.append([f"{d['games']} at once" if d["games"] > 1 else "1 alone",
+                     f"{d['players']}, against {' '.join(d['opponents'])}", f"{d['requests']:,}",
+                     f"{d['requests_per_s']:,.0f}", f"{d['p50_ms']:.1f}", f"{d['p90_ms']:.1f}", f"{d['p99_ms']:.1f}",
+                     f"{d['max_ms']:.1f}", str(d["errors"]), f"{d['valid_records']} of {d['finished']}"])
+    return md_table(["games", "players", "requests", "requests/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors",
+                     "records valid"], rows)
+
+
 GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("observation-table", "the observation vector's layout (docs/environments.md)", "instant", (),
               _observation_table, exact=True, source="`lama_env.observation.layout_table()`"),
@@ -840,6 +852,10 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                      "its row"),
     Generator("exploit-summary", "the README's headline rows of the exploitability table", "instant", (),
               _exploit_summary, exact=True, source=f"{EXPLOIT_DIR}/*.json (the exploit-table block)"),
+    Generator("web-load", "lama-dice serve under load: 50 games at once through its API (needs the web extra)",
+              "~15 s", (("-m", "lama_dice.cli.web.loadtest", "--games", "50"),
+                        ("-m", "lama_dice.cli.web.loadtest", "--games", "1", "--seed", "3")), _web_load,
+              needs="uvicorn"),
     Generator("rllib-sampling", "RLlib env-runner throughput (--measure-sampling), one and two runners",
               "long: ~2 min; needs the rllib extra: run with .venv-rllib/bin/python",
               ((*RLLIB, "--env-runners", "1"), (*RLLIB, "--env-runners", "1"),

@@ -1,0 +1,356 @@
+"""The FastAPI application of ``lama-dice serve``: three pages and the JSON API behind them.
+
+Pages: ``/`` (Play), ``/watch`` (a record, turn by turn), ``/results`` (score
+cards and league reports).  The API (OpenAPI at ``/docs`` and
+``/openapi.json``; docs/web.md) answers JSON; every refusal is a 4xx with
+``{"error": "<one line>"}`` and leaves every game as it was:
+
+* 400: bad game settings (player count, seat, an unknown or refused agent spec);
+* 404: no such game, record file or page;
+* 409: an action the rules do not allow now, or a stale ``seq``;
+* 413: an uploaded record over :data:`MAX_UPLOAD` bytes;
+* 422: a malformed body, or a record that does not replay (with ``lama-dice replay``'s result);
+* 503: the store is full of unfinished games.
+
+Build one with :func:`create_app`; the test suite drives it through
+``fastapi.testclient.TestClient``.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, cast
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from lama_env.errors import LamaDiceError
+
+from .games import MAX_GAMES, GameStore, NotFoundError, WebError, builtin_specs, shipped_specs
+
+#: The largest record the Watch page accepts as an upload (bytes).
+MAX_UPLOAD = 5 * 1024 * 1024
+#: At most this many records are listed under --records.
+MAX_LISTED = 2000
+#: Host names a server bound to the loopback interface answers (a guard against DNS rebinding).
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+STATIC = Path(str(resources.files(__package__).joinpath("static")))
+
+
+class NewGame(BaseModel):
+    """``POST /api/games``: the game to start."""
+
+    model_config = ConfigDict(extra="forbid")
+    players: StrictInt | None = Field(None, description="1..6, you included (default: one more than the "
+                                                         "opponent specs, or 2)")
+    seat: StrictInt = Field(0, description="your seat, 0-based")
+    opponents: list[str] | None = Field(None, max_length=6, description="one agent spec for every opponent, or "
+                                                                         "one per opponent seat")
+    seed: StrictInt | None = Field(None, ge=0, description="seed of the deal, the dice and the agents")
+
+
+class Act(BaseModel):
+    """``POST /api/games/{id}/act``: your action."""
+
+    model_config = ConfigDict(extra="forbid")
+    action: StrictInt = Field(description="an action id from the state's choices (lama_env.actions)")
+    seq: StrictInt | None = Field(None, description="the state's seq: the move is refused (409) if the game moved on")
+
+
+class NextRound(BaseModel):
+    """``POST /api/games/{id}/next-round``."""
+
+    model_config = ConfigDict(extra="forbid")
+    seq: StrictInt | None = None
+
+
+def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return "malformed request"
+    e = errors[0]
+    where = ".".join(str(x) for x in e.get("loc", ())[1:]) or "body"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where}: {e.get('msg', 'invalid')}{more}"
+
+
+def _frames_or_error(record: Any, fault: dict | None) -> JSONResponse:
+    """A record's frames, or 422 with the result ``lama-dice replay`` prints for it."""
+    from lama_env.record import replay
+
+    from .state import record_frames
+
+    result = fault if fault is not None else replay(record)
+    if not result["valid"]:
+        return _error(422, str(result.get("error")), replay=result)
+    try:
+        return JSONResponse(record_frames(record))
+    except ValueError as e:
+        return _error(422, str(e))
+
+
+@dataclass
+class Settings:
+    """What the routes read from ``app.state.settings``."""
+
+    games: GameStore
+    records: Path | None
+    results: Path | None
+    trusted: tuple[str, ...]
+
+
+class HostCheck:
+    """Answer only requests whose ``Host`` header names one of ``hosts`` (IPv6 literals in brackets too).
+
+    A server on the loopback interface refuses a request addressed to any other name (400): a web page
+    cannot reach it through a DNS name that resolves to 127.0.0.1 (DNS rebinding).
+    """
+
+    def __init__(self, app: ASGIApp, hosts: tuple[str, ...]) -> None:
+        """Wrap ``app``."""
+        self.app = app
+        self.hosts = {h.strip("[]").lower() for h in hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 400."""
+        if scope["type"] in ("http", "websocket"):
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            try:
+                name = urllib.parse.urlsplit("//" + host).hostname or ""
+            except ValueError:
+                name = ""
+            if name.lower() not in self.hosts:
+                await _error(400, f"this server answers only requests to {', '.join(sorted(self.hosts))}; "
+                                  f"got Host {host!r}")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _settings(request: Request) -> Settings:
+    return cast(Settings, request.app.state.settings)
+
+
+router = APIRouter()
+
+
+# ---------------------------------------------------------------------- pages
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+@router.get("/", include_in_schema=False)
+def play_page() -> FileResponse:
+    """The Play page."""
+    return _page("play.html")
+
+
+@router.get("/play", include_in_schema=False)
+def play_page_again() -> FileResponse:
+    """The Play page (its own name)."""
+    return _page("play.html")
+
+
+@router.get("/watch", include_in_schema=False)
+def watch_page() -> FileResponse:
+    """The Watch page."""
+    return _page("watch.html")
+
+
+@router.get("/results", include_in_schema=False)
+def results_page() -> FileResponse:
+    """The Results page."""
+    return _page("results.html")
+
+
+# ---------------------------------------------------------------------- API: about the server
+@router.get("/api/info", tags=["server"])
+def info(request: Request) -> dict[str, Any]:
+    """The version, the table's colours, the agents offered, the limits, the folders served."""
+    from lama_dice.agents.registry import registered
+    from lama_env import __version__
+    from lama_env.picture import palette
+
+    from ..play import default_opponent
+
+    cfg = _settings(request)
+    games = cfg.games
+    return {"version": __version__, "palette": palette(), "default_opponent": default_opponent(),
+            "agents": {"shipped": shipped_specs(), "builtin": builtin_specs(), "trusted": list(cfg.trusted),
+                       "help": {e.usage: e.help for e in registered().values()}},
+            "limits": {"max_games": games.max_games, "finished_ttl_s": games.finished_ttl_s,
+                       "idle_ttl_s": games.idle_ttl_s, "max_upload_bytes": MAX_UPLOAD},
+            "records": cfg.records is not None, "results": cfg.results is not None}
+
+
+# ---------------------------------------------------------------------- API: games
+@router.post("/api/games", status_code=201, tags=["games"])
+def new_game(request: Request, body: NewGame) -> dict[str, Any]:
+    """Start a game; the agents play until it is your decision. Returns the game's state."""
+    g = _settings(request).games.new(body.players, body.seat, body.opponents, body.seed)
+    with g.lock:
+        return g.state()
+
+
+@router.get("/api/games/{game_id}", tags=["games"])
+def game_state(request: Request, game_id: str) -> dict[str, Any]:
+    """The game's state: the table, your choices, what happened since your last move, the result."""
+    g = _settings(request).games.get(game_id)
+    with g.lock:
+        return g.state()
+
+
+@router.post("/api/games/{game_id}/act", tags=["games"])
+def act(request: Request, game_id: str, body: Act) -> dict[str, Any]:
+    """Make your move (an action id from the state's choices); the agents then play until your next decision."""
+    g = _settings(request).games.get(game_id)
+    with g.lock:
+        g.act(body.action, body.seq)
+        return g.state()
+
+
+@router.post("/api/games/{game_id}/next-round", tags=["games"])
+def next_round(request: Request, game_id: str, body: NextRound | None = None) -> dict[str, Any]:
+    """Deal the next round after a round is over."""
+    g = _settings(request).games.get(game_id)
+    with g.lock:
+        g.next_round(body.seq if body is not None else None)
+        return g.state()
+
+
+@router.get("/api/games/{game_id}/record", tags=["games"])
+def record(request: Request, game_id: str, download: bool = False) -> Response:
+    """The game so far as a lama-dice-record/1 record (check it with `lama-dice replay`)."""
+    g = _settings(request).games.get(game_id)
+    with g.lock:
+        rec = g.game.to_record()
+    headers = {"Content-Disposition": f'attachment; filename="lama-dice-game-{game_id[:8]}.json"'} \
+        if download else {}
+    return Response(json.dumps(rec, indent=1) + "\n", media_type="application/json", headers=headers)
+
+
+# ---------------------------------------------------------------------- API: records (Watch)
+@router.get("/api/records", tags=["records"])
+def list_records(request: Request) -> dict[str, Any]:
+    """The JSON files under --records (relative paths; index.json files left out), at most MAX_LISTED."""
+    root = _settings(request).records
+    if root is None:
+        return {"folder": None, "files": [], "more": 0}
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.json")
+                   if p.is_file() and p.name != "index.json")
+    return {"folder": str(root), "files": files[:MAX_LISTED], "more": max(0, len(files) - MAX_LISTED)}
+
+
+@router.get("/api/records/{path:path}", tags=["records"])
+def record_file(request: Request, path: str) -> JSONResponse:
+    """A record under --records, step by step (422 with the replay result if it is not a legal record)."""
+    from ..recordfile import load_record_file
+
+    root = _settings(request).records
+    if root is None:
+        raise NotFoundError("the server was started without --records DIR")
+    target = (root / path).resolve()
+    if not target.is_relative_to(root) or not target.is_file():
+        raise NotFoundError(f"no record {path!r} under --records")
+    if target.stat().st_size > MAX_UPLOAD:
+        return _error(413, f"{path}: larger than {MAX_UPLOAD // 2**20} MiB")
+    rec, fault = load_record_file(str(target))
+    return _frames_or_error(rec, fault)
+
+
+@router.post("/api/replay", tags=["records"])
+async def replay_upload(request: Request, name: str = "upload") -> JSONResponse:
+    """A record sent as the request body (its JSON text), step by step; as /api/records/{path}."""
+    from lama_env.record import RecordError
+
+    from ..recordfile import parse_record_text
+
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_UPLOAD:
+            return _error(413, f"the record is larger than {MAX_UPLOAD // 2**20} MiB")
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        bad = RecordError(f"not a game record: {name} is not UTF-8 text").as_result()
+        return _error(422, bad["error"], replay=bad)
+    rec, fault = parse_record_text(text, name)
+    return _frames_or_error(rec, fault)
+
+
+# ---------------------------------------------------------------------- API: results
+@router.get("/api/results", tags=["results"])
+def results_data(request: Request) -> dict[str, Any]:
+    """Score cards (per task, agents ranked) and league / evaluate reports under --results."""
+    from .results import load_results
+
+    return load_results(_settings(request).results)
+
+
+# ---------------------------------------------------------------------- errors
+async def _web_error(request: Request, exc: Exception) -> JSONResponse:
+    return _error(cast(WebError, exc).status, str(exc))
+
+
+async def _rules_error(request: Request, exc: Exception) -> JSONResponse:
+    return _error(409, str(exc).splitlines()[0])
+
+
+async def _bad_body(request: Request, exc: Exception) -> JSONResponse:
+    return _error(422, _validation_message(cast(RequestValidationError, exc)))
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    e = cast(StarletteHTTPException, exc)
+    return _error(e.status_code, str(e.detail))
+
+
+def create_app(*, records: str | Path | None = None, results: str | Path | None = None,
+               trusted_agents: tuple[str, ...] = (), allowed_hosts: tuple[str, ...] | None = None,
+               store: GameStore | None = None) -> FastAPI:
+    """The app (see the module docstring).
+
+    Args:
+        records: the folder the Watch page lists records from (None: uploads only).
+        results: the folder the Results page reads score cards and reports from.
+        trusted_agents: agent specs that load files, offered because the server's owner named them.
+        allowed_hosts: answer only requests whose Host header is one of these (None: any).
+        store: the games (default: a :class:`GameStore` with the default bounds).
+    """
+    from lama_env import __version__
+
+    app = FastAPI(title="lama-dice", version=__version__,
+                  description="Play Don't L.L.A.M.A. Dice against agents, watch records, read results. "
+                              "Every request is checked by the rules engine (lama_env); errors are "
+                              '`{"error": "<one line>"}` with a 4xx status. See docs/web.md.')
+    if allowed_hosts is not None:
+        app.add_middleware(HostCheck, hosts=tuple(allowed_hosts))
+    games = store if store is not None else GameStore(trusted=trusted_agents)
+    app.state.settings = Settings(games=games, records=Path(records).resolve() if records is not None else None,
+                                  results=Path(results) if results is not None else None,
+                                  trusted=tuple(trusted_agents))
+    app.state.games = games
+    app.add_exception_handler(WebError, _web_error)
+    app.add_exception_handler(LamaDiceError, _rules_error)
+    app.add_exception_handler(RequestValidationError, _bad_body)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+__all__ = ["LOCAL_HOSTS", "MAX_GAMES", "MAX_UPLOAD", "create_app"]

@@ -1,0 +1,323 @@
+"""The games people play in the browser: one :class:`WebGame` per id, in a bounded :class:`GameStore`.
+
+A :class:`WebGame` is a :class:`~lama_env.engine.LamaGame` with the agents of
+the other seats.  After each of the person's moves the agents play (with
+:func:`lama_dice.cli.play.play_agent_turn`, as in the terminal game) until it
+is the person's decision again or the round is over; the lines of what
+happened since the person's last move are kept for the page.  Every action is
+checked by the engine (:meth:`LamaGame.step` refuses an illegal one and leaves
+the game as it was).
+
+The store holds at most ``max_games`` games.  A game is dropped
+``finished_ttl_s`` after its last request once it is over, and
+``idle_ttl_s`` after its last request if abandoned; when the store is full,
+the finished game touched longest ago makes room, and with none finished a new
+game is refused (:class:`BusyError`).
+
+Agent specs that load code or files from the server's disk (``python:``,
+``rllib:``, ``ppo:`` with a path rather than a shipped name) are refused
+unless the person who started the server named them (``--agents``): a web
+page may ask the server for games, so a request is data, never a way to run
+a file (docs/web.md).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from lama_env.engine import LamaGame, Phase
+from lama_env.errors import LamaDiceError
+from lama_env.picture import status_text
+
+from ..play import (
+    choice_label,
+    choice_outcome,
+    make_opponents,
+    ordered_choices,
+    play_agent_turn,
+    player_names,
+    resolve_seats,
+)
+from ..tui import snapshot, turn_text
+from .state import roll_odds, table_state
+
+#: The store's bounds: games at once, seconds a finished game is kept, seconds an abandoned one is kept.
+MAX_GAMES, FINISHED_TTL_S, IDLE_TTL_S = 256, 600.0, 1800.0
+#: Agents that read a file or run code named in their spec; offered only when the server's owner names them.
+FILE_AGENTS = ("python", "rllib", "ppo")
+
+
+class WebError(LamaDiceError, ValueError):
+    """A request the server refuses; ``status`` is its HTTP status code."""
+
+    status = 400
+
+
+class NotFoundError(WebError):
+    """No game with that id (never created, or dropped)."""
+
+    status = 404
+
+
+class ConflictError(WebError):
+    """The request does not fit the game's state (an illegal action, a stale move)."""
+
+    status = 409
+
+
+class BusyError(WebError):
+    """The store is full of unfinished games."""
+
+    status = 503
+
+
+def shipped_specs() -> list[str]:
+    """The shipped networks as specs (``ppo:2p`` ...), the current ones before the earlier ``-v1`` ones."""
+    from lama_dice.agents.ppo import pretrained_names
+
+    return sorted((f"ppo:{n}" for n in pretrained_names()), key=lambda s: ("-v" in s, s))
+
+
+def builtin_specs() -> list[str]:
+    """Every registered agent that needs no file (its default settings), e.g. ``optimal``, ``threshold``."""
+    from lama_dice.agents.registry import registered
+
+    return [name for name in registered() if name not in FILE_AGENTS]
+
+
+def check_spec(spec: Any, trusted: Iterable[str] = ()) -> str:
+    """Refuse an agent spec that would load a file or run code, unless it is ``trusted``; return it stripped.
+
+    Raises:
+        WebError: not a string, or a file agent not in ``trusted``.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise WebError(f"an agent spec must be a non-empty string, got {spec!r}")
+    spec = spec.strip()
+    if spec in trusted:
+        return spec
+    name, _, arg = spec.partition(":")
+    if name in FILE_AGENTS and not (name == "ppo" and f"ppo:{arg}" in shipped_specs()):
+        raise WebError(f"agent spec {spec!r} loads a file from the server's disk; only the shipped networks "
+                       f"and the agents the server was started with (lama-dice serve --agents SPEC) are offered")
+    return spec
+
+
+class WebGame:
+    """One person's game against agents (see the module docstring).
+
+    Args:
+        game_id: the id the API knows it by.
+        players: 1..6, the person included (None: one more than ``opponents``).
+        seat: the person's seat.
+        opponents: one spec for every opponent, or one per opponent seat (as ``lama-dice play --opponents``).
+        seed: seeds the deal, the dice and the agents (None: fresh randomness).
+        trusted: file agents the server's owner allows (see :func:`check_spec`).
+
+    Raises:
+        WebError: bad players, seat or specs; an agent that cannot play this many players.
+    """
+
+    def __init__(self, game_id: str, players: int | None, seat: int, opponents: Sequence[str] | None,
+                 seed: int | None = None, trusted: Iterable[str] = ()) -> None:
+        """Set up the game and let the agents play until it is the person's decision."""
+        specs = [check_spec(s, trusted) for s in opponents or []]
+        try:
+            n, seats = resolve_seats(players, specs or None, seat)
+            agents = make_opponents(seats, seed, num_players=n)
+            self.game = LamaGame(n, seed=seed)
+        except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
+            raise WebError(re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])) from None
+        self.id = game_id
+        self.seat = seat
+        self.agents = agents
+        self.specs = seats
+        self.names = player_names(n, seat, seats)
+        self.events: list[str] = []
+        self.seq = 0  #: moves the person made (the page sends it back, so that a repeated click changes nothing)
+        self.last_dice: list[str] | None = None
+        self.lock = threading.Lock()
+        self.touched = time.monotonic()
+        self._advance()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the game is over."""
+        return self.game.game_over
+
+    # -------------------------------------------------------------- moves
+    def act(self, action: Any, seq: int | None = None) -> None:
+        """The person's action (an int of :mod:`lama_env.actions`); then the agents play.
+
+        Raises:
+            ConflictError: not the person's decision, a stale ``seq``, or an action the rules do not allow now.
+            WebError: ``action`` is not an integer.
+        """
+        self._check_seq(seq)
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise WebError(f"action must be an integer action id, got {action!r}")
+        g = self.game
+        if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
+            raise ConflictError(f"it is not your decision now ({status_text(g, self.names)})")
+        before = snapshot(g)
+        g.step(action)  # IllegalActionError: a LamaDiceError with the legal actions named; nothing changed
+        self.seq += 1
+        if g.phase not in (Phase.DISCARD, Phase.TAKE):  # the person's turn is complete
+            self.events = []
+            self._report(before)
+        self._advance()
+
+    def next_round(self, seq: int | None = None) -> None:
+        """Deal the next round (after a round is over); then the agents play until the person's decision.
+
+        Raises:
+            ConflictError: the round is not over (or the game is), or a stale ``seq``.
+        """
+        self._check_seq(seq)
+        g = self.game
+        if g.phase != Phase.ROUND_OVER:
+            raise ConflictError("the game is over" if g.game_over else "the round is not over yet")
+        g.next_round()
+        self.seq += 1
+        self.events = []
+        self._advance()
+
+    def _check_seq(self, seq: int | None) -> None:
+        if seq is not None and seq != self.seq:
+            raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {seq}): "
+                                "reload its state")
+
+    def _advance(self) -> None:
+        """Let the agents play until the person decides, the round ends or the game ends."""
+        g = self.game
+        while g.phase < Phase.ROUND_OVER and (g.current_player != self.seat or g.quit[self.seat]):
+            before = snapshot(g)
+            play_agent_turn(g, self.agents[g.current_player])
+            self._report(before)
+        if g.phase >= Phase.ROUND_OVER:
+            self.events.append(status_text(g, self.names))
+
+    def _report(self, before: Any) -> None:
+        turn = self.game.to_record()["rounds"][-1]["turns"][-1]
+        self.events.append(turn_text(turn, before, self.game, self.names).plain)
+        self.last_dice = turn.get("dice")
+
+    # -------------------------------------------------------------- views
+    def choices(self) -> list[dict[str, Any]]:
+        """The person's options now: ``action`` (its id), ``label`` (the button's name), ``outcome`` (or None)."""
+        g = self.game
+        if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
+            return []
+        return [{"action": a, "label": choice_label(a),
+                 "outcome": None if g.phase == Phase.TURN else choice_outcome(g, a)} for a in ordered_choices(g)]
+
+    def state(self) -> dict[str, Any]:
+        """The whole state the page needs (see docs/web.md, "The API")."""
+        g = self.game
+        out: dict[str, Any] = {
+            "id": self.id, "seq": self.seq, "you": self.seat, "names": self.names,
+            "opponents": {str(p): s for p, s in self.specs.items()},
+            "table": table_state(g, self.names, dice=self.last_dice),
+            "choices": self.choices(), "events": list(self.events),
+            "odds": roll_odds(g, self.seat) if g.phase == Phase.TURN and g.current_player == self.seat else None,
+            "round_over": g.phase == Phase.ROUND_OVER, "game_over": g.game_over,
+            "last_round": None, "result": None,
+        }
+        if g.phase >= Phase.ROUND_OVER:
+            res = g.round_results()[-1]
+            out["last_round"] = {"ended_by": res["ended_by"], "points": list(res["points"]),
+                                 "totals": list(res["totals"])}
+        if g.game_over:
+            totals = g.totals
+            out["result"] = {"winners": g.winners, "totals": list(totals), "rounds": g.round_index + 1,
+                             "standings": [{"place": 1 + sum(t < totals[p] for t in totals), "seat": p,
+                                            "name": self.names[p], "total": totals[p]}
+                                           for p in sorted(range(g.num_players), key=lambda q: (totals[q], q))]}
+        return out
+
+
+class GameStore:
+    """The games being played, by id, within the bounds of the module docstring (thread-safe).
+
+    Args:
+        max_games: games held at once.
+        finished_ttl_s: seconds a finished game is kept after its last request.
+        idle_ttl_s: seconds an unfinished game is kept after its last request.
+        trusted: file agents the server's owner allows (see :func:`check_spec`).
+        clock: the time source (tests pass a fake one).
+    """
+
+    def __init__(self, max_games: int = MAX_GAMES, finished_ttl_s: float = FINISHED_TTL_S,
+                 idle_ttl_s: float = IDLE_TTL_S, trusted: Iterable[str] = (),
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """Set the bounds (see the class docstring)."""
+        self.max_games = max_games
+        self.finished_ttl_s = finished_ttl_s
+        self.idle_ttl_s = idle_ttl_s
+        self.trusted = tuple(trusted)
+        self.clock = clock
+        self._games: dict[str, WebGame] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """Games held now."""
+        return len(self._games)
+
+    def new(self, players: int | None, seat: int, opponents: Sequence[str] | None,
+            seed: int | None = None) -> WebGame:
+        """Start a game (see :class:`WebGame`) and keep it.
+
+        Raises:
+            WebError: bad arguments; BusyError: the store is full of unfinished games.
+        """
+        self._make_room()
+        game = WebGame(secrets.token_urlsafe(12), players, seat, opponents, seed, self.trusted)
+        game.touched = self.clock()
+        with self._lock:
+            self._make_room_locked()
+            self._games[game.id] = game
+        return game
+
+    def get(self, game_id: str) -> WebGame:
+        """The game ``game_id``, marked as just used.
+
+        Raises:
+            NotFoundError: no such game (never created, or dropped).
+        """
+        self.prune()
+        with self._lock:
+            game = self._games.get(game_id)
+        if game is None:
+            raise NotFoundError(f"no game {game_id!r}: unknown, or dropped after "
+                           f"{self.idle_ttl_s / 60:g} minutes without a request")
+        game.touched = self.clock()
+        return game
+
+    def prune(self) -> int:
+        """Drop finished games idle over ``finished_ttl_s``, others idle over ``idle_ttl_s``; return how many."""
+        now = self.clock()
+        with self._lock:
+            old = [k for k, g in self._games.items()
+                   if now - g.touched > (self.finished_ttl_s if g.finished else self.idle_ttl_s)]
+            for k in old:
+                del self._games[k]
+        return len(old)
+
+    def _make_room(self) -> None:
+        self.prune()
+        with self._lock:
+            self._make_room_locked()
+
+    def _make_room_locked(self) -> None:
+        if len(self._games) < self.max_games:
+            return
+        done = [g for g in self._games.values() if g.finished]
+        if not done:
+            raise BusyError(f"the server holds {self.max_games} unfinished games (its limit); an abandoned game is "
+                       f"dropped {self.idle_ttl_s / 60:g} minutes after its last request")
+        del self._games[min(done, key=lambda g: g.touched).id]

@@ -1,0 +1,110 @@
+"""The Results page's data: score cards and league / evaluate reports found under ``--results DIR``.
+
+* A score card (``lama-dice score --json``, ``"suite"`` key) gives per task a
+  headline number with its 95% interval; the cards of several agents become
+  one ranking per task.
+* A league or evaluate report (``lama-dice evaluate --json``, with or without
+  ``--league``: an ``"agents"`` list with win rates) becomes a table of its
+  agents ranked by win rate, with the intervals.
+
+Files are read as data (JSON only, at most :data:`MAX_FILES` files of at most
+:data:`MAX_BYTES` each); a file that is neither is listed as skipped with why.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+#: At most this many JSON files are read under --results, each at most this many bytes.
+MAX_FILES, MAX_BYTES = 500, 20 * 1024 * 1024
+
+
+def _num(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def _ci(x: Any) -> list[float | None]:
+    if isinstance(x, (list, tuple)) and len(x) == 2:
+        return [_num(x[0]), _num(x[1])]
+    return [None, None]
+
+
+def _card_rows(card: dict, name: str, tasks: dict[str, dict[str, Any]]) -> None:
+    agent = str(card.get("agent", "?"))
+    for task in card.get("tasks") or []:
+        head = task.get("headline") or {}
+        t = tasks.setdefault(str(task.get("name")), {
+            "task": str(task.get("name")), "kind": task.get("kind"), "players": task.get("players"),
+            "about": task.get("about", ""), "measure": head.get("name", "value"),
+            "percent": bool(head.get("percent")), "rows": []})
+        lo, hi = _ci(head.get("ci95"))
+        t["rows"].append({"agent": agent, "value": _num(head.get("value")), "lo": lo, "hi": hi,
+                          "games": head.get("games"), "official": bool(card.get("official")), "file": name})
+
+
+def _report(data: dict, name: str) -> dict[str, Any]:
+    rows = []
+    for a in data.get("agents") or []:
+        lo, hi = _ci(a.get("win_rate_ci95"))
+        rows.append({"agent": str(a.get("spec", "?")), "value": _num(a.get("win_rate")), "lo": lo, "hi": hi,
+                     "games": a.get("games"), "points_per_round": _num(a.get("mean_points_per_round")),
+                     "ordinal": _num(a.get("ordinal"))})
+    rows.sort(key=lambda r: -(r["value"] if r["value"] is not None else -1.0))
+    return {"file": name, "kind": "league" if data.get("league") else "evaluate", "players": data.get("players"),
+            "games": data.get("games"), "seed": data.get("seed"), "measure": "win rate", "percent": True,
+            "rows": rows}
+
+
+def classify(data: Any) -> str | None:
+    """``"card"``, ``"report"`` (league or evaluate) or None for JSON that is neither."""
+    if not isinstance(data, dict):
+        return None
+    if isinstance(data.get("suite"), str) and isinstance(data.get("tasks"), list):
+        return "card"
+    agents = data.get("agents")
+    if isinstance(agents, list) and agents and all(isinstance(a, dict) and "win_rate" in a for a in agents):
+        return "report"
+    return None
+
+
+def load_results(folder: str | Path | None) -> dict[str, Any]:
+    """Read every score card and report under ``folder`` (recursively, sorted by path).
+
+    Returns:
+        ``folder``, ``tasks`` (per task of the cards: ``task``, ``measure``, ``percent`` and ``rows`` of
+        ``agent``, ``value``, ``lo``, ``hi``, ``games``, ``file``, best first), ``reports`` (per league or
+        evaluate file: its ``rows`` best first) and ``skipped`` (``[file, why]`` pairs).
+    """
+    out: dict[str, Any] = {"folder": None if folder is None else str(folder), "tasks": [], "reports": [],
+                           "skipped": []}
+    if folder is None:
+        return out
+    root = Path(folder)
+    tasks: dict[str, dict[str, Any]] = {}
+    files = sorted(p for p in root.rglob("*.json") if p.is_file())
+    if len(files) > MAX_FILES:
+        out["skipped"].append([f"{len(files) - MAX_FILES} more files", f"only the first {MAX_FILES} are read"])
+    for path in files[:MAX_FILES]:
+        name = path.relative_to(root).as_posix()
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                out["skipped"].append([name, f"larger than {MAX_BYTES // 2**20} MiB"])
+                continue
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+            out["skipped"].append([name, f"not readable JSON ({type(e).__name__})"])
+            continue
+        kind = classify(data)
+        if kind == "card":
+            _card_rows(data, name, tasks)
+        elif kind == "report":
+            out["reports"].append(_report(data, name))
+        elif not (isinstance(data, dict) and data.get("format") == "lama-dice-record/1") and path.name != "index.json":
+            out["skipped"].append([name, "neither a score card nor a league / evaluate report"])
+    for t in tasks.values():
+        t["rows"].sort(key=lambda r: -(r["value"] if r["value"] is not None else -math.inf))
+    out["tasks"] = list(tasks.values())
+    return out

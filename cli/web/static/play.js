@@ -1,0 +1,183 @@
+// The Play page: set up a game, draw the table, offer the choices the server lists, show what happened.
+"use strict";
+(function () {
+  const {api, serverInfo, drawTable, esc} = window.lama;
+  const $ = id => document.getElementById(id);
+  let info = null, state = null, busy = false;
+
+  function specList(agents) {
+    return [...agents.shipped, ...agents.trusted, ...agents.builtin.map(n => n === "threshold" ? "threshold:0.2" : n)];
+  }
+
+  function opponentFields() {
+    const n = +$("players").value, seat = +$("seat").value, box = $("opponent-fields");
+    const old = [...box.querySelectorAll("input")].map(i => i.value);
+    box.innerHTML = "";
+    let k = 0;
+    for (let p = 0; p < n; p++) {
+      if (p === seat) continue;
+      const id = `opp-${p}`;
+      box.insertAdjacentHTML("beforeend", `<label for="${id}">Seat ${p}: agent spec</label>` +
+        `<input type="text" id="${id}" list="agent-specs" autocomplete="off" spellcheck="false" ` +
+        `value="${esc(old[k] || info.default_opponent)}">`);
+      k++;
+    }
+    if (n === 1) box.innerHTML = `<p class="hint">Solo game: no opponents (the solo variant of the rules).</p>`;
+  }
+
+  function seatOptions() {
+    const n = +$("players").value, seat = Math.min(+$("seat").value || 0, n - 1);
+    $("seat").innerHTML = [...Array(n).keys()].map(p => `<option value="${p}">${p}</option>`).join("");
+    $("seat").value = String(seat);
+    opponentFields();
+  }
+
+  async function setup() {
+    info = await serverInfo();
+    $("players").innerHTML = [1, 2, 3, 4, 5, 6].map(n => `<option value="${n}">${n}</option>`).join("");
+    $("players").value = "2";
+    $("agent-specs").innerHTML =
+      specList(info.agents).map(s => `<option value="${esc(s)}"></option>`).join("");
+    $("agent-hint").textContent = "Any agent spec: the shipped networks " + info.agents.shipped.join(", ") +
+      "; built-in " + info.agents.builtin.join(", ") +
+      (info.agents.trusted.length ? "; offered by this server " + info.agents.trusted.join(", ") : "") + ".";
+    $("players").addEventListener("change", seatOptions);
+    $("seat").addEventListener("change", opponentFields);
+    seatOptions();
+    $("setup-form").addEventListener("submit", start);
+    $("again").addEventListener("click", () => { $("game").hidden = true; $("setup").hidden = false; $("start").focus(); });
+    document.addEventListener("keydown", onKey);
+  }
+
+  async function start(ev) {
+    ev.preventDefault();
+    $("setup-error").textContent = "";
+    const body = {players: +$("players").value, seat: +$("seat").value,
+      opponents: [...$("opponent-fields").querySelectorAll("input")].map(i => i.value.trim())};
+    if ($("seed").value !== "") body.seed = +$("seed").value;
+    if (!body.opponents.length) delete body.opponents;
+    $("start").disabled = true;
+    try {
+      show(await api("POST", "/api/games", body));
+      $("setup").hidden = true;
+      $("game").hidden = false;
+      focusFirst();
+    } catch (e) {
+      $("setup-error").textContent = e.message;
+    } finally {
+      $("start").disabled = false;
+    }
+  }
+
+  function show(s) {
+    state = s;
+    const t = s.table;
+    $("table").innerHTML = drawTable(t, info.palette, t.caption || s.events[s.events.length - 1]);
+    $("status").textContent = t.status + (t.caption ? ` — ${t.caption}` : "");
+    $("odds").textContent = s.odds ? s.odds.text : "";
+    $("events").innerHTML = s.events.map(e => `<li>${esc(e)}</li>`).join("") || "<li>(nothing yet)</li>";
+    $("act-error").textContent = "";
+    const box = $("choices");
+    box.innerHTML = "";
+    s.choices.forEach((c, i) => {
+      const key = c.action === 0 ? "r" : c.action === 1 ? "q" : i < 9 ? String(i + 1) : "";
+      const row = document.createElement("div");
+      row.className = "choice";
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = c.label;
+      b.dataset.action = c.action;
+      if (key) b.dataset.key = key;
+      b.addEventListener("click", () => act(c.action));
+      row.insertAdjacentHTML("beforeend", `<span class="key" aria-hidden="true">${key}</span>`);
+      row.appendChild(b);
+      if (c.outcome) {
+        const o = document.createElement("span");
+        o.className = "outcome";
+        o.id = `outcome-${i}`;
+        o.textContent = "→ " + c.outcome;
+        b.setAttribute("aria-describedby", o.id);
+        row.appendChild(o);
+      }
+      box.appendChild(row);
+    });
+    if (s.round_over) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = "Next round";
+      b.dataset.key = "n";
+      b.addEventListener("click", nextRound);
+      box.appendChild(b);
+    }
+    if (!s.choices.length && !s.round_over) box.innerHTML = s.game_over ? "<p>The game is over.</p>" : "";
+    roundTable(s);
+    resultPanel(s);
+  }
+
+  function roundTable(s) {
+    $("round").hidden = !s.last_round;
+    if (!s.last_round) return;
+    const r = s.last_round;
+    $("round-table").innerHTML = "<thead><tr><th>player</th><th class='num'>points</th><th class='num'>total</th></tr></thead><tbody>" +
+      s.names.map((n, p) => `<tr><td>${esc(n)}</td><td class="num">+${r.points[p]}</td><td class="num">${r.totals[p]}</td></tr>`).join("") +
+      "</tbody>";
+  }
+
+  function resultPanel(s) {
+    $("result").hidden = !s.game_over;
+    $("move").hidden = s.game_over;
+    if (!s.game_over) return;
+    const r = s.result;
+    const who = r.winners.map(w => s.names[w]).join(" and ");
+    $("result-line").textContent = s.names.length === 1
+      ? `Final total: ${r.totals[0]} points after ${r.rounds} rounds.`
+      : `${who} ${r.winners.length > 1 ? "share the win" : who === "You" ? "win" : "wins"} after ${r.rounds} rounds.`;
+    $("result-table").innerHTML = "<thead><tr><th class='num'>place</th><th>player</th><th class='num'>total</th></tr></thead><tbody>" +
+      r.standings.map(x => `<tr><td class="num">${x.place}</td><td>${esc(x.name)}</td><td class="num">${x.total}</td></tr>`).join("") +
+      "</tbody>";
+    $("download").href = `/api/games/${encodeURIComponent(s.id)}/record?download=true`;
+    $("download").setAttribute("download", `lama-dice-game-${s.id.slice(0, 8)}.json`);
+    $("watch-link").href = `/watch?game=${encodeURIComponent(s.id)}`;
+  }
+
+  function focusFirst() {
+    const b = $("choices").querySelector("button") || $("download");
+    if (b && !$("game").hidden) b.focus();
+  }
+
+  async function send(url, body) {
+    if (busy) return;
+    busy = true;
+    $("choices").querySelectorAll("button").forEach(b => { b.disabled = true; });
+    try {
+      show(await api("POST", url, body));
+      focusFirst();
+    } catch (e) {
+      $("act-error").textContent = e.message;
+      try { show(await api("GET", `/api/games/${encodeURIComponent(state.id)}`)); } catch (e2) { /* keep the message */ }
+      $("act-error").textContent = e.message;
+    } finally {
+      busy = false;
+    }
+  }
+
+  function act(action) {
+    return send(`/api/games/${encodeURIComponent(state.id)}/act`, {action, seq: state.seq});
+  }
+
+  function nextRound() {
+    return send(`/api/games/${encodeURIComponent(state.id)}/next-round`, {seq: state.seq});
+  }
+
+  function onKey(ev) {
+    if (!state || $("game").hidden || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if (ev.target && ["INPUT", "SELECT", "TEXTAREA"].includes(ev.target.tagName)) return;
+    const b = $("choices").querySelector(`button[data-key="${CSS.escape(ev.key.toLowerCase())}"]`);
+    if (b && !b.disabled) {
+      ev.preventDefault();
+      b.click();
+    }
+  }
+
+  setup().catch(e => { $("setup-error").textContent = e.message; });
+})();

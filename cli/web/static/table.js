@@ -1,0 +1,174 @@
+// The table as SVG: the layout, faces and colours of the rgb_array picture (lama_env/picture.py),
+// drawn from the JSON of lama_dice.cli.web.state.table_state and the palette of lama_env.picture.palette.
+"use strict";
+
+const FACES = ["L", "1", "2", "3", "4", "5", "6"];
+const WIDTH = 640, HEADER_H = 40, TABLE_H = 88, ROW_H = 100, FOOTER_H = 32;
+const PIPS = {1: [[1, 1]], 2: [[0, 0], [2, 2]], 3: [[0, 0], [1, 1], [2, 2]], 4: [[0, 0], [0, 2], [2, 0], [2, 2]],
+  5: [[0, 0], [0, 2], [1, 1], [2, 0], [2, 2]], 6: [[0, 0], [0, 2], [1, 0], [1, 2], [2, 0], [2, 2]]};
+const TAG_COLOR = {"winner": "winner", "went out": "accent", "bust": "bust", "to act": "accent"};
+
+function esc(s) {
+  return String(s).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c]));
+}
+
+function mix(hex, other, t) {
+  const a = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+  const b = [1, 3, 5].map(i => parseInt(other.slice(i, i + 2), 16));
+  return "#" + a.map((x, i) => Math.round(x + (b[i] - x) * t).toString(16).padStart(2, "0")).join("");
+}
+
+function text(x, y, s, size, fill, opts = {}) {
+  const anchor = opts.align === "center" ? "middle" : opts.align === "right" ? "end" : "start";
+  const weight = opts.bold === false ? "normal" : "bold";
+  return `<text x="${x}" y="${y}" font-size="${size}" font-weight="${weight}" fill="${fill}" ` +
+    `text-anchor="${anchor}" dominant-baseline="${opts.baseline || "hanging"}">${esc(s)}</text>`;
+}
+
+// A card of `face`: style "card", "glow" (outlined), "faded" (a quit player's) or "slot" (an empty place).
+function card(pal, face, style, bg, x, y, w, h) {
+  let [fill, ink] = pal.faces[face];
+  let border = mix(fill, "#000000", 0.25);
+  if (style === "faded") {
+    fill = mix(fill, bg, 0.6); ink = mix(ink, bg, 0.6); border = mix(border, bg, 0.6);
+  } else if (style === "slot") {
+    fill = bg; ink = mix(bg, "#000000", 0.14); border = ink;
+  }
+  let out = "";
+  if (style === "glow") {
+    out += `<rect x="${x - 3}" y="${y - 3}" width="${w + 6}" height="${h + 6}" rx="9" fill="${pal.glow}"/>`;
+  }
+  out += `<rect x="${x + 1}" y="${y + 1}" width="${w - 2}" height="${h - 2}" rx="6" fill="${fill}" ` +
+    `stroke="${border}" stroke-width="2"/>`;
+  out += text(x + w / 2, y + h / 2 + 1, FACES[face], Math.round(h * 0.62), ink, {align: "center", baseline: "central"});
+  return out;
+}
+
+function die(pal, face, x, y, size) {
+  const bg = pal.table;
+  if (face === null || face === undefined) {
+    return `<rect x="${x + 1}" y="${y + 1}" width="${size - 2}" height="${size - 2}" rx="8" fill="none" ` +
+      `stroke="${mix(bg, "#ffffff", 0.3)}" stroke-width="2"/>`;
+  }
+  const llama = face === 0;
+  let out = `<rect x="${x + 1}" y="${y + 1}" width="${size - 2}" height="${size - 2}" rx="8" ` +
+    `fill="${llama ? pal.faces[0][0] : "#fafafa"}" stroke="#3c3c3c" stroke-width="2"/>`;
+  if (llama) {
+    out += text(x + size / 2, y + size / 2 + 1, "L", Math.round(size * 0.62), pal.faces[0][1],
+      {align: "center", baseline: "central"});
+  } else {
+    const r = size * 0.09;
+    for (const [row, col] of PIPS[face]) {
+      out += `<circle cx="${x + size * (0.27 + 0.23 * col)}" cy="${y + size * (0.27 + 0.23 * row)}" r="${r}" fill="#212121"/>`;
+    }
+  }
+  return out;
+}
+
+function cardsWords(counts) {
+  const out = [];
+  counts.forEach((k, f) => { for (let i = 0; i < k; i++) out.push(FACES[f]); });
+  return out.length ? out.join(" ") : "no cards";
+}
+
+// A one-paragraph description of the table for screen readers (the SVG's title).
+function describeTable(t) {
+  const row = t.row.map((k, f) => k ? FACES[f] : null).filter(x => x !== null);
+  let s = `Round ${t.round}. ${t.status}. Llama row: ${row.length ? row.join(" ") : "empty"}.`;
+  if (t.dice) s += ` Dice: ${t.dice.map(f => FACES[f]).join(" ")}.`;
+  for (const seat of t.seats) {
+    s += ` ${seat.name}: ${cardsWords(seat.display)}, ${seat.points} points this round, total ${seat.total}` +
+      (seat.tag ? `, ${seat.tag}` : "") + ".";
+  }
+  return s;
+}
+
+function fit(s, n) {
+  return s.length > n ? s.slice(0, n - 1) + "…" : s;
+}
+
+// The whole table as an SVG string (scales to any width: viewBox in the picture's pixels); `caption` for the
+// bottom line (default: the last-player note), as the picture's caption.
+function drawTable(t, pal, caption) {
+  const n = t.seats.length;
+  const H = HEADER_H + TABLE_H + ROW_H * n + FOOTER_H;
+  const over = t.phase === "round_over" || t.phase === "game_over";
+  let s = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${H}" role="img" class="table-svg" ` +
+    `font-family="DejaVu Sans, Verdana, sans-serif"><title>${esc(describeTable(t))}</title>`;
+  // header
+  s += `<rect width="${WIDTH}" height="${HEADER_H}" fill="${pal.header}"/>`;
+  s += text(12, 9, `Round ${t.round}`, 20, pal.header_text);
+  s += text(128, 11, fit(t.status, 40), 17, pal.header_text);
+  s += text(WIDTH - 12, 14, fit(`start: ${t.seats[t.start_player].name}`, 18), 13, pal.header_dim,
+    {bold: false, align: "right"});
+  // the table: llama row, dice, turn count
+  const ty = HEADER_H;
+  s += `<rect y="${ty}" width="${WIDTH}" height="${TABLE_H}" fill="${pal.table}"/>`;
+  s += text(14, ty + 8, "llama row", 13, pal.table_text) + text(330, ty + 8, "dice", 13, pal.table_text) +
+    text(586, ty + 8, "turn", 13, pal.table_text, {align: "center"});
+  for (let f = 0; f < 7; f++) {
+    const style = t.row[f] ? (t.takeable.includes(f) ? "glow" : "card") : "slot";
+    s += card(pal, f, style, pal.table, 14 + f * 38 + 3, ty + 30 + 3, 30, 42);
+  }
+  for (let i = 0; i < 3; i++) s += die(pal, t.dice ? t.dice[i] : null, 330 + i * 56, ty + 30, 46);
+  s += text(586, ty + 36, String(t.turns_in_round), 26, pal.header_text, {align: "center"});
+  // one row per seat
+  t.seats.forEach((seat, p) => {
+    const y = HEADER_H + TABLE_H + p * ROW_H;
+    const acting = !over && p === t.current;
+    const faded = seat.quit && !over;
+    const bg = acting ? pal.acting : faded ? pal.quit : pal.row;
+    s += `<g class="seat" data-seat="${p}"><rect y="${y}" width="${WIDTH}" height="${ROW_H}" fill="${bg}"/>`;
+    s += `<rect y="${y + ROW_H - 1}" width="${WIDTH}" height="1" fill="${mix(bg, "#000000", 0.15)}"/>`;
+    if (acting) {
+      s += `<rect y="${y}" width="5" height="${ROW_H - 1}" fill="${pal.accent}"/>`;
+      s += `<polygon points="10,${y + 27} 24,${y + 36} 10,${y + 45}" fill="${pal.accent}"/>`;
+    }
+    const size = seat.name.length > 15 ? 14 : 17;
+    s += text(30, y + 33 - size, fit(seat.name, 20), size, pal.text);
+    if (seat.tag) s += text(30, y + 46, seat.tag, 14, pal[TAG_COLOR[seat.tag] || "dim"]);
+    for (let f = 0; f < 7; f++) {
+      const k = seat.display[f];
+      const x = 184 + f * 47;
+      const style = !k ? "slot" : seat.glow.includes(f) ? "glow" : faded ? "faded" : "card";
+      s += card(pal, f, style, bg, x + 3, y + 6 + 3, 38, 54);
+      if (k) s += text(x + 22, y + 70, `\u00d7${k}`, 14, faded ? pal.dim : pal.text, {align: "center"});
+    }
+    s += text(560, y + 14, "points", 12, pal.dim, {bold: false, align: "center"});
+    s += text(612, y + 14, "total", 12, pal.dim, {bold: false, align: "center"});
+    s += text(560, y + 38, String(seat.points), 26, pal.text, {align: "center"});
+    s += text(612, y + 38, String(seat.total), 26, pal.text, {align: "center"}) + "</g>";
+  });
+  // caption
+  s += `<rect y="${H - FOOTER_H}" width="${WIDTH}" height="${FOOTER_H}" fill="${pal.header}"/>`;
+  const cap = caption || t.caption;
+  if (cap) s += text(12, H - FOOTER_H + 8, fit(cap, 84), 14, pal.header_text, {bold: false});
+  return s + "</svg>";
+}
+
+// Shared page helpers: JSON requests that turn an error answer into one line.
+async function api(method, url, body) {
+  const opts = {method, headers: {}};
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = typeof body === "string" ? "text/plain" : "application/json";
+    opts.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const r = await fetch(url, opts);
+  let data = null;
+  try { data = await r.json(); } catch (e) { data = null; }
+  if (!r.ok) {
+    const err = new Error((data && data.error) || `${r.status} ${r.statusText}`);
+    err.data = data;
+    err.status = r.status;
+    throw err;
+  }
+  return data;
+}
+
+let INFO = null;
+async function serverInfo() {
+  if (!INFO) INFO = await api("GET", "/api/info");
+  return INFO;
+}
+
+window.lama = {FACES, drawTable, describeTable, api, serverInfo, esc};

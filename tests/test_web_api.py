@@ -1,0 +1,401 @@
+"""The web app's JSON API through FastAPI's test client: whole games, records, every bad request, the store's bounds."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra: pip install -e '.[web]' (make test installs it)")
+
+from fastapi.testclient import TestClient
+
+from lama_dice.cli.main import main
+from lama_dice.cli.play import choice_label
+from lama_dice.cli.recordfile import load_record_file
+from lama_dice.cli.web.app import LOCAL_HOSTS, create_app
+from lama_dice.cli.web.games import BusyError, GameStore
+from lama_env import actions as A
+from lama_env.picture import palette
+from lama_env.record import replay
+
+
+@pytest.fixture()
+def client(tmp_path):
+    (tmp_path / "records").mkdir()
+    (tmp_path / "results").mkdir()
+    app = create_app(records=tmp_path / "records", results=tmp_path / "results")
+    with TestClient(app) as c:
+        c.folder = tmp_path
+        yield c
+
+
+def play_to_end(client, state, seed=0, max_requests=3000):
+    """Pick among the offered choices at random until the game is over; return the last state."""
+    pick = random.Random(seed)
+    gid = state["id"]
+    for _ in range(max_requests):
+        if state["game_over"]:
+            return state
+        if state["round_over"]:
+            r = client.post(f"/api/games/{gid}/next-round", json={"seq": state["seq"]})
+        else:
+            assert state["choices"], state
+            r = client.post(f"/api/games/{gid}/act", json={"action": pick.choice(state["choices"])["action"],
+                                                          "seq": state["seq"]})
+        assert r.status_code == 200, r.text
+        state = r.json()
+    raise AssertionError("the game did not end")
+
+
+OPPONENTS = ["threshold:0.2", "random", "always-roll", "points:10", "threshold:0.3"]
+
+
+@pytest.mark.parametrize("players", [1, 2, 3, 4, 5, 6])
+def test_whole_game_to_the_end_and_the_record_replays(client, players, tmp_path):
+    seat = players - 1  # the last seat: the agents play before the person's first move
+    body = {"players": players, "seat": seat, "seed": players}
+    if players > 1:
+        body["opponents"] = OPPONENTS[:players - 1]
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 201, r.text
+    state = r.json()
+    assert state["you"] == seat and state["names"][seat] == "You"
+    if players > 1:
+        assert state["events"], "the agents before the person's seat have played"
+    end = play_to_end(client, state, seed=players)
+    res = end["result"]
+    assert end["table"]["phase"] == "game_over" and end["choices"] == []
+    assert [s["total"] for s in end["table"]["seats"]] == res["totals"]
+    assert max(res["totals"]) >= 40
+    r = client.get(f"/api/games/{end['id']}/record?download=true")
+    assert r.status_code == 200
+    assert "attachment" in r.headers["content-disposition"]
+    rec = r.json()
+    out = replay(rec)
+    assert out["valid"] and out["game_over"]
+    assert out["totals"] == res["totals"] and out["winners"] == res["winners"]
+    # the file replays with the command line too
+    path = tmp_path / "game.json"
+    path.write_text(r.text)
+    assert main(["replay", str(path)]) == 0
+
+
+def test_choices_name_what_they_do_and_odds_are_exact(client):
+    state = client.post("/api/games", json={"players": 2, "opponents": ["random"], "seed": 3}).json()
+    assert [c["label"] for c in state["choices"]] == ["Roll", "Quit"]
+    odds = state["odds"]
+    num = int(odds["fraction"].split("/")[0])
+    assert odds["fraction"].endswith("/216") and abs(num / 216 - odds["p"]) < 1e-12
+    state = client.post(f"/api/games/{state['id']}/act", json={"action": A.ROLL}).json()
+    if state["table"]["phase"] in ("discard", "take"):
+        assert state["odds"] is None
+        assert all(c["outcome"] for c in state["choices"])
+        assert [c["action"] for c in state["choices"]]
+    assert choice_label(A.discard_action((0, 0, 0, 0, 0, 2, 0))) == "Discard 2 \u00d7 5"
+    assert choice_label(A.discard_action((1, 0, 0, 2, 0, 0, 0))) == "Discard L, 2 \u00d7 3"
+    assert choice_label(A.take_action(4)) == "Take 4"
+
+
+def test_info_serves_the_pictures_palette_and_the_agents(client):
+    info = client.get("/api/info").json()
+    assert info["palette"] == palette()
+    assert info["agents"]["shipped"][0].startswith("ppo:")
+    assert "threshold" in info["agents"]["builtin"] and "python" not in info["agents"]["builtin"]
+    assert info["limits"]["max_games"] > 0
+    for page in ("/", "/play", "/watch", "/results", "/static/table.js", "/docs", "/openapi.json"):
+        assert client.get(page).status_code == 200, page
+
+
+def _new(client):
+    r = client.post("/api/games", json={"players": 2, "opponents": ["threshold:0.2"], "seed": 11})
+    assert r.status_code == 201
+    return r.json()
+
+
+BAD_ACTS = [
+    ({"action": A.take_action(3)}, 409, "illegal action"),
+    ({"action": 999}, 409, "is not an action"),
+    ({"action": -1}, 409, "not an action"),
+    ({"action": "roll"}, 422, "action"),
+    ({"action": True}, 422, "action"),
+    ({"action": 0.0}, 422, "action"),
+    ({}, 422, "action: Field required"),
+    ({"action": 0, "extra": 1}, 422, "extra"),
+    ({"action": 0, "seq": 5}, 409, "moved on"),
+]
+
+
+@pytest.mark.parametrize(("body", "status", "words"), BAD_ACTS)
+def test_a_bad_action_is_refused_with_one_line_and_changes_nothing(client, body, status, words):
+    state = _new(client)
+    gid = state["id"]
+    r = client.post(f"/api/games/{gid}/act", json=body)
+    assert r.status_code == status, r.text
+    err = r.json()["error"]
+    assert words in err and "\n" not in err
+    assert client.get(f"/api/games/{gid}").json() == state
+    assert client.post(f"/api/games/{gid}/act", json={"action": A.ROLL, "seq": 0}).status_code == 200
+
+
+BAD_REQUESTS = [
+    ("post", "/api/games/NOPE/act", {"action": 0}, 404, "no game"),
+    ("get", "/api/games/NOPE", None, 404, "no game"),
+    ("get", "/api/games/NOPE/record", None, 404, "no game"),
+    ("post", "/api/games/NOPE/next-round", {}, 404, "no game"),
+    ("post", "/api/games", {"players": 7}, 400, "players must be 1..6"),
+    ("post", "/api/games", {"players": 0}, 400, "players must be 1..6"),
+    ("post", "/api/games", {"players": 2, "seat": 2}, 400, "seat must be 0..1"),
+    ("post", "/api/games", {"players": 1, "opponents": ["random"]}, 400, "no opponents"),
+    ("post", "/api/games", {"players": 4, "opponents": ["random", "random"]}, 400, "2 specs for 3 opponents"),
+    ("post", "/api/games", {"players": 2, "opponents": ["nosuchagent"]}, 400, "unknown agent spec"),
+    ("post", "/api/games", {"players": 2, "opponents": ["threshold:abc"]}, 400, "threshold"),
+    ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "loads a file"),
+    ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "loads a file"),
+    ("post", "/api/games", {"players": 2, "opponents": ["rllib:/tmp/x"]}, 400, "loads a file"),
+    ("post", "/api/games", {"players": 2, "opponents": [""]}, 400, "non-empty"),
+    ("post", "/api/games", {"players": "2"}, 422, "players"),
+    ("post", "/api/games", {"players": 2, "seed": -1}, 422, "seed"),
+    ("post", "/api/games", {"players": 2, "colour": "red"}, 422, "colour"),
+    ("post", "/api/games", [1, 2], 422, "body"),
+    ("get", "/api/nothing", None, 404, "Not Found"),
+    ("delete", "/api/games", None, 405, "Method Not Allowed"),
+]
+
+
+@pytest.mark.parametrize(("method", "url", "body", "status", "words"), BAD_REQUESTS)
+def test_every_bad_request_gets_a_4xx_with_one_line(client, method, url, body, status, words):
+    before = _new(client)
+    held = len(client.app.state.games)
+    kw = {} if body is None else {"json": body}
+    r = getattr(client, method)(url, **kw)
+    assert r.status_code == status, r.text
+    err = r.json()["error"]
+    assert words in err and "\n" not in err
+    assert len(client.app.state.games) == held  # no game made
+    assert client.get(f"/api/games/{before['id']}").json() == before  # nothing changed; the server serves
+
+
+def test_malformed_json_body_and_a_network_for_another_player_count(client):
+    r = client.post("/api/games", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and "JSON" in r.json()["error"]
+    r = client.post("/api/games", json={"players": 4, "opponents": ["ppo:2p"]})
+    assert r.status_code == 400 and "\n" not in r.json()["error"]
+
+
+def test_moves_out_of_turn_and_round_flow(client):
+    state = _new(client)
+    gid = state["id"]
+    r = client.post(f"/api/games/{gid}/next-round", json={})
+    assert r.status_code == 409 and "not over" in r.json()["error"]
+    r = client.post(f"/api/games/{gid}/act", json={"action": A.QUIT})  # quit: the agent plays the round out
+    s = r.json()
+    assert s["round_over"] and s["choices"] == [] and s["last_round"] is not None
+    assert s["events"][0].startswith("You: quits") and s["events"][-1].startswith("Round over")
+    r = client.post(f"/api/games/{gid}/act", json={"action": A.ROLL})
+    assert r.status_code == 409 and "not your decision" in r.json()["error"]
+    assert client.post(f"/api/games/{gid}/next-round", json={"seq": s["seq"]}).json()["table"]["round"] == 2
+
+
+def test_games_are_isolated(client):
+    a, b = _new(client), _new(client)
+    assert a["id"] != b["id"] and a["table"] == b["table"]  # same seed, same deal
+    client.post(f"/api/games/{a['id']}/act", json={"action": A.QUIT})
+    assert client.get(f"/api/games/{b['id']}").json() == b
+
+
+def test_untrusted_host_header_is_refused():
+    app = create_app(allowed_hosts=LOCAL_HOSTS)
+    with TestClient(app, base_url="http://127.0.0.1:8000") as c:
+        assert c.get("/api/info").status_code == 200
+        assert c.get("/api/info", headers={"Host": "localhost:8000"}).status_code == 200
+        assert c.get("/api/info", headers={"Host": "[::1]:8000"}).status_code == 200
+        for host in ("evil.example:8000", "127.0.0.1.evil.example", "[::2]:8000", "", "[::1"):
+            r = c.get("/api/info", headers={"Host": host})
+            assert r.status_code == 400 and "answers only requests to" in r.json()["error"], host
+
+
+def test_trusted_file_agent_is_offered(client, tmp_path):
+    app = create_app(trusted_agents=("ppo:2p",))
+    with TestClient(app) as c:
+        assert c.get("/api/info").json()["agents"]["trusted"] == ["ppo:2p"]
+
+
+# ---------------------------------------------------------------- records (Watch)
+def _finished_record(client, players=2, seed=5):
+    state = client.post("/api/games", json={"players": players, "opponents": ["random"], "seed": seed}).json()
+    play_to_end(client, state, seed=seed)
+    return client.get(f"/api/games/{state['id']}/record").json()
+
+
+def test_records_under_the_folder_step_by_step(client):
+    rec = _finished_record(client)
+    sub = client.folder / "records" / "run1"
+    sub.mkdir()
+    (sub / "game_000001.json").write_text(json.dumps(rec))
+    (sub / "index.json").write_text("{}")
+    listing = client.get("/api/records").json()
+    assert listing["files"] == ["run1/game_000001.json"]
+    d = client.get("/api/records/run1/game_000001.json").json()
+    turns = sum(len(r["turns"]) for r in rec["rounds"])
+    assert len(d["frames"]) == turns + len(rec["rounds"])
+    assert d["frames"][0]["turn"] == 0 and d["frames"][1]["line"]
+    assert [s["total"] for s in d["frames"][-1]["table"]["seats"]] == replay(rec)["totals"]
+    assert d["result"] == replay(rec)
+    outside = client.folder / "secret.json"
+    outside.write_text(json.dumps(rec))
+    for bad in ("%2e%2e/secret.json", "nope.json", "run1/%2e%2e/%2e%2e/secret.json", "/etc/passwd"):
+        r = client.get(f"/api/records/{bad}")
+        assert r.status_code == 404 and r.json()["error"].startswith("no record"), bad
+
+
+def _cli_replay(path, capsys):
+    code = main(["replay", str(path)])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda rec: "{broken json",
+    lambda rec: json.dumps({**rec, "players": 9}),
+    lambda rec: json.dumps({**rec, "rounds": [dict(rec["rounds"][0], turns=[{"player": 1, "action": "quit"}]
+                                                  + rec["rounds"][0]["turns"])]}),
+    lambda rec: json.dumps([1, 2, 3]),
+])
+def test_an_invalid_record_gets_the_message_lama_dice_replay_gives(client, capsys, mutate):
+    rec = _finished_record(client)
+    text = mutate(rec)
+    path = client.folder / "records" / "bad.json"
+    path.write_text(text)
+    code, expected = _cli_replay(path, capsys)
+    assert code == 1 and not expected["valid"]
+    r = client.get("/api/records/bad.json")
+    assert r.status_code == 422
+    assert r.json()["error"] == expected["error"] and r.json()["replay"] == expected
+    r = client.post("/api/replay?name=" + str(path), content=text.encode())
+    assert r.status_code == 422 and r.json()["replay"] == expected
+
+
+def test_upload_a_record(client):
+    rec = _finished_record(client, players=3, seed=8)
+    r = client.post("/api/replay", content=json.dumps(rec).encode())
+    assert r.status_code == 200 and r.json()["players"] == 3
+    r = client.post("/api/replay", content=b"\xff\xfe")
+    assert r.status_code == 422 and "UTF-8" in r.json()["error"]
+    r = client.post("/api/replay", content=b" " * (5 * 1024 * 1024 + 1))
+    assert r.status_code == 413
+
+
+def test_record_of_an_unfinished_game_replays(client):
+    state = _new(client)
+    client.post(f"/api/games/{state['id']}/act", json={"action": A.ROLL})
+    rec = client.get(f"/api/games/{state['id']}/record").json()
+    assert replay(rec)["valid"]
+    assert load_record_file  # the Watch page and `lama-dice replay` share the reader
+
+
+# ---------------------------------------------------------------- results
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("results")
+    for agent in ("random", "threshold:0.2"):
+        name = agent.replace(":", "_")
+        assert main(["score", agent, "--tasks", "solo", "--games", "20", "--no-progress",
+                     "--json", str(folder / f"card_{name}.json")]) == 0
+    assert main(["evaluate", "--agents", "threshold:0.2", "random", "--games", "40",
+                 "--json", str(folder / "eval.json")]) == 0
+    (folder / "notes.json").write_text('{"hello": 1}')
+    return folder
+
+
+def test_results_tables_from_score_cards_and_reports(reports, capsys):
+    capsys.readouterr()
+    with TestClient(create_app(results=reports)) as c:
+        d = c.get("/api/results").json()
+    (task,) = d["tasks"]
+    assert task["task"] == "solo" and {r["agent"] for r in task["rows"]} == {"random", "threshold:0.2"}
+    values = [r["value"] for r in task["rows"]]
+    assert values == sorted(values, reverse=True)
+    card = json.loads((reports / "card_random.json").read_text())
+    (row,) = [r for r in task["rows"] if r["agent"] == "random"]
+    assert row["value"] == card["tasks"][0]["headline"]["value"] and [row["lo"], row["hi"]] == card["tasks"][0][
+        "headline"]["ci95"]
+    (rep,) = d["reports"]
+    report = json.loads((reports / "eval.json").read_text())
+    assert rep["kind"] == "evaluate"
+    assert sorted((r["value"], r["agent"]) for r in rep["rows"]) == sorted((a["win_rate"], a["spec"])
+                                                                          for a in report["agents"])
+    assert [r["value"] for r in rep["rows"]] == sorted((r["value"] for r in rep["rows"]), reverse=True)
+    assert d["skipped"] == [["notes.json", "neither a score card nor a league / evaluate report"]]
+
+
+def test_results_of_the_shipped_league():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    with TestClient(create_app(results=docs)) as c:
+        d = c.get("/api/results").json()
+    (rep,) = [r for r in d["reports"] if r["file"] == "heuristics_league.json"]
+    assert rep["kind"] == "league" and len(rep["rows"]) >= 5
+
+
+# ---------------------------------------------------------------- the store's bounds
+def test_store_drops_finished_and_abandoned_games_and_is_bounded():
+    now = [0.0]
+    store = GameStore(max_games=3, finished_ttl_s=10, idle_ttl_s=100, clock=lambda: now[0])
+    games = [store.new(2, 0, ["random"], seed=i) for i in range(3)]
+    with pytest.raises(BusyError, match="3 unfinished games"):
+        store.new(2, 0, ["random"], seed=9)
+    g = games[0]
+    while not g.finished:  # finish one by quitting every round
+        if g.game.round_over:
+            g.next_round()
+        else:
+            g.act(A.QUIT)
+    assert store.new(2, 0, ["random"], seed=9)  # the finished one made room
+    assert len(store) == 3
+    now[0] = 50.0
+    store.get(games[1].id)  # touched: kept
+    now[0] = 120.0
+    assert store.prune() == 2 and len(store) == 1
+    now[0] = 500.0
+    assert store.prune() == 1 and len(store) == 0
+
+
+# ---------------------------------------------------------------- the command
+def test_serve_refuses_bad_folders_and_a_taken_port(tmp_path, capsys):
+    assert main(["serve", "--records", str(tmp_path / "nope")]) == 2
+    assert "--records" in capsys.readouterr().err
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    try:
+        assert main(["serve", "--port", str(s.getsockname()[1])]) == 2
+        err = capsys.readouterr().err
+        assert "cannot listen on 127.0.0.1" in err and err.count("\n") == 1
+    finally:
+        s.close()
+    assert main(["serve", "--agents", "python:nowhere.py:X"]) == 2
+
+
+def test_serve_prints_the_url_says_localhost_and_stops_on_ctrl_c(tmp_path):
+    from lama_dice.cli.web.loadtest import spawn_server
+
+    with spawn_server() as (url, proc):
+        import urllib.request
+
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "/api/info", timeout=30) as r:
+            assert json.loads(r.read())["version"]
+    assert proc.returncode == 0
+    assert "stopped" in proc.stderr.read()
+
+
+def test_serve_help_runs_without_the_extra_imported():
+    out = subprocess.run([sys.executable, "-m", "lama_dice", "serve", "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and "127.0.0.1" in out.stdout
