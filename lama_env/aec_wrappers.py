@@ -22,6 +22,8 @@ from . import actions as A
 
 __all__ = ["AssertOutOfBounds", "OrderEnforcing", "TerminateIllegal"]
 
+_NUM_ACTIONS = A.NUM_ACTIONS
+
 #: The attributes every step reads, forwarded directly to the unwrapped env.
 _PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
              "_cumulative_rewards")
@@ -149,25 +151,28 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def step(self, action: Any) -> None:
         """Step ``action`` (a legal action of a live agent: straight to the raw env)."""
         raw = self._raw
+        ti = self._ti
+        if type(action) is int and ti is not None and self._has_reset and 0 <= action < _NUM_ACTIONS:
+            # all AssertOutOfBoundsWrapper checks passed; _TerminateIllegal.step for a legal action of a
+            # live agent, inline
+            prev = ti._prev_obs
+            if prev is not None and raw.agents:
+                agent = raw.agent_selection
+                if not (raw.terminations[agent] or raw.truncations[agent]) and prev["action_mask"][action]:
+                    self._has_updated = True
+                    ti._prev_obs = ti._prev_info = None
+                    raw._play(agent, action)
+                    return
         if not self._has_reset or not raw.agents:
             super().step(action)
             return
         self._has_updated = True
-        ti = self._ti
         if ti is None:
             self.env.step(action)
-        elif type(action) is int and 0 <= action < A.NUM_ACTIONS:  # all AssertOutOfBoundsWrapper checks
-            prev = ti._prev_obs
-            agent = raw.agent_selection
-            if (prev is not None and not (raw.terminations[agent] or raw.truncations[agent])
-                    and prev["action_mask"][action]):
-                # TerminateIllegal.step for a legal action of a live agent, inline
-                ti._prev_obs = ti._prev_info = None
-                raw.step(action)
-            else:
-                ti.step(action)
         elif action is None and self._dead():  # the dead step AssertOutOfBoundsWrapper allows
             ti.step(action)
+        elif type(action) is int and 0 <= action < _NUM_ACTIONS:
+            ti.step(action)  # an illegal action, or no observation seen: TerminateIllegal decides
         else:
             self.env.step(action)
 

@@ -263,9 +263,12 @@ def test_rules_keywords_and_options():
         lama_dice_v0.env(treshold=3)
     with pytest.raises(LamaDiceError, match="unknown rules field 'treshold'"):
         lama_dice_v0.env(rules={"treshold": 3})
-    for kwargs in ({"num_players": 7}, {"episode": "match"}, {"reward": "score"}, {"render_mode": "rgb"},
-                   {"max_rounds": 0}):
-        with pytest.raises(LamaEnvError):
+    for kwargs, words in (({"num_players": 7}, r"^num_players must be an integer 1\.\.6, got 7$"),
+                          ({"episode": "match"}, r"^episode must be one of 'game', 'round', got 'match'$"),
+                          ({"reward": "score"}, r"^reward must be one of 'win', 'points', got 'score'$"),
+                          ({"render_mode": "rgb"}, r"^render_mode must be one of .*, got 'rgb'$"),
+                          ({"max_rounds": 0}, r"^max_rounds must be a positive integer or None, got 0$")):
+        with pytest.raises(LamaEnvError, match=words):
             lama_dice_v0.env(**kwargs)
 
 
