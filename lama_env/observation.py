@@ -266,11 +266,12 @@ def _display_features(c: _Consts, d: tuple[int, ...]) -> tuple[bytes, int, dict[
         c.displays.clear()
     sx = _DISPLAY_SCALE
     pts = score_display(d)
+    totals: dict[int, bytes] = {}
     feats = c.displays[d] = (
         _PACK_DISPLAY(d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5],
                       d[6] * sx[6], pts / MAX_ROUND_POINTS, p_no_match(d, c.rules)),
         pts,
-        {},
+        totals,
     )
     return feats
 
