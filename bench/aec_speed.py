@@ -28,7 +28,7 @@ from typing import Any
 from .measure import Sample, alternate, ratio_entry, summary, timed
 
 #: The target of the project: ``env()`` at least this many times leduc's agent-steps/s.
-TARGET = 5.0
+TARGET = 6.0
 
 
 def agent_steps(env: Any, steps: int, seed: int) -> int:

@@ -6,8 +6,9 @@ last, so that ``workers=2`` forks cheaply) and returns::
     {"format": "lama-dice-bench/1", "meta": {...}, "sections": {name: {...}}, "targets": [...],
      "errors": {...}}
 
-``targets`` lists the project's three speed targets with the measured ratio
-(paired wall-clock ratios, medians over the repeats) and whether it is met.
+``targets`` lists the project's speed targets (the AEC env against leduc, evaluation against a
+naive engine, the vector game and the vector env against their scalar counterparts) with the
+measured ratio (paired wall-clock ratios, medians over the repeats) and whether it is met.
 A section that fails is reported under ``errors`` (one line) and the others
 still run.
 """
@@ -148,15 +149,21 @@ def run_suite(quick: bool = False, repeats: int | None = None, seed: int = 0,
 
 
 def targets(sections: dict[str, Any]) -> list[dict[str, Any]]:
-    """The three speed targets, from the sections that ran."""
+    """The project's speed targets, from the sections that ran."""
     rows = []
     spec = (
-        ("aec", "env_vs_leduc", "AEC env agent-steps/s vs leduc_holdem_v4", aec_speed.TARGET),
-        ("evaluate", "evaluate_vs_naive", "evaluate games/s vs the naive engine", eval_speed.TARGET),
-        ("training", "lama_vs_connect_four", "MaskablePPO env-steps/s vs connect_four_v3", train_speed.TARGET),
+        (("aec",), "env_vs_leduc", "AEC env agent-steps/s vs leduc_holdem_v4", aec_speed.TARGET),
+        (("evaluate",), "evaluate_vs_naive", "evaluate games/s vs the naive engine", eval_speed.TARGET),
+        (("vector",), "vector_vs_aec", "VectorGame agent-steps/s vs the AEC env", vector_speed.TARGET),
+        (("vector", "env"), "vector_env_vs_sync", "vector env learner-steps/s vs SyncVectorEnv",
+         vector_speed.ENV_TARGET),
     )
-    for sec, key, what, target in spec:
-        r = sections.get(sec, {}).get("ratios", {}).get(key)
+    for path, key, what, target in spec:
+        sec = path[0]
+        where = sections.get(sec, {})
+        for part in path[1:]:
+            where = where.get(part, {})
+        r = where.get("ratios", {}).get(key)
         if r is None:
             rows.append({"target": what, "goal": target, "ratio": None, "ratio_cpu": None, "met": None,
                          "note": sections.get(sec, {}).get("skipped") or "not measured"})

@@ -13,6 +13,8 @@
   (``gymnasium.make("lama_env:LamaDice-v0")`` imports ``lama_env`` itself), with its native
   vector env :mod:`lama_env.vector_env` as the spec's ``vector_entry_point``
   (``gymnasium.make_vec("LamaDice-v0", num_envs=256, vectorization_mode="vector_entry_point")``).
+* :mod:`lama_env.options`: what the env front-ends share (their options' checks, errors, warnings,
+  win rewards); :mod:`lama_env.aec_wrappers`: the PettingZoo wrappers ``lama_dice_v0.env()`` uses.
 """
 
 import sys

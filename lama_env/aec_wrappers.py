@@ -22,6 +22,8 @@ from . import actions as A
 
 __all__ = ["AssertOutOfBounds", "OrderEnforcing", "TerminateIllegal"]
 
+_NUM_ACTIONS = A.NUM_ACTIONS
+
 #: The attributes every step reads, forwarded directly to the unwrapped env.
 _PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
              "_cumulative_rewards")
@@ -44,13 +46,49 @@ def _forward(name: str, check_reset: bool) -> property:
     return property(get, set_)
 
 
+class _State:
+    """What the per-step path reads and writes, in a plain object.
+
+    PettingZoo's wrappers define ``__getattr__``, which makes every attribute access on a
+    wrapper take CPython's slow path (no specialised attribute loads); the wrappers here keep
+    the per-step state in one of these instead, reached by one read per call, and expose it under
+    PettingZoo's names (``_prev_obs``, ``_prev_info``, ``_has_reset``, ``_has_updated``) as
+    properties, so that PettingZoo's own methods read and write the same values.
+    """
+
+    __slots__ = ("has_reset", "has_updated", "prev_info", "prev_obs", "raw", "ti")
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.ti: TerminateIllegal | None = None
+        self.prev_obs: Any = None
+        self.prev_info: Any = None
+        self.has_reset = False
+        self.has_updated = False
+
+
+def _state_property(field: str) -> property:
+    def get(self):
+        return getattr(self._f, field)
+
+    def set_(self, value):
+        setattr(self._f, field, value)
+
+    return property(get, set_)
+
+
 class TerminateIllegal(wrappers.TerminateIllegalWrapper):
     """``TerminateIllegalWrapper`` with direct attribute access and a warning that names the move."""
 
     _terminated: bool  # set by TerminateIllegalWrapper: the episode was ended by an illegal move
 
+    _prev_obs = _state_property("prev_obs")
+    _prev_info = _state_property("prev_info")
+
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
         """Wrap ``env`` (the raw env, whose per-step attributes are read directly)."""
+        self._f = _State(env.unwrapped)
+        self._f.ti = self
         super().__init__(env, illegal_reward)
         self._raw = env.unwrapped
 
@@ -134,40 +172,48 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     whole chain.
     """
 
+    _has_reset = _state_property("has_reset")
+    _has_updated = _state_property("has_updated")
+
     def __init__(self, env: AECEnv) -> None:
-        """Wrap ``env``; over ``env()``'s chain, keep the ``TerminateIllegal`` layer for the short cut."""
-        super().__init__(env)
-        self._raw = env.unwrapped
+        """Wrap ``env``; over ``env()``'s chain, share the ``TerminateIllegal`` layer's state for the short cut."""
         inner = getattr(env, "env", None)
         if type(env) is AssertOutOfBounds and type(inner) is TerminateIllegal:
-            self._ti: TerminateIllegal | None = inner
+            self._f = inner._f  # ti is set: the short cut
             self._observe = inner.observe
         else:  # another chain: go through every layer
-            self._ti = None
+            self._f = _State(env.unwrapped)
             self._observe = env.observe
+        super().__init__(env)
+        self._raw = env.unwrapped
+        self._ti = self._f.ti
 
     def step(self, action: Any) -> None:
         """Step ``action`` (a legal action of a live agent: straight to the raw env)."""
-        raw = self._raw
-        if not self._has_reset or not raw.agents:
+        f = self._f
+        ti = f.ti
+        raw = f.raw
+        if type(action) is int and ti is not None and f.has_reset and 0 <= action < _NUM_ACTIONS:
+            # all AssertOutOfBoundsWrapper checks passed; TerminateIllegal.step for a legal action of a
+            # live agent, inline
+            prev = f.prev_obs
+            if prev is not None and raw.agents:
+                agent = raw.agent_selection
+                if not (raw.terminations[agent] or raw.truncations[agent]) and prev["action_mask"][action]:
+                    f.has_updated = True
+                    f.prev_obs = f.prev_info = None
+                    raw._play(agent, action)
+                    return
+        if not f.has_reset or not raw.agents:
             super().step(action)
             return
         self._has_updated = True
-        ti = self._ti
         if ti is None:
             self.env.step(action)
-        elif type(action) is int and 0 <= action < A.NUM_ACTIONS:  # all AssertOutOfBoundsWrapper checks
-            prev = ti._prev_obs
-            agent = raw.agent_selection
-            if (prev is not None and not (raw.terminations[agent] or raw.truncations[agent])
-                    and prev["action_mask"][action]):
-                # TerminateIllegal.step for a legal action of a live agent, inline
-                ti._prev_obs = ti._prev_info = None
-                raw.step(action)
-            else:
-                ti.step(action)
         elif action is None and self._dead():  # the dead step AssertOutOfBoundsWrapper allows
             ti.step(action)
+        elif type(action) is int and 0 <= action < _NUM_ACTIONS:
+            ti.step(action)  # an illegal action, or no observation seen: TerminateIllegal decides
         else:
             self.env.step(action)
 
@@ -188,18 +234,18 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def last(self, observe: bool = True):
         """``(observation, reward, termination, truncation, info)`` of the agent to act."""
-        if not self._has_reset:
+        f = self._f
+        if not f.has_reset:
             return super().last(observe)
-        raw = self._raw
+        raw = f.raw
         agent = raw.agent_selection
         infos = raw.infos
-        ti = self._ti
         if not observe:
             obs = None
-        elif ti is not None:  # TerminateIllegal.observe(agent), inline: the agent is the one to act
-            obs = ti._prev_obs = raw.observe(agent)
+        elif f.ti is not None:  # TerminateIllegal.observe(agent), inline: the agent is the one to act
+            obs = f.prev_obs = raw.observe(agent)
             info = infos.get(agent)
-            ti._prev_info = {} if info is None else info
+            f.prev_info = {} if info is None else info
         else:
             obs = self._observe(agent)
         return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
@@ -221,16 +267,16 @@ class _AgentIterator(AECOrderEnforcingIterator):
 
     def __init__(self, env: OrderEnforcing, max_iter: int) -> None:
         super().__init__(env, max_iter)
-        self._raw = env._raw
+        self._f = env._f
 
     def __next__(self) -> str:
-        raw = self._raw
+        f = self._f
+        raw = f.raw
         if not raw.agents or self.iters_til_term <= 0:
             raise StopIteration
         self.iters_til_term -= 1
-        env = self.env
-        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        env._has_updated = False
+        assert f.has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        f.has_updated = False
         return raw.agent_selection
 
 

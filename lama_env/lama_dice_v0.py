@@ -256,12 +256,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": encode(game, seat), "action_mask": ...}`` for ``agent`` (new arrays every call)."""
-        to_act = agent == self.agent_selection and not self._over
         g = self._game
         assert g is not None  # agent_selection is set: reset() has dealt a game
-        if to_act:
-            mask = self._mask_table.get(g.legal_actions())  # the MaskCache's masks, looked up inline
-            mask = self._masks(g.legal_actions()) if mask is None else mask.copy()
+        if agent == self.agent_selection and not self._over:
+            legal = g.legal_actions()
+            mask = self._mask_table.get(legal)  # the MaskCache's masks, looked up inline
+            mask = self._masks(legal) if mask is None else mask.copy()
         else:
             mask = self._masks(None)
         return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
@@ -276,9 +276,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        self._play(agent, action if type(action) is int else as_action(action))
+
+    def _play(self, agent: str, action: Any) -> None:
+        """:meth:`step` for ``agent``, the live agent to act (the wrappers' fast path calls it directly)."""
         g = self._game
         assert g is not None  # agent_selection is set: reset() has dealt a game
-        g.step(action if type(action) is int else as_action(action))  # raises before changing anything
+        g.step(action)  # raises before changing anything
         if self._dirty:
             self._clear_rewards()
             self._dirty = False

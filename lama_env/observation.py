@@ -174,12 +174,13 @@ def layout_table(num_players: int | None = None) -> str:
 
 # How encode() builds the vector: every block is cached as packed float32 bytes
 # (per player: what its display determines, keyed by the display, and what its
-# total and round points determine, keyed by (total, points); per seat: the
-# quit / to_act / start_player blocks; the fixed-size blocks after them), the
-# bytes are joined in one go and a precomputed index permutation
-# (_Consts.perm) puts the entries in the order of the layout.  A few dict
-# look-ups, one join and one fancy index per call; the caches stay small (a
-# few thousand displays, a few thousand (total, points) pairs).
+# total and round points determine, keyed by (total, points) and reached through
+# the display's own table total -> bytes; per seat: the quit / to_act /
+# start_player blocks; the fixed-size blocks after them), the bytes are joined
+# in one go and a precomputed index permutation (_Consts.perm) puts the entries
+# in the order of the layout.  A few dict look-ups, one join and one fancy index
+# per call; the caches stay small (a few thousand displays, a few thousand
+# (total, points) pairs; each is emptied when it passes _CACHE_MAX).
 #: Per player: scaled display, round_points, p_no_match (keyed by the display),
 #: then total, to_threshold, would_end_game (keyed by (total, points)).
 _DISPLAY_FLOATS = NUM_FACES + 2
@@ -199,7 +200,7 @@ class _Consts(NamedTuple):
     perm: np.ndarray  # obs index -> index in the joined blocks
     orders: tuple[tuple[int, ...], ...]  # per observing seat: the seats in observation order
     totals: dict  # (total, round points) -> total, to_threshold, would_end_game, packed
-    displays: dict  # display -> (scaled counts, points / 31, p_no_match packed; points)
+    displays: dict  # display -> (scaled counts, points / 31, p_no_match packed; points; {total: total blocks})
     context: list  # per observing seat: (quit, to_act, start) -> quit + to_act + start blocks, packed
     table: dict  # (row, phase, dice, active) -> the blocks after the per-player ones, packed
 
@@ -255,16 +256,22 @@ def _consts(rules: RulesConfig, n: int) -> _Consts:
     return c
 
 
-def _display_features(c: _Consts, d: tuple[int, ...]) -> tuple[bytes, int]:
-    """A display's scaled counts, round points / 31 and p_no_match (packed), and its round points."""
+def _display_features(c: _Consts, d: tuple[int, ...]) -> tuple[bytes, int, dict[int, bytes]]:
+    """A display's features: its blocks, its round points, and its table of total blocks.
+
+    The blocks are the scaled counts, round points / 31 and p_no_match (packed); the table maps a
+    total to that total's blocks beside this display (packed; filled by :func:`_display_total`).
+    """
     if len(c.displays) > _CACHE_MAX:
         c.displays.clear()
     sx = _DISPLAY_SCALE
     pts = score_display(d)
+    totals: dict[int, bytes] = {}
     feats = c.displays[d] = (
         _PACK_DISPLAY(d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5],
                       d[6] * sx[6], pts / MAX_ROUND_POINTS, p_no_match(d, c.rules)),
         pts,
+        totals,
     )
     return feats
 
@@ -281,6 +288,13 @@ def _total_features(c: _Consts, key: tuple[int, int]) -> bytes:
         1.0 if ends_game(t + pts, c.rules) else 0.0,
     )
     return feats
+
+
+def _display_total(c: _Consts, df: tuple[bytes, int, dict[int, bytes]], t: int) -> bytes:
+    """The total blocks of total ``t`` beside the display of features ``df`` (kept in ``df[2]``)."""
+    key = (t, df[1])
+    packed = df[2][t] = c.totals.get(key) or _total_features(c, key)
+    return packed
 
 
 def _context(c: _Consts, seat: int, key: tuple) -> bytes:
@@ -321,6 +335,8 @@ def _table(c: _Consts, key: tuple) -> bytes:
 # same state twice (e.g. SB3's action-mask wrapper reads the observation and then the
 # mask of one state) skips the work; one tuple, swapped atomically.
 _LAST: tuple = (None, -1, -1, None, b"")
+# The constants of the last call: (rules, num_players, _Consts); skips the look-up in _CONSTS.
+_MEMO: tuple = (None, 0, None)
 
 
 def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -337,7 +353,7 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
         A new ``float32`` array of shape ``(observation_size(N),)`` (or ``out``),
         every entry in ``[0, 1]``.
     """
-    global _LAST
+    global _LAST, _MEMO
     n, rules, version, displays, totals, quit_, current, start, row, phase, dice, active = game.encoder_view()
     if not 0 <= seat < n:
         raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
@@ -345,18 +361,22 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
     if last[0] is game and last[1] == version and last[2] == seat:
         c, joined = last[3], last[4]
     else:
-        c = _CONSTS.get((id(rules), n))
-        if c is None or c.rules is not rules:
-            c = _consts(rules, n)
+        memo = _MEMO
+        if memo[0] is rules and memo[1] == n:
+            c = memo[2]
+        else:
+            c = _CONSTS.get((id(rules), n))
+            if c is None or c.rules is not rules:
+                c = _consts(rules, n)
+            _MEMO = (rules, n, c)
         dcache = c.displays
-        tcache = c.totals
         parts = []
         for p in c.orders[seat]:
             d = tuple(displays[p])
             df = dcache.get(d) or _display_features(c, d)
             parts.append(df[0])
-            key = (totals[p], df[1])
-            parts.append(tcache.get(key) or _total_features(c, key))
+            t = totals[p]
+            parts.append(df[2].get(t) or _display_total(c, df, t))
         context_key = (tuple(quit_), current if phase < _ROUND_OVER else -1, start)
         parts.append(c.context[seat].get(context_key) or _context(c, seat, context_key))
         table_key = (tuple(row), phase, dice, active)

@@ -13,6 +13,7 @@ import importlib.util
 
 import numpy as np
 import pytest
+from conftest import CUSTOM_DICE, RULES_CONFIG_IDS, RULES_CONFIGS
 
 from lama_dice.agents.native import is_native, native_policy, play_batch
 from lama_env import actions as A
@@ -24,13 +25,7 @@ from lama_env.rules import DECK_COUNTS, FACES, RulesConfig
 
 #: Native agents seated at random; threshold 1/6 is exactly a p_no_match value (36/216): the >= boundary
 AGENTS = ["random", "always-roll", "threshold:0.2", "points:12", "threshold:0.45", f"threshold:{36 / 216!r}"]
-CUSTOM_DICE = (("L", "L", "L", "1", "2", "3"), ("L", "L", "L", "4", "5", "6"), ("L", "L", "6", "6", "1", "1"))
-CONFIGS = [
-    RulesConfig(),
-    RulesConfig(triple_llama="also_match", must_discard=False),
-    RulesConfig(triple_llama="chip_only", must_discard=False, end_threshold=15),
-    RulesConfig(triple_llama="also_match", must_discard=True, end_threshold=70, dice=CUSTOM_DICE),
-]
+CONFIGS = RULES_CONFIGS
 
 
 def _mixed_seating(n: int, games: int, rng: np.random.Generator) -> np.ndarray:
@@ -65,7 +60,7 @@ def _check_arrays_against_record(res: BatchResult, g: int, rec: dict, result: di
 
 
 @pytest.mark.parametrize("n", range(1, 7))
-@pytest.mark.parametrize("config", range(len(CONFIGS)), ids=["default", "also_match-free", "t15", "custom-dice"])
+@pytest.mark.parametrize("config", range(len(CONFIGS)), ids=RULES_CONFIG_IDS)
 def test_batched_games_replay_identically_in_the_scalar_engine(n, config):
     rules = CONFIGS[config]
     games = 24
@@ -184,13 +179,13 @@ def test_native_specs_and_errors():
     with pytest.raises(NativePolicyError) as e:
         native_policy("optimal")
     assert isinstance(e.value, LamaDiceError) and "native" in str(e.value)
-    with pytest.raises(LamaDiceError):
+    with pytest.raises(LamaDiceError, match=r"seating must have shape \(games, 2\), got \(3, 3\)"):
         play_batch(2, ["random"], seating=np.zeros((3, 3), dtype=int))
-    with pytest.raises(LamaDiceError):
+    with pytest.raises(LamaDiceError, match=r"seating holds agent indices outside 0\.\.0"):
         play_batch(2, ["random"], seating=np.ones((3, 2), dtype=int))
-    with pytest.raises(LamaDiceError):
+    with pytest.raises(LamaDiceError, match=r"num_players must be an integer 1\.\.6, got 7"):
         play_batch(7, ["random"], games=1)
-    with pytest.raises(LamaDiceError):
+    with pytest.raises(LamaDiceError, match=r"seed must be an integer >= 0 or None, got -1"):
         play_batch(2, ["random"], games=1, seed=-1)
 
 

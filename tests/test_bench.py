@@ -107,10 +107,40 @@ def test_training_section(report: dict) -> None:
 
 def test_targets(report: dict) -> None:
     rows = report["targets"]
-    assert [r["goal"] for r in rows] == [5.0, 50.0, 1.5]
+    assert [r["goal"] for r in rows] == [aec_speed.TARGET, 50.0, 10.0, 10.0]
     for r in rows:
         assert {"target", "goal", "ratio", "met"} <= set(r)
         assert r["met"] is None or r["met"] == (r["ratio"] >= r["goal"])
+
+
+def test_one_renderer_for_the_terminal_and_the_docs(report: dict) -> None:
+    """``lama-dice bench`` and docs/performance.md show the same tables (lama_dice.bench.report)."""
+    from rich.console import Console
+
+    from lama_dice.bench.report import Line, Table, blocks, markdown
+    from lama_dice.cli.commands.bench import render
+
+    bs = blocks(report)
+    tables = [b for b in bs if isinstance(b, Table)]
+    assert tables[-1].title.startswith("Targets") and len(tables[-1].rows) == len(report["targets"])
+    assert any(isinstance(b, Line) and b.kind == "meta" for b in bs)
+    for t in tables:
+        assert t.rows and all(len(row) == len(t.columns) for row in t.rows)
+    md = markdown(report)
+    console = Console(record=True, width=400)
+    render(console, report)
+    shown = " ".join(console.export_text().split())  # rich wraps a title to its table's width
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    for t in tables:
+        assert f"**{t.title}**" in md
+        assert flat(t.title) in shown
+        for row in t.rows:
+            assert flat(row[0]) in shown and all(flat(c) in md for c in row)
+    for line in (b for b in bs if isinstance(b, Line)):
+        assert flat(line.text) in shown and line.text[1:] in md
 
 
 def test_json_to_stdout_and_one_section(capsys: pytest.CaptureFixture) -> None:

@@ -12,10 +12,20 @@ from lama_dice.train.config import ConfigError, TrainConfig, describe_keys, load
 from lama_env.rules import RulesConfig
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
-SHIPPED = ["default", "smoke", "solo", "2p_vs_heuristics", "2p_selfplay", "4p_selfplay"]
+#: Every shipped config (configs/*.yaml); RLlib's is checked by tests/test_rllib.py in its own venv.
+SHIPPED = sorted(p.stem for p in CONFIGS.glob("*.yaml"))
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+def test_every_config_file_is_tested_here_and_listed_by_train_help(capsys):
+    assert len(SHIPPED) >= 12 and "ppo_4p_fast" in SHIPPED
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help
+    for name in SHIPPED:
+        assert f" {name}," in shown or f" {name})" in shown or f" {name} " in shown, name
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED if n != "rllib_2p"])
 def test_shipped_configs_validate(name):
     cfg = load_config(CONFIGS / f"{name}.yaml")
     assert cfg.name == name
@@ -155,6 +165,19 @@ def test_shipped_configs_resolve_by_name(tmp_path, monkeypatch):
         resolve_config("nonesuch")
     with pytest.raises(ConfigError, match="no config file"):
         resolve_config("some/dir/default.yaml")
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_config_resolves_with_check(name, tmp_path, monkeypatch, capsys):
+    """``lama-dice train NAME --check``: found by name from any folder, validated, printed resolved."""
+    monkeypatch.chdir(tmp_path)  # no configs/ folder here: the shipped copy is found by name
+    assert main(["train", name, "--check"]) == 0
+    resolved = yaml.safe_load(capsys.readouterr().out)
+    assert resolved["name"] == name
+    assert resolved["env"]["rules"]["end_threshold"] >= 1  # the rules resolved into every field
+    again = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text(encoding="utf-8"))
+    for key in again:  # every key of the file is in the resolved config
+        assert key in resolved, key
 
 
 def test_train_check_by_name_from_another_folder(tmp_path, monkeypatch, capsys):

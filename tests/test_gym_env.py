@@ -171,9 +171,9 @@ def test_opponents_specs_and_policies():
     assert env._policies[2] is rec  # the second opponent sits two seats after the learner
     with pytest.raises(LamaEnvError, match="1 or 2"):
         LamaDiceEnv(num_players=3, opponents=["random"] * 3)
-    with pytest.raises(AgentSpecError):
+    with pytest.raises(AgentSpecError, match="unknown agent spec 'no-such-agent'"):
         LamaDiceEnv(num_players=2, opponents=["no-such-agent"])
-    with pytest.raises(LamaEnvError):
+    with pytest.raises(LamaEnvError, match=r"an opponent must be an agent spec or a policy object .*, got 3"):
         LamaDiceEnv(num_players=2, opponents=[3])
     assert LamaDiceEnv(num_players=1, reward="points").opponents == []
 
@@ -224,13 +224,25 @@ def test_max_rounds_truncates():
     assert trunc and not term and info["episode_stats"]["rounds"] == 2
 
 
-def test_bad_options():
-    for kwargs in ({"num_players": 0}, {"episode": "set"}, {"reward": "money"}, {"illegal": "ignore"},
-                   {"learner_seat": 2}, {"render_mode": "rgb"}):
-        with pytest.raises(LamaEnvError):
-            LamaDiceEnv(**kwargs)
-    with pytest.raises(lama_env.RulesError):
+@pytest.mark.parametrize("kwargs, words", [
+    ({"num_players": 0}, r"^num_players must be an integer 1\.\.6, got 0$"),
+    ({"episode": "set"}, r"^episode must be one of 'game', 'round', got 'set'$"),
+    ({"reward": "money"}, r"^reward must be one of 'win', 'points', got 'money'$"),
+    ({"illegal": "ignore"}, r"^illegal must be one of 'lose', 'raise', got 'ignore'$"),
+    ({"learner_seat": 2}, r"^learner_seat must be None or an integer 0\.\.1, got 2$"),
+    ({"render_mode": "rgb"}, r"^render_mode must be one of 'human', 'ansi', 'rgb_array', got 'rgb'$"),
+    ({"max_rounds": 0}, r"^max_rounds must be a positive integer or None, got 0$"),
+])
+def test_bad_options(kwargs, words):
+    with pytest.raises(LamaEnvError, match=words):
+        LamaDiceEnv(**kwargs)
+
+
+def test_bad_rules_keywords():
+    with pytest.raises(lama_env.RulesError, match=r"^end_threshold must be at least 1, got 0$"):
         LamaDiceEnv(end_threshold=0)
+    with pytest.raises(lama_env.RulesError, match=r"^rules must be a RulesConfig or a mapping of rules fields"):
+        LamaDiceEnv(rules=3)
 
 
 def test_render():

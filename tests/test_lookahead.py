@@ -11,7 +11,8 @@ from lama_dice.agents.lookahead import LookaheadPolicy, chip_value, lowest_highe
 from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_env import LamaGame, Phase
 from lama_env import actions as A
-from lama_env.rules import RulesConfig
+from lama_env.record import replay
+from lama_env.rules import RulesConfig, winners
 
 
 def play(specs, seed, rules=None, record=True) -> LamaGame:
@@ -40,7 +41,10 @@ def play(specs, seed, rules=None, record=True) -> LamaGame:
 ])
 def test_plays_legal_actions_to_the_end(specs, rules):
     for seed in range(2):
-        assert play(specs, seed, rules).game_over
+        g = play(specs, seed, rules)  # asserts every action is legal
+        # the game ended by the rules (a total reached the threshold), and its record replays to the same result
+        assert max(g.totals) >= rules.end_threshold and g.winners == winners(g.totals)
+        assert replay(g.to_record()) == g.result()
 
 
 def test_deterministic_given_seed():

@@ -71,9 +71,9 @@ def test_layout_tiles_the_vector(n):
 
 
 def test_bad_player_count():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"num_players must be an integer 1\.\.6, got 7"):
         O.observation_size(7)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"num_players must be an integer 1\.\.6, got 0"):
         O.observation_layout(0)
 
 

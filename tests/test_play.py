@@ -213,8 +213,11 @@ def test_resolve_seats():
     assert resolve_seats(None, ["random", "optimal"], 0) == (3, {1: "random", 2: "optimal"})
     assert resolve_seats(4, ["random"], 2) == (4, {0: "random", 1: "random", 3: "random"})
     assert resolve_seats(1, None, 0) == (1, {})
-    for bad in [(2, ["random", "random"], 0), (3, None, 3), (7, None, 0), (1, ["random"], 0)]:
-        with pytest.raises(PlayError):
+    for bad, words in [((2, ["random", "random"], 0), "--opponents gives 2 specs for 1 opponents"),
+                       ((3, None, 3), r"--seat must be 0\.\.2, got 3"),
+                       ((7, None, 0), r"--players must be 1\.\.6, got 7"),
+                       ((1, ["random"], 0), r"a solo game \(--players 1\) has no opponents")]:
+        with pytest.raises(PlayError, match=words):
             resolve_seats(*bad)
 
 

@@ -121,13 +121,13 @@ def test_best_discard_goes_out_when_it_can():
 
 def test_bad_display_is_refused():
     s = solver_for(DEFAULT)
-    with pytest.raises(SolverError):
+    with pytest.raises(SolverError, match=r"7 non-negative card counts per face, got \(1, 2, 3\)"):
         s.value((1, 2, 3))
-    with pytest.raises(SolverError):
+    with pytest.raises(SolverError, match=r"7 non-negative card counts per face, got \(0, 0, -1, 0, 0, 0, 1\)"):
         s.value((0, 0, -1, 0, 0, 0, 1))
-    with pytest.raises(SolverError):
+    with pytest.raises(SolverError, match="an empty display has gone out: there is no roll"):
         s.roll_value(EMPTY)
-    with pytest.raises(SolverError):
+    with pytest.raises(SolverError, match=r"out_value must be <= 0, got 3\.0"):
         SoloSolver(DEFAULT, out_value=3.0)
 
 

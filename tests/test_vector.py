@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import RULES_CONFIG_IDS, RULES_CONFIGS
 
 from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame, Phase
@@ -25,15 +26,7 @@ from lama_env.record import replay
 from lama_env.rules import RulesConfig, RulesError
 from lama_env.vector import VectorGame, VectorGameError, VectorIllegalActionError
 
-CUSTOM_DICE = (("L", "L", "L", "1", "2", "3"), ("L", "L", "L", "4", "5", "6"), ("L", "L", "6", "6", "1", "1"))
-#: The rules configurations of tests/test_batched.py.
-CONFIGS = [
-    RulesConfig(),
-    RulesConfig(triple_llama="also_match", must_discard=False),
-    RulesConfig(triple_llama="chip_only", must_discard=False, end_threshold=15),
-    RulesConfig(triple_llama="also_match", must_discard=True, end_threshold=70, dice=CUSTOM_DICE),
-]
-CONFIG_IDS = ["default", "also_match-free", "t15", "custom-dice"]
+CONFIGS, CONFIG_IDS = RULES_CONFIGS, RULES_CONFIG_IDS
 
 
 def _choose(rng: np.random.Generator, mask: np.ndarray, p_roll: float = 0.8) -> np.ndarray:
