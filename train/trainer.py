@@ -74,6 +74,7 @@ from .config import ConfigError, TrainConfig, load_config, parse_config
 from .masked_distribution import LamaMaskablePolicy
 from .runs import RunDirError, claim_run_dir, new_run_dir  # noqa: F401  (RunDirError: raised by train)
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
+from .warm_start import check_init_from, init_weights
 
 #: Default parent folder of run folders.
 RUNS_ROOT = "runs"
@@ -418,56 +419,15 @@ def new_model(cfg: TrainConfig, vec_env: VecEnv, out: TextIO) -> MaskablePPO:
     """A new MaskablePPO model of the config, warm-started from ``policy.init_from`` if it names a checkpoint."""
     model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
     if cfg.policy.init_from:
-        init_weights(model, cfg)
-        print(f"network weights from {cfg.policy.init_from}", file=out)
+        value = init_weights(model, cfg)
+        print(f"network weights from {cfg.policy.init_from} (policy{' and value' if value else ''}; "
+              f"{'' if value else 'value network fresh; '}optimizer fresh)", file=out)
     return model
 
 
 def warm_start_fields(cfg: TrainConfig, resume_ckpt: Path | None) -> dict[str, Any]:
     """What a new run's checkpoint sidecars say about its warm start (``init_from``); nothing for a resumed run."""
     return {"init_from": cfg.policy.init_from} if cfg.policy.init_from and resume_ckpt is None else {}
-
-
-def check_init_from(cfg: TrainConfig) -> Any:
-    """The network ``policy.init_from`` names (loaded as data), checked against the config's (None if none).
-
-    Raises:
-        ConfigError: it is a network for another player count, or not the config's network
-            (``policy.net_arch``, ``policy.activation``).
-        CheckpointError: it does not load.
-    """
-    source = cfg.policy.init_from
-    if not source:
-        return None
-    src, _, n = load_policy(source.removeprefix("ppo:"))
-    if n != cfg.env.num_players:
-        raise ConfigError(f"policy.init_from: {source} is a network for {n} players, the config has "
-                          f"env.num_players: {cfg.env.num_players}")
-    kwargs = ppo_kwargs(cfg)["policy_kwargs"]
-    arch, act = getattr(src, "net_arch", None), getattr(src, "activation_fn", None)
-    if arch != kwargs["net_arch"] or act is not kwargs["activation_fn"]:
-        raise ConfigError(f"policy.init_from: {source}'s network (net_arch {arch}, activation "
-                          f"{getattr(act, '__name__', act)}) is not the config's (net_arch {kwargs['net_arch']}, "
-                          f"activation {cfg.policy.activation}): set policy.net_arch and policy.activation to match")
-    return src
-
-
-def init_weights(model: MaskablePPO, cfg: TrainConfig) -> None:
-    """Warm start: copy the policy and value weights of ``policy.init_from`` into ``model``'s network.
-
-    ``policy.init_from`` is what ``ppo:`` accepts (with or without the prefix): a ``.zip``, a run
-    folder or a shipped agent's name, loaded through :func:`lama_dice.agents.ppo.load_policy` (the
-    file is read as data); the optimizer starts fresh.
-
-    Raises:
-        ConfigError, CheckpointError: as :func:`check_init_from`.
-    """
-    src = check_init_from(cfg)
-    try:
-        model.policy.load_state_dict(src.state_dict())
-    except RuntimeError as e:  # a guard: check_init_from compared the architectures
-        raise ConfigError(f"policy.init_from: {cfg.policy.init_from} does not fit the network: "
-                          f"{str(e).splitlines()[0]}") from None
 
 
 def _load_for_resume(ckpt: Path, vec_env: VecEnv, cfg: TrainConfig) -> MaskablePPO:
