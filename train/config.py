@@ -186,9 +186,9 @@ class PolicyConfig(Section):
     ortho_init: bool = Field(default=True, description="orthogonal initialization")
     init_from: str | None = Field(default=None,
                                   description="warm start: a network (ppo:PATH: an agent file, a .zip, a run folder "
-                                              "or a shipped agent such as ppo:2p) whose actor (and a checkpoint's value "
-                                              "network) start the network (its hidden layers and activation must be "
-                                              "these; null = fresh weights)")
+                                              "or a shipped agent such as ppo:2p) whose actor (and a checkpoint's "
+                                              "value network) start the network (its hidden layers and activation "
+                                              "must be these; null = fresh weights)")
 
     @field_validator("net_arch")
     @classmethod
