@@ -74,6 +74,7 @@ from .config import ConfigError, TrainConfig, load_config, parse_config
 from .masked_distribution import LamaMaskablePolicy
 from .runs import RunDirError, claim_run_dir, new_run_dir  # noqa: F401  (RunDirError: raised by train)
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
+from .warm_start import check_init_from, init_weights
 
 #: Default parent folder of run folders.
 RUNS_ROOT = "runs"
@@ -418,70 +419,15 @@ def new_model(cfg: TrainConfig, vec_env: VecEnv, out: TextIO) -> MaskablePPO:
     """A new MaskablePPO model of the config, warm-started from ``policy.init_from`` if it names a checkpoint."""
     model = MaskablePPO(LamaMaskablePolicy, vec_env, **ppo_kwargs(cfg), seed=cfg.seed, device=cfg.device, verbose=0)
     if cfg.policy.init_from:
-        init_weights(model, cfg)
-        print(f"network weights from {cfg.policy.init_from}", file=out)
+        value = init_weights(model, cfg)
+        print(f"network weights from {cfg.policy.init_from} (policy{' and value' if value else ''}; "
+              f"{'' if value else 'value network fresh; '}optimizer fresh)", file=out)
     return model
 
 
 def warm_start_fields(cfg: TrainConfig, resume_ckpt: Path | None) -> dict[str, Any]:
     """What a new run's checkpoint sidecars say about its warm start (``init_from``); nothing for a resumed run."""
     return {"init_from": cfg.policy.init_from} if cfg.policy.init_from and resume_ckpt is None else {}
-
-
-def check_init_from(cfg: TrainConfig) -> Any:
-    """The weights ``policy.init_from`` names (read as data), checked against the config's network (None if none).
-
-    Returns:
-        The source's MaskableActorCriticPolicy state dict (:func:`lama_dice.agents.ppo.load_network`:
-        actor and value network from a trainer checkpoint, the actor only from an agent file).
-
-    Raises:
-        ConfigError: it is a network for another player count, or not the config's network
-            (``policy.net_arch``, ``policy.activation``).
-        CheckpointError: it does not load.
-    """
-    from lama_dice.agents.ppo import load_network
-
-    source = cfg.policy.init_from
-    if not source:
-        return None
-    network, state, n = load_network(source.removeprefix("ppo:"))
-    if n != cfg.env.num_players:
-        raise ConfigError(f"policy.init_from: {source} is a network for {n} players, the config has "
-                          f"env.num_players: {cfg.env.num_players}")
-    arch = cfg.policy.net_arch
-    pi = list(arch) if isinstance(arch, list) else list(arch.pi)
-    if network["hidden"] != pi or network["activation"] != cfg.policy.activation:
-        mine = ppo_kwargs(cfg)["policy_kwargs"]["net_arch"]
-        raise ConfigError(f"policy.init_from: {source}'s network (net_arch {network['hidden']}, activation "
-                          f"{network['activation']}) is not the config's (net_arch {mine}, "
-                          f"activation {cfg.policy.activation}): set policy.net_arch and policy.activation to match")
-    return state
-
-
-def init_weights(model: MaskablePPO, cfg: TrainConfig) -> None:
-    """Warm start: copy the weights of ``policy.init_from`` into ``model``'s network.
-
-    ``policy.init_from`` is what ``ppo:`` accepts (with or without the prefix): an agent file, a
-    ``.zip``, a run folder or a shipped agent's name, read as data
-    (:func:`lama_dice.agents.ppo.load_network`).  A trainer checkpoint gives the policy and the
-    value network; an agent file holds only the policy, so the value network starts fresh.
-    The optimizer starts fresh.
-
-    Raises:
-        ConfigError, CheckpointError: as :func:`check_init_from`.
-    """
-    from lama_dice.agents.ppo import VALUE_PREFIXES
-
-    state = check_init_from(cfg)
-    try:
-        missing, unexpected = model.policy.load_state_dict(state, strict=False)
-    except RuntimeError as e:  # a guard: check_init_from compared the architectures
-        raise ConfigError(f"policy.init_from: {cfg.policy.init_from} does not fit the network: "
-                          f"{str(e).splitlines()[0]}") from None
-    if unexpected or any(not k.startswith(VALUE_PREFIXES) for k in missing):
-        raise ConfigError(f"policy.init_from: {cfg.policy.init_from} does not fit the network "
-                          f"(missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]})")
 
 
 def _load_for_resume(ckpt: Path, vec_env: VecEnv, cfg: TrainConfig) -> MaskablePPO:
