@@ -399,3 +399,21 @@ def test_serve_help_runs_without_the_extra_imported():
     out = subprocess.run([sys.executable, "-m", "lama_dice", "serve", "--help"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and "127.0.0.1" in out.stdout
+
+
+def test_results_rank_per_suite_version_and_lower_is_better(reports, tmp_path):
+    from lama_dice.cli.web.results import load_results
+
+    card = json.loads((reports / "card_random.json").read_text())
+    task = card["tasks"][0]
+    for i, v in enumerate([0.3, 0.6, 0.45]):  # an exploitability-like task: the lowest value ranks first
+        low = dict(card, agent=f"a{i}", tasks=[dict(task, name="exploit", about="win rate (lower is better)",
+                                                    headline=dict(task["headline"], value=v))])
+        (tmp_path / f"low{i}.json").write_text(json.dumps(low))
+    (tmp_path / "old.json").write_text(json.dumps(dict(card, suite="lama-dice-suite/0")))
+    (tmp_path / "new.json").write_text(json.dumps(card))
+    d = load_results(tmp_path)
+    by = {(t["suite"], t["task"]): t for t in d["tasks"]}
+    assert set(by) == {(card["suite"], "exploit"), (card["suite"], task["name"]), ("lama-dice-suite/0", task["name"])}
+    ex = by[(card["suite"], "exploit")]
+    assert ex["lower_is_better"] and [r["agent"] for r in ex["rows"]] == ["a0", "a2", "a1"]
