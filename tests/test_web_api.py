@@ -105,6 +105,7 @@ def test_info_serves_the_pictures_palette_and_the_agents(client):
     assert info["palette"] == palette()
     assert info["agents"]["shipped"][0].startswith("ppo:")
     assert "threshold" in info["agents"]["builtin"] and "python" not in info["agents"]["builtin"]
+    assert "optimal" not in info["agents"]["builtin"]  # an alias of solo-optimal: listed once
     assert info["limits"]["max_games"] > 0
     for page in ("/", "/play", "/watch", "/results", "/static/table.js", "/docs", "/openapi.json"):
         assert client.get(page).status_code == 200, page
@@ -153,9 +154,9 @@ BAD_REQUESTS = [
     ("post", "/api/games", {"players": 4, "opponents": ["random", "random"]}, 400, "2 specs for 3 opponents"),
     ("post", "/api/games", {"players": 2, "opponents": ["nosuchagent"]}, 400, "unknown agent spec"),
     ("post", "/api/games", {"players": 2, "opponents": ["threshold:abc"]}, 400, "threshold"),
-    ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "loads a file"),
-    ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "loads a file"),
-    ("post", "/api/games", {"players": 2, "opponents": ["rllib:/tmp/x"]}, 400, "loads a file"),
+    ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "loads a file or code"),
+    ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "loads a file or code"),
+    ("post", "/api/games", {"players": 2, "opponents": ["rllib:/tmp/x"]}, 400, "loads a file or code"),
     ("post", "/api/games", {"players": 2, "opponents": [""]}, 400, "non-empty"),
     ("post", "/api/games", {"players": "2"}, 422, "players"),
     ("post", "/api/games", {"players": 2, "seed": -1}, 422, "seed"),
