@@ -418,3 +418,19 @@ def test_results_rank_per_suite_version_and_lower_is_better(reports, tmp_path):
     assert set(by) == {(card["suite"], "exploit"), (card["suite"], task["name"]), ("lama-dice-suite/0", task["name"])}
     ex = by[(card["suite"], "exploit")]
     assert ex["lower_is_better"] and [r["agent"] for r in ex["rows"]] == ["a0", "a2", "a1"]
+
+
+def test_the_api_example_of_docs_web_md_runs(capsys):
+    import re
+    from pathlib import Path
+
+    from lama_dice.cli.web.loadtest import spawn_server
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert 'base_url="http://127.0.0.1:8000"' in example
+    with spawn_server() as (url, _):
+        scope: dict = {}
+        exec(example.replace("http://127.0.0.1:8000", url), scope)
+    assert replay(scope["record"])["valid"] and scope["state"]["game_over"]
+    assert "'place': 1" in capsys.readouterr().out
