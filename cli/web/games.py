@@ -94,10 +94,10 @@ def builtin_specs() -> list[str]:
 
 
 def check_spec(spec: Any, trusted: Iterable[str] = ()) -> str:
-    """Refuse an agent spec that would load a file or run code, unless it is ``trusted``; return it stripped.
+    """Refuse a spec a request may not name (see :data:`WEB_AGENTS`) unless it is ``trusted``; return it stripped.
 
     Raises:
-        WebError: not a string, or a file agent not in ``trusted``.
+        WebError: not a string, an unknown agent, or one that loads a file or code and is not ``trusted``.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise WebError(f"an agent spec must be a non-empty string, got {spec!r}")
