@@ -105,6 +105,7 @@ def test_info_serves_the_pictures_palette_and_the_agents(client):
     assert info["palette"] == palette()
     assert info["agents"]["shipped"][0].startswith("ppo:")
     assert "threshold" in info["agents"]["builtin"] and "python" not in info["agents"]["builtin"]
+    assert "optimal" not in info["agents"]["builtin"]  # an alias of solo-optimal: listed once
     assert info["limits"]["max_games"] > 0
     for page in ("/", "/play", "/watch", "/results", "/static/table.js", "/docs", "/openapi.json"):
         assert client.get(page).status_code == 200, page
@@ -153,9 +154,9 @@ BAD_REQUESTS = [
     ("post", "/api/games", {"players": 4, "opponents": ["random", "random"]}, 400, "2 specs for 3 opponents"),
     ("post", "/api/games", {"players": 2, "opponents": ["nosuchagent"]}, 400, "unknown agent spec"),
     ("post", "/api/games", {"players": 2, "opponents": ["threshold:abc"]}, 400, "threshold"),
-    ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "loads a file"),
-    ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "loads a file"),
-    ("post", "/api/games", {"players": 2, "opponents": ["rllib:/tmp/x"]}, 400, "loads a file"),
+    ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "loads a file or code"),
+    ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "loads a file or code"),
+    ("post", "/api/games", {"players": 2, "opponents": ["rllib:/tmp/x"]}, 400, "loads a file or code"),
     ("post", "/api/games", {"players": 2, "opponents": [""]}, 400, "non-empty"),
     ("post", "/api/games", {"players": "2"}, 422, "players"),
     ("post", "/api/games", {"players": 2, "seed": -1}, 422, "seed"),
@@ -399,3 +400,37 @@ def test_serve_help_runs_without_the_extra_imported():
     out = subprocess.run([sys.executable, "-m", "lama_dice", "serve", "--help"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and "127.0.0.1" in out.stdout
+
+
+def test_results_rank_per_suite_version_and_lower_is_better(reports, tmp_path):
+    from lama_dice.cli.web.results import load_results
+
+    card = json.loads((reports / "card_random.json").read_text())
+    task = card["tasks"][0]
+    for i, v in enumerate([0.3, 0.6, 0.45]):  # an exploitability-like task: the lowest value ranks first
+        low = dict(card, agent=f"a{i}", tasks=[dict(task, name="exploit", about="win rate (lower is better)",
+                                                    headline=dict(task["headline"], value=v))])
+        (tmp_path / f"low{i}.json").write_text(json.dumps(low))
+    (tmp_path / "old.json").write_text(json.dumps(dict(card, suite="lama-dice-suite/0")))
+    (tmp_path / "new.json").write_text(json.dumps(card))
+    d = load_results(tmp_path)
+    by = {(t["suite"], t["task"]): t for t in d["tasks"]}
+    assert set(by) == {(card["suite"], "exploit"), (card["suite"], task["name"]), ("lama-dice-suite/0", task["name"])}
+    ex = by[(card["suite"], "exploit")]
+    assert ex["lower_is_better"] and [r["agent"] for r in ex["rows"]] == ["a0", "a2", "a1"]
+
+
+def test_the_api_example_of_docs_web_md_runs(capsys):
+    import re
+    from pathlib import Path
+
+    from lama_dice.cli.web.loadtest import spawn_server
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert 'base_url="http://127.0.0.1:8000"' in example
+    with spawn_server() as (url, _):
+        scope: dict = {}
+        exec(example.replace("http://127.0.0.1:8000", url), scope)
+    assert replay(scope["record"])["valid"] and scope["state"]["game_over"]
+    assert "'place': 1" in capsys.readouterr().out

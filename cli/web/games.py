@@ -14,11 +14,11 @@ The store holds at most ``max_games`` games.  A game is dropped
 the finished game touched longest ago makes room, and with none finished a new
 game is refused (:class:`BusyError`).
 
-Agent specs that load code or files from the server's disk (``python:``,
-``rllib:``, ``ppo:`` with a path rather than a shipped name) are refused
-unless the person who started the server named them (``--agents``): a web
-page may ask the server for games, so a request is data, never a way to run
-a file (docs/web.md).
+A request may name the built-in agents (:data:`WEB_AGENTS`) and the shipped
+networks; any other spec (``python:``, ``rllib:``, ``ppo:`` with a path: they
+load code or files from the server's disk) is refused unless the person who
+started the server named it (``--agents``): a web page may ask the server for
+games, so a request is data, never a way to run a file (docs/web.md).
 """
 
 from __future__ import annotations
@@ -48,8 +48,10 @@ from .state import roll_odds, table_state
 
 #: The store's bounds: games at once, seconds a finished game is kept, seconds an abandoned one is kept.
 MAX_GAMES, FINISHED_TTL_S, IDLE_TTL_S = 256, 600.0, 1800.0
-#: Agents that read a file or run code named in their spec; offered only when the server's owner names them.
-FILE_AGENTS = ("python", "rllib", "ppo")
+#: The agents a request may name (with any argument): they read no file and run no code named in their spec.
+#: Every other spec (``python:``, ``rllib:``, ``ppo:`` with a path, an agent added later) is refused unless
+#: the server's owner named it (``--agents``), or it is a shipped network (``ppo:2p``).
+WEB_AGENTS = ("random", "always-roll", "threshold", "points", "solo-optimal", "optimal", "lookahead")
 
 
 class WebError(LamaDiceError, ValueError):
@@ -84,28 +86,34 @@ def shipped_specs() -> list[str]:
 
 
 def builtin_specs() -> list[str]:
-    """Every registered agent that needs no file (its default settings), e.g. ``optimal``, ``threshold``."""
+    """The built-in agents a request may name (:data:`WEB_AGENTS` that are registered, aliases left out)."""
     from lama_dice.agents.registry import registered
 
-    return [name for name in registered() if name not in FILE_AGENTS]
+    names = registered()
+    return [name for name in WEB_AGENTS if name in names and not names[name].alias_of]
 
 
 def check_spec(spec: Any, trusted: Iterable[str] = ()) -> str:
-    """Refuse an agent spec that would load a file or run code, unless it is ``trusted``; return it stripped.
+    """Refuse a spec a request may not name (see :data:`WEB_AGENTS`) unless it is ``trusted``; return it stripped.
 
     Raises:
-        WebError: not a string, or a file agent not in ``trusted``.
+        WebError: not a string, an unknown agent, or one that loads a file or code and is not ``trusted``.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise WebError(f"an agent spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
     if spec in trusted:
         return spec
-    name, _, arg = spec.partition(":")
-    if name in FILE_AGENTS and not (name == "ppo" and f"ppo:{arg}" in shipped_specs()):
-        raise WebError(f"agent spec {spec!r} loads a file from the server's disk; only the shipped networks "
-                       f"and the agents the server was started with (lama-dice serve --agents SPEC) are offered")
-    return spec
+    name = spec.partition(":")[0]
+    if name in WEB_AGENTS or spec in shipped_specs():
+        return spec
+    from lama_dice.agents.registry import registered
+
+    offered = ", ".join(builtin_specs() + shipped_specs() + list(trusted))
+    if name not in registered():
+        raise WebError(f"unknown agent spec {spec!r}; offered here: {offered}")
+    raise WebError(f"agent spec {spec!r} loads a file or code from the server's disk, so a page may not name it "
+                   f"unless the server was started with it (lama-dice serve --agents SPEC); offered here: {offered}")
 
 
 class WebGame:

@@ -2,7 +2,8 @@
 
 * A score card (``lama-dice score --json``, ``"suite"`` key) gives per task a
   headline number with its 95% interval; the cards of several agents become
-  one ranking per task.
+  one ranking per task and suite version (best first: highest, or lowest where
+  the task says "lower is better", as the ``exploit`` task does).
 * A league or evaluate report (``lama-dice evaluate --json``, with or without
   ``--league``: an ``"agents"`` list with win rates) becomes a table of its
   agents ranked by win rate, with the intervals.
@@ -32,14 +33,16 @@ def _ci(x: Any) -> list[float | None]:
     return [None, None]
 
 
-def _card_rows(card: dict, name: str, tasks: dict[str, dict[str, Any]]) -> None:
+def _card_rows(card: dict, name: str, tasks: dict[tuple[str, str], dict[str, Any]]) -> None:
     agent = str(card.get("agent", "?"))
+    suite = str(card.get("suite"))
     for task in card.get("tasks") or []:
         head = task.get("headline") or {}
-        t = tasks.setdefault(str(task.get("name")), {
-            "task": str(task.get("name")), "kind": task.get("kind"), "players": task.get("players"),
-            "about": task.get("about", ""), "measure": head.get("name", "value"),
-            "percent": bool(head.get("percent")), "rows": []})
+        about = str(task.get("about", ""))
+        t = tasks.setdefault((suite, str(task.get("name"))), {
+            "suite": suite, "task": str(task.get("name")), "kind": task.get("kind"), "players": task.get("players"),
+            "about": about, "measure": head.get("name", "value"), "percent": bool(head.get("percent")),
+            "lower_is_better": "lower is better" in about, "rows": []})
         lo, hi = _ci(head.get("ci95"))
         t["rows"].append({"agent": agent, "value": _num(head.get("value")), "lo": lo, "hi": hi,
                           "games": head.get("games"), "official": bool(card.get("official")), "file": name})
@@ -74,8 +77,9 @@ def load_results(folder: str | Path | None) -> dict[str, Any]:
     """Read every score card and report under ``folder`` (recursively, sorted by path).
 
     Returns:
-        ``folder``, ``tasks`` (per task of the cards: ``task``, ``measure``, ``percent`` and ``rows`` of
-        ``agent``, ``value``, ``lo``, ``hi``, ``games``, ``file``, best first), ``reports`` (per league or
+        ``folder``, ``tasks`` (per suite version and task of the cards: ``suite``, ``task``, ``measure``,
+        ``percent``, ``lower_is_better`` and ``rows`` of ``agent``, ``value``, ``lo``, ``hi``, ``games``,
+        ``file``, best first), ``reports`` (per league or
         evaluate file: its ``rows`` best first) and ``skipped`` (``[file, why]`` pairs).
     """
     out: dict[str, Any] = {"folder": None if folder is None else str(folder), "tasks": [], "reports": [],
@@ -83,7 +87,7 @@ def load_results(folder: str | Path | None) -> dict[str, Any]:
     if folder is None:
         return out
     root = Path(folder)
-    tasks: dict[str, dict[str, Any]] = {}
+    tasks: dict[tuple[str, str], dict[str, Any]] = {}
     files = sorted(p for p in root.rglob("*.json") if p.is_file())
     if len(files) > MAX_FILES:
         out["skipped"].append([f"{len(files) - MAX_FILES} more files", f"only the first {MAX_FILES} are read"])
@@ -104,7 +108,8 @@ def load_results(folder: str | Path | None) -> dict[str, Any]:
             out["reports"].append(_report(data, name))
         elif not (isinstance(data, dict) and data.get("format") == "lama-dice-record/1") and path.name != "index.json":
             out["skipped"].append([name, "neither a score card nor a league / evaluate report"])
-    for t in tasks.values():
-        t["rows"].sort(key=lambda r: -(r["value"] if r["value"] is not None else -math.inf))
+    for t in tasks.values():  # best first; an agent without a number last
+        sign = 1.0 if t["lower_is_better"] else -1.0
+        t["rows"].sort(key=lambda r: sign * r["value"] if r["value"] is not None else math.inf)
     out["tasks"] = list(tasks.values())
     return out

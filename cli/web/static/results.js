@@ -65,7 +65,8 @@
     }
     $("intro").textContent = `From ${d.folder}: ${d.tasks.length} task${d.tasks.length === 1 ? "" : "s"} of score cards, ` +
       `${d.reports.length} league / evaluate report${d.reports.length === 1 ? "" : "s"}.`;
-    $("tasks").innerHTML = d.tasks.map(t => `<section class="panel"><h2>Task ${esc(t.task)}: ${esc(t.measure)}</h2>` +
+    $("tasks").innerHTML = d.tasks.map(t => `<section class="panel"><h2>Task ${esc(t.task)} (${esc(t.suite)}): ` +
+      `${esc(t.measure)}${t.lower_is_better ? " (lower is better)" : ""}</h2>` +
       `<p class="hint">${esc(t.about || "")}</p>` + plot(t.rows, t.percent, `${t.task}: agents ranked by ${t.measure} with 95% intervals`) +
       table(t.rows, t.percent, [["file", r => r.file + (r.official ? "" : " (not official)")]]) + "</section>").join("");
     $("reports").innerHTML = d.reports.map(r => `<section class="panel"><h2>${esc(r.file)}: ${r.kind}, ${r.players} players, ${r.games} games</h2>` +
