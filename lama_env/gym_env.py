@@ -116,7 +116,7 @@ from .observation import encode, observation_size
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
 from .render import render_text
-from .rules import RulesConfig, winners
+from .rules import RulesConfig, win_rewards, winners  # win_rewards: re-exported
 from .rules import check_num_players as _check_num_players
 from .viewer import HumanView
 
@@ -227,21 +227,6 @@ def build_rules(rules: Mapping[str, Any], owner: str = "__init__()") -> RulesCon
 def _name(policy: Any) -> str:
     """How an opponent is named in messages: its spec, else its class."""
     return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def win_rewards(totals: Sequence[int]) -> list[float]:
-    """Zero-sum win/loss rewards of final ``totals``.
-
-    The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
-    share +1, the others share -1; if everyone ties (or there is one player),
-    everyone gets 0.
-    """
-    n = len(totals)
-    won = winners(totals)
-    k = len(won)
-    if k == n:
-        return [0.0] * n
-    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
 
 
 def warn_solo_win() -> None:
@@ -356,6 +341,16 @@ class LamaDiceEnv(gym.Env):
         self._episodes = 0
         self._done = True
         self._policies: list[Any] = [None] * n
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the ``human`` render window, so that ``pickle`` and ``copy.deepcopy`` keep a game in progress.
+
+        The copy continues exactly as the original: the game, the random stream shared by
+        the env and the game, and the opponents (with their own random streams) are copied together.
+        """
+        state = self.__dict__.copy()
+        state.pop("_view", None)
+        return state
 
     # ------------------------------------------------------------------ set-up
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
