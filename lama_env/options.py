@@ -9,8 +9,8 @@ keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
   (:func:`check_choice`, :func:`check_num_players`, :func:`check_max_rounds`,
   :func:`check_learner_seat`, :func:`seat_opponents`), raising :class:`LamaEnvError`;
 * :class:`IllegalMoveWarning` and :func:`warn_solo_win`;
-* the zero-sum win rewards (:func:`win_rewards`) and the empty episode statistics
-  (:data:`NO_EPISODE_STATS`);
+* the zero-sum win rewards (:func:`win_rewards`, re-exported from :mod:`lama_env.rules`) and the
+  empty episode statistics (:data:`NO_EPISODE_STATS`);
 * the action argument (:func:`as_action`) and the cache of action masks (:class:`MaskCache`).
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 from . import actions as A
 from .errors import LamaDiceError
 from .rules import check_num_players as _check_num_players
-from .rules import winners
+from .rules import win_rewards  # re-exported: its one home is lama_env.rules
 
 __all__ = [
     "EPISODES",
@@ -124,21 +124,6 @@ def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], 
 def opponent_name(policy: Any) -> str:
     """How an opponent is named in messages: its spec, else its class."""
     return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def win_rewards(totals: Sequence[int]) -> list[float]:
-    """Zero-sum win/loss rewards of final ``totals``.
-
-    The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
-    share +1, the others share -1; if everyone ties (or there is one player),
-    everyone gets 0.
-    """
-    n = len(totals)
-    won = winners(totals)
-    k = len(won)
-    if k == n:
-        return [0.0] * n
-    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
 
 
 def warn_solo_win() -> None:

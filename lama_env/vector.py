@@ -66,7 +66,7 @@ Rewards
 
 As the Gymnasium and PettingZoo envs define them (docs/environments.md),
 given to every seat at once: ``reward="win"`` pays the zero-sum shares of
-:func:`lama_env.options.win_rewards` (winners, tied for the fewest points,
+:func:`lama_env.rules.win_rewards` (winners, tied for the fewest points,
 share +1, the others -1; all 0 when everyone ties, so always 0 solo) on the
 step that ends the game (``episode="round"``: the round, lowest total after it
 winning); ``reward="points"`` pays minus the change of each seat's total over
