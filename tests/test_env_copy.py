@@ -99,7 +99,7 @@ def test_pettingzoo_copy_keeps_every_wrapper_and_option():
     while hasattr(layer, "env"):
         layers.append(type(layer).__name__)
         layer = layer.env
-    assert layers == ["_OrderEnforcing", "_AssertOutOfBounds", "_TerminateIllegal"]
+    assert layers == ["OrderEnforcing", "AssertOutOfBounds", "TerminateIllegal"]
     raw = twin.unwrapped
     assert (raw.auto_forced, raw.episode, raw.max_rounds, raw.rules) == (True, "round", 2, env.unwrapped.rules)
     # the wrappers of the copy point at the copy's raw env, not the original's
