@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from lama_env.errors import LamaDiceError, clip
+from lama_env.errors import LamaDiceError, bounded, clip
 
 from .agentfile import (
     SUFFIX,
@@ -95,8 +95,7 @@ def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
         tensors = sb3_actor_tensors(read_policy_state(p), network, where)
     else:
         require_pickle_opt_in(f"checkpoint {p} does not describe its network in a sidecar: exporting it "
-                              "means unpickling its data with Stable-Baselines3",
-                              "export only a checkpoint you trust")
+                              "means unpickling it with Stable-Baselines3")
         policy = load_sb3_policy(p)
         network, tensors = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], where)
     source = PPOPolicy(p)
@@ -105,8 +104,7 @@ def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
 
 
 def _from_rllib(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
-    require_pickle_opt_in(f"rllib:{arg} is read by Ray's RLModule.from_checkpoint, which unpickles",
-                          "export only a checkpoint you trust")
+    require_pickle_opt_in(f"rllib:{bounded(arg, 200)} is read by Ray's RLModule.from_checkpoint")
     from .rllib_agent import RLlibPolicy
 
     source = RLlibPolicy(arg)

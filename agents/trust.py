@@ -46,13 +46,14 @@ def pickle_allowed() -> bool:
     return os.environ.get(ENV_VAR, "").strip().lower() in ("1", "true", "yes")
 
 
-def require_pickle_opt_in(what: str, instead: str) -> None:
+def require_pickle_opt_in(what: str, instead: str | None = None) -> None:
     """Raise :class:`UntrustedFileError` (one line) unless unpickling is allowed.
 
     Args:
         what: what would be loaded and why it can run code.
-        instead: the safe alternative to suggest (e.g. the export command).
+        instead: the safe alternative to suggest (e.g. the export command), if there is one.
     """
     if not pickle_allowed():
-        raise UntrustedFileError(f"{what}, and unpickling can run code: {instead}; or, only if you trust "
-                                 f"the file, pass {FLAG} (or set {ENV_VAR}=1)")
+        safe = f"{instead}; or, " if instead else ""
+        raise UntrustedFileError(f"{what}, and unpickling can run code: {safe}only if you trust the file, "
+                                 f"pass {FLAG} (or set {ENV_VAR}=1)")

@@ -173,16 +173,18 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
 
 
 class _ForwardCounter:
-    """Counts the forward passes (and rows) of :class:`lama_dice.agents.ppo._Actor` while installed."""
+    """Counts the forward passes (and rows) of :class:`lama_dice.agents.agentfile.MLPActor` while installed."""
 
     def __init__(self) -> None:
         self.calls = 0
         self.rows = 0
 
     def __enter__(self) -> _ForwardCounter:
-        from lama_dice.agents import ppo
+        from lama_dice.agents import agentfile
 
-        self._cls = cast(Any, ppo._Actor)  # Any: its method is patched below, which mypy forbids on the class
+        # every learned network's forward pass (loaded or in memory); Any: its method is patched below,
+        # which mypy forbids on the class
+        self._cls = cast(Any, agentfile.MLPActor)
         self._orig = self._cls.logits
         counter = self
 

@@ -360,3 +360,24 @@ def test_agent_file_with_tensors_that_do_not_match_its_description_is_refused(ck
     _one_line_error(f"ppo:{tmp_path / 'act.safetensors'}", "activation 'softplus' is not one of")
     with pytest.raises(CheckpointError, match="do not match"):
         write_agent_file(tmp_path / "w.safetensors", desc, short)
+
+
+def test_export_of_an_older_checkpoint_needs_the_opt_in(tmp_path, monkeypatch, capsys):
+    """A checkpoint without a network description exports only with --allow-pickle (SB3 unpickles it)."""
+    from lama_dice.agents.trust import ENV_VAR
+    from lama_dice.cli.main import main
+
+    monkeypatch.setenv(ENV_VAR, "0")  # not allowed; and whatever --allow-pickle sets is undone after the test
+    old = _save_untrained(tmp_path / "old.zip", 2, seed=3, sidecar=False)
+    out = tmp_path / "old.safetensors"
+    assert main(["export", f"ppo:{old}", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "unpickling can run code" in err and "--allow-pickle" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert main(["export", f"ppo:{old}", str(out), "--allow-pickle"]) == 0
+    monkeypatch.delenv(ENV_VAR)  # the flag set it for this process; the agent file needs no opt-in
+    exported = make_agent(f"ppo:{out}")
+    original = PPOPolicy.from_sb3(MaskablePPO.load(old, device="cpu").policy, 2)
+    games = _states(2, 300, seed=9)
+    legals = [g.legal_actions() for g in games]
+    assert exported.act_batch(games, legals) == original.act_batch(games, legals)

@@ -185,10 +185,11 @@ class PolicyConfig(Section):
                                                                      description="hidden-layer activation")
     ortho_init: bool = Field(default=True, description="orthogonal initialization")
     init_from: str | None = Field(default=None,
-                                  description="warm start: a network (ppo:PATH: an agent file, a .zip, a run folder "
-                                              "or a shipped agent such as ppo:2p) whose actor (and a checkpoint's "
-                                              "value network) start the network (its hidden layers and activation "
-                                              "must be these; null = fresh weights)")
+                                  description="warm start: a network (ppo:PATH: a .zip, a run folder, an agent file "
+                                              "or a shipped agent such as ppo:2p, read as data) whose weights start "
+                                              "the network: policy and value from a .zip, the policy only from an "
+                                              "agent file (its net_arch and activation must be these; null = fresh "
+                                              "weights)")
 
     @field_validator("net_arch")
     @classmethod
