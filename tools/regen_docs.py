@@ -617,10 +617,10 @@ def exploit_results() -> dict[str, dict]:
     return out
 
 
-def _exploit_curve(d: dict) -> str:
-    """The best responder's curve: its win rate at each evaluated checkpoint (steps in millions)."""
-    best = next(r for r in d["responders"] if f"{r['start']['name']}-seed{r['seed']}" == d["best"])
-    return ", ".join(f"{p['timesteps'] / 1e6:.2g}M {100 * p['win_rate']:.1f}" for p in best["curve"])
+def _exploit_curves(d: dict) -> str:
+    """Every responder's curve: its win rate at each evaluated checkpoint (steps in millions)."""
+    return "; ".join(f"{r['start']['name']}: " + ", ".join(f"{p['timesteps'] / 1e6:.3g}M {100 * p['win_rate']:.1f}"
+                                                          for p in r["curve"]) for r in d["responders"])
 
 
 def _exploit_table(_runs: list[Run]) -> str:
@@ -636,10 +636,10 @@ def _exploit_table(_runs: list[Run]) -> str:
         mins = d["elapsed_s"] / 60
         load = d.get("machine", {}).get("load_average_at_start")
         rows.append([f"`{target}`", pct(ex["win_rate"]), pct_range(ex["ci95"]), d["best"], starts,
-                     _exploit_curve(d), f"{b['steps'] / 1e6:.2g}M x {len(d['starts'])} x seeds {b['seeds']}",
+                     _exploit_curves(d), f"{b['steps'] / 1e6:.2g}M x {len(d['starts'])} x seeds {b['seeds']}",
                      f"{mins:.0f} min" + (f" (load {load:.1f})" if load is not None else ""), f"`{d['command']}`"])
     text = md_table(["target", "best responder's win rate", "95% CI", "best", "each start (choice games)",
-                     "best responder's curve (steps: win rate %)", "budget (steps x starts x seeds)",
+                     "curves (steps: win rate %)", "budget (steps x starts x seeds)",
                      "wall time", "command"], rows)
     text += ("\n\nWin rates of the responder against the target (ties shared): the best is chosen on "
              "4,000 games per responder and reported on 10,000 fresh games (Wilson interval, about ±1 point); "
