@@ -16,6 +16,13 @@ injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``,
 ``next_round(hands=...)``) for tests and replay.  The state is exposed
 read-only through properties; :meth:`LamaGame.copy` is cheap.
 
+For search (the state API, a table in docs/environments.md): with
+``LamaGame(..., chance="explicit")`` the deal (card by card) and every roll stop
+at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outcomes`,
+:meth:`~LamaGame.apply_chance`, :meth:`~LamaGame.sample_chance`); :meth:`~LamaGame.clone`,
+:meth:`~LamaGame.serialize` / :meth:`LamaGame.deserialize`, pickling and
+:meth:`~LamaGame.returns` work in both modes.
+
 What each action does (a roll, a discard, a take, a quit, the end of a round)
 is worked out by the pure functions of :mod:`lama_env.transitions`; this
 module strings them together and keeps the books (phases, whose turn, the
@@ -32,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
+from . import snapshot as S
 from .errors import LamaDiceError, clip
 from .rules import (
     DECK,
@@ -40,11 +48,13 @@ from .rules import (
     HAND_SIZE,
     NUM_DICE,
     NUM_FACES,
+    MAX_PLAYERS,
     RulesConfig,
     check_num_players,
     return_chip,
     score_display,
 )
+from .rules import win_rewards
 from .rules import winners as _winners
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
@@ -58,13 +68,18 @@ from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, 
     apply_quit,
     apply_roll,
     apply_take,
+    deal_outcomes,
+    deal_seat,
     match_limits,
     next_player,
     resolve_roll,
     score_round,
 )
+from .transitions import chance_outcomes as roll_outcomes
 
 RECORD_FORMAT = "lama-dice-record/1"
+#: The format of :meth:`LamaGame.serialize` strings and of pickled games.
+STATE_FORMAT = "lama-dice-state/1"
 
 _TURN_ACTIONS = (A.ROLL, A.QUIT)
 _ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
@@ -83,6 +98,13 @@ _RANDOM_BLOCK = 96
 _RANDOM_BLOCK_MAX = 3 * 512
 #: The rules of a game created without any (a frozen dataclass: one shared instance saves building one per game).
 _DEFAULT_RULES = RulesConfig()
+#: How chance is resolved: ``"sampled"`` (the default: deals and dice are drawn from the game's random
+#: stream as they happen) or ``"explicit"`` (they wait at a chance node for :meth:`LamaGame.apply_chance`).
+CHANCE_MODES = ("sampled", "explicit")
+#: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
+_ROLL_NODE = "roll"
+#: What :meth:`LamaGame.returns` can measure (the environments' ``reward`` modes).
+RETURNS = ("win", "points")
 
 
 class Phase(IntEnum):
@@ -120,19 +142,25 @@ class LamaGame:
         start_player: who starts the first round.
         hands: the first round's deal (per player, six face indices or names); dealt at random if None.
         record: keep the turn log so that :meth:`to_record` works (a little slower).
+        chance: ``"sampled"`` (default: deals and dice come from the random stream as they
+            happen) or ``"explicit"`` (each card of a deal and each roll waits at a chance
+            node for :meth:`apply_chance`); see :meth:`is_chance_node`.
     """
 
     __slots__ = (
         "_active",
         "_buf",
+        "_buf_state",
         "_bufpos",
         "_busted",
+        "_chance",
         "_current",
         "_dice",
         "_dice_faces",
         "_discarded",
         "_displays",
         "_ended_by",
+        "_explicit",
         "_legal",
         "_n",
         "_pending",
@@ -166,11 +194,12 @@ class LamaGame:
         start_player: int = 0,
         hands: Sequence[Sequence[Any]] | None = None,
         record: bool = True,
+        chance: str = "sampled",
     ) -> None:
         """Set up the game and deal its first round (see the class docstring).
 
         Raises:
-            GameSetupError: a bad player count, ``start_points`` or ``start_player``.
+            GameSetupError: a bad player count, ``start_points``, ``start_player`` or ``chance``.
             IllegalActionError: ``hands`` is not a deal of the deck.
             lama_env.rules.RulesError: bad ``rules``.
         """
@@ -179,7 +208,12 @@ class LamaGame:
             else RulesConfig.from_dict(rules)
         self._rng = rng if rng is not None else np.random.default_rng(seed)
         self._buf: list[float] = []
+        self._buf_state: dict | None = None  # the generator's state just before it drew _buf (serialize)
         self._bufpos = 0
+        if chance not in CHANCE_MODES:
+            raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {chance!r}")
+        self._explicit = chance == "explicit"
+        self._chance: tuple[int, ...] | str | None = None
         self._dice_faces = self._rules.dice_index
         if start_points is None:
             self._totals = [0] * n
@@ -207,7 +241,10 @@ class LamaGame:
     # ------------------------------------------------------------------ rounds
     def _begin_round(self, start_player: int, hands: Sequence[Sequence[Any]] | None) -> None:
         n = self._n
-        if hands is None:
+        hand_faces: list[list[int]] | None
+        if hands is None and self._explicit:
+            hand_faces = None  # dealt card by card through apply_chance
+        elif hands is None:
             k = n * HAND_SIZE
             pos = self._bufpos
             buf = self._buf
@@ -227,7 +264,7 @@ class LamaGame:
         self._start = start_player
         displays: list[tuple[int, ...]] = []
         self._displays = displays
-        for hand in hand_faces:
+        for hand in hand_faces or [()] * n:
             d = [0] * NUM_FACES
             for f in hand:
                 d[f] += 1
@@ -246,7 +283,10 @@ class LamaGame:
         self._busted: int | None = None
         self._triples = [0] * n
         self._turns_in_round = 0
-        if self._record:
+        if hand_faces is None:
+            self._chance = ()  # the deal's chance node: no card dealt yet
+            self._legal = ()
+        elif self._record:
             self._rounds.append({
                 "start_player": start_player,
                 "hands": [[FACES[f] for f in h] for h in hand_faces],
@@ -305,6 +345,10 @@ class LamaGame:
                     self._end_round(ended)
                 else:
                     self._advance()
+            elif dice is None and self._explicit:  # the roll's chance node: apply_chance gives the dice
+                self._turns_in_round += 1
+                self._chance = _ROLL_NODE
+                self._legal = ()
             else:
                 rolled = self._draw_dice() if dice is None else self.check_dice(dice)  # may raise: state unchanged
                 self._turns_in_round += 1
@@ -377,6 +421,7 @@ class LamaGame:
     def _refill(self) -> list[float]:
         """A new block of random numbers (see ``_RANDOM_BLOCK``); the rest of the old one is dropped."""
         size = min(2 * len(self._buf), _RANDOM_BLOCK_MAX) if self._buf else _RANDOM_BLOCK
+        self._buf_state = self._rng.bit_generator.state
         buf = self._buf = self._rng.random(size).tolist()
         self._bufpos = 0
         return buf
@@ -396,6 +441,9 @@ class LamaGame:
         return tuple(out)
 
     def _illegal_message(self, action: Any) -> str:
+        if self._chance is not None:
+            return (f"no action is legal: the game waits for chance ({self._chance_name()}); "
+                    "call apply_chance(outcome) or sample_chance()")
         ph = self._phase
         if ph in (_ROUND_OVER, _GAME_OVER):
             return f"no action is legal: {'the game is over' if ph == _GAME_OVER else 'the round is over'}"
@@ -590,14 +638,200 @@ class LamaGame:
         """What ``player``'s display would score if the round ended now."""
         return score_display(self._displays[player])
 
+    # ---------------------------------------------------------------- chance
+    @property
+    def chance(self) -> str:
+        """How chance is resolved: ``"sampled"`` or ``"explicit"`` (see :meth:`is_chance_node`)."""
+        return "explicit" if self._explicit else "sampled"
+
+    def is_chance_node(self) -> bool:
+        """Whether the game waits for chance: a roll was chosen and its dice are not known yet, or a deal is under way.
+
+        Only with ``chance="explicit"``; then :meth:`legal_actions` is empty, :attr:`phase`
+        is :attr:`Phase.TURN` (the roller's turn, or the start player's first turn once
+        the deal is done) and :meth:`chance_outcomes` lists what can happen.
+        """
+        return self._chance is not None
+
+    def chance_outcomes(self) -> tuple[tuple[Any, float], ...]:
+        """The outcomes of the pending chance event with their exact probabilities (sum 1); ``()`` if none.
+
+        At a roll: every distinct roll as three face indices in die order
+        (:func:`lama_env.transitions.chance_outcomes`). During a deal: the next
+        card's face index (:func:`lama_env.transitions.deal_outcomes`; the deal
+        goes card by card, six to each seat in seat order, at most seven outcomes a card).
+        """
+        c = self._chance
+        if c is None:
+            return ()
+        if c is _ROLL_NODE:
+            return roll_outcomes(self._rules)
+        return deal_outcomes(self._dealt_counts())
+
+    def apply_chance(self, outcome: Any) -> None:
+        """Resolve the pending chance event with ``outcome`` (one of :meth:`chance_outcomes`' outcomes).
+
+        A roll's outcome is three faces in die order (indices or names, as
+        ``step(ROLL, dice=...)`` takes them); a deal's is one face (index or name).
+
+        Raises:
+            IllegalActionError: no chance event is pending, or ``outcome`` cannot happen; the state is unchanged.
+        """
+        c = self._chance
+        if c is None:
+            raise IllegalActionError("apply_chance: no chance event is pending (is_chance_node() is False)")
+        if c is _ROLL_NODE:
+            rolled = self.check_dice(outcome)  # may raise: state unchanged
+            self._chance = None
+            self._version += 1
+            self._roll(self._current, rolled)
+            return
+        f = _to_face(outcome)
+        if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
+            raise IllegalActionError(f"the next card of the deal cannot be {outcome!r} "
+                                     f"(left in the deck: {self._deck_left_text()})")
+        self._deal_card(f)
+
+    def sample_chance(self) -> Any:
+        """Resolve the pending chance event from the game's own random stream; return the outcome applied.
+
+        Dice are drawn as in the sampled mode; a deal card uniformly from the deck left.
+
+        Raises:
+            IllegalActionError: no chance event is pending.
+        """
+        c = self._chance
+        if c is None:
+            raise IllegalActionError("sample_chance: no chance event is pending (is_chance_node() is False)")
+        if c is _ROLL_NODE:
+            rolled = self._draw_dice()
+            self.apply_chance(rolled)
+            return rolled
+        pos = self._bufpos
+        buf = self._buf
+        if pos + 1 > len(buf):
+            buf = self._refill()
+            pos = 0
+        self._bufpos = pos + 1
+        left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
+        i = int(buf[pos] * sum(left))
+        f = 0
+        while i >= left[f]:
+            i -= left[f]
+            f += 1
+        self._deal_card(f)
+        return f
+
+    def _deal_card(self, f: int) -> None:
+        dealt = self._chance
+        assert isinstance(dealt, tuple)
+        p = deal_seat(len(dealt))
+        d = list(self._displays[p])
+        d[f] += 1
+        self._displays[p] = tuple(d)
+        dealt = (*dealt, f)
+        self._version += 1
+        if len(dealt) < self._n * HAND_SIZE:
+            self._chance = dealt
+            return
+        self._chance = None
+        self._legal = _TURN_ACTIONS
+        if self._record:
+            self._rounds.append({
+                "start_player": self._start,
+                "hands": [[FACES[f] for f in dealt[i:i + HAND_SIZE]] for i in range(0, len(dealt), HAND_SIZE)],
+                "turns": [],
+            })
+
+    def _dealt_counts(self) -> list[int]:
+        """Cards dealt so far in a deal under way (the displays hold nothing else yet), per face."""
+        return [sum(col) for col in zip(*self._displays, strict=True)]
+
+    def _deck_left_text(self) -> str:
+        dealt = self._dealt_counts()
+        return ", ".join(f"{DECK_COUNTS[f] - dealt[f]} '{FACES[f]}'" for f in _FACE_RANGE)
+
+    def _chance_name(self) -> str:
+        c = self._chance
+        if c is _ROLL_NODE:
+            return f"the dice of player {self._current}'s roll"
+        return f"card {len(c or ()) + 1} of the deal"
+
+    # ------------------------------------------------------------- returns
+    def returns(self, reward: str = "win") -> tuple[float, ...]:
+        """Each seat's return so far under the environments' ``reward`` mode (docs/environments.md, Rewards).
+
+        Args:
+            reward: ``"win"``: once the game is over, the zero-sum win/loss shares
+                (:func:`lama_env.rules.win_rewards`), all 0 before; ``"points"``: minus
+                each seat's chip total change over the finished rounds (the sum of the
+                per-round ``"points"`` rewards so far).
+
+        Raises:
+            ValueError: an unknown ``reward``.
+        """
+        if reward == "win":
+            return tuple(win_rewards(self._totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
+        if reward != "points":
+            raise ValueError(f"reward must be one of {', '.join(map(repr, RETURNS))}, got {reward!r}")
+        if self._phase >= _ROUND_OVER:
+            ref = self._totals
+        else:
+            ref = self._results[-1]["totals"] if self._results else self._start_points
+        return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
+
     # ----------------------------------------------------------- copy/record
+    def clone(self, chance: str | None = None) -> LamaGame:
+        """An independent copy, as :meth:`copy`; ``chance`` switches the copy's chance mode for what follows.
+
+        A chance event already pending stays pending in the copy (resolve it with
+        :meth:`apply_chance` or :meth:`sample_chance`).
+        """
+        g = self.copy()
+        if chance is not None:
+            if chance not in CHANCE_MODES:
+                raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {chance!r}")
+            g._explicit = chance == "explicit"
+        return g
+
     def copy(self) -> LamaGame:
         """An independent copy (its random stream continues the same way as this one's)."""
+        rng = np.random.Generator(type(self._rng.bit_generator)())
+        rng.bit_generator.state = self._rng.bit_generator.state
+        return self._copy_with(rng)
+
+    def __deepcopy__(self, memo: dict) -> LamaGame:
+        """A :meth:`copy` whose random generator is ``deepcopy``'d with ``memo``.
+
+        So a generator shared with other objects copied together (an environment's
+        ``np_random``) stays shared between the copies.
+        """
+        from copy import deepcopy
+
+        g = self._copy_with(deepcopy(self._rng, memo))
+        memo[id(self)] = g
+        return g
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle every slot (with the state format, checked on loading)."""
+        state = {name: getattr(self, name) for name in LamaGame.__slots__}
+        state["format"] = STATE_FORMAT
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled game (see :meth:`__getstate__`)."""
+        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+            got = state.get("format") if isinstance(state, dict) else type(state).__name__
+            raise GameSetupError(f"cannot unpickle a LamaGame of state format {got!r} (this version reads "
+                                 f"{STATE_FORMAT!r})")
+        for name in LamaGame.__slots__:
+            setattr(self, name, state[name])
+
+    def _copy_with(self, rng: np.random.Generator) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
         for name in LamaGame.__slots__:
             setattr(g, name, getattr(self, name))
-        g._rng = np.random.Generator(type(self._rng.bit_generator)())
-        g._rng.bit_generator.state = self._rng.bit_generator.state
+        g._rng = rng
         g._buf = self._buf  # never mutated in place, only replaced
         g._totals = list(self._totals)
         g._displays = list(self._displays)  # of tuples
@@ -609,6 +843,145 @@ class LamaGame:
             g._rounds = [dict(r, turns=[dict(t) for t in r["turns"]]) for r in self._rounds]
             g._pending = g._rounds[-1]["turns"][-1] if self._pending is not None else None
         return g
+
+    # ---------------------------------------------------------- serialize
+    def serialize(self) -> str:
+        """The whole state as a stable, versioned string (JSON of format :data:`STATE_FORMAT`).
+
+        It keeps everything: whose turn, the phase and pending dice, quits, the
+        llama row, the displays, chips, the round and its start player, the
+        finished rounds' results, the turn log (with ``record=True``), the rules,
+        the chance mode and any pending chance event, and the random stream's
+        exact position, so :meth:`deserialize` gives a game that continues the
+        same way (same future deals and dice).  The same state gives the same text.
+        """
+        n = self._n
+        c = self._chance
+        data = {
+            "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
+            "chance": self.chance, "record": self._record, "version": self._version,
+            "start_points": self._start_points, "totals": self._totals, "round": self._round,
+            "start_player": self._start, "current_player": self._current, "phase": self._phase.name.lower(),
+            "displays": [list(d) for d in self._displays], "row": list(self._row), "quit": self._quit,
+            "dice": None if self._dice is None else list(self._dice), "discarded": self._discarded,
+            "triple_llamas": self._triples, "turns_in_round": self._turns_in_round,
+            "round_points": self._round_points, "ended_by": self._ended_by, "went_out": self._went_out,
+            "busted": self._busted,
+            "chance_node": None if c is None else "roll" if c is _ROLL_NODE else {"deal": list(c)},
+            "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
+            "log": self._rounds if self._record else None, "log_pending": self._pending is not None,
+            "random": S.random_state(self._rng, self._buf_state, len(self._buf), self._bufpos),
+        }
+        return S.dumps(data)
+
+    @classmethod
+    def deserialize(cls, text: str) -> LamaGame:
+        """The game that :meth:`serialize` wrote ``text`` from (its own random generator, in the same state).
+
+        Raises:
+            lama_env.snapshot.StateFormatError: ``text`` is not a readable
+                :data:`STATE_FORMAT` string (the message names the bad field).
+        """
+        data = S.parse(text, STATE_FORMAT)
+        g = cls.__new__(cls)
+        try:
+            g._restore_setup(data)
+            g._restore_round(data)
+            g._restore_history(data)
+        except LamaDiceError as e:
+            if isinstance(e, S.StateFormatError):
+                raise
+            raise S.StateFormatError(f"serialized game state: {e}") from None
+        return g
+
+    def _restore_setup(self, data: dict[str, Any]) -> None:
+        self._n = n = S.check_int(S.field(data, "players"), "players", 1, MAX_PLAYERS)
+        rules = S.field(data, "rules")
+        if not isinstance(rules, dict):
+            raise S.StateFormatError("serialized game state: rules must be an object")
+        self._rules = RulesConfig.from_dict(rules)
+        self._dice_faces = self._rules.dice_index
+        self._explicit = S.check_choice(S.field(data, "chance"), "chance", CHANCE_MODES) == "explicit"
+        self._record = S.check_bool(S.field(data, "record"), "record")
+        self._version = S.check_int(S.field(data, "version"), "version", 0)
+        self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)
+        self._totals = S.check_ints(S.field(data, "totals"), "totals", n, 0)
+        self._round = S.check_int(S.field(data, "round"), "round", 0)
+        self._rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
+
+    def _restore_round(self, data: dict[str, Any]) -> None:
+        n = self._n
+        self._start = S.check_int(S.field(data, "start_player"), "start_player", 0, n - 1)
+        self._current = S.check_int(S.field(data, "current_player"), "current_player", 0, n - 1)
+        phases = tuple(p.name.lower() for p in Phase)
+        self._phase = Phase[S.check_choice(S.field(data, "phase"), "phase", phases).upper()]
+        displays = S.field(data, "displays")
+        if not isinstance(displays, list) or len(displays) != n:
+            raise S.StateFormatError(f"serialized game state: displays must list {n} displays")
+        self._displays = [tuple(S.check_ints(d, "displays", NUM_FACES, 0, HAND_SIZE + NUM_FACES)) for d in displays]
+        self._row = tuple(S.check_ints(S.field(data, "row"), "row", NUM_FACES, 0, 1))
+        self._quit = [S.check_bool(q, "quit") for q in S.check_list(S.field(data, "quit"), "quit", n)]
+        self._active = n - sum(self._quit)
+        dice = S.field(data, "dice")
+        self._dice = None if dice is None else self.check_dice(S.check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
+        self._discarded = S.check_ints(S.field(data, "discarded"), "discarded", None, _DISCARD_BASE,
+                                       A.NUM_ACTIONS - 1)
+        self._triples = S.check_ints(S.field(data, "triple_llamas"), "triple_llamas", n, 0)
+        self._turns_in_round = S.check_int(S.field(data, "turns_in_round"), "turns_in_round", 0)
+        pts = S.field(data, "round_points")
+        self._round_points = None if pts is None else S.check_ints(pts, "round_points", n, 0)
+        self._ended_by = S.check_choice(S.field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS))
+        self._went_out = S.check_optional_int(S.field(data, "went_out"), "went_out", 0, n - 1)
+        self._busted = S.check_optional_int(S.field(data, "busted"), "busted", 0, n - 1)
+        node = S.field(data, "chance_node")
+        if node is None or node == "roll":
+            self._chance = None if node is None else _ROLL_NODE
+        elif isinstance(node, dict) and set(node) == {"deal"}:
+            self._chance = tuple(S.check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
+        else:
+            raise S.StateFormatError(f"serialized game state: bad chance_node {node!r}")
+        self._legal = self._derive_legal()
+
+    def _derive_legal(self) -> tuple[int, ...]:
+        """The legal actions of the restored state (worked out again, and checked against its phase)."""
+        ph = self._phase
+        if self._chance is not None or ph >= _ROUND_OVER:
+            return ()
+        if ph == _TURN:
+            if self._dice is not None:
+                raise S.StateFormatError("serialized game state: dice are shown at the start of a turn")
+            return _TURN_ACTIONS
+        if self._dice is None:
+            raise S.StateFormatError(f"serialized game state: no dice for a {ph.name.lower()} decision")
+        kind, legal, _, _, _ = apply_roll(self._displays[self._current], self._row, self._dice, self._active == 1,
+                                          self._rules)
+        if kind != (ROLL_DISCARD if ph == _DISCARD else ROLL_TAKE):
+            raise S.StateFormatError(f"serialized game state: the dice {list(self._dice)} ask for a {kind}, "
+                                     f"not a {ph.name.lower()} decision")
+        return legal
+
+    def _restore_history(self, data: dict[str, Any]) -> None:
+        results = S.check_list(S.field(data, "results"), "results", None)
+        keys = {"finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas"}
+        for r in results:
+            if not isinstance(r, dict) or set(r) != keys:
+                raise S.StateFormatError(f"serialized game state: a round result must have the fields "
+                                         f"{', '.join(sorted(keys))}")
+        self._results = [dict(r, quit=tuple(r["quit"]), triple_llamas=tuple(r["triple_llamas"])) for r in results]
+        self._rounds = []
+        self._pending = None
+        if self._record:
+            log = S.check_list(S.field(data, "log"), "log", None)
+            for r in log:
+                if (not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"}
+                        or not isinstance(r["turns"], list) or not all(isinstance(t, dict) for t in r["turns"])):
+                    raise S.StateFormatError("serialized game state: a log round must have start_player, hands "
+                                             "and a list of turns")
+            self._rounds = log
+            if S.check_bool(S.field(data, "log_pending"), "log_pending"):
+                if not log or not log[-1]["turns"]:
+                    raise S.StateFormatError("serialized game state: log_pending without a turn")
+                self._pending = log[-1]["turns"][-1]
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).

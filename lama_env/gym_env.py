@@ -208,6 +208,16 @@ class LamaDiceEnv(gym.Env):
         self._done = True
         self._policies: list[Any] = [None] * n
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the ``human`` render window, so that ``pickle`` and ``copy.deepcopy`` keep a game in progress.
+
+        The copy continues exactly as the original: the game, the random stream shared by
+        the env and the game, and the opponents (with their own random streams) are copied together.
+        """
+        state = self.__dict__.copy()
+        state.pop("_view", None)
+        return state
+
     # ------------------------------------------------------------------ set-up
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
         opponents = seat_opponents(opponents, self.num_players, lambda o: isinstance(o, (str, PolicyLike)))

@@ -220,6 +220,22 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._over = True
         self._dirty = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything, so that ``pickle`` and ``copy.deepcopy`` keep a game in progress.
+
+        ``EzPickle`` (which ``raw_env`` derives from, as PettingZoo's classic envs do) would keep
+        only the constructor's arguments: a copy that has forgotten the game.  The copy continues
+        exactly as the original (the game's random stream is copied with it); only the window of
+        ``render_mode="human"`` is left out (the copy opens its own on its first render).
+        """
+        state = self.__dict__.copy()
+        state.pop("_view", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`__getstate__` kept."""
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of ``agent``: a ``Dict`` of ``observation`` and ``action_mask``."""

@@ -25,7 +25,7 @@ import numpy as np
 from . import actions as A
 from .errors import LamaDiceError
 from .rules import check_num_players as _check_num_players
-from .rules import winners
+from .rules import win_rewards  # the rule lives in rules; re-exported for the envs
 
 __all__ = [
     "EPISODES",
@@ -124,21 +124,6 @@ def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], 
 def opponent_name(policy: Any) -> str:
     """How an opponent is named in messages: its spec, else its class."""
     return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def win_rewards(totals: Sequence[int]) -> list[float]:
-    """Zero-sum win/loss rewards of final ``totals``.
-
-    The winners (tied for the fewest points, :func:`lama_env.rules.winners`)
-    share +1, the others share -1; if everyone ties (or there is one player),
-    everyone gets 0.
-    """
-    n = len(totals)
-    won = winners(totals)
-    k = len(won)
-    if k == n:
-        return [0.0] * n
-    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
 
 
 def warn_solo_win() -> None:

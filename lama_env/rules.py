@@ -246,3 +246,17 @@ def winners(totals: Sequence[int]) -> list[int]:
     """Seats tied for the fewest points."""
     low = min(totals)
     return [i for i, t in enumerate(totals) if t == low]
+
+
+def win_rewards(totals: Sequence[int]) -> list[float]:
+    """Zero-sum win/loss results of final ``totals`` (the environments' ``reward="win"``).
+
+    The winners (tied for the fewest points, :func:`winners`) share +1, the
+    others share -1; if everyone ties (or there is one player), everyone gets 0.
+    """
+    n = len(totals)
+    won = winners(totals)
+    k = len(won)
+    if k == n:
+        return [0.0] * n
+    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]

@@ -11,6 +11,8 @@ consequence                              function
 =======================================  ===================================
 the rolls and their probabilities        :func:`chance_outcomes`,
                                          :func:`grouped_chance_outcomes`
+the deal, card by card, and its odds     :func:`deal_outcomes`,
+                                         :func:`deal_seat`
 a triple llama (a chip is returned)      :func:`is_triple_llama`
 how a roll resolves, and what it does    :func:`apply_roll` (its
                                          classification: :func:`resolve_roll`)
@@ -51,7 +53,7 @@ from operator import add, sub
 from typing import TypeVar
 
 from . import actions as A
-from .rules import LLAMA, NUM_FACES, RulesConfig, game_over, return_chip, score_display
+from .rules import DECK_COUNTS, HAND_SIZE, LLAMA, NUM_FACES, RulesConfig, game_over, return_chip, score_display
 
 #: How a round can end (the ``ended_by`` field of a replay result).
 ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
@@ -109,6 +111,38 @@ def grouped_chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], 
     for dice, p in chance_outcomes(rules):
         acc[tuple(sorted(dice))] += p
     return tuple(sorted(acc.items()))
+
+
+@cache
+def _deal_outcomes(dealt: tuple[int, ...]) -> tuple[tuple[int, float], ...]:
+    left = [DECK_COUNTS[f] - dealt[f] for f in range(NUM_FACES)]
+    if min(left) < 0:
+        raise ValueError(f"more cards dealt than the deck holds: {dealt}")
+    total = sum(left)
+    return tuple((f, k / total) for f, k in enumerate(left) if k)
+
+
+def deal_outcomes(dealt: Sequence[int]) -> tuple[tuple[int, float], ...]:
+    """The outcomes of the next card of a deal: each face still in the deck, with its probability.
+
+    A deal is a sequence of chance events, one card at a time (at most
+    :data:`~lama_env.rules.NUM_FACES` outcomes each), from the shuffled
+    36-card deck: the next card shows face ``f`` with probability (cards of
+    ``f`` left) / (cards left), so a whole deal has the probability of the
+    uniform shuffle.  Which seat a card goes to: :func:`deal_seat`.
+
+    Args:
+        dealt: the cards dealt so far this round, as counts per face index.
+
+    Returns:
+        ``(face, probability)`` pairs, by face, for the faces left (probabilities sum to 1).
+    """
+    return _deal_outcomes(tuple(dealt))
+
+
+def deal_seat(card: int) -> int:
+    """The seat that the ``card``-th card of a deal (0-based) goes to: six to seat 0, then six to seat 1, ..."""
+    return card // HAND_SIZE
 
 
 # ------------------------------------------------------------------- rolls
@@ -263,6 +297,6 @@ def score_round(
 __all__ = [
     "ALL_QUIT", "BUST", "EMPTY_ROW", "FULL_ROW", "ROLL_BUST", "ROLL_DISCARD", "ROLL_TAKE", "ROLL_TRIPLE_LLAMA",
     "ROUND_ENDINGS", "ROW_EMPTY", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit", "apply_roll",
-    "apply_take", "chance_outcomes", "grouped_chance_outcomes", "is_triple_llama", "match_limits",
-    "next_player", "resolve_roll", "score_round",
+    "apply_take", "chance_outcomes", "deal_outcomes", "deal_seat", "grouped_chance_outcomes", "is_triple_llama",
+    "match_limits", "next_player", "resolve_roll", "score_round",
 ]

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Import name of each top-level folder of the repository.
 PACKAGES = {"lama_env": "lama_env", "agents": "lama_dice.agents", "evaluation": "lama_dice.evaluation",
             "train": "lama_dice.train", "bench": "lama_dice.bench", "cli": "lama_dice.cli"}
-ENGINE = ("rules", "transitions", "actions", "engine", "odds", "record", "errors")
+ENGINE = ("rules", "transitions", "actions", "engine", "odds", "record", "errors", "snapshot")
 #: Each floor may import the floors listed for it (and itself); the rest of the project is off limits.
 FLOORS = {
     "lama_env": {"lama_env"},
