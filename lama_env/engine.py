@@ -664,7 +664,7 @@ class LamaGame:
         c = self._chance
         if c is None:
             return ()
-        if c is _ROLL_NODE:
+        if c == _ROLL_NODE:
             return roll_outcomes(self._rules)
         return deal_outcomes(self._dealt_counts())
 
@@ -680,7 +680,7 @@ class LamaGame:
         c = self._chance
         if c is None:
             raise IllegalActionError("apply_chance: no chance event is pending (is_chance_node() is False)")
-        if c is _ROLL_NODE:
+        if c == _ROLL_NODE:
             rolled = self.check_dice(outcome)  # may raise: state unchanged
             self._chance = None
             self._version += 1
@@ -703,7 +703,7 @@ class LamaGame:
         c = self._chance
         if c is None:
             raise IllegalActionError("sample_chance: no chance event is pending (is_chance_node() is False)")
-        if c is _ROLL_NODE:
+        if c == _ROLL_NODE:
             rolled = self._draw_dice()
             self.apply_chance(rolled)
             return rolled
@@ -753,7 +753,7 @@ class LamaGame:
 
     def _chance_name(self) -> str:
         c = self._chance
-        if c is _ROLL_NODE:
+        if c == _ROLL_NODE:
             return f"the dice of player {self._current}'s roll"
         return f"card {len(c or ()) + 1} of the deal"
 
@@ -867,7 +867,7 @@ class LamaGame:
             "triple_llamas": self._triples, "turns_in_round": self._turns_in_round,
             "round_points": self._round_points, "ended_by": self._ended_by, "went_out": self._went_out,
             "busted": self._busted,
-            "chance_node": None if c is None else "roll" if c is _ROLL_NODE else {"deal": list(c)},
+            "chance_node": None if c is None else "roll" if c == _ROLL_NODE else {"deal": list(c)},
             "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
             "log": self._rounds if self._record else None, "log_pending": self._pending is not None,
             "random": S.random_state(self._rng, self._buf_state, len(self._buf), self._bufpos),

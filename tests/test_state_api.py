@@ -1,0 +1,327 @@
+"""The state API of the rules engine: explicit chance, clone, returns, serialize and pickling (docs/environments.md)."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import pickle
+import random
+from collections import Counter
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from lama_env import LamaGame, Phase, RulesConfig
+from lama_env import actions as A
+from lama_env.engine import STATE_FORMAT, GameSetupError, IllegalActionError
+from lama_env.rules import DECK_COUNTS, FACES, win_rewards
+from lama_env.snapshot import StateFormatError
+from lama_env.transitions import chance_outcomes, deal_outcomes
+
+RULES = [RulesConfig(), RulesConfig(triple_llama="also_match"), RulesConfig(must_discard=False, end_threshold=25),
+         RulesConfig(dice=(("L", "L", "L", "1", "2", "3"), ("4", "5", "6", "L", "1", "1"), ("2", "2", "3", "3", "L", "6")))]
+
+
+def _play(game: LamaGame, pick: random.Random, limit: int = 10_000, roll_bias: float = 0.8) -> LamaGame:
+    """Play ``game`` to its end with random legal actions (mostly rolling), sampling chance in explicit mode."""
+    for _ in range(limit):
+        if game.game_over:
+            return game
+        if game.phase is Phase.ROUND_OVER:
+            game.next_round()
+        elif game.is_chance_node():
+            game.sample_chance()
+        else:
+            legal = game.legal_actions()
+            game.step(legal[0] if legal == (A.ROLL, A.QUIT) and pick.random() < roll_bias else pick.choice(legal))
+    raise AssertionError("the game did not end")
+
+
+# ------------------------------------------------------------------------- chance outcomes
+def test_roll_outcomes_are_exact():
+    outcomes = LamaGame(2, chance="explicit", hands=[["1"] * 5 + ["L"], ["2"] * 5 + ["L"]])
+    outcomes.step(A.ROLL)
+    assert outcomes.is_chance_node() and outcomes.legal_actions() == ()
+    got = dict(outcomes.chance_outcomes())
+    assert got == dict(chance_outcomes(RulesConfig()))
+    counts = Counter(itertools.product(*RulesConfig().dice_index))
+    assert sum(counts.values()) == 216
+    for dice, p in got.items():
+        assert p == counts[dice] / 216  # the count of equally likely sides over 6^3
+    assert got[(0, 0, 0)] == pytest.approx(1 / 27, abs=1e-15)  # triple llama: 2 llamas on each die
+    assert Fraction(got[(0, 0, 0)]).limit_denominator(1000) == Fraction(1, 27)
+    assert math.fsum(got.values()) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("rules", RULES, ids=range(len(RULES)))
+def test_roll_outcomes_follow_the_rules_dice(rules):
+    counts = Counter(itertools.product(*rules.dice_index))
+    got = dict(chance_outcomes(rules))
+    assert got == {d: k / 216 for d, k in counts.items()}
+    assert math.fsum(got.values()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_deal_goes_card_by_card_with_the_deck_counts():
+    game = LamaGame(3, chance="explicit", seed=0)
+    dealt = [0] * 7
+    for k in range(18):
+        assert game.is_chance_node() and game.legal_actions() == ()
+        outcomes = game.chance_outcomes()
+        assert 1 <= len(outcomes) <= 7
+        left = [c - d for c, d in zip(DECK_COUNTS, dealt, strict=True)]
+        assert dict(outcomes) == {f: left[f] / (36 - k) for f in range(7) if left[f]}
+        assert outcomes == deal_outcomes(dealt)
+        assert math.fsum(p for _, p in outcomes) == pytest.approx(1.0, abs=1e-12)
+        face = next(f for f in range(7) if left[f])  # the lowest face left: the outcomes shrink
+        game.apply_chance(face)
+        dealt[face] += 1
+    assert not game.is_chance_node() and game.chance_outcomes() == ()
+    assert game.legal_actions() == (A.ROLL, A.QUIT)
+    # six cards a seat, in seat order
+    assert game.displays == ((6, 0, 0, 0, 0, 0, 0), (0, 5, 1, 0, 0, 0, 0), (0, 0, 4, 2, 0, 0, 0))
+    assert game.to_record()["rounds"][0]["hands"] == [["L"] * 6, ["1"] * 5 + ["2"], ["2"] * 4 + ["3"] * 2]
+
+
+def test_the_explicit_deal_is_the_uniform_shuffle():
+    """Sampled card by card, the first card is each face with its deck share (a frequency check)."""
+    counts = Counter()
+    for seed in range(3000):
+        g = LamaGame(1, chance="explicit", seed=seed)
+        counts[g.sample_chance()] += 1
+    for f in range(7):
+        p = DECK_COUNTS[f] / 36
+        assert abs(counts[f] / 3000 - p) < 4 * math.sqrt(p * (1 - p) / 3000)
+
+
+def test_apply_chance_names_the_problem_and_leaves_the_state_unchanged():
+    g = LamaGame(2, chance="explicit", seed=1)
+    for _ in range(6):
+        g.apply_chance("L")
+    before = g.serialize()
+    with pytest.raises(IllegalActionError, match=r"cannot be 'L' \(left in the deck: 0 'L'"):
+        g.apply_chance("L")
+    with pytest.raises(IllegalActionError, match="cannot be 'x'"):
+        g.apply_chance("x")
+    with pytest.raises(IllegalActionError, match="waits for chance .card 7 of the deal.; call apply_chance"):
+        g.step(A.ROLL)
+    assert g.serialize() == before
+    while g.is_chance_node():
+        g.sample_chance()
+    with pytest.raises(IllegalActionError, match="no chance event is pending"):
+        g.apply_chance(("L", "L", "L"))
+    g.step(A.ROLL)
+    with pytest.raises(IllegalActionError, match="die 1 has no face '1'"):
+        g.apply_chance(("1", "1", "1"))
+    with pytest.raises(IllegalActionError, match="waits for chance .the dice of player 0's roll."):
+        g.step(A.QUIT)
+    g.apply_chance(("1", "3", "5"))
+    assert not g.is_chance_node() and g.dice == (1, 3, 5)
+
+
+def test_bad_chance_mode_is_refused():
+    with pytest.raises(GameSetupError, match="chance must be one of 'sampled', 'explicit', got 'auto'"):
+        LamaGame(2, chance="auto")
+    with pytest.raises(GameSetupError, match="chance must be one of"):
+        LamaGame(2).clone(chance="auto")
+
+
+def test_sampled_mode_has_no_chance_nodes():
+    g = LamaGame(4, seed=3)
+    assert g.chance == "sampled" and not g.is_chance_node() and g.chance_outcomes() == ()
+    g.step(A.ROLL)
+    assert not g.is_chance_node() and g.dice is not None
+    with pytest.raises(IllegalActionError, match="no chance event is pending"):
+        g.sample_chance()
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("rules", RULES, ids=range(len(RULES)))
+def test_explicit_chance_replays_a_sampled_game(n, rules):
+    """The same deal and dice as chance outcomes, and the same actions, give the same game."""
+    sampled = _play(LamaGame(n, rules, seed=n), random.Random(n))
+    record = sampled.to_record()
+    explicit = LamaGame(n, rules, chance="explicit", seed=999)
+    for r, rnd in enumerate(record["rounds"]):
+        if r:
+            explicit.next_round()
+        for hand in rnd["hands"]:
+            for card in hand:
+                explicit.apply_chance(card)
+        for turn in rnd["turns"]:
+            if turn["action"] == "quit":
+                explicit.step(A.QUIT)
+                continue
+            explicit.step(A.ROLL)
+            assert explicit.is_chance_node() and explicit.legal_actions() == ()
+            explicit.apply_chance(turn["dice"])
+            if "discard" in turn:
+                explicit.step(A.DISCARD_ACTION[tuple(turn["discard"].count(f) for f in FACES)])
+            elif "take" in turn:
+                explicit.step(A.TAKE_BASE + FACES.index(turn["take"]))
+    assert explicit.to_record() == record
+    assert explicit.totals == sampled.totals and explicit.game_over
+    assert explicit.round_results() == sampled.round_results()
+    assert explicit.returns() == sampled.returns() and explicit.returns("points") == sampled.returns("points")
+
+
+def test_the_default_mode_draws_what_it_always_drew():
+    """Seeded sampled games are unchanged by the state API (a digest of 300 games' records, taken before it)."""
+    h = hashlib.sha256()
+    for i in range(300):
+        g = _play(LamaGame(1 + i % 6, RULES[i % 3], seed=i), random.Random(i))
+        h.update(json.dumps(g.to_record(), sort_keys=True).encode())
+    assert h.hexdigest() == GOLDEN
+
+
+#: Computed with the engine as it was before the state API (commit 18fe095), by this same procedure.
+GOLDEN = "787e9128038d1f43d6b70f3be71082d6f3b298d287663d8d8b807d0f4fa3df4a"
+
+
+# ------------------------------------------------------------------------------ returns
+def test_returns_follow_the_reward_modes():
+    g = LamaGame(3, seed=0, start_points=[5, 0, 12])
+    assert g.returns() == (0.0, 0.0, 0.0) and g.returns("points") == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="reward must be one of 'win', 'points', got 'chips'"):
+        g.returns("chips")
+    pick = random.Random(0)
+    while not g.game_over:
+        if g.phase is Phase.ROUND_OVER:
+            assert g.returns("points") == tuple(float(s - t) for s, t in zip((5, 0, 12), g.totals, strict=True))
+            g.next_round()
+        else:
+            before = g.returns("points")
+            g.step(pick.choice(g.legal_actions()))
+            if not g.round_over:  # a triple llama mid-round changes a total, not the returns
+                assert g.returns("points") == before
+            assert g.returns() == (0.0, 0.0, 0.0) or g.game_over
+    assert g.returns() == tuple(win_rewards(g.totals))
+    assert math.fsum(g.returns()) == pytest.approx(0.0, abs=1e-12)
+
+
+# ------------------------------------------------------------------- clone, copy, pickle, serialize
+def _continue(game: LamaGame, seed: int) -> dict:
+    return _play(game, random.Random(seed)).to_record()
+
+
+@pytest.mark.parametrize("chance", ["sampled", "explicit"])
+@pytest.mark.parametrize("n", [1, 2, 4, 6])
+def test_every_copy_continues_the_same_way(chance, n):
+    pick = random.Random(n)
+    g = LamaGame(n, RULES[n % 4], seed=n, chance=chance)
+    while g.is_chance_node():
+        g.sample_chance()
+    for _ in range(4 * n):
+        if g.round_over:
+            break
+        if g.is_chance_node():
+            g.sample_chance()
+        else:
+            g.step(pick.choice(g.legal_actions()))
+    copies = {
+        "clone": g.clone(), "copy": g.copy(), "deepcopy": copy.deepcopy(g),
+        "pickle": pickle.loads(pickle.dumps(g)), "serialize": LamaGame.deserialize(g.serialize()),
+    }
+    text = g.serialize()
+    for name, c in copies.items():
+        assert c.serialize() == text, name
+    expected = _continue(g, 5)
+    for name, c in copies.items():
+        assert _continue(c, 5) == expected, name
+
+
+def test_serialize_keeps_every_part_of_the_state():
+    g = LamaGame(3, RulesConfig(triple_llama="also_match", end_threshold=30), seed=2, start_points=[3, 0, 9],
+                 start_player=2, chance="explicit")
+    pick = random.Random(2)
+    states = set()
+    while not g.game_over:
+        text = g.serialize()
+        states.add(text)
+        h = LamaGame.deserialize(text)
+        assert h.serialize() == text
+        assert (h.current_player, h.phase, h.quit, h.row, h.displays, h.totals, h.round_index, h.start_player,
+                h.rules, h.chance, h.dice, h.legal_actions(), h.is_chance_node(), h.chance_outcomes(),
+                h.version, h.statistics(), h.result(), h.to_record(), h.discarded) == \
+               (g.current_player, g.phase, g.quit, g.row, g.displays, g.totals, g.round_index, g.start_player,
+                g.rules, g.chance, g.dice, g.legal_actions(), g.is_chance_node(), g.chance_outcomes(),
+                g.version, g.statistics(), g.result(), g.to_record(), g.discarded)
+        if g.phase is Phase.ROUND_OVER:
+            g.next_round()
+        elif g.is_chance_node():
+            g.sample_chance()
+        else:
+            legal = g.legal_actions()
+            g.step(A.ROLL if legal == (A.ROLL, A.QUIT) and pick.random() < 0.8 else pick.choice(legal))
+    assert len(states) > 50
+    data = json.loads(g.serialize())
+    assert data["format"] == STATE_FORMAT == "lama-dice-state/1"
+    assert data["rules"] == {"triple_llama": "also_match", "must_discard": True, "end_threshold": 30,
+                             "dice": [list(d) for d in RulesConfig().dice]}
+
+
+def test_serialize_keeps_the_random_stream_of_any_numpy_generator():
+    for bits in (np.random.PCG64(1), np.random.MT19937(2), np.random.Philox(3), np.random.SFC64(4)):
+        g = LamaGame(2, rng=np.random.Generator(bits))
+        g.step(A.ROLL)
+        h = LamaGame.deserialize(g.serialize())
+        assert type(h._rng.bit_generator) is type(bits)
+        assert _continue(h, 0) == _continue(g, 0)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (42, "must be a string"),
+    ("{", "bad JSON"),
+    ("[]", "not a JSON object"),
+    ('{"format": "lama-dice-record/1"}', "not a lama-dice-state/1 string (format 'lama-dice-record/1')"),
+])
+def test_deserialize_refuses_what_is_not_a_state(text, words):
+    with pytest.raises(StateFormatError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        LamaGame.deserialize(text)
+
+
+@pytest.mark.parametrize(("key", "value", "words"), [
+    ("players", 7, "players must be an integer 1..6, got 7"),
+    ("totals", [0, "x"], "totals must be an integer 0.., got 'x'"),
+    ("phase", "dance", "phase must be one of"),
+    ("rules", {"triple_llama": "often"}, "triple_llama must be one of"),
+    ("dice", [0, 0, 0], "dice are shown at the start of a turn"),
+    ("random", {"generator": {"bit_generator": "os.system"}, "block": None}, "random state must name one of"),
+    ("chance_node", "coin", "bad chance_node 'coin'"),
+    ("round", None, "missing field 'round'"),
+])
+def test_deserialize_names_a_bad_field(key, value, words):
+    data = json.loads(LamaGame(2, seed=0).serialize())
+    if value is None:
+        del data[key]
+    else:
+        data[key] = value
+    with pytest.raises(StateFormatError, match=words.replace("(", r"\(")) as e:
+        LamaGame.deserialize(json.dumps(data))
+    assert "\n" not in str(e.value)
+
+
+def test_unpickling_checks_the_state_format():
+    g = LamaGame(2, seed=0)
+    state = g.__getstate__()
+    state["format"] = "lama-dice-state/0"
+    with pytest.raises(GameSetupError, match="cannot unpickle a LamaGame of state format 'lama-dice-state/0'"):
+        LamaGame.__new__(LamaGame).__setstate__(state)
+
+
+def test_clone_switches_the_chance_mode_for_what_follows():
+    g = LamaGame(2, seed=4)
+    c = g.clone(chance="explicit")
+    assert c.chance == "explicit" and not c.is_chance_node() and g.chance == "sampled"
+    c.step(A.ROLL)
+    assert c.is_chance_node() and not g.is_chance_node()
+    back = c.clone(chance="sampled")
+    assert back.is_chance_node()  # a pending event stays pending
+    back.sample_chance()
+    assert not back.is_chance_node() and back.dice is not None
+    while not back.round_over:  # and later rolls are drawn at once
+        back.step(back.legal_actions()[0])
+        assert not back.is_chance_node()
