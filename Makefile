@@ -2,8 +2,9 @@
 #   make train   train the default config end to end, then print an evaluation table
 #                (.venv: the base package, what a user of `pip install lama-dice` gets)
 #   make test    run the test suite (with the web app's tests in headless Chromium, installed if missing)
-#   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test and bench
-#                extras), then the RLlib tests in .venv-rllib (the rllib extra, which
+#   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test,
+#                bench, web and openspiel extras: OpenSpiel's pins sit beside the main ones), then the RLlib tests
+#                in .venv-rllib (the rllib extra, which
 #                pins its own gymnasium, so it never changes the versions the main suite tests), then
 #                tests/interop/ (TorchRL, Tianshou, SB3, RecordVideo, PettingZoo, docs/using-with.md) in
 #                .venv-interop (the interop extra: moviepy pins an older pillow, so it gets its own venv too)
@@ -34,7 +35,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) $(PIP) -e ".[test,bench,web]"
+	$(PY) $(PIP) -e ".[test,bench,web,openspiel]"
 	touch $@
 
 # The browser tests (tests/test_web_browser.py) drive Debian's headless Chromium with its chromedriver;
@@ -56,11 +57,11 @@ $(INTEROP_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(INTEROP_VENV)
 	$(INTEROP_PY) $(PIP) --upgrade pip
 	$(INTEROP_PY) $(PIP) "$(TORCH)"
-	$(INTEROP_PY) $(PIP) -e ".[test,bench,interop]" "$(TORCH)"
+	$(INTEROP_PY) $(PIP) -e ".[test,bench,interop,openspiel]" "$(TORCH)"
 	touch $@
 
 $(VENV)/.lint: $(VENV)/.test
-	$(PY) $(PIP) -e ".[test,bench,lint]"
+	$(PY) $(PIP) -e ".[test,bench,web,openspiel,lint]"
 	touch $@
 
 # ruff (pycodestyle, pyflakes, bugbear, isort, pyupgrade, pep8-naming, pydocstyle) and mypy,

@@ -1,0 +1,300 @@
+"""*Don't L.L.A.M.A. Dice* as an OpenSpiel game: ``python_lama_dice``, registered on import.
+
+Needs OpenSpiel (``pip install "lama-dice[openspiel]"``, the ``open-spiel`` package)::
+
+    import pyspiel
+    import lama_env.openspiel  # registers python_lama_dice
+
+    game = pyspiel.load_game("python_lama_dice", {"players": 3, "reward": "points"})
+    state = game.new_initial_state()       # a chance node: the deal, card by card
+    pyspiel.random_sim_test(game, num_sims=10, serialize=True, verbose=False)
+
+A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"``:
+the rules, the chance outcomes and their probabilities
+(:meth:`~lama_env.engine.LamaGame.chance_outcomes`) and the observation
+(:func:`lama_env.observation.encode`) are the engine's.
+
+=====================  ==========================================================
+parameter              meaning (default)
+=====================  ==========================================================
+``players``            1..6 (2)
+``reward``             ``"win"`` (default): the zero-sum win/loss shares of the
+                       environments' ``reward="win"`` (winners share +1, the others
+                       -1; all 0 if everyone ties, so always 0 solo);
+                       ``"points"``: minus each player's final chip total (the sum
+                       of the environments' ``reward="points"`` over a game)
+``triple_llama``       a rules [choice]: ``"chip_only"`` or ``"also_match"``
+``must_discard``       a rules [choice] (true)
+``end_threshold``      a rules [choice] (40)
+``dice``               the three dice, six faces each, in die order, separated by
+                       ``/`` (``"1234LL/3456LL/1256LL"``, docs/RULES.md's dice;
+                       not commas, which OpenSpiel's game strings reserve)
+``max_game_length``    the most player decisions in a game (3000): the game is cut
+                       off (terminal, returns as at truncation below) once this
+                       many were made, so that OpenSpiel's ``max_game_length`` is a
+                       real bound; a game of two ``always-roll`` players, the
+                       longest heuristic, took 233 decisions on average and 1,458
+                       at most over 4,000 games
+=====================  ==========================================================
+
+Conventions: actions are those of :mod:`lama_env.actions` (``Discrete(129)``).
+Chance outcomes are integers: a roll is ``49 * d0 + 7 * d1 + d2`` (three face
+indices in die order, ``0..342``), the next card of a deal is ``343 + face``;
+a deal gives six cards to each seat in seat order (``lama_env.transitions.deal_seat``).
+A new round is dealt as soon as the previous one ends.  Returns are terminal
+(OpenSpiel's ``RewardModel.TERMINAL``): 0 before the end; a game cut off by
+``max_game_length`` returns 0 each under ``"win"`` (as the environments' truncation)
+and minus the totals of the finished rounds under ``"points"``.  The observation
+tensor of player ``p`` is ``encode(game, p)`` (``15 N + 22`` floats, the
+observation table of docs/environments.md), from OpenSpiel's Python observer
+API; the observation string is the table as text
+(:func:`lama_env.render.render_text`).  ``state.lama_game`` is the engine's game
+(read it, don't change it), and :func:`state_from_game` starts a state from any
+:class:`~lama_env.engine.LamaGame` (how the ``mcts`` agent searches).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import actions as A
+from .engine import LamaGame, Phase
+from .observation import encode, observation_size
+from .render import render_text
+from .rules import DEFAULT_DICE, FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
+
+try:
+    import pyspiel
+except ModuleNotFoundError as e:  # pragma: no cover - the openspiel extra is not installed
+    if e.name != "pyspiel":
+        raise
+    raise ModuleNotFoundError(
+        "lama_env.openspiel needs OpenSpiel: pip install \"lama-dice[openspiel]\" (the open-spiel package)",
+        name="pyspiel") from None
+
+__all__ = ["GAME_NAME", "LamaDiceGame", "LamaDiceObserver", "LamaDiceState", "chance_action", "chance_outcome",
+           "state_from_game"]
+
+#: The name the game is registered under (``pyspiel.load_game(GAME_NAME)``).
+GAME_NAME = "python_lama_dice"
+#: Chance outcome ids: a roll ``49 d0 + 7 d1 + d2`` (below ``_DEAL_BASE``), a deal card ``_DEAL_BASE + face``.
+_DEAL_BASE = NUM_FACES**3
+_NUM_CHANCE_OUTCOMES = _DEAL_BASE + NUM_FACES
+REWARDS = ("win", "points")
+DEFAULT_MAX_GAME_LENGTH = 3000
+
+_DEFAULTS = RulesConfig()
+PARAMETERS: dict[str, Any] = {
+    "players": 2,
+    "reward": "win",
+    "triple_llama": _DEFAULTS.triple_llama,
+    "must_discard": _DEFAULTS.must_discard,
+    "end_threshold": _DEFAULTS.end_threshold,
+    "dice": "/".join("".join(die) for die in DEFAULT_DICE),
+    "max_game_length": DEFAULT_MAX_GAME_LENGTH,
+}
+
+
+def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
+    return pyspiel.GameType(
+        short_name=GAME_NAME,
+        long_name="Don't L.L.A.M.A. Dice (lama-dice)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        utility=utility,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=MAX_PLAYERS,
+        min_num_players=MIN_PLAYERS,
+        provides_information_state_string=False,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=PARAMETERS,
+    )
+
+
+def chance_action(game: LamaGame, outcome: Any) -> int:
+    """The OpenSpiel chance action of one of ``game.chance_outcomes()``' outcomes."""
+    if isinstance(outcome, tuple):
+        d0, d1, d2 = outcome
+        return NUM_FACES * NUM_FACES * d0 + NUM_FACES * d1 + d2
+    return _DEAL_BASE + int(outcome)
+
+
+def chance_outcome(action: int) -> Any:
+    """The engine's outcome (dice tuple or deal face) of an OpenSpiel chance action."""
+    if action >= _DEAL_BASE:
+        return action - _DEAL_BASE
+    return (action // (NUM_FACES * NUM_FACES), action // NUM_FACES % NUM_FACES, action % NUM_FACES)
+
+
+def _rules_of(params: dict[str, Any]) -> RulesConfig:
+    dice = str(params["dice"]).split("/")
+    return RulesConfig(triple_llama=params["triple_llama"], must_discard=params["must_discard"],
+                       end_threshold=params["end_threshold"], dice=tuple(tuple(die) for die in dice))
+
+
+class LamaDiceGame(pyspiel.Game):
+    """The game ``python_lama_dice`` (parameters: the module docstring)."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        """Check the parameters and describe the game to OpenSpiel."""
+        p = dict(PARAMETERS, **(params or {}))
+        n = int(p["players"])
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+            raise ValueError(f"players must be {MIN_PLAYERS}..{MAX_PLAYERS}, got {n}")
+        if p["reward"] not in REWARDS:
+            raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {p['reward']!r}")
+        if int(p["max_game_length"]) < 1:
+            raise ValueError(f"max_game_length must be positive, got {p['max_game_length']}")
+        self.rules = _rules_of(p)
+        self.reward = p["reward"]
+        win = self.reward == "win"
+        worst = self.rules.end_threshold - 1 + MAX_ROUND_POINTS  # a total below the threshold, plus one round
+        info = pyspiel.GameInfo(
+            num_distinct_actions=A.NUM_ACTIONS,
+            max_chance_outcomes=_NUM_CHANCE_OUTCOMES,
+            num_players=n,
+            min_utility=-1.0 if win else float(-worst),
+            max_utility=1.0 if win else 0.0,
+            utility_sum=0.0 if win else None,
+            max_game_length=int(p["max_game_length"]),
+        )
+        utility = pyspiel.GameType.Utility.ZERO_SUM if win else pyspiel.GameType.Utility.GENERAL_SUM
+        super().__init__(_game_type(utility), info, p)
+
+    def new_initial_state(self) -> LamaDiceState:
+        """The start of a game: the first deal's first card (a chance node)."""
+        return LamaDiceState(self)
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: dict | None = None) -> LamaDiceObserver:
+        """The observer of the project's observation encoding (a perfect-information game: one view)."""
+        if params:
+            raise ValueError(f"python_lama_dice observers take no parameters, got {params}")
+        return LamaDiceObserver(self.num_players())
+
+
+class LamaDiceState(pyspiel.State):
+    """A state of ``python_lama_dice``: a :class:`~lama_env.engine.LamaGame` with explicit chance."""
+
+    def __init__(self, game: LamaDiceGame, lama: LamaGame | None = None) -> None:
+        """A new game (or, through :func:`state_from_game`, a copy of ``lama`` in explicit-chance mode)."""
+        super().__init__(game)
+        if lama is None:
+            lama = LamaGame(game.num_players(), game.rules, chance="explicit", record=False, rng=_NO_RANDOM)
+        self._lama = lama
+        self._reward = game.reward
+        self._max_moves = game.max_game_length()
+        self._moves = 0
+
+    @property
+    def lama_game(self) -> LamaGame:
+        """The engine's game (read it, don't change it)."""
+        return self._lama
+
+    def current_player(self) -> int:
+        """The player to act, ``CHANCE`` at a chance node, ``TERMINAL`` at the end."""
+        if self.is_terminal():
+            return pyspiel.PlayerId.TERMINAL
+        g = self._lama
+        if g.is_chance_node():
+            return pyspiel.PlayerId.CHANCE
+        return g.current_player
+
+    def is_terminal(self) -> bool:
+        """Whether the game is over (or cut off at ``max_game_length`` decisions)."""
+        return self._lama.game_over or self._moves >= self._max_moves
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return list(self._lama.legal_actions())
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The pending chance event's outcomes as ``(action, probability)``."""
+        g = self._lama
+        return [(chance_action(g, o), p) for o, p in g.chance_outcomes()]
+
+    def _apply_action(self, action: int) -> None:
+        g = self._lama
+        if g.is_chance_node():
+            g.apply_chance(chance_outcome(action))
+        else:
+            g.step(action)
+            self._moves += 1
+        if g.phase is Phase.ROUND_OVER:
+            g.next_round()  # the next deal: a chance node
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            o = chance_outcome(action)
+            return "deal " + FACES[o] if isinstance(o, int) else "roll " + " ".join(FACES[f] for f in o)
+        return A.describe(action)
+
+    def returns(self) -> list[float]:
+        """Terminal returns of the game's ``reward`` mode (all 0 before the end)."""
+        g = self._lama
+        if not self.is_terminal():
+            return [0.0] * g.num_players
+        if not g.game_over:  # cut off at max_game_length
+            return [0.0] * g.num_players if self._reward == "win" else list(g.returns("points"))
+        return list(g.returns(self._reward))
+
+    def __str__(self) -> str:
+        """The table as text, and the pending chance event."""
+        g = self._lama
+        text = render_text(g)
+        if g.is_chance_node():
+            outcomes = g.chance_outcomes()
+            text += f"\nchance: {'deal' if isinstance(outcomes[0][0], int) else 'roll'} ({len(outcomes)} outcomes)"
+        return text + f"\ndecisions: {self._moves}"
+
+
+class LamaDiceObserver:
+    """OpenSpiel's Python observer of the game: ``tensor`` is :func:`lama_env.observation.encode`."""
+
+    def __init__(self, num_players: int) -> None:
+        """An observation tensor of ``15 N + 22`` floats."""
+        self.tensor = np.zeros(observation_size(num_players), np.float32)
+        self.dict = {"observation": self.tensor}
+
+    def set_from(self, state: LamaDiceState, player: int) -> None:
+        """Write ``encode(game, player)`` into :attr:`tensor`."""
+        self.tensor[:] = encode(state.lama_game, player)
+
+    def string_from(self, state: LamaDiceState, player: int) -> str:
+        """The table as text (the game has no hidden information: every player sees the same)."""
+        return render_text(state.lama_game)
+
+
+def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> LamaDiceState:
+    """An OpenSpiel state at ``game``'s position (a copy with explicit chance), for search from it.
+
+    ``spiel_game`` (default: ``python_lama_dice`` with ``game``'s player count and rules,
+    ``reward="win"``) must have the same player count and rules.  The state's history
+    starts here, not at the deal.  A round just ended is followed by the next deal.
+    """
+    if spiel_game is None:
+        spiel_game = load(game.num_players, game.rules)
+    if spiel_game.num_players() != game.num_players or spiel_game.rules != game.rules:
+        raise ValueError("the OpenSpiel game must have the game's player count and rules")
+    lama = game.clone(chance="explicit")
+    if lama.phase is Phase.ROUND_OVER:
+        lama.next_round()
+    return LamaDiceState(spiel_game, lama)
+
+
+def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> LamaDiceGame:
+    """``pyspiel.load_game("python_lama_dice", ...)`` for ``players`` and a :class:`RulesConfig`."""
+    rules = rules or RulesConfig()
+    p = {"players": players, "triple_llama": rules.triple_llama, "must_discard": rules.must_discard,
+         "end_threshold": rules.end_threshold, "dice": "/".join("".join(d) for d in rules.dice), **params}
+    return pyspiel.load_game(GAME_NAME, p)
+
+
+#: The generator of a new game's state: an explicit-chance game never draws from it unless
+#: ``sample_chance`` is called (OpenSpiel clones a state by building a new one and copying in).
+_NO_RANDOM = np.random.default_rng(0)
+
+pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), LamaDiceGame)
