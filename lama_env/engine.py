@@ -781,13 +781,22 @@ class LamaGame:
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
     # ----------------------------------------------------------- copy/record
-    def clone(self, chance: str | None = None) -> LamaGame:
-        """An independent copy, as :meth:`copy`; ``chance`` switches the copy's chance mode for what follows.
+    def clone(self, chance: str | None = None, rng: np.random.Generator | None = None) -> LamaGame:
+        """An independent copy, as :meth:`copy`, optionally in another chance mode or on another random stream.
 
-        A chance event already pending stays pending in the copy (resolve it with
-        :meth:`apply_chance` or :meth:`sample_chance`).
+        Args:
+            chance: ``"sampled"`` or ``"explicit"``: the copy's chance mode for what
+                follows (a chance event already pending stays pending: resolve it with
+                :meth:`apply_chance` or :meth:`sample_chance`); None keeps this game's.
+            rng: a generator the copy draws its future deals and dice from (used as it
+                is, not copied: a planner's own stream for its playouts); None: a copy
+                of this game's stream, which continues the same way.
         """
-        g = self.copy()
+        if rng is None:
+            g = self.copy()
+        else:
+            g = self._copy_with(rng)
+            g._buf, g._buf_state, g._bufpos = [], None, 0
         if chance is not None:
             if chance not in CHANCE_MODES:
                 raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {chance!r}")

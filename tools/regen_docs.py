@@ -408,6 +408,24 @@ def _lookahead_vs_optimal(runs: list[Run]) -> str:
             + ", and ".join(parts) + ".")
 
 
+def _mcts_strength(runs: list[Run]) -> str:
+    speed = {a["spec"]: a["per_second"] for a in last_json(runs[0].stdout, runs[0].shown)["agents"]}
+    rows = []
+    for r in runs[1:]:
+        a, b = last_json(r.stdout, r.shown)["agents"]
+        lo, hi = a["win_rate_ci95"]
+        rows.append([f"`{a['spec']}`", f"`{b['spec']}`", f"{a['games']:,}", pct(a["win_rate"]),
+                     f"{pct_range(a['win_rate_ci95'])} (±{(hi - lo) * 50:.1f})",
+                     f"{a['mean_points_per_round']:.2f} / {b['mean_points_per_round']:.2f}", f"`{r.shown}`"])
+    table = md_table(["agent", "against", "games", "win", "95% CI (half-width, points)", "pts/rd (both)",
+                      "command"], rows)
+    rates = ", ".join(f"`{k}` {v:,.1f}" for k, v in speed.items())
+    return (table + f"\n\nDecisions per second on the same {last_json(runs[0].stdout, runs[0].shown)['positions']} "
+            f"two-player positions, side by side in one process: {rates} (`{runs[0].shown}`; "
+            "`rollout=openspiel` is OpenSpiel's own `RandomRolloutEvaluator`, the same playouts through `pyspiel` "
+            "states).")
+
+
 def _exact_range(agent: dict) -> tuple[float, float, str]:
     """The lowest and highest exact value of a ``solve --agents`` entry over its totals, and the totals."""
     vals = [v["round_points"] for v in agent["values"].values()]
@@ -773,6 +791,9 @@ LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal 
           f"--solo-values --json {LEAGUE_JSON}")
 SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
 RLLIB = ("-m", "lama_dice.train.rllib", "configs/rllib_2p.yaml", "--measure-sampling")
+MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
+
+
 def _web_load(runs: list[Run]) -> str:
     rows = []
     for r in runs:
@@ -811,6 +832,15 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               (lama("evaluate --agents lookahead optimal --games 4000 --seed 0 --no-progress --json -"),
                lama("evaluate --agents lookahead:points optimal --games 2000 --seed 0 --no-progress --json -")),
               _lookahead_vs_optimal),
+    Generator("mcts-strength", "mcts:N (OpenSpiel's MCTSBot) against lookahead and ppo:2p, with decisions per "
+              "second (needs the openspiel extra)", "long: ~40 min on 2 busy cores",
+              (("-m", "lama_dice.bench.search_speed", "mcts:50", "mcts:200", "mcts:50,rollout=openspiel",
+                "lookahead", "ppo:2p", "--positions", "60", "--json", "-"),
+               lama(f"evaluate --agents mcts:50 lookahead --games 1000 {MCTS_EVAL}"),
+               lama(f"evaluate --agents mcts:50 ppo:2p --games 1000 {MCTS_EVAL}"),
+               lama(f"evaluate --agents mcts:200 lookahead --games 300 {MCTS_EVAL}"),
+               lama(f"evaluate --agents mcts:200 ppo:2p --games 300 {MCTS_EVAL}")),
+              _mcts_strength, commands_in_body=True, needs="pyspiel"),
     Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
               "long: ~1 h on 2 cores",
               (lama("solve --json"),
