@@ -55,7 +55,7 @@ def _require_openspiel() -> Any:
 
         import lama_env.openspiel  # noqa: F401  (registers python_lama_dice)
     except ModuleNotFoundError as e:
-        if e.name not in ("open_spiel", "pyspiel"):
+        if (e.name or "").split(".")[0] not in ("open_spiel", "pyspiel"):
             raise
         raise AgentSpecError(_MISSING) from None
     return mcts
@@ -195,7 +195,8 @@ def _number(text: str, name: str, kind: type, low: float) -> Any:
     except ValueError:
         value = None
     if value is None or not np.isfinite(value) or value < low:
-        raise AgentSpecError(f"mcts option {name} must be a {kind.__name__} >= {low}, got {text!r}")
+        what = "an integer" if kind is int else "a number"
+        raise AgentSpecError(f"mcts option {name} must be {what} >= {low}, got {text!r}")
     return value
 
 
