@@ -1,7 +1,7 @@
 """Every ```python block of docs/using-with.md runs as shown.
 
 A block is named by the section it sits in (the test id: ``sb3``, ``torchrl``,
-``tianshou``, ``rllib``, ``cleanrl``, ``video``) and skipped, with the reason, when a
+``tianshou``, ``rllib``, ``cleanrl``, ``video``, ``openspiel``) and skipped, with the reason, when a
 module it imports is not installed: ``make test`` runs the page in ``.venv-interop``
 (every block but RLlib's) and the RLlib block in ``.venv-rllib`` (``-k rllib``). Each block
 runs in a fresh namespace, in a temporary working directory.
@@ -21,10 +21,11 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "using-with.md"
 
 #: Section heading (its start, lower case) -> test id.
 SECTIONS = {"stable-baselines3": "sb3", "torchrl": "torchrl", "tianshou": "tianshou", "rllib": "rllib",
-            "a cleanrl-style loop": "cleanrl", "recording a video": "video"}
+            "a cleanrl-style loop": "cleanrl", "recording a video": "video", "openspiel": "openspiel"}
 #: What to install for a missing top-level module.
 EXTRAS = {"torchrl": "the interop extra", "tianshou": "the interop extra", "moviepy": "the interop extra",
-          "ray": "the rllib extra", "sb3_contrib": "sb3-contrib", "stable_baselines3": "stable-baselines3"}
+          "ray": "the rllib extra", "sb3_contrib": "sb3-contrib", "stable_baselines3": "stable-baselines3",
+          "pyspiel": "the openspiel extra", "open_spiel": "the openspiel extra"}
 #: Modules a block needs without importing them by name.
 IMPLICIT = {"video": ["moviepy"]}
 
@@ -64,7 +65,7 @@ def imported_modules(code: str) -> list[str]:
 
 def test_the_page_has_a_snippet_per_library():
     ids = [name for name, _ in BLOCKS]
-    assert ids == ["sb3", "torchrl", "tianshou", "rllib", "cleanrl", "video"]
+    assert ids == ["sb3", "torchrl", "tianshou", "rllib", "cleanrl", "video", "openspiel"]
     assert len(set(ids)) == len(ids), "one block per section: the ids must stay unique"
 
 
