@@ -31,7 +31,7 @@ turn log, per-round results and statistics, the random stream).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import IntEnum
 from operator import add
 from typing import Any
@@ -46,15 +46,15 @@ from .rules import (
     DECK_COUNTS,
     FACES,
     HAND_SIZE,
+    MAX_PLAYERS,
     NUM_DICE,
     NUM_FACES,
-    MAX_PLAYERS,
     RulesConfig,
     check_num_players,
     return_chip,
     score_display,
+    win_rewards,
 )
-from .rules import win_rewards
 from .rules import winners as _winners
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
@@ -208,7 +208,7 @@ class LamaGame:
             else RulesConfig.from_dict(rules)
         self._rng = rng if rng is not None else np.random.default_rng(seed)
         self._buf: list[float] = []
-        self._buf_state: dict | None = None  # the generator's state just before it drew _buf (serialize)
+        self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
         self._bufpos = 0
         if chance not in CHANCE_MODES:
             raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {chance!r}")
@@ -264,7 +264,7 @@ class LamaGame:
         self._start = start_player
         displays: list[tuple[int, ...]] = []
         self._displays = displays
-        for hand in hand_faces or [()] * n:
+        for hand in hand_faces or [[] for _ in range(n)]:
             d = [0] * NUM_FACES
             for f in hand:
                 d[f] += 1

@@ -15,7 +15,7 @@ dice as the original.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -139,13 +139,14 @@ def make_generator(state: Any) -> np.random.Generator:
     return np.random.Generator(bits)
 
 
-def random_state(rng: np.random.Generator, block_state: dict | None, block_size: int, pos: int) -> dict[str, Any]:
+def random_state(rng: np.random.Generator, block_state: Mapping[str, Any] | None, block_size: int,
+                 pos: int) -> dict[str, Any]:
     """The random stream as JSON data: the generator's state, and the block being spent (or None)."""
     block = None if block_state is None else {"state": _to_json(block_state), "size": block_size, "pos": pos}
     return {"generator": _to_json(rng.bit_generator.state), "block": block}
 
 
-def restore_random(data: Any) -> tuple[np.random.Generator, dict | None, list[float], int]:
+def restore_random(data: Any) -> tuple[np.random.Generator, Mapping[str, Any] | None, list[float], int]:
     """``(rng, block_state, block, pos)`` from :func:`random_state`'s data: the block is drawn again."""
     if not isinstance(data, dict):
         raise StateFormatError("serialized game state: random must be an object")

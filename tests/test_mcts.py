@@ -15,8 +15,8 @@ from lama_env import actions as A
 
 pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (the openspiel extra)")
 
-from lama_dice.agents.mcts import EngineRolloutEvaluator, MCTSPolicy, parse_options  # noqa: E402
-from lama_dice.cli.main import main  # noqa: E402
+from lama_dice.agents.mcts import EngineRolloutEvaluator, MCTSPolicy, parse_options
+from lama_dice.cli.main import main
 
 
 def test_spec_options():
@@ -126,10 +126,10 @@ def test_in_evaluate_and_score(tmp_path, capsys):
 
 def test_as_an_env_opponent_and_in_play():
     env = gym.make("LamaDice-v0", num_players=3, opponents=["mcts:6"])
-    obs, info = env.reset(seed=0)
+    _, info = env.reset(seed=0)
     done = False
     while not done:
-        obs, reward, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+        _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
         done = term or trunc
     from lama_dice.cli.play import make_opponents, resolve_seats
 

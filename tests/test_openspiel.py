@@ -55,7 +55,7 @@ def test_random_sim_test_with_serialization(players, config):
 def test_bad_parameters_are_refused():
     with pytest.raises(pyspiel.SpielError, match="Unknown parameter 'colour'"):
         pyspiel.load_game("python_lama_dice", {"colour": "red"})
-    with pytest.raises(ValueError, match="players must be 1..6, got 7"):
+    with pytest.raises(ValueError, match=r"players must be 1\.\.6, got 7"):
         LO.LamaDiceGame({"players": 7})
     with pytest.raises(ValueError, match="reward must be one of 'win', 'points', got 'chips'"):
         LO.LamaDiceGame({"reward": "chips"})
