@@ -4,8 +4,8 @@
 #   make test    run the test suite (with the web app's tests in headless Chromium, installed if missing)
 #   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test,
 #                bench, web and openspiel extras: OpenSpiel's pins sit beside the main ones), then the RLlib tests
-#                in .venv-rllib (the rllib extra, which
-#                pins its own gymnasium, so it never changes the versions the main suite tests), then
+#                in .venv-rllib (the rllib extra, which pins its own gymnasium, so it never changes the versions
+#                the main suite tests), then
 #                tests/interop/ (TorchRL, Tianshou, SB3, RecordVideo, PettingZoo, docs/using-with.md) in
 #                .venv-interop (the interop extra: moviepy pins an older pillow, so it gets its own venv too)
 # Nothing here needs an activated environment or the project's commands on PATH.

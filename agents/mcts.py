@@ -127,7 +127,7 @@ class MCTSPolicy(Policy):
                  reward: str | None = None, seed: int | None = None) -> None:
         """Check OpenSpiel is there and keep the options; ``reward=None``: win, or points solo."""
         super().__init__()
-        self._mcts = _require_openspiel()
+        _require_openspiel()
         self.simulations = simulations
         self.rollouts = rollouts
         self.uct = uct
@@ -156,12 +156,13 @@ class MCTSPolicy(Policy):
 
         reward = self.reward or ("win" if game.num_players > 1 else "points")
         spiel_game = _spiel_game(game.num_players, game.rules, reward)
+        mcts = _require_openspiel()
         if self.rollout == "openspiel":
-            evaluator = self._mcts.RandomRolloutEvaluator(
+            evaluator = mcts.RandomRolloutEvaluator(
                 self.rollouts, np.random.RandomState(int(self.rng.integers(2**31))))
         else:
             evaluator = EngineRolloutEvaluator(self.rollouts, self.rollout_policy, reward, self.rng)
-        bot = self._mcts.MCTSBot(spiel_game, self.uct, self.simulations, evaluator,
+        bot = mcts.MCTSBot(spiel_game, self.uct, self.simulations, evaluator,
                                  random_state=np.random.RandomState(int(self.rng.integers(2**31))))
         return int(bot.step(state_from_game(game, spiel_game)))
 

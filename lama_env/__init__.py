@@ -4,6 +4,10 @@
   :mod:`lama_env.actions`, :mod:`lama_env.record`: the rules (constants and
   scoring, what each action does as pure functions, the game's state machine)
   and game records.
+* The state API for search (docs/environments.md): explicit chance nodes with exact odds
+  (``LamaGame(..., chance="explicit")``), ``clone``, ``serialize`` / ``deserialize``
+  (:mod:`lama_env.snapshot`), pickling, ``returns``; :mod:`lama_env.openspiel` (the ``openspiel``
+  extra, imported on demand) is the OpenSpiel game ``python_lama_dice``.
 * :mod:`lama_env.observation`: the observation encoder shared by the environments and agents.
 * :mod:`lama_env.lama_dice_v0`: the PettingZoo AEC environment (``from lama_env import lama_dice_v0``;
   imported on demand, so ``import lama_env`` does not import PettingZoo). ``import lama_env`` also

@@ -158,8 +158,10 @@ def test_gymnasium_copy_continues_exactly(num_players):
     _gym_compare(env, twins, info, episodes=3)
 
 
-@pytest.mark.parametrize("opponent", ["lookahead", "ppo:2p"])
+@pytest.mark.parametrize("opponent", ["lookahead", "ppo:2p", "mcts:8"])
 def test_gymnasium_copy_with_search_and_learned_opponents(opponent):
+    if opponent.startswith("mcts"):
+        pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (the openspiel extra)")
     env = gym.make("LamaDice-v0", num_players=2, opponents=[opponent])
     _, info = env.reset(seed=3)
     _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
