@@ -3,8 +3,9 @@
 #                (.venv: the base package, what a user of `pip install lama-dice` gets)
 #   make test    run the test suite (with the web app's tests in headless Chromium, installed if missing)
 #   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test,
-#                bench, web and openspiel extras: OpenSpiel's pins sit beside the main ones), then the RLlib tests in
-#                .venv-rllib (the rllib extra, which pins its own gymnasium, so it never changes the versions the main suite tests), then
+#                bench, web and openspiel extras: OpenSpiel's pins sit beside the main ones), then the RLlib tests
+#                in .venv-rllib (the rllib extra, which pins its own gymnasium, so it never changes the versions
+#                the main suite tests), then
 #                tests/interop/ (TorchRL, Tianshou, SB3, RecordVideo, PettingZoo, docs/using-with.md) in
 #                .venv-interop (the interop extra: moviepy pins an older pillow, so it gets its own venv too)
 # Nothing here needs an activated environment or the project's commands on PATH.
@@ -60,7 +61,7 @@ $(INTEROP_VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.lint: $(VENV)/.test
-	$(PY) $(PIP) -e ".[test,bench,openspiel,lint]"
+	$(PY) $(PIP) -e ".[test,bench,web,openspiel,lint]"
 	touch $@
 
 # ruff (pycodestyle, pyflakes, bugbear, isort, pyupgrade, pep8-naming, pydocstyle) and mypy,

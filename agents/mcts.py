@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lama_env.engine import LamaGame, Phase
+from lama_env.errors import clip
 from lama_env.rules import RulesConfig
 
 from .base import Policy
@@ -177,14 +178,14 @@ def parse_options(arg: str | None) -> dict[str, Any]:
     for part in rest:
         key, eq, value = part.partition("=")
         if not eq or key not in (*convert, "rollout", "reward"):
-            raise AgentSpecError(f"bad mcts option {part!r}; the options are rollouts=R, uct=C, rollout=SPEC, "
+            raise AgentSpecError(f"bad mcts option {clip(part)}; the options are rollouts=R, uct=C, rollout=SPEC, "
                                  "reward=win|points, seed=S")
         if key in opts:
             raise AgentSpecError(f"mcts option {key!r} given twice")
         if key in convert:
             opts[key] = _number(value, key, *convert[key])
         elif key == "reward" and value not in ("win", "points"):
-            raise AgentSpecError(f"mcts option reward must be win or points, got {value!r}")
+            raise AgentSpecError(f"mcts option reward must be win or points, got {clip(value)}")
         else:
             opts[key] = value
     return opts
@@ -197,7 +198,7 @@ def _number(text: str, name: str, kind: type, low: float) -> Any:
         value = None
     if value is None or not np.isfinite(value) or value < low:
         what = "an integer" if kind is int else "a number"
-        raise AgentSpecError(f"mcts option {name} must be {what} >= {low}, got {text!r}")
+        raise AgentSpecError(f"mcts option {name} must be {what} >= {low}, got {clip(text)}")
     return value
 
 

@@ -211,7 +211,7 @@ class LamaGame:
         self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
         self._bufpos = 0
         if chance not in CHANCE_MODES:
-            raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {chance!r}")
+            raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {clip(chance)}")
         self._explicit = chance == "explicit"
         self._chance: tuple[int, ...] | str | None = None
         self._dice_faces = self._rules.dice_index
@@ -688,7 +688,7 @@ class LamaGame:
             return
         f = _to_face(outcome)
         if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
-            raise IllegalActionError(f"the next card of the deal cannot be {outcome!r} "
+            raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} "
                                      f"(left in the deck: {self._deck_left_text()})")
         self._deal_card(f)
 
@@ -799,7 +799,7 @@ class LamaGame:
             g._buf, g._buf_state, g._bufpos = [], None, 0
         if chance is not None:
             if chance not in CHANCE_MODES:
-                raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {chance!r}")
+                raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {clip(chance)}")
             g._explicit = chance == "explicit"
         return g
 
@@ -831,7 +831,7 @@ class LamaGame:
         """Restore a pickled game (see :meth:`__getstate__`)."""
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise GameSetupError(f"cannot unpickle a LamaGame of state format {got!r} (this version reads "
+            raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                                  f"{STATE_FORMAT!r})")
         for name in LamaGame.__slots__:
             setattr(self, name, state[name])
@@ -948,7 +948,7 @@ class LamaGame:
         elif isinstance(node, dict) and set(node) == {"deal"}:
             self._chance = tuple(S.check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
         else:
-            raise S.StateFormatError(f"serialized game state: bad chance_node {node!r}")
+            raise S.StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
         self._legal = self._derive_legal()
 
     def _derive_legal(self) -> tuple[int, ...]:

@@ -9,8 +9,8 @@ keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
   (:func:`check_choice`, :func:`check_num_players`, :func:`check_max_rounds`,
   :func:`check_learner_seat`, :func:`seat_opponents`), raising :class:`LamaEnvError`;
 * :class:`IllegalMoveWarning` and :func:`warn_solo_win`;
-* the zero-sum win rewards (:func:`win_rewards`, re-exported from :mod:`lama_env.rules`) and the
-  empty episode statistics (:data:`NO_EPISODE_STATS`);
+* the zero-sum win rewards (:func:`win_rewards`) and the empty episode statistics
+  (:data:`NO_EPISODE_STATS`);
 * the action argument (:func:`as_action`) and the cache of action masks (:class:`MaskCache`).
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 from . import actions as A
 from .errors import LamaDiceError
 from .rules import check_num_players as _check_num_players
-from .rules import win_rewards  # re-exported: its one home is lama_env.rules
+from .rules import win_rewards  # the rule lives in rules; re-exported for the envs
 
 __all__ = [
     "EPISODES",

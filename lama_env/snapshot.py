@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LamaDiceError
+from .errors import LamaDiceError, clip
 
 #: The bit generators a state may name (NumPy's own; each restores from its ``state`` dict).
 BIT_GENERATORS: dict[str, Callable[[], np.random.BitGenerator]] = {
@@ -44,7 +44,7 @@ def parse(text: Any, fmt: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise StateFormatError("not a serialized game state (not a JSON object)")
     if data.get("format") != fmt:
-        raise StateFormatError(f"not a {fmt} string (format {data.get('format')!r})")
+        raise StateFormatError(f"not a {fmt} string (format {clip(data.get('format'))})")
     return data
 
 
@@ -56,7 +56,7 @@ def dumps(data: dict[str, Any]) -> str:
 def field(data: dict[str, Any], key: str) -> Any:
     """``data[key]``, or a :class:`StateFormatError` naming the missing field."""
     if key not in data:
-        raise StateFormatError(f"serialized game state: missing field {key!r}")
+        raise StateFormatError(f"serialized game state: missing field {clip(key)}")
     return data[key]
 
 
@@ -64,7 +64,7 @@ def check_int(value: Any, key: str, lo: int, hi: int | None = None) -> int:
     """``value`` as an int in ``lo..hi`` (no upper bound if None), else a :class:`StateFormatError`."""
     if type(value) is not int or value < lo or (hi is not None and value > hi):
         span = f"{lo}.." + ("" if hi is None else str(hi))
-        raise StateFormatError(f"serialized game state: {key} must be an integer {span}, got {value!r}")
+        raise StateFormatError(f"serialized game state: {key} must be an integer {span}, got {clip(value)}")
     return value
 
 
@@ -72,7 +72,7 @@ def check_ints(value: Any, key: str, length: int | None, lo: int, hi: int | None
     """``value`` as a list of ``length`` ints in ``lo..hi`` (any length if None)."""
     if not isinstance(value, list) or (length is not None and len(value) != length):
         raise StateFormatError(f"serialized game state: {key} must be a list of {length or 'some'} integers, "
-                               f"got {value!r}")
+                               f"got {clip(value)}")
     return [check_int(v, key, lo, hi) for v in value]
 
 
@@ -92,7 +92,7 @@ def check_optional_int(value: Any, key: str, lo: int, hi: int) -> int | None:
 def check_bool(value: Any, key: str) -> bool:
     """``value`` if it is a JSON boolean."""
     if not isinstance(value, bool):
-        raise StateFormatError(f"serialized game state: {key} must be true or false, got {value!r}")
+        raise StateFormatError(f"serialized game state: {key} must be true or false, got {clip(value)}")
     return value
 
 
@@ -100,7 +100,7 @@ def check_choice(value: Any, key: str, options: tuple[Any, ...]) -> Any:
     """``value`` if it is one of ``options``."""
     if value not in options:
         raise StateFormatError(f"serialized game state: {key} must be one of {', '.join(map(repr, options))}, "
-                               f"got {value!r}")
+                               f"got {clip(value)}")
     return value
 
 
@@ -120,7 +120,7 @@ def _from_json(value: Any) -> Any:
     if isinstance(value, dict):
         if set(value) == {"array", "dtype"}:
             if value["dtype"] not in ("uint32", "uint64"):
-                raise StateFormatError(f"serialized game state: bad random state array type {value['dtype']!r}")
+                raise StateFormatError(f"serialized game state: bad random state array type {clip(value['dtype'])}")
             return np.array(value["array"], dtype=value["dtype"])
         return {k: _from_json(v) for k, v in value.items()}
     return value

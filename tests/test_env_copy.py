@@ -18,6 +18,7 @@ import pytest
 
 import lama_env  # noqa: F401  (registers LamaDice-v0)
 from lama_env import lama_dice_v0
+from lama_env.aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 
 COPIES = {"deepcopy": copy.deepcopy, "pickle": lambda env: pickle.loads(pickle.dumps(env))}
 
@@ -95,11 +96,15 @@ def test_pettingzoo_copy_keeps_every_wrapper_and_option():
     env = lama_dice_v0.env(num_players=3, auto_forced=True, episode="round", max_rounds=2, triple_llama="also_match")
     env.reset(seed=0)
     twin = copy.deepcopy(env)
-    layers, layer = [], twin
-    while hasattr(layer, "env"):
-        layers.append(type(layer).__name__)
-        layer = layer.env
-    assert layers == ["OrderEnforcing", "AssertOutOfBounds", "TerminateIllegal"]
+
+    def layers(e) -> list[type]:
+        out = []
+        while hasattr(e, "env"):
+            out.append(type(e))
+            e = e.env
+        return out
+
+    assert layers(twin) == layers(env) == [OrderEnforcing, AssertOutOfBounds, TerminateIllegal]
     raw = twin.unwrapped
     assert (raw.auto_forced, raw.episode, raw.max_rounds, raw.rules) == (True, "round", 2, env.unwrapped.rules)
     # the wrappers of the copy point at the copy's raw env, not the original's

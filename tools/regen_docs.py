@@ -669,6 +669,9 @@ LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal 
           f"--solo-values --json {LEAGUE_JSON}")
 SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
 RLLIB = ("-m", "lama_dice.train.rllib", "configs/rllib_2p.yaml", "--measure-sampling")
+MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
+
+
 def _web_load(runs: list[Run]) -> str:
     rows = []
     for r in runs:
