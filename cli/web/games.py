@@ -49,8 +49,9 @@ from .state import roll_odds, table_state
 #: The store's bounds: games at once, seconds a finished game is kept, seconds an abandoned one is kept.
 MAX_GAMES, FINISHED_TTL_S, IDLE_TTL_S = 256, 600.0, 1800.0
 #: The agents a request may name (with any argument): they read no file and run no code named in their spec.
-#: Every other spec (``python:``, ``rllib:``, ``ppo:`` with a path, an agent added later) is refused unless
-#: the server's owner named it (``--agents``), or it is a shipped network (``ppo:2p``).
+#: Every other spec (``python:``, ``rllib:``, ``ppo:`` with a path; ``mcts:``, whose rollouts may name any spec;
+#: an agent added later) is refused unless the server's owner named it (``--agents``), or it is a shipped
+#: network (``ppo:2p``).
 WEB_AGENTS = ("random", "always-roll", "threshold", "points", "solo-optimal", "optimal", "lookahead")
 
 
@@ -112,8 +113,8 @@ def check_spec(spec: Any, trusted: Iterable[str] = ()) -> str:
     offered = ", ".join(builtin_specs() + shipped_specs() + list(trusted))
     if name not in registered():
         raise WebError(f"unknown agent spec {spec!r}; offered here: {offered}")
-    raise WebError(f"agent spec {spec!r} loads a file or code from the server's disk, so a page may not name it "
-                   f"unless the server was started with it (lama-dice serve --agents SPEC); offered here: {offered}")
+    raise WebError(f"agent spec {spec!r} is not offered to web pages (it may load a file or run code from the "
+                   f"server's disk): start the server with --agents SPEC to offer it; offered here: {offered}")
 
 
 class WebGame:
