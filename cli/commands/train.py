@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``train`` arguments and options to ``p``."""
     p.add_argument("config", metavar="CONFIG", help="a training config file (YAML), or the name of a shipped "
                    "config: default, solo, ppo_2p, ppo_2p_fast, ppo_4p, ppo_4p_fast, 2p_native, 2p_selfplay, "
-                   "4p_selfplay, 2p_vs_heuristics, rllib_2p, smoke")
+                   "4p_selfplay, 2p_vs_heuristics, exploit_2p, rllib_2p, smoke")
     p.add_argument("--run-dir", metavar="DIR", default=None,
                    help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS); must not hold a run")
     p.add_argument("--total-timesteps", type=_at_least(1), metavar="N", default=None,
