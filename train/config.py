@@ -414,10 +414,9 @@ def parse_config(data: Any, source: str = "config", check_agents: bool = True) -
 
 def shipped_configs() -> dict[str, Path]:
     """The configs that ship with the package (``lama_dice/configs/*.yaml``), by name."""
-    from importlib.resources import files
+    from lama_dice.configs import shipped
 
-    folder = Path(str(files("lama_dice.configs")))
-    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+    return shipped()
 
 
 def resolve_config(arg: str | os.PathLike) -> Path:

@@ -27,11 +27,10 @@ HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``train`` arguments and options to ``p``."""
-    from importlib.resources import files
+    from lama_dice.configs import shipped
 
-    # every shipped config (configs/*.yaml), default first; read from the folder, not the (slow) config module
-    names = sorted((p.name.removesuffix(".yaml") for p in files("lama_dice.configs").iterdir()
-                    if p.name.endswith(".yaml")), key=lambda n: (n != "default", n))
+    # every shipped config, default first (lama_dice.configs, not the slow config module)
+    names = sorted(shipped(), key=lambda n: (n != "default", n))
     p.add_argument("config", metavar="CONFIG", help="a training config file (YAML), or the name of a shipped "
                    f"config: {', '.join(names)}")
     p.add_argument("--run-dir", metavar="DIR", default=None,
