@@ -47,6 +47,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import math
 import subprocess
 import sys
 import tempfile
@@ -57,7 +58,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .measure import Sample, alternate, load_average, ratio_entry, summary
+from .measure import Sample, alternate, load_average, median, ratio_entry, summary
 
 #: ``vector`` (VectorGame + sample_actions) should reach at least this many times Pgx leduc_holdem's steps/s.
 TARGET = 1.0
@@ -85,34 +86,45 @@ class UnavailableError(Exception):
     """A contender that cannot run here (reported as a note, not as an error)."""
 
 
-def _vector_player(batch: int, seed: int, numpy_sampler: bool) -> Callable[[int], None]:
-    """``play(n)``: ``n`` vector steps of random legal actions on ``VectorGame(batch, 2)``."""
+def _vector_player(batch: int, seed: int, numpy_sampler: bool) -> Callable[[int], float]:
+    """``play(n)``: ``n`` vector steps of random legal actions on ``VectorGame(batch, 2)``; the seconds sampling."""
     from lama_env.vector import VectorGame
 
     from .vector_speed import sample_actions
 
     vg = VectorGame(batch, 2, seed=seed)
     vg.reset()
+    clock = time.perf_counter
     if numpy_sampler:
         rng = np.random.default_rng(seed)
 
-        def play_numpy(n: int) -> None:
+        def play_numpy(n: int) -> float:
+            inside = 0.0
             for _ in range(n):
-                vg.step(sample_actions(rng, vg.action_mask))
+                t0 = clock()
+                a = sample_actions(rng, vg.action_mask)
+                inside += clock() - t0
+                vg.step(a)
+            return inside
 
         return play_numpy
     if not hasattr(vg, "sample_actions"):
         raise UnavailableError("VectorGame.sample_actions() is not in this version of lama_env")
 
-    def play(n: int) -> None:
+    def play(n: int) -> float:
+        inside = 0.0
         for _ in range(n):
-            vg.step(vg.sample_actions())
+            t0 = clock()
+            a = vg.sample_actions()
+            inside += clock() - t0
+            vg.step(a)
+        return inside
 
     return play
 
 
-def _pgx_player(name: str, batch: int, seed: int) -> Callable[[int], None]:
-    """``play(n)``: ``n`` jitted vector steps of Pgx's ``name`` (sampler, step, autoreset), then block."""
+def _pgx_player(name: str, batch: int, seed: int) -> Callable[[int], float]:
+    """``play(n)``: ``n`` jitted vector steps of Pgx's ``name`` (sampler, step, autoreset), then block; NaN."""
     import jax
     import jax.numpy as jnp
     import pgx
@@ -131,12 +143,13 @@ def _pgx_player(name: str, batch: int, seed: int) -> Callable[[int], None]:
     key, k0 = jax.random.split(jax.random.PRNGKey(seed))
     box = [jax.jit(jax.vmap(env.init))(jax.random.split(k0, batch)), key]
 
-    def play(n: int) -> None:
+    def play(n: int) -> float:
         state, k = box
         for _ in range(n):
             state, k = one_step(state, k)
         jax.block_until_ready(state)
         box[0], box[1] = state, k
+        return math.nan  # the sampler is fused into the jitted step
 
     return play
 
@@ -157,7 +170,7 @@ class _Worker:
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.play: Callable[[int], None] | None = None
+        self.play: Callable[[int], float] | None = None
         self.chunk = 1
 
     def setup(self, batch: int, seed: int) -> dict[str, Any]:
@@ -187,16 +200,17 @@ class _Worker:
     def run(self, seconds: float, batch: int) -> dict[str, Any]:
         if self.play is None:
             raise ValueError("run before setup")
-        steps = 0
+        steps, sampling = 0, 0.0
         c0 = time.process_time()
         t0 = time.perf_counter()
         while True:
-            self.play(self.chunk)
+            sampling += self.play(self.chunk)
             steps += self.chunk
             wall = time.perf_counter() - t0
             if wall >= seconds:
                 break
-        return {"steps": steps, "work": steps * batch, "wall_s": wall, "cpu_s": time.process_time() - c0}
+        return {"steps": steps, "work": steps * batch, "wall_s": wall, "cpu_s": time.process_time() - c0,
+                "sample_s": None if math.isnan(sampling) else sampling}
 
 
 def worker_main(kind: str, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
@@ -273,7 +287,7 @@ class Worker:
 
 def _slice(worker: Worker, seconds: float, _call: int) -> Sample:
     r = worker.request(cmd="run", seconds=seconds)
-    return Sample(r["work"], r["wall_s"], r["cpu_s"], {"steps": r["steps"]})
+    return Sample(r["work"], r["wall_s"], r["cpu_s"], {"steps": r["steps"], "sample_s": r["sample_s"]})
 
 
 def _compare(workers: dict[str, Worker], batch: int, seed: int, seconds: float, repeats: int, slices: int,
@@ -290,6 +304,14 @@ def _compare(workers: dict[str, Worker], batch: int, seed: int, seconds: float, 
                 log(f"pgx section: {name} at batch {batch:,}: compiled in {s['compile_s']:.1f} s")
     runs = {name: partial(_slice, workers[name], seconds / slices) for name in setups}
     return alternate(runs, repeats, slices, log), setups, notes
+
+
+def _summary(samples: list[Sample]) -> dict[str, Any]:
+    """:func:`summary` plus the vector contenders' share of wall time in the sampler (None for Pgx: fused)."""
+    out = summary(samples, "agent-step")
+    shares = [s.extra["sample_s"] / s.wall_s for s in samples if s.extra.get("sample_s") is not None]
+    out["sample_share"] = median(shares) if shares else None
+    return out
 
 
 def _ratios(samples: dict[str, list[Sample]]) -> dict[str, Any]:
@@ -309,7 +331,7 @@ def _sweep(workers: dict[str, Worker], samples: dict[str, list[Sample]], batch: 
             ss = {n: samples[n] for n in workers if n in samples}
         else:
             ss, _setups, _notes = _compare(workers, b, seed, seconds, repeats, 1, log)
-        out[str(b)] = {"results": {n: summary(x, "agent-step") for n, x in ss.items()}, "ratios": _ratios(ss)}
+        out[str(b)] = {"results": {n: _summary(x) for n, x in ss.items()}, "ratios": _ratios(ss)}
     return out
 
 
@@ -328,7 +350,7 @@ def run(batch: int = 4096, sweep: Sequence[int] = SWEEP, games: Sequence[str] = 
     workers = {n: Worker(n) for n in names}
     try:
         samples, setups, notes = _compare(workers, batch, seed, seconds, repeats, slices, log)
-        results = {n: {**summary(ss, "agent-step"), **setups[n]} for n, ss in samples.items()}
+        results = {n: {**_summary(ss), **setups[n]} for n, ss in samples.items()}
         small: dict[str, Worker] = {n: workers[n] for n in ("vector", "vector_numpy", "pgx:leduc_holdem")
                                     if n in workers and n not in notes}
         swept = _sweep(small, samples, batch, sweep, seed, seconds, sweep_repeats, log)
@@ -368,8 +390,9 @@ def table_rows(sec: dict[str, Any]) -> tuple[str, list[list[str]], list[str]]:
     rows = []
     for name, r in sec["results"].items():
         rows.append([LABELS.get(name, name), _n(r["per_s"]), _n(r["per_cpu_s"]),
-                     f"{1e6 / r['per_s'] * sec['batch']:,.0f} µs/vector step; compile {r['compile_s']:.1f} s "
-                     f"(apart)"])
+                     f"{1e6 / r['per_s'] * sec['batch']:,.0f} µs/vector step"
+                     + (f" ({100 * r['sample_share']:.0f}% sampling)" if r.get("sample_share") is not None else "")
+                     + f"; compile {r['compile_s']:.1f} s (apart)"])
     for r in sec["ratios"].values():
         target = f"target ≥ {r['target']:g}x: {'met' if r['meets_target'] else 'not met'}" if "target" in r else ""
         rows.append([f"ratio {r['of']} / {r['over']}", _x(r), f"{r['ratio_cpu']:.2f}x", target])
