@@ -554,7 +554,9 @@ def final_evaluation(model: MaskablePPO, cfg: TrainConfig, run: Path, out: TextI
                      progress: bool = True) -> dict[str, Any]:
     """Evaluate the model against ``eval.opponents`` (``eval.final_games`` games each); print, save ``eval.json``."""
     n = cfg.env.num_players
-    learner = PPOPolicy.from_sb3(model.policy, n, spec="ppo:final")
+    # worker processes load the saved final.zip (the same weights); an in-memory policy stays here
+    learner: str | PPOPolicy = (f"ppo:{run / 'final.zip'}" if cfg.eval.workers > 1 and (run / "final.zip").is_file()
+                                else PPOPolicy.from_sb3(model.policy, n, spec="ppo:final"))
     t0 = time.perf_counter()
     seed = cfg.eval.seed + 1  # not the games of the periodic evaluations, which chose best.zip
     results = evaluate_learner(learner, cfg.eval.opponents, n, cfg.rules, cfg.eval.final_games, seed,
