@@ -392,15 +392,16 @@ def table_rows(sec: dict[str, Any]) -> tuple[str, list[list[str]], list[str]]:
         rows.append([LABELS.get(name, name), _n(r["per_s"]), _n(r["per_cpu_s"]),
                      f"{1e6 / r['per_s'] * sec['batch']:,.0f} µs/vector step"
                      + (f" ({100 * r['sample_share']:.0f}% sampling)" if r.get("sample_share") is not None else "")
-                     + f"; compile {r['compile_s']:.1f} s (apart)"])
+                     + f"; {r['per_s'] / r['per_cpu_s']:.2f} cores busy; compile {r['compile_s']:.1f} s (apart)"])
     for r in sec["ratios"].values():
         target = f"target ≥ {r['target']:g}x: {'met' if r['meets_target'] else 'not met'}" if "target" in r else ""
         rows.append([f"ratio {r['of']} / {r['over']}", _x(r), f"{r['ratio_cpu']:.2f}x", target])
     for b, s in sec.get("sweep", {}).items():
         res = s["results"]
         cells = ", ".join(f"{n} {_n(x['per_s'])}/s" for n, x in res.items())
-        rows.append([f"  batch {int(b):,}", _x(s["ratios"].get("vector_vs_leduc_holdem")), "",
-                     f"vector / leduc_holdem; {cells}"])
+        r = s["ratios"].get("vector_vs_leduc_holdem")
+        rows.append([f"  batch {int(b):,}: ratio vector / leduc_holdem", _x(r), f"{r['ratio_cpu']:.2f}x" if r else "-",
+                     cells])
     notes = [f"{k}: not measured: {why}" for k, why in sec.get("notes", {}).items()]
     return title, rows, notes
 
