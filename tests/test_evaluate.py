@@ -406,7 +406,7 @@ class _FirstLegal(Policy):
 def test_agents_that_cannot_cross_to_worker_processes_get_a_one_line_error():
     """What the workers' start-up would refuse (torch: a tensor that carries autograd history) is refused first."""
     torch = pytest.importorskip("torch")
-    import torch.multiprocessing  # noqa: F401  (registers torch's reductions, as the trainer's imports do)
+    pytest.importorskip("torch.multiprocessing")  # registers torch's reductions, as the trainer's imports do
 
     from lama_dice.evaluation.evaluate import EvaluationError
 
