@@ -68,10 +68,10 @@ GAMES = ("leduc_holdem", "backgammon")
 SWEEP = (256, 1024, 4096, 16384)
 #: What a contender's name means, for the tables.
 LABELS = {
-    "vector": "VectorGame, sample_actions() + step()",
-    "vector_numpy": "VectorGame, NumPy sampler + step()",
-    "pgx:leduc_holdem": "Pgx leduc_holdem, jit(vmap(auto_reset(step))) + sampler",
-    "pgx:backgammon": "Pgx backgammon, jit(vmap(auto_reset(step))) + sampler",
+    "vector": "VectorGame + sample_actions()",
+    "vector_numpy": "VectorGame + NumPy sampler",
+    "pgx:leduc_holdem": "Pgx leduc_holdem",
+    "pgx:backgammon": "Pgx backgammon",
 }
 INSTALL = "pip install 'lama-dice[bench-pgx]'"
 
