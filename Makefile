@@ -2,6 +2,7 @@
 #   make train   train the default config end to end, then print an evaluation table
 #                (.venv: the base package, what a user of `pip install lama-dice` gets)
 #   make test    run the test suite (with the web app's tests in headless Chromium, installed if missing)
+#   make bench-pgx   lama-dice bench --only pgx: the vector game vs Pgx (installs jax and pgx into .venv)
 #   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test,
 #                bench, web and openspiel extras: OpenSpiel's pins sit beside the main ones), then the RLlib tests
 #                in .venv-rllib (the rllib extra, which pins its own gymnasium, so it never changes the versions
@@ -22,7 +23,7 @@ TORCH      ?= torch==2.13.0
 CONFIG     ?= configs/default.yaml
 PIP        := -m pip install -q
 
-.PHONY: install lint test test-main test-rllib test-interop train clean chromium
+.PHONY: install lint test test-main test-rllib test-interop train bench-pgx clean chromium
 
 install: $(VENV)/.base
 
@@ -85,6 +86,15 @@ test-interop: $(INTEROP_VENV)/.installed
 
 train: $(VENV)/.base
 	$(PY) -m lama_dice train $(CONFIG)
+
+# The bench-pgx extra (jax, pgx; numpy>=2 as the main suite's) goes into .venv: not needed by make test
+# (tests/test_bench_pgx.py skips its smoke run without it).
+$(VENV)/.bench-pgx: $(VENV)/.base
+	$(PY) $(PIP) -e ".[bench-pgx]"
+	touch $@
+
+bench-pgx: $(VENV)/.bench-pgx
+	$(PY) -m lama_dice bench --only pgx
 
 clean:
 	rm -rf $(VENV) $(RLLIB_VENV) $(INTEROP_VENV)

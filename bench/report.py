@@ -234,9 +234,22 @@ def _memory(m: dict[str, Any]) -> list[Block]:
             for r in m.values() if isinstance(r, dict)]
 
 
+def _pgx(p: dict[str, Any]) -> list[Block]:
+    if "skipped" in p:
+        return [Line(p["skipped"], "note")]
+    from .pgx_speed import table_rows
+
+    title, rows, notes = table_rows(p)
+    t = Table(title)
+    for row in rows:
+        t.add(*row)
+    return [t, *(Line(note, "note") for note in notes)]
+
+
 _SECTIONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], list[Block]]] = {
     "aec": lambda s, _: _aec(s),
     "vector": lambda s, _: _vector(s),
+    "pgx": lambda s, _: _pgx(s),
     "render": lambda s, _: _render(s),
     "evaluate": _evaluate,
     "ppo_inference": lambda s, _: _ppo_inference(s),

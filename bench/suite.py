@@ -7,7 +7,8 @@ last, so that ``workers=2`` forks cheaply) and returns::
      "errors": {...}}
 
 ``targets`` lists the project's speed targets (the AEC env against leduc, evaluation against a
-naive engine, the vector game and the vector env against their scalar counterparts) with the
+naive engine, the vector game and the vector env against their scalar counterparts, the vector
+game against Pgx's leduc_holdem) with the
 measured ratio (paired wall-clock ratios, medians over the repeats) and whether it is met.
 A section that fails is reported under ``errors`` (one line) and the others
 still run.
@@ -25,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import aec_speed, eval_speed, render_speed, train_speed, vector_speed
+from . import aec_speed, eval_speed, pgx_speed, render_speed, train_speed, vector_speed
 from .measure import load_average
 
 FORMAT = "lama-dice-bench/1"
-SECTIONS = ("aec", "vector", "render", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver",
+SECTIONS = ("aec", "vector", "pgx", "render", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver",
             "ppo_inference", "training")
 
 
@@ -58,6 +59,10 @@ class Sizes:
     vector_scaling_envs: tuple[int, ...] = (1, 16, 256, 4096, 16384)
     vector_scaling_players: tuple[int, ...] = (1, 2, 3, 4, 5, 6)
     vector_scaling_agent_steps: int = 400_000
+    pgx_games: tuple[str, ...] = pgx_speed.GAMES
+    pgx_sweep: tuple[int, ...] = pgx_speed.SWEEP
+    pgx_seconds: float = 1.0
+    pgx_slices: int = 4
 
 
 FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000, one_shot_games=20000,
@@ -69,7 +74,8 @@ QUICK = Sizes(aec_steps=2000, aec_slices=2, eval_games=2000, naive_games=200, on
               kernel_sizes=(10, 100, 1000), chunk_sizes=(1, 16, 128), memory_games=2000,
               training=train_speed.QUICK, repeats=1, heavy_repeats=1, render_frames=300, gif_frames=40,
               vector_steps=20, vector_scaling_envs=(16, 4096), vector_scaling_players=(2, 6),
-              vector_scaling_agent_steps=40_000)
+              vector_scaling_agent_steps=40_000, pgx_games=("leduc_holdem",), pgx_sweep=(), pgx_seconds=0.3,
+              pgx_slices=1)
 
 
 def _versions() -> dict[str, str | None]:
@@ -116,6 +122,8 @@ def run_suite(quick: bool = False, repeats: int | None = None, seed: int = 0,
                                            scaling_players=sz.vector_scaling_players,
                                            scaling_agent_steps=sz.vector_scaling_agent_steps, scaling_repeats=heavy,
                                            log=say),
+        "pgx": lambda: pgx_speed.run(4096, sz.pgx_sweep, sz.pgx_games, sz.pgx_seconds, rep, sz.pgx_slices, heavy,
+                                     seed, log=say),
         "render": lambda: render_speed.run(sz.render_frames, sz.gif_frames, rep, seed, log=say),
         "evaluate": lambda: eval_speed.compare_naive(sz.eval_games, sz.naive_games, rep, seed, log=say),
         "kernel_load": lambda: eval_speed.kernel_load(cold=sz.cold_compile),
@@ -157,6 +165,8 @@ def targets(sections: dict[str, Any]) -> list[dict[str, Any]]:
         (("vector",), "vector_vs_aec", "VectorGame agent-steps/s vs the AEC env", vector_speed.TARGET),
         (("vector", "env"), "vector_env_vs_sync", "vector env learner-steps/s vs SyncVectorEnv",
          vector_speed.ENV_TARGET),
+        (("pgx",), "vector_vs_leduc_holdem", "VectorGame + sample_actions agent-steps/s vs Pgx leduc_holdem",
+         pgx_speed.TARGET),
     )
     for path, key, what, target in spec:
         sec = path[0]

@@ -11,7 +11,7 @@ One MaskablePPO setup, two environments, alternating runs in one process:
 Both: the trainer's own MaskablePPO setup (``lama_dice.train.masked_distribution.LamaMaskablePolicy``, the masked
 distribution that never exponentiates a masked logit, and torch's distribution argument
 checks off), ``DummyVecEnv`` with the same ``n_envs``, ``net_arch=[64, 64]``, the same
-PPO hyperparameters (by default those of ``configs/default.yaml``: ``n_steps=512``,
+PPO hyperparameters (by default ``n_steps=512``,
 ``batch_size=256``, ``n_epochs=10``), the same number of timesteps, one torch thread, CPU.
 Every env is wrapped in a timer, so that the report splits each run's wall time into
 time inside the envs (``step``, ``reset``, ``action_masks``), PPO's gradient updates
@@ -29,7 +29,7 @@ import gymnasium
 from .measure import Sample, alternate, ratio_entry, summary, timed
 
 OPPONENT = "threshold:0.2"
-#: PPO settings of the full benchmark (configs/default.yaml's, with a [64, 64] network).
+#: PPO settings of the full benchmark (8 scalar envs in DummyVecEnv, a [64, 64] network).
 FULL = {"n_envs": 8, "n_steps": 512, "batch_size": 256, "n_epochs": 10, "timesteps": 8192}
 #: ... and of ``--quick``.
 QUICK = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 2, "timesteps": 256}

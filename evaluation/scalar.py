@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import pickle
 import sys
 from collections.abc import Callable, Collection, Generator, Sequence
 from typing import Any
@@ -114,8 +113,10 @@ def _run_tasks(agents: Sequence[str | Policy], policies: list[Policy], tasks: li
             yield _play_chunk(policies, *t)
         return
     if any(not isinstance(a, str) for a in agents):
-        try:
-            pickle.dumps(list(agents))
+        from multiprocessing.reduction import ForkingPickler
+
+        try:  # the pickler of the worker start-up (with torch's reductions, which refuse more than pickle does)
+            ForkingPickler.dumps(list(agents))
         except Exception as e:  # any pickling failure
             raise EvaluationError(f"cannot send the agents to worker processes ({e}); use workers=1") from None
     ctx = _mp_context()

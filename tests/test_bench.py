@@ -107,7 +107,7 @@ def test_training_section(report: dict) -> None:
 
 def test_targets(report: dict) -> None:
     rows = report["targets"]
-    assert [r["goal"] for r in rows] == [aec_speed.TARGET, 50.0, 10.0, 10.0]
+    assert [r["goal"] for r in rows] == [aec_speed.TARGET, 50.0, 10.0, 10.0, 1.0]
     for r in rows:
         assert {"target", "goal", "ratio", "met"} <= set(r)
         assert r["met"] is None or r["met"] == (r["ratio"] >= r["goal"])

@@ -394,3 +394,23 @@ def test_cli_json_to_an_unwritable_path_is_one_line(tmp_path, capsys):
                "--json", str(tmp_path / "missing" / "out.json")])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "out.json" in err
+
+
+class _FirstLegal(Policy):
+    """Played at Python speed (no native form): the scalar backend, in worker processes with workers > 1."""
+
+    def act(self, game, legal):
+        return legal[0]
+
+
+def test_agents_that_cannot_cross_to_worker_processes_get_a_one_line_error():
+    """What the workers' start-up would refuse (torch: a tensor that carries autograd history) is refused first."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch.multiprocessing")  # registers torch's reductions, as the trainer's imports do
+
+    from lama_dice.evaluation.evaluate import EvaluationError
+
+    agent = _FirstLegal()
+    agent.cache = torch.ones(2, requires_grad=True) * 2  # e.g. an SB3 policy's last action distribution
+    with pytest.raises(EvaluationError, match=r"cannot send the agents to worker processes .*use workers=1"):
+        evaluate([agent, "random"], 2, 256, workers=2, chunk_size=16)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +23,11 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from lama_dice.agents.ppo import CheckpointError, PPOPolicy, read_sidecar
 from lama_dice.agents.registry import make_agent
 from lama_dice.evaluation import evaluate
+from lama_dice.train import shell
 from lama_dice.train.config import ConfigError, load_config, parse_config
 from lama_dice.train.runs import RunDirError
 from lama_dice.train.selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
-from lama_dice.train.trainer import make_vec_env, train
+from lama_dice.train.trainer import make_vec_env, print_run_files, train
 from lama_env.engine import LamaGame
 
 SMOKE = Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml"
@@ -73,6 +77,48 @@ def test_smoke_run_writes_the_run_folder(smoke_run):
     # every checkpoint records the wall time of learning so far (for curves against time)
     secs = [read_sidecar(run / "checkpoints" / f"step-{n:012d}.zip")["train_seconds"] for n in (1024, 2048)]
     assert 0 < secs[0] <= secs[1] <= side["train_seconds"] <= result.seconds
+
+
+def _printed_commands(run: Path) -> dict[str, str]:
+    out = io.StringIO()
+    print_run_files(run, out)
+    lines = dict(line.split(":", 1) for line in out.getvalue().splitlines())
+    return {"tensorboard": lines["TensorBoard events"].split("(", 1)[1].rstrip(")").strip(),
+            "play": lines["play the best"].strip()}
+
+
+def test_the_printed_commands_run_as_printed_in_a_plain_shell(smoke_run, monkeypatch):
+    """As in the shell of `make train`: the venv not activated, neither lama-dice nor tensorboard on PATH."""
+    run = smoke_run[0].run_dir
+    bindir = Path(sys.executable).parent
+    plain = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                            if d and Path(d).resolve() != bindir.resolve() and not (Path(d) / "lama-dice").exists())
+    monkeypatch.setenv("PATH", plain)
+    monkeypatch.chdir(run.parent)  # the run folder is then a relative path
+    cmds = _printed_commands(run)
+    assert cmds["tensorboard"] == f"{bindir / 'tensorboard'} --logdir {run.name}/tb"
+    assert cmds["play"] == f"{bindir / 'lama-dice'} play --players 2 --opponents ppo:{run.name}/best.zip"
+    env = {**os.environ, "PATH": plain}
+    tb = subprocess.run(["bash", "-c", cmds["tensorboard"] + " --version_tb"], env=env, capture_output=True,
+                        text=True, timeout=120)
+    assert tb.returncode == 0 and tb.stdout.strip(), tb.stderr
+    play = subprocess.run(["bash", "-c", cmds["play"] + " --seed 1"], env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)
+    assert play.returncode == 0 and "Game stopped (end of input)" in play.stdout, play.stderr
+    # on PATH (an activated venv), the bare names; a venv below the current folder, relative paths
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bindir), plain]))
+    assert _printed_commands(run)["tensorboard"].startswith("tensorboard --logdir ")
+    monkeypatch.setenv("PATH", plain)
+    monkeypatch.chdir(bindir.parent.parent)
+    assert _printed_commands(run)["play"].startswith(f"{bindir.parent.name}/bin/lama-dice play ")
+
+
+def test_commands_fall_back_to_python_m(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    monkeypatch.chdir(tmp_path)
+    assert shell.command("lama-dice", "lama_dice") == "venv/bin/python -m lama_dice"
+    assert shell.shell_path(tmp_path / "a b" / "c") == "'a b/c'"
+    assert shell.near_path("/") == "/"
 
 
 def test_smoke_run_logs_the_game_scalars(smoke_run):

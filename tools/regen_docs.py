@@ -497,6 +497,18 @@ def _bench(runs: list[Run]) -> str:
     return markdown(last_json(r.stdout, r.shown))
 
 
+def _bench_pgx(runs: list[Run]) -> str:
+    """The pgx section of ``lama-dice bench --only pgx --json -``, with its target row and the run's line."""
+    from lama_dice.bench.report import markdown
+
+    r = runs[0]
+    rep = last_json(r.stdout, r.shown)
+    if "skipped" in rep["sections"]["pgx"]:
+        raise GenError(rep["sections"]["pgx"]["skipped"])
+    rep["targets"] = [t for t in rep.get("targets", []) if "Pgx" in t["target"]]
+    return markdown(rep)
+
+
 def _train_default(runs: list[Run]) -> str:
     r = runs[0]
     tmp = r.args[r.args.index("--runs-root") + 1]
@@ -741,6 +753,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               _solo_networks),
     Generator("bench", "lama-dice bench: speed against the baselines (needs the bench extra)",
               "long: ~70 s (up to 5 min on a busy machine)", (lama("bench --quiet --json -"),), _bench),
+    Generator("bench-pgx", "lama-dice bench --only pgx: random play, the vector game beside Pgx (JAX)",
+              "long: ~3 min on 2 cores; needs the bench-pgx extra (make bench-pgx)",
+              (lama("bench --only pgx --quiet --json -"),), _bench_pgx, needs="pgx"),
     Generator("train-default", "what `make train` prints: steps/s, the evaluations and the final table",
               "long: ~3 min on 2 cores", (lama("train default --runs-root {tmp} --no-progress"),), _train_default,
               commands_in_body=True),

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import signal
 import sys
 import time
@@ -74,6 +75,7 @@ from .config import ConfigError, TrainConfig, load_config, parse_config
 from .masked_distribution import LamaMaskablePolicy
 from .runs import RunDirError, claim_run_dir, new_run_dir  # noqa: F401  (RunDirError: raised by train)
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
+from .shell import command, near_path, shell_path
 from .warm_start import check_init_from, init_weights
 
 #: Default parent folder of run folders.
@@ -172,7 +174,7 @@ def train(
                "episode": cfg.env.episode, "reward": cfg.env.reward, "run": run.name}
     sidecar.update(warm_start_fields(cfg, resume_ckpt))
     print(f"run folder: {run}", file=out)
-    print(f"TensorBoard: tensorboard --logdir {run.parent}", file=out)
+    print(f"TensorBoard: {command('tensorboard', 'tensorboard.main')} --logdir {shell_path(run.parent)}", file=out)
 
     # -- 3. The environments -------------------------------------------------------------
     set_random_seed(cfg.seed)
@@ -247,7 +249,8 @@ def train(
         ckpt = save_checkpoint(model, run / "interrupted.zip", sidecar, clock)
         model.logger.close()
         print(f"\ninterrupted at {model.num_timesteps:,} steps; saved {ckpt}", file=out)
-        print(f"resume with: lama-dice train {config_path or run / 'config.yaml'} --resume {ckpt}", file=out)
+        again = shell_path(config_path or run / "config.yaml")
+        print(f"resume with: {command('lama-dice', 'lama_dice')} train {again} --resume {shell_path(ckpt)}", file=out)
         return TrainResult(run, int(model.num_timesteps), True, ckpt, None, time.perf_counter() - t_start, sps)
 
     # -- 6. The final checkpoint and the evaluation table --------------------------------
@@ -551,7 +554,9 @@ def final_evaluation(model: MaskablePPO, cfg: TrainConfig, run: Path, out: TextI
                      progress: bool = True) -> dict[str, Any]:
     """Evaluate the model against ``eval.opponents`` (``eval.final_games`` games each); print, save ``eval.json``."""
     n = cfg.env.num_players
-    learner = PPOPolicy.from_sb3(model.policy, n, spec="ppo:final")
+    # worker processes load the saved final.zip (the same weights); an in-memory policy stays here
+    learner: str | PPOPolicy = (f"ppo:{run / 'final.zip'}" if cfg.eval.workers > 1 and (run / "final.zip").is_file()
+                                else PPOPolicy.from_sb3(model.policy, n, spec="ppo:final"))
     t0 = time.perf_counter()
     seed = cfg.eval.seed + 1  # not the games of the periodic evaluations, which chose best.zip
     results = evaluate_learner(learner, cfg.eval.opponents, n, cfg.rules, cfg.eval.final_games, seed,
@@ -604,13 +609,16 @@ def print_run_files(run: Path, out: TextIO | None = None) -> None:
         score, steps = side.get("eval_score"), side.get("timesteps")
         about = str(best) + (f"  (evaluation score {score:.3f} at {steps:,} steps)"
                              if score is not None and steps is not None else "")
+    tensorboard = f"{command('tensorboard', 'tensorboard.main')} --logdir {shell_path(run / 'tb')}"
     lines = [("run folder", str(run)),
-             ("TensorBoard events", f"{run / 'tb'}  (tensorboard --logdir {run / 'tb'})"),
+             ("TensorBoard events", f"{run / 'tb'}  ({tensorboard})"),
              ("best checkpoint", about),
              ("final checkpoint", str(run / "final.zip"))]
-    if best.is_file():
-        lines.append(("play the best", f"lama-dice play --players {side.get('num_players', 2)} "
-                                       f"--opponents ppo:{best}"))
+    which, ckpt = ("best", best) if best.is_file() else ("final", run / "final.zip")
+    players = side.get("num_players") or (read_sidecar(ckpt) or {}).get("num_players", 2) if ckpt.is_file() else 1
+    if players > 1:  # (a solo agent has no one to play against)
+        lines.append((f"play the {which}", f"{command('lama-dice', 'lama_dice')} play --players {players} "
+                                           f"--opponents {shlex.quote(f'ppo:{near_path(ckpt)}')}"))
     for name, where in lines:
         print(f"{name + ':':<20}{where}", file=out or sys.stdout)
 

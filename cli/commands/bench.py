@@ -20,6 +20,11 @@ median of the ratios measured within one repeat:
    through PettingZoo's SB3 action-mask wrapper, with each env's share of
    the training time.
 
+With ``jax`` and ``pgx`` installed (``pip install "lama-dice[bench-pgx]"``), section ``pgx``:
+random play with autoreset on the vector game (``sample_actions()`` + ``step()``) vs Pgx's
+``leduc_holdem`` and ``backgammon`` (``jit(vmap(...))``), each contender in its own process, in
+turn, with a sweep of batch sizes (lama_dice.bench.pgx_speed); without them it is skipped with a note.
+
 Also: the exact solver's solve time, peak memory of a 20,000-game
 evaluation, throughput by batch size and by worker processes, and the
 frames per second of the table picture (render_mode="rgb_array") and of GIF
@@ -58,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="alternating repeats per comparison (default 5, heavy sections 3; --quick: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--only", nargs="+", metavar="SECTION", default=None,
-                   help="run only these sections: aec vector render evaluate kernel_load one_shot scaling memory "
+                   help="run only these sections: aec vector pgx render evaluate kernel_load one_shot scaling memory "
                         "solver ppo_inference training")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
