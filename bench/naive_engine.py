@@ -8,6 +8,14 @@ and independent of ``lama_env`` on purpose (it shares no code with it), and
 it is written to be reasonably efficient, not slowed down: the threshold
 player caches its odds per set of held faces.
 
+It is not a home of any rule: nothing in the package calls it, and its rules
+(the chip returned by :func:`return_chip`, the points of :func:`score`, the
+turn flow) are a second, independent reading of RULES.md, which is what a
+baseline of "a plain model" must be (importing the package's rules would make
+it part of what it measures).  ``tests/test_batched.py`` keeps the two
+readings in agreement: the chip and the points on every input, and the final
+totals of its games against the compiled engine's, statistically.
+
 ``ThresholdPlayer(t)`` plays like ``threshold:T`` of ``lama_dice.agents.heuristics``:
 at the start of a turn it quits iff the chance that the next roll shows no
 face of its display is at least ``t``; it discards every card it may and

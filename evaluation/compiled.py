@@ -11,6 +11,10 @@ subclasses); they make exactly the decisions of the Python agents
 (``tests/test_batched.py`` checks this move by move), but draw their random
 choices (``random``) and the dice from the batched engine's own streams, so
 results agree with the scalar backend within sampling error, not game by game.
+The games are played by the package's one compiled transition
+(:mod:`lama_env._kernel`, which :class:`lama_env.vector.VectorGame` and the vector
+envs step too): a ``random`` seat here decides as
+:meth:`lama_env.vector.VectorGame.sample_actions` does, from the same streams.
 """
 
 from __future__ import annotations

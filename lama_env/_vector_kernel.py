@@ -1,606 +1,387 @@
 """The compiled kernels of :class:`lama_env.vector.VectorGame` and its envs (private: use the classes).
 
-Every game of a vector game is a row of struct-of-arrays state (``G`` games,
-``N`` players):
+The games are an array of state records (:data:`lama_env._kernel.STATE_DTYPE`,
+one per game) and their logs; every change of a game goes through the one
+compiled step of the package (:func:`lama_env._kernel.transition`, which the batched
+evaluation engine plays too).  This module adds what the vector game and its
+envs need around it:
 
-==============  ====================  ===============================================
-array           shape, dtype          meaning
-==============  ====================  ===============================================
-``es``          ``[G] uint64``        the game's random stream (splitmix64 counter)
-``ps``          ``[G] uint64``        the stream of the native agents seated in it
-``disp``        ``[G, N, 7] int64``   each display, cards per face index
-``row``         ``[G] int64``         the llama row as a bit set (bit ``f`` = face ``f``)
-``tot``         ``[G, N] int64``      chip totals
-``rstart``      ``[G, N] int64``      the totals when the round began (``points`` rewards)
-``quit_``       ``[G, N] bool``       who has quit this round
-``active``      ``[G] int64``         players who have not quit
-``cur``         ``[G] int64``         whose decision it is
-``start``       ``[G] int64``         the round's start player
-``phase``       ``[G] int64``         0 roll-or-quit, 1 discard, 2 take
-``dice``        ``[G, 3] int64``      the pending roll (discard or take decision)
-``lim``         ``[G, 7] int64``      the pending roll's discard limits per face
-``nround``      ``[G] int64``         the round's index in the game
-``hands``       ``[G, N, 6] int8``    the round's deal, in deal order
-``stats``       ``[G, 4, N] int64``   per seat over the game: round points, busts,
-                                      quits, rounds gone out
-``log``...      ``[G, cap] int32``    trajectory logs (``record=True``), in the
-                                      format of :mod:`lama_env.batched`
-==============  ====================  ===============================================
+* :func:`apply_kernel` applies one action in each of a list of games and does
+  the episode bookkeeping of a round's end (rewards, termination, truncation,
+  the final observation, a new game dealt in the slot);
+* :func:`decisions_kernel` writes the decision each game now asks (the
+  observation of the player to act, the action mask); :func:`step_kernel` (the
+  vector game's step) does both for every game;
+* :func:`play_kernel` (the Gymnasium vector env's, :mod:`lama_env.vector_env`)
+  applies the learners' actions and then plays the native agents' seats in
+  waves (:func:`lama_env._kernel.native_action`) until each game waits on its
+  learner, on a Python agent, or has ended its episode;
+* :func:`sample_kernel` draws a uniformly random legal action in every game
+  (:meth:`lama_env.vector.VectorGame.sample_actions`);
+* :func:`check_kernel` finds the first illegal action before anything is
+  changed; :func:`reset_kernel` starts games; :func:`observe_kernel` encodes the
+  current states from any seats; :func:`stats_kernel` sums up an episode.
 
-:func:`apply_kernel` applies one action in each of a list of games (the
-rules, the round ends, the episode ends); :func:`decisions_kernel` writes the
-decision each game now asks (observation of the player to act, action mask).
-:func:`step_kernel` (the vector game's step) does both for every game, into
-one of the vector game's two output buffers; :func:`play_kernel` (the
-Gymnasium vector env's, :mod:`lama_env.vector_env`) applies the learners'
-actions and then plays the native agents' seats in waves (one
-:func:`apply_kernel` call for all the games that move), with the decisions
-of :mod:`lama_env.batched` (:func:`~lama_env.batched.native_turn`,
-``native_discard``, ``native_take``), until each game waits on its learner,
-on a Python agent, or has ended its episode.  :func:`check_kernel` finds the
-first illegal action before anything is changed; :func:`reset_kernel` starts
-games; :func:`encode_kernel` encodes the current states from any seats;
-:func:`stats_kernel` sums up an episode for the learner.  (A kernel loops over
-games inside: a call per game of a function with this many array arguments
-would cost more than the game's step.)
+(A kernel loops over games inside: a call per game would cost more than the game's step.)
 
-The turn flow is that of :class:`lama_env.engine.LamaGame` and the kernel of
-:mod:`lama_env.batched` (whose random stream helpers and log format it shares),
-written once more as a step function: the batched kernel plays whole games of
-native policies in one loop, this one stops at every decision.  The
-observation is :func:`lama_env.observation.encode`'s layout, every entry
-computed by the same expressions (or read from tables the Python side
-computes with them) and rounded to float32 once, so the two are bit-equal;
+The observation is :func:`lama_env.observation.encode`'s layout, every entry
+computed by the same expressions (or read from tables the Python side computes
+with them) and rounded to float32 once, so the two are bit-equal;
 ``tests/test_vector.py`` checks all of it against the scalar engine.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+from numba.np.numpy_support import from_dtype
 
-from .batched import (
-    _ALL_QUIT,
-    _BUST,
-    _GOLDEN,
-    _POLICY_SALT,
-    _ROW_EMPTY,
-    _WENT_OUT,
-    LOG_END,
-    LOG_QUIT,
-    LOG_ROLL,
-    LOG_ROUND,
-    OUT_BUST,
-    OUT_DISCARD,
-    OUT_TAKE,
-    OUT_TRIPLE,
-    _below,
-    _chip,
-    _mix,
-    native_discard,
-    native_take,
-    native_turn,
-)
+from . import _kernel as K
+from ._kernel import DISCARD, TAKE, TURN
 
-#: Phases of a game in the kernel (the engine's Phase.TURN, DISCARD, TAKE; the round-over
-#: phases never last: the kernel scores the round and deals the next one in the same step).
-TURN, DISCARD, TAKE = 0, 1, 2
+__all__ = ["DISCARD", "TAKE", "TURN"]
+
+_AGENT_NB = from_dtype(K.AGENT_DTYPE)
 #: The "no decision" column of the observation's ``decision`` block (round or game over).
 DECISION_NONE = 3
-_U64 = np.uint64
-
-
-@njit(cache=True)
-def seed_mix(seed):
-    """The mixed base seed of the streams (``seed``: a 64-bit seed), as the batched kernel mixes it."""
-    return _mix(seed + _GOLDEN)
-
-
-@njit(cache=True)
-def stream_state(seed_mix, g):
-    """The start of game slot ``g``'s random stream (``seed_mix``: the mixed base seed)."""
-    return _mix(seed_mix ^ _mix(_U64(g) * _GOLDEN + _GOLDEN))
-
-
-@njit(cache=True)
-def encode_kernel(out, n, g, seat, disp, tot, quit_, to_act, start, row, decision, dice, show_dice, active,
-                  thr, must, also_match, t_disp, t_pts, t_pnm, t_score, t_third):
-    """Write game ``g``'s observation seen from ``seat`` into ``out`` (one row, float32).
-
-    ``to_act`` is -1 and ``decision`` :data:`DECISION_NONE` for a finished
-    round; the dice are shown when ``show_dice``.  Tables (float32 unless
-    said): ``t_disp[f, c]`` a display count's entry, ``t_pts[mask]`` round
-    points / 31, ``t_pnm[mask]`` p_no_match, ``t_score[mask]`` (int) the
-    points of a display holding the faces of ``mask``, ``t_third[k]`` k / 3.
-    """
-    for k in range(n):
-        p = seat + k
-        if p >= n:
-            p -= n
-        m = 0
-        for f in range(7):
-            c = disp[g, p, f]
-            out[7 * k + f] = t_disp[f, c]
-            if c > 0:
-                m |= 1 << f
-        out[7 * n + k] = 1.0 if quit_[g, p] else 0.0
-        out[8 * n + k] = 1.0 if p == to_act else 0.0
-        out[9 * n + k] = 1.0 if p == start else 0.0
-        t = tot[g, p]
-        out[10 * n + k] = t / thr if t < thr else 1.0
-        if t >= thr:
-            out[11 * n + k] = 0.0
-        elif thr - t < 31:
-            out[11 * n + k] = (thr - t) / 31
-        else:
-            out[11 * n + k] = 1.0
-        out[12 * n + k] = t_pts[m]
-        out[13 * n + k] = 1.0 if t + t_score[m] >= thr else 0.0
-        out[14 * n + k] = t_pnm[m]
-    b = 15 * n
-    for f in range(7):
-        out[b + f] = 1.0 if (row >> f) & 1 else 0.0
-    for j in range(4):
-        out[b + 7 + j] = 1.0 if j == decision else 0.0
-    for f in range(7):
-        out[b + 11 + f] = 0.0
-    if show_dice:
-        c0 = 0
-        c1 = 0
-        c2 = 0
-        for j in range(3):  # count each face once, like encode's dice block
-            if dice[g, j] == dice[g, 0]:
-                c0 += 1
-            if dice[g, j] == dice[g, 1]:
-                c1 += 1
-            if dice[g, j] == dice[g, 2]:
-                c2 += 1
-        out[b + 11 + dice[g, 0]] = t_third[c0]
-        out[b + 11 + dice[g, 1]] = t_third[c1]
-        out[b + 11 + dice[g, 2]] = t_third[c2]
-    out[b + 18] = 1.0 if active == 1 else 0.0
-    out[b + 19] = active / n
-    out[b + 20] = 1.0 if must else 0.0
-    out[b + 21] = 1.0 if also_match else 0.0
-
-
-@njit(cache=True)
-def write_mask(mrow, phase, lim_g, dice_g, row, must, dact):
-    """Write the legal actions of a decision into ``mrow`` (one bool row of 129)."""
-    for i in range(mrow.shape[0]):
-        mrow[i] = False
-    if phase == TURN:
-        mrow[0] = True
-        mrow[1] = True
-    elif phase == TAKE:
-        for j in range(3):
-            f = dice_g[j]
-            if (row >> f) & 1:
-                mrow[2 + f] = True
-    else:
-        nopt = 1
-        for f in range(7):
-            nopt *= lim_g[f] + 1
-        for k in range(1 if must else 0, nopt):
-            kk = k
-            key = 0
-            for f in range(7):
-                r = lim_g[f] + 1
-                key |= (kk % r) << (2 * f)
-                kk //= r
-            mrow[dact[key]] = True
-
-
-@njit(cache=True)
-def check_kernel(actions, phase, dice, lim, row, must, disc):
-    """The index of the first game whose action is illegal, or -1 (nothing is changed)."""
-    for g in range(actions.shape[0]):
-        a = actions[g]
-        ph = phase[g]
-        if ph == TURN:
-            if a == 0 or a == 1:
-                continue
-        elif ph == TAKE:
-            if 2 <= a <= 8:
-                f = a - 2
-                if (row[g] >> f) & 1 and (dice[g, 0] == f or dice[g, 1] == f or dice[g, 2] == f):
-                    continue
-        elif 9 <= a <= 128:
-            ok = True
-            size = 0
-            for f in range(7):
-                c = disc[a - 9, f]
-                size += c
-                if c > lim[g, f]:
-                    ok = False
-            if ok and (size > 0 or not must):
-                continue
-        return g
-    return -1
-
-
-@njit(cache=True)
-def deal(g, n, es, disp, quit_, hands, deck, deck0, log, logpos, logging, start):
-    """Deal game ``g``'s round (a partial Fisher-Yates shuffle of the deck, as the batched kernel)."""
-    ncards = 6 * n
-    for i in range(36):
-        deck[i] = deck0[i]
-    s = es[g]
-    for i in range(ncards):
-        s, j = _below(s, 36 - i)
-        j += i
-        c = deck[i]
-        deck[i] = deck[j]
-        deck[j] = c
-    es[g] = s
-    for p in range(n):
-        quit_[g, p] = False
-        for f in range(7):
-            disp[g, p, f] = 0
-        for k in range(6):
-            c = deck[6 * p + k]
-            disp[g, p, c] += 1
-            hands[g, p, k] = c
-    if logging:
-        pos = logpos[g]
-        log[g, pos] = LOG_ROUND
-        log[g, pos + 1] = start
-        for i in range(ncards):
-            log[g, pos + 2 + i] = deck[i]
-        logpos[g] = pos + 2 + ncards
-
-
-@njit(cache=True)
-def _begin_round(g, n, start_player, es, disp, quit_, hands, deck, deck0, log, logpos, logging,
-                 row, active, cur, start, phase, tot, rstart):
-    start[g] = start_player
-    deal(g, n, es, disp, quit_, hands, deck, deck0, log, logpos, logging, start_player)
-    row[g] = 127
-    active[g] = n
-    cur[g] = start_player
-    phase[g] = TURN
-    for p in range(n):
-        rstart[g, p] = tot[g, p]
-
-
-@njit(cache=True)
-def reset_kernel(n, sel, reseed, seed_mix, es, ps, disp, row, tot, rstart, quit_, active, cur, start, phase, dice,
-                 nround, hands, stats, log, logpos, pend, logging,
-                 obs, mask, player, thr, must, also_match, dact, deck0,
-                 t_disp, t_pts, t_pnm, t_score, t_third):
-    """Start a new game in every slot ``g`` with ``sel[g]`` (new streams from ``seed_mix`` when ``reseed``)."""
-    deck = np.empty(36, np.int64)
-    for g in range(es.shape[0]):
-        if not sel[g]:
-            continue
-        if reseed:
-            es[g] = stream_state(seed_mix, g)
-            ps[g] = _mix(es[g] ^ _POLICY_SALT)
-        for p in range(n):
-            tot[g, p] = 0
-            for k in range(4):
-                stats[g, k, p] = 0
-        nround[g] = 0
-        logpos[g] = 0
-        pend[g] = -1
-        _begin_round(g, n, 0, es, disp, quit_, hands, deck, deck0, log, logpos, logging,
-                     row, active, cur, start, phase, tot, rstart)
-        player[g] = 0
-        encode_kernel(obs[g], n, g, 0, disp, tot, quit_, 0, 0, row[g], TURN, dice, False, n,
-                      thr, must, also_match, t_disp, t_pts, t_pnm, t_score, t_third)
-        write_mask(mask[g], TURN, dice[g], dice[g], row[g], must, dact)
-
-
-@njit(cache=True)
-def apply_kernel(idx, count, actions, n, es, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim,  # noqa: C901 (kernel: rewritten in the one-kernel change)
-                 nround, hands, stats, log, logpos, pend, done_len, logging,
-                 rew, term, trunc, round_end, final_obs, rolled, fin, fin_rounds, fseat,
-                 thr, must, also_match, points, win, episode_round, max_rounds, dice_faces, disc, deck0,
-                 t_disp, t_pts, t_pnm, t_score, t_third):
-    """Apply ``actions[g]`` (legal; none if negative) of the player to act in each game ``g = idx[j]``, ``j < count``.
-
-    ``rew[g]`` gets what each seat got from the action (zeros unless it ends
-    a round).  A round that ends is scored at once; the next one is dealt
-    (start player rotating), or, when the episode is over (terminated: the
-    game is over, or ``episode_round``; truncated: ``max_rounds > 0`` rounds
-    played), ``term[g]`` or ``trunc[g]`` is set, the ended game is written to
-    ``final_obs[g]`` seen from ``fseat[g]`` (the last actor where negative),
-    its totals and per-seat statistics to ``fin[g]`` (totals, round points,
-    busts, quits, went out) and its rounds to ``fin_rounds[g]``, and a new game
-    is dealt in the slot.  ``round_end[g]`` is set when a round ends, ``rolled[g]``
-    gets the dice of a roll; no flag is cleared here.  ``stats[g, k, p]``
-    (round points, busts, quits, went out) counts over the game in progress.
-    (One call for many games: a call per game would cost more than the game's step.)
-    """
-    deck = np.empty(36, np.int64)
-    for j in range(count):
-        g = idx[j]
-        a = actions[g]
-        if a < 0:  # no action for this game
-            continue
-        p = cur[g]
-        ph = phase[g]
-        for q in range(n):
-            rew[g, q] = 0.0
-        ended = -1
-        wo = -1
-        advance = False
-        if ph == TURN:
-            if a == 1:  # quit
-                if logging:
-                    pos = logpos[g]
-                    log[g, pos] = LOG_QUIT
-                    log[g, pos + 1] = p
-                    logpos[g] = pos + 2
-                quit_[g, p] = True
-                stats[g, 2, p] += 1
-                active[g] -= 1
-                if active[g] == 0:
-                    ended = _ALL_QUIT
-                else:
-                    advance = True
-            else:  # roll
-                s, r = _below(es[g], 216)
-                es[g] = s
-                f0 = dice_faces[0, r // 36]
-                f1 = dice_faces[1, (r // 6) % 6]
-                f2 = dice_faces[2, r % 6]
-                rolled[g, 0] = f0
-                rolled[g, 1] = f1
-                rolled[g, 2] = f2
-                dice[g, 0] = f0
-                dice[g, 1] = f1
-                dice[g, 2] = f2
-                pos = logpos[g]
-                if logging:
-                    pend[g] = pos
-                    log[g, pos] = LOG_ROLL
-                    log[g, pos + 1] = p
-                    log[g, pos + 2] = f0
-                    log[g, pos + 3] = f1
-                    log[g, pos + 4] = f2
-                    log[g, pos + 5] = OUT_TRIPLE
-                    log[g, pos + 6] = 0
-                    logpos[g] = pos + 7
-                triple = f0 == 0 and f1 == 0 and f2 == 0
-                if triple:
-                    tot[g, p] = _chip(tot[g, p])
-                if triple and not also_match:
-                    advance = True
-                else:
-                    for f in range(7):
-                        lim[g, f] = 0
-                    matched = False
-                    if disp[g, p, f0] > lim[g, f0]:
-                        lim[g, f0] += 1
-                        matched = True
-                    if disp[g, p, f1] > lim[g, f1]:
-                        lim[g, f1] += 1
-                        matched = True
-                    if disp[g, p, f2] > lim[g, f2]:
-                        lim[g, f2] += 1
-                        matched = True
-                    if matched:
-                        phase[g] = DISCARD
-                        if logging:
-                            log[g, pos + 5] = OUT_DISCARD
-                    else:
-                        shown = ((1 << f0) | (1 << f1) | (1 << f2)) & row[g]
-                        if active[g] > 1 and shown != 0:
-                            phase[g] = TAKE
-                            if logging:
-                                log[g, pos + 5] = OUT_TAKE
-                        else:  # bust: the whole row joins the display
-                            for f in range(7):
-                                if (row[g] >> f) & 1:
-                                    disp[g, p, f] += 1
-                            row[g] = 0
-                            stats[g, 1, p] += 1
-                            if logging:
-                                log[g, pos + 5] = OUT_BUST
-                            ended = _BUST
-        elif ph == DISCARD:
-            left = 0
-            packed = 0
-            for f in range(7):
-                c = disc[a - 9, f]
-                disp[g, p, f] -= c
-                left += disp[g, p, f]
-                packed += c << (2 * f)
-            if logging:
-                log[g, pend[g] + 6] = packed
-            if left == 0:
-                ended = _WENT_OUT
-                wo = p
-            else:
-                advance = True
-        else:  # take
-            f = a - 2
-            row[g] &= ~(1 << f)
-            disp[g, p, f] += 1
-            if logging:
-                log[g, pend[g] + 6] = f
-            if row[g] == 0:
-                ended = _ROW_EMPTY
-            else:
-                advance = True
-        if advance:
-            q = p
-            for _ in range(n):
-                q = q + 1 if q + 1 < n else 0
-                if not quit_[g, q]:
-                    break
-            cur[g] = q
-            phase[g] = TURN
-        elif ended >= 0:
-            # ---- the round is over: score it, then the next round or a new game
-            round_end[g] = True
-            hi = 0
-            for q in range(n):
-                m = 0
-                for f in range(7):
-                    if disp[g, q, f] > 0:
-                        m |= 1 << f
-                tot[g, q] += t_score[m]
-                stats[g, 0, q] += t_score[m]
-            if wo >= 0:
-                tot[g, wo] = _chip(tot[g, wo])
-                stats[g, 3, wo] += 1
-            if logging:
-                pos = logpos[g]
-                log[g, pos] = LOG_END
-                log[g, pos + 1] = ended
-                log[g, pos + 2] = wo
-                for q in range(n):
-                    m = 0
-                    for f in range(7):
-                        if disp[g, q, f] > 0:
-                            m |= 1 << f
-                    log[g, pos + 3 + q] = t_score[m]
-                    log[g, pos + 3 + n + q] = tot[g, q]
-                logpos[g] = pos + 3 + 2 * n
-            for q in range(n):
-                if tot[g, q] > hi:
-                    hi = tot[g, q]
-                if points:
-                    rew[g, q] = -(tot[g, q] - rstart[g, q])
-            done = False
-            if hi >= thr or episode_round:
-                done = True
-                term[g] = True
-                if win:
-                    low = tot[g, 0]
-                    for q in range(n):
-                        if tot[g, q] < low:
-                            low = tot[g, q]
-                    k = 0
-                    for q in range(n):
-                        if tot[g, q] == low:
-                            k += 1
-                    if k < n:
-                        for q in range(n):
-                            rew[g, q] = 1.0 / k if tot[g, q] == low else -1.0 / (n - k)
-            elif max_rounds > 0 and nround[g] + 1 >= max_rounds:
-                done = True
-                trunc[g] = True
-            if done:
-                fs = fseat[g] if fseat[g] >= 0 else p
-                encode_kernel(final_obs[g], n, g, fs, disp, tot, quit_, -1, start[g], row[g], DECISION_NONE,
-                              dice, False, active[g], thr, must, also_match, t_disp, t_pts, t_pnm, t_score, t_third)
-                fin_rounds[g] = nround[g] + 1
-                for q in range(n):
-                    fin[g, 0, q] = tot[g, q]
-                    for k in range(4):
-                        fin[g, 1 + k, q] = stats[g, k, q]
-                        stats[g, k, q] = 0
-                    tot[g, q] = 0
-                if logging:
-                    done_len[g] = logpos[g]
-                    pend[g] = -1
-                nround[g] = 0
-                first = 0
-            else:
-                nround[g] += 1
-                first = start[g] + 1 if start[g] + 1 < n else 0
-            _begin_round(g, n, first, es, disp, quit_, hands, deck, deck0, log, logpos, logging,
-                         row, active, cur, start, phase, tot, rstart)
-
-
-@njit(cache=True)
-def decisions_kernel(idx, count, n, disp, row, tot, quit_, active, cur, start, phase, dice, lim, obs, mask, player,
-                     thr, must, also_match, dact, t_disp, t_pts, t_pnm, t_score, t_third):
-    """Write each game ``g = idx[j]``'s decision now asked: the observation of the player to act, the mask, who."""
-    for j in range(count):
-        g = idx[j]
-        c = cur[g]
-        player[g] = c
-        ph = phase[g]
-        encode_kernel(obs[g], n, g, c, disp, tot, quit_, c, start[g], row[g], ph, dice, ph != TURN, active[g],
-                      thr, must, also_match, t_disp, t_pts, t_pnm, t_score, t_third)
-        write_mask(mask[g], ph, lim[g], dice[g], row[g], must, dact)
-
-
-@njit(cache=True)
-def step_kernel(actions, idx, n, es, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim, nround,
-                hands, stats, log, logpos, pend, done_len, logging,
-                obs, mask, player, rew, term, trunc, round_end, final_obs, rolled, fin, fin_rounds, fseat,
-                thr, must, also_match, points, win, episode_round, max_rounds, dice_faces, disc, dact, deck0,
-                t_disp, t_pts, t_pnm, t_score, t_third):
-    """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g``; return the longest log.
-
-    :func:`apply_kernel` on every game (``idx``: ``0..G-1``), then the
-    decisions now asked (:func:`decisions_kernel`).  The outputs ``obs``,
-    ``mask``, ``player``, ``rew``, ``term``, ``trunc``, ``round_end``,
-    ``final_obs``, ``rolled``, ``fin`` and ``fin_rounds`` belong to one output
-    buffer; ``final_obs`` rows are cleared where that buffer last held an ended game.
-    """
-    games = actions.shape[0]
-    nobs = obs.shape[1]
-    for g in range(games):
-        if term[g] or trunc[g]:
-            for i in range(nobs):
-                final_obs[g, i] = 0.0
-        term[g] = False
-        trunc[g] = False
-        round_end[g] = False
-        rolled[g, 0] = -1
-        rolled[g, 1] = -1
-        rolled[g, 2] = -1
-    apply_kernel(idx, games, actions, n, es, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim,
-                 nround, hands, stats, log, logpos, pend, done_len, logging,
-                 rew, term, trunc, round_end, final_obs, rolled, fin, fin_rounds, fseat,
-                 thr, must, also_match, points, win, episode_round, max_rounds, dice_faces, disc, deck0,
-                 t_disp, t_pts, t_pnm, t_score, t_third)
-    decisions_kernel(idx, games, n, disp, row, tot, quit_, active, cur, start, phase, dice, lim, obs, mask, player,
-                     thr, must, also_match, dact, t_disp, t_pts, t_pnm, t_score, t_third)
-    longest = 0
-    for g in range(games):
-        if logpos[g] > longest:
-            longest = logpos[g]
-    return longest
-
-
-# ------------------------------------------------------------------ the environments' kernel
 #: :func:`play_kernel`'s status of a game: waiting on the learner, waiting on a Python
 #: opponent (the observation written is that opponent's), its episode ended (the slot holds
 #: a new game, not yet played), or paused because its log is full (grow it, call again).
 WAIT_LEARNER, WAIT_OPPONENT, ENDED, PAUSED = 0, 1, 2, 3
 
 
-@njit(cache=True, inline="always")
-def native_action(kind, k, quit_table, take_rank, g, p, disp, row, phase, dice, lim, must, ps, cnt, dact):
-    """The action of native agent ``k`` (of ``kind``) for player ``p`` to act in game ``g`` (draws from ``ps[g]``).
+class Outputs(NamedTuple):
+    """What a step writes, per game: the decision now asked and what the step did.
 
-    The decisions are :mod:`lama_env.batched`'s (:func:`~lama_env.batched.native_turn`,
-    ``native_discard``, ``native_take``), turned into action numbers.
+    ``obs`` ``[G, O]`` float32, ``mask`` ``[G, 129]`` bool, ``player`` ``[G]``, ``rew`` ``[G, N]``
+    (float32 or float64), ``term``, ``trunc``, ``round_end`` ``[G]`` bool, ``final_obs`` ``[G, O]``,
+    ``rolled`` ``[G, 3]`` int8, ``fin`` ``[G, 6, N]`` (where a game ended: its totals and the five
+    per-seat statistics of the state) and ``fin_rounds`` ``[G]``.
     """
+
+    obs: np.ndarray
+    mask: np.ndarray
+    player: np.ndarray
+    rew: np.ndarray
+    term: np.ndarray
+    trunc: np.ndarray
+    round_end: np.ndarray
+    final_obs: np.ndarray
+    rolled: np.ndarray
+    fin: np.ndarray
+    fin_rounds: np.ndarray
+
+
+@njit(cache=True)
+def _encode_seat(out, gs, r, k, p, to_act):
+    """Write player ``p``'s entries of the observation, ``k`` seats after the observer."""
+    n = r.n
+    thr = r.thr
     m = 0
     for f in range(7):
-        if disp[g, p, f] > 0:
+        c = gs.disp[p, f]
+        out[7 * k + f] = r.t_disp[f, c]
+        if c > 0:
             m |= 1 << f
-    ph = phase[g]
+    out[7 * n + k] = 1.0 if gs.quit[p] else 0.0
+    out[8 * n + k] = 1.0 if p == to_act else 0.0
+    out[9 * n + k] = 1.0 if p == gs.start else 0.0
+    t = gs.tot[p]
+    out[10 * n + k] = t / thr if t < thr else 1.0
+    if t >= thr:
+        out[11 * n + k] = 0.0
+    elif thr - t < 31:
+        out[11 * n + k] = (thr - t) / 31
+    else:
+        out[11 * n + k] = 1.0
+    out[12 * n + k] = r.t_pts[m]
+    out[13 * n + k] = 1.0 if t + r.score[m] >= thr else 0.0
+    out[14 * n + k] = r.t_pnm[m]
+
+
+@njit(cache=True)
+def _encode_dice(out, b, gs, r):
+    """Write the dice block (each face counted once, like encode's dice block) at ``out[b:b + 7]``."""
+    c0 = 0
+    c1 = 0
+    c2 = 0
+    for j in range(3):
+        if gs.dice[j] == gs.dice[0]:
+            c0 += 1
+        if gs.dice[j] == gs.dice[1]:
+            c1 += 1
+        if gs.dice[j] == gs.dice[2]:
+            c2 += 1
+    out[b + gs.dice[0]] = r.t_third[c0]
+    out[b + gs.dice[1]] = r.t_third[c1]
+    out[b + gs.dice[2]] = r.t_third[c2]
+
+
+@njit(cache=True)
+def encode(out, gs, r, seat, to_act, decision, show_dice):
+    """Write game ``gs``'s observation seen from ``seat`` into ``out`` (one row, float32).
+
+    ``to_act`` is -1 and ``decision`` :data:`DECISION_NONE` for a finished
+    round; the dice are shown when ``show_dice``.  The rules record ``r`` holds
+    the tables: ``t_disp[f, c]`` a display count's entry, ``t_pts[mask]`` round
+    points / 31, ``t_pnm[mask]`` p_no_match, ``score[mask]`` (int) the points of
+    a display holding the faces of ``mask``, ``t_third[k]`` k / 3.
+    """
+    n = r.n
+    for k in range(n):
+        p = seat + k
+        if p >= n:
+            p -= n
+        _encode_seat(out, gs, r, k, p, to_act)
+    b = 15 * n
+    for f in range(7):
+        out[b + f] = 1.0 if (gs.row >> f) & 1 else 0.0
+    for j in range(4):
+        out[b + 7 + j] = 1.0 if j == decision else 0.0
+    for f in range(7):
+        out[b + 11 + f] = 0.0
+    if show_dice:
+        _encode_dice(out, b + 11, gs, r)
+    out[b + 18] = 1.0 if gs.active == 1 else 0.0
+    out[b + 19] = gs.active / n
+    out[b + 20] = 1.0 if r.must else 0.0
+    out[b + 21] = 1.0 if r.also_match else 0.0
+
+
+@njit(cache=True)
+def write_mask(mrow, gs, r):
+    """Write the legal actions of game ``gs``'s decision into ``mrow`` (one bool row of 129)."""
+    for i in range(mrow.shape[0]):
+        mrow[i] = False
+    ph = gs.phase
     if ph == TURN:
-        s, q = native_turn(kind, quit_table, k, m, ps[g])
-        ps[g] = s
-        return 1 if q else 0
-    if ph == DISCARD:
-        ps[g] = native_discard(kind, lim[g], must, cnt, ps[g])
-        key = 0
+        mrow[0] = True
+        mrow[1] = True
+    elif ph == TAKE:
+        for j in range(3):
+            f = gs.dice[j]
+            if (gs.row >> f) & 1:
+                mrow[2 + f] = True
+    else:
+        nopt = 1
         for f in range(7):
-            key |= cnt[f] << (2 * f)
-        return dact[key]
-    shown = ((1 << dice[g, 0]) | (1 << dice[g, 1]) | (1 << dice[g, 2])) & row[g]
-    s, face = native_take(kind, take_rank, k, m, shown, ps[g])
-    ps[g] = s
-    return 2 + face
+            nopt *= gs.lim[f] + 1
+        for k in range(1 if r.must else 0, nopt):
+            kk = k
+            key = 0
+            for f in range(7):
+                x = gs.lim[f] + 1
+                key |= (kk % x) << (2 * f)
+                kk //= x
+            mrow[r.dact[key]] = True
 
 
-@njit(cache=True, inline="always")
-def forced_action(g, phase, dice, lim, row, must, dact):
-    """The only legal action of game ``g``'s decision, or -1 when there is a choice (a turn always has one)."""
-    ph = phase[g]
+@njit(cache=True)
+def _legal(gs, r, a):
+    """Whether ``a`` is a legal action of game ``gs``'s decision."""
+    ph = gs.phase
+    if ph == TURN:
+        return a == 0 or a == 1
     if ph == TAKE:
-        shown = ((1 << dice[g, 0]) | (1 << dice[g, 1]) | (1 << dice[g, 2])) & row[g]
+        if not 2 <= a <= 8:
+            return False
+        f = a - 2
+        return (gs.row >> f) & 1 == 1 and (gs.dice[0] == f or gs.dice[1] == f or gs.dice[2] == f)
+    if not 9 <= a <= 128:
+        return False
+    size = 0
+    for f in range(7):
+        c = r.disc[a - 9, f]
+        size += c
+        if c > gs.lim[f]:
+            return False
+    return size > 0 or not r.must
+
+
+@njit(cache=True)
+def check_kernel(actions, s, r):
+    """The index of the first game whose action is illegal, or -1 (nothing is changed)."""
+    for g in range(actions.shape[0]):
+        if not _legal(s[g], r, actions[g]):
+            return g
+    return -1
+
+
+@njit(cache=True)
+def reset_kernel(s, r, log, sel, reseed, seed_mixed, obs, mask, player):
+    """Start a new game in every slot ``g`` with ``sel[g]`` (new streams from ``seed_mixed`` when ``reseed``)."""
+    for g in range(s.shape[0]):
+        if not sel[g]:
+            continue
+        gs = s[g]
+        if reseed:
+            K.start_streams(gs, seed_mixed, g)
+        gs.logpos = 0
+        gs.pend = -1
+        K.new_game(gs, r)
+        if r.logging:
+            K.log_deal(gs, r, log, g)
+        player[g] = 0
+        encode(obs[g], gs, r, 0, 0, TURN, False)
+        write_mask(mask[g], gs, r)
+
+
+@njit(cache=True)
+def _win_rewards(gs, r, rew, g):
+    """The zero-sum shares of the game's end: winners (fewest points) +1 shared, the others -1 shared."""
+    n = r.n
+    low = gs.tot[0]
+    for q in range(n):
+        if gs.tot[q] < low:
+            low = gs.tot[q]
+    k = 0
+    for q in range(n):
+        if gs.tot[q] == low:
+            k += 1
+    if k < n:
+        for q in range(n):
+            rew[g, q] = 1.0 / k if gs.tot[q] == low else -1.0 / (n - k)
+
+
+@njit(cache=True)
+def _finish(gs, r, g, o, fs):
+    """The episode of game ``g`` ended: its final observation from ``fs``, totals and statistics to ``fin``."""
+    n = r.n
+    encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
+    o.fin_rounds[g] = gs.nround + 1
+    for q in range(n):
+        o.fin[g, 0, q] = gs.tot[q]
+        for k in range(5):
+            o.fin[g, 1 + k, q] = gs.stats[k, q]
+
+
+@njit(cache=True)
+def _end_round(gs, r, log, g, o, code, fs):
+    """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): episode bookkeeping.
+
+    The rewards of the round (and of the game), ``term`` or ``trunc`` and the
+    final observation (seen from ``fs``) where the episode ends, then a new game
+    in the slot, or the next round.
+    """
+    n = r.n
+    o.round_end[g] = True
+    if r.points:
+        for q in range(n):
+            o.rew[g, q] = -(gs.tot[q] - gs.rstart[q])
+    done = False
+    if code == K.GAME_OVER or r.episode_round:
+        done = True
+        o.term[g] = True
+        if r.win:
+            _win_rewards(gs, r, o.rew, g)
+    elif r.max_rounds > 0 and gs.nround + 1 >= r.max_rounds:
+        done = True
+        o.trunc[g] = True
+    if done:
+        _finish(gs, r, g, o, fs)
+        if r.logging:
+            gs.done_len = gs.logpos
+            gs.pend = -1
+        K.new_game(gs, r)
+    else:
+        K.next_round(gs, r)
+    if r.logging:
+        K.log_deal(gs, r, log, g)
+
+
+@njit(cache=True)
+def apply_kernel(s, r, log, idx, count, actions, o, fseat):
+    """Apply ``actions[g]`` (legal; none if negative) of the player to act in each game ``g = idx[j]``, ``j < count``.
+
+    ``o.rew[g]`` gets what each seat got from the action (zeros unless it ends
+    a round).  A round that ends is scored at once (:func:`lama_env._kernel.transition`);
+    the next one is dealt (start player rotating), or, when the episode is over
+    (terminated: the game is over, or ``r.episode_round``; truncated:
+    ``r.max_rounds > 0`` rounds played), ``o.term[g]`` or ``o.trunc[g]`` is set, the
+    ended game is written to ``o.final_obs[g]`` seen from ``fseat[g]`` (the last
+    actor where negative), its totals and per-seat statistics to ``o.fin[g]`` and
+    its rounds to ``o.fin_rounds[g]``, and a new game is dealt in the slot.
+    ``o.round_end[g]`` is set when a round ends, ``o.rolled[g]`` gets the dice of a
+    roll; no flag is cleared here.
+    """
+    n = r.n
+    logging = r.logging
+    for j in range(count):
+        g = idx[j]
+        a = actions[g]
+        if a < 0:  # no action for this game
+            continue
+        gs = s[g]
+        p = gs.cur
+        for q in range(n):
+            o.rew[g, q] = 0.0
+        roll = gs.phase == TURN and a == 0
+        code = K.transition(gs, r, a)
+        if logging:
+            K.log_step(gs, r, log, g)
+        if roll:
+            for j2 in range(3):
+                o.rolled[g, j2] = gs.dice[j2]
+        if code != K.CONTINUES:
+            _end_round(gs, r, log, g, o, code, fseat[g] if fseat[g] >= 0 else p)
+
+
+@njit(cache=True)
+def decisions_kernel(s, r, idx, count, obs, mask, player):
+    """Write each game ``g = idx[j]``'s decision now asked: the observation of the player to act, the mask, who."""
+    for j in range(count):
+        g = idx[j]
+        gs = s[g]
+        c = gs.cur
+        player[g] = c
+        ph = gs.phase
+        encode(obs[g], gs, r, c, c, ph, ph != TURN)
+        write_mask(mask[g], gs, r)
+
+
+@njit(cache=True)
+def _longest(s):
+    longest = 0
+    for g in range(s.shape[0]):
+        if s[g].logpos > longest:
+            longest = s[g].logpos
+    return longest
+
+
+@njit(cache=True)
+def step_kernel(s, r, log, actions, idx, o, fseat):
+    """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g``; return the longest log.
+
+    :func:`apply_kernel` on every game (``idx``: ``0..G-1``), then the
+    decisions now asked (:func:`decisions_kernel`).  The outputs ``o`` belong to
+    one output buffer; ``final_obs`` rows are cleared where that buffer last held an ended game.
+    """
+    games = actions.shape[0]
+    nobs = o.obs.shape[1]
+    for g in range(games):
+        if o.term[g] or o.trunc[g]:
+            for i in range(nobs):
+                o.final_obs[g, i] = 0.0
+        o.term[g] = False
+        o.trunc[g] = False
+        o.round_end[g] = False
+        o.rolled[g, 0] = -1
+        o.rolled[g, 1] = -1
+        o.rolled[g, 2] = -1
+    apply_kernel(s, r, log, idx, games, actions, o, fseat)
+    decisions_kernel(s, r, idx, games, o.obs, o.mask, o.player)
+    return _longest(s)
+
+
+# ------------------------------------------------------------------ the environments' kernel
+@njit(cache=True)
+def forced_action(gs, r):
+    """The only legal action of game ``gs``'s decision, or -1 when there is a choice (a turn always has one)."""
+    ph = gs.phase
+    if ph == TAKE:
+        shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
         if shown & (shown - 1) != 0:
             return -1
         for f in range(7):
@@ -611,28 +392,38 @@ def forced_action(g, phase, dice, lim, row, must, dact):
         nopt = 1
         key = 0
         for f in range(7):
-            nopt *= lim[g, f] + 1
-            key |= lim[g, f] << (2 * f)
-        if nopt - (1 if must else 0) == 1:
-            return dact[key]  # must discard, one matched card: discard it
+            nopt *= gs.lim[f] + 1
+            key |= gs.lim[f] << (2 * f)
+        if nopt - (1 if r.must else 0) == 1:
+            return r.dact[key]  # must discard, one matched card: discard it
     return -1
 
 
 @njit(cache=True)
-def play_kernel(actions, sel, learner, seat_agent, kinds, quit_table, take_rank, auto_forced, room, status, lrew,
-                n, es, ps, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim, nround, hands,
-                stats, log, logpos, pend, done_len, logging,
-                obs, mask, player, rew, term, trunc, round_end, final_obs, rolled, fin, fin_rounds,
-                thr, must, also_match, points, win, episode_round, max_rounds, dice_faces, disc, dact, deck0,
-                t_disp, t_pts, t_pnm, t_score, t_third):
+def _next_decision(gs, r, agent, me, auto_forced):
+    """(action, status) of the game's next decision: a native agent's action, or whom it waits on.
+
+    ``agent``: the record of the agent seated at the player to act (:data:`lama_env._kernel.AGENT_DTYPE`).
+    """
+    if gs.cur == me:
+        return (forced_action(gs, r) if auto_forced else -1), WAIT_LEARNER
+    if agent.kind < 0:
+        return -1, WAIT_OPPONENT
+    st, a = K.native_action(agent, gs, r, gs.ps)
+    gs.ps = st
+    return a, WAIT_LEARNER
+
+
+@njit(cache=True)
+def play_kernel(s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o):
     """Play every game ``g`` with ``sel[g]`` until it waits on its learner seat ``learner[g]``; return the longest log.
 
     ``actions[g] >= 0`` is applied first (the learner's action, or a Python
-    opponent's); then the seats of native agents (``kinds[seat_agent[g, p]]
-    >= 0``, their tables ``quit_table`` and ``take_rank``) play in the
+    opponent's); then the seats of native agents (records ``agents[seat_agent[g, p]]``
+    of :data:`lama_env._kernel.AGENT_DTYPE` with ``kind >= 0``) play in the
     kernel, and the learner's forced decisions too when ``auto_forced``, until
     the learner's decision (``status[g] = WAIT_LEARNER``), a seat of a Python
-    agent (``kinds < 0``: ``WAIT_OPPONENT``), the episode's end (``ENDED``:
+    agent (``kind < 0``: ``WAIT_OPPONENT``), the episode's end (``ENDED``:
     ``term``/``trunc`` set, the final observation seen from the learner, a new
     game dealt and not played yet) or a log with less than ``room`` entries left
     (``PAUSED``, before any decision).  ``term``, ``trunc`` and ``round_end``
@@ -642,15 +433,14 @@ def play_kernel(actions, sel, learner, seat_agent, kinds, quit_table, take_rank,
     :func:`apply_kernel` call for every game with an action.
     """
     games = sel.shape[0]
-    cnt = np.zeros(7, np.int64)
     act = np.full(games, -1, np.int64)
     live = np.empty(games, np.int64)  # the games that play the next wave
     count = 0
     for g in range(games):
         if sel[g]:
-            term[g] = False
-            trunc[g] = False
-            round_end[g] = False
+            o.term[g] = False
+            o.trunc[g] = False
+            o.round_end[g] = False
             act[g] = actions[g]
             live[count] = g
             count += 1
@@ -658,36 +448,22 @@ def play_kernel(actions, sel, learner, seat_agent, kinds, quit_table, take_rank,
     ndone = 0
     cap = log.shape[1]
     while count > 0:
-        apply_kernel(live, count, act, n, es, disp, row, tot, rstart, quit_, active, cur, start, phase, dice, lim,
-                     nround, hands, stats, log, logpos, pend, done_len, logging,
-                     rew, term, trunc, round_end, final_obs, rolled, fin, fin_rounds, learner,
-                     thr, must, also_match, points, win, episode_round, max_rounds, dice_faces, disc, deck0,
-                     t_disp, t_pts, t_pnm, t_score, t_third)
+        apply_kernel(s, r, log, live, count, act, o, learner)
         nxt = 0
         for j in range(count):
             g = live[j]
+            gs = s[g]
             me = learner[g]
             if act[g] >= 0:
-                lrew[g] += rew[g, me]
-                if term[g] or trunc[g]:
+                lrew[g] += o.rew[g, me]
+                if o.term[g] or o.trunc[g]:
                     status[g] = ENDED
                     act[g] = -1
                     continue
-            a = -1
-            st = WAIT_LEARNER
-            p = cur[g]
-            if logging and logpos[g] + room > cap:
-                st = PAUSED  # before any decision: the call after the log's growth takes it
-            elif p == me:
-                if auto_forced:
-                    a = forced_action(g, phase, dice, lim, row, must, dact)
+            if r.logging and gs.logpos + room > cap:
+                a, st = -1, PAUSED  # before any decision: the call after the log's growth takes it
             else:
-                k = seat_agent[g, p]
-                if kinds[k] < 0:
-                    st = WAIT_OPPONENT
-                else:
-                    a = native_action(kinds[k], k, quit_table, take_rank, g, p, disp, row, phase, dice, lim, must,
-                                      ps, cnt, dact)
+                a, st = _next_decision(gs, r, agents[seat_agent[g, gs.cur]], me, auto_forced)
             act[g] = a
             if a >= 0:
                 live[nxt] = g
@@ -697,13 +473,26 @@ def play_kernel(actions, sel, learner, seat_agent, kinds, quit_table, take_rank,
                 done[ndone] = g
                 ndone += 1
         count = nxt
-    decisions_kernel(done, ndone, n, disp, row, tot, quit_, active, cur, start, phase, dice, lim, obs, mask, player,
-                     thr, must, also_match, dact, t_disp, t_pts, t_pnm, t_score, t_third)
-    longest = 0
-    for g in range(games):
-        if logpos[g] > longest:
-            longest = logpos[g]
-    return longest
+    decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
+    return _longest(s)
+
+
+@njit(cache=True)
+def sample_kernel(s, r, keys, use_keys, out):
+    """A uniformly random legal action in every game into ``out``, from ``keys[g]`` if ``use_keys`` else ``ps``.
+
+    The draw is the random native policy's (:func:`lama_env._kernel.native_action`
+    with :data:`~lama_env._kernel.KIND_RANDOM`); the game's own stream moves on
+    (unless ``use_keys``: ``keys[g]`` is a fresh stream state per game).
+    """
+    rand = np.zeros(1, _AGENT_NB)  # type: ignore[type-var]  # (Numba's record type) a KIND_RANDOM agent
+    for g in range(s.shape[0]):
+        gs = s[g]
+        st = keys[g] if use_keys else gs.ps
+        st, a = K.native_action(rand[0], gs, r, st)
+        if not use_keys:
+            gs.ps = st
+        out[g] = a
 
 
 @njit(cache=True)
@@ -738,10 +527,9 @@ def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
 
 
 @njit(cache=True)
-def observe_kernel(out, seats, n, disp, row, tot, quit_, active, cur, start, phase, dice,
-                   thr, must, also_match, t_disp, t_pts, t_pnm, t_score, t_third):
+def observe_kernel(out, seats, s, r):
     """Write every game's current observation seen from ``seats[g]`` into ``out``."""
     for g in range(out.shape[0]):
-        ph = phase[g]
-        encode_kernel(out[g], n, g, seats[g], disp, tot, quit_, cur[g], start[g], row[g], ph, dice, ph != TURN,
-                      active[g], thr, must, also_match, t_disp, t_pts, t_pnm, t_score, t_third)
+        gs = s[g]
+        ph = gs.phase
+        encode(out[g], gs, r, seats[g], gs.cur, ph, ph != TURN)

@@ -39,15 +39,17 @@ converts to a ``lama-dice-record/1`` dict (:meth:`BatchResult.record`) that
 batched engine's own replay result (:meth:`BatchResult.result`) for
 comparison.
 
-The turn flow of :class:`lama_env.engine.LamaGame` (the transitions of
-:mod:`lama_env.transitions`, and the one-line :func:`lama_env.rules.return_chip`)
-is necessarily written a second time here, in compiled form: that is what
-makes it fast.  Everything else comes from the engine's modules as tables: the
-deck (``DECK``), the rules' dice, :func:`lama_env.rules.score_display` per set
-of held faces, the round endings.  ``tests/test_batched.py`` replays many
-games of every player count and rules configuration through the reference
-engine to keep the two identical, and checks that the native descriptions
-decide like the Python agents.
+The games are played by the one compiled step of the package
+(:func:`lama_env._kernel.transition`, which the vector game and its envs play too):
+:func:`play_batch`'s kernel is a driver that asks the native policy of the
+seat to act for its action (:func:`lama_env._kernel.native_action`) and steps
+the game, until a total reaches the end threshold.  The rules come from the
+engine's modules as tables: the deck (``DECK``), the rules' dice,
+:func:`lama_env.rules.score_display` per set of held faces, the round endings.
+``tests/test_batched.py`` replays many games of every player count and rules
+configuration through the reference engine (:mod:`lama_env.transitions`) to
+keep the two identical, and checks that the native descriptions decide like
+the Python agents.
 
 Pure Python/NumPy/Numba: no gym, torch or file I/O.  The kernel is compiled on
 first use and cached on disk (``cache=True``); :func:`compile_kernel` compiles
@@ -64,6 +66,18 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from . import _kernel as K
+from . import actions as A
+from ._kernel import (
+    KIND_RANDOM,
+    KIND_TABLE,
+    LOG_END,
+    LOG_QUIT,
+    LOG_ROLL,
+    LOG_ROUND,
+    OUT_DISCARD,
+    OUT_TAKE,
+)
 from .engine import RECORD_FORMAT
 from .errors import LamaDiceError
 from .rules import (
@@ -76,7 +90,7 @@ from .rules import (
     score_display,
 )
 from .rules import winners as _winners
-from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, WENT_OUT
+from .transitions import ROUND_ENDINGS
 
 __all__ = [
     "KIND_RANDOM",
@@ -91,9 +105,6 @@ __all__ = [
 ]
 
 # ----------------------------------------------------------------- policies
-KIND_RANDOM = 0  #: uniform over legal actions
-KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; take by rank table
-
 NUM_MASKS = 1 << NUM_FACES  #: displays by the set of faces they hold
 
 
@@ -178,326 +189,65 @@ def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
 _SCORE = np.array([score_display(mask_display(m)) for m in range(NUM_MASKS)], dtype=np.int64)
 _DECK = np.array(DECK, dtype=np.int64)
 
-# -------------------------------------------------------------- log format
-#: Log entry tags (each entry is ``tag, ...``; see :meth:`BatchResult.record`).
-LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
-#: Roll outcomes in a ``LOG_ROLL`` entry.
-OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
-#: ``ended_by`` codes in a ``LOG_END`` entry: indices into :data:`lama_env.transitions.ROUND_ENDINGS`.
-_WENT_OUT, _ROW_EMPTY, _BUST, _ALL_QUIT = (ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT))
-
-
 # ------------------------------------------------------------------ kernel
-_u64 = np.uint64
-#: splitmix64 constants (the counter-based random streams of the kernel).
-_GOLDEN = _u64(0x9E3779B97F4A7C15)
-_M1 = _u64(0xBF58476D1CE4E5B9)
-_M2 = _u64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S32 = _u64(30), _u64(27), _u64(31), _u64(32)
-_TWO32 = _u64(1) << _S32
-_POLICY_SALT = _u64(0xD1B54A32D192ED03)
+#: The kernel's tables of the rules: discards by action and actions by packed counts, the deck,
+#: the points of a display by the set of faces it holds.
+_DISC = np.array(A.DISCARDS, dtype=np.int64)
+_DACT = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
+for _i, _counts in enumerate(A.DISCARDS):
+    _DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = A.DISCARD_BASE + _i
+_TABLES = (_DISC, _DACT, _DECK, _SCORE)
 
 
 @njit(cache=True)
-def _mix(z):
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
-
-
-@njit(cache=True)
-def _below(state, k):
-    """(new state, uniform integer in [0, k)) by rejection on 32 bits (exact)."""
-    kk = _u64(k)
-    lim = (_TWO32 // kk) * kk
-    while True:
-        state = state + _GOLDEN
-        u = _mix(state) >> _S32
-        if u < lim:
-            return state, np.int64(u % kk)
-
-
-@njit(cache=True)
-def _mask(disp, p):
-    m = 0
-    for f in range(7):
-        if disp[p, f] > 0:
-            m |= 1 << f
-    return m
-
-
-@njit(cache=True)
-def _chip(t):
-    if t >= 10:
-        return t - 10
-    if t > 0:
-        return t - 1
-    return t
-
-
-# The decisions of the two kinds of native policy, shared by this kernel and the vector
-# environment's (:mod:`lama_env._vector_kernel`): one home for how a description plays.
-@njit(cache=True, inline="always")
-def native_turn(kind, quit_table, a, m, ps):
-    """(new policy stream, quit?) of agent ``a``'s turn decision; ``m``: the faces the display holds."""
-    if kind == KIND_RANDOM:
-        ps, r = _below(ps, 2)
-        return ps, r == 1
-    return ps, quit_table[a, m] != 0
-
-
-@njit(cache=True, inline="always")
-def native_discard(kind, lim, must_discard, cnt, ps):
-    """Write the cards to discard per face into ``cnt`` (``lim``: the roll's discard limits); return ``ps``.
-
-    Random: uniform over the legal discards (the empty one too unless ``must_discard``);
-    table: every card it may discard.
-    """
-    if kind == KIND_RANDOM:
-        nopt = 1
-        for f in range(7):
-            nopt *= lim[f] + 1
-        if must_discard:
-            ps, k = _below(ps, nopt - 1)
-            k += 1
-        else:
-            ps, k = _below(ps, nopt)
-        for f in range(7):
-            cnt[f] = k % (lim[f] + 1)
-            k //= lim[f] + 1
-    else:
-        for f in range(7):
-            cnt[f] = lim[f]
-    return ps
-
-
-@njit(cache=True, inline="always")
-def native_take(kind, take_rank, a, m, shown, ps):
-    """(new policy stream, face) of agent ``a``'s take decision among the faces of ``shown`` (a bit set).
-
-    Random: uniform among them; table: the smallest ``take_rank[a, m, f]`` (the first face on ties).
-    """
-    face = -1
-    if kind == KIND_RANDOM:
-        nopt = 0
-        for f in range(7):
-            nopt += (shown >> f) & 1
-        ps, k = _below(ps, nopt)
-        for f in range(7):
-            if (shown >> f) & 1:
-                if k == 0:
-                    face = f
-                    break
-                k -= 1
-    else:
-        best = 1 << 30
-        for f in range(7):
-            if (shown >> f) & 1 and take_rank[a, m, f] < best:
-                best = take_rank[a, m, f]
-                face = f
-    return ps, face
-
-
-@njit(cache=True)
-def _play_kernel(n, seat_agent, game_ids, seed, kinds, quit_table, take_rank, dice, deck0, score,  # noqa: C901 (kernel: rewritten in the one-kernel change)
-                 also_match, must_discard, end_threshold,
-                 totals, round_pts, rounds, busts, quits, went_out, triples, log, log_len, log_row):
+def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len):
     """Play games ``g = 0..G-1`` (``G = len(seat_agent)``) to the end; see :func:`play_batch`.
 
-    Per-game outputs (``totals``, ``round_pts``, ``busts``, ``quits``,
-    ``went_out``, ``triples``: ``[G, n]``; ``rounds``: ``[G]``) are accumulated
-    into the zeroed arrays given.  Game ``g`` with ``log_row[g] = r >= 0`` is
-    logged into ``log[r]`` and ``log_len[r]`` gets the log's length, or -1 if
-    ``log.shape[1]`` was too small.  The rules arrive as tables: ``dice[d, side]``
-    face indices, ``deck0`` the 36 cards, ``score[mask]`` the points of a
-    display holding the faces of ``mask``; policies as ``kinds[a]``,
-    ``quit_table[a, mask]`` and ``take_rank[a, mask, f]`` (:class:`NativePolicy`).
+    A driver over :func:`lama_env._kernel.transition` with every seat native: game ``g``
+    starts from the streams of ``(seed, game_ids[g])``, and agent ``seat_agent[g, p]``
+    (a record of ``agents``: :data:`lama_env._kernel.AGENT_DTYPE`) takes
+    every decision of seat ``p``.  The games are played one after the other in one
+    state record; each one's totals, per-seat statistics and rounds go to ``tot[g]``,
+    ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is
+    logged into ``log[g]`` and ``log_len[g]`` gets the log's length, or -1 if ``log``
+    was too small (it must hold at least ``LOG_ROOM + 8 N`` entries).
     """
-    G = seat_agent.shape[0]  # noqa: N806 (G: the docstring's symbol for the number of games)
-    ncards = n * 6
+    n = r.n
+    logging = r.logging
+    room = K.LOG_ROOM + 8 * n
     cap = log.shape[1]
-    room_needed = 2 + ncards + 3 + 2 * n + 8
-    deck = np.empty(36, np.int64)
-    disp = np.zeros((n, 7), np.int64)
-    quit_ = np.zeros(n, np.bool_)
-    lim = np.zeros(7, np.int64)
-    cnt = np.zeros(7, np.int64)
-    tot = np.zeros(n, np.int64)
-    pts = np.zeros(n, np.int64)
-    seed_mix = _mix(seed + _GOLDEN)
-    for g in range(G):
-        es = _mix(seed_mix ^ _mix(_u64(game_ids[g]) * _GOLDEN + _GOLDEN))
-        ps = _mix(es ^ _POLICY_SALT)
-        lr = log_row[g]
-        logging = lr >= 0
-        pos = 0
-        for p in range(n):
-            tot[p] = 0
-        start = 0
-        nround = 0
+    seed_mixed = K.seed_mix(seed)
+    s = K.new_state_kernel(1)
+    gs = s[0]
+    for g in range(seat_agent.shape[0]):
+        K.start_streams(gs, seed_mixed, game_ids[g])
+        gs.logpos = 0
+        K.new_game(gs, r)
+        if logging:
+            K.log_deal(gs, r, log, g)
+        full = False
         while True:
-            # ---- deal: partial Fisher-Yates of the 36-card deck
-            for i in range(36):
-                deck[i] = deck0[i]
-            for i in range(ncards):
-                es, j = _below(es, 36 - i)
-                j += i
-                c = deck[i]
-                deck[i] = deck[j]
-                deck[j] = c
-            for p in range(n):
-                quit_[p] = False
-                for f in range(7):
-                    disp[p, f] = 0
-                for k in range(6):
-                    disp[p, deck[p * 6 + k]] += 1
+            if logging and gs.logpos + room > cap:
+                full = True  # the log is dropped (play_batch plays the game again with a longer one)
+                gs.logpos = 0
+            st, a = K.native_action(agents[seat_agent[g, gs.cur]], gs, r, gs.ps)
+            gs.ps = st
+            code = K.transition(gs, r, a)
             if logging:
-                if pos + room_needed > cap:
-                    logging = False
-                    pos = -1
-                else:
-                    log[lr, pos] = LOG_ROUND
-                    log[lr, pos + 1] = start
-                    for i in range(ncards):
-                        log[lr, pos + 2 + i] = deck[i]
-                    pos += 2 + ncards
-            row = 127
-            active = n
-            cur = start
-            ended = -1
-            wo = -1
-            while True:
-                p = cur
-                a = seat_agent[g, p]
-                kind = kinds[a]
-                if logging and pos + room_needed > cap:
-                    logging = False
-                    pos = -1
-                # ---- turn: roll or quit
-                ps, q = native_turn(kind, quit_table, a, _mask(disp, p), ps)
-                if q:
-                    if logging:
-                        log[lr, pos] = LOG_QUIT
-                        log[lr, pos + 1] = p
-                        pos += 2
-                    quits[g, p] += 1
-                    quit_[p] = True
-                    active -= 1
-                    if active == 0:
-                        ended = _ALL_QUIT
-                        break
-                else:
-                    es, r = _below(es, 216)
-                    f0 = dice[0, r // 36]
-                    f1 = dice[1, (r // 6) % 6]
-                    f2 = dice[2, r % 6]
-                    if logging:
-                        log[lr, pos] = LOG_ROLL
-                        log[lr, pos + 1] = p
-                        log[lr, pos + 2] = f0
-                        log[lr, pos + 3] = f1
-                        log[lr, pos + 4] = f2
-                        log[lr, pos + 5] = OUT_TRIPLE
-                        log[lr, pos + 6] = 0
-                    triple = f0 == 0 and f1 == 0 and f2 == 0
-                    if triple:
-                        tot[p] = _chip(tot[p])
-                        triples[g, p] += 1
-                    if not (triple and not also_match):
-                        for f in range(7):
-                            lim[f] = 0
-                        matched = False
-                        if disp[p, f0] > lim[f0]:
-                            lim[f0] += 1
-                            matched = True
-                        if disp[p, f1] > lim[f1]:
-                            lim[f1] += 1
-                            matched = True
-                        if disp[p, f2] > lim[f2]:
-                            lim[f2] += 1
-                            matched = True
-                        if matched:
-                            # ---- discard
-                            ps = native_discard(kind, lim, must_discard, cnt, ps)
-                            left = 0
-                            packed = 0
-                            for f in range(7):
-                                disp[p, f] -= cnt[f]
-                                left += disp[p, f]
-                                packed += cnt[f] << (2 * f)
-                            if logging:
-                                log[lr, pos + 5] = OUT_DISCARD
-                                log[lr, pos + 6] = packed
-                                pos += 7
-                            if left == 0:
-                                ended = _WENT_OUT
-                                wo = p
-                                break
-                        else:
-                            shown = ((1 << f0) | (1 << f1) | (1 << f2)) & row
-                            if active > 1 and shown != 0:
-                                # ---- take
-                                ps, face = native_take(kind, take_rank, a, _mask(disp, p), shown, ps)
-                                row &= ~(1 << face)
-                                disp[p, face] += 1
-                                if logging:
-                                    log[lr, pos + 5] = OUT_TAKE
-                                    log[lr, pos + 6] = face
-                                    pos += 7
-                                if row == 0:
-                                    ended = _ROW_EMPTY
-                                    break
-                            else:
-                                # ---- bust: the whole row joins the display
-                                for f in range(7):
-                                    if (row >> f) & 1:
-                                        disp[p, f] += 1
-                                row = 0
-                                busts[g, p] += 1
-                                if logging:
-                                    log[lr, pos + 5] = OUT_BUST
-                                    pos += 7
-                                ended = _BUST
-                                break
-                    elif logging:
-                        pos += 7  # triple llama, chip only
-                # ---- next player who has not quit
-                q2 = cur
-                for _ in range(n):
-                    q2 = q2 + 1 if q2 + 1 < n else 0
-                    if not quit_[q2]:
-                        break
-                cur = q2
-            # ---- score the round
-            hi = 0
-            for p in range(n):
-                pts[p] = score[_mask(disp, p)]
-                tot[p] += pts[p]
-                round_pts[g, p] += pts[p]
-            if wo >= 0:
-                tot[wo] = _chip(tot[wo])
-                went_out[g, wo] += 1
-            for p in range(n):
-                if tot[p] > hi:
-                    hi = tot[p]
-            if logging:
-                log[lr, pos] = LOG_END
-                log[lr, pos + 1] = ended
-                log[lr, pos + 2] = wo
-                for p in range(n):
-                    log[lr, pos + 3 + p] = pts[p]
-                    log[lr, pos + 3 + n + p] = tot[p]
-                pos += 3 + 2 * n
-            nround += 1
-            if hi >= end_threshold:
+                K.log_step(gs, r, log, g)
+            if code == K.GAME_OVER:
                 break
-            start = start + 1 if start + 1 < n else 0
+            if code == K.ROUND_OVER:
+                K.next_round(gs, r)
+                if logging:
+                    K.log_deal(gs, r, log, g)
         for p in range(n):
-            totals[g, p] = tot[p]
-        rounds[g] = nround
-        if lr >= 0:
-            log_len[lr] = pos
-
+            tot[g, p] = gs.tot[p]
+            for k in range(5):
+                stats[g, k, p] = gs.stats[k, p]
+        rounds[g] = gs.nround + 1
+        if logging:
+            log_len[g] = -1 if full else gs.logpos
 
 
 # ------------------------------------------------------------------ results
@@ -680,37 +430,30 @@ def play_batch(
     if game_ids.shape != (n_games,):
         raise NativePolicyError(f"game_ids must have shape ({n_games},), got {game_ids.shape}")
     seed64 = _seed64(seed)
-    kinds = np.array([a.kind for a in natives], dtype=np.int64)
-    quit_table = np.ascontiguousarray(np.stack([a.quit_table for a in natives]), dtype=np.uint8)
-    take_rank = np.ascontiguousarray(np.stack([a.take_rank for a in natives]), dtype=np.int64)
-    dice = np.array(rules.dice_index, dtype=np.int64)
-    args = (kinds, quit_table, take_rank, dice, _DECK, _SCORE,
-            rules.triple_llama == "also_match", bool(rules.must_discard), np.int64(rules.end_threshold))
-
-    out = {k: np.zeros((n_games, n), dtype=np.int64)
-           for k in ("totals", "round_points", "busts", "quits", "went_out", "triple_llamas")}
-    rounds = np.zeros(n_games, dtype=np.int64)
-    kernel = _play_kernel
+    table = K.agents_table(np.array([a.kind for a in natives], dtype=np.int64),
+                           np.stack([a.quit_table for a in natives]), np.stack([a.take_rank for a in natives]))
     no_log = np.zeros((0, 0), dtype=np.int32)
-    kernel(n, seating, game_ids, seed64, *args, out["totals"], out["round_points"], rounds,
-           out["busts"], out["quits"], out["went_out"], out["triple_llamas"],
-           no_log, np.zeros(0, dtype=np.int64), np.full(n_games, -1, dtype=np.int64))
+    tot = np.zeros((n_games, n), dtype=np.int64)
+    stats = np.zeros((n_games, 5, n), dtype=np.int64)
+    rounds = np.zeros(n_games, dtype=np.int64)
+    _play_kernel(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed64, tot, stats, rounds,
+                 rounds)
 
     logs: dict[int, np.ndarray] = {}
     todo = sorted({int(g) for g in log_games})
     if todo and (todo[0] < 0 or todo[-1] >= n_games):
         raise NativePolicyError(f"log_games must be game indices 0..{n_games - 1}")
-    cap = max(int(log_capacity), 1)
+    cap = max(int(log_capacity), K.LOG_ROOM + 8 * n)
+    logged = K.make_rules(n, rules, _TABLES, logging=True)[()]
     while todo:
         idx = np.array(todo, dtype=np.int64)
         k = len(idx)
         log = np.zeros((k, cap), dtype=np.int32)
         log_len = np.zeros(k, dtype=np.int64)
-        scratch = {name: np.zeros((k, n), dtype=np.int64) for name in out}
-        kernel(n, seating[idx], game_ids[idx], seed64, *args, scratch["totals"], scratch["round_points"],
-               np.zeros(k, dtype=np.int64), scratch["busts"], scratch["quits"], scratch["went_out"],
-               scratch["triple_llamas"], log, log_len, np.arange(k, dtype=np.int64))
-        if not np.array_equal(scratch["totals"], out["totals"][idx]):  # pragma: no cover
+        tot2 = np.zeros((k, n), dtype=np.int64)
+        _play_kernel(logged, log, table, seating[idx], game_ids[idx], seed64, tot2,
+                     np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
+        if not np.array_equal(tot2, tot[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")
         retry = []
         for j, g in enumerate(todo):
@@ -720,9 +463,8 @@ def play_batch(
                 logs[g] = log[j, :log_len[j]].copy()
         todo, cap = retry, cap * 4
 
-    return BatchResult(n, rules, game_ids, seating, out["totals"], out["round_points"], rounds,
-                       out["busts"], out["quits"], out["went_out"], out["triple_llamas"], logs)
-
+    return BatchResult(n, rules, game_ids, seating, tot, stats[:, 0].copy(), rounds, stats[:, 1].copy(),
+                       stats[:, 2].copy(), stats[:, 3].copy(), stats[:, 4].copy(), logs)
 
 def compile_kernel() -> float:
     """Compile (or load from the on-disk cache) the kernel now; return the seconds it took."""

@@ -34,9 +34,13 @@ whose action can end the round also returns how it ended (one of
 :class:`lama_env.engine.LamaGame` is the state machine that strings them
 together (whose decision it is, the phases, the turn log, the random stream);
 the exact solo solver and the lookahead agent call the same functions to
-enumerate what can happen.  The compiled batched engine
-(:mod:`lama_env.batched`) is the one other copy of the turn flow, written
-again in compiled form for speed and kept identical by differential tests.
+enumerate what can happen.  The compiled step (:mod:`lama_env._kernel`:
+:func:`~lama_env._kernel.transition`, which the batched evaluation engine
+:mod:`lama_env.batched` and the vector game :mod:`lama_env.vector` and its envs
+all play through) is the one other copy of the turn flow, written again in
+compiled form for speed and kept identical by differential tests
+(``tests/test_batched.py``, ``tests/test_vector.py``: every player count and
+rules configuration, records replayed through :class:`~lama_env.engine.LamaGame`).
 
 Speed: :class:`~lama_env.engine.LamaGame` calls these on every action, so they
 take and return tuples and ints (no state objects, no keyword-only

@@ -1,21 +1,19 @@
 """A vector game: many games of *Don't L.L.A.M.A. Dice* stepped at once, every seat, Pgx-style.
 
-:class:`VectorGame` holds ``num_envs`` games in struct-of-arrays form and
-steps all of them with one call of a Numba-compiled kernel
-(:mod:`lama_env._vector_kernel`).  Each game asks one decision at a time, of
+:class:`VectorGame` holds ``num_envs`` games as an array of state records
+(:data:`lama_env._kernel.STATE_DTYPE`) and steps all of them with one call of a
+Numba-compiled kernel (:mod:`lama_env._vector_kernel`, over the package's one
+compiled step :func:`lama_env._kernel.transition`).  Each game asks one decision at a time, of
 the player to act; the caller supplies one action per game, whoever's turn
 it is, so one policy can play every seat (self-play) or a multi-agent learner
 can route each game's decision to the policy of ``current_player``::
 
-    import numpy as np
     from lama_env.vector import VectorGame
 
     vg = VectorGame(4096, num_players=2, seed=0)
     vg.reset()
-    rng = np.random.default_rng(0)
     for _ in range(1000):
-        u = rng.random(vg.action_mask.shape, dtype=np.float32)
-        vg.step(np.argmax(u * vg.action_mask, axis=1))   # a random legal action in every game
+        vg.step(vg.sample_actions())                      # a random legal action in every game
         vg.rewards                                        # (4096, 2): what each seat got from the step
 
 After :meth:`VectorGame.reset` and after every :meth:`VectorGame.step`:
@@ -80,7 +78,25 @@ Each slot ``g`` draws its deals and dice from its own counter-based stream (the
 batched engine's, :mod:`lama_env.batched`), started from ``(seed, g)`` by
 ``reset(seed=...)`` and continued across the games played in that slot, so a
 slot plays the same games, given the same actions, whatever ``num_envs`` is.
-``reset()`` without a seed keeps the streams going (new games).
+``reset()`` without a seed keeps the streams going (new games).  A second
+stream per slot, seeded with the first, draws :meth:`VectorGame.sample_actions`
+(a uniformly random legal action in every game, drawn in the kernel: a random-play
+loop is ``vg.step(vg.sample_actions())``) and the native opponents of the vector
+env (:mod:`lama_env.vector_env`).
+
+Branching
+---------
+
+:meth:`VectorGame.state` returns the games (every field, the random streams
+included), their logs and the last step's outputs as arrays;
+:meth:`VectorGame.set_state` restores them, after which the same actions play
+the same games (the same future dice), so a batched planner can branch::
+
+    saved = vg.state()
+    for a in candidates:                  # try each first action in every game
+        vg.set_state(saved)
+        vg.step(a)
+        ...
 
 Records
 -------
@@ -101,37 +117,28 @@ is changed, so nothing is changed by a refused step.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from . import _kernel
 from . import _vector_kernel as K
 from . import actions as A
-from .batched import (
-    _DECK,
-    _SCORE,
-    LOG_END,
-    LOG_QUIT,
-    LOG_ROLL,
-    LOG_ROUND,
-    OUT_DISCARD,
-    OUT_TAKE,
-    log_to_record,
-    mask_display,
-)
+from ._kernel import LOG_END, LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
+from .batched import _DACT, _SCORE, _TABLES, log_to_record, mask_display
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
 from .odds import p_no_match
-from .rules import DECK_COUNTS, HAND_SIZE, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
+from .rules import DECK_COUNTS, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
 
 __all__ = ["EPISODES", "REWARDS", "VectorGame", "VectorGameError", "VectorIllegalActionError"]
 
 REWARDS = ("win", "points")
 EPISODES = ("game", "round")
-#: Log entries one step may add at most: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
-_LOG_ROOM = 16
+#: Log entries one step may add at most, beyond ``8 N``: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
+_LOG_ROOM = _kernel.LOG_ROOM
 
 
 class VectorGameError(LamaDiceError, ValueError):
@@ -153,10 +160,10 @@ def _seed_mix(seed: int | None) -> np.uint64:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise VectorGameError(f"seed must be an integer >= 0 or None, got {seed!r}")
     s = np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0]
-    return np.uint64(K.seed_mix(s))
+    return np.uint64(_kernel.seed_mix(s))
 
 
-def _tables(rules: RulesConfig) -> tuple[np.ndarray, ...]:
+def _tables(rules: RulesConfig) -> dict[str, np.ndarray]:
     """The encoder's per-value entries, computed by :mod:`lama_env.observation`'s own expressions."""
     scale = [1.0 / (c + 1) for c in DECK_COUNTS]
     t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(NUM_FACES)], dtype=np.float32)
@@ -164,21 +171,17 @@ def _tables(rules: RulesConfig) -> tuple[np.ndarray, ...]:
     t_pts = np.array([int(_SCORE[m]) / MAX_ROUND_POINTS for m in range(len(masks))], dtype=np.float32)
     t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
     t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
-    return t_disp, t_pts, t_pnm, _SCORE, t_third
+    return {"t_disp": t_disp, "t_pts": t_pts, "t_pnm": t_pnm, "t_third": t_third}
 
 
-def _discard_tables() -> tuple[np.ndarray, np.ndarray]:
-    """``disc[i]``: the counts of discard ``9 + i``; ``dact[packed counts]``: the discard action."""
-    disc = np.array(A.DISCARDS, dtype=np.int64)
-    dact = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
-    for i, c in enumerate(A.DISCARDS):
-        dact[sum(x << (2 * f) for f, x in enumerate(c))] = A.DISCARD_BASE + i
-    return disc, dact
-
-
-_DISC, _DACT = _discard_tables()
 _LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _LOG_END, _OUT_DISCARD, _OUT_TAKE = (
     int(LOG_ROUND), int(LOG_QUIT), int(LOG_ROLL), int(LOG_END), int(OUT_DISCARD), int(OUT_TAKE))
+
+
+#: The outputs of a step in :meth:`VectorGame.state`: key -> the output buffer's attribute.
+_STATE_OUTPUTS = {"observation": "obs", "action_mask": "mask", "current_player": "player", "rewards": "rew",
+                  "terminated": "term", "truncated": "trunc", "final_observation": "final_obs",
+                  "round_ended": "round_end", "rolled": "rolled"}
 
 
 def _entry_size(tag: int, n: int) -> int:
@@ -204,7 +207,7 @@ def _check_layout(n: int) -> None:
 
 
 class _Outputs:
-    """One output buffer of a step (the kernel writes one, the caller reads the other's views)."""
+    """One output buffer of a step (the kernel writes one, the caller reads the other's views; ``k``: the kernel's)."""
 
     def __init__(self, g: int, n: int, obs_size: int) -> None:
         self.obs = np.zeros((g, obs_size), dtype=np.float32)
@@ -216,9 +219,11 @@ class _Outputs:
         self.round_end = np.zeros(g, dtype=np.bool_)
         self.final_obs = np.zeros((g, obs_size), dtype=np.float32)
         self.rolled = np.full((g, 3), -1, dtype=np.int8)
-        #: where a game ended: its totals, round points, busts, quits, went out (per seat) and rounds
-        self.fin = np.zeros((g, 5, n), dtype=np.int64)
+        #: where a game ended: its totals, round points, busts, quits, went out, triple llamas (per seat), rounds
+        self.fin = np.zeros((g, 6, n), dtype=np.int64)
         self.fin_rounds = np.zeros(g, dtype=np.int64)
+        self.k = K.Outputs(self.obs, self.mask, self.player, self.rew, self.term, self.trunc, self.round_end,
+                           self.final_obs, self.rolled, self.fin, self.fin_rounds)
         self.views: dict[str, np.ndarray] = {}
         for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled"):
             v = getattr(self, name).view()
@@ -277,43 +282,22 @@ class VectorGame:
         self.num_actions = A.NUM_ACTIONS
         self._seed = _seed_mix(seed)
         self._started = False
-        # ---- the games' state (see lama_env._vector_kernel)
-        self._es = np.zeros(g, dtype=np.uint64)
-        self._ps = np.zeros(g, dtype=np.uint64)  # the native agents' stream of each slot (lama_env.vector_env)
-        self._disp = np.zeros((g, n, NUM_FACES), dtype=np.int64)
-        self._row = np.zeros(g, dtype=np.int64)
-        self._tot = np.zeros((g, n), dtype=np.int64)
-        self._rstart = np.zeros((g, n), dtype=np.int64)
-        self._quit = np.zeros((g, n), dtype=np.bool_)
-        self._active = np.zeros(g, dtype=np.int64)
-        self._cur = np.zeros(g, dtype=np.int64)
-        self._start = np.zeros(g, dtype=np.int64)
-        self._phase = np.zeros(g, dtype=np.int64)
-        self._dice = np.zeros((g, 3), dtype=np.int64)
-        self._lim = np.zeros((g, NUM_FACES), dtype=np.int64)
-        self._nround = np.zeros(g, dtype=np.int64)
-        self._hands = np.zeros((g, n, HAND_SIZE), dtype=np.int8)
-        self._hands_view = self._hands.view()
+        # ---- the games' state: one record per game (lama_env._kernel.STATE_DTYPE), and their logs
+        self._s = _kernel.new_state(g)
+        self._hands_view = self._s["hands"][:, :n]
         self._hands_view.flags.writeable = False
-        self._stats = np.zeros((g, 4, n), dtype=np.int64)  # per seat: round points, busts, quits, went out
         cap = 1024 if self.record else 0
         self._log = np.zeros((g if self.record else 0, cap), dtype=np.int32)
-        self._logpos = np.zeros(g, dtype=np.int64)
-        self._pend = np.full(g, -1, dtype=np.int64)
-        self._done_len = np.zeros(g, dtype=np.int64)
         self._longest = 0
         self._finished: list[np.ndarray] = []
-        # ---- the rules as the kernel's arguments
-        r = self.rules
-        self._dice_faces = np.array(r.dice_index, dtype=np.int64)
-        self._tables = _tables(r)
-        self._rule_args = (np.int64(r.end_threshold), bool(r.must_discard), r.triple_llama == "also_match")
-        #: the reward and episode flags of the kernels: points, win, episode_round, max_rounds (0: none)
-        self._episode_args = (self.reward == "points", self.reward == "win", self.episode == "round",
-                              np.int64(self.max_rounds or 0))
+        # ---- the rules and the reward and episode settings as the kernel's record
+        self._r = _kernel.make_rules(
+            n, self.rules, _TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
+            episode_round=self.episode == "round", max_rounds=self.max_rounds or 0, **_tables(self.rules))[()]
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)
         self._last_actor = np.full(g, -1, dtype=np.int64)
+        self._no_keys = np.zeros(g, dtype=np.uint64)
         self._out = (_Outputs(g, n, self.observation_size), _Outputs(g, n, self.observation_size))
         self._k = 0
 
@@ -329,7 +313,7 @@ class VectorGame:
         if seed is not None:
             self._seed = _seed_mix(seed)
         self._started = True
-        self._pend.fill(-1)
+        self._s["pend"] = -1
         for out in self._out:
             out.clear()
         self._k = 0
@@ -338,12 +322,8 @@ class VectorGame:
     def _reset_slots(self, sel: np.ndarray, reseed: bool = False) -> None:
         """Deal a new game in the slots where ``sel`` (their games in progress are dropped, unrecorded)."""
         o = self._out[self._k]
-        thr, must, also = self._rule_args
-        K.reset_kernel(self.num_players, sel, reseed, self._seed, self._es, self._ps, self._disp, self._row,
-                       self._tot, self._rstart, self._quit, self._active, self._cur, self._start, self._phase,
-                       self._dice, self._nround, self._hands, self._stats, self._log, self._logpos, self._pend,
-                       self.record, o.obs, o.mask, o.player, thr, must, also, _DACT, _DECK, *self._tables)
-        self._longest = int(self._logpos.max())
+        K.reset_kernel(self._s, self._r, self._log, sel, reseed, self._seed, o.obs, o.mask, o.player)
+        self._longest = int(self._s["logpos"].max())
 
     def step(self, actions: Any) -> None:
         """Apply one action in every game: ``actions[g]`` for the player to act in game ``g``.
@@ -363,21 +343,14 @@ class VectorGame:
             raise VectorGameError(f"actions must be integers of shape ({self.num_envs},), got "
                                   f"{acts.dtype} of shape {acts.shape}")
         a64 = acts.astype(np.int64, copy=False)
-        thr, must, also = self._rule_args
-        bad = K.check_kernel(a64, self._phase, self._dice, self._lim, self._row, must, _DISC)
+        bad = K.check_kernel(a64, self._s, self._r)
         if bad >= 0:  # (a uint64 beyond int64 wraps to a negative action: illegal too)
             raise VectorIllegalActionError(self._illegal_message(bad, acts[bad]))
         if self.record and self._longest + _LOG_ROOM + 8 * self.num_players > self._log.shape[1]:
             self._grow_log()
         self._k ^= 1
         o = self._out[self._k]
-        self._longest = K.step_kernel(
-            a64, self._slots, self.num_players, self._es, self._disp, self._row, self._tot, self._rstart, self._quit,
-            self._active, self._cur, self._start, self._phase, self._dice, self._lim, self._nround, self._hands,
-            self._stats, self._log, self._logpos, self._pend, self._done_len, self.record,
-            o.obs, o.mask, o.player, o.rew, o.term, o.trunc, o.round_end, o.final_obs, o.rolled, o.fin, o.fin_rounds,
-            self._last_actor, thr, must, also, *self._episode_args, self._dice_faces, _DISC, _DACT, _DECK,
-            *self._tables)
+        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o.k, self._last_actor)
         if self.record and (o.term.any() or o.trunc.any()):
             self._harvest(o.term | o.trunc)
 
@@ -410,7 +383,8 @@ class VectorGame:
             raise VectorGameError(f"g must be a slot 0..{self.num_envs - 1}, got {g!r}")
         g = int(g)
         n = self.num_players
-        log = self._log[g, :self._logpos[g]]  # the game in progress (ended games' logs are harvested)
+        gs = self._s[g]
+        log = self._log[g, :gs["logpos"]]  # the game in progress (ended games' logs are harvested)
         i, start = 0, -1
         while i < len(log):  # the current round's LOG_ROUND entry: the last one
             tag = int(log[i])
@@ -420,10 +394,10 @@ class VectorGame:
         if start < 0:  # pragma: no cover - every game logs its deal
             raise VectorGameError(f"slot {g} has no deal in its log")
         hands = [[int(c) for c in log[start + 2 + 6 * p:start + 8 + 6 * p]] for p in range(n)]
-        game = LamaGame(n, self.rules, start_points=[int(t) for t in self._rstart[g]],
+        game = LamaGame(n, self.rules, start_points=[int(t) for t in gs["rstart"][:n]],
                         start_player=int(log[start + 1]), hands=hands, record=False)
         i = start + 2 + 6 * n
-        pending = int(self._pend[g]) if self._phase[g] != K.TURN else -1
+        pending = int(gs["pend"]) if gs["phase"] != K.TURN else -1
         while i < len(log):
             tag = int(log[i])
             if tag == _LOG_QUIT:
@@ -448,11 +422,101 @@ class VectorGame:
         if s.dtype.kind not in "iu" or (s < 0).any() or (s >= self.num_players).any():
             raise VectorGameError(f"seats must be integers 0..{self.num_players - 1}")
         out = np.empty((self.num_envs, self.observation_size), dtype=np.float32)
-        thr, must, also = self._rule_args
-        K.observe_kernel(out, np.ascontiguousarray(s, dtype=np.int64), self.num_players, self._disp, self._row,
-                         self._tot, self._quit, self._active, self._cur, self._start, self._phase, self._dice,
-                         thr, must, also, *self._tables)
+        K.observe_kernel(out, np.ascontiguousarray(s, dtype=np.int64), self._s, self._r)
         return out
+
+    def sample_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
+        """A uniformly random legal action for every game, drawn inside the compiled kernel.
+
+        A random-play loop is ``vg.step(vg.sample_actions())``.  Each game's action
+        is uniform over the legal actions of its decision (a turn: roll or quit; a
+        discard: every legal discard; a take: every row card shown by the dice),
+        exactly the ``random`` agent's native decision.
+
+        Args:
+            rng: None: draw from each game's own seeded stream (the slot's second
+                stream, seeded with the deals and dice by ``reset(seed=...)`` and moved
+                on by each call), so the same seed and the same calls give the same
+                actions.  A :class:`numpy.random.Generator`: one 64-bit draw from it
+                per game seeds that game's draw; the games' streams are not touched.
+
+        Returns:
+            ``(G,)`` int64 actions.
+
+        Raises:
+            VectorGameError: no :meth:`reset` yet, or ``rng`` not a Generator.
+        """
+        self._need_reset()
+        out = np.empty(self.num_envs, dtype=np.int64)
+        if rng is None:
+            K.sample_kernel(self._s, self._r, self._no_keys, False, out)
+        elif isinstance(rng, np.random.Generator):
+            K.sample_kernel(self._s, self._r, rng.bit_generator.random_raw(self.num_envs).astype(np.uint64), True,
+                            out)
+        else:
+            raise VectorGameError(f"rng must be None or a numpy.random.Generator, got {type(rng).__name__}")
+        return out
+
+    def state(self) -> dict[str, np.ndarray]:
+        """A copy of everything the games' future depends on, as arrays, for :meth:`set_state`.
+
+        Restoring it and applying the same actions plays exactly the same games
+        (the random streams are part of the state, so the future deals, dice and
+        :meth:`sample_actions` draws are the same): a batched planner can branch.
+
+        Keys: ``games`` (the games as records of :data:`lama_env._kernel.STATE_DTYPE`:
+        displays, row, totals, phase, pending roll, statistics, random streams, ...;
+        per-seat fields have 6 entries, the first ``num_players`` used), ``log`` (the
+        logs, ``record=True``), ``seed`` (the base seed of the streams), and the outputs
+        of the last step: ``observation``, ``action_mask``, ``current_player``,
+        ``rewards``, ``terminated``, ``truncated``, ``final_observation``, ``round_ended``,
+        ``rolled``.  The arrays can be saved (``numpy.savez(path, **vg.state())``).
+
+        Raises:
+            VectorGameError: no :meth:`reset` yet.
+        """
+        self._need_reset()
+        o = self._out[self._k]
+        out = {"games": self._s.copy(), "log": self._log.copy(), "seed": np.array(self._seed, dtype=np.uint64)}
+        for key, name in _STATE_OUTPUTS.items():
+            out[key] = getattr(o, name).copy()
+        return out
+
+    def set_state(self, state: Mapping[str, np.ndarray]) -> None:
+        """Restore a :meth:`state` of a vector game of the same size, players and options.
+
+        The games, their streams and logs and the last step's outputs become the
+        saved ones; the ended games' records not yet collected (:meth:`records`)
+        are dropped.
+
+        Raises:
+            VectorGameError: a missing key, or an array of the wrong shape or dtype.
+        """
+        o = self._out[0]
+        want = {"games": self._s, "seed": np.zeros((), np.uint64),
+                **{key: getattr(o, name) for key, name in _STATE_OUTPUTS.items()}}
+        missing = sorted((set(want) | {"log"}) - set(state))
+        if missing:
+            raise VectorGameError(f"set_state: missing {', '.join(missing)} (pass what state() returned)")
+        for key, ref in want.items():
+            a = np.asarray(state[key])
+            if a.shape != ref.shape or a.dtype != ref.dtype:
+                raise VectorGameError(f"set_state: {key!r} must be {ref.dtype} of shape {ref.shape}, got {a.dtype} "
+                                      f"of shape {a.shape} (a state of another vector game?)")
+        log = np.asarray(state["log"])
+        if log.dtype != np.int32 or log.ndim != 2 or log.shape[0] != self._log.shape[0]:
+            raise VectorGameError(f"set_state: 'log' must be int32 with {self._log.shape[0]} rows, got {log.dtype} "
+                                  f"of shape {log.shape}")
+        self._s[...] = state["games"]
+        self._log = log.copy()
+        self._seed = np.uint64(state["seed"])
+        self._k = 0
+        for key, name in _STATE_OUTPUTS.items():
+            getattr(o, name)[...] = state[key]
+        self._out[1].clear()
+        self._finished = []
+        self._started = True
+        self._longest = int(self._s["logpos"].max())
 
     # ---------------------------------------------------------- the step's outputs
     def _view(self, name: str) -> np.ndarray:
@@ -517,47 +581,47 @@ class VectorGame:
     @property
     def displays(self) -> np.ndarray:
         """``(G, N, 7)``: each display's cards per face index."""
-        return self._disp.copy()
+        return self._s["disp"][:, :self.num_players].astype(np.int64)
 
     @property
     def totals(self) -> np.ndarray:
         """``(G, N)``: chip totals."""
-        return self._tot.copy()
+        return self._s["tot"][:, :self.num_players].astype(np.int64)
 
     @property
     def row(self) -> np.ndarray:
         """``(G, 7)`` int8: 1 where the row card of that face is still there."""
-        return ((self._row[:, None] >> np.arange(NUM_FACES)) & 1).astype(np.int8)
+        return ((self._s["row"][:, None] >> np.arange(NUM_FACES)) & 1).astype(np.int8)
 
     @property
     def quit(self) -> np.ndarray:
         """``(G, N)`` bool: who has quit this round."""
-        return self._quit.copy()
+        return self._s["quit"][:, :self.num_players].astype(np.bool_)
 
     @property
     def num_active(self) -> np.ndarray:
         """``(G,)``: players who have not quit this round."""
-        return self._active.copy()
+        return self._s["active"].astype(np.int64)
 
     @property
     def phase(self) -> np.ndarray:
         """``(G,)``: the decision asked, as :class:`lama_env.engine.Phase` values (TURN, DISCARD, TAKE)."""
-        return self._phase.copy()
+        return self._s["phase"].astype(np.int64)
 
     @property
     def dice(self) -> np.ndarray:
         """``(G, 3)``: the pending roll of a discard or take decision (face indices), -1 at a turn."""
-        return np.where((self._phase != K.TURN)[:, None], self._dice, -1)
+        return np.where((self._s["phase"] != K.TURN)[:, None], self._s["dice"].astype(np.int64), -1)
 
     @property
     def start_player(self) -> np.ndarray:
         """``(G,)``: each round's start player."""
-        return self._start.copy()
+        return self._s["start"].astype(np.int64)
 
     @property
     def round_index(self) -> np.ndarray:
         """``(G,)``: the current round of each game, 0-based."""
-        return self._nround.copy()
+        return self._s["nround"].astype(np.int64)
 
     # ------------------------------------------------------------------ helpers
     def _need_reset(self) -> None:
@@ -569,7 +633,7 @@ class VectorGame:
         if not 0 <= a < A.NUM_ACTIONS:
             return f"game {g}: action {a} is not an action (valid: 0..{A.NUM_ACTIONS - 1}); no game was changed"
         legal = ", ".join(A.describe(int(x)) for x in np.flatnonzero(self.action_mask[g]))
-        return (f"game {g}: illegal action {a} ({A.describe(a)}) for player {int(self._cur[g])}; legal: {legal}; "
+        return (f"game {g}: illegal action {a} ({A.describe(a)}) for player {int(self._s['cur'][g])}; legal: {legal}; "
                 "no game was changed")
 
     def _grow_log(self) -> None:
@@ -579,13 +643,13 @@ class VectorGame:
 
     def _harvest(self, term: np.ndarray) -> None:  # term: the slots whose game ended (terminated or truncated)
         """Keep the logs of the games that ended; the new games' logs move to the front."""
-        log, pos, done = self._log, self._logpos, self._done_len
+        log, s = self._log, self._s
         for g in np.flatnonzero(term):
-            d, p = int(done[g]), int(pos[g])
+            d, p = int(s["done_len"][g]), int(s["logpos"][g])
             self._finished.append(log[g, :d].copy())
             log[g, :p - d] = log[g, d:p]
-            pos[g] = p - d
-        self._longest = int(pos.max())
+            s["logpos"][g] = p - d
+        self._longest = int(s["logpos"].max())
 
     def __repr__(self) -> str:
         """Show the size and the options."""

@@ -84,6 +84,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import _vector_kernel as K
 from . import actions as A
+from ._kernel import agents_table
 from .batched import NUM_MASKS, NativePolicy
 from .engine import IllegalActionError
 from .opponents import PolicyLike
@@ -103,7 +104,7 @@ from .options import (
     warn_solo_win,
 )
 from .rules import NUM_FACES, RulesConfig
-from .vector import _DACT, _DECK, _DISC, _LOG_ROOM, VectorGame, VectorIllegalActionError
+from .vector import _LOG_ROOM, VectorGame, VectorIllegalActionError
 
 __all__ = ["LamaDiceVectorEnv", "VectorStep"]
 
@@ -231,6 +232,7 @@ class LamaDiceVectorEnv(VectorEnv):
         self._kinds = np.zeros(0, dtype=np.int64)
         self._quit_tables = np.zeros((0, NUM_MASKS), dtype=np.uint8)
         self._take_ranks = np.zeros((0, NUM_MASKS, NUM_FACES), dtype=np.int64)
+        self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
         self._sources: list[int | Any] = []  # per opponent position: a fixed agent index, or an episode_policy()
         views = False
         for opp in self.opponents:
@@ -265,14 +267,14 @@ class LamaDiceVectorEnv(VectorEnv):
         self._round_end = np.zeros(g, dtype=np.bool_)
         self._final = np.zeros((g, obs_size), dtype=np.float32)
         self._rolled = np.full((g, 3), -1, dtype=np.int8)
-        self._fin = np.zeros((g, 5, n), dtype=np.int64)
+        self._fin = np.zeros((g, 6, n), dtype=np.int64)
         self._fin_rounds = np.zeros(g, dtype=np.int64)
         # what one step gathers (episode ends may come from several kernel calls)
         self._lrew = np.zeros(g, dtype=np.float64)
         self._ended = np.zeros(g, dtype=np.bool_)
         self._e_term = np.zeros(g, dtype=np.bool_)
         self._e_final = np.zeros((g, obs_size), dtype=np.float32)
-        self._e_fin = np.zeros((g, 5, n), dtype=np.int64)
+        self._e_fin = np.zeros((g, 6, n), dtype=np.int64)
         self._e_rounds = np.zeros(g, dtype=np.int64)
         self._slots: list[int] = []  # the slot of each record waiting in the vector game (record=True)
         self._started = False
@@ -312,6 +314,7 @@ class LamaDiceVectorEnv(VectorEnv):
         t = np.zeros((1, NUM_MASKS, NUM_FACES), dtype=np.int64) if desc is None else desc.take_rank[None]
         self._quit_tables = np.ascontiguousarray(np.concatenate([self._quit_tables, q]))
         self._take_ranks = np.ascontiguousarray(np.concatenate([self._take_ranks, t]))
+        self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
         return k
 
     def _prune_agents(self) -> None:
@@ -325,6 +328,7 @@ class LamaDiceVectorEnv(VectorEnv):
         self._kinds = np.ascontiguousarray(self._kinds[keep])
         self._quit_tables = np.ascontiguousarray(self._quit_tables[keep])
         self._take_ranks = np.ascontiguousarray(self._take_ranks[keep])
+        self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
         self._seat_agent = remap[self._seat_agent]
         self._sources = [int(remap[s]) if isinstance(s, int) else s for s in self._sources]
         self._fixed = sorted({int(remap[k]) for k in self._fixed})
@@ -537,21 +541,16 @@ class LamaDiceVectorEnv(VectorEnv):
         vg = self._vg
         out = vg._out[vg._k]
         room = _LOG_ROOM + 8 * self.num_players
-        thr, must, also = vg._rule_args
+        o = K.Outputs(out.obs, out.mask, out.player, self._rew, self._term, self._trunc, self._round_end, self._final,
+                      self._rolled, self._fin, self._fin_rounds)
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
         lrew = self._lrew if record_end else np.zeros(self.num_envs, dtype=np.float64)
         while True:
             if vg.record and vg._longest + room > vg._log.shape[1]:
                 vg._grow_log()
             vg._longest = K.play_kernel(
-                actions, sel, self._learner, self._seat_agent, self._kinds, self._quit_tables, self._take_ranks,
-                self.auto_forced, room, self._status, lrew,
-                self.num_players, vg._es, vg._ps, vg._disp, vg._row, vg._tot, vg._rstart, vg._quit, vg._active,
-                vg._cur, vg._start, vg._phase, vg._dice, vg._lim, vg._nround, vg._hands, vg._stats, vg._log,
-                vg._logpos, vg._pend, vg._done_len, vg.record,
-                out.obs, out.mask, out.player, self._rew, self._term, self._trunc, self._round_end, self._final,
-                self._rolled, self._fin, self._fin_rounds,
-                thr, must, also, *vg._episode_args, vg._dice_faces, _DISC, _DACT, _DECK, *vg._tables)
+                vg._s, vg._r, vg._log, self._agent_table, actions, sel, self._learner, self._seat_agent,
+                self.auto_forced, room, self._status, lrew, o)
             status = self._status
             ended = sel & (status == K.ENDED)
             if ended.any():
@@ -582,7 +581,7 @@ class LamaDiceVectorEnv(VectorEnv):
     def _opponents_act(self, idx: np.ndarray, actions: np.ndarray, out: Any) -> None:
         """Ask the Python opponents to act in the games ``idx`` (one call per agent); write ``actions``."""
         vg = self._vg
-        seats = vg._cur[idx]
+        seats = vg._s["cur"][idx]
         agents = self._seat_agent[idx, seats]
         for k in np.unique(agents):
             games = idx[agents == k]
@@ -607,7 +606,7 @@ class LamaDiceVectorEnv(VectorEnv):
             if not legal.all():
                 j = int(np.flatnonzero(~legal)[0])
                 gj = int(games[j])
-                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg._cur[gj])} of sub-env {gj}: "
+                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg._s['cur'][gj])} of sub-env {gj}: "
                                          f"{vg._illegal_message(gj, acts[j])}")
             actions[games] = acts
 
@@ -619,10 +618,10 @@ class LamaDiceVectorEnv(VectorEnv):
         rows = np.flatnonzero(ended | illegal)
         if len(rows):
             if illegal.any():  # the game as it stands (an unfinished round: its quits count, its points not yet)
-                vg, b = self._vg, np.flatnonzero(illegal)
-                self._e_fin[b, 0] = vg._tot[b]
-                self._e_fin[b, 1:] = vg._stats[b]
-                self._e_rounds[b] = vg._nround[b]
+                s, b, n = self._vg._s, np.flatnonzero(illegal), self.num_players
+                self._e_fin[b, 0] = s["tot"][b, :n]
+                self._e_fin[b, 1:] = s["stats"][b, :, :n]
+                self._e_rounds[b] = s["nround"][b]
             K.stats_kernel(rows, self._learner, self._e_fin, self._e_rounds, illegal, fst, ist)
         return {"win": fst[0], "rounds": ist[0], "points_per_round": fst[1], "final_points": ist[1],
                 "busts": ist[2], "quits": ist[3], "went_out": ist[4], "illegal": ist[5]}

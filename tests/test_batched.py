@@ -10,6 +10,7 @@ decisions of the Python agents of the same spec at every state they meet.
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -262,3 +263,24 @@ def test_native_heuristic_decisions_differ_between_specs():
     c = play_batch(2, ["points:12"], games=300, seed=1)
     assert a.quits.sum() > 0 and b.quits.sum() == 0 and c.quits.sum() > 0
     assert not np.array_equal(a.totals, c.totals)
+
+
+def test_naive_engine_is_an_independent_reading_of_the_same_rules():
+    """bench/naive_engine.py (the bench's plain baseline) shares no code with lama_env but plays its rules."""
+    from itertools import product
+
+    from lama_dice.bench import naive_engine as naive
+    from lama_env.rules import FACES as RULE_FACES
+    from lama_env.rules import return_chip, score_display
+
+    for t in range(0, 100):
+        assert naive.return_chip(t) == return_chip(t)
+    for counts in product(range(3), repeat=7):
+        display = Counter({RULE_FACES[f]: c for f, c in enumerate(counts)})
+        assert naive.score(display) == score_display(counts)
+    # the same game: mean final totals of threshold:0.2 self-play agree within sampling error
+    naive_totals = np.array(naive.play_games(3000, 0.2, 2, seed=1), dtype=float)
+    fast = play_batch(2, ["threshold:0.2"], games=30000, seed=1).totals.astype(float)
+    for a, b in ((naive_totals.mean(axis=1), fast.mean(axis=1)), (naive_totals.max(axis=1), fast.max(axis=1))):
+        se = np.sqrt(a.var() / len(a) + b.var() / len(b))
+        assert abs(a.mean() - b.mean()) < 5 * se, (a.mean(), b.mean(), se)

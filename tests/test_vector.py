@@ -316,3 +316,160 @@ def test_bench_section_runs():
     mask[0, 5] = mask[1, [0, 1]] = mask[2, 128] = True
     picks = {tuple(vector_speed.sample_actions(np.random.default_rng(i), mask)) for i in range(50)}
     assert picks == {(5, 0, 128), (5, 1, 128)}
+
+
+# ------------------------------------------------------------------ sample_actions
+@pytest.mark.parametrize("n", range(1, 7))
+@pytest.mark.parametrize("config", range(len(CONFIGS)), ids=CONFIG_IDS)
+def test_sampled_actions_are_legal(n, config):
+    vg = VectorGame(64, n, seed=n + 10 * config, reward="points", rules=CONFIGS[config])
+    vg.reset()
+    rng = np.random.default_rng(config)
+    phases = set()
+    for t in range(300):
+        a = vg.sample_actions() if t % 2 else vg.sample_actions(rng)
+        assert a.dtype == np.int64 and a.shape == (64,)
+        assert vg.action_mask[np.arange(64), a].all()
+        phases |= set(vg.phase.tolist())
+        vg.step(a)
+    assert phases == {int(Phase.TURN), int(Phase.DISCARD), int(Phase.TAKE)} or n == 1
+
+
+def _chi2_bound(df: int, z: float = 4.265) -> float:
+    """The chi-square quantile of ``df`` degrees of freedom at the normal quantile ``z`` (Wilson-Hilferty).
+
+    ``z = 4.265``: a one-sided p-value of 1e-5.
+    """
+    return df * (1 - 2 / (9 * df) + z * (2 / (9 * df)) ** 0.5) ** 3
+
+
+def test_sampled_actions_are_uniform_over_the_legal_actions():
+    # many games in varied decisions (turns, discards of up to dozens of options, takes); the same
+    # decision sampled again and again (the game's stream moves on, the game does not)
+    for rules in (CONFIGS[0], CONFIGS[1]):
+        vg = VectorGame(512, 3, seed=5, rules=rules)
+        vg.reset()
+        for _ in range(37):
+            vg.step(vg.sample_actions())
+        mask = vg.action_mask.copy()
+        draws = 600
+        counts = np.zeros(mask.shape, dtype=np.int64)
+        for _ in range(draws):
+            a = vg.sample_actions()
+            counts[np.arange(512), a] += 1
+        assert (counts[~mask] == 0).all()
+        legal = mask.sum(axis=1)
+        assert legal.max() >= 7  # some discards of three faces
+        multi = legal > 1
+        expected = draws / legal[multi][:, None]
+        stat = (((counts[multi] - expected) ** 2 / expected) * mask[multi]).sum()
+        df = int((legal[multi] - 1).sum())
+        assert stat < _chi2_bound(df), (stat, df)
+        # and no option is starved: a sampler that never quits, or never takes the empty discard, fails here
+        turn = vg.phase == int(Phase.TURN)
+        assert counts[turn, A.QUIT].sum() > 0.45 * draws * turn.sum()
+
+
+def test_sampled_actions_are_seeded():
+    def run(seed, rng=None):
+        vg = VectorGame(32, 2, seed=seed)
+        vg.reset()
+        acts = []
+        for _ in range(100):
+            a = vg.sample_actions(rng)
+            acts.append(a)
+            vg.step(a)
+        return np.array(acts)
+
+    assert np.array_equal(run(1), run(1))
+    assert not np.array_equal(run(1), run(2))
+    assert np.array_equal(run(1, np.random.default_rng(3)), run(1, np.random.default_rng(3)))
+    assert not np.array_equal(run(1, np.random.default_rng(3)), run(1))
+    # a generator leaves the games' own streams alone
+    vg = VectorGame(16, 2, seed=4)
+    vg.reset()
+    before = vg.state()
+    vg.sample_actions(np.random.default_rng(0))
+    first = vg.sample_actions()
+    vg.set_state(before)
+    assert np.array_equal(vg.sample_actions(), first)
+    with pytest.raises(VectorGameError, match="Generator"):
+        vg.sample_actions(3)
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_random_play_is_the_batched_engines_random_agent(n):
+    """The vector game stepped by sample_actions plays the batched engine's games of the random agent."""
+    from lama_dice.agents.native import play_batch
+
+    games = 24
+    vg = VectorGame(games, n, seed=9, record=True)
+    vg.reset()
+    first: dict[int, dict] = {}
+    while len(first) < games:
+        vg.step(vg.sample_actions())
+        ended = np.flatnonzero(vg.terminated)
+        for g, rec in zip(ended, vg.records(), strict=True):
+            first.setdefault(int(g), rec)
+    res = play_batch(n, ["random"], games=games, seed=9, log_games=range(games))
+    for g in range(games):
+        assert first[g] == res.record(g)
+
+
+# ------------------------------------------------------------------ state / set_state
+@pytest.mark.parametrize("n", [1, 2, 4, 6])
+def test_restoring_a_state_replays_the_same_games(n, tmp_path):
+    vg = VectorGame(48, n, seed=n, record=True, reward="points", rules=CONFIGS[1 + n % 3])
+    vg.reset()
+    for _ in range(40):
+        vg.step(vg.sample_actions())
+    vg.records()
+    saved = vg.state()
+    np.savez(tmp_path / "state.npz", **saved)
+    names = ("observation", "action_mask", "current_player", "rewards", "terminated", "truncated",
+             "final_observation", "round_ended", "rolled")
+
+    def branch():
+        seen, acts = [], []
+        for _ in range(150):
+            a = vg.sample_actions()  # drawn from the restored streams too
+            acts.append(a)
+            vg.step(a)
+            seen.append([getattr(vg, k).copy() for k in names] + [vg.displays, vg.totals])
+        return seen, acts, vg.records()
+
+    one, acts1, recs1 = branch()
+    assert any(x[4].any() for x in one) and any(x[8].max() >= 0 for x in one)  # games ended, dice rolled
+    with np.load(tmp_path / "state.npz") as f:
+        vg.set_state(dict(f))
+    two, acts2, recs2 = branch()
+    assert all(np.array_equal(a, b) for a, b in zip(acts1, acts2, strict=True))
+    for x, y in zip(one, two, strict=True):
+        for a, b in zip(x, y, strict=True):
+            assert np.array_equal(a, b)
+    assert recs1 == recs2 and recs1
+    for rec in recs1:
+        assert replay(rec)["valid"]
+    # the observation right after a restore is the saved one
+    vg.set_state(saved)
+    assert np.array_equal(vg.observation, saved["observation"])
+    assert np.array_equal(vg.action_mask, saved["action_mask"])
+
+
+def test_set_state_refuses_other_games_states():
+    vg = VectorGame(8, 2, seed=0)
+    vg.reset()
+    other = VectorGame(9, 2, seed=0)
+    other.reset()
+    with pytest.raises(VectorGameError, match="games"):
+        vg.set_state(other.state())
+    state = vg.state()
+    del state["seed"]
+    with pytest.raises(VectorGameError, match="missing seed"):
+        vg.set_state(state)
+    three = VectorGame(8, 3, seed=0)
+    three.reset()
+    with pytest.raises(VectorGameError, match="shape"):
+        vg.set_state(three.state())
+    with pytest.raises(VectorGameError, match="reset"):
+        VectorGame(8, 2).state()

@@ -16,6 +16,7 @@ import io
 import warnings
 from collections import deque
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
@@ -50,6 +51,8 @@ class ScriptedRng:
 
     def __init__(self, record: dict) -> None:
         rules = RulesConfig.from_dict(record["rules"])
+        #: the engine keeps the generator's state beside each block it draws (for its snapshots)
+        self.bit_generator = SimpleNamespace(state={"bit_generator": "ScriptedRng"})
         self.requests: deque[list[float]] = deque()
         for rnd in record["rounds"]:
             dealt = [FACES.index(c) for hand in rnd["hands"] for c in hand]

@@ -1,0 +1,610 @@
+"""The one compiled transition of the game (private): every compiled path plays through :func:`transition`.
+
+The compiled engines (:mod:`lama_env.batched`: whole games for evaluation;
+:mod:`lama_env._vector_kernel`: the vector game and its envs) hold each game
+as one record of :data:`STATE_DTYPE` (a batch of games: an array of them) and
+change it only through the functions of this module:
+
+===========================  =================================================================
+function                     what it does to the game ``gs`` (a state record)
+===========================  =================================================================
+:func:`start_streams`        seeds its random streams (``es``: deals and dice, ``ps``: the
+                             native agents')
+:func:`new_game`             totals and statistics to 0, the first round dealt (seat 0 starts)
+:func:`transition`           applies one legal action of the player to act: a quit, a roll (and
+                             how it resolves: triple llama, match, take, bust), a discard, a
+                             take; ends and scores the round when the action ends it
+:func:`next_round`           deals the next round (the start player rotating)
+:func:`log_step`,            write the trajectory log of the last transition, of the deal
+:func:`log_deal`             (when the rules record says ``logging``)
+:func:`native_action`        the action a native policy (:mod:`lama_env.batched`'s
+                             :class:`~lama_env.batched.NativePolicy`, as an :data:`AGENT_DTYPE`
+                             record) takes; with :data:`KIND_RANDOM`, a uniformly random legal
+                             action
+===========================  =================================================================
+
+The rules (and the vector game's reward and episode settings, and the
+observation's tables) travel as one record of :data:`RULES_DTYPE`
+(:func:`make_rules`).  Records are what Numba passes most cheaply: a pointer,
+no reference counts, so the functions over records are inlined into the
+kernels, and only the log writers take an array.  The fields of a game:
+
+==============  ================  ===================================================
+field           shape, dtype      meaning (per-seat fields: 6 entries, the first N used)
+==============  ================  ===================================================
+``es``          uint64            the game's random stream (splitmix64 counter)
+``ps``          uint64            the stream of the native agents seated in it
+``disp``        ``[6, 7]`` int32  each display, cards per face index
+``row``         int32             the llama row as a bit set (bit ``f`` = face ``f``)
+``tot``         ``[6]`` int32     chip totals
+``rstart``      ``[6]`` int32     the totals when the round began
+``quit``        ``[6]`` uint8     who has quit this round
+``active``      int32             players who have not quit
+``cur``         int32             whose decision it is
+``start``       int32             the round's start player
+``phase``       int32             :data:`TURN` (roll or quit), :data:`DISCARD`, :data:`TAKE`
+``dice``        ``[3]`` int32     the last roll (face indices, die order)
+``lim``         ``[7]`` int32     the pending roll's discard limits per face
+``nround``      int32             the round's index in the game
+``hands``       ``[6, 6]`` int8   the round's deal, in deal order
+``stats``       ``[5, 6]`` int32  per seat over the game: round points, busts,
+                                  quits, rounds gone out, triple llamas
+``logpos``      int64             where the game's log goes on
+``pend``        int64             the log entry of the pending roll (its outcome is
+                                  written when the decision is taken)
+``done_len``    int64             where the last ended game's log stops (the vector game)
+``deck``        ``[36]`` int32    scratch of the deal (the shuffled deck)
+``cnt``         ``[7]`` int32     scratch of a native discard
+``l_*``         int32             what the last transition did (for :func:`log_step`)
+==============  ================  ===================================================
+
+The logs are a separate ``[G, cap] int32`` array (they grow), game ``g`` in row ``g``.
+The log of a game is a flat ``int32`` sequence of entries ``tag, ...``:
+``LOG_ROUND, start, 6N dealt cards``; ``LOG_QUIT, player``;
+``LOG_ROLL, player, f0, f1, f2, outcome (OUT_*), discarded counts packed 2 bits
+per face | taken face | 0``; ``LOG_END, ended_by, went_out or -1, N points, N totals``
+(:func:`lama_env.batched.log_to_record` reads it).
+
+The rules themselves are those of :mod:`lama_env.transitions` (the scalar
+reference, which :class:`lama_env.engine.LamaGame` strings together), written
+here in compiled form once; the chip rule is :func:`lama_env.rules.return_chip`
+itself, compiled; the deck, the dice, the points of a display and the round
+endings come from the engine's modules as tables.  ``tests/test_batched.py``
+and ``tests/test_vector.py`` replay the games of every player count and rules
+configuration through the scalar engine.
+
+Random streams: game ``g`` draws deals and dice from ``es[g]``, its native
+agents from ``ps[g]``, both counter-based (splitmix64) and started from
+``(seed, game id)`` only, so a game plays the same alone or in a batch.
+
+Editing this module: Numba's on-disk cache (``cache=True``) of a kernel is
+keyed by its own file only, so after a change here delete the caches of the
+kernels that inline these functions (``find lama_env -name '*.nb[ic]' -delete``)
+before measuring or testing; an installed release changes every file at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.np.numpy_support import from_dtype as numba_from_dtype
+
+from .rules import RulesConfig, return_chip
+from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, WENT_OUT
+
+# ------------------------------------------------------------------ constants
+#: Phases of a game in the kernel (the engine's Phase.TURN, DISCARD, TAKE; the round-over
+#: phases never last: a round that ends is scored by the step that ends it).
+TURN, DISCARD, TAKE = 0, 1, 2
+#: What :func:`step` returns: the round goes on, the round ended (the game goes on), the game ended.
+CONTINUES, ROUND_OVER, GAME_OVER = 0, 1, 2
+#: Log entry tags.
+LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
+#: Roll outcomes in a ``LOG_ROLL`` entry.
+OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
+#: ``ended_by`` codes: indices into :data:`lama_env.transitions.ROUND_ENDINGS`.
+END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT = (ROUND_ENDINGS.index(e)
+                                                       for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT))
+#: Kinds of native policy.
+KIND_RANDOM = 0  #: uniform over the legal actions
+KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; take by rank table
+#: Actions (:mod:`lama_env.actions`: roll, quit, take face ``f`` = 2 + f, discard ``9 + i``).
+_ROLL, _QUIT, _TAKE_BASE, _DISCARD_BASE = 0, 1, 2, 9
+#: Log entries one step may add at most, beyond ``8 N``: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
+LOG_ROOM = 16
+
+_u64 = np.uint64
+#: splitmix64 constants (the counter-based random streams).
+_GOLDEN = _u64(0x9E3779B97F4A7C15)
+_M1 = _u64(0xBF58476D1CE4E5B9)
+_M2 = _u64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S32 = _u64(30), _u64(27), _u64(31), _u64(32)
+_TWO32 = _u64(1) << _S32
+_POLICY_SALT = _u64(0xD1B54A32D192ED03)
+
+
+#: The most players a game has: the state's per-seat fields have this many entries.
+MAX_PLAYERS = 6
+
+#: One game's state: a record of this dtype (the module docstring's table); a batch of games is
+#: an array of them (:func:`new_state`).  Per-seat fields have :data:`MAX_PLAYERS` entries, of
+#: which the first ``N`` are used.
+STATE_DTYPE = np.dtype([
+    # the fields a step reads first, together (a game's step touches few cache lines)
+    ("es", np.uint64), ("ps", np.uint64),
+    ("row", np.int32), ("active", np.int32), ("cur", np.int32), ("start", np.int32), ("phase", np.int32),
+    ("nround", np.int32), ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (MAX_PLAYERS,)),
+    ("tot", np.int32, (MAX_PLAYERS,)), ("rstart", np.int32, (MAX_PLAYERS,)), ("disp", np.int32, (MAX_PLAYERS, 7)),
+    ("stats", np.int32, (5, MAX_PLAYERS)), ("hands", np.int8, (MAX_PLAYERS, 6)),
+    ("logpos", np.int64), ("pend", np.int64), ("done_len", np.int64),
+    # what the last transition did, for its log entries (log_step): player, phase, action, roll outcome,
+    # discarded counts packed or face taken, how the round ended (-1: it goes on), who went out (-1: nobody)
+    ("l_player", np.int32), ("l_phase", np.int32), ("l_action", np.int32), ("l_out", np.int32),
+    ("l_detail", np.int32), ("l_ended", np.int32), ("l_wo", np.int32),
+    ("cnt", np.int32, (7,)),  # scratch of a native discard
+    ("deck", np.int32, (36,)),  # scratch of the deal
+])
+
+#: A native policy as a record (:func:`agents_table`): its kind (-1: not native, played from
+#: Python), ``quit_table[mask]`` and ``take_rank[mask, f]`` (:class:`lama_env.batched.NativePolicy`).
+AGENT_DTYPE = np.dtype([("kind", np.int64), ("quit_table", np.uint8, (128,)), ("take_rank", np.int64, (128, 7))])
+
+#: The rules and settings as the kernel reads them: one record (:func:`make_rules`).
+RULES_DTYPE = np.dtype([
+    ("n", np.int64), ("thr", np.int64), ("must", np.bool_), ("also_match", np.bool_), ("logging", np.bool_),
+    # the vector game's rewards and episodes: points, win, episode = round, max_rounds (0: none)
+    ("points", np.bool_), ("win", np.bool_), ("episode_round", np.bool_), ("max_rounds", np.int64),
+    ("dice_faces", np.int64, (3, 6)), ("disc", np.int64, (120, 7)), ("dact", np.int64, (1 << 14,)),
+    ("deck0", np.int64, (36,)), ("score", np.int64, (128,)),
+    # the observation's tables (lama_env._vector_kernel.encode)
+    ("t_disp", np.float32, (7, 8)), ("t_pts", np.float32, (128,)), ("t_pnm", np.float32, (128,)),
+    ("t_third", np.float32, (4,)),
+])
+
+
+_STATE_NB = numba_from_dtype(STATE_DTYPE)
+
+
+def agents_table(kinds: np.ndarray, quit_tables: np.ndarray, take_ranks: np.ndarray) -> np.ndarray:
+    """Native policies (``kinds[k]``, ``quit_tables[k]``, ``take_ranks[k]``) as :data:`AGENT_DTYPE` records."""
+    t = np.zeros(len(kinds), AGENT_DTYPE)
+    t["kind"], t["quit_table"], t["take_rank"] = kinds, quit_tables, take_ranks
+    return t
+
+
+def new_state(games: int) -> np.ndarray:
+    """A zeroed state of ``games`` games (an array of :data:`STATE_DTYPE` records)."""
+    s = np.zeros(games, STATE_DTYPE)
+    s["pend"] = -1
+    return s
+
+
+def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], logging: bool = False,
+               **settings: object) -> np.ndarray:
+    """The kernel's rules record (a 0-d array of :data:`RULES_DTYPE`) of ``rules`` for ``n`` players.
+
+    ``rules``: a :class:`~lama_env.rules.RulesConfig`; ``tables``: ``(disc, dact, deck0, score)``;
+    ``settings``: the other fields of :data:`RULES_DTYPE` (rewards, episodes, observation tables).
+    """
+    r = np.zeros((), RULES_DTYPE)
+    r["n"], r["thr"], r["must"] = n, rules.end_threshold, bool(rules.must_discard)
+    r["also_match"], r["logging"] = rules.triple_llama == "also_match", bool(logging)
+    r["dice_faces"] = np.array(rules.dice_index, dtype=np.int64)
+    r["disc"], r["dact"], r["deck0"], r["score"] = tables
+    for k, v in settings.items():
+        r[k] = v
+    return r
+
+
+@njit(cache=True)
+def new_state_kernel(games):
+    """:func:`new_state` in compiled code (a scratch state of a kernel)."""
+    s = np.zeros(games, _STATE_NB)  # type: ignore[type-var]  # (Numba's type of the record)
+    for g in range(games):
+        s[g].pend = -1
+    return s
+
+
+# ------------------------------------------------------------------ random streams
+@njit(cache=True, inline="always")
+def mix(z):
+    """splitmix64's finaliser."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True, inline="always")
+def below(state, k):
+    """(new state, uniform integer in [0, k)) by rejection on 32 bits (exact)."""
+    kk = _u64(k)
+    lim = (_TWO32 // kk) * kk
+    while True:
+        state = state + _GOLDEN
+        u = mix(state) >> _S32
+        if u < lim:
+            return state, np.int64(u % kk)
+
+
+@njit(cache=True)
+def seed_mix(seed):
+    """The mixed base seed of the streams (``seed``: a 64-bit seed)."""
+    return mix(seed + _GOLDEN)
+
+
+@njit(cache=True)
+def start_streams(gs, seed_mixed, game_id):
+    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id."""
+    e = mix(seed_mixed ^ mix(_u64(game_id) * _GOLDEN + _GOLDEN))
+    gs.es = e
+    gs.ps = mix(e ^ _POLICY_SALT)
+
+
+#: The chip rule (:func:`lama_env.rules.return_chip`), compiled: its one home.
+chip = njit(cache=True)(return_chip)
+
+
+# ------------------------------------------------------------------ rounds and games
+# Two kinds of function: those over records and scalars only are inlined into their callers
+# (``inline="always"``: records carry no reference counts); those that take arrays (the logs)
+# are ordinary calls (an inlined array argument costs two atomic reference-count updates).
+_inline = njit(cache=True, inline="always")
+
+
+@_inline
+def face_mask(gs, p):
+    """The faces player ``p``'s display holds, as a bit set."""
+    m = 0
+    for f in range(7):
+        if gs.disp[p, f] > 0:
+            m |= 1 << f
+    return m
+
+
+@_inline
+def _deal(gs, r):
+    """Deal the round: a partial Fisher-Yates shuffle of the deck (into ``gs.deck``) from the game's stream."""
+    n = r.n
+    deck = gs.deck
+    for i in range(36):
+        deck[i] = r.deck0[i]
+    st = gs.es
+    for i in range(6 * n):
+        st, j = below(st, 36 - i)
+        j += i
+        c = deck[i]
+        deck[i] = deck[j]
+        deck[j] = c
+    gs.es = st
+    for p in range(n):
+        gs.quit[p] = 0
+        for f in range(7):
+            gs.disp[p, f] = 0
+        for k in range(6):
+            c = deck[6 * p + k]
+            gs.disp[p, c] += 1
+            gs.hands[p, k] = c
+
+
+@njit(cache=True)
+def log_deal(gs, r, log, g):
+    """Log the round just dealt (``LOG_ROUND``) into ``log[g]``."""
+    pos = gs.logpos
+    log[g, pos] = LOG_ROUND
+    log[g, pos + 1] = gs.start
+    for i in range(6 * r.n):
+        log[g, pos + 2 + i] = gs.deck[i]
+    gs.logpos = pos + 2 + 6 * r.n
+
+
+@_inline
+def begin_round(gs, r, start_player):
+    """Deal a round that ``start_player`` starts (log it with :func:`log_deal`)."""
+    gs.start = start_player
+    _deal(gs, r)
+    gs.row = 127
+    gs.active = r.n
+    gs.cur = start_player
+    gs.phase = TURN
+    for p in range(r.n):
+        gs.rstart[p] = gs.tot[p]
+
+
+@_inline
+def new_game(gs, r):
+    """A new game (totals and statistics 0, seat 0 starts; log its deal with :func:`log_deal`); its streams go on."""
+    for p in range(r.n):
+        gs.tot[p] = 0
+        for k in range(5):
+            gs.stats[k, p] = 0
+    gs.nround = 0
+    begin_round(gs, r, 0)
+
+
+@_inline
+def next_round(gs, r):
+    """Deal the game's next round, the start player rotating (log it with :func:`log_deal`)."""
+    gs.nround += 1
+    first = gs.start + 1
+    begin_round(gs, r, first if first < r.n else 0)
+
+
+@_inline
+def _score_round(gs, r, wo):
+    """Score the round that ended (``wo``: who went out, or -1); return the highest total."""
+    hi = 0
+    for q in range(r.n):
+        pts = r.score[face_mask(gs, q)]
+        gs.tot[q] += pts
+        gs.stats[0, q] += pts
+    if wo >= 0:
+        gs.tot[wo] = chip(gs.tot[wo])
+        gs.stats[3, wo] += 1
+    for q in range(r.n):
+        if gs.tot[q] > hi:
+            hi = gs.tot[q]
+    return hi
+
+
+# ------------------------------------------------------------------ actions
+@_inline
+def _quit(gs, p):
+    """Player ``p`` quits; return the round's ending (all quit) or -1."""
+    gs.quit[p] = 1
+    gs.stats[2, p] += 1
+    gs.active -= 1
+    return END_ALL_QUIT if gs.active == 0 else -1
+
+
+@_inline
+def _matches(gs, p, f0, f1, f2):
+    """Write the roll's discard limits per face into ``lim``; return whether any die matches."""
+    for f in range(7):
+        gs.lim[f] = 0
+    matched = False
+    if gs.disp[p, f0] > gs.lim[f0]:
+        gs.lim[f0] += 1
+        matched = True
+    if gs.disp[p, f1] > gs.lim[f1]:
+        gs.lim[f1] += 1
+        matched = True
+    if gs.disp[p, f2] > gs.lim[f2]:
+        gs.lim[f2] += 1
+        matched = True
+    return matched
+
+
+@_inline
+def _bust(gs, p):
+    """The whole row joins player ``p``'s display."""
+    for f in range(7):
+        if (gs.row >> f) & 1:
+            gs.disp[p, f] += 1
+    gs.row = 0
+    gs.stats[1, p] += 1
+
+
+@_inline
+def _resolve(gs, r, p, f0, f1, f2):
+    """How the roll resolves: (log outcome, the round's ending or -1); sets the phase.
+
+    A triple llama returns a chip (and resolves no further unless ``also_match``); a
+    match asks a discard (phase DISCARD), else a shown row card a take (phase TAKE,
+    with two or more players in the round), else the roll busts.
+    """
+    triple = f0 == 0 and f1 == 0 and f2 == 0
+    if triple:
+        gs.tot[p] = chip(gs.tot[p])
+        gs.stats[4, p] += 1
+        if not r.also_match:
+            return OUT_TRIPLE, -1
+    if _matches(gs, p, f0, f1, f2):
+        gs.phase = DISCARD
+        return OUT_DISCARD, -1
+    if gs.active > 1 and ((1 << f0) | (1 << f1) | (1 << f2)) & gs.row != 0:
+        gs.phase = TAKE
+        return OUT_TAKE, -1
+    _bust(gs, p)
+    return OUT_BUST, END_BUST
+
+
+@_inline
+def _roll(gs, r, p):
+    """Player ``p`` rolls the dice from the game's stream; return (log outcome, the round's ending or -1)."""
+    st, x = below(gs.es, 216)
+    gs.es = st
+    gs.dice[0] = r.dice_faces[0, x // 36]
+    gs.dice[1] = r.dice_faces[1, (x // 6) % 6]
+    gs.dice[2] = r.dice_faces[2, x % 6]
+    return _resolve(gs, r, p, gs.dice[0], gs.dice[1], gs.dice[2])
+
+
+@_inline
+def _discard(gs, r, p, a):
+    """Player ``p`` discards the cards of action ``a``; return (the counts packed 2 bits per face, ending or -1)."""
+    left = 0
+    packed = 0
+    for f in range(7):
+        c = r.disc[a - _DISCARD_BASE, f]
+        gs.disp[p, f] -= c
+        left += gs.disp[p, f]
+        packed += c << (2 * f)
+    gs.phase = TURN
+    return packed, END_WENT_OUT if left == 0 else -1
+
+
+@_inline
+def _take(gs, p, a):
+    """Player ``p`` takes the row card of action ``a``; return (the face, the ending (row empty) or -1)."""
+    f = a - _TAKE_BASE
+    gs.row &= ~(1 << f)
+    gs.disp[p, f] += 1
+    gs.phase = TURN
+    return f, END_ROW_EMPTY if gs.row == 0 else -1
+
+
+@_inline
+def _next_player(gs, r):
+    """The turn passes to the next player who has not quit."""
+    q = gs.cur
+    for _ in range(r.n):
+        q = q + 1 if q + 1 < r.n else 0
+        if not gs.quit[q]:
+            break
+    gs.cur = q
+
+
+@_inline
+def transition(gs, r, a):
+    """Apply the legal action ``a`` of the player to act in game ``gs`` (a state record); return what it ended.
+
+    :data:`CONTINUES`: the round goes on (the decision is the same player's
+    discard or take, or the next player's turn); :data:`ROUND_OVER`: the round
+    ended and was scored (deal the next one with :func:`next_round`);
+    :data:`GAME_OVER`: it was scored and a total reached the end threshold.
+    What it did stays in the record's ``l_*`` fields, for :func:`log_step`.
+    """
+    p = gs.cur
+    ph = gs.phase
+    out = 0
+    detail = 0
+    if ph == TURN:
+        if a == _QUIT:
+            ended = _quit(gs, p)
+        else:
+            out, ended = _roll(gs, r, p)
+    elif ph == DISCARD:
+        detail, ended = _discard(gs, r, p, a)
+    else:
+        detail, ended = _take(gs, p, a)
+    gs.l_player = p
+    gs.l_phase = ph
+    gs.l_action = a
+    gs.l_out = out
+    gs.l_detail = detail
+    gs.l_ended = ended
+    gs.l_wo = -1
+    if ended < 0:
+        if gs.phase == TURN:
+            _next_player(gs, r)
+        return CONTINUES
+    if ended == END_WENT_OUT:
+        gs.l_wo = p
+    hi = _score_round(gs, r, gs.l_wo)
+    return GAME_OVER if hi >= r.thr else ROUND_OVER
+
+
+@njit(cache=True)
+def log_step(gs, r, log, g):
+    """Log what the last :func:`transition` of game ``g`` did into ``log[g]`` (and the round's end)."""
+    pos = gs.logpos
+    p = gs.l_player
+    if gs.l_phase == TURN and gs.l_action == _QUIT:
+        log[g, pos] = LOG_QUIT
+        log[g, pos + 1] = p
+        pos += 2
+    elif gs.l_phase == TURN:
+        gs.pend = pos
+        log[g, pos] = LOG_ROLL
+        log[g, pos + 1] = p
+        log[g, pos + 2] = gs.dice[0]
+        log[g, pos + 3] = gs.dice[1]
+        log[g, pos + 4] = gs.dice[2]
+        log[g, pos + 5] = gs.l_out
+        log[g, pos + 6] = 0
+        pos += 7
+    else:
+        log[g, gs.pend + 6] = gs.l_detail
+    if gs.l_ended >= 0:
+        n = r.n
+        log[g, pos] = LOG_END
+        log[g, pos + 1] = gs.l_ended
+        log[g, pos + 2] = gs.l_wo
+        for q in range(n):
+            log[g, pos + 3 + q] = r.score[face_mask(gs, q)]
+            log[g, pos + 3 + n + q] = gs.tot[q]
+        pos += 3 + 2 * n
+    gs.logpos = pos
+
+
+# ------------------------------------------------------------------ native policies
+@_inline
+def _native_discard(kind, gs, must, st):
+    """Write the cards to discard per face into ``gs.cnt`` (the limits: ``gs.lim``); return the new stream state.
+
+    Random: uniform over the legal discards (the empty one too unless ``must``);
+    table: every card it may discard.
+    """
+    lim = gs.lim
+    cnt = gs.cnt
+    if kind == KIND_RANDOM:
+        nopt = 1
+        for f in range(7):
+            nopt *= lim[f] + 1
+        if must:
+            st, k = below(st, nopt - 1)
+            k += 1
+        else:
+            st, k = below(st, nopt)
+        for f in range(7):
+            cnt[f] = k % (lim[f] + 1)
+            k //= lim[f] + 1
+    else:
+        for f in range(7):
+            cnt[f] = lim[f]
+    return st
+
+
+@_inline
+def _native_take(agent, m, shown, st):
+    """(new stream state, face) of a take among the faces of ``shown`` (a bit set).
+
+    Random: uniform among them; table: the smallest ``take_rank[m, f]`` (the first face on ties).
+    """
+    face = -1
+    if agent.kind == KIND_RANDOM:
+        nopt = 0
+        for f in range(7):
+            nopt += (shown >> f) & 1
+        st, x = below(st, nopt)
+        for f in range(7):
+            if (shown >> f) & 1:
+                if x == 0:
+                    face = f
+                    break
+                x -= 1
+    else:
+        best = 1 << 30
+        for f in range(7):
+            if (shown >> f) & 1 and agent.take_rank[m, f] < best:
+                best = agent.take_rank[m, f]
+                face = f
+    return st, face
+
+
+@_inline
+def native_action(agent, gs, r, st):
+    """(new stream state, action) of native agent ``agent`` (an :data:`AGENT_DTYPE` record) in game ``gs``.
+
+    ``st``: the stream it draws from (``gs.ps``, or another).  :data:`KIND_RANDOM`
+    is uniform over the legal actions (a turn: roll or quit; a discard: each
+    legal discard; a take: each shown row card); :data:`KIND_TABLE` decides by
+    its tables over the faces the display holds.
+    """
+    kind = agent.kind
+    ph = gs.phase
+    if ph == DISCARD:
+        st = _native_discard(kind, gs, r.must, st)
+        key = 0
+        for f in range(7):
+            key |= gs.cnt[f] << (2 * f)
+        return st, r.dact[key]
+    m = face_mask(gs, gs.cur)
+    if ph == TURN:
+        if kind == KIND_RANDOM:
+            st, x = below(st, 2)
+            return st, _QUIT if x == 1 else _ROLL
+        return st, _QUIT if agent.quit_table[m] != 0 else _ROLL
+    shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
+    st, face = _native_take(agent, m, shown, st)
+    return st, _TAKE_BASE + face
