@@ -20,7 +20,8 @@ def test_without_pgx_the_section_is_one_line_note(monkeypatch: pytest.MonkeyPatc
                                                   capsys: pytest.CaptureFixture) -> None:
     find = importlib.util.find_spec
     # neither jax nor pgx, whatever this venv has (the bench-pgx extra is not part of make test)
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("jax", "pgx") else find(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("jax", "pgx") else find(name, *a))
     assert main(["bench", "--only", "pgx", "--quiet", "--json", "-"]) == 0
     captured = capsys.readouterr()
     report = json.loads(captured.out)
