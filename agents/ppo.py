@@ -267,44 +267,6 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
     return _CACHE[key]
 
 
-#: The state-dict prefixes of an SB3 policy's value network (not in agent files, which hold only the actor).
-VALUE_PREFIXES = ("mlp_extractor.value_net.", "value_net.")
-
-
-def load_network(path: str | os.PathLike) -> tuple[dict[str, Any], dict[str, Any], int]:
-    """The weights of ``ppo:PATH`` as a MaskableActorCriticPolicy state dict, read as data (for warm starts).
-
-    A trainer checkpoint gives its whole ``policy.pth`` (actor and value network, weights-only);
-    an agent file gives its actor only, under SB3's names (``mlp_extractor.policy_net.*``,
-    ``action_net.*``); a checkpoint without a network description needs the opt-in, as for
-    :func:`load_policy`.
-
-    Returns:
-        ``(network description, state dict, num_players)``.
-
-    Raises:
-        CheckpointError: missing, corrupt, or not a policy for this game.
-        UntrustedFileError: only unpickling could read it, and the user did not opt in.
-    """
-    net, meta, num_players = load_policy(path)  # every check of ppo:PATH, and the opt-in
-    p = resolve_checkpoint(path)
-    network = (meta or {}).get("network")
-    if is_checkpoint_archive(p) and network is not None:
-        return check_network(network, f"checkpoint {p}"), read_policy_state(p), num_players
-    if is_checkpoint_archive(p):  # an older checkpoint, read by SB3 after the opt-in (load_policy checked it)
-        policy = load_sb3_policy(p)
-        network = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], f"checkpoint {p}")[0]
-        return network, dict(policy.state_dict()), num_players
-    network = check_network(network, f"agent file {p}")
-    state: dict[str, Any] = {}
-    for i in range(len(network["hidden"])):
-        state[f"mlp_extractor.policy_net.{2 * i}.weight"] = net[2 * i].weight.detach().clone()
-        state[f"mlp_extractor.policy_net.{2 * i}.bias"] = net[2 * i].bias.detach().clone()
-    state["action_net.weight"] = net[-1].weight.detach().clone()
-    state["action_net.bias"] = net[-1].bias.detach().clone()
-    return network, state, num_players
-
-
 #: The archive member of an SB3 checkpoint holding the policy's state dict (a torch file).
 POLICY_MEMBER = "policy.pth"
 #: The most bytes ``policy.pth`` may have (a policy for this game is well under a megabyte).
