@@ -23,6 +23,8 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from lama_dice.cli.commands import agent_specs_epilog
+
 if TYPE_CHECKING:
     from lama_dice.evaluation import EvalResult, LeagueResult
     from lama_env.rules import RulesConfig
@@ -63,16 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --league: add each agent's solo points per round (exact from the solver "
                         "where the agent allows, else measured over --games solo games)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.epilog = _specs_epilog()
-
-
-def _specs_epilog() -> str:
-    try:
-        from lama_dice.agents.registry import agent_specs_help
-
-        return "Agent specs:\n" + agent_specs_help()
-    except Exception:  # help text only; never break --help
-        return ""
+    p.epilog = agent_specs_epilog()
 
 
 def parse_rules(items: list[str]) -> RulesConfig:

@@ -28,6 +28,8 @@ import json
 import sys
 from typing import Any
 
+from lama_dice.cli.commands import agent_specs_epilog
+
 HELP = "score an agent on the benchmark suite (lama-dice-suite/2; --suite 1): the numbers to report"
 
 
@@ -47,12 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="play G games per match instead of the suite's (for a quick look: not an official score)")
     p.add_argument("--list", action="store_true", help="print the suite's tasks, games, seeds and constants")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    try:
-        from lama_dice.agents.registry import agent_specs_help
-
-        p.epilog = "Agent specs:\n" + agent_specs_help()
-    except Exception:  # help text only; never break --help
-        pass
+    p.epilog = agent_specs_epilog()
 
 
 def run(args: argparse.Namespace) -> int:
