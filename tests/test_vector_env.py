@@ -46,9 +46,6 @@ class ScriptedRng:
     drops the rest and asks for a new block: the blocks hold the requests the same way.
     """
 
-    class bit_generator:  # noqa: N801  (read as rng.bit_generator.state when the engine draws a block)
-        state = None
-
     def __init__(self, record: dict) -> None:
         rules = RulesConfig.from_dict(record["rules"])
         #: the engine keeps the generator's state beside each block it draws (for its snapshots)
