@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,24 @@ def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:
             fh.write("\n")
     except OSError as e:
         raise error(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def emit_json_report(console: Any, path: str | None, data: Any, error: type[LamaDiceError],
+                     render: Callable[[], None]) -> None:
+    """Write a command's report: ``data`` to ``path`` (when given), ``render()``, then ``JSON: PATH``.
+
+    With ``path == "-"`` the JSON goes to standard output after the table (the console then
+    being on stderr); a failure to write raises ``error`` with one line.
+    """
+    to_stdout = path == "-"
+    if path and not to_stdout:
+        write_json_file(path, data, error)
+    render()
+    if path and not to_stdout:
+        console.print(f"JSON: {path}")
+    if to_stdout:
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
 
 
 def check_output_path(option: str, path: str | None, error: type[LamaDiceError]) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from lama_dice.cli.commands import agent_specs_epilog
@@ -54,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score the agent, print the card (and write the JSON); return the exit status."""
-    from lama_dice.cli.recordfile import write_json_file
+    from lama_dice.cli.recordfile import emit_json_report
     from lama_dice.evaluation.suite import SuiteError, run_suite, suite_of
 
     suite_of(args.suite)  # an unknown suite: one line, before anything else
@@ -79,14 +78,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     data = card.to_json()
-    if args.json and not to_stdout:
-        write_json_file(args.json, data, SuiteError)
-    render_card(console, card)
-    if args.json and not to_stdout:
-        console.print(f"JSON: {args.json}")
-    if to_stdout:
-        json.dump(data, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    emit_json_report(console, args.json, data, SuiteError, lambda: render_card(console, card))
     return 0
 
 
