@@ -107,6 +107,13 @@ _ROLL_NODE = "roll"
 RETURNS = ("win", "points")
 
 
+def _is_explicit(chance: Any) -> bool:
+    """Whether a ``chance`` argument (one of :data:`CHANCE_MODES`) asks for explicit chance nodes."""
+    if chance not in CHANCE_MODES:
+        raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {clip(chance)}")
+    return bool(chance == "explicit")
+
+
 class Phase(IntEnum):
     """The decision the current player faces (or the end of a round / game)."""
 
@@ -210,9 +217,7 @@ class LamaGame:
         self._buf: list[float] = []
         self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
         self._bufpos = 0
-        if chance not in CHANCE_MODES:
-            raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {clip(chance)}")
-        self._explicit = chance == "explicit"
+        self._explicit = _is_explicit(chance)
         self._chance: tuple[int, ...] | str | None = None
         self._dice_faces = self._rules.dice_index
         if start_points is None:
@@ -798,9 +803,7 @@ class LamaGame:
             g = self._copy_with(rng)
             g._buf, g._buf_state, g._bufpos = [], None, 0
         if chance is not None:
-            if chance not in CHANCE_MODES:
-                raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {clip(chance)}")
-            g._explicit = chance == "explicit"
+            g._explicit = _is_explicit(chance)
         return g
 
     def copy(self) -> LamaGame:
