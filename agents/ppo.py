@@ -126,7 +126,7 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
 
 
 #: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:4p`` and the earlier
-#: ``ppo:solo-v1``, ``ppo:2p-v1``, ``ppo:4p-v1``.
+#: ``ppo:2p-v2`` (the previous ``ppo:2p``), ``ppo:solo-v1``, ``ppo:2p-v1``, ``ppo:4p-v1``.
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
 
@@ -414,4 +414,4 @@ def _make(arg: str | None) -> PPOPolicy:
 register("ppo", _make, "ppo:PATH",
          "a trained policy network: an agent file (.safetensors, lama-dice export), a trainer checkpoint "
          "(.zip, a run folder: its best.zip), or a shipped agent: ppo:solo, ppo:2p, ppo:4p and the earlier "
-         "ppo:solo-v1, ppo:2p-v1, ppo:4p-v1")
+         "ppo:2p-v2, ppo:solo-v1, ppo:2p-v1, ppo:4p-v1")

@@ -119,11 +119,14 @@ SUITE: tuple[Task, ...] = (
 TASKS: dict[str, Task] = {t.name: t for t in SUITE}
 
 #: The ``exploit`` task of lama-dice-suite/2: best responders trained against the agent (two players).
-EXPLOIT_TASK = Task("exploit", 2, DEFAULT_BUDGET.report_games,
-                    (Match("best responder", (), DEFAULT_BUDGET.report_seed),),
+#: Its ``shipped`` start is pinned to ``ppo:2p-v2`` (the ``ppo:2p`` of the release that added the task), so
+#: that a newer shipped agent does not change the task.
+SUITE2_EXPLOIT = DEFAULT_BUDGET.replace(shipped="ppo:2p-v2")
+EXPLOIT_TASK = Task("exploit", 2, SUITE2_EXPLOIT.report_games,
+                    (Match("best responder", (), SUITE2_EXPLOIT.report_seed),),
                     about="approximate exploitability: the best responder's win rate against the agent "
                           "(lower is better; 50% = nothing found to exploit)",
-                    optional=True, exploit=DEFAULT_BUDGET)
+                    optional=True, exploit=SUITE2_EXPLOIT)
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,8 @@ def test_checkpoint_without_network_description_needs_the_opt_in(tmp_path, monke
 
 
 @pytest.mark.parametrize("name,players",
-                         [("solo", 1), ("solo-v1", 1), ("2p", 2), ("2p-v1", 2), ("4p", 4), ("4p-v1", 4)])
+                         [("solo", 1), ("solo-v1", 1), ("2p", 2), ("2p-v2", 2), ("2p-v1", 2), ("4p", 4),
+                          ("4p-v1", 4)])
 def test_shipped_agents_load_and_play(name, players):
     """agents/pretrained/ppo_NAME.safetensors ships with the package and plays a whole game as ppo:NAME."""
     from lama_dice.agents.ppo import pretrained_names
@@ -243,7 +244,7 @@ def test_shipped_agents_load_and_play(name, players):
         game.step(action)
 
 
-SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v1": 2, "4p": 4, "4p-v1": 4}
+SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v2": 2, "2p-v1": 2, "4p": 4, "4p-v1": 4}
 
 
 def _self_play_actions(name: str, games: int = 20) -> list[int]:

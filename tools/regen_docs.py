@@ -455,7 +455,7 @@ def _solo_networks(runs: list[Run]) -> str:
 def _shipped_agents(runs: list[Run]) -> str:
     opt = last_json(runs[0].stdout, runs[0].shown)["expected_round_points"]
     ev = [last_json(r.stdout, r.shown) for r in runs[1:]]
-    solo, opt_solo, vs_opt, vs_la, four, vs_v1, four_v1, exact = ev
+    solo, opt_solo, vs_opt, vs_la, four, vs_prev, four_prev, exact = ev
     rows = []
     a = solo["agents"][0]
     v, (lo, hi) = a["mean_points_per_round"], a["points_per_round_ci95"]
@@ -467,9 +467,9 @@ def _shipped_agents(runs: list[Run]) -> str:
                  "within 0.5%: " + ("met" if xhi / opt - 1 <= 0.005 else "**not met**"),
                  f"`{runs[8].shown}`; `{runs[1].shown}`"])
     for d, r, against, goal in ((vs_opt, runs[3], "`optimal`", 0.5),
-                                (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.55),
-                                (vs_v1, runs[6], "`ppo:2p-v1` (the previous shipped agent)", 0.5),
-                                (four_v1, runs[7], "three `ppo:4p-v1` (the previous shipped agent)", 0.25),
+                                (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.58),
+                                (vs_prev, runs[6], "`ppo:2p-v2` (the previous shipped agent)", 0.5),
+                                (four_prev, runs[7], "three `ppo:4p-v1` (the previous shipped agent)", 0.25),
                                 (four, runs[5], "three `optimal`", 0.25)):
         a = d["agents"][0]
         res = f"{pct(a['win_rate'])} wins"
@@ -546,6 +546,30 @@ def _time_to_strength(runs: list[Run]) -> str:
     return text
 
 
+LEAGUE_CURVE_JSON = "docs/league_2p_curve.json"
+LEAGUE_CURVE_PNG = "docs/images/league_2p.png"
+LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --games 1000 --seed 0 --goal 0.58 "
+                f"--json {LEAGUE_CURVE_JSON} --out {LEAGUE_CURVE_PNG} --title 'ppo_2p_league (warm start from "
+                "ppo:2p-v2): win rate against lookahead (1,000 games per checkpoint)'")
+
+
+def _league_curve(_runs: list[Run]) -> str:
+    """The shipped ppo:2p's run (configs/ppo_2p_league.yaml): each checkpoint against lookahead, from its JSON."""
+    data = json.loads((ROOT / LEAGUE_CURVE_JSON).read_text(encoding="utf-8"))
+    opp = data["opponents"][0]
+    rows = []
+    for p in data["points"]:
+        r = p["results"][opp]
+        rows.append([f"{p['train_seconds'] / 60:.1f}", f"{p['timesteps'] / 1e6:.1f}M", pct(r["win_rate"]),
+                     pct_range(r["win_rate_ci95"])])
+    return (f"![win rate against lookahead over wall time](images/{Path(LEAGUE_CURVE_PNG).name})\n\n"
+            + md_table(["minutes of training", "steps", f"win rate vs `{opp}`", "95% CI"], rows)
+            + f"\n\nEach checkpoint against `{opp}` over the same {data['games']:,} games (seed {data['seed']}, "
+              "seats alternating; about ±3 points each; the run starts from `ppo:2p-v2`'s weights). "
+              "Minutes: the wall time of `learn()` its sidecar records "
+              "(`train_seconds`), measured while three other jobs shared the two cores.")
+
+
 def _rllib_sampling(runs: list[Run]) -> str:
     by: dict[tuple[int, int], list[float]] = {}
     for r in runs:
@@ -558,7 +582,7 @@ def _rllib_sampling(runs: list[Run]) -> str:
 #: The agents of the benchmark's results table (docs/benchmark.md), each scored on every task it can play
 #: (the shipped networks: the tasks of their player count).
 SCORE_AGENTS = ("random", "always-roll", "threshold:0.2", "points:10", "optimal", "lookahead",
-                "ppo:solo", "ppo:solo-v1", "ppo:2p", "ppo:2p-v1", "ppo:4p", "ppo:4p-v1")
+                "ppo:solo", "ppo:solo-v1", "ppo:2p", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p", "ppo:4p-v1")
 
 
 def _score_cell(m: dict | None) -> str:
@@ -615,7 +639,7 @@ def _score_table(runs: list[Run]) -> str:
 EXPLOIT_DIR = "docs/exploitability"
 #: The targets the exploitability table covers, in its order (a target without a JSON file is listed as not measured).
 EXPLOIT_TARGETS = ("random", "always-roll", "threshold:0.2", "points:10", "solo-optimal", "lookahead", "ppo:2p",
-                   "ppo:2p-v1")
+                   "ppo:2p-v2", "ppo:2p-v1")
 
 
 def exploit_results() -> dict[str, dict]:
@@ -723,14 +747,14 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               (lama("evaluate --agents lookahead optimal --games 4000 --seed 0 --no-progress --json -"),
                lama("evaluate --agents lookahead:points optimal --games 2000 --seed 0 --no-progress --json -")),
               _lookahead_vs_optimal),
-    Generator("mcts-strength", "mcts:N (OpenSpiel's MCTSBot) against lookahead and ppo:2p, with decisions per "
+    Generator("mcts-strength", "mcts:N (OpenSpiel's MCTSBot) against lookahead and ppo:2p-v2, with decisions per "
               "second (needs the openspiel extra)", "long: ~40 min on 2 busy cores",
               (("-m", "lama_dice.bench.search_speed", "mcts:50", "mcts:200", "mcts:50,rollout=openspiel",
-                "lookahead", "ppo:2p", "--positions", "60", "--json", "-"),
+                "lookahead", "ppo:2p-v2", "--positions", "60", "--json", "-"),
                lama(f"evaluate --agents mcts:50 lookahead --games 800 {MCTS_EVAL}"),
-               lama(f"evaluate --agents mcts:50 ppo:2p --games 800 {MCTS_EVAL}"),
+               lama(f"evaluate --agents mcts:50 ppo:2p-v2 --games 800 {MCTS_EVAL}"),
                lama(f"evaluate --agents mcts:200 lookahead --games 200 {MCTS_EVAL}"),
-               lama(f"evaluate --agents mcts:200 ppo:2p --games 200 {MCTS_EVAL}")),
+               lama(f"evaluate --agents mcts:200 ppo:2p-v2 --games 200 {MCTS_EVAL}")),
               _mcts_strength, commands_in_body=True, needs="pyspiel"),
     Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
               "long: ~1 h on 2 cores",
@@ -742,7 +766,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                     "--json -"),
                lama("evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
                     "--no-progress --json -"),
-               lama("evaluate --agents ppo:2p ppo:2p-v1 --games 20000 --seed 2026 --workers 2 --no-progress "
+               lama("evaluate --agents ppo:2p ppo:2p-v2 --games 20000 --seed 2026 --workers 2 --no-progress "
                     "--json -"),
                lama("evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
                     "--no-progress --json -"),
@@ -769,6 +793,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1",
               "long: ~15-20 min on 2 cores",
               tuple(lama(f"score {a} --workers 2 --no-progress --json -") for a in SCORE_AGENTS), _score_table),
+    Generator("league-curve", "the shipped ppo:2p's training run against lookahead, rendered from "
+              f"{LEAGUE_CURVE_JSON}", "instant (reads what lama-dice curves --json wrote)", (), _league_curve,
+              exact=True, source=f"{LEAGUE_CURVE_JSON}, written by `{LEAGUE_CURVE}`"),
     Generator("exploit-table", "approximate exploitability of the heuristics and shipped agents (docs/benchmark.md), "
               "rendered from docs/exploitability/*.json", "instant (reads what lama-dice exploit --json wrote)",
               (), _exploit_table, exact=True,
