@@ -639,7 +639,7 @@ def _score_table(runs: list[Run]) -> str:
 EXPLOIT_DIR = "docs/exploitability"
 #: The targets the exploitability table covers, in its order (a target without a JSON file is listed as not measured).
 EXPLOIT_TARGETS = ("random", "always-roll", "threshold:0.2", "points:10", "solo-optimal", "lookahead", "ppo:2p",
-                   "ppo:2p-v2", "ppo:2p-v1")
+                   "ppo:2p-v2", "ppo:2p-v1", "ppo:4p --players 4")
 
 
 def exploit_results() -> dict[str, dict]:
@@ -649,8 +649,16 @@ def exploit_results() -> dict[str, dict]:
     out = {}
     for f in sorted((ROOT / EXPLOIT_DIR).glob("*.json")):
         d = json.loads(f.read_text(encoding="utf-8"))
-        out[d["target"]] = d
+        out[d["target"] if d["players"] == 2 else f"{d['target']} --players {d['players']}"] = d
     return out
+
+
+def _exploit_label(target: str, d: dict) -> str:
+    """A row's target: the spec, and for more than two players what the number is (not a Nash measure)."""
+    if d["players"] == 2:
+        return f"`{target}`"
+    return (f"`{d['target']}`, {d['players']} players: share against {d['players'] - 1} copies "
+            f"(fair share {d['fair_share']:.0%}; not a Nash measure)")
 
 
 def _exploit_curves(d: dict) -> str:
@@ -671,7 +679,7 @@ def _exploit_table(_runs: list[Run]) -> str:
         starts = "; ".join(f"{r['start']['name']} {pct(r['select']['win_rate'])}" for r in d["responders"])
         mins = d["elapsed_s"] / 60
         load = d.get("machine", {}).get("load_average_at_start")
-        rows.append([f"`{target}`", pct(ex["win_rate"]), pct_range(ex["ci95"]), d["best"], starts,
+        rows.append([_exploit_label(target, d), pct(ex["win_rate"]), pct_range(ex["ci95"]), d["best"], starts,
                      _exploit_curves(d), f"{b['steps'] / 1e6:.2g}M x {len(d['starts'])} x seeds {b['seeds']}",
                      f"{mins:.0f} min" + (f" (load {load:.1f})" if load is not None else ""), f"`{d['command']}`"])
     text = md_table(["target", "best responder's win rate", "95% CI", "best", "each start (choice games)",
@@ -687,8 +695,8 @@ def _exploit_table(_runs: list[Run]) -> str:
 
 def _exploit_summary(_runs: list[Run]) -> str:
     res = exploit_results()
-    rows = [[f"`{t}`", pct(res[t]["exploitability"]["win_rate"]), pct_range(res[t]["exploitability"]["ci95"])]
-            for t in EXPLOIT_TARGETS if t in res]
+    rows = [[_exploit_label(t, res[t]), pct(res[t]["exploitability"]["win_rate"]),
+             pct_range(res[t]["exploitability"]["ci95"])] for t in EXPLOIT_TARGETS if t in res]
     missing = [f"`{t}`" for t in EXPLOIT_TARGETS if t not in res]
     text = md_table(["target", "best responder's win rate against it", "95% CI"], rows)
     if missing:
