@@ -80,7 +80,7 @@ class BusyError(WebError):
 
 
 def shipped_specs() -> list[str]:
-    """The shipped networks as specs (``ppo:2p`` ...), the current ones before the earlier ``-v1`` ones."""
+    """The shipped networks as specs (``ppo:2p`` ...), the current ones before the earlier ``-vN`` ones."""
     from lama_dice.agents.ppo import pretrained_names
 
     return sorted((f"ppo:{n}" for n in pretrained_names()), key=lambda s: ("-v" in s, s))
