@@ -222,9 +222,11 @@ def test_checkpoint_without_network_description_needs_the_opt_in(tmp_path, monke
     assert res.agents[0].games == 5
 
 
-@pytest.mark.parametrize("name,players",
-                         [("solo", 1), ("solo-v1", 1), ("2p", 2), ("2p-v2", 2), ("2p-v1", 2), ("4p", 4),
-                          ("4p-v1", 4)])
+#: Every shipped agent (``ppo:NAME``) and its player count.
+SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v2": 2, "2p-v1": 2, "4p": 4, "4p-v1": 4}
+
+
+@pytest.mark.parametrize("name,players", list(SHIPPED_PLAYERS.items()))
 def test_shipped_agents_load_and_play(name, players):
     """agents/pretrained/ppo_NAME.safetensors ships with the package and plays a whole game as ppo:NAME."""
     from lama_dice.agents.ppo import pretrained_names
@@ -242,9 +244,6 @@ def test_shipped_agents_load_and_play(name, players):
         action = agent.act(game, legal)
         assert action in legal
         game.step(action)
-
-
-SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v2": 2, "2p-v1": 2, "4p": 4, "4p-v1": 4}
 
 
 def _self_play_actions(name: str, games: int = 20) -> list[int]:

@@ -522,6 +522,13 @@ TIME_JSON = "docs/time_to_strength_2p.json"
 TIME_PNG = "docs/images/time_to_strength_2p.png"
 
 
+def _curve_row(point: dict, opp: str) -> list[str]:
+    """One checkpoint of a ``lama-dice curves --json`` file: minutes of training, steps, win rate, interval."""
+    r = point["results"][opp]
+    return [f"{point['train_seconds'] / 60:.1f}", f"{point['timesteps'] / 1e6:.1f}M", pct(r["win_rate"]),
+            pct_range(r["win_rate_ci95"])]
+
+
 def _time_to_strength(runs: list[Run]) -> str:
     train_run = runs[0]
     trained = next((line for line in train_run.stdout.splitlines() if line.startswith("trained ")), "")
@@ -529,12 +536,10 @@ def _time_to_strength(runs: list[Run]) -> str:
     opp = data["opponents"][0]
     rows, first = [], None
     for p in data["points"]:
-        r = p["results"][opp]
-        lo = r["win_rate_ci95"][0]
+        lo = p["results"][opp]["win_rate_ci95"][0]
         if first is None and lo > 0.5:
             first = p
-        rows.append([f"{p['train_seconds'] / 60:.1f}", f"{p['timesteps'] / 1e6:.1f}M", pct(r["win_rate"]),
-                     pct_range(r["win_rate_ci95"]), "yes" if lo > 0.5 else ""])
+        rows.append([*_curve_row(p, opp), "yes" if lo > 0.5 else ""])
     text = (f"![win rate against lookahead over wall time](images/{Path(TIME_PNG).name})\n\n"
             + md_table(["minutes of training", "steps", f"win rate vs `{opp}`", "95% CI", "lower end > 50%"], rows))
     text += (f"\n\nEach checkpoint against `{opp}` over the same {data['games']:,} games (seed {data['seed']}, "
@@ -557,11 +562,7 @@ def _league_curve(_runs: list[Run]) -> str:
     """The shipped ppo:2p's run (configs/ppo_2p_league.yaml): each checkpoint against lookahead, from its JSON."""
     data = json.loads((ROOT / LEAGUE_CURVE_JSON).read_text(encoding="utf-8"))
     opp = data["opponents"][0]
-    rows = []
-    for p in data["points"]:
-        r = p["results"][opp]
-        rows.append([f"{p['train_seconds'] / 60:.1f}", f"{p['timesteps'] / 1e6:.1f}M", pct(r["win_rate"]),
-                     pct_range(r["win_rate_ci95"])])
+    rows = [_curve_row(p, opp) for p in data["points"]]
     return (f"![win rate against lookahead over wall time](images/{Path(LEAGUE_CURVE_PNG).name})\n\n"
             + md_table(["minutes of training", "steps", f"win rate vs `{opp}`", "95% CI"], rows)
             + f"\n\nEach checkpoint against `{opp}` over the same {data['games']:,} games (seed {data['seed']}, "
