@@ -230,6 +230,8 @@ class TerminalGame:
         console: where the game is drawn.
         save: write the record here when the game ends or is stopped.
         names: display names per seat (default: :func:`player_names`).
+        seed: the seed the game and agents were made with (None: fresh randomness), kept in the record.
+        specs: the agent spec per opponent seat, kept in the record (default: each agent's ``spec``).
     """
 
     def __init__(
@@ -242,6 +244,8 @@ class TerminalGame:
         console: Console,
         save: str | None = None,
         names: Sequence[str] | None = None,
+        seed: int | None = None,
+        specs: Mapping[int, str] | None = None,
     ) -> None:
         """Check the seats and the save path (see the class docstring).
 
@@ -262,8 +266,10 @@ class TerminalGame:
         self.stdin = stdin
         self.console = console
         self.save = save
-        self.names = list(names) if names is not None else player_names(
-            game.num_players, human, {p: getattr(a, "spec", type(a).__name__) for p, a in opponents.items()})
+        self.specs = dict(specs) if specs is not None else {
+            p: str(getattr(a, "spec", type(a).__name__)) for p, a in opponents.items()}
+        self.seed = seed
+        self.names = list(names) if names is not None else player_names(game.num_players, human, self.specs)
         self._dirty = True  # something happened since the table was last drawn
         self._last_dice: list[str] | None = None
         self._round_start = game.totals
@@ -294,11 +300,19 @@ class TerminalGame:
                                soft_wrap=True)
         return PlayResult(self.game, self.game.game_over, stopped, saved, self._save_error)
 
+    def record(self) -> dict:
+        """The game so far as a ``lama-dice-record/2`` record: who played (names, specs), the seed, the version."""
+        from lama_env.record import with_about
+
+        n = self.game.num_players
+        return with_about(self.game.to_record(), names=self.names, agents=[self.specs.get(p) for p in range(n)],
+                          seed=self.seed)
+
     def _save(self) -> str | None:
         if not self.save:
             return None
         try:
-            write_record(self.game.to_record(), self.save)
+            write_record(self.record(), self.save)
         except OSError as e:
             self._save_error = f"{self.save}: {e.strerror or e}"
             return None

@@ -122,8 +122,8 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
 
     Args:
         record: a ``/1`` (or ``/2``) record, as :meth:`LamaGame.to_record` writes.
-        names: a display name per seat (``"You"``, ``"P1 ppo:2p"``).
-        agents: the agent spec per seat, None for a person.
+        names: a display name per seat (``"You"``, ``"P1 ppo:2p"``); one over :data:`MAX_NAME` characters is cut.
+        agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
         seed: the seed of the game, None for fresh randomness (written as null).
         version: the lama-dice version (default: this one).
 
@@ -132,11 +132,14 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
     """
     from . import __version__
 
+    def cut(x: Any, limit: int) -> Any:
+        return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
+
     about: dict[str, Any] = {}
     if names is not None:
-        about["names"] = list(names)
+        about["names"] = [cut(x, MAX_NAME) for x in names]
     if agents is not None:
-        about["agents"] = list(agents)
+        about["agents"] = [cut(x, MAX_SPEC) for x in agents]
     about["seed"] = seed
     about["version"] = version if version is not None else __version__
     _check_about(about, record["players"])

@@ -80,3 +80,22 @@ def test_a_v2_record_without_about_and_an_unknown_format():
     bad = replay(dict(rec, format="lama-dice-record/3"))
     assert bad["error"] == ("not a game record: format must be 'lama-dice-record/1' or 'lama-dice-record/2', "
                             "got 'lama-dice-record/3'")
+
+
+def test_the_gif_frames_and_show_name_the_players_of_a_v2_record(tmp_path, capsys):
+    from lama_env.animation import record_frames
+
+    g = played()
+    v2 = with_about(g.to_record(), names=["You", "P1 lookahead"], agents=[None, "lookahead"], seed=3)
+    captions = [f.caption for f in record_frames(v2)]
+    assert captions[0] == "Round 1 is dealt: You starts"
+    assert any(c.startswith("P1 lookahead ") for c in captions)
+    assert not any("P0" in c for c in captions)
+    assert [f.caption for f in record_frames(v2, ["A", "B"])][0] == "Round 1 is dealt: A starts"  # names given win
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(v2))
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Played by You, P1 lookahead (agents: a person, lookahead); seed 3; written by lama-dice" in out
+    assert main(["show", str(path), "--gif", str(tmp_path / "g.gif")]) == 0
+    assert (tmp_path / "g.gif").stat().st_size > 1000
