@@ -176,8 +176,20 @@ def ordered_choices(game: LamaGame) -> list[int]:
 
 
 def choice_outcome(game: LamaGame, action: int) -> str:
-    """What a discard or take of the current player leads to: ``"goes out!"`` or ``"display then scores N"``."""
-    disp = game.display(game.current_player)
+    """What an action of the current player leads to, in a few words.
+
+    A discard or take: ``"goes out!"`` or ``"display then scores N"``; a roll: how likely it is to match nothing
+    (``"a bust 12.5% of the time"`` for the last player in the round); a quit: what the display scores.
+    """
+    p = game.current_player
+    disp = game.display(p)
+    if action == A.ROLL:
+        chance = 100 * p_no_match(disp, game.rules)
+        if game.last_player_rule:
+            return f"a bust {chance:.1f}% of the time"
+        return f"matches nothing {chance:.1f}% of the time (then you take a row card)"
+    if action == A.QUIT:
+        return f"stop for this round; your display scores {score_display(disp)}"
     if A.is_discard(action):
         after, ended = apply_discard(disp, action)
     else:
@@ -188,11 +200,13 @@ def choice_outcome(game: LamaGame, action: int) -> str:
 def choice_label(action: int) -> str:
     r"""A button's name for an action.
 
-    ``Roll``, ``Quit``, ``Take 4``; a discard names the count of each face: ``Discard 2 \u00d7 5`` (two 5s),
-    ``Discard L, 2 \u00d7 3``, ``Discard nothing``.
+    ``Roll``, ``Quit``, ``Take 4``, ``Take L``; a discard names the count of each face: ``Discard 2 \u00d7 5``
+    (two 5s), ``Discard L, 2 \u00d7 3``, ``Discard nothing``.  Faces read as the cards print them (``L``, never
+    ``l``): only the first letter of the word is raised.
     """
     if not A.is_discard(action):
-        return A.describe(action).capitalize()
+        words = A.describe(action)
+        return words[:1].upper() + words[1:]
     counts = A.discard_counts(action)
     parts = [FACES[f] if k == 1 else f"{k} \u00d7 {FACES[f]}" for f, k in enumerate(counts) if k]
     return "Discard " + (", ".join(parts) if parts else "nothing")

@@ -233,10 +233,10 @@ def next_round(request: Request, game_id: str, body: NextRound | None = None) ->
 
 @router.get("/api/games/{game_id}/record", tags=["games"])
 def record(request: Request, game_id: str, download: bool = False) -> Response:
-    """The game so far as a lama-dice-record/1 record (check it with `lama-dice replay`)."""
+    """The game so far as a lama-dice-record/2 record: who played, the seed, the version (`lama-dice replay` checks it)."""
     g = _settings(request).games.get(game_id)
     with g.lock:
-        rec = g.game.to_record()
+        rec = g.record()
     headers = {"Content-Disposition": f'attachment; filename="lama-dice-game-{game_id[:8]}.json"'} \
         if download else {}
     return Response(json.dumps(rec, indent=1) + "\n", media_type="application/json", headers=headers)
