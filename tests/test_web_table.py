@@ -3,6 +3,8 @@ last move", outcomes for every choice, single choices played for the person, and
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytest.importorskip("fastapi", reason="the web extra: pip install -e '.[web]' (make test installs it)")
@@ -85,3 +87,22 @@ def test_the_games_record_says_who_played_and_watch_shows_those_names(client):
                                       "threshold:0.3); seed 9; written by lama-dice ")
     unseeded = client.post("/api/games", json={"players": 1}).json()
     assert client.get(f"/api/games/{unseeded['id']}/record").json()["about"]["seed"] is None
+
+
+def test_the_api_page_works_offline(client, monkeypatch):
+    page = client.get("/docs")
+    assert page.status_code == 200 and "swagger-ui" in page.text
+    urls = re.findall(r"""(?:src|href)=["']([^"']+)""", page.text) + re.findall(r"url: *'([^']+)'", page.text)
+    assert urls and not [u for u in urls if "//" in u]  # no CDN: every asset from this server
+    for u in urls:
+        r = client.get(u)
+        assert r.status_code == 200, u
+    assert client.get("/static/api-docs/swagger-ui-bundle.js").headers["content-type"].startswith(
+        ("application/javascript", "text/javascript"))
+    # without the package, the page says what to install instead of loading a CDN
+    import lama_dice.cli.web.app as app_module
+
+    monkeypatch.setattr(app_module, "docs_assets", lambda: None)
+    with TestClient(create_app()) as c:
+        text = c.get("/docs").text
+    assert "pip install fastapi-offline" in text and "/openapi.json" in text and "http" not in text
