@@ -91,7 +91,7 @@ def test_the_gif_frames_and_show_name_the_players_of_a_v2_record(tmp_path, capsy
     assert captions[0] == "Round 1 is dealt: You starts"
     assert any(c.startswith("P1 lookahead ") for c in captions)
     assert not any("P0" in c for c in captions)
-    assert [f.caption for f in record_frames(v2, ["A", "B"])][0] == "Round 1 is dealt: A starts"  # names given win
+    assert next(iter(record_frames(v2, ["A", "B"]))).caption == "Round 1 is dealt: A starts"  # names given win
     path = tmp_path / "g.json"
     path.write_text(json.dumps(v2))
     assert main(["show", str(path)]) == 0

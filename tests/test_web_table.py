@@ -1,5 +1,8 @@
-"""What the Play page reads from the API: labels as the cards print them, the person's own roll under "Since your
-last move", outcomes for every choice, single choices played for the person, and records that say who played."""
+"""What the Play page reads from the API.
+
+Labels as the cards print them, the person's own roll under "Since your last move", outcomes for every
+choice, single choices played for the person, records that say who played, and the offline API page.
+"""
 
 from __future__ import annotations
 
@@ -37,14 +40,17 @@ def test_roll_and_quit_have_outcomes_and_the_turn_counts_from_one(client):
     s = client.post("/api/games", json={"players": 2, "opponents": ["random"], "seed": 1}).json()
     assert s["table"]["turns_in_round"] == 0 and s["table"]["turn"] == 1  # the first turn is turn 1, not 0
     out = {c["label"]: c["outcome"] for c in s["choices"]}
-    assert out["Roll"].startswith("matches nothing ") and out["Roll"].endswith("% of the time (then you take a row card)")
+    assert out["Roll"].startswith("matches nothing ")
+    assert out["Roll"].endswith("% of the time (then you take a row card)")
     assert f"{100 * s['odds']['p']:.1f}%" in out["Roll"]
     assert out["Quit"].startswith("stop for this round; your display scores ")
 
 
 def test_your_roll_is_listed_and_a_single_choice_is_played_for_you(client):
-    """Over many deals: a pending discard or take lists the person's roll last (the page's caption), and never
-    offers a single choice: that one is played at once, and the events say so."""
+    """Over many deals: a pending discard or take lists the person's roll last (the page's caption).
+
+    A single choice is never offered: it is played at once, and the events say so.
+    """
     singles = pending = 0
     for seed in range(60):
         s = client.post("/api/games", json={"players": 2, "opponents": ["always-roll"], "seed": seed}).json()

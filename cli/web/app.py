@@ -269,7 +269,7 @@ def next_round(request: Request, game_id: str, body: NextRound | None = None) ->
 
 @router.get("/api/games/{game_id}/record", tags=["games"])
 def record(request: Request, game_id: str, download: bool = False) -> Response:
-    """The game so far as a lama-dice-record/2 record: who played, the seed, the version (`lama-dice replay` checks it)."""
+    """The game so far as a lama-dice-record/2 record: who played, the seed, the version (`lama-dice replay`)."""
     g = _settings(request).games.get(game_id)
     with g.lock:
         rec = g.record()

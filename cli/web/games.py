@@ -240,14 +240,14 @@ class WebGame:
 
     # -------------------------------------------------------------- views
     def choices(self) -> list[dict[str, Any]]:
-        """The person's options now: ``action`` (its id), ``label`` (the button's name), ``outcome`` (what it leads to)."""
+        """The person's options now: ``action`` (its id), ``label`` (the button's name), ``outcome`` (its result)."""
         g = self.game
         if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
             return []
         return [{"action": a, "label": choice_label(a), "outcome": choice_outcome(g, a)} for a in ordered_choices(g)]
 
     def record(self) -> dict:
-        """The game so far as a ``lama-dice-record/2`` record: the seat names and agent specs, the seed, the version."""
+        """The game so far as a ``lama-dice-record/2`` record: the seat names and specs, the seed, the version."""
         from lama_env.record import with_about
 
         n = self.game.num_players
