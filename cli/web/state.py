@@ -46,10 +46,10 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
         ``round`` (1-based), ``phase`` (``turn``/``discard``/``take``/``round_over``/``game_over``),
         ``status`` (the picture's header line), ``current``, ``start_player``, ``row`` (cards per face),
         ``dice`` (face indices or None) and ``dice_pending``, ``turns_in_round`` (turns begun this round),
-        ``turn`` (the turn being played, 1-based, or at a round's end the turns played), ``takeable`` (row faces a
-        pending roll lets the player take), ``caption`` (the last-player note or None), ``winners`` (at the
-        game's end) and ``seats``: per seat ``name``, ``display``, ``points``, ``total``, ``quit``, ``tag``
-        and ``glow`` (display faces a pending roll lets the player discard).
+        ``turn`` (the turn being played, 1-based, or at a round's end the turns played), ``takeable`` (row faces
+        a pending roll lets the player take), ``caption`` (the last-player note before a roll, or None),
+        ``winners`` (at the game's end) and ``seats``: per seat ``name``, ``display``, ``points``, ``total``,
+        ``quit``, ``tag`` and ``glow`` (display faces a pending roll lets the player discard).
     """
     phase = game.phase
     pending = game.dice
@@ -67,8 +67,9 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
                       "points": points[p] if points is not None else game.current_points(p),
                       "total": game.totals[p], "quit": game.quit[p], "tag": seat_tag(game, p), "glow": glow})
     caption = None
-    if not over and game.num_players > 1 and game.last_player_rule:
-        caption = f"Only {names[cur]} is left: a roll that matches nothing is a bust."
+    if phase == Phase.TURN and game.num_players > 1 and game.last_player_rule:  # before a roll, not after
+        who = "you are" if names[cur] == "You" else f"{names[cur]} is"
+        caption = f"Only {who} left: a roll that matches nothing is a bust."
     return {
         "players": game.num_players,
         "round": game.round_index + 1,

@@ -87,8 +87,8 @@
     $("agent-specs").innerHTML = [...info.agents.shipped, ...info.agents.trusted, ...info.agents.builtin]
       .map(s => `<option value="${esc(s)}"></option>`).join("");
     $("agent-hint").textContent = "Offered here: the shipped networks " + info.agents.shipped.join(", ") +
-      "; built-in " + info.agents.builtin.map(n => ARG[n] ? `${n}:${n === "threshold" ? "T" : "K"} (T or K a number)` : n)
-        .join(", ") +
+      "; built-in " + info.agents.builtin.map(n => n === "threshold" ? "threshold:T (T a number 0–1)"
+        : n === "points" ? "points:K (K a whole number)" : n).join(", ") +
       (info.agents.trusted.length ? "; offered by this server " + info.agents.trusted.join(", ") : "") +
       ". A spec with an argument, such as lookahead:points, goes under \u201cother spec\u201d.";
     $("players").addEventListener("change", seatOptions);
