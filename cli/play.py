@@ -316,11 +316,12 @@ class TerminalGame:
 
     def record(self) -> dict:
         """The game so far as a ``lama-dice-record/2`` record: who played (names, specs), the seed, the version."""
+        from lama_env import __version__
         from lama_env.record import with_about
 
         n = self.game.num_players
         return with_about(self.game.to_record(), names=self.names, agents=[self.specs.get(p) for p in range(n)],
-                          seed=self.seed)
+                          seed=self.seed, version=__version__)
 
     def _save(self) -> str | None:
         if not self.save:

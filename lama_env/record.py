@@ -117,7 +117,7 @@ def _check_about(about: Any, n: int) -> None:
 
 
 def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, agents: list[str | None] | None = None,
-               seed: int | None = None, version: str | None = None) -> dict:
+               seed: int | None = None, version: str) -> dict:
     """``record`` as a ``lama-dice-record/2`` record whose ``about`` says who played (a new dict).
 
     Args:
@@ -125,13 +125,11 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
         names: a display name per seat (``"You"``, ``"P1 ppo:2p"``); one over :data:`MAX_NAME` characters is cut.
         agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
         seed: the seed of the game, None for fresh randomness (written as null).
-        version: the lama-dice version (default: this one).
+        version: the lama-dice version that writes the record (``lama_env.__version__``).
 
     Raises:
         RecordError: the part does not fit the record (lengths, types; see :func:`_check_about`).
     """
-    from . import __version__
-
     def cut(x: Any, limit: int) -> Any:
         return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
 
@@ -141,7 +139,7 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
     if agents is not None:
         about["agents"] = [cut(x, MAX_SPEC) for x in agents]
     about["seed"] = seed
-    about["version"] = version if version is not None else __version__
+    about["version"] = version
     _check_about(about, record["players"])
     out = dict(record)
     out["format"] = RECORD_FORMAT_2

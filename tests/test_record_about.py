@@ -22,7 +22,8 @@ def played(n=2, seed=3):
 def test_with_about_writes_a_v2_record_that_replays_like_the_v1_one():
     g = played()
     v1 = g.to_record()
-    v2 = with_about(v1, names=["You", "P1 threshold:0.2"], agents=[None, "threshold:0.2"], seed=3)
+    v2 = with_about(v1, names=["You", "P1 threshold:0.2"], agents=[None, "threshold:0.2"], seed=3,
+                    version=__version__)
     assert v1["format"] == "lama-dice-record/1" and "about" not in v1  # the engine's record is unchanged
     assert v2["format"] == RECORD_FORMAT_2
     assert v2["about"] == {"names": ["You", "P1 threshold:0.2"], "agents": [None, "threshold:0.2"], "seed": 3,
@@ -30,7 +31,7 @@ def test_with_about_writes_a_v2_record_that_replays_like_the_v1_one():
     assert replay(v2) == replay(v1) == g.result()
     assert record_names(v2) == ["You", "P1 threshold:0.2"]
     assert record_names(v1) is None
-    assert with_about(v1)["about"] == {"seed": None, "version": __version__}  # every part of about is optional
+    assert with_about(v1, version="9.9")["about"] == {"seed": None, "version": "9.9"}  # names, agents: optional
 
 
 def test_a_v1_record_may_not_carry_about():
@@ -69,9 +70,9 @@ def test_replay_checks_the_about_part(about, error, tmp_path, capsys):
 
 def test_with_about_refuses_a_part_that_does_not_fit():
     with pytest.raises(RecordError, match=r"about.names must list 2 items"):
-        with_about(played().to_record(), names=["You"])
+        with_about(played().to_record(), names=["You"], version=__version__)
     with pytest.raises(RecordError, match=r"about.agents\[0\] must be"):
-        with_about(played().to_record(), agents=["", None])
+        with_about(played().to_record(), agents=["", None], version=__version__)
 
 
 def test_a_v2_record_without_about_and_an_unknown_format():
@@ -86,7 +87,8 @@ def test_the_gif_frames_and_show_name_the_players_of_a_v2_record(tmp_path, capsy
     from lama_env.animation import record_frames
 
     g = played()
-    v2 = with_about(g.to_record(), names=["You", "P1 lookahead"], agents=[None, "lookahead"], seed=3)
+    v2 = with_about(g.to_record(), names=["You", "P1 lookahead"], agents=[None, "lookahead"], seed=3,
+                    version=__version__)
     captions = [f.caption for f in record_frames(v2)]
     assert captions[0] == "Round 1 is dealt: You starts"
     assert any(c.startswith("P1 lookahead ") for c in captions)

@@ -248,11 +248,12 @@ class WebGame:
 
     def record(self) -> dict:
         """The game so far as a ``lama-dice-record/2`` record: the seat names and specs, the seed, the version."""
+        from lama_env import __version__
         from lama_env.record import with_about
 
         n = self.game.num_players
         return with_about(self.game.to_record(), names=self.names, agents=[self.specs.get(p) for p in range(n)],
-                          seed=self.seed)
+                          seed=self.seed, version=__version__)
 
     def state(self) -> dict[str, Any]:
         """The whole state the page needs (see docs/web.md, "The API")."""
