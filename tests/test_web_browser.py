@@ -77,22 +77,23 @@ def chrome(downloads: Path, phone: bool):
     return d
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("downloads"), phone=False)
+def running(tmp_path_factory, phone: bool):
+    """A browser for a module's tests, quit at the end."""
+    d = chrome(tmp_path_factory.mktemp("downloads-phone" if phone else "downloads"), phone=phone)
     try:
         yield d
     finally:
         d.quit()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    yield from running(tmp_path_factory, phone=False)
 
 
 @pytest.fixture(scope="module")
 def phone(tmp_path_factory):
-    d = chrome(tmp_path_factory.mktemp("downloads-phone"), phone=True)
-    try:
-        yield d
-    finally:
-        d.quit()
+    yield from running(tmp_path_factory, phone=True)
 
 
 def console_errors(d):
@@ -109,6 +110,14 @@ def choice_buttons(d):
 
 def game_over(d):
     return d.find_element(By.ID, "result").is_displayed()
+
+
+def start_label(d):
+    """The table's "start: NAME" text, which must never be cut ("start: P1 thresho…")."""
+    texts = d.execute_script("return [...document.querySelectorAll('#table svg text')].map(t => t.textContent)")
+    (start,) = [t for t in texts if t.startswith("start: ")]
+    assert "\u2026" not in start, start
+    return start
 
 
 def click_and_wait(d, button):
@@ -151,6 +160,7 @@ def play_by_clicking(d, pick):
             click_and_wait(d, buttons[0])
             continue
         assert names, "no choice offered"
+        start_label(d)
         if names == ["Roll", "Quit"]:
             if moves >= 4 and not (ARTIFACTS / "web-play.png").exists():  # mid-game: the page for docs/images
                 d.find_element(By.TAG_NAME, "main").screenshot(str(ARTIFACTS / "web-play.png"))
@@ -377,9 +387,7 @@ def test_play_watch_and_results_on_a_phone(server, phone):
     start_game(d, url, 11)
     assert d.execute_script("return document.querySelector('#table svg').dataset.layout") == "compact"
     assert d.find_element(By.CSS_SELECTOR, ".touch-only").is_displayed()  # touch wording instead of keys
-    header = d.execute_script("return [...document.querySelectorAll('#table svg text')].map(t => t.textContent)")
-    start = next(t for t in header if t.startswith("start: "))
-    assert start == "start: You" and "…" not in start
+    assert start_label(d) == "start: You"
     phone_checks(d, "the Play page")
     d.save_screenshot(str(ARTIFACTS / "web-phone-play.png"))
     pick = random.Random(3)
@@ -388,6 +396,7 @@ def test_play_watch_and_results_on_a_phone(server, phone):
         buttons = [b for b in choice_buttons(d) if b.is_enabled()]
         names = [b.accessible_name for b in buttons]
         assert names, "no choice offered"
+        assert start_label(d) in ("start: You", "start: P1 threshold:0.2")
         if names not in (["Roll", "Quit"], ["Next round"]):
             assert all(LABEL.fullmatch(n) for n in names) and len(names) > 1, names
         if moves == 6:

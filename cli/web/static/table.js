@@ -87,6 +87,22 @@ function fit(s, n) {
   return s.length > n ? s.slice(0, n - 1) + "…" : s;
 }
 
+// The band of seat `p` (opened as a <g>, closed by the caller): its background (the acting seat's, with a bar and
+// an arrow at `arrow` = [x0, x1, top, middle, bottom]; a quit seat's faded), the line under it; and its colours.
+function seatBand(pal, t, p, y, w, h, over, arrow) {
+  const acting = !over && p === t.current;
+  const faded = t.seats[p].quit && !over;
+  const bg = acting ? pal.acting : faded ? pal.quit : pal.row;
+  let svg = `<g class="seat" data-seat="${p}"><rect y="${y}" width="${w}" height="${h}" fill="${bg}"/>` +
+    `<rect y="${y + h - 1}" width="${w}" height="1" fill="${mix(bg, "#000000", 0.15)}"/>`;
+  if (acting) {
+    const [x0, x1, top, mid, bottom] = arrow;
+    svg += `<rect y="${y}" width="5" height="${h - 1}" fill="${pal.accent}"/>` +
+      `<polygon points="${x0},${y + top} ${x1},${y + mid} ${x0},${y + bottom}" fill="${pal.accent}"/>`;
+  }
+  return {svg, bg, faded};
+}
+
 // Words of `s` in lines of at most `n` characters (at most `max` lines, the last one cut with "…").
 function wrap(s, n, max) {
   const lines = [];
@@ -132,15 +148,9 @@ function drawCompact(t, pal, caption) {
   for (let i = 0; i < 3; i++) s += die(pal, t.dice ? t.dice[i] : null, 60 + i * 48, ty + 74, 42);
   t.seats.forEach((seat, p) => {
     const y = HEAD + TAB + p * ROW;
-    const acting = !over && p === t.current;
-    const faded = seat.quit && !over;
-    const bg = acting ? pal.acting : faded ? pal.quit : pal.row;
-    s += `<g class="seat" data-seat="${p}"><rect y="${y}" width="${W}" height="${ROW}" fill="${bg}"/>`;
-    s += `<rect y="${y + ROW - 1}" width="${W}" height="1" fill="${mix(bg, "#000000", 0.15)}"/>`;
-    if (acting) {
-      s += `<rect y="${y}" width="5" height="${ROW - 1}" fill="${pal.accent}"/>`;
-      s += `<polygon points="9,${y + 8} 19,${y + 15} 9,${y + 22}" fill="${pal.accent}"/>`;
-    }
+    const band = seatBand(pal, t, p, y, W, ROW, over, [9, 19, 8, 15, 22]);
+    const {bg, faded} = band;
+    s += band.svg;
     s += text(24, y + 6, fit(seat.name, 19), 15, pal.text);
     if (seat.tag) s += text(24, y + 26, seat.tag, 13, pal[TAG_COLOR[seat.tag] || "dim"]);
     s += text(262, y + 4, "points", 12, pal.dim, {bold: false, align: "center"});
@@ -192,15 +202,9 @@ function drawTable(t, pal, caption, narrow = false) {
   // one row per seat
   t.seats.forEach((seat, p) => {
     const y = HEADER_H + TABLE_H + p * ROW_H;
-    const acting = !over && p === t.current;
-    const faded = seat.quit && !over;
-    const bg = acting ? pal.acting : faded ? pal.quit : pal.row;
-    s += `<g class="seat" data-seat="${p}"><rect y="${y}" width="${WIDTH}" height="${ROW_H}" fill="${bg}"/>`;
-    s += `<rect y="${y + ROW_H - 1}" width="${WIDTH}" height="1" fill="${mix(bg, "#000000", 0.15)}"/>`;
-    if (acting) {
-      s += `<rect y="${y}" width="5" height="${ROW_H - 1}" fill="${pal.accent}"/>`;
-      s += `<polygon points="10,${y + 27} 24,${y + 36} 10,${y + 45}" fill="${pal.accent}"/>`;
-    }
+    const band = seatBand(pal, t, p, y, WIDTH, ROW_H, over, [10, 24, 27, 36, 45]);
+    const {bg, faded} = band;
+    s += band.svg;
     const size = seat.name.length > 15 ? 14 : 17;
     s += text(30, y + 33 - size, fit(seat.name, 20), size, pal.text);
     if (seat.tag) s += text(30, y + 46, seat.tag, 14, pal[TAG_COLOR[seat.tag] || "dim"]);
