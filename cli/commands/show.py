@@ -1,7 +1,7 @@
 """Show a game record turn by turn: the table after every turn, round and game summaries.
 
 Records come from `lama-dice play --save`, `lama-dice evaluate --save-games`
-or any lama-dice-record/1 file.  Round and turn numbers are 1-based.  An
+or any lama-dice-record/1 or /2 file.  Round and turn numbers are 1-based.  An
 illegal record prints its first fault on one line and exits 1.
 
 With --gif OUT.gif (and/or --mp4 OUT.mp4) the record becomes an animation
@@ -30,7 +30,7 @@ class ShowError(LamaDiceError, ValueError):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``show`` arguments to ``p``."""
-    p.add_argument("record", help="path to a lama-dice-record/1 JSON file ('-' for standard input)")
+    p.add_argument("record", help="path to a lama-dice-record/1 or /2 JSON file ('-' for standard input)")
     p.add_argument("--step", action="store_true", help="wait for Enter between turns (q + Enter stops)")
     p.add_argument("--gif", metavar="OUT", default=None,
                    help="write the game as an animated GIF to OUT (one frame per deal, roll and decision)")
