@@ -315,7 +315,11 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         rules = RulesConfig.from_dict(rec.get("rules"))
     except (RulesError, TypeError) as e:
         raise RecordError(f"bad rules: {e}") from None
-    start_points = _start_points(rec, n)
+    start_points = rec.get("start_points", [0] * n)
+    if (not isinstance(start_points, list) or len(start_points) != n
+            or not all(_is_int(x) and x >= 0 for x in start_points)):
+        raise RecordError(f"start_points must list {n} non-negative integers, got {clip(start_points)}")
+    _check_about(rec.get("about", {}), n)  # only a /2 record may have it (_check_shape)
     rounds = rec["rounds"]
     if not rounds:
         raise RecordError("the record has no rounds")
@@ -350,17 +354,6 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
             _check_turn_shape(turn, r, t)
             _play_turn(game, turn, r, t)
             yield game, r, t
-
-
-def _start_points(rec: Mapping[str, Any], n: int) -> list[int]:
-    """The record's checked ``start_points`` (zeros when left out); its ``about`` is checked here too."""
-    start_points = rec.get("start_points", [0] * n)
-    if (not isinstance(start_points, list) or len(start_points) != n
-            or not all(_is_int(x) and x >= 0 for x in start_points)):
-        raise RecordError(f"start_points must list {n} non-negative integers, got {clip(start_points)}")
-    if "about" in rec:
-        _check_about(rec["about"], n)
-    return start_points
 
 
 def _replay(rec: Any) -> LamaGame:
