@@ -176,8 +176,20 @@ def ordered_choices(game: LamaGame) -> list[int]:
 
 
 def choice_outcome(game: LamaGame, action: int) -> str:
-    """What a discard or take of the current player leads to: ``"goes out!"`` or ``"display then scores N"``."""
-    disp = game.display(game.current_player)
+    """What an action of the current player leads to, in a few words.
+
+    A discard or take: ``"goes out!"`` or ``"display then scores N"``; a roll: how likely it is to match nothing
+    (``"a bust 12.5% of the time"`` for the last player in the round); a quit: what the display scores.
+    """
+    p = game.current_player
+    disp = game.display(p)
+    if action == A.ROLL:
+        chance = 100 * p_no_match(disp, game.rules)
+        if game.last_player_rule:
+            return f"a bust {chance:.1f}% of the time"
+        return f"matches nothing {chance:.1f}% of the time (then you take a row card)"
+    if action == A.QUIT:
+        return f"stop for this round; your display scores {score_display(disp)}"
     if A.is_discard(action):
         after, ended = apply_discard(disp, action)
     else:
@@ -188,11 +200,13 @@ def choice_outcome(game: LamaGame, action: int) -> str:
 def choice_label(action: int) -> str:
     r"""A button's name for an action.
 
-    ``Roll``, ``Quit``, ``Take 4``; a discard names the count of each face: ``Discard 2 \u00d7 5`` (two 5s),
-    ``Discard L, 2 \u00d7 3``, ``Discard nothing``.
+    ``Roll``, ``Quit``, ``Take 4``, ``Take L``; a discard names the count of each face: ``Discard 2 \u00d7 5``
+    (two 5s), ``Discard L, 2 \u00d7 3``, ``Discard nothing``.  Faces read as the cards print them (``L``, never
+    ``l``): only the first letter of the word is raised.
     """
     if not A.is_discard(action):
-        return A.describe(action).capitalize()
+        words = A.describe(action)
+        return words[:1].upper() + words[1:]
     counts = A.discard_counts(action)
     parts = [FACES[f] if k == 1 else f"{k} \u00d7 {FACES[f]}" for f, k in enumerate(counts) if k]
     return "Discard " + (", ".join(parts) if parts else "nothing")
@@ -230,6 +244,8 @@ class TerminalGame:
         console: where the game is drawn.
         save: write the record here when the game ends or is stopped.
         names: display names per seat (default: :func:`player_names`).
+        seed: the seed the game and agents were made with (None: fresh randomness), kept in the record.
+        specs: the agent spec per opponent seat, kept in the record (default: each agent's ``spec``).
     """
 
     def __init__(
@@ -242,6 +258,8 @@ class TerminalGame:
         console: Console,
         save: str | None = None,
         names: Sequence[str] | None = None,
+        seed: int | None = None,
+        specs: Mapping[int, str] | None = None,
     ) -> None:
         """Check the seats and the save path (see the class docstring).
 
@@ -262,8 +280,10 @@ class TerminalGame:
         self.stdin = stdin
         self.console = console
         self.save = save
-        self.names = list(names) if names is not None else player_names(
-            game.num_players, human, {p: getattr(a, "spec", type(a).__name__) for p, a in opponents.items()})
+        self.specs = dict(specs) if specs is not None else {
+            p: str(getattr(a, "spec", type(a).__name__)) for p, a in opponents.items()}
+        self.seed = seed
+        self.names = list(names) if names is not None else player_names(game.num_players, human, self.specs)
         self._dirty = True  # something happened since the table was last drawn
         self._last_dice: list[str] | None = None
         self._round_start = game.totals
@@ -294,11 +314,20 @@ class TerminalGame:
                                soft_wrap=True)
         return PlayResult(self.game, self.game.game_over, stopped, saved, self._save_error)
 
+    def record(self) -> dict:
+        """The game so far as a ``lama-dice-record/2`` record: who played (names, specs), the seed, the version."""
+        from lama_env import __version__
+        from lama_env.record import with_about
+
+        n = self.game.num_players
+        return with_about(self.game.to_record(), names=self.names, agents=[self.specs.get(p) for p in range(n)],
+                          seed=self.seed, version=__version__)
+
     def _save(self) -> str | None:
         if not self.save:
             return None
         try:
-            write_record(self.game.to_record(), self.save)
+            write_record(self.record(), self.save)
         except OSError as e:
             self._save_error = f"{self.save}: {e.strerror or e}"
             return None

@@ -306,19 +306,23 @@ def show_record(
         console: where to draw.
         step: wait for Enter (a line on ``stdin``) between turns; ``q`` stops.
         stdin: the stream read when ``step`` is set.
-        names: optional display names per seat.
+        names: optional display names per seat (default: the record's own, ``about.names``).
 
     Returns:
         True if the whole record was shown, False if stopped (``q`` or end of input).
     """
-    from lama_env.record import iter_replay
+    from lama_env.record import iter_replay, record_names
 
     n = record["players"]
-    seat = seat_names(n, names)
+    own = record_names(record)
+    seat = seat_names(n, names if names is not None or own is None else dict(enumerate(own)))
     rounds = record["rounds"]
     console.print(Text.assemble(("Game record", "bold"), f": {n} player{'s' if n != 1 else ''}, "
                                 f"{len(rounds)} round{'s' if len(rounds) != 1 else ''}, rules: ",
                                 _rules_line(record)))
+    about = about_line(record)
+    if about:
+        console.print(Text(about), soft_wrap=True)
     before: Snapshot | None = None
     start: Snapshot | None = None
     for game, r, t in iter_replay(record):
@@ -345,6 +349,29 @@ def show_record(
     if not game.round_over:
         console.print(Text(f"(round {game.round_index + 1} is unfinished: the record ends here)", style="italic"))
     return True
+
+
+def about_line(record: Mapping[str, Any]) -> str | None:
+    """Who played, the seed and the version of a ``lama-dice-record/2`` record, in one line (None without ``about``).
+
+    ``Played by You, P1 ppo:2p (agents: -, ppo:2p); seed 5; written by lama-dice 0.1.0``.
+    """
+    about = record.get("about")
+    if not isinstance(about, Mapping):
+        return None
+    parts = []
+    if about.get("names"):
+        who = "Played by " + ", ".join(about["names"])
+        if about.get("agents"):
+            who += " (agents: " + ", ".join(a if a is not None else "a person" for a in about["agents"]) + ")"
+        parts.append(who)
+    elif about.get("agents"):
+        parts.append("Agents: " + ", ".join(a if a is not None else "a person" for a in about["agents"]))
+    if "seed" in about:
+        parts.append(f"seed {about['seed']}" if about["seed"] is not None else "no seed (fresh randomness)")
+    if about.get("version"):
+        parts.append(f"written by lama-dice {about['version']}")
+    return "; ".join(parts) if parts else None
 
 
 def _rules_line(record: Mapping[str, Any]) -> str:

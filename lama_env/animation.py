@@ -34,7 +34,7 @@ from . import actions as A
 from .engine import LamaGame, Phase
 from .errors import LamaDiceError
 from .picture import TablePicture
-from .record import RecordError, replay
+from .record import RecordError, record_names, replay
 from .rules import FACES, NUM_FACES, RulesConfig
 from .transitions import is_triple_llama
 
@@ -73,7 +73,8 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
 
     Args:
         record: a ``lama-dice-record/1`` object (parsed JSON).
-        names: a name per seat (default ``P0``, ``P1``, ...).
+        names: a name per seat (default: the record's own, ``about.names`` of a ``lama-dice-record/2``;
+            else ``P0``, ``P1``, ...).
 
     Yields:
         :class:`Frame` objects, each a new array.
@@ -85,7 +86,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
     if not result["valid"]:
         raise RecordError(str(result["error"]), result.get("round"), result.get("turn"))
     n = record["players"]
-    seat = list(names) if names is not None else [f"P{p}" for p in range(n)]
+    seat = list(names) if names is not None else record_names(record) or [f"P{p}" for p in range(n)]
     table = TablePicture(n, seat)
 
     def frame(caption: str, dice: Sequence[str] | None = None, hold: bool = False) -> Frame:

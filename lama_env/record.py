@@ -1,4 +1,4 @@
-"""Game records (``lama-dice-record/1``): reading, checking and replaying.
+"""Game records (``lama-dice-record/1`` and ``/2``): reading, checking and replaying.
 
 :func:`replay` checks a record against the rules and returns the replay
 result of docs/RULES.md; it never raises for bad input.  A fault is reported as
@@ -6,6 +6,12 @@ result of docs/RULES.md; it never raises for bad input.  A fault is reported as
 indices of the first bad round and turn (``turn`` is None for a fault in the
 round itself, ``round`` is None for a fault in the record as a whole).
 :func:`iter_replay` yields the game after each turn, for turn-by-turn viewers.
+
+A ``lama-dice-record/2`` record is a ``/1`` record with one more, optional,
+top-level field ``about``: who played (a name and an agent spec per seat), the
+seed and the lama-dice version (docs/RULES.md, "Who played").  Every reader
+here replays both; :func:`with_about` turns a ``/1`` record into a ``/2`` one,
+:func:`record_names` reads the seat names back.
 """
 
 from __future__ import annotations
@@ -17,6 +23,13 @@ from . import actions as A
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase
 from .errors import LamaDiceError, bounded, clip
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
+
+#: The format of a record with the optional ``about`` part (``/1`` records are read as before).
+RECORD_FORMAT_2 = "lama-dice-record/2"
+#: Every record format the readers here replay.
+RECORD_FORMATS = (RECORD_FORMAT, RECORD_FORMAT_2)
+#: The fields of ``about`` and the longest string each of its texts may be.
+ABOUT_KEYS, MAX_NAME, MAX_SPEC, MAX_VERSION = ("names", "agents", "seed", "version"), 64, 300, 64
 
 
 class RecordError(LamaDiceError, ValueError):
@@ -58,18 +71,88 @@ def _check_shape(rec: Any) -> None:
     """
     if not isinstance(rec, Mapping):
         raise RecordError(f"not a game record: expected a JSON object, got {type(rec).__name__}")
-    if rec.get("format") != RECORD_FORMAT:
-        raise RecordError(f"not a game record: format must be {clip(RECORD_FORMAT)}, got {clip(rec.get('format'))}")
+    if rec.get("format") not in RECORD_FORMATS:
+        raise RecordError(f"not a game record: format must be {clip(RECORD_FORMAT)} or {clip(RECORD_FORMAT_2)}, "
+                          f"got {clip(rec.get('format'))}")
     for key in ("players", "rounds"):
         if key not in rec:
             raise RecordError(f"not a game record: missing field {clip(key)}")
-    unknown = sorted(set(rec) - _RECORD_KEYS)
+    unknown = sorted(set(rec) - _RECORD_KEYS - ({"about"} if rec["format"] == RECORD_FORMAT_2 else set()))
     if unknown:
-        raise RecordError(f"unknown record field {clip(unknown[0])}")
+        extra = f" ({clip(RECORD_FORMAT_2)} records may have 'about')" if unknown[0] == "about" else ""
+        raise RecordError(f"unknown record field {clip(unknown[0])}{extra}")
     if not _is_int(rec["players"]):
         raise RecordError(f"players must be an integer, got {clip(rec['players'])}")
     if not isinstance(rec["rounds"], list):
         raise RecordError("rounds must be a list")
+
+
+def _check_about(about: Any, n: int) -> None:
+    """The optional ``about`` part of a ``/2`` record: who played, the seed, the version (RecordError, round None)."""
+    if not isinstance(about, Mapping):
+        raise RecordError(f"about must be an object, got {type(about).__name__}")
+    unknown = sorted(set(about) - set(ABOUT_KEYS))
+    if unknown:
+        raise RecordError(f"unknown about field {clip(unknown[0])} (known: {', '.join(ABOUT_KEYS)})")
+    for key, limit, null in (("names", MAX_NAME, False), ("agents", MAX_SPEC, True)):
+        if key not in about:
+            continue
+        items = about[key]
+        what = "a name" if key == "names" else "an agent spec or null (a person)"
+        if not isinstance(items, list) or len(items) != n:
+            raise RecordError(f"about.{key} must list {n} items ({what} per player), got {clip(items)}")
+        for p, x in enumerate(items):
+            if x is None and null:
+                continue
+            if not isinstance(x, str) or not x.strip() or len(x) > limit:
+                raise RecordError(f"about.{key}[{p}] must be {what}: a non-empty string of at most {limit} "
+                                  f"characters, got {clip(x)}")
+    seed = about.get("seed")
+    if seed is not None and not (_is_int(seed) and 0 <= seed < 2 ** 64):
+        raise RecordError(f"about.seed must be an integer 0..2**64-1 or null, got {clip(seed)}")
+    version = about.get("version")
+    if "version" in about and not (isinstance(version, str) and 0 < len(version) <= MAX_VERSION):
+        raise RecordError(f"about.version must be a non-empty string of at most {MAX_VERSION} characters, "
+                          f"got {clip(version)}")
+
+
+def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, agents: list[str | None] | None = None,
+               seed: int | None = None, version: str) -> dict:
+    """``record`` as a ``lama-dice-record/2`` record whose ``about`` says who played (a new dict).
+
+    Args:
+        record: a ``/1`` (or ``/2``) record, as :meth:`LamaGame.to_record` writes.
+        names: a display name per seat (``"You"``, ``"P1 ppo:2p"``); one over :data:`MAX_NAME` characters is cut.
+        agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
+        seed: the seed of the game, None for fresh randomness (written as null).
+        version: the lama-dice version that writes the record (``lama_env.__version__``).
+
+    Raises:
+        RecordError: the part does not fit the record (lengths, types; see :func:`_check_about`).
+    """
+    def cut(x: Any, limit: int) -> Any:
+        return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
+
+    about: dict[str, Any] = {}
+    if names is not None:
+        about["names"] = [cut(x, MAX_NAME) for x in names]
+    if agents is not None:
+        about["agents"] = [cut(x, MAX_SPEC) for x in agents]
+    about["seed"] = seed
+    about["version"] = version
+    _check_about(about, record["players"])
+    out = dict(record)
+    out["format"] = RECORD_FORMAT_2
+    out["about"] = about
+    return out
+
+
+def record_names(record: Mapping[str, Any]) -> list[str] | None:
+    """The seat names a ``/2`` record's ``about`` gives (check the record first), else None."""
+    about = record.get("about")
+    if isinstance(about, Mapping) and isinstance(about.get("names"), list):
+        return list(about["names"])
+    return None
 
 
 def _check_round_shape(rnd: Any, r: int) -> None:
@@ -236,6 +319,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
     if (not isinstance(start_points, list) or len(start_points) != n
             or not all(_is_int(x) and x >= 0 for x in start_points)):
         raise RecordError(f"start_points must list {n} non-negative integers, got {clip(start_points)}")
+    _check_about(rec.get("about", {}), n)  # only a /2 record may have it (_check_shape)
     rounds = rec["rounds"]
     if not rounds:
         raise RecordError("the record has no rounds")

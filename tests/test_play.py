@@ -238,7 +238,15 @@ def test_cli_play_saves_a_record_that_replays(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert "Game over" in out and f"Record saved to {path}" in out
-    assert replay(json.loads(path.read_text()))["game_over"] is True
+    rec = json.loads(path.read_text())
+    assert replay(rec)["game_over"] is True
+    # the record says who played, with what seed, by which version (lama-dice-record/2)
+    from lama_env import __version__
+
+    assert rec["format"] == "lama-dice-record/2"
+    assert rec["about"] == {"names": ["You", "P1 random"], "agents": [None, "random"], "seed": 5,
+                            "version": __version__}
+    assert main(["replay", str(path)]) == 0
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -157,7 +157,7 @@ def test_not_an_object(bad):
 
 
 @pytest.mark.parametrize("mutate, words", [
-    (lambda r: r.update(format="lama-dice-record/2"), "format"),
+    (lambda r: r.update(format="lama-dice-record/3"), "format"),
     (lambda r: r.pop("format"), "format"),
     (lambda r: r.pop("players"), "'players'"),
     (lambda r: r.pop("rounds"), "'rounds'"),

@@ -112,7 +112,15 @@ def test_records_written_by_play_render(tmp_path):
     rc, text = show(full)
     assert rc == 0 and "Game over" in text
     assert len(TURN_LINE.findall(text)) == n_turns(rec)
-    assert "You" not in text  # a record names no one: seats are P0, P1, ...
+    # a record written by play names its players (lama-dice-record/2): the seats are "You", "P1 random", ...
+    assert rec["about"]["names"] == ["You", "P1 random", "P2 random"]
+    assert "Played by You, P1 random, P2 random (agents: a person, random, random); no seed" in text
+    assert "P0 " not in text
+    # the same record without its about part: P0, P1, ...
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({k: v for k, v in rec.items() if k != "about"} | {"format": "lama-dice-record/1"}))
+    rc, text = show(bare)
+    assert rc == 0 and "You" not in text and "Played by" not in text
     rc, text = show(part)
     assert rc == 0 and "is unfinished" in text
     assert len(TURN_LINE.findall(text)) == n_turns(json.loads(part.read_text()))

@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     game = LamaGame(players, seed=args.seed)
     console = Console(highlight=False)
     terminal = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
-                            save=args.save, names=player_names(players, args.seat, specs))
+                            save=args.save, names=player_names(players, args.seat, specs),
+                            seed=args.seed, specs=specs)
     check_output_path("--save", args.save, PlayError)  # a folder that cannot be written: before the game
     return terminal.run().exit_code

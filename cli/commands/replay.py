@@ -16,7 +16,7 @@ HELP = "check a game record and print its replay result (JSON)"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``replay`` arguments to ``p``."""
-    p.add_argument("record", help="path to a lama-dice-record/1 JSON file ('-' for standard input)")
+    p.add_argument("record", help="path to a lama-dice-record/1 or /2 JSON file ('-' for standard input)")
     p.add_argument("--indent", type=int, default=None, help="pretty-print the JSON with this indent")
 
 

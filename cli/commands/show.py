@@ -1,7 +1,7 @@
 """Show a game record turn by turn: the table after every turn, round and game summaries.
 
 Records come from `lama-dice play --save`, `lama-dice evaluate --save-games`
-or any lama-dice-record/1 file.  Round and turn numbers are 1-based.  An
+or any lama-dice-record/1 or /2 file.  Round and turn numbers are 1-based.  An
 illegal record prints its first fault on one line and exits 1.
 
 With --gif OUT.gif (and/or --mp4 OUT.mp4) the record becomes an animation
@@ -30,7 +30,7 @@ class ShowError(LamaDiceError, ValueError):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``show`` arguments to ``p``."""
-    p.add_argument("record", help="path to a lama-dice-record/1 JSON file ('-' for standard input)")
+    p.add_argument("record", help="path to a lama-dice-record/1 or /2 JSON file ('-' for standard input)")
     p.add_argument("--step", action="store_true", help="wait for Enter between turns (q + Enter stops)")
     p.add_argument("--gif", metavar="OUT", default=None,
                    help="write the game as an animated GIF to OUT (one frame per deal, roll and decision)")
@@ -55,6 +55,7 @@ def run(args: argparse.Namespace, stdin=None, console=None) -> int:
         return 1
     if getattr(args, "gif", None) or getattr(args, "mp4", None):
         return write_animations(rec, args)
+    names = record_seat_names(rec, args.record)
     tty = None
     if stdin is None:
         stdin = sys.stdin
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace, stdin=None, console=None) -> int:
             except OSError:
                 pass
     try:
-        show_record(rec, console or Console(highlight=False), step=args.step, stdin=stdin)
+        show_record(rec, console or Console(highlight=False), step=args.step, stdin=stdin,
+                    names=dict(enumerate(names)) if names else None)
     finally:
         if tty is not None:
             tty.close()
@@ -94,7 +96,7 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
         raise EncoderError(f"--mp4 needs ffmpeg: {MP4_HINT}")
     n = rec["players"]
     h, w, _ = frame_shape(n)
-    names = index_names(args.record, n) or seat_names(n)
+    names = record_seat_names(rec, args.record) or seat_names(n)
     for kind, out in outs:
         frames = record_frames(rec, names)
         try:
@@ -104,6 +106,13 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
         size = Path(out).stat().st_size
         print(f"wrote {out}: {count} frames of {w}x{h} at {fps:g} fps, {size / 1024:,.0f} KiB")
     return 0
+
+
+def record_seat_names(rec: dict, record_path: str) -> list[str] | None:
+    """The seat names of a record: its own (``about.names`` of a ``lama-dice-record/2``), else :func:`index_names`."""
+    from lama_env.record import record_names
+
+    return record_names(rec) or index_names(record_path, rec["players"])
 
 
 def index_names(record_path: str, num_players: int) -> list[str] | None:

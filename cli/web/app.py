@@ -1,8 +1,9 @@
 """The FastAPI application of ``lama-dice serve``: three pages and the JSON API behind them.
 
 Pages: ``/`` (Play), ``/watch`` (a record, turn by turn), ``/results`` (score
-cards and league reports).  The API (OpenAPI at ``/docs`` and
-``/openapi.json``; docs/web.md) answers JSON; every refusal is a 4xx with
+cards and league reports).  The API (OpenAPI at ``/openapi.json``, its Swagger
+UI at ``/docs`` served with the assets of the ``fastapi-offline`` package, so
+that it works without internet; docs/web.md) answers JSON; every refusal is a 4xx with
 ``{"error": "<one line>"}`` and leaves every game as it was:
 
 * 400: bad game settings (player count, seat, an unknown or refused agent spec);
@@ -176,6 +177,41 @@ def results_page() -> FileResponse:
     return _page("results.html")
 
 
+# ---------------------------------------------------------------------- the API's documentation page
+#: Where the Swagger UI's assets (from the fastapi-offline package, part of the web extra) are served.
+DOCS_ASSETS = "/static/api-docs"
+
+
+def docs_assets() -> Path | None:
+    """The folder of the Swagger UI's JavaScript and CSS shipped by ``fastapi-offline``, or None if not installed."""
+    try:
+        folder = Path(str(resources.files("fastapi_offline").joinpath("static")))
+    except ModuleNotFoundError:
+        return None
+    return folder if (folder / "swagger-ui-bundle.js").is_file() else None
+
+
+@router.get("/docs", include_in_schema=False)
+def api_docs(request: Request) -> Response:
+    """The API's Swagger UI, every asset served from the installed packages (no CDN: it works offline)."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from fastapi.responses import HTMLResponse
+
+    if docs_assets() is None:
+        return HTMLResponse(
+            "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>API — lama-dice</title>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            "<link rel='stylesheet' href='/static/style.css'></head><body><main><h1>The lama-dice API</h1>"
+            "<p>This page shows the API with Swagger UI, whose files come from the <code>fastapi-offline</code> "
+            "package (part of the <code>web</code> extra), which is not installed here: "
+            "<code>pip install fastapi-offline</code>. The API's schema is at "
+            "<a href='/openapi.json'>/openapi.json</a>; docs/web.md describes it.</p></main></body></html>")
+    return get_swagger_ui_html(openapi_url=request.app.openapi_url, title="lama-dice API",
+                               swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                               swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                               swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")
+
+
 # ---------------------------------------------------------------------- API: about the server
 @router.get("/api/info", tags=["server"])
 def info(request: Request) -> dict[str, Any]:
@@ -233,10 +269,10 @@ def next_round(request: Request, game_id: str, body: NextRound | None = None) ->
 
 @router.get("/api/games/{game_id}/record", tags=["games"])
 def record(request: Request, game_id: str, download: bool = False) -> Response:
-    """The game so far as a lama-dice-record/1 record (check it with `lama-dice replay`)."""
+    """The game so far as a lama-dice-record/2 record: who played, the seed, the version (`lama-dice replay`)."""
     g = _settings(request).games.get(game_id)
     with g.lock:
-        rec = g.game.to_record()
+        rec = g.record()
     headers = {"Content-Disposition": f'attachment; filename="lama-dice-game-{game_id[:8]}.json"'} \
         if download else {}
     return Response(json.dumps(rec, indent=1) + "\n", media_type="application/json", headers=headers)
@@ -333,7 +369,7 @@ def create_app(*, records: str | Path | None = None, results: str | Path | None 
     """
     from lama_env import __version__
 
-    app = FastAPI(title="lama-dice", version=__version__,
+    app = FastAPI(title="lama-dice", version=__version__, docs_url=None, redoc_url=None,
                   description="Play Don't L.L.A.M.A. Dice against agents, watch records, read results. "
                               "Every request is checked by the rules engine (lama_env); errors are "
                               '`{"error": "<one line>"}` with a 4xx status. See docs/web.md.')
@@ -349,6 +385,9 @@ def create_app(*, records: str | Path | None = None, results: str | Path | None 
     app.add_exception_handler(RequestValidationError, _bad_body)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.include_router(router)
+    assets = docs_assets()
+    if assets is not None:
+        app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="api-docs")
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
 

@@ -4,7 +4,10 @@ A :class:`WebGame` is a :class:`~lama_env.engine.LamaGame` with the agents of
 the other seats.  After each of the person's moves the agents play (with
 :func:`lama_dice.cli.play.play_agent_turn`, as in the terminal game) until it
 is the person's decision again or the round is over; the lines of what
-happened since the person's last move are kept for the page.  Every action is
+happened since the person's last move are kept for the page, the person's own
+roll among them while its discard or take is pending.  A discard or take with
+a single legal choice is played for the person at once (as ``lama-dice play``
+does), and a line says so.  Every action is
 checked by the engine (:meth:`LamaGame.step` refuses an illegal one and leaves
 the game as it was).
 
@@ -33,6 +36,7 @@ from typing import Any
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.picture import status_text
+from lama_env.rules import FACES
 
 from ..play import (
     choice_label,
@@ -143,6 +147,7 @@ class WebGame:
         except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
             raise WebError(re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])) from None
         self.id = game_id
+        self.seed = seed
         self.seat = seat
         self.agents = agents
         self.specs = seats
@@ -176,10 +181,27 @@ class WebGame:
         before = snapshot(g)
         g.step(action)  # IllegalActionError: a LamaDiceError with the legal actions named; nothing changed
         self.seq += 1
-        if g.phase not in (Phase.DISCARD, Phase.TAKE):  # the person's turn is complete
-            self.events = []
-            self._report(before)
+        only = None
+        if g.phase in (Phase.DISCARD, Phase.TAKE):  # the person rolled: the discard or take is next
+            legal = ordered_choices(g)
+            if len(legal) != 1:
+                self.events.append(self._roll_line())
+                return
+            only = f"Only one choice: {choice_label(legal[0])} ({choice_outcome(g, legal[0])}), played for you."
+            g.step(legal[0])
+        self.events = []  # the person's turn is complete
+        self._report(before)
+        if only:
+            self.events.append(only)
         self._advance()
+
+    def _roll_line(self) -> str:
+        """The person's roll while its discard or take is pending: ``You: rolls 3 4 5: it matches ...``."""
+        g = self.game
+        dice = " ".join(FACES[f] for f in g.dice or ())
+        what = ("it matches your display: choose what to discard" if g.phase == Phase.DISCARD
+                else "it matches nothing in your display: take a card from the llama row")
+        return f"{self.names[self.seat]}: rolls {dice}: {what}"
 
     def next_round(self, seq: int | None = None) -> None:
         """Deal the next round (after a round is over); then the agents play until the person's decision.
@@ -218,12 +240,20 @@ class WebGame:
 
     # -------------------------------------------------------------- views
     def choices(self) -> list[dict[str, Any]]:
-        """The person's options now: ``action`` (its id), ``label`` (the button's name), ``outcome`` (or None)."""
+        """The person's options now: ``action`` (its id), ``label`` (the button's name), ``outcome`` (its result)."""
         g = self.game
         if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
             return []
-        return [{"action": a, "label": choice_label(a),
-                 "outcome": None if g.phase == Phase.TURN else choice_outcome(g, a)} for a in ordered_choices(g)]
+        return [{"action": a, "label": choice_label(a), "outcome": choice_outcome(g, a)} for a in ordered_choices(g)]
+
+    def record(self) -> dict:
+        """The game so far as a ``lama-dice-record/2`` record: the seat names and specs, the seed, the version."""
+        from lama_env import __version__
+        from lama_env.record import with_about
+
+        n = self.game.num_players
+        return with_about(self.game.to_record(), names=self.names, agents=[self.specs.get(p) for p in range(n)],
+                          seed=self.seed, version=__version__)
 
     def state(self) -> dict[str, Any]:
         """The whole state the page needs (see docs/web.md, "The API")."""

@@ -106,7 +106,8 @@ def load_results(folder: str | Path | None) -> dict[str, Any]:
             _card_rows(data, name, tasks)
         elif kind == "report":
             out["reports"].append(_report(data, name))
-        elif not (isinstance(data, dict) and data.get("format") == "lama-dice-record/1") and path.name != "index.json":
+        elif (not (isinstance(data, dict) and str(data.get("format")).startswith("lama-dice-record/"))
+              and path.name != "index.json"):
             out["skipped"].append([name, "neither a score card nor a league / evaluate report"])
     for t in tasks.values():  # best first; an agent without a number last
         sign = 1.0 if t["lower_is_better"] else -1.0

@@ -21,7 +21,7 @@ from lama_env.odds import p_no_match
 from lama_env.picture import seat_tag, status_text
 from lama_env.rules import face_index
 
-from ..tui import seat_names, snapshot, turn_text
+from ..tui import about_line, seat_names, snapshot, turn_text
 
 #: A record with more turns than this is not turned into frames (about 1 KB each).
 MAX_FRAMES = 20_000
@@ -45,10 +45,11 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
     Returns:
         ``round`` (1-based), ``phase`` (``turn``/``discard``/``take``/``round_over``/``game_over``),
         ``status`` (the picture's header line), ``current``, ``start_player``, ``row`` (cards per face),
-        ``dice`` (face indices or None) and ``dice_pending``, ``turns_in_round``, ``takeable`` (row faces a
-        pending roll lets the player take), ``caption`` (the last-player note or None), ``winners`` (at the
-        game's end) and ``seats``: per seat ``name``, ``display``, ``points``, ``total``, ``quit``, ``tag``
-        and ``glow`` (display faces a pending roll lets the player discard).
+        ``dice`` (face indices or None) and ``dice_pending``, ``turns_in_round`` (turns begun this round),
+        ``turn`` (the turn being played, 1-based, or at a round's end the turns played), ``takeable`` (row faces
+        a pending roll lets the player take), ``caption`` (the last-player note before a roll, or None),
+        ``winners`` (at the game's end) and ``seats``: per seat ``name``, ``display``, ``points``, ``total``,
+        ``quit``, ``tag`` and ``glow`` (display faces a pending roll lets the player discard).
     """
     phase = game.phase
     pending = game.dice
@@ -66,8 +67,9 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
                       "points": points[p] if points is not None else game.current_points(p),
                       "total": game.totals[p], "quit": game.quit[p], "tag": seat_tag(game, p), "glow": glow})
     caption = None
-    if not over and game.num_players > 1 and game.last_player_rule:
-        caption = f"Only {names[cur]} is left: a roll that matches nothing is a bust."
+    if phase == Phase.TURN and game.num_players > 1 and game.last_player_rule:  # before a roll, not after
+        who = "you are" if names[cur] == "You" else f"{names[cur]} is"
+        caption = f"Only {who} left: a roll that matches nothing is a bust."
     return {
         "players": game.num_players,
         "round": game.round_index + 1,
@@ -79,6 +81,7 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
         "dice": face_indices(shown),
         "dice_pending": pending is not None,
         "turns_in_round": game.turns_in_round,
+        "turn": game.turns_in_round + (1 if phase == Phase.TURN else 0),
         "takeable": sorted(a - A.TAKE_BASE for a in legal if A.is_take(a)),
         "caption": caption,
         "winners": list(game.winners) if phase == Phase.GAME_OVER else [],
@@ -108,15 +111,21 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> dict[str, 
 
     Check the record with :func:`lama_env.record.replay` first.
 
+    Args:
+        record: the record.
+        names: a name per seat (default: the record's own, ``about.names`` of a ``lama-dice-record/2``, else
+            ``P0``, ``P1``, ...).
+
     Returns:
-        ``players``, ``names``, ``rounds``, ``result`` (the replay result) and ``frames``: per step
+        ``players``, ``names``, ``about`` (who played, the seed and the version in one line, or None for a
+        ``/1`` record), ``rounds``, ``result`` (the replay result) and ``frames``: per step
         ``round`` and ``turn`` (1-based; ``turn`` 0 is the deal), ``line`` (what the turn did, as
         ``lama-dice show`` says it) and ``table`` (:func:`table_state`).
     """
-    from lama_env.record import iter_replay, replay
+    from lama_env.record import iter_replay, record_names, replay
 
     n = record["players"]
-    seat = list(names) if names is not None else seat_names(n)
+    seat = list(names) if names is not None else record_names(record) or seat_names(n)
     frames: list[dict[str, Any]] = []
     before = None
     game = None
@@ -133,7 +142,8 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> dict[str, 
             frames.append({"round": r + 1, "turn": t + 1, "line": line,
                            "table": table_state(game, seat, dice=turn.get("dice"))})
         before = snapshot(game)
-    return {"players": n, "names": seat, "rounds": len(record["rounds"]), "result": replay(record),
+    return {"players": n, "names": seat, "about": about_line(record), "rounds": len(record["rounds"]),
+            "result": replay(record),
             "frames": frames}
 
 

@@ -1,25 +1,73 @@
 // The Play page: set up a game, draw the table, offer the choices the server lists, show what happened.
 "use strict";
 (function () {
-  const {api, serverInfo, drawTable, esc} = window.lama;
+  const {api, serverInfo, drawTable, compact, esc} = window.lama;
   const $ = id => document.getElementById(id);
   let info = null, state = null, busy = false;
 
-  function specList(agents) {
-    return [...agents.shipped, ...agents.trusted, ...agents.builtin.map(n => n === "threshold" ? "threshold:0.2" : n)];
+  // The opponent picker: the shipped networks, the heuristics (threshold and points take a number), the server's
+  // own offers, and "other spec" (free text). The spec sent is built from the picks: threshold:0.2, points:10.
+  const ARG = {threshold: {min: 0, max: 1, step: 0.05, value: 0.2,
+                           label: "T, a number 0–1: quit when the chance that a roll matches nothing is at least T"},
+               points: {min: 0, max: 99, step: 1, value: 10,
+                        label: "K, a whole number: keep rolling while your round points exceed K"}};
+  const OTHER = "other";
+
+  function helpOf(name) {
+    const usage = Object.keys(info.agents.help).find(u => u.split(/[:[]/)[0] === name);
+    return usage ? `${usage}: ${info.agents.help[usage]}` : "";
+  }
+
+  function pickerHtml(p, chosen) {
+    const opt = (v, text) => `<option value="${esc(v)}"${v === chosen ? " selected" : ""}>${esc(text)}</option>`;
+    const group = (label, items) => items.length ? `<optgroup label="${esc(label)}">${items.join("")}</optgroup>` : "";
+    return `<select id="opp-${p}" class="agent-pick" data-seat="${p}">` +
+      group("Trained networks (shipped)", info.agents.shipped.map(s => opt(s, s))) +
+      group("Heuristics and exact agents", info.agents.builtin.map(n => opt(n, ARG[n] ? `${n}: …` : n))) +
+      group("Offered by this server", info.agents.trusted.map(s => opt(s, s))) +
+      opt(OTHER, "other spec…") + "</select>";
+  }
+
+  function pickerDetails(p) {
+    const name = $(`opp-${p}`).value, arg = ARG[name];
+    $(`opp-${p}-arg-box`).hidden = !arg;
+    if (arg) {
+      const a = $(`opp-${p}-arg`);
+      Object.assign(a, {min: arg.min, max: arg.max, step: arg.step});
+      if (a.dataset.for !== name) { a.value = arg.value; a.dataset.for = name; }
+      $(`opp-${p}-arg-label`).textContent = arg.label;
+    }
+    $(`opp-${p}-other-box`).hidden = name !== OTHER;
+    $(`opp-${p}-help`).textContent = name === OTHER ? "Any agent spec this server offers (see the list below)."
+      : name.startsWith("ppo:") ? "A policy network trained with lama-dice and shipped with it." : helpOf(name);
+  }
+
+  function specOf(p) {
+    const name = $(`opp-${p}`).value;
+    if (name === OTHER) return $(`opp-${p}-other`).value.trim();
+    return ARG[name] ? `${name}:${$(`opp-${p}-arg`).value.trim()}` : name;
   }
 
   function opponentFields() {
     const n = +$("players").value, seat = +$("seat").value, box = $("opponent-fields");
-    const old = [...box.querySelectorAll("input")].map(i => i.value);
+    const old = [...box.querySelectorAll("select.agent-pick")].map(s => +s.dataset.seat)
+      .map(p => [$(`opp-${p}`).value, $(`opp-${p}-arg`).value, $(`opp-${p}-other`).value]);
     box.innerHTML = "";
     let k = 0;
     for (let p = 0; p < n; p++) {
       if (p === seat) continue;
-      const id = `opp-${p}`;
-      box.insertAdjacentHTML("beforeend", `<label for="${id}">Seat ${p}: agent spec</label>` +
-        `<input type="text" id="${id}" list="agent-specs" autocomplete="off" spellcheck="false" ` +
-        `value="${esc(old[k] || info.default_opponent)}">`);
+      const [chosen, arg, other] = old[k] || [info.default_opponent, "", ""];
+      box.insertAdjacentHTML("beforeend", `<div class="opponent"><label for="opp-${p}">Seat ${p}: opponent</label>` +
+        pickerHtml(p, chosen) +
+        `<div id="opp-${p}-arg-box" class="arg" hidden><label id="opp-${p}-arg-label" for="opp-${p}-arg"></label>` +
+        `<input type="number" id="opp-${p}-arg" inputmode="decimal"></div>` +
+        `<div id="opp-${p}-other-box" hidden><label for="opp-${p}-other">Seat ${p}: agent spec</label>` +
+        `<input type="text" id="opp-${p}-other" list="agent-specs" autocomplete="off" spellcheck="false" ` +
+        `placeholder="e.g. lookahead:points" value="${esc(other)}"></div>` +
+        `<p class="hint" id="opp-${p}-help"></p></div>`);
+      if (arg) { $(`opp-${p}-arg`).value = arg; $(`opp-${p}-arg`).dataset.for = chosen; }
+      $(`opp-${p}`).addEventListener("change", () => pickerDetails(p));
+      pickerDetails(p);
       k++;
     }
     if (n === 1) box.innerHTML = `<p class="hint">Solo game: no opponents (the solo variant of the rules).</p>`;
@@ -36,24 +84,27 @@
     info = await serverInfo();
     $("players").innerHTML = [1, 2, 3, 4, 5, 6].map(n => `<option value="${n}">${n}</option>`).join("");
     $("players").value = "2";
-    $("agent-specs").innerHTML =
-      specList(info.agents).map(s => `<option value="${esc(s)}"></option>`).join("");
-    $("agent-hint").textContent = "Any agent spec: the shipped networks " + info.agents.shipped.join(", ") +
-      "; built-in " + info.agents.builtin.join(", ") +
-      (info.agents.trusted.length ? "; offered by this server " + info.agents.trusted.join(", ") : "") + ".";
+    $("agent-specs").innerHTML = [...info.agents.shipped, ...info.agents.trusted, ...info.agents.builtin]
+      .map(s => `<option value="${esc(s)}"></option>`).join("");
+    $("agent-hint").textContent = "Offered here: the shipped networks " + info.agents.shipped.join(", ") +
+      "; built-in " + info.agents.builtin.map(n => n === "threshold" ? "threshold:T (T a number 0–1)"
+        : n === "points" ? "points:K (K a whole number)" : n).join(", ") +
+      (info.agents.trusted.length ? "; offered by this server " + info.agents.trusted.join(", ") : "") +
+      ". A spec with an argument, such as lookahead:points, goes under \u201cother spec\u201d.";
     $("players").addEventListener("change", seatOptions);
     $("seat").addEventListener("change", opponentFields);
     seatOptions();
     $("setup-form").addEventListener("submit", start);
     $("again").addEventListener("click", () => { $("game").hidden = true; $("setup").hidden = false; $("start").focus(); });
     document.addEventListener("keydown", onKey);
+    window.addEventListener("resize", () => { if (state && !$("game").hidden) drawIt(); });
   }
 
   async function start(ev) {
     ev.preventDefault();
     $("setup-error").textContent = "";
     const body = {players: +$("players").value, seat: +$("seat").value,
-      opponents: [...$("opponent-fields").querySelectorAll("input")].map(i => i.value.trim())};
+      opponents: [...$("opponent-fields").querySelectorAll("select.agent-pick")].map(s => specOf(+s.dataset.seat))};
     if ($("seed").value !== "") body.seed = +$("seed").value;
     if (!body.opponents.length) delete body.opponents;
     $("start").disabled = true;
@@ -61,6 +112,7 @@
       show(await api("POST", "/api/games", body));
       $("setup").hidden = true;
       $("game").hidden = false;
+      drawIt();  // now that the table has its width
       focusFirst();
     } catch (e) {
       $("setup-error").textContent = e.message;
@@ -72,7 +124,7 @@
   function show(s) {
     state = s;
     const t = s.table;
-    $("table").innerHTML = drawTable(t, info.palette, t.caption || s.events[s.events.length - 1]);
+    drawIt();
     $("status").textContent = t.status + (t.caption ? ` — ${t.caption}` : "");
     $("odds").textContent = s.odds ? s.odds.text : "";
     $("events").innerHTML = s.events.map(e => `<li>${esc(e)}</li>`).join("") || "<li>(nothing yet)</li>";
@@ -112,6 +164,12 @@
     if (!s.choices.length && !s.round_over) box.innerHTML = s.game_over ? "<p>The game is over.</p>" : "";
     roundTable(s);
     resultPanel(s);
+  }
+
+  function drawIt() {
+    const t = state.table;
+    $("table").innerHTML = drawTable(t, info.palette, t.caption || state.events[state.events.length - 1],
+      compact($("table")));
   }
 
   function roundTable(s) {

@@ -10,9 +10,9 @@
     return percent ? `${(100 * v).toFixed(1)}%` : v.toFixed(3);
   }
 
-  function ticks(lo, hi) {
-    const span = hi - lo, raw = span / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
-    const step = [1, 2, 2.5, 5, 10].map(m => m * mag).find(s => span / s <= 6);
+  function ticks(lo, hi, most = 6) {
+    const span = hi - lo, raw = span / (most - 1), mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 2.5, 5, 10, 20].map(m => m * mag).find(s => span / s <= most);
     const out = [];
     for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-9; t += step) out.push(+t.toFixed(10));
     return out;
@@ -26,17 +26,21 @@
     if (percent) { lo = Math.max(0, lo - 0.05); hi = Math.min(1, hi + 0.05); }
     const pad = (hi - lo) * 0.05 || 0.05;
     lo -= pad; hi += pad;
-    const W = 640, left = 170, right = 20, top = 10, rowH = 26, H = top + rows.length * rowH + 34;
+    // drawn 1:1 in the panel's width (a phone's too), so that its 12-13 px labels stay 12-13 px
+    const avail = ($("tasks").clientWidth || document.documentElement.clientWidth) - 34;
+    const W = Math.round(Math.max(280, Math.min(760, avail))), narrow = W < 480;
+    const left = narrow ? 118 : 170, right = 20, top = 10, rowH = 26, H = top + rows.length * rowH + 34;
+    const chars = narrow ? 15 : 22;
     const x = v => left + (v - lo) / (hi - lo) * (W - left - right);
-    let s = `<svg class="plot" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(label)}" font-family="DejaVu Sans, Verdana, sans-serif">`;
+    let s = `<svg class="plot" viewBox="0 0 ${W} ${H}" width="${W}" role="img" aria-label="${esc(label)}" font-family="DejaVu Sans, Verdana, sans-serif">`;
     const axisY = top + rows.length * rowH + 4;
-    for (const t of ticks(lo, hi)) {
+    for (const t of ticks(lo, hi, narrow ? 3 : 6)) {
       s += `<line x1="${x(t)}" x2="${x(t)}" y1="${top}" y2="${axisY}" stroke="#e0e0e0"/>` +
         `<text x="${x(t)}" y="${axisY + 16}" font-size="12" text-anchor="middle" fill="#616161">${esc(fmt(t, percent))}</text>`;
     }
     rows.forEach((r, i) => {
       const y = top + i * rowH + rowH / 2;
-      s += `<text x="${left - 10}" y="${y + 4}" font-size="13" text-anchor="end" fill="#212121">${esc(r.agent.length > 22 ? r.agent.slice(0, 21) + "…" : r.agent)}</text>`;
+      s += `<text x="${left - 10}" y="${y + 4}" font-size="13" text-anchor="end" fill="#212121">${esc(r.agent.length > chars ? r.agent.slice(0, chars - 1) + "…" : r.agent)}</text>`;
       if (r.lo !== null && r.hi !== null) {
         s += `<line x1="${x(r.lo)}" x2="${x(r.hi)}" y1="${y}" y2="${y}" stroke="#2e6e4e" stroke-width="3"/>`;
       }
@@ -46,14 +50,14 @@
   }
 
   function table(rows, percent, extra) {
-    let h = `<table class="data"><thead><tr><th class="num">rank</th><th>agent</th><th class="num">value</th>` +
+    let h = `<div class="scroll"><table class="data"><thead><tr><th class="num">rank</th><th>agent</th><th class="num">value</th>` +
       `<th class="num">95% interval</th><th class="num">games</th>${extra.map(e => `<th>${esc(e[0])}</th>`).join("")}</tr></thead><tbody>`;
     rows.forEach((r, i) => {
       h += `<tr><td class="num">${i + 1}</td><td>${esc(r.agent)}</td><td class="num">${fmt(r.value, percent)}</td>` +
         `<td class="num">${fmt(r.lo, percent)} – ${fmt(r.hi, percent)}</td><td class="num">${r.games ?? "–"}</td>` +
         extra.map(e => `<td>${esc(e[1](r))}</td>`).join("") + "</tr>";
     });
-    return h + "</tbody></table>";
+    return h + "</tbody></table></div>";
   }
 
   async function setup() {

@@ -87,9 +87,96 @@ function fit(s, n) {
   return s.length > n ? s.slice(0, n - 1) + "…" : s;
 }
 
+// The band of seat `p` (opened as a <g>, closed by the caller): its background (the acting seat's, with a bar and
+// an arrow at `arrow` = [x0, x1, top, middle, bottom]; a quit seat's faded), the line under it; and its colours.
+function seatBand(pal, t, p, y, w, h, over, arrow) {
+  const acting = !over && p === t.current;
+  const faded = t.seats[p].quit && !over;
+  const bg = acting ? pal.acting : faded ? pal.quit : pal.row;
+  let svg = `<g class="seat" data-seat="${p}"><rect y="${y}" width="${w}" height="${h}" fill="${bg}"/>` +
+    `<rect y="${y + h - 1}" width="${w}" height="1" fill="${mix(bg, "#000000", 0.15)}"/>`;
+  if (acting) {
+    const [x0, x1, top, mid, bottom] = arrow;
+    svg += `<rect y="${y}" width="5" height="${h - 1}" fill="${pal.accent}"/>` +
+      `<polygon points="${x0},${y + top} ${x1},${y + mid} ${x0},${y + bottom}" fill="${pal.accent}"/>`;
+  }
+  return {svg, bg, faded};
+}
+
+// Words of `s` in lines of at most `n` characters (at most `max` lines, the last one cut with "…").
+function wrap(s, n, max) {
+  const lines = [];
+  let cur = "";
+  for (const w of String(s).split(/\s+/)) {
+    if (cur && (cur + " " + w).length > n) { lines.push(cur); cur = w; } else cur = cur ? cur + " " + w : w;
+  }
+  if (cur) lines.push(cur);
+  if (lines.length > max) lines.splice(max - 1, lines.length, fit(lines.slice(max - 1).join(" "), n));
+  return lines.map(l => fit(l, n));
+}
+
+// Whether a table drawn into `el` should use the narrow layout (a phone): the wide one would shrink its text
+// below 12 px.
+function compact(el) {
+  const w = (el && el.clientWidth) || document.documentElement.clientWidth;
+  return w < 560;
+}
+
+// The table for a narrow screen (a phone): 350 units wide, so that drawn 1:1 or larger no text is under 12 px.
+// The same facts as the wide table: status and start player in the header, the llama row, the dice and the
+// turn, then one block per seat (name, tag, points, total, the display), then the caption (two lines).
+function drawCompact(t, pal, caption) {
+  const W = 350, HEAD = 50, TAB = 128, ROW = 104, FOOT = 44, n = t.seats.length;
+  const H = HEAD + TAB + ROW * n + FOOT;
+  const over = t.phase === "round_over" || t.phase === "game_over";
+  let s = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" class="table-svg" ` +
+    `data-layout="compact" font-family="DejaVu Sans, Verdana, sans-serif"><title>${esc(describeTable(t))}</title>`;
+  s += `<rect width="${W}" height="${HEAD}" fill="${pal.header}"/>`;
+  s += text(10, 6, `Round ${t.round}`, 16, pal.header_text);
+  s += text(W - 10, 8, fit(`start: ${t.seats[t.start_player].name}`, 30), 13, pal.header_dim, {bold: false, align: "right"});
+  s += text(10, 28, fit(t.status, 32), 15, pal.header_text);
+  const ty = HEAD;
+  s += `<rect y="${ty}" width="${W}" height="${TAB}" fill="${pal.table}"/>`;
+  s += text(10, ty + 6, "llama row", 13, pal.table_text);
+  for (let f = 0; f < 7; f++) {
+    const style = t.row[f] ? (t.takeable.includes(f) ? "glow" : "card") : "slot";
+    s += card(pal, f, style, pal.table, 10 + f * 36 + 3, ty + 26, 30, 40);
+  }
+  s += text(W - 34, ty + 6, over ? "turns" : "turn", 13, pal.table_text, {align: "center"});
+  s += text(W - 34, ty + 30, String(t.turn ?? t.turns_in_round), 22, pal.header_text, {align: "center"});
+  s += text(10, ty + 84, "dice", 13, pal.table_text);
+  for (let i = 0; i < 3; i++) s += die(pal, t.dice ? t.dice[i] : null, 60 + i * 48, ty + 74, 42);
+  t.seats.forEach((seat, p) => {
+    const y = HEAD + TAB + p * ROW;
+    const band = seatBand(pal, t, p, y, W, ROW, over, [9, 19, 8, 15, 22]);
+    const {bg, faded} = band;
+    s += band.svg;
+    s += text(24, y + 6, fit(seat.name, 19), 15, pal.text);
+    if (seat.tag) s += text(24, y + 26, seat.tag, 13, pal[TAG_COLOR[seat.tag] || "dim"]);
+    s += text(262, y + 4, "points", 12, pal.dim, {bold: false, align: "center"});
+    s += text(318, y + 4, "total", 12, pal.dim, {bold: false, align: "center"});
+    s += text(262, y + 19, String(seat.points), 20, pal.text, {align: "center"});
+    s += text(318, y + 19, String(seat.total), 20, pal.text, {align: "center"});
+    for (let f = 0; f < 7; f++) {
+      const k = seat.display[f];
+      const x = 22 + f * 46;
+      const style = !k ? "slot" : seat.glow.includes(f) ? "glow" : faded ? "faded" : "card";
+      s += card(pal, f, style, bg, x + 2, y + 44, 36, 42);
+      if (k) s += text(x + 20, y + 88, `\u00d7${k}`, 12, faded ? pal.dim : pal.text, {align: "center"});
+    }
+    s += "</g>";
+  });
+  s += `<rect y="${H - FOOT}" width="${W}" height="${FOOT}" fill="${pal.header}"/>`;
+  const cap = caption || t.caption;
+  if (cap) wrap(cap, 44, 2).forEach((l, i) => { s += text(10, H - FOOT + 5 + i * 18, l, 13, pal.header_text, {bold: false}); });
+  return s + "</svg>";
+}
+
 // The whole table as an SVG string (scales to any width: viewBox in the picture's pixels); `caption` for the
-// bottom line (default: the last-player note), as the picture's caption.
-function drawTable(t, pal, caption) {
+// bottom line (default: the last-player note), as the picture's caption; `narrow` for the phone layout
+// (drawCompact).
+function drawTable(t, pal, caption, narrow = false) {
+  if (narrow) return drawCompact(t, pal, caption);
   const n = t.seats.length;
   const H = HEADER_H + TABLE_H + ROW_H * n + FOOTER_H;
   const over = t.phase === "round_over" || t.phase === "game_over";
@@ -98,32 +185,26 @@ function drawTable(t, pal, caption) {
   // header
   s += `<rect width="${WIDTH}" height="${HEADER_H}" fill="${pal.header}"/>`;
   s += text(12, 9, `Round ${t.round}`, 20, pal.header_text);
-  s += text(128, 11, fit(t.status, 40), 17, pal.header_text);
-  s += text(WIDTH - 12, 14, fit(`start: ${t.seats[t.start_player].name}`, 18), 13, pal.header_dim,
+  s += text(128, 11, fit(t.status, 36), 17, pal.header_text);
+  s += text(WIDTH - 12, 14, fit(`start: ${t.seats[t.start_player].name}`, 26), 13, pal.header_dim,
     {bold: false, align: "right"});
   // the table: llama row, dice, turn count
   const ty = HEADER_H;
   s += `<rect y="${ty}" width="${WIDTH}" height="${TABLE_H}" fill="${pal.table}"/>`;
   s += text(14, ty + 8, "llama row", 13, pal.table_text) + text(330, ty + 8, "dice", 13, pal.table_text) +
-    text(586, ty + 8, "turn", 13, pal.table_text, {align: "center"});
+    text(586, ty + 8, over ? "turns" : "turn", 13, pal.table_text, {align: "center"});
   for (let f = 0; f < 7; f++) {
     const style = t.row[f] ? (t.takeable.includes(f) ? "glow" : "card") : "slot";
     s += card(pal, f, style, pal.table, 14 + f * 38 + 3, ty + 30 + 3, 30, 42);
   }
   for (let i = 0; i < 3; i++) s += die(pal, t.dice ? t.dice[i] : null, 330 + i * 56, ty + 30, 46);
-  s += text(586, ty + 36, String(t.turns_in_round), 26, pal.header_text, {align: "center"});
+  s += text(586, ty + 36, String(t.turn ?? t.turns_in_round), 26, pal.header_text, {align: "center"});
   // one row per seat
   t.seats.forEach((seat, p) => {
     const y = HEADER_H + TABLE_H + p * ROW_H;
-    const acting = !over && p === t.current;
-    const faded = seat.quit && !over;
-    const bg = acting ? pal.acting : faded ? pal.quit : pal.row;
-    s += `<g class="seat" data-seat="${p}"><rect y="${y}" width="${WIDTH}" height="${ROW_H}" fill="${bg}"/>`;
-    s += `<rect y="${y + ROW_H - 1}" width="${WIDTH}" height="1" fill="${mix(bg, "#000000", 0.15)}"/>`;
-    if (acting) {
-      s += `<rect y="${y}" width="5" height="${ROW_H - 1}" fill="${pal.accent}"/>`;
-      s += `<polygon points="10,${y + 27} 24,${y + 36} 10,${y + 45}" fill="${pal.accent}"/>`;
-    }
+    const band = seatBand(pal, t, p, y, WIDTH, ROW_H, over, [10, 24, 27, 36, 45]);
+    const {bg, faded} = band;
+    s += band.svg;
     const size = seat.name.length > 15 ? 14 : 17;
     s += text(30, y + 33 - size, fit(seat.name, 20), size, pal.text);
     if (seat.tag) s += text(30, y + 46, seat.tag, 14, pal[TAG_COLOR[seat.tag] || "dim"]);
@@ -171,4 +252,4 @@ async function serverInfo() {
   return INFO;
 }
 
-window.lama = {FACES, drawTable, describeTable, api, serverInfo, esc};
+window.lama = {FACES, drawTable, describeTable, compact, api, serverInfo, esc};

@@ -2,16 +2,20 @@
 // The URL says which record and which step: /watch?file=PATH#step=N (or ?game=ID for a game played here).
 "use strict";
 (function () {
-  const {api, serverInfo, drawTable, esc} = window.lama;
+  const {api, serverInfo, drawTable, compact, esc} = window.lama;
   const $ = id => document.getElementById(id);
-  let info = null, data = null, step = 0, timer = null, source = null;
+  let info = null, data = null, step = 0, timer = null, source = null, revealed = false;
 
   function render() {
     const f = data.frames[step];
-    $("table").innerHTML = drawTable(f.table, info.palette, f.table.caption || f.line);
+    $("table").innerHTML = drawTable(f.table, info.palette, f.table.caption || f.line, compact($("table")));
     $("line").textContent = f.turn ? `Round ${f.round}, turn ${f.turn}: ${f.line}` : f.line;
     $("slider").value = String(step);
     $("where").textContent = `step ${step + 1} of ${data.frames.length}`;
+    // the result stays hidden until the replay reaches its end (or the viewer asks for it): no spoiler
+    const shown = revealed || step === data.frames.length - 1;
+    $("result-table").hidden = !shown;
+    $("result-wait").hidden = shown;
     $("back").disabled = $("first").disabled = step === 0;
     $("forward").disabled = $("last").disabled = step === data.frames.length - 1;
     const link = `${location.pathname}${location.search}#step=${step + 1}`;
@@ -59,7 +63,10 @@
     $("error-json").hidden = true;
     $("viewer").hidden = false;
     $("title").textContent = `${title}: ${d.players} player${d.players === 1 ? "" : "s"}, ${d.rounds} round${d.rounds === 1 ? "" : "s"}`;
+    $("about").textContent = d.about || "";
+    $("about").hidden = !d.about;
     $("slider").max = String(d.frames.length - 1);
+    revealed = false;
     const r = d.result;
     $("result-panel").hidden = false;
     $("result-table").innerHTML = "<thead><tr><th>player</th><th class='num'>total</th></tr></thead><tbody>" +
@@ -117,6 +124,8 @@
     $("forward").addEventListener("click", () => go(step + 1));
     $("last").addEventListener("click", () => go(data.frames.length - 1));
     $("play").addEventListener("click", toggle);
+    $("show-result").addEventListener("click", () => { revealed = true; if (data) render(); });
+    window.addEventListener("resize", () => { if (data) render(); });
     $("slider").addEventListener("input", () => go(+$("slider").value));
     $("upload").addEventListener("change", () => { if ($("upload").files[0]) openUpload($("upload").files[0]); });
     document.addEventListener("keydown", ev => {
