@@ -17,7 +17,7 @@ from lama_dice.cli.main import main
 from lama_dice.cli.play import choice_label
 from lama_dice.cli.recordfile import load_record_file
 from lama_dice.cli.web.app import LOCAL_HOSTS, create_app
-from lama_dice.cli.web.games import BusyError, GameStore
+from lama_dice.cli.web.games import GameStore, NotFoundError
 from lama_env import actions as A
 from lama_env.picture import palette
 from lama_env.record import replay
@@ -348,23 +348,40 @@ def test_results_of_the_shipped_league():
 def test_store_drops_finished_and_abandoned_games_and_is_bounded():
     now = [0.0]
     store = GameStore(max_games=3, finished_ttl_s=10, idle_ttl_s=100, clock=lambda: now[0])
-    games = [store.new(2, 0, ["random"], seed=i) for i in range(3)]
-    with pytest.raises(BusyError, match="3 unfinished games"):
-        store.new(2, 0, ["random"], seed=9)
-    g = games[0]
+    games = []
+    for i in range(3):
+        now[0] = float(i)
+        games.append(store.new(2, 0, ["random"], seed=i))
+    g = games[1]
     while not g.finished:  # finish one by quitting every round
         if g.game.round_over:
             g.next_round()
         else:
             g.act(A.QUIT)
-    assert store.new(2, 0, ["random"], seed=9)  # the finished one made room
-    assert len(store) == 3
+    now[0] = 3.0
+    store.get(games[0].id)  # touched after the others: the most recently used
+    new = store.new(2, 0, ["random"], seed=9)  # full: the finished one makes room, though not the oldest
+    assert len(store) == 3 and {games[0].id, games[2].id, new.id} == set(store._games)
+    now[0] = 4.0
+    newer = store.new(2, 0, ["random"], seed=10)  # full of unfinished games: the least recently used goes
+    assert len(store) == 3 and set(store._games) == {games[0].id, new.id, newer.id}
+    with pytest.raises(NotFoundError, match="least recently used when 3 games were held"):
+        store.get(games[2].id)
     now[0] = 50.0
-    store.get(games[1].id)  # touched: kept
-    now[0] = 120.0
+    store.get(games[0].id)  # touched: kept
+    now[0] = 110.0
     assert store.prune() == 2 and len(store) == 1
     now[0] = 500.0
     assert store.prune() == 1 and len(store) == 0
+
+
+def test_a_full_store_never_locks_anyone_out(client):
+    client.app.state.games.max_games = 8
+    made = [client.post("/api/games", json={"players": 2, "opponents": ["random"], "seed": i}) for i in range(20)]
+    assert [r.status_code for r in made] == [201] * 20
+    assert len(client.app.state.games) == 8
+    assert client.get(f"/api/games/{made[-1].json()['id']}").status_code == 200
+    assert client.get(f"/api/games/{made[0].json()['id']}").status_code == 404  # evicted, least recently used
 
 
 # ---------------------------------------------------------------- the command
