@@ -73,7 +73,7 @@ class Choice(BaseModel):
     """One of the person's options now."""
 
     action: int = Field(description="its action id (lama_env.actions): send it to /act")
-    label: str = Field(description="the button's name: Roll, Quit, Take 4, Discard 2 × 5 ...")
+    label: str = Field(description="the button's name: Roll, Quit, Take 4, Discard L, 3 ...")
     outcome: str | None = Field(description="what a discard or take leads to (null before a roll)")
 
 
@@ -190,8 +190,11 @@ class Results(BaseModel):
 
 def answers(*statuses: int, ok: type[BaseModel] | dict[str, Any] | None = None, ok_status: int = 200,
             why: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
-    """A route's ``responses=``: its success body ``ok``, the refusals ``statuses`` (with why each comes, or
-    :data:`REFUSALS`'s reason) and those every route may give (400 for a foreign Host, 413)."""
+    """A route's ``responses=``: its success body ``ok`` and its refusals, each with why it comes.
+
+    The refusals are ``statuses`` (the reason from ``why``, else from :data:`REFUSALS`) and those every
+    route may give: 400 for a foreign Host, 413 for a body over the limit.
+    """
     why = why or {}
     out: dict[int | str, dict[str, Any]] = {}
     if isinstance(ok, dict):
