@@ -30,13 +30,14 @@ import urllib.parse
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
+from annotated_types import Ge, Le
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -60,31 +61,41 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 STATIC = Path(str(resources.files(__package__).joinpath("static")))
 
 
+def _whole_number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: An integer field: JSON has one kind of number, so ``3.0`` is the integer 3 (as JSON Schema's ``integer``
+#: says); ``3.5``, ``"3"`` and ``true`` are refused (422).
+JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
+
+
 class NewGame(BaseModel):
     """``POST /api/games``: the game to start."""
 
     model_config = ConfigDict(extra="forbid")
-    players: StrictInt | None = Field(None, description="1..6, you included (default: one more than the "
+    players: JsonInt | None = Field(None, description="1..6, you included (default: one more than the "
                                                          "opponent specs, or 2)")
-    seat: StrictInt = Field(0, description="your seat, 0-based")
+    seat: JsonInt = Field(0, description="your seat, 0-based")
     opponents: list[str] | None = Field(None, max_length=6, description="one agent spec for every opponent, or "
                                                                          "one per opponent seat")
-    seed: StrictInt | None = Field(None, ge=0, le=2**63 - 1, description="seed of the deal, the dice and the agents")
+    seed: Annotated[StrictInt, Ge(0), Le(2**53 - 1), BeforeValidator(_whole_number)] | None = Field(
+        None, description="seed of the deal, the dice and the agents (0 .. 2**53 - 1, exact in any JSON client)")
 
 
 class Act(BaseModel):
     """``POST /api/games/{id}/act``: your action."""
 
     model_config = ConfigDict(extra="forbid")
-    action: StrictInt = Field(description="an action id from the state's choices (lama_env.actions)")
-    seq: StrictInt | None = Field(None, description="the state's seq: the move is refused (409) if the game moved on")
+    action: JsonInt = Field(description="an action id from the state's choices (lama_env.actions)")
+    seq: JsonInt | None = Field(None, description="the state's seq: the move is refused (409) if the game moved on")
 
 
 class NextRound(BaseModel):
     """``POST /api/games/{id}/next-round``."""
 
     model_config = ConfigDict(extra="forbid")
-    seq: StrictInt | None = None
+    seq: JsonInt | None = None
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
@@ -284,8 +295,8 @@ def info(request: Request) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- API: games
-@router.post("/api/games", status_code=201, tags=["games"], response_model=None, responses=answers(
-    400, 422, ok=GameState, ok_status=201,
+@router.post("/api/games", status_code=201, tags=["games"], response_model=None, operation_id="new_game",
+             responses=answers(400, 422, ok=GameState, ok_status=201, links=True,
     why={400: "bad game settings: players outside 1..6, a seat outside the table, specs that do not fit the "
               "seats, an unknown agent spec or one not offered to web pages, a network for another player count"}))
 def new_game(request: Request, body: NewGame) -> dict[str, Any]:
@@ -295,8 +306,8 @@ def new_game(request: Request, body: NewGame) -> dict[str, Any]:
         return g.state()
 
 
-@router.get("/api/games/{game_id}", tags=["games"], response_model=None,
-            responses=answers(404, 422, ok=GameState, why=_GAME_404))
+@router.get("/api/games/{game_id}", tags=["games"], response_model=None, operation_id="game_state",
+            responses=answers(404, 422, ok=GameState, why=_GAME_404, links=True))
 def game_state(request: Request, game_id: str) -> dict[str, Any]:
     """The game's state: the table, your choices, what happened since your last move, the result."""
     g = _settings(request).games.get(game_id)
@@ -304,8 +315,8 @@ def game_state(request: Request, game_id: str) -> dict[str, Any]:
         return g.state()
 
 
-@router.post("/api/games/{game_id}/act", tags=["games"], response_model=None,
-             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}))
+@router.post("/api/games/{game_id}/act", tags=["games"], response_model=None, operation_id="act",
+             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}, links=True))
 def act(request: Request, game_id: str, body: Act) -> dict[str, Any]:
     """Make your move (an action id from the state's choices); the agents then play until your next decision."""
     g = _settings(request).games.get(game_id)
@@ -314,8 +325,8 @@ def act(request: Request, game_id: str, body: Act) -> dict[str, Any]:
         return g.state()
 
 
-@router.post("/api/games/{game_id}/next-round", tags=["games"], response_model=None,
-             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}))
+@router.post("/api/games/{game_id}/next-round", tags=["games"], response_model=None, operation_id="next_round",
+             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}, links=True))
 def next_round(request: Request, game_id: str, body: NextRound | None = None) -> dict[str, Any]:
     """Deal the next round after a round is over."""
     g = _settings(request).games.get(game_id)
@@ -324,7 +335,7 @@ def next_round(request: Request, game_id: str, body: NextRound | None = None) ->
         return g.state()
 
 
-@router.get("/api/games/{game_id}/record", tags=["games"], response_model=None,
+@router.get("/api/games/{game_id}/record", tags=["games"], response_model=None, operation_id="game_record",
             responses=answers(404, 422, ok=RECORD_SCHEMA, why=_GAME_404))
 def record(request: Request, game_id: str, download: bool = False) -> Response:
     """The game so far as a lama-dice-record/1 record (check it with `lama-dice replay`)."""

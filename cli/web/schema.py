@@ -189,11 +189,12 @@ class Results(BaseModel):
 
 
 def answers(*statuses: int, ok: type[BaseModel] | dict[str, Any] | None = None, ok_status: int = 200,
-            why: dict[int, str] | None = None) -> dict[int | str, dict[str, Any]]:
+            why: dict[int, str] | None = None, links: bool = False) -> dict[int | str, dict[str, Any]]:
     """A route's ``responses=``: its success body ``ok`` and its refusals, each with why it comes.
 
     The refusals are ``statuses`` (the reason from ``why``, else from :data:`REFUSALS`) and those every
-    route may give: 400 for a foreign Host, 413 for a body over the limit.
+    route may give: 400 for a foreign Host, 413 for a body over the limit.  With ``links``, the success
+    body's ``id`` is linked to the routes of that game (:data:`GAME_LINKS`, OpenAPI links).
     """
     why = why or {}
     out: dict[int | str, dict[str, Any]] = {}
@@ -201,6 +202,8 @@ def answers(*statuses: int, ok: type[BaseModel] | dict[str, Any] | None = None, 
         out[ok_status] = {"description": "OK", "content": {"application/json": {"schema": ok}}}
     elif ok is not None:
         out[ok_status] = {"model": ok, "description": "OK"}
+    if links:
+        out[ok_status]["links"] = GAME_LINKS
     for status in sorted({400, 413, *statuses}):
         text = why.get(status, REFUSALS[status])
         if status == 400 and status in why:
@@ -209,6 +212,11 @@ def answers(*statuses: int, ok: type[BaseModel] | dict[str, Any] | None = None, 
         out[status] = {"model": model, "description": text}
     return out
 
+
+#: The routes of a game, from a game's state (its ``id``): the operation ids of :mod:`.app`'s game routes.
+GAME_LINKS = {name: {"operationId": op, "parameters": {"game_id": "$response.body#/id"}}
+              for name, op in (("State", "game_state"), ("Act", "act"), ("NextRound", "next_round"),
+                               ("Record", "game_record"))}
 
 #: What each refusal means on any route (a route's own ``why`` says more).
 REFUSALS = {
