@@ -302,7 +302,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         sp = rnd["start_player"]
         if game is None:
             if not 0 <= sp < n:
-                raise RecordError(f"start_player must be 0..{n - 1}, got {sp}", r)
+                raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
             try:
                 game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"])
             except IllegalActionError as e:
@@ -310,7 +310,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         else:
             expected = (game.start_player + 1) % n
             if sp != expected:
-                raise RecordError(f"start_player must be {expected} (the rotation), got {sp}", r)
+                raise RecordError(f"start_player must be {expected} (the rotation), got {clip(sp)}", r)
             try:
                 game.next_round(hands=rnd["hands"])
             except IllegalActionError as e:
