@@ -91,7 +91,7 @@ def test_a_record_at_the_limit_is_read_and_one_byte_more_is_not(tmp_path):
     for extra, valid in ((MAX_RECORD_BYTES - len(text), True), (MAX_RECORD_BYTES - len(text) + 1, False)):
         path = tmp_path / "padded.json"
         path.write_text(text + " " * extra)
-        rec, fault = load_record_file(str(path))
+        _, fault = load_record_file(str(path))
         assert (fault is None) is valid, fault
     assert "larger than 5 MiB" in parse_record_bytes(b" " * (MAX_RECORD_BYTES + 1), "upload")[1]["error"]
 
@@ -106,7 +106,8 @@ def test_stdin_is_read_within_the_limit_too(monkeypatch, capsys):
 
 def test_an_unreadable_file_names_no_more_than_given(tmp_path):
     rec, fault = load_record_file(str(tmp_path), name="folder.json")  # a directory: cannot be read
-    assert rec is None and fault["error"].startswith("cannot read folder.json: ") and str(tmp_path) not in fault["error"]
+    assert rec is None and fault["error"].startswith("cannot read folder.json: ")
+    assert str(tmp_path) not in fault["error"]
 
 
 def test_replay_of_dev_zero_as_a_real_command():

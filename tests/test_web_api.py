@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -453,3 +454,169 @@ def test_the_api_example_of_docs_web_md_runs(capsys):
         exec(example.replace("http://127.0.0.1:8000", url), scope)
     assert replay(scope["record"])["valid"] and scope["state"]["game_over"]
     assert "'place': 1" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- hardening (issue 28): no 5xx, every input bounded
+def _no_server_paths(client, r):
+    assert str(client.folder) not in r.text and "/tmp" not in r.text, r.text
+
+
+@pytest.mark.parametrize(("name", "status", "words"), [
+    ("%00", 400, "not a record name"),
+    ("a" * 5000, 400, "(5000 chars)"),
+    ("run1/" + "b" * 300 + ".json", 400, "not a record name"),
+    ("x%0Ay.json", 404, "Not Found"),  # no route matches a name with a line break
+    ("..", 404, "Not Found"),
+    ("run1/../../secret.json", 404, "Not Found"),  # the client drops the dot segments: /api/secret.json
+    ("%2e%2e/secret.json", 404, "no record"),
+    ("/etc/passwd", 404, "no record"),
+    ("run1\\..\\game.json", 404, "no record"),
+    ("loop.json", 404, "no record"),
+    ("folder.json", 404, "no record"),
+    ("notes.txt", 404, "no record"),
+    ("run1/%2e/game.json", 404, "no record"),
+])
+def test_record_names_are_checked_before_the_file_system_sees_them(client, name, status, words):
+    records = client.folder / "records"
+    (records / "loop.json").symlink_to(records / "loop.json")
+    (records / "folder.json").mkdir()
+    (records / "notes.txt").write_text("{}")
+    (records / "run1").mkdir()
+    (records / "run1" / "game.json").write_text("{}")
+    r = client.get(f"/api/records/{name}")
+    assert r.status_code == status, r.text
+    assert words in r.json()["error"] and "\n" not in r.json()["error"]
+    assert len(r.json()["error"]) < 300
+    _no_server_paths(client, r)
+
+
+HUGE_RECORD = '{"format": "lama-dice-record/1", "players": ' + "9" * 100_000 + ', "rounds": []}'
+
+
+@pytest.mark.parametrize("text", [HUGE_RECORD, '{"format": "lama-dice-record/1", "players": NaN, "rounds": []}',
+                                  '{"players": Infinity}', "[" * 50_000, b"\xff\xfe{}"])
+def test_records_with_unbounded_numbers_get_422_not_500(client, capsys, text):
+    path = client.folder / "records" / "bad.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    code, expected = _cli_replay(path, capsys)
+    assert code == 1
+    r = client.get("/api/records/bad.json")
+    assert r.status_code == 422 and "\n" not in r.json()["error"]
+    assert r.json()["error"] == expected["error"].replace(str(path), "bad.json")  # the name as listed, not the path
+    _no_server_paths(client, r)
+    r = client.post("/api/replay?name=bad.json", content=path.read_bytes())
+    assert r.status_code == 422 and r.json()["replay"]["valid"] is False
+    assert r.json()["error"] == expected["error"].replace(str(path), "bad.json")
+
+
+@pytest.mark.parametrize(("url", "limit"), [("/api/games", 64 * 1024), ("/api/games/NOPE/act", 64 * 1024),
+                                            ("/api/info", 64 * 1024), ("/api/replay", 5 * 1024 * 1024)])
+def test_every_route_bounds_its_body_with_413(client, url, limit):
+    held = len(client.app.state.games)
+    r = client.post(url, content=b" " * (limit + 1), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413, r.text
+    assert "larger than" in r.json()["error"] and "\n" not in r.json()["error"]
+    assert len(client.app.state.games) == held
+    if url == "/api/games":  # just under the limit: read, and refused as the JSON it is
+        r = client.post(url, content=b" " * (limit - 2) + b"{}", headers={"Content-Type": "application/json"})
+        assert r.status_code == 201
+
+
+def test_a_100_mb_body_is_refused_without_being_read():
+    """The middleware itself: a declared length is refused before any read; a streamed body at the limit."""
+    import asyncio
+
+    from lama_dice.cli.web.app import BodyLimit
+
+    async def run(headers, chunks):
+        reads, sent = [], []
+        chunk = b"x" * 2**20
+
+        async def receive():
+            reads.append(1)
+            more = len(reads) < chunks
+            return {"type": "http.request", "body": chunk, "more_body": more}
+
+        async def send(message):
+            sent.append(message)
+
+        async def app(scope, receive, send):  # a route that reads its whole body, then answers 200
+            while (await receive()).get("more_body"):
+                pass
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"read it all"})
+
+        scope = {"type": "http", "path": "/api/games", "method": "POST", "headers": headers}
+        await BodyLimit(app, limit=64 * 1024)(scope, receive, send)
+        return len(reads), [m.get("status") for m in sent if m["type"] == "http.response.start"], sent
+
+    reads, statuses, sent = asyncio.run(run([(b"content-length", str(100 * 2**20).encode())], 100))
+    assert reads == 0 and statuses == [413]
+    assert json.loads(sent[-1]["body"])["error"].startswith("the request body is larger than 64 KiB")
+    reads, statuses, _ = asyncio.run(run([], 100))  # no length given (chunked): counted as it comes
+    assert reads == 1 and statuses == [413]
+    reads, statuses, _ = asyncio.run(run([(b"content-length", b"10")], 100))  # a length that lies
+    assert reads == 1 and statuses == [413]
+    reads, statuses, _ = asyncio.run(run([(b"content-length", b"ten")], 1))
+    assert reads == 0 and statuses == [400]
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    (b"{not json", "body: not valid JSON (Expecting property name enclosed in double quotes at character 1)"),
+    (b'{"seed": ' + b"9" * 5000 + b"}", "body: not readable JSON (Exceeds the limit (4300 digits)"),
+    (b"\xff{}", "body: not readable JSON (not UTF-8 text)"),
+    (b'{"seed": NaN}', "seed: Input should be a valid integer"),
+    (b'{"seed": 9007199254740992}', "seed: Input should be less than or equal to 9007199254740991"),
+])
+def test_a_body_that_is_not_json_gets_422_as_docs_web_md_says(client, content, words):
+    r = client.post("/api/games", content=content, headers={"Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"].startswith(words), r.json()["error"]
+    assert "| 422 | a malformed body (not JSON" in (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text()
+
+
+def test_integral_json_numbers_are_integers(client):
+    state = client.post("/api/games", json={"players": 2.0, "opponents": ["random"], "seed": 3.0}).json()
+    assert len(state["names"]) == 2
+    r = client.post(f"/api/games/{state['id']}/act", json={"action": float(A.ROLL), "seq": 0.0})
+    assert r.status_code == 200 and r.json()["seq"] == 1
+
+
+def test_a_server_error_is_one_json_line_naming_no_file():
+    app = create_app()
+
+    @app.get("/api/boom")
+    def boom() -> None:
+        raise RuntimeError("/srv/secret/path went wrong")
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/api/boom")
+    assert r.status_code == 500 and r.json() == {"error": "internal error: the server's log has the details"}
+
+
+def test_the_openapi_schema_documents_every_status_and_body(client):
+    spec = client.get("/openapi.json").json()
+    ops = {(m.upper(), p): op for p, item in spec["paths"].items() for m, op in item.items()}
+    expected = {
+        ("POST", "/api/games"): {"201", "400", "413", "422"},
+        ("GET", "/api/games/{game_id}"): {"200", "400", "404", "413", "422"},
+        ("POST", "/api/games/{game_id}/act"): {"200", "400", "404", "409", "413", "422"},
+        ("POST", "/api/games/{game_id}/next-round"): {"200", "400", "404", "409", "413", "422"},
+        ("GET", "/api/records/{path}"): {"200", "400", "404", "413", "422"},
+        ("POST", "/api/replay"): {"200", "400", "413", "422"},
+    }
+    for key, statuses in expected.items():
+        assert set(ops[key]["responses"]) == statuses, key
+    for key, op in ops.items():
+        for status, answer in op["responses"].items():
+            schema = answer["content"]["application/json"]["schema"]
+            assert schema, (key, status)
+            if status >= "400":
+                name = schema["$ref"].rsplit("/", 1)[-1]
+                assert "error" in spec["components"]["schemas"][name]["required"], (key, status)
+    body = ops[("POST", "/api/replay")]["requestBody"]
+    assert body["required"] and {"application/json", "text/plain"} <= set(body["content"])
+    assert body["content"]["application/json"]["schema"]["properties"]["format"]["enum"] == ["lama-dice-record/1"]
+    assert ops[("POST", "/api/games")]["responses"]["201"]["links"]["Act"]["operationId"] == "act"
+    assert ops[("POST", "/api/replay")]["responses"]["422"]["content"]["application/json"]["schema"]["$ref"] \
+        .endswith("/RecordErrorBody")

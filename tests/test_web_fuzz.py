@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,9 @@ pytest.importorskip("fastapi", reason="the web extra: pip install -e '.[web]' (m
 pytest.importorskip("schemathesis", reason="the test extra: pip install -e '.[test]'")
 
 import schemathesis
-from hypothesis import HealthCheck, settings
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from schemathesis.config import SchemathesisConfig
 
 from lama_dice.cli.web.app import create_app
@@ -57,7 +60,8 @@ CONFIG = SchemathesisConfig.from_dict({
 })
 
 _FOLDER = tempfile.TemporaryDirectory(prefix="lama-dice-fuzz-")  # removed when the test process ends
-schema = schemathesis.openapi.from_asgi("/openapi.json", _app(Path(_FOLDER.name)), config=CONFIG)
+APP = _app(Path(_FOLDER.name))
+schema = schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
 
 
 @schema.parametrize()
@@ -71,3 +75,20 @@ _STATEFUL.TestCase.settings = settings(max_examples=MAX_EXAMPLES, stateful_step_
                                        suppress_health_check=list(HealthCheck), derandomize=True, database=None)
 #: Sequences of requests that follow the schema's links: a game made, then its state, moves, next round, record.
 TestTheApiStatefully = _STATEFUL.TestCase
+
+
+#: Parts of record names that reach the file system in odd ways (the schema's plain strings rarely hit them).
+_PARTS = ["..", ".", "", "game.json", "bad.json", "\x00", "\\", "%00", "x" * 300, "é", "\t", "~", "/etc/passwd",
+          "records", "CON", "a:b", "..json"]
+
+
+@given(st.lists(st.sampled_from(_PARTS) | st.text(max_size=8), min_size=1, max_size=6).map("/".join)
+       | st.text(min_size=1, max_size=5000))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+def test_any_record_name_gets_the_record_or_a_one_line_4xx(name):
+    with TestClient(APP, raise_server_exceptions=False) as client:
+        r = client.get("/api/records/" + urllib.parse.quote(name, safe="/"))
+    assert r.status_code in (200, 400, 404, 422), (name, r.text)
+    if r.status_code != 200:
+        error = r.json()["error"]
+        assert "\n" not in error and len(error) < 400 and _FOLDER.name not in error, error

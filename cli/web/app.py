@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -98,7 +99,7 @@ class NextRound(BaseModel):
     seq: JsonInt | None = None
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status,
                         headers={"Cache-Control": "no-store", **(headers or {})})
 
@@ -417,7 +418,7 @@ async def replay_upload(request: Request, name: str = "upload") -> JSONResponse:
     """A record sent as the request body (its JSON text), step by step; as /api/records/{path}."""
     from ..recordfile import parse_record_bytes
 
-    rec, fault = parse_record_bytes(await request.body(), clip(name, 200))  # BodyLimit bounds the body
+    rec, fault = parse_record_bytes(await request.body(), name[:200])  # BodyLimit bounds the body
     return _frames_or_error(rec, fault)
 
 
