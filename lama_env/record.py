@@ -45,8 +45,8 @@ class RecordError(LamaDiceError, ValueError):
         return {"valid": False, "round": self.round, "turn": self.turn, "error": self.message}
 
 
-#: A record's JSON text is read up to this many bytes (5 MiB; the longest game of the test suite's runs is
-#: under 100 KB); a longer file or upload is refused before it is parsed (docs/RULES.md, "Game records").
+#: A record's JSON text is read up to this many bytes (5 MiB; whole games of random play take 1 to 8 KB); a longer
+#: file or upload is refused before it is parsed (docs/RULES.md, "Game records").
 MAX_RECORD_BYTES = 5 * 1024 * 1024
 #: An integer in a record's JSON has at most this many digits: a record's numbers are seats, counts and points.
 MAX_INT_DIGITS = 18
