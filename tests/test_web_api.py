@@ -620,3 +620,12 @@ def test_the_openapi_schema_documents_every_status_and_body(client):
     assert ops[("POST", "/api/games")]["responses"]["201"]["links"]["Act"]["operationId"] == "act"
     assert ops[("POST", "/api/replay")]["responses"]["422"]["content"]["application/json"]["schema"]["$ref"] \
         .endswith("/RecordErrorBody")
+
+
+def test_agent_errors_name_no_server_paths():
+    with TestClient(create_app(trusted_agents=("ppo:/srv/nowhere/net.zip",))) as c:
+        for opponents, players, words in ((["ppo:2p"], 4, "checkpoint ppo_2p.safetensors was trained for 2 players"),
+                                          (["ppo:/srv/nowhere/net.zip"], 2, "checkpoint net.zip does not exist")):
+            r = c.post("/api/games", json={"players": players, "opponents": opponents})
+            assert r.status_code == 400 and r.json()["error"].startswith(words), r.text
+            assert "/srv" not in r.text and "pretrained/" not in r.text

@@ -75,6 +75,15 @@ class ConflictError(WebError):
     status = 409
 
 
+#: The folders of an absolute path in a message (``/usr/lib/.../ppo_2p.safetensors``): the file's name stays.
+_FOLDERS = re.compile(r"(?<![\w.:/~-])/(?:[^\s/'\"(),]+/)+(?=[^\s/'\"(),]+)")
+
+
+def hide_paths(message: str) -> str:
+    """``message`` with every absolute path cut to its file's name: a page never learns where the server's files are."""
+    return _FOLDERS.sub("", message)
+
+
 def shipped_specs() -> list[str]:
     """The shipped networks as specs (``ppo:2p`` ...), the current ones before the earlier ``-vN`` ones."""
     from lama_dice.agents.ppo import pretrained_names
@@ -137,7 +146,8 @@ class WebGame:
             agents = make_opponents(seats, seed, num_players=n)
             self.game = LamaGame(n, seed=seed)
         except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
-            raise WebError(re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])) from None
+            line = re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])
+            raise WebError(hide_paths(line)) from None
         self.id = game_id
         self.seat = seat
         self.agents = agents
