@@ -629,3 +629,14 @@ def test_agent_errors_name_no_server_paths():
             r = c.post("/api/games", json={"players": players, "opponents": opponents})
             assert r.status_code == 400 and r.json()["error"].startswith(words), r.text
             assert "/srv" not in r.text and "pretrained/" not in r.text
+
+
+def test_results_with_numbers_beyond_a_float_are_shown_without_them(tmp_path):
+    big = "9" * 4000  # parses (Python reads up to 4300 digits) but is no float
+    (tmp_path / "card.json").write_text('{"suite": "v1", "agent": "x", "tasks": [{"name": "solo", "headline": '
+                                        '{"value": ' + big + ', "ci95": [NaN, ' + big + ']}}]}')
+    (tmp_path / "huge.json").write_text('{"suite": ' + "9" * 5000 + "}")
+    with TestClient(create_app(results=tmp_path)) as c:
+        d = c.get("/api/results").json()
+    assert d["tasks"][0]["rows"][0]["value"] is None and d["tasks"][0]["rows"][0]["hi"] is None
+    assert d["skipped"] == [["huge.json", "not readable JSON (ValueError)"]]

@@ -291,7 +291,8 @@ def info(request: Request) -> dict[str, Any]:
             "agents": {"shipped": shipped_specs(), "builtin": builtin_specs(), "trusted": list(cfg.trusted),
                        "help": {e.usage: e.help for e in registered().values()}},
             "limits": {"max_games": games.max_games, "finished_ttl_s": games.finished_ttl_s,
-                       "idle_ttl_s": games.idle_ttl_s, "max_upload_bytes": MAX_UPLOAD},
+                       "idle_ttl_s": games.idle_ttl_s, "max_upload_bytes": MAX_UPLOAD,
+                       "max_body_bytes": MAX_BODY},
             "records": cfg.records is not None, "results": cfg.results is not None}
 
 

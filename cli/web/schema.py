@@ -137,7 +137,8 @@ class Limits(BaseModel):
     max_games: int
     finished_ttl_s: float
     idle_ttl_s: float
-    max_upload_bytes: int
+    max_upload_bytes: int = Field(description="the largest record POST /api/replay reads")
+    max_body_bytes: int = Field(description="the largest request body of every other route")
 
 
 class Info(BaseModel):
