@@ -640,3 +640,59 @@ def test_results_with_numbers_beyond_a_float_are_shown_without_them(tmp_path):
         d = c.get("/api/results").json()
     assert d["tasks"][0]["rows"][0]["value"] is None and d["tasks"][0]["rows"][0]["hi"] is None
     assert d["skipped"] == [["huge.json", "not readable JSON (ValueError)"]]
+
+
+def test_a_real_server_refuses_a_100_mb_body_while_it_is_sent():
+    """Against ``lama-dice serve``: a declared 100 MB body, and a chunked one, get 413 after a few MiB at most."""
+    import re
+    import socket
+    import urllib.parse
+
+    from lama_dice.cli.web.loadtest import spawn_server
+
+    def send(sock, head, chunks):
+        sock.sendall(head)
+        sent = 0
+        sock.settimeout(0.0)
+        try:
+            for chunk in chunks:
+                try:
+                    answer = sock.recv(65536)
+                except BlockingIOError:
+                    answer = b""
+                if answer:
+                    sock.settimeout(30.0)
+                    return sent, answer_of(sock, answer)
+                sock.settimeout(10.0)
+                sock.sendall(chunk)
+                sock.settimeout(0.0)
+                sent += len(chunk)
+        except OSError:  # the server closed the connection: it read no more
+            pass
+        sock.settimeout(30.0)
+        return sent, answer_of(sock, b"")
+
+    def answer_of(sock, answer):
+        while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < int(
+                re.search(rb"content-length: (\d+)", answer.partition(b"\r\n\r\n")[0], re.I).group(1)):
+            more = sock.recv(65536)
+            if not more:
+                break
+            answer += more
+        return answer
+
+    mib = b"x" * 2**20
+    with spawn_server() as (url, _proc):
+        host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+        with socket.create_connection((host, port), timeout=30) as s:
+            head = (f"POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: text/plain\r\n"
+                    f"Content-Length: {100 * 2**20}\r\n\r\n").encode()
+            sent, answer = send(s, head, [mib] * 100)
+        assert answer.startswith(b"HTTP/1.1 413") and b"larger than 5 MiB" in answer
+        assert sent <= 8 * 2**20
+        with socket.create_connection((host, port), timeout=30) as s:
+            head = (f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n").encode()
+            sent, answer = send(s, head, [b"%x\r\n%s\r\n" % (len(mib), mib)] * 100)
+        assert answer.startswith(b"HTTP/1.1 413") and b"larger than 64 KiB" in answer
+        assert sent <= 8 * 2**20

@@ -191,7 +191,8 @@ class BodyLimit:
             return
         limit = self.limits.get(scope["path"], self.limit)
         what = "a record" if scope["path"] in self.limits else "a request body on this route"
-        refusal = _error(413, f"the request body is larger than {limit // 1024:,} KiB, the limit of {what}")
+        size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
+        refusal = _error(413, f"the request body is larger than {size}, the limit of {what}")
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None:
             try:
