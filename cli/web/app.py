@@ -76,7 +76,7 @@ class NewGame(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     players: JsonInt | None = Field(None, description="1..6, you included (default: one more than the "
-                                                         "opponent specs, or 2)")
+                                                       "opponent specs, or 2)")
     seat: JsonInt = Field(0, description="your seat, 0-based")
     opponents: list[str] | None = Field(None, max_length=6, description="one agent spec for every opponent, or "
                                                                          "one per opponent seat")
@@ -298,10 +298,13 @@ def info(request: Request) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- API: games
+_SETTINGS_400 = {400: "bad game settings: players outside 1..6, a seat outside the table, specs that do not fit "
+                     "the seats, an unknown agent spec or one not offered to web pages, a network for another "
+                     "player count"}
+
+
 @router.post("/api/games", status_code=201, tags=["games"], response_model=None, operation_id="new_game",
-             responses=answers(400, 422, ok=GameState, ok_status=201, links=True,
-    why={400: "bad game settings: players outside 1..6, a seat outside the table, specs that do not fit the "
-              "seats, an unknown agent spec or one not offered to web pages, a network for another player count"}))
+             responses=answers(400, 422, ok=GameState, ok_status=201, links=True, why=_SETTINGS_400))
 def new_game(request: Request, body: NewGame) -> dict[str, Any]:
     """Start a game; the agents play until it is your decision. Returns the game's state."""
     g = _settings(request).games.new(body.players, body.seat, body.opponents, body.seed)
