@@ -75,9 +75,12 @@ class NewGame(BaseModel):
     """``POST /api/games``: the game to start."""
 
     model_config = ConfigDict(extra="forbid")
+    # the bounds are the schema's; the engine checks them (400 with its message, as for a seat beyond the table)
     players: JsonInt | None = Field(None, description="1..6, you included (default: one more than the "
-                                                       "opponent specs, or 2)")
-    seat: JsonInt = Field(0, description="your seat, 0-based")
+                                                       "opponent specs, or 2)",
+                                    json_schema_extra={"minimum": 1, "maximum": 6})
+    seat: JsonInt = Field(0, description="your seat, 0-based: below players",
+                          json_schema_extra={"minimum": 0, "maximum": 5})
     opponents: list[str] | None = Field(None, max_length=6, description="one agent spec for every opponent, or "
                                                                          "one per opponent seat")
     seed: Annotated[StrictInt, Ge(0), Le(2**53 - 1), BeforeValidator(_whole_number)] | None = Field(
