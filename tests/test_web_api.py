@@ -696,3 +696,14 @@ def test_a_real_server_refuses_a_100_mb_body_while_it_is_sent():
             sent, answer = send(s, head, [b"%x\r\n%s\r\n" % (len(mib), mib)] * 100)
         assert answer.startswith(b"HTTP/1.1 413") and b"larger than 64 KiB" in answer
         assert sent <= 8 * 2**20
+
+
+@pytest.mark.parametrize(("url", "body"), [("act", '{"action": %s}'), ("act", '{"action": 0, "seq": %s}'),
+                                           ("next-round", '{"seq": -%s}'), ("", '{"players": %s}')])
+def test_huge_numbers_in_a_body_get_a_short_one_line_refusal(client, url, body):
+    state = _new(client)
+    path = f"/api/games/{state['id']}/{url}" if url else "/api/games"
+    r = client.post(path, content=(body % ("9" * 4200)).encode(), headers={"Content-Type": "application/json"})
+    assert r.status_code in (400, 409), r.text
+    assert len(r.json()["error"]) < 600 and "\n" not in r.json()["error"]
+    assert client.get(f"/api/games/{state['id']}").json() == state

@@ -42,7 +42,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lama_env.errors import LamaDiceError, clip
+from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.record import MAX_RECORD_BYTES
 
 from .games import MAX_GAMES, GameStore, NotFoundError, WebError, builtin_specs, shipped_specs
@@ -103,7 +103,8 @@ class NextRound(BaseModel):
 
 
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status,
+    """The refusal ``{"error": message, **extra}``; the message on one line of at most about 500 characters."""
+    return JSONResponse({"error": bounded(message, 500), **extra}, status_code=status,
                         headers={"Cache-Control": "no-store", **(headers or {})})
 
 

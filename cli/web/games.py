@@ -204,7 +204,7 @@ class WebGame:
 
     def _check_seq(self, seq: int | None) -> None:
         if seq is not None and seq != self.seq:
-            raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {seq}): "
+            raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {clip(seq)}): "
                                 "reload its state")
 
     def _advance(self) -> None:
