@@ -10,37 +10,55 @@ from pathlib import Path
 from typing import Any
 
 from lama_env.errors import LamaDiceError
-from lama_env.record import RecordError
+from lama_env.record import MAX_RECORD_BYTES, RecordError, parse_record_json
 
 
-def load_record_file(path: str) -> tuple[Any, dict | None]:
-    """Read a JSON record file ('-' = stdin).
+def load_record_file(path: str, name: str | None = None) -> tuple[Any, dict | None]:
+    """Read a JSON record file ('-' = stdin), at most :data:`~lama_env.record.MAX_RECORD_BYTES` bytes of it.
+
+    Args:
+        path: the file.
+        name: how the messages call it (default ``path``; the web app passes the name under ``--records``,
+            so that no message shows where the server's files are).
 
     Returns ``(record, None)``, or ``(None, fault)`` where ``fault`` is a
-    ``{"valid": false, ...}`` result naming what is wrong with the file.
+    ``{"valid": false, ...}`` result naming what is wrong with the file: it cannot be read, it is larger
+    than the limit (reading stops there: ``/dev/zero`` is refused at once), it is not UTF-8 text, or
+    :func:`~lama_env.record.parse_record_json` refuses it.
     """
+    shown = path if name is None else name
     try:
         if path == "-":
-            text = sys.stdin.read()
+            stdin: Any = sys.stdin
+            buffer = getattr(stdin, "buffer", None)
+            data = buffer.read(MAX_RECORD_BYTES + 1) if buffer is not None else stdin.read(MAX_RECORD_BYTES + 1)
         else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_RECORD_BYTES + 1)
     except OSError as e:
-        return None, RecordError(f"cannot read {path}: {e.strerror or e}").as_result()
-    except UnicodeDecodeError:
-        return None, RecordError(f"not a game record: {path} is not UTF-8 text").as_result()
-    return parse_record_text(text, path)
+        return None, RecordError(f"cannot read {shown}: {e.strerror or type(e).__name__}").as_result()
+    return parse_record_bytes(data, shown)
+
+
+def parse_record_bytes(data: bytes | str, name: str) -> tuple[Any, dict | None]:
+    """Parse a record's bytes (UTF-8 JSON; ``name`` says where they came from); as :func:`load_record_file`."""
+    if len(data) > MAX_RECORD_BYTES:
+        return None, RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
+                                 "(the size limit of a record)").as_result()
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, RecordError(f"not a game record: {name} is not UTF-8 text").as_result()
+    return parse_record_text(data, name)
 
 
 def parse_record_text(text: str, name: str) -> tuple[Any, dict | None]:
     """Parse a record's JSON text (``name`` says where it came from, for the message); as :func:`load_record_file`."""
     try:
-        return json.loads(text), None
-    except json.JSONDecodeError as e:
-        return None, RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: "
-                                 f"{e.msg}").as_result()
-    except RecursionError:
-        return None, RecordError(f"not a game record: {name} is nested too deeply to be JSON data").as_result()
+        return parse_record_json(text, name), None
+    except RecordError as e:
+        return None, e.as_result()
 
 
 def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:

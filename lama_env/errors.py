@@ -20,6 +20,16 @@ QUOTE_LIMIT = 60
 MESSAGE_LIMIT = 1000
 
 
+class _Repr(reprlib.Repr):
+    """:class:`reprlib.Repr` that never turns a huge integer into text (Python refuses past 4300 digits)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        """``x`` as text, or its size in digits when it is longer than the quote limit."""
+        if x.bit_length() > 4 * self.maxlong:  # about 1.2 digits per 4 bits: over maxlong digits
+            return f"<an integer of about {int(x.bit_length() * 0.30103) + 1} digits>"
+        return super().repr_int(x, level)
+
+
 def clip(value: object, limit: int = QUOTE_LIMIT) -> str:
     """``repr(value)`` for an error message: at most about ``limit`` characters, on one line.
 
@@ -27,7 +37,7 @@ def clip(value: object, limit: int = QUOTE_LIMIT) -> str:
     million-card hand is never even turned into text in full; a container that was cut says
     how many items it had (``['1', '1', ...] (1000000 items)``), a string how long it was.
     """
-    r = reprlib.Repr()
+    r = _Repr()
     r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
     r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdict = r.maxdeque = r.maxarray = 12
     text = r.repr(value).replace("\n", " ")

@@ -12,10 +12,14 @@ top-level field ``about``: who played (a name and an agent spec per seat), the
 seed and the lama-dice version (docs/RULES.md, "Who played").  Every reader
 here replays both; :func:`with_about` turns a ``/1`` record into a ``/2`` one,
 :func:`record_names` reads the seat names back.
+:func:`parse_record_json` turns a record's JSON text into the object they check,
+within the bounds of a record file (:data:`MAX_RECORD_BYTES`, :data:`MAX_INT_DIGITS`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -52,6 +56,54 @@ class RecordError(LamaDiceError, ValueError):
     def as_result(self) -> dict:
         """The fault as a :func:`replay` result: ``valid`` False, ``round``, ``turn`` and ``error``."""
         return {"valid": False, "round": self.round, "turn": self.turn, "error": self.message}
+
+
+#: A record's JSON text is read up to this many bytes (5 MiB; whole games of random play take 1 to 8 KB); a longer
+#: file or upload is refused before it is parsed (docs/RULES.md, "Game records").
+MAX_RECORD_BYTES = 5 * 1024 * 1024
+#: An integer in a record's JSON has at most this many digits: a record's numbers are seats, counts and points.
+MAX_INT_DIGITS = 18
+
+
+def _parse_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise RecordError(f"not a game record: an integer of {len(digits.lstrip('-'))} digits "
+                          f"(a record's integers have at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise RecordError(f"not a game record: the number {clip(text)} is out of range")
+    return value
+
+
+def _parse_constant(name: str) -> float:
+    raise RecordError(f"not a game record: {name} is not a JSON number")
+
+
+def parse_record_json(text: str, name: str = "the record") -> Any:
+    """Parse a record's JSON text within bounds; check the object with :func:`replay`.
+
+    Args:
+        text: the JSON text (at most :data:`MAX_RECORD_BYTES` characters).
+        name: what the text is called in the messages (a file name, "upload").
+
+    Raises:
+        RecordError: longer than :data:`MAX_RECORD_BYTES`; not JSON (with the line and column); an integer of
+            more than :data:`MAX_INT_DIGITS` digits, a float out of range or ``NaN`` / ``Infinity``; nested
+            too deeply. Its :meth:`~RecordError.as_result` is the replay result of such a file.
+    """
+    if len(text) > MAX_RECORD_BYTES:
+        raise RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
+                          "(the size limit of a record)")
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise RecordError(f"not a game record: {name} is nested too deeply to be JSON data") from None
 
 
 _TURN_KEYS = {"player", "action", "dice", "discard", "take"}
@@ -334,7 +386,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         sp = rnd["start_player"]
         if game is None:
             if not 0 <= sp < n:
-                raise RecordError(f"start_player must be 0..{n - 1}, got {sp}", r)
+                raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
             try:
                 game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"])
             except IllegalActionError as e:
@@ -342,7 +394,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         else:
             expected = (game.start_player + 1) % n
             if sp != expected:
-                raise RecordError(f"start_player must be {expected} (the rotation), got {sp}", r)
+                raise RecordError(f"start_player must be {expected} (the rotation), got {clip(sp)}", r)
             try:
                 game.next_round(hands=rnd["hands"])
             except IllegalActionError as e:

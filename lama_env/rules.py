@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LamaDiceError
+from .errors import LamaDiceError, clip
 
 #: Face names in index order: ``FACES[0] == "L"``, ``FACES[k] == str(k)``.
 FACES: tuple[str, ...] = ("L", "1", "2", "3", "4", "5", "6")
@@ -202,7 +202,7 @@ def check_num_players(value: Any, error: type[Exception] = RulesError, name: str
         name: the name of the setting in the message.
     """
     if not is_num_players(value):
-        raise error(f"{name} must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {value!r}")
+        raise error(f"{name} must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {clip(value)}")
     return int(value)
 
 

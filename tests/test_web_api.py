@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ from lama_dice.cli.main import main
 from lama_dice.cli.play import choice_label
 from lama_dice.cli.recordfile import load_record_file
 from lama_dice.cli.web.app import LOCAL_HOSTS, create_app
-from lama_dice.cli.web.games import BusyError, GameStore
+from lama_dice.cli.web.games import GameStore, NotFoundError
 from lama_env import actions as A
 from lama_env.picture import palette
 from lama_env.record import replay
@@ -123,7 +124,7 @@ BAD_ACTS = [
     ({"action": -1}, 409, "not an action"),
     ({"action": "roll"}, 422, "action"),
     ({"action": True}, 422, "action"),
-    ({"action": 0.0}, 422, "action"),
+    ({"action": 0.5}, 422, "action"),
     ({}, 422, "action: Field required"),
     ({"action": 0, "extra": 1}, 422, "extra"),
     ({"action": 0, "seq": 5}, 409, "moved on"),
@@ -348,23 +349,40 @@ def test_results_of_the_shipped_league():
 def test_store_drops_finished_and_abandoned_games_and_is_bounded():
     now = [0.0]
     store = GameStore(max_games=3, finished_ttl_s=10, idle_ttl_s=100, clock=lambda: now[0])
-    games = [store.new(2, 0, ["random"], seed=i) for i in range(3)]
-    with pytest.raises(BusyError, match="3 unfinished games"):
-        store.new(2, 0, ["random"], seed=9)
-    g = games[0]
+    games = []
+    for i in range(3):
+        now[0] = float(i)
+        games.append(store.new(2, 0, ["random"], seed=i))
+    g = games[1]
     while not g.finished:  # finish one by quitting every round
         if g.game.round_over:
             g.next_round()
         else:
             g.act(A.QUIT)
-    assert store.new(2, 0, ["random"], seed=9)  # the finished one made room
-    assert len(store) == 3
+    now[0] = 3.0
+    store.get(games[0].id)  # touched after the others: the most recently used
+    new = store.new(2, 0, ["random"], seed=9)  # full: the finished one makes room, though not the oldest
+    assert len(store) == 3 and {games[0].id, games[2].id, new.id} == set(store._games)
+    now[0] = 4.0
+    newer = store.new(2, 0, ["random"], seed=10)  # full of unfinished games: the least recently used goes
+    assert len(store) == 3 and set(store._games) == {games[0].id, new.id, newer.id}
+    with pytest.raises(NotFoundError, match="least recently used when 3 games were held"):
+        store.get(games[2].id)
     now[0] = 50.0
-    store.get(games[1].id)  # touched: kept
-    now[0] = 120.0
+    store.get(games[0].id)  # touched: kept
+    now[0] = 110.0
     assert store.prune() == 2 and len(store) == 1
     now[0] = 500.0
     assert store.prune() == 1 and len(store) == 0
+
+
+def test_a_full_store_never_locks_anyone_out(client):
+    client.app.state.games.max_games = 8
+    made = [client.post("/api/games", json={"players": 2, "opponents": ["random"], "seed": i}) for i in range(20)]
+    assert [r.status_code for r in made] == [201] * 20
+    assert len(client.app.state.games) == 8
+    assert client.get(f"/api/games/{made[-1].json()['id']}").status_code == 200
+    assert client.get(f"/api/games/{made[0].json()['id']}").status_code == 404  # evicted, least recently used
 
 
 # ---------------------------------------------------------------- the command
@@ -436,3 +454,256 @@ def test_the_api_example_of_docs_web_md_runs(capsys):
         exec(example.replace("http://127.0.0.1:8000", url), scope)
     assert replay(scope["record"])["valid"] and scope["state"]["game_over"]
     assert "'place': 1" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- hardening (issue 28): no 5xx, every input bounded
+def _no_server_paths(client, r):
+    assert str(client.folder) not in r.text and "/tmp" not in r.text, r.text
+
+
+@pytest.mark.parametrize(("name", "status", "words"), [
+    ("%00", 400, "not a record name"),
+    ("a" * 5000, 400, "(5000 chars)"),
+    ("run1/" + "b" * 300 + ".json", 400, "not a record name"),
+    ("x%0Ay.json", 404, "Not Found"),  # no route matches a name with a line break
+    ("..", 404, "Not Found"),
+    ("run1/../../secret.json", 404, "Not Found"),  # the client drops the dot segments: /api/secret.json
+    ("%2e%2e/secret.json", 404, "no record"),
+    ("/etc/passwd", 404, "no record"),
+    ("run1\\..\\game.json", 404, "no record"),
+    ("loop.json", 404, "no record"),
+    ("folder.json", 404, "no record"),
+    ("notes.txt", 404, "no record"),
+    ("run1/%2e/game.json", 404, "no record"),
+])
+def test_record_names_are_checked_before_the_file_system_sees_them(client, name, status, words):
+    records = client.folder / "records"
+    (records / "loop.json").symlink_to(records / "loop.json")
+    (records / "folder.json").mkdir()
+    (records / "notes.txt").write_text("{}")
+    (records / "run1").mkdir()
+    (records / "run1" / "game.json").write_text("{}")
+    r = client.get(f"/api/records/{name}")
+    assert r.status_code == status, r.text
+    assert words in r.json()["error"] and "\n" not in r.json()["error"]
+    assert len(r.json()["error"]) < 300
+    _no_server_paths(client, r)
+
+
+HUGE_RECORD = '{"format": "lama-dice-record/1", "players": ' + "9" * 100_000 + ', "rounds": []}'
+
+
+@pytest.mark.parametrize("text", [HUGE_RECORD, '{"format": "lama-dice-record/1", "players": NaN, "rounds": []}',
+                                  '{"players": Infinity}', "[" * 50_000, b"\xff\xfe{}"])
+def test_records_with_unbounded_numbers_get_422_not_500(client, capsys, text):
+    path = client.folder / "records" / "bad.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    code, expected = _cli_replay(path, capsys)
+    assert code == 1
+    r = client.get("/api/records/bad.json")
+    assert r.status_code == 422 and "\n" not in r.json()["error"]
+    assert r.json()["error"] == expected["error"].replace(str(path), "bad.json")  # the name as listed, not the path
+    _no_server_paths(client, r)
+    r = client.post("/api/replay?name=bad.json", content=path.read_bytes())
+    assert r.status_code == 422 and r.json()["replay"]["valid"] is False
+    assert r.json()["error"] == expected["error"].replace(str(path), "bad.json")
+
+
+@pytest.mark.parametrize(("url", "limit"), [("/api/games", 64 * 1024), ("/api/games/NOPE/act", 64 * 1024),
+                                            ("/api/info", 64 * 1024), ("/api/replay", 5 * 1024 * 1024)])
+def test_every_route_bounds_its_body_with_413(client, url, limit):
+    held = len(client.app.state.games)
+    r = client.post(url, content=b" " * (limit + 1), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413, r.text
+    assert "larger than" in r.json()["error"] and "\n" not in r.json()["error"]
+    assert len(client.app.state.games) == held
+    if url == "/api/games":  # just under the limit: read, and refused as the JSON it is
+        r = client.post(url, content=b" " * (limit - 2) + b"{}", headers={"Content-Type": "application/json"})
+        assert r.status_code == 201
+
+
+def test_a_100_mb_body_is_refused_without_being_read():
+    """The middleware itself: a declared length is refused before any read; a streamed body at the limit."""
+    import asyncio
+
+    from lama_dice.cli.web.app import BodyLimit
+
+    async def run(headers, chunks):
+        reads, sent = [], []
+        chunk = b"x" * 2**20
+
+        async def receive():
+            reads.append(1)
+            more = len(reads) < chunks
+            return {"type": "http.request", "body": chunk, "more_body": more}
+
+        async def send(message):
+            sent.append(message)
+
+        async def app(scope, receive, send):  # a route that reads its whole body, then answers 200
+            while (await receive()).get("more_body"):
+                pass
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"read it all"})
+
+        scope = {"type": "http", "path": "/api/games", "method": "POST", "headers": headers}
+        await BodyLimit(app, limit=64 * 1024)(scope, receive, send)
+        return len(reads), [m.get("status") for m in sent if m["type"] == "http.response.start"], sent
+
+    reads, statuses, sent = asyncio.run(run([(b"content-length", str(100 * 2**20).encode())], 100))
+    assert reads == 0 and statuses == [413]
+    assert json.loads(sent[-1]["body"])["error"].startswith("the request body is larger than 64 KiB")
+    reads, statuses, _ = asyncio.run(run([], 100))  # no length given (chunked): counted as it comes
+    assert reads == 1 and statuses == [413]
+    reads, statuses, _ = asyncio.run(run([(b"content-length", b"10")], 100))  # a length that lies
+    assert reads == 1 and statuses == [413]
+    reads, statuses, _ = asyncio.run(run([(b"content-length", b"ten")], 1))
+    assert reads == 0 and statuses == [400]
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    (b"{not json", "body: not valid JSON (Expecting property name enclosed in double quotes at character 1)"),
+    (b'{"seed": ' + b"9" * 5000 + b"}", "body: not readable JSON (Exceeds the limit (4300 digits)"),
+    (b"\xff{}", "body: not readable JSON (not UTF-8 text)"),
+    (b'{"seed": NaN}', "seed: Input should be a valid integer"),
+    (b'{"seed": 9007199254740992}', "seed: Input should be less than or equal to 9007199254740991"),
+])
+def test_a_body_that_is_not_json_gets_422_as_docs_web_md_says(client, content, words):
+    r = client.post("/api/games", content=content, headers={"Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"].startswith(words), r.json()["error"]
+    assert "| 422 | a malformed body (not JSON" in (Path(__file__).resolve().parents[1] / "docs" / "web.md").read_text()
+
+
+def test_integral_json_numbers_are_integers(client):
+    state = client.post("/api/games", json={"players": 2.0, "opponents": ["random"], "seed": 3.0}).json()
+    assert len(state["names"]) == 2
+    r = client.post(f"/api/games/{state['id']}/act", json={"action": float(A.ROLL), "seq": 0.0})
+    assert r.status_code == 200 and r.json()["seq"] == 1
+
+
+def test_a_server_error_is_one_json_line_naming_no_file():
+    app = create_app()
+
+    @app.get("/api/boom")
+    def boom() -> None:
+        raise RuntimeError("/srv/secret/path went wrong")
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/api/boom")
+    assert r.status_code == 500 and r.json() == {"error": "internal error: the server's log has the details"}
+
+
+def test_the_openapi_schema_documents_every_status_and_body(client):
+    spec = client.get("/openapi.json").json()
+    ops = {(m.upper(), p): op for p, item in spec["paths"].items() for m, op in item.items()}
+    expected = {
+        ("POST", "/api/games"): {"201", "400", "413", "422"},
+        ("GET", "/api/games/{game_id}"): {"200", "400", "404", "413", "422"},
+        ("POST", "/api/games/{game_id}/act"): {"200", "400", "404", "409", "413", "422"},
+        ("POST", "/api/games/{game_id}/next-round"): {"200", "400", "404", "409", "413", "422"},
+        ("GET", "/api/records/{path}"): {"200", "400", "404", "413", "422"},
+        ("POST", "/api/replay"): {"200", "400", "413", "422"},
+    }
+    for key, statuses in expected.items():
+        assert set(ops[key]["responses"]) == statuses, key
+    for key, op in ops.items():
+        for status, answer in op["responses"].items():
+            schema = answer["content"]["application/json"]["schema"]
+            assert schema, (key, status)
+            if status >= "400":
+                name = schema["$ref"].rsplit("/", 1)[-1]
+                assert "error" in spec["components"]["schemas"][name]["required"], (key, status)
+    body = ops[("POST", "/api/replay")]["requestBody"]
+    assert body["required"] and {"application/json", "text/plain"} <= set(body["content"])
+    assert body["content"]["application/json"]["schema"]["properties"]["format"]["enum"] == ["lama-dice-record/1"]
+    assert ops[("POST", "/api/games")]["responses"]["201"]["links"]["Act"]["operationId"] == "act"
+    assert ops[("POST", "/api/replay")]["responses"]["422"]["content"]["application/json"]["schema"]["$ref"] \
+        .endswith("/RecordErrorBody")
+
+
+def test_agent_errors_name_no_server_paths():
+    with TestClient(create_app(trusted_agents=("ppo:/srv/nowhere/net.zip",))) as c:
+        for opponents, players, words in ((["ppo:2p"], 4, "checkpoint ppo_2p.safetensors was trained for 2 players"),
+                                          (["ppo:/srv/nowhere/net.zip"], 2, "checkpoint net.zip does not exist")):
+            r = c.post("/api/games", json={"players": players, "opponents": opponents})
+            assert r.status_code == 400 and r.json()["error"].startswith(words), r.text
+            assert "/srv" not in r.text and "pretrained/" not in r.text
+
+
+def test_results_with_numbers_beyond_a_float_are_shown_without_them(tmp_path):
+    big = "9" * 4000  # parses (Python reads up to 4300 digits) but is no float
+    (tmp_path / "card.json").write_text('{"suite": "v1", "agent": "x", "tasks": [{"name": "solo", "headline": '
+                                        '{"value": ' + big + ', "ci95": [NaN, ' + big + ']}}]}')
+    (tmp_path / "huge.json").write_text('{"suite": ' + "9" * 5000 + "}")
+    with TestClient(create_app(results=tmp_path)) as c:
+        d = c.get("/api/results").json()
+    assert d["tasks"][0]["rows"][0]["value"] is None and d["tasks"][0]["rows"][0]["hi"] is None
+    assert d["skipped"] == [["huge.json", "not readable JSON (ValueError)"]]
+
+
+def test_a_real_server_refuses_a_100_mb_body_while_it_is_sent():
+    """Against ``lama-dice serve``: a declared 100 MB body, and a chunked one, get 413 after a few MiB at most."""
+    import re
+    import socket
+    import urllib.parse
+
+    from lama_dice.cli.web.loadtest import spawn_server
+
+    def send(sock, head, chunks):
+        sock.sendall(head)
+        sent = 0
+        sock.settimeout(0.0)
+        try:
+            for chunk in chunks:
+                try:
+                    answer = sock.recv(65536)
+                except BlockingIOError:
+                    answer = b""
+                if answer:
+                    sock.settimeout(30.0)
+                    return sent, answer_of(sock, answer)
+                sock.settimeout(10.0)
+                sock.sendall(chunk)
+                sock.settimeout(0.0)
+                sent += len(chunk)
+        except OSError:  # the server closed the connection: it read no more
+            pass
+        sock.settimeout(30.0)
+        return sent, answer_of(sock, b"")
+
+    def answer_of(sock, answer):
+        while b"\r\n\r\n" not in answer or len(answer.partition(b"\r\n\r\n")[2]) < int(
+                re.search(rb"content-length: (\d+)", answer.partition(b"\r\n\r\n")[0], re.I).group(1)):
+            more = sock.recv(65536)
+            if not more:
+                break
+            answer += more
+        return answer
+
+    mib = b"x" * 2**20
+    with spawn_server() as (url, _proc):
+        host, port = urllib.parse.urlsplit(url).hostname, urllib.parse.urlsplit(url).port
+        with socket.create_connection((host, port), timeout=30) as s:
+            head = (f"POST /api/replay HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: text/plain\r\n"
+                    f"Content-Length: {100 * 2**20}\r\n\r\n").encode()
+            sent, answer = send(s, head, [mib] * 100)
+        assert answer.startswith(b"HTTP/1.1 413") and b"larger than 5 MiB" in answer
+        assert sent <= 8 * 2**20
+        with socket.create_connection((host, port), timeout=30) as s:
+            head = (f"POST /api/games HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n").encode()
+            sent, answer = send(s, head, [b"%x\r\n%s\r\n" % (len(mib), mib)] * 100)
+        assert answer.startswith(b"HTTP/1.1 413") and b"larger than 64 KiB" in answer
+        assert sent <= 8 * 2**20
+
+
+@pytest.mark.parametrize(("url", "body"), [("act", '{"action": %s}'), ("act", '{"action": 0, "seq": %s}'),
+                                           ("next-round", '{"seq": -%s}'), ("", '{"players": %s}')])
+def test_huge_numbers_in_a_body_get_a_short_one_line_refusal(client, url, body):
+    state = _new(client)
+    path = f"/api/games/{state['id']}/{url}" if url else "/api/games"
+    r = client.post(path, content=(body % ("9" * 4200)).encode(), headers={"Content-Type": "application/json"})
+    assert r.status_code in (400, 409), r.text
+    assert len(r.json()["error"]) < 600 and "\n" not in r.json()["error"]
+    assert client.get(f"/api/games/{state['id']}").json() == state

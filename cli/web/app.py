@@ -6,12 +6,19 @@ UI at ``/docs`` served with the assets of the ``fastapi-offline`` package, so
 that it works without internet; docs/web.md) answers JSON; every refusal is a 4xx with
 ``{"error": "<one line>"}`` and leaves every game as it was:
 
-* 400: bad game settings (player count, seat, an unknown or refused agent spec);
+* 400: bad game settings (player count, seat, an unknown or refused agent spec), a malformed record name,
+  a request to a Host the server does not answer;
 * 404: no such game, record file or page;
+* 405: a method the route does not have;
 * 409: an action the rules do not allow now, or a stale ``seq``;
-* 413: an uploaded record over :data:`MAX_UPLOAD` bytes;
-* 422: a malformed body, or a record that does not replay (with ``lama-dice replay``'s result);
-* 503: the store is full of unfinished games.
+* 413: a request body over :data:`MAX_BODY` bytes (an uploaded record: :data:`MAX_UPLOAD`), refused by
+  :class:`BodyLimit` while it is read;
+* 422: a malformed body (not JSON, a number too long to read, a missing, mistyped or unknown field), or a
+  record that does not replay (with ``lama-dice replay``'s result).
+
+No request gets a 5xx; a bug that raises anyway answers 500 with the same one-line JSON, naming no file.
+Every route declares its status codes and bodies in the OpenAPI schema (:mod:`.schema`), and
+``tests/test_web_fuzz.py`` fuzzes the API from it with schemathesis.
 
 Build one with :func:`create_app`; the test suite drives it through
 ``fastapi.testclient.TestClient``.
@@ -21,25 +28,33 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
+from annotated_types import Ge, Le
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, bounded, clip
+from lama_env.record import MAX_RECORD_BYTES
 
 from .games import MAX_GAMES, GameStore, NotFoundError, WebError, builtin_specs, shipped_specs
+from .schema import RECORD_SCHEMA, Frames, GameState, Info, RecordList, Results, answers
 
-#: The largest record the Watch page accepts as an upload (bytes).
-MAX_UPLOAD = 5 * 1024 * 1024
+#: The largest record the Watch page accepts as an upload or reads under --records (bytes): a record file's limit.
+MAX_UPLOAD = MAX_RECORD_BYTES
+#: The largest request body of every other route (bytes): their bodies are a few small fields.
+MAX_BODY = 64 * 1024
+#: A record's name under --records: at most this many characters, and each folder or file name at most 255.
+MAX_NAME = 1024
 #: At most this many records are listed under --records.
 MAX_LISTED = 2000
 #: Host names a server bound to the loopback interface answers (a guard against DNS rebinding).
@@ -48,35 +63,50 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 STATIC = Path(str(resources.files(__package__).joinpath("static")))
 
 
+def _whole_number(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+#: An integer field: JSON has one kind of number, so ``3.0`` is the integer 3 (as JSON Schema's ``integer``
+#: says); ``3.5``, ``"3"`` and ``true`` are refused (422).
+JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
+
+
 class NewGame(BaseModel):
     """``POST /api/games``: the game to start."""
 
     model_config = ConfigDict(extra="forbid")
-    players: StrictInt | None = Field(None, description="1..6, you included (default: one more than the "
-                                                         "opponent specs, or 2)")
-    seat: StrictInt = Field(0, description="your seat, 0-based")
+    # the bounds are the schema's; the engine checks them (400 with its message, as for a seat beyond the table)
+    players: JsonInt | None = Field(None, description="1..6, you included (default: one more than the "
+                                                       "opponent specs, or 2)",
+                                    json_schema_extra={"minimum": 1, "maximum": 6})
+    seat: JsonInt = Field(0, description="your seat, 0-based: below players",
+                          json_schema_extra={"minimum": 0, "maximum": 5})
     opponents: list[str] | None = Field(None, max_length=6, description="one agent spec for every opponent, or "
                                                                          "one per opponent seat")
-    seed: StrictInt | None = Field(None, ge=0, description="seed of the deal, the dice and the agents")
+    seed: Annotated[StrictInt, Ge(0), Le(2**53 - 1), BeforeValidator(_whole_number)] | None = Field(
+        None, description="seed of the deal, the dice and the agents (0 .. 2**53 - 1, exact in any JSON client)")
 
 
 class Act(BaseModel):
     """``POST /api/games/{id}/act``: your action."""
 
     model_config = ConfigDict(extra="forbid")
-    action: StrictInt = Field(description="an action id from the state's choices (lama_env.actions)")
-    seq: StrictInt | None = Field(None, description="the state's seq: the move is refused (409) if the game moved on")
+    action: JsonInt = Field(description="an action id from the state's choices (lama_env.actions)")
+    seq: JsonInt | None = Field(None, description="the state's seq: the move is refused (409) if the game moved on")
 
 
 class NextRound(BaseModel):
     """``POST /api/games/{id}/next-round``."""
 
     model_config = ConfigDict(extra="forbid")
-    seq: StrictInt | None = None
+    seq: JsonInt | None = None
 
 
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status, headers={"Cache-Control": "no-store"})
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any) -> JSONResponse:
+    """The refusal ``{"error": message, **extra}``; the message on one line of at most about 500 characters."""
+    return JSONResponse({"error": bounded(message, 500), **extra}, status_code=status,
+                        headers={"Cache-Control": "no-store", **(headers or {})})
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -84,6 +114,10 @@ def _validation_message(exc: RequestValidationError) -> str:
     if not errors:
         return "malformed request"
     e = errors[0]
+    if e.get("type") == "json_invalid":  # loc is ("body", the character where the JSON text goes wrong)
+        at = e.get("loc", ())[1:]
+        return f"body: not valid JSON ({e.get('ctx', {}).get('error', 'JSON decode error')}" + \
+            (f" at character {at[0]})" if at else ")")
     where = ".".join(str(x) for x in e.get("loc", ())[1:]) or "body"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{where}: {e.get('msg', 'invalid')}{more}"
@@ -139,6 +173,69 @@ class HostCheck:
                                   f"got Host {host!r}")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """Refuse (413) a request body over ``limit`` bytes (``limits``: per path), without reading it whole.
+
+    A ``Content-Length`` over the limit is refused before a byte of the body is read; a body sent in
+    chunks (no length given, or a wrong one) is counted as it arrives, and once it passes the limit the
+    413 goes out, the rest is never read and the route sees the client gone (its answer is dropped).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, limits: dict[str, int] | None = None) -> None:
+        """Wrap ``app``."""
+        self.app = app
+        self.limit = limit
+        self.limits = dict(limits or {})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on with its body counted, or answer 413."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limits.get(scope["path"], self.limit)
+        what = "a record" if scope["path"] in self.limits else "a request body on this route"
+        size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
+        refusal = _error(413, f"the request body is larger than {size}, the limit of {what}")
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                await _error(400, f"Content-Length must be a number of bytes, got {clip(length)}")(scope, receive, send)
+                return
+            if declared > limit:
+                await refusal(scope, receive, send)
+                return
+        received, started, refused = 0, False, False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    if not started:
+                        await refusal(scope, receive, send)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def answer(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 is out: the route's answer to the cut body goes nowhere
+            started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, answer)
+        except Exception:
+            if not refused:
+                raise
 
 
 def _settings(request: Request) -> Settings:
@@ -213,7 +310,14 @@ def api_docs(request: Request) -> Response:
 
 
 # ---------------------------------------------------------------------- API: about the server
-@router.get("/api/info", tags=["server"])
+_GAME_404 = {404: "no game with that id: never made, or dropped (docs/web.md, \"The limits\")"}
+_RULES_409 = {409: "an action the rules do not allow now (the engine names the legal ones), a move when it is "
+                   "not your decision, next-round before the round is over, or a stale seq"}
+_RECORD_422 = {422: "a file that is not a legal record: replay holds lama-dice replay's result for it "
+                    "(or a record too long to show)"}
+
+
+@router.get("/api/info", tags=["server"], response_model=None, responses=answers(ok=Info))
 def info(request: Request) -> dict[str, Any]:
     """The version, the table's colours, the agents offered, the limits, the folders served."""
     from lama_dice.agents.registry import registered
@@ -228,12 +332,19 @@ def info(request: Request) -> dict[str, Any]:
             "agents": {"shipped": shipped_specs(), "builtin": builtin_specs(), "trusted": list(cfg.trusted),
                        "help": {e.usage: e.help for e in registered().values()}},
             "limits": {"max_games": games.max_games, "finished_ttl_s": games.finished_ttl_s,
-                       "idle_ttl_s": games.idle_ttl_s, "max_upload_bytes": MAX_UPLOAD},
+                       "idle_ttl_s": games.idle_ttl_s, "max_upload_bytes": MAX_UPLOAD,
+                       "max_body_bytes": MAX_BODY},
             "records": cfg.records is not None, "results": cfg.results is not None}
 
 
 # ---------------------------------------------------------------------- API: games
-@router.post("/api/games", status_code=201, tags=["games"])
+_SETTINGS_400 = {400: "bad game settings: players outside 1..6, a seat outside the table, specs that do not fit "
+                     "the seats, an unknown agent spec or one not offered to web pages, a network for another "
+                     "player count"}
+
+
+@router.post("/api/games", status_code=201, tags=["games"], response_model=None, operation_id="new_game",
+             responses=answers(400, 422, ok=GameState, ok_status=201, links=True, why=_SETTINGS_400))
 def new_game(request: Request, body: NewGame) -> dict[str, Any]:
     """Start a game; the agents play until it is your decision. Returns the game's state."""
     g = _settings(request).games.new(body.players, body.seat, body.opponents, body.seed)
@@ -241,7 +352,8 @@ def new_game(request: Request, body: NewGame) -> dict[str, Any]:
         return g.state()
 
 
-@router.get("/api/games/{game_id}", tags=["games"])
+@router.get("/api/games/{game_id}", tags=["games"], response_model=None, operation_id="game_state",
+            responses=answers(404, 422, ok=GameState, why=_GAME_404, links=True))
 def game_state(request: Request, game_id: str) -> dict[str, Any]:
     """The game's state: the table, your choices, what happened since your last move, the result."""
     g = _settings(request).games.get(game_id)
@@ -249,7 +361,8 @@ def game_state(request: Request, game_id: str) -> dict[str, Any]:
         return g.state()
 
 
-@router.post("/api/games/{game_id}/act", tags=["games"])
+@router.post("/api/games/{game_id}/act", tags=["games"], response_model=None, operation_id="act",
+             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}, links=True))
 def act(request: Request, game_id: str, body: Act) -> dict[str, Any]:
     """Make your move (an action id from the state's choices); the agents then play until your next decision."""
     g = _settings(request).games.get(game_id)
@@ -258,7 +371,8 @@ def act(request: Request, game_id: str, body: Act) -> dict[str, Any]:
         return g.state()
 
 
-@router.post("/api/games/{game_id}/next-round", tags=["games"])
+@router.post("/api/games/{game_id}/next-round", tags=["games"], response_model=None, operation_id="next_round",
+             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}, links=True))
 def next_round(request: Request, game_id: str, body: NextRound | None = None) -> dict[str, Any]:
     """Deal the next round after a round is over."""
     g = _settings(request).games.get(game_id)
@@ -267,7 +381,8 @@ def next_round(request: Request, game_id: str, body: NextRound | None = None) ->
         return g.state()
 
 
-@router.get("/api/games/{game_id}/record", tags=["games"])
+@router.get("/api/games/{game_id}/record", tags=["games"], response_model=None, operation_id="game_record",
+            responses=answers(404, 422, ok=RECORD_SCHEMA, why=_GAME_404))
 def record(request: Request, game_id: str, download: bool = False) -> Response:
     """The game so far as a lama-dice-record/2 record: who played, the seed, the version (`lama-dice replay`)."""
     g = _settings(request).games.get(game_id)
@@ -279,7 +394,7 @@ def record(request: Request, game_id: str, download: bool = False) -> Response:
 
 
 # ---------------------------------------------------------------------- API: records (Watch)
-@router.get("/api/records", tags=["records"])
+@router.get("/api/records", tags=["records"], response_model=None, responses=answers(ok=RecordList))
 def list_records(request: Request) -> dict[str, Any]:
     """The JSON files under --records (relative paths; index.json files left out), at most MAX_LISTED."""
     root = _settings(request).records
@@ -290,7 +405,38 @@ def list_records(request: Request) -> dict[str, Any]:
     return {"folder": str(root), "files": files[:MAX_LISTED], "more": max(0, len(files) - MAX_LISTED)}
 
 
-@router.get("/api/records/{path:path}", tags=["records"])
+def record_path(root: Path, name: str) -> Path:
+    """The file ``name`` (a relative path, as ``/api/records`` lists it) under ``root``, checked before use.
+
+    Raises:
+        WebError (400): a name no listed record has: a NUL or another control character, longer than
+            :data:`MAX_NAME` characters or a part longer than 255.
+        NotFoundError: an absolute path, a ``.`` or ``..`` part, a backslash, not a ``.json`` file, a file
+            outside ``root`` (through a link), or no such file.
+    """
+    parts = name.split("/")
+    if (len(name) > MAX_NAME or any(len(part) > 255 for part in parts)
+            or any(ord(c) < 32 or ord(c) == 127 for c in name)):
+        raise WebError(f"not a record name: {clip(name)} (the names /api/records lists are relative paths "
+                       f"of at most {MAX_NAME} characters, without control characters)")
+    missing = NotFoundError(f"no record {clip(name)} under --records")
+    if "\\" in name or not name.endswith(".json") or any(part in ("", ".", "..") for part in parts):
+        raise missing
+    try:
+        target = root.joinpath(*parts).resolve()
+        if not target.is_relative_to(root) or not target.is_file():
+            raise missing
+    except (OSError, RuntimeError, ValueError):  # a link loop, a name the file system refuses
+        raise missing from None
+    return target
+
+
+@router.get("/api/records/{path:path}", tags=["records"], response_model=None, responses=answers(
+    400, 404, 413, 422, ok=Frames,
+    why={400: "a malformed record name (a control character, too long)",
+         404: "no such record under --records (or the server was started without it), a path that leaves "
+              "the folder, a file that is not .json",
+         413: "a record file over 5 MiB", **_RECORD_422}))
 def record_file(request: Request, path: str) -> JSONResponse:
     """A record under --records, step by step (422 with the replay result if it is not a legal record)."""
     from ..recordfile import load_record_file
@@ -298,38 +444,31 @@ def record_file(request: Request, path: str) -> JSONResponse:
     root = _settings(request).records
     if root is None:
         raise NotFoundError("the server was started without --records DIR")
-    target = (root / path).resolve()
-    if not target.is_relative_to(root) or not target.is_file():
-        raise NotFoundError(f"no record {path!r} under --records")
-    if target.stat().st_size > MAX_UPLOAD:
-        return _error(413, f"{path}: larger than {MAX_UPLOAD // 2**20} MiB")
-    rec, fault = load_record_file(str(target))
+    target = record_path(root, path)
+    try:
+        size = target.stat().st_size
+    except OSError:
+        raise NotFoundError(f"no record {clip(path)} under --records") from None
+    if size > MAX_UPLOAD:
+        return _error(413, f"{clip(path)}: larger than {MAX_UPLOAD // 2**20} MiB (the size limit of a record)")
+    rec, fault = load_record_file(str(target), name=path)  # messages name the file as listed, not where it is
     return _frames_or_error(rec, fault)
 
 
-@router.post("/api/replay", tags=["records"])
+@router.post("/api/replay", tags=["records"], response_model=None, responses=answers(
+    413, 422, ok=Frames, why={413: "a record over 5 MiB, refused while it is read", **_RECORD_422}),
+    openapi_extra={"requestBody": {"required": True, "description": "the record's JSON text (UTF-8)", "content": {
+        "application/json": {"schema": RECORD_SCHEMA}, "text/plain": {"schema": {"type": "string"}}}}})
 async def replay_upload(request: Request, name: str = "upload") -> JSONResponse:
     """A record sent as the request body (its JSON text), step by step; as /api/records/{path}."""
-    from lama_env.record import RecordError
+    from ..recordfile import parse_record_bytes
 
-    from ..recordfile import parse_record_text
-
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_UPLOAD:
-            return _error(413, f"the record is larger than {MAX_UPLOAD // 2**20} MiB")
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        bad = RecordError(f"not a game record: {name} is not UTF-8 text").as_result()
-        return _error(422, bad["error"], replay=bad)
-    rec, fault = parse_record_text(text, name)
+    rec, fault = parse_record_bytes(await request.body(), name[:200])  # BodyLimit bounds the body
     return _frames_or_error(rec, fault)
 
 
 # ---------------------------------------------------------------------- API: results
-@router.get("/api/results", tags=["results"])
+@router.get("/api/results", tags=["results"], response_model=None, responses=answers(ok=Results))
 def results_data(request: Request) -> dict[str, Any]:
     """Score cards (per task, agents ranked) and league / evaluate reports under --results."""
     from .results import load_results
@@ -352,7 +491,15 @@ async def _bad_body(request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     e = cast(StarletteHTTPException, exc)
-    return _error(e.status_code, str(e.detail))
+    cause = e.__cause__
+    if e.status_code == 400 and isinstance(cause, ValueError):  # FastAPI could not read the JSON body
+        why = "not UTF-8 text" if isinstance(cause, UnicodeDecodeError) else str(cause).split(";")[0]
+        return _error(422, f"body: not readable JSON ({why[:120]})")
+    return _error(e.status_code, str(e.detail), headers=e.headers)
+
+
+async def _server_error(request: Request, exc: Exception) -> JSONResponse:
+    return _error(500, "internal error: the server's log has the details")
 
 
 def create_app(*, records: str | Path | None = None, results: str | Path | None = None,
@@ -373,6 +520,7 @@ def create_app(*, records: str | Path | None = None, results: str | Path | None 
                   description="Play Don't L.L.A.M.A. Dice against agents, watch records, read results. "
                               "Every request is checked by the rules engine (lama_env); errors are "
                               '`{"error": "<one line>"}` with a 4xx status. See docs/web.md.')
+    app.add_middleware(BodyLimit, limit=MAX_BODY, limits={"/api/replay": MAX_UPLOAD})
     if allowed_hosts is not None:
         app.add_middleware(HostCheck, hosts=tuple(allowed_hosts))
     games = store if store is not None else GameStore(trusted=trusted_agents)
@@ -384,6 +532,7 @@ def create_app(*, records: str | Path | None = None, results: str | Path | None 
     app.add_exception_handler(LamaDiceError, _rules_error)
     app.add_exception_handler(RequestValidationError, _bad_body)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _server_error)
     app.include_router(router)
     assets = docs_assets()
     if assets is not None:
@@ -392,4 +541,4 @@ def create_app(*, records: str | Path | None = None, results: str | Path | None 
     return app
 
 
-__all__ = ["LOCAL_HOSTS", "MAX_GAMES", "MAX_UPLOAD", "create_app"]
+__all__ = ["LOCAL_HOSTS", "MAX_BODY", "MAX_GAMES", "MAX_NAME", "MAX_UPLOAD", "BodyLimit", "create_app", "record_path"]

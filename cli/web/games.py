@@ -14,8 +14,10 @@ the game as it was).
 The store holds at most ``max_games`` games.  A game is dropped
 ``finished_ttl_s`` after its last request once it is over, and
 ``idle_ttl_s`` after its last request if abandoned; when the store is full,
-the finished game touched longest ago makes room, and with none finished a new
-game is refused (:class:`BusyError`).
+a new game is never refused: the finished game touched longest ago makes room,
+and with none finished the unfinished one touched longest ago (least recently
+used first), so that a page that starts games without playing them cannot lock
+anyone out.
 
 A request may name the built-in agents (:data:`WEB_AGENTS`) and the shipped
 networks; any other spec (``python:``, ``rllib:``, ``ppo:`` with a path: they
@@ -34,7 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from lama_env.engine import LamaGame, Phase
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, clip
 from lama_env.picture import status_text
 from lama_env.rules import FACES
 
@@ -77,10 +79,13 @@ class ConflictError(WebError):
     status = 409
 
 
-class BusyError(WebError):
-    """The store is full of unfinished games."""
+#: The folders of an absolute path in a message (``/usr/lib/.../ppo_2p.safetensors``): the file's name stays.
+_FOLDERS = re.compile(r"(?<![\w.:/~-])/(?:[^\s/'\"(),]+/)+(?=[^\s/'\"(),]+)")
 
-    status = 503
+
+def hide_paths(message: str) -> str:
+    """``message`` with every absolute path cut to its file's name: a page never learns where the server's files are."""
+    return _FOLDERS.sub("", message)
 
 
 def shipped_specs() -> list[str]:
@@ -145,7 +150,8 @@ class WebGame:
             agents = make_opponents(seats, seed, num_players=n)
             self.game = LamaGame(n, seed=seed)
         except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
-            raise WebError(re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])) from None
+            line = re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])
+            raise WebError(hide_paths(line)) from None
         self.id = game_id
         self.seed = seed
         self.seat = seat
@@ -220,7 +226,7 @@ class WebGame:
 
     def _check_seq(self, seq: int | None) -> None:
         if seq is not None and seq != self.seq:
-            raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {seq}): "
+            raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {clip(seq)}): "
                                 "reload its state")
 
     def _advance(self) -> None:
@@ -312,7 +318,7 @@ class GameStore:
         """Start a game (see :class:`WebGame`) and keep it.
 
         Raises:
-            WebError: bad arguments; BusyError: the store is full of unfinished games.
+            WebError: bad arguments (a full store makes room: see the module docstring).
         """
         self._make_room()
         game = WebGame(secrets.token_urlsafe(12), players, seat, opponents, seed, self.trusted)
@@ -332,8 +338,9 @@ class GameStore:
         with self._lock:
             game = self._games.get(game_id)
         if game is None:
-            raise NotFoundError(f"no game {game_id!r}: unknown, or dropped after "
-                           f"{self.idle_ttl_s / 60:g} minutes without a request")
+            raise NotFoundError(f"no game {clip(game_id)}: unknown, or dropped ({self.idle_ttl_s / 60:g} minutes "
+                                f"without a request, or the least recently used when {self.max_games} games "
+                                "were held)")
         game.touched = self.clock()
         return game
 
@@ -353,10 +360,6 @@ class GameStore:
             self._make_room_locked()
 
     def _make_room_locked(self) -> None:
-        if len(self._games) < self.max_games:
-            return
-        done = [g for g in self._games.values() if g.finished]
-        if not done:
-            raise BusyError(f"the server holds {self.max_games} unfinished games (its limit); an abandoned game is "
-                       f"dropped {self.idle_ttl_s / 60:g} minutes after its last request")
-        del self._games[min(done, key=lambda g: g.touched).id]
+        """Drop games until one more fits: finished ones first, each time the one touched longest ago."""
+        while self._games and len(self._games) >= self.max_games:
+            del self._games[min(self._games.values(), key=lambda g: (not g.finished, g.touched)).id]

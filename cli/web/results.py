@@ -24,7 +24,13 @@ MAX_FILES, MAX_BYTES = 500, 20 * 1024 * 1024
 
 
 def _num(x: Any) -> float | None:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+    """``x`` as a finite float, or None (not a number, NaN, infinite, or an integer beyond a float's range)."""
+    if not isinstance(x, (int, float)) or isinstance(x, bool):
+        return None
+    try:
+        return float(x) if math.isfinite(x) else None
+    except OverflowError:
+        return None
 
 
 def _ci(x: Any) -> list[float | None]:

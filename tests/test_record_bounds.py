@@ -1,0 +1,117 @@
+"""Records are read within bounds (issue 28): a size limit, integers of at most 18 digits, no NaN or Infinity.
+
+Every case gives the one-line replay fault of docs/RULES.md, in ``lama_env.record.parse_record_json``, in
+``lama-dice replay`` and ``lama-dice show`` alike, never a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from lama_dice.cli.main import main
+from lama_dice.cli.recordfile import load_record_file, parse_record_bytes
+from lama_env.engine import LamaGame
+from lama_env.errors import clip
+from lama_env.record import MAX_INT_DIGITS, MAX_RECORD_BYTES, RecordError, parse_record_json, replay
+
+HUGE = '{"format": "lama-dice-record/1", "players": ' + "9" * 100_000 + ', "rounds": []}'
+
+
+def _record() -> dict:
+    return LamaGame(2, seed=4).to_record()
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    (HUGE, "an integer of 100000 digits"),
+    ('{"players": -' + "1" * 19 + "}", "an integer of 19 digits"),
+    ('{"players": NaN}', "NaN is not a JSON number"),
+    ('{"players": Infinity}', "Infinity is not a JSON number"),
+    ('{"players": -Infinity}', "-Infinity is not a JSON number"),
+    ('{"players": 1e999}', "'1e999' is out of range"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"players": 2', "invalid JSON at line 1 column 14"),
+    (" " * (MAX_RECORD_BYTES + 1), "larger than 5 MiB"),
+])
+def test_parse_record_json_refuses_with_one_line(text, words):
+    with pytest.raises(RecordError, match=None) as info:
+        parse_record_json(text)
+    message = str(info.value)
+    assert words in message and "\n" not in message and len(message) < 300, message
+    assert info.value.as_result()["valid"] is False
+
+
+def test_parse_record_json_reads_a_record_and_its_largest_integers():
+    rec = _record()
+    assert parse_record_json(json.dumps(rec)) == rec
+    assert parse_record_json('{"start_points": [' + "9" * MAX_INT_DIGITS + ", 0.5]}") == {
+        "start_points": [int("9" * MAX_INT_DIGITS), 0.5]}
+
+
+def test_replay_of_a_huge_integer_object_gives_a_result_not_a_traceback():
+    out = replay({**_record(), "players": 10 ** 100_000})
+    assert out["valid"] is False and "players must be an integer" in out["error"]
+    assert "100001 digits" in out["error"]
+    assert clip(10 ** 5000) == "<an integer of about 5001 digits>" and clip(-12) == "-12"
+
+
+def _replay_cli(capsys, path):
+    code = main(["replay", str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_replay_and_show_of_a_100000_digit_integer_give_one_line(tmp_path, capsys):
+    path = tmp_path / "huge.json"
+    path.write_text(HUGE)
+    code, out, err = _replay_cli(capsys, path)
+    assert code == 1 and err == ""
+    result = json.loads(out)
+    assert result["valid"] is False and "an integer of 100000 digits" in result["error"]
+    assert main(["show", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "an integer of 100000 digits" in err and "Traceback" not in err
+
+
+def test_replay_stops_at_the_size_limit_of_dev_zero(capsys):
+    start = time.monotonic()
+    code, out, err = _replay_cli(capsys, "/dev/zero")
+    assert code == 1 and err == ""
+    assert "/dev/zero is larger than 5 MiB (the size limit of a record)" in json.loads(out)["error"]
+    assert time.monotonic() - start < 30  # it read 5 MiB and stopped (a whole read never ends)
+
+
+def test_a_record_at_the_limit_is_read_and_one_byte_more_is_not(tmp_path):
+    text = json.dumps(_record())
+    for extra, valid in ((MAX_RECORD_BYTES - len(text), True), (MAX_RECORD_BYTES - len(text) + 1, False)):
+        path = tmp_path / "padded.json"
+        path.write_text(text + " " * extra)
+        _, fault = load_record_file(str(path))
+        assert (fault is None) is valid, fault
+    assert "larger than 5 MiB" in parse_record_bytes(b" " * (MAX_RECORD_BYTES + 1), "upload")[1]["error"]
+
+
+def test_stdin_is_read_within_the_limit_too(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(" " * (MAX_RECORD_BYTES + 10)))
+    code, out, _ = _replay_cli(capsys, "-")
+    assert code == 1 and "- is larger than 5 MiB" in json.loads(out)["error"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(_record())))
+    assert _replay_cli(capsys, "-")[0] == 0
+
+
+def test_an_unreadable_file_names_no_more_than_given(tmp_path):
+    rec, fault = load_record_file(str(tmp_path), name="folder.json")  # a directory: cannot be read
+    assert rec is None and fault["error"].startswith("cannot read folder.json: ")
+    assert str(tmp_path) not in fault["error"]
+
+
+def test_replay_of_dev_zero_as_a_real_command():
+    proc = subprocess.run([sys.executable, "-m", "lama_dice", "replay", "/dev/zero"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert "larger than 5 MiB" in json.loads(proc.stdout)["error"]
