@@ -160,8 +160,9 @@ def _check_about(about: Any, n: int) -> None:
                 raise RecordError(f"about.{key}[{p}] must be {what}: a non-empty string of at most {limit} "
                                   f"characters, got {clip(x)}")
     seed = about.get("seed")
-    if seed is not None and not (_is_int(seed) and 0 <= seed < 2 ** 64):
-        raise RecordError(f"about.seed must be an integer 0..2**64-1 or null, got {clip(seed)}")
+    if seed is not None and not (_is_int(seed) and 0 <= seed < 10 ** MAX_INT_DIGITS):
+        raise RecordError(f"about.seed must be an integer of at most {MAX_INT_DIGITS} digits (0 or more) or null, "
+                          f"got {clip(seed)}")
     version = about.get("version")
     if "version" in about and not (isinstance(version, str) and 0 < len(version) <= MAX_VERSION):
         raise RecordError(f"about.version must be a non-empty string of at most {MAX_VERSION} characters, "
@@ -176,7 +177,8 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
         record: a ``/1`` (or ``/2``) record, as :meth:`LamaGame.to_record` writes.
         names: a display name per seat (``"You"``, ``"P1 ppo:2p"``); one over :data:`MAX_NAME` characters is cut.
         agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
-        seed: the seed of the game, None for fresh randomness (written as null).
+        seed: the seed of the game, None for fresh randomness (written as null); a seed of more than
+            :data:`MAX_INT_DIGITS` digits, which no record reader accepts, is written as null too.
         version: the lama-dice version that writes the record (``lama_env.__version__``).
 
     Raises:
@@ -190,7 +192,7 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
         about["names"] = [cut(x, MAX_NAME) for x in names]
     if agents is not None:
         about["agents"] = [cut(x, MAX_SPEC) for x in agents]
-    about["seed"] = seed
+    about["seed"] = seed if seed is None or not _is_int(seed) or seed < 10 ** MAX_INT_DIGITS else None
     about["version"] = version
     _check_about(about, record["players"])
     out = dict(record)

@@ -13,20 +13,29 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from lama_env.engine import RECORD_FORMAT
+from lama_env.record import MAX_NAME, MAX_SPEC, MAX_VERSION, RECORD_FORMATS
 
 _FACE = {"type": "string", "enum": ["L", "1", "2", "3", "4", "5", "6"]}
 _FACES = {"type": "array", "items": _FACE}
-#: ``lama-dice-record/1`` as a JSON schema (docs/RULES.md, "Record fields"): the shape a record has; whether it
+#: ``lama-dice-record/1`` and ``/2`` (with its optional ``about``) as a JSON schema (docs/RULES.md, "Record fields"): the shape a record has; whether it
 #: is legal (the hands, the order of turns, the dice) only the replay tells (422 with its result).
 RECORD_SCHEMA: dict[str, Any] = {
     "title": "Record",
-    "description": f"a {RECORD_FORMAT} game record (docs/RULES.md, \"Game records\")",
+    "description": f"a {' or '.join(RECORD_FORMATS)} game record (docs/RULES.md, \"Game records\")",
     "type": "object",
     "required": ["format", "players", "rounds"],
     "additionalProperties": False,
     "properties": {
-        "format": {"type": "string", "enum": [RECORD_FORMAT]},
+        "format": {"type": "string", "enum": list(RECORD_FORMATS)},
+        "about": {"type": "object", "additionalProperties": False,
+                  "description": "lama-dice-record/2 only: who played, the seed, the version (docs/RULES.md, "
+                                 "\"Who played\")",
+                  "properties": {
+                      "names": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_NAME}},
+                      "agents": {"type": "array", "items": {"anyOf": [
+                          {"type": "string", "minLength": 1, "maxLength": MAX_SPEC}, {"type": "null"}]}},
+                      "seed": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]},
+                      "version": {"type": "string", "minLength": 1, "maxLength": MAX_VERSION}}},
         "players": {"type": "integer", "minimum": 1, "maximum": 6},
         "rules": {"type": "object", "description": "RulesConfig fields (triple_llama, must_discard, "
                                                    "end_threshold, dice); missing: the default rules"},
