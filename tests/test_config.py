@@ -348,3 +348,22 @@ def test_check_prints_the_config_the_run_would_use(capsys):
         assert e.value.code == 2
         err = capsys.readouterr().err
         assert f"argument {bad[0]}" in err and err.strip().splitlines()[-1].startswith("lama-dice train: error")
+
+
+def test_the_rllib_config_has_the_same_bounds(tmp_path, capsys):
+    """RLlib's `model.hidden` is bounded as `policy.net_arch` is; its YAML is read by the same reader."""
+    path = tmp_path / "r.yaml"
+    for text, phrase in (
+        ("algorithm: rllib-ppo\nopponents: [random]\nmodel: {hidden: [100000000, 100000000]}\n", "65,536 units"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nmodel: {hidden: [60000, 60000]}\n", "more than 33,554,432"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nseed: 1\nseed: 2\n", "duplicate key 'seed'"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nenv: {num_players: true}\n", "not a boolean"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nppo: {clip_param: .inf}\n", "finite number"),
+    ):
+        path.write_text(text)
+        assert main(["train", str(path), "--check"]) == 2
+        err = capsys.readouterr().err
+        assert phrase in err and len(err.strip().splitlines()) == 1, err
+    path.write_text("algorithm: rllib-ppo\nopponents: [random]\niterations: 1e3\n")
+    assert main(["train", str(path), "--check"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["iterations"] == 1000

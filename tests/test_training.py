@@ -542,3 +542,18 @@ def test_warm_start_from_a_trainer_checkpoint_copies_actor_and_value(smoke_run):
         assert all(torch.equal(mine[k], v) for k, v in src.items())
     finally:
         env.close()
+
+
+def test_refusals_come_before_the_run_folder(tmp_path, capsys):
+    """What the config check cannot see (no CUDA device) is refused before the run folder exists too."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    cfg = tmp_path / "cuda.yaml"
+    cfg.write_text(SMOKE.read_text() + "device: cuda\n")
+    root = tmp_path / "runs"
+    assert main(["train", str(cfg), "--runs-root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "device: cuda, but this torch finds no CUDA device" in err and len(err.strip().splitlines()) == 1
+    assert not root.exists()

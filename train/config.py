@@ -227,33 +227,47 @@ class PolicyConfig(Section):
     @field_validator("net_arch")
     @classmethod
     def _positive(cls, v: Any) -> Any:
-        from lama_dice.agents.agentfile import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, SIZE_LIMITS
-
         for layers in ([v] if isinstance(v, list) else [v.pi, v.vf]):
-            if any(n < 1 for n in layers):
-                raise ValueError("layer sizes must be positive")
-            if len(layers) > MAX_HIDDEN_LAYERS or any(n > MAX_LAYER_SIZE for n in layers):
-                raise ValueError(f"{clip(layers)} is too large: {SIZE_LIMITS}")
+            check_layer_sizes(layers)
         return v
 
     def network_problem(self, num_players: int) -> str | None:
-        """Why the policy or value network of ``net_arch`` is too large for ``num_players`` (None if it is not).
-
-        Counted before anything is created, with the limits of agent files
-        (:func:`lama_dice.agents.agentfile.network_size_problem`), so that every trained network exports.
-        """
-        from lama_dice.agents.agentfile import network_size_problem
-        from lama_env.actions import NUM_ACTIONS
-        from lama_env.observation import observation_size
-
+        """Why the policy or value network of ``net_arch`` is too large for ``num_players`` (None if it is not)."""
         arch = self.net_arch
         pi, vf = (arch, arch) if isinstance(arch, list) else (arch.pi, arch.vf)
-        inputs = observation_size(num_players)
-        for which, layers, outputs in (("policy", pi, NUM_ACTIONS), ("value", vf, 1)):
-            problem = network_size_problem(inputs, list(layers), outputs)
-            if problem is not None:
-                return f"the {which} network of {clip(list(layers))} has {problem}"
-        return None
+        return networks_problem(num_players, pi, vf)
+
+
+def check_layer_sizes(layers: list[int]) -> None:
+    """Refuse hidden layer sizes (of either trainer's config) that are not positive or past the agent files' limits.
+
+    Raises:
+        ValueError: the message for :func:`describe_error` (the limits and why: ``agentfile.SIZE_LIMITS``).
+    """
+    from lama_dice.agents.agentfile import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, SIZE_LIMITS
+
+    if any(n < 1 for n in layers):
+        raise ValueError("layer sizes must be positive")
+    if len(layers) > MAX_HIDDEN_LAYERS or any(n > MAX_LAYER_SIZE for n in layers):
+        raise ValueError(f"{clip(layers)} is too large: {SIZE_LIMITS}")
+
+
+def networks_problem(num_players: int, pi: list[int], vf: list[int]) -> str | None:
+    """Why a policy network of hidden layers ``pi`` or a value network of ``vf`` is too large (None if neither is).
+
+    Counted before anything is created, with the limits of agent files
+    (:func:`lama_dice.agents.agentfile.network_size_problem`), so that every trained network exports.
+    """
+    from lama_dice.agents.agentfile import network_size_problem
+    from lama_env.actions import NUM_ACTIONS
+    from lama_env.observation import observation_size
+
+    inputs = observation_size(num_players)
+    for which, layers, outputs in (("policy", pi, NUM_ACTIONS), ("value", vf, 1)):
+        problem = network_size_problem(inputs, list(layers), outputs)
+        if problem is not None:
+            return f"the {which} network of {clip(list(layers))} has {problem}"
+    return None
 
 
 class EvalSection(Section):

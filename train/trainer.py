@@ -149,6 +149,8 @@ def train(
     # -- 1. The config: validated before anything starts ---------------------------------
     cfg, resume_ckpt = run_config(config, resume=resume, total_timesteps=total_timesteps, seed=seed, out=out)
     n_players = cfg.env.num_players
+    if cfg.device == "cuda" and not torch.cuda.is_available():  # refused now, not by torch after the run folder
+        raise ConfigError("device: cuda, but this torch finds no CUDA device; use device: cpu (or auto)")
     if resume is None:
         check_init_from(cfg)
     rules = cfg.rules
