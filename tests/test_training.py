@@ -325,9 +325,11 @@ def test_resume_refusals(smoke_run, tmp_path, capsys):
     (legacy / "final.json").write_text(json.dumps(side))
     with pytest.raises(CheckpointError, match="trained for 2 players"):
         train(three, resume=legacy / "final.zip", progress_bar=False, out=io.StringIO())
-    # nothing to train at all
+    # nothing to train at all; a run folder given as the config
     assert main(["train"]) == 2
     assert "give a CONFIG to train" in capsys.readouterr().err
+    assert main(["train", str(run)]) == 2
+    assert f"is a folder, not a config file (a run folder: continue it with --resume {run}" in capsys.readouterr().err
     assert _tree(run) == before
 
 

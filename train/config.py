@@ -19,8 +19,14 @@ a wrong type, an out-of-range value, a bad agent spec, bad rules) raises
 :class:`ConfigError` with a one-line message that names the key, e.g.
 ``configs/x.yaml: ppo.learning_rat: unknown key (valid keys of ppo: ...)``.
 
+The YAML reader refuses a key given twice and reads ``1e6`` as a number; every
+section refuses booleans where numbers are expected and non-finite numbers
+(:class:`Section`); network sizes are held to the agent files' limits before
+anything is built (:func:`check_layer_sizes`, :func:`networks_problem`).
+
 The resolved config (every default filled in) is saved as ``config.yaml`` in
-each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run.
+each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run, and
+``lama-dice train --resume RUN`` continues it with that config.
 
 The pieces both trainers' schemas share are defined here once, and the RLlib
 schema (:mod:`lama_dice.train.rllib.config`) builds on them: :class:`Section`,
@@ -532,6 +538,10 @@ def resolve_config(arg: str | os.PathLike) -> Path:
         ConfigError: neither a file nor a shipped config.
     """
     p = Path(arg)
+    if p.is_dir():
+        run = (f" (a run folder: continue it with --resume {arg}, or train its config again: {p / 'config.yaml'})"
+               if (p / "config.yaml").is_file() else "")
+        raise ConfigError(f"{arg} is a folder, not a config file{run}")
     if p.exists():
         return p
     shipped = shipped_configs()
@@ -554,8 +564,11 @@ def load_config(path: str | os.PathLike, check_agents: bool = True) -> TrainConf
 def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> Any:
     """The content of the YAML file at ``path`` (``None`` for an empty file).
 
+    Read with :func:`_config_loader`: a key given twice in one mapping is an error, and ``1e6`` is a number.
+
     Raises:
-        error: the file cannot be read, is not UTF-8 text or is not YAML (one line, naming the file).
+        error: the file cannot be read, is not UTF-8 text or is not YAML, or repeats a key (one line,
+            naming the file and the line).
     """
     import yaml
 

@@ -149,8 +149,7 @@ def train(
     # -- 1. The config: validated before anything starts ---------------------------------
     cfg, resume_ckpt = run_config(config, resume=resume, total_timesteps=total_timesteps, seed=seed, out=out)
     n_players = cfg.env.num_players
-    if cfg.device == "cuda" and not torch.cuda.is_available():  # refused now, not by torch after the run folder
-        raise ConfigError("device: cuda, but this torch finds no CUDA device; use device: cpu (or auto)")
+    _check_device(cfg)
     if resume is None:
         check_init_from(cfg)
     rules = cfg.rules
@@ -268,6 +267,12 @@ def train(
     model.logger.close()
     print_run_files(run, out)
     return TrainResult(run, int(model.num_timesteps), False, ckpt, evaluation, time.perf_counter() - t_start, sps)
+
+
+def _check_device(cfg: TrainConfig) -> None:
+    """Refuse ``device: cuda`` without a CUDA device now, not by torch after the run folder was made."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device: cuda, but this torch finds no CUDA device; use device: cpu (or auto)")
 
 
 def run_config(config: TrainConfig | str | os.PathLike | None, *, resume: str | os.PathLike | None = None,
