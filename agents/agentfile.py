@@ -16,8 +16,11 @@ linear layer to the ``outputs`` action logits; its tensors are named ``hidden.I.
 ``hidden.I.bias``, ``logits.weight``, ``logits.bias``.  Loading builds that network from
 the description and fills in the tensors: safetensors holds only numbers and a JSON header,
 so nothing in the file can run.  A file whose tensors are not exactly those of its
-description (missing, extra, wrong shape or type) is refused; fields of the description
-this version does not know are ignored (``training`` is free-form).
+description (missing, extra, wrong shape or type) or are not all finite numbers is refused;
+so is a description past the size limits (:data:`SIZE_LIMITS`, checked before anything is
+allocated), a file larger than such a network, and a file that is not safetensors at all
+(a zip archive or a pickle is named as such).  Fields of the description this version does
+not know are ignored (``training`` is free-form).
 
 ``lama-dice export SPEC OUT`` writes one from a trainer checkpoint or an RLlib checkpoint
 (:mod:`lama_dice.cli.commands.export`); ``ppo:FILE.safetensors`` plays it, and the shipped

@@ -69,6 +69,9 @@ def test_non_finite_weights_are_refused_on_load_and_by_export(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert "not all finite" in err and len(err.strip().splitlines()) == 1, err
     assert "does not reproduce" not in err and not out.exists()
+    out.write_text("mine")  # a file the user has is never replaced by a refused export, --force or not
+    assert main(["export", f"ppo:{bad}", str(out), "--force"]) == 2
+    assert "not all finite" in capsys.readouterr().err and out.read_text() == "mine"
 
 
 def test_writing_a_network_with_non_finite_weights_is_refused(tmp_path):
