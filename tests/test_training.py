@@ -256,6 +256,9 @@ def test_ctrl_c_saves_and_resume_continues_as_printed(tmp_path, capsys):
     captured = capsys.readouterr()
     assert yaml.safe_load(captured.out)["total_timesteps"] == 1200
     assert "resuming with the run's total_timesteps 1,200 (config.yaml), not 2,048" in captured.err
+    assert main(["train", str(SMOKE), "--resume", str(run), "--check", "--total-timesteps", "1300"]) == 0
+    captured = capsys.readouterr()  # the command line's total: nothing to say about the config's
+    assert yaml.safe_load(captured.out)["total_timesteps"] == 1300 and "resuming with" not in captured.err
     # resumed as printed: it continues counting steps and logging, and stops at 1,200 (not smoke.yaml's 2,048)
     before = read_sidecar(run / "interrupted.zip")
     assert main(_as_printed(resume.removeprefix("resume with: "))) == 0

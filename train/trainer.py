@@ -288,7 +288,8 @@ def run_config(config: TrainConfig | str | os.PathLike | None, *, resume: str | 
     """
     resume_ckpt = _resume_checkpoint(resume) if resume is not None else None
     if resume_ckpt is not None:  # the run's own config (every refusal comes before the run folder is touched)
-        config = resume_config(resume_ckpt, config, out or sys.stdout)
+        given = {k for k, v in (("total_timesteps", total_timesteps), ("seed", seed)) if v is not None}
+        config = resume_config(resume_ckpt, config, out or sys.stdout, overridden=given)
     elif config is None:
         raise ConfigError("nothing to train: give a config (a YAML file or a shipped config's name), or a run to "
                           "resume")
@@ -522,14 +523,16 @@ def run_config_path(run: Path) -> Path | None:
 RESUME_OVERRIDES = ("total_timesteps", "seed")
 
 
-def resume_config(ckpt: Path, config: TrainConfig | str | os.PathLike | None, out: TextIO) -> TrainConfig:
+def resume_config(ckpt: Path, config: TrainConfig | str | os.PathLike | None, out: TextIO,
+                  overridden: set[str] | frozenset[str] = frozenset()) -> TrainConfig:
     """The config a run resumed from ``ckpt`` trains with: its run folder's own resolved config.
 
     The run folder's config (:func:`run_config_path`; the command line's ``--total-timesteps``
     and ``--seed`` of earlier sessions included) is the source of truth.  A ``config`` given as
     well must be the same config apart from its name, description and
     :data:`RESUME_OVERRIDES` (the run's values are kept for those; the command line may
-    override them again); a checkpoint outside a run folder needs ``config``.
+    override them again: ``overridden`` names those the command line sets, about which
+    nothing is said); a checkpoint outside a run folder needs ``config``.
 
     Raises:
         ConfigError: no config to resume with, or a ``config`` that is another one than the run's.
@@ -555,7 +558,7 @@ def resume_config(ckpt: Path, config: TrainConfig | str | os.PathLike | None, ou
                           f"new run from its weights (policy.init_from: {ckpt})")
     for key in RESUME_OVERRIDES:
         mine, theirs = getattr(run_cfg, key), getattr(given, key)
-        if mine != theirs:
+        if mine != theirs and key not in overridden:
             print(f"resuming with the run's {key} {mine:,} ({own.name}), not {theirs:,} ({where}); "
                   f"--{key.replace('_', '-')} changes it", file=out)
     return run_cfg
