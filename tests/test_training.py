@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -328,6 +329,18 @@ def test_resume_refusals(smoke_run, tmp_path, capsys):
     (legacy / "final.json").write_text(json.dumps(side))
     with pytest.raises(CheckpointError, match="trained for 2 players"):
         train(three, resume=legacy / "final.zip", progress_bar=False, out=io.StringIO())
+    # a checkpoint whose weights load but whose model does not (no SB3 data): refused, nothing written
+    broken = tmp_path / "broken"
+    shutil.copytree(run, broken)
+    with zipfile.ZipFile(run / "final.zip") as src, zipfile.ZipFile(broken / "final.zip", "w") as dst:
+        for item in src.infolist():
+            if item.filename != "data":
+                dst.writestr(item, src.read(item))
+    os.utime(broken / "final.zip", (1e9, 1e9))  # (not the newest checkpoint of the folder: name it)
+    kept = _tree(broken)
+    with pytest.raises(CheckpointError, match="cannot resume"):
+        train(resume=broken / "final.zip", total_timesteps=99_999, progress_bar=False, out=io.StringIO())
+    assert _tree(broken) == kept
     # nothing to train at all; a run folder given as the config
     assert main(["train"]) == 2
     assert "give a CONFIG to train" in capsys.readouterr().err

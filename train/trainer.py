@@ -155,21 +155,12 @@ def train(
     rules = cfg.rules
 
     # -- 2. The run folder, with the resolved config -------------------------------------
-    done = 0
-    if resume_ckpt is not None:
-        _check_resume_fits(resume_ckpt, cfg)
-        done = _trained_steps(resume_ckpt)
-        if cfg.total_timesteps <= done:
-            raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {resume_ckpt} has already trained "
-                              f"{done:,} steps; pass a larger --total-timesteps to continue")
-        home = _run_dir_of(resume_ckpt)
-        if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
-            run = _claim_run_dir(Path(run_dir))
-        else:
-            run = home or new_run_dir(runs_root, cfg.name)
+    if resume_ckpt is not None:  # (its folder is written to once its model has loaded: step 4)
+        run, done = _resumed_run_dir(resume_ckpt, cfg, run_dir, runs_root)
     else:
         run = _claim_run_dir(Path(run_dir)) if run_dir is not None else new_run_dir(runs_root, cfg.name)
-    _save_config(cfg, run)
+        done = 0
+        _save_config(cfg, run)
     (run / "checkpoints").mkdir(exist_ok=True)
     # what every checkpoint's JSON sidecar says about the game it was trained for
     sidecar = {"num_players": n_players, "rules": rules.to_dict(), "config": cfg.name,
@@ -194,6 +185,7 @@ def train(
     # -- 4. The model: new, or loaded to resume ------------------------------------------
     if resume_ckpt is not None:
         model = _load_for_resume(resume_ckpt, vec_env, cfg)
+        _save_config(cfg, run)
         print(f"resuming from {resume_ckpt} at {model.num_timesteps:,} steps", file=out)
     else:
         model = new_model(cfg, vec_env, out)
@@ -570,6 +562,25 @@ def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:
         return [d for k in dict.fromkeys([*a, *b])
                 for d in _differences(a.get(k), b.get(k), f"{prefix}.{k}" if prefix else str(k))]
     return [] if a == b else [prefix]
+
+
+def _resumed_run_dir(ckpt: Path, cfg: TrainConfig, run_dir: str | os.PathLike | None,
+                     runs_root: str | os.PathLike) -> tuple[Path, int]:
+    """``(run folder, steps trained)`` of a run resumed from ``ckpt``: its own folder unless ``run_dir`` is another.
+
+    Raises:
+        CheckpointError, ConfigError: the checkpoint does not fit the config, or has trained
+            ``total_timesteps`` already (before any folder is touched).
+    """
+    _check_resume_fits(ckpt, cfg)
+    done = _trained_steps(ckpt)
+    if cfg.total_timesteps <= done:
+        raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {ckpt} has already trained "
+                          f"{done:,} steps; pass a larger --total-timesteps to continue")
+    home = _run_dir_of(ckpt)
+    if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
+        return _claim_run_dir(Path(run_dir)), done
+    return home or new_run_dir(runs_root, cfg.name), done
 
 
 def _resume_checkpoint(resume: str | os.PathLike) -> Path:
