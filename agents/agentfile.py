@@ -16,8 +16,11 @@ linear layer to the ``outputs`` action logits; its tensors are named ``hidden.I.
 ``hidden.I.bias``, ``logits.weight``, ``logits.bias``.  Loading builds that network from
 the description and fills in the tensors: safetensors holds only numbers and a JSON header,
 so nothing in the file can run.  A file whose tensors are not exactly those of its
-description (missing, extra, wrong shape or type) is refused; fields of the description
-this version does not know are ignored (``training`` is free-form).
+description (missing, extra, wrong shape or type) or are not all finite numbers is refused;
+so is a description past the size limits (:data:`SIZE_LIMITS`, checked before anything is
+allocated), a file larger than such a network, and a file that is not safetensors at all
+(a zip archive or a pickle is named as such).  Fields of the description this version does
+not know are ignored (``training`` is free-form).
 
 ``lama-dice export SPEC OUT`` writes one from a trainer checkpoint or an RLlib checkpoint
 (:mod:`lama_dice.cli.commands.export`); ``ppo:FILE.safetensors`` plays it, and the shipped
@@ -48,6 +51,21 @@ SUFFIX = ".safetensors"
 META_KEY = "lama_dice"
 #: Hidden-layer activations an agent file may name (torch's defaults for each).
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
+#: The most hidden layers a network may have (an agent file's, or one a training config asks for).
+MAX_HIDDEN_LAYERS = 64
+#: The most units of one layer (and of the inputs and outputs).
+MAX_LAYER_SIZE = 1 << 16
+#: The most parameters (weights and biases) of one network: 2**25 float32 numbers, 128 MiB.
+MAX_PARAMETERS = 1 << 25
+#: Why the limits: said with every refusal of a network's sizes.
+SIZE_LIMITS = (f"a network here has at most {MAX_HIDDEN_LAYERS} hidden layers of 1 to {MAX_LAYER_SIZE:,} units "
+               f"and {MAX_PARAMETERS:,} parameters (128 MiB of float32), so that no config or agent file can make "
+               "lama-dice allocate more; the shipped agents have about 40,000")
+#: The largest agent file read: the most parameters, plus room for the header.
+MAX_FILE_BYTES = 4 * MAX_PARAMETERS + (16 << 20)
+#: The first bytes of a zip archive (an SB3 checkpoint ``.zip``, a torch.save file) and of a pickle (protocol 2+).
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_PICKLE_MAGIC = tuple(bytes([0x80, v]) for v in range(2, 6))
 
 
 class CheckpointError(LamaDiceError):
@@ -67,13 +85,15 @@ def check_network(net: Any, where: str) -> dict[str, Any]:
         raise CheckpointError(f"{where}: no network description")
     if net.get("kind") != "mlp":
         raise CheckpointError(f"{where}: network kind {clip(net.get('kind'))} is not 'mlp'")
-    hidden, inputs, outputs = net.get("hidden"), net.get("inputs"), net.get("outputs")
-    if not (isinstance(hidden, list) and all(type(h) is int and 0 < h <= 1 << 16 for h in hidden)
-            and len(hidden) <= 64):
-        raise CheckpointError(f"{where}: network hidden sizes {clip(hidden)} are not a list of positive integers")
+    hidden: Any = net.get("hidden")
+    inputs: Any = net.get("inputs")
+    outputs: Any = net.get("outputs")
     for name, v in (("inputs", inputs), ("outputs", outputs)):
-        if type(v) is not int or not 0 < v <= 1 << 16:
-            raise CheckpointError(f"{where}: network {name} {clip(v)} is not a positive integer")
+        if type(v) is not int or not 0 < v <= MAX_LAYER_SIZE:
+            raise CheckpointError(f"{where}: network {name} {clip(v)} is not an integer from 1 to {MAX_LAYER_SIZE:,}")
+    problem = network_size_problem(inputs, hidden, outputs)
+    if problem is not None:
+        raise CheckpointError(f"{where}: network hidden sizes {clip(hidden)}: {problem}")
     if outputs != NUM_ACTIONS:
         raise CheckpointError(f"{where}: the network has {outputs} outputs, not the game's {NUM_ACTIONS} actions")
     if net.get("activation") not in ACTIVATIONS:
@@ -81,6 +101,43 @@ def check_network(net: Any, where: str) -> dict[str, Any]:
                               f"{', '.join(ACTIVATIONS)}")
     return {"kind": "mlp", "inputs": inputs, "hidden": list(hidden), "activation": net["activation"],
             "outputs": outputs}
+
+
+def network_size_problem(inputs: int, hidden: Any, outputs: int) -> str | None:
+    """What is wrong with an MLP's hidden sizes ``hidden`` between ``inputs`` and ``outputs`` (None if nothing).
+
+    The limits (:data:`MAX_HIDDEN_LAYERS`, :data:`MAX_LAYER_SIZE`, :data:`MAX_PARAMETERS`) are the same for
+    agent files and training configs (so that every network trained here exports); the message says them
+    and why (:data:`SIZE_LIMITS`).
+    """
+    if not isinstance(hidden, list):
+        return f"not a list of layer sizes ({SIZE_LIMITS})"
+    if len(hidden) > MAX_HIDDEN_LAYERS:
+        return f"{len(hidden)} hidden layers, more than {MAX_HIDDEN_LAYERS} ({SIZE_LIMITS})"
+    for h in hidden:
+        if type(h) is not int:
+            return f"{clip(h)} is not an integer ({SIZE_LIMITS})"
+        if not 0 < h <= MAX_LAYER_SIZE:
+            return f"{h:,} is not from 1 to {MAX_LAYER_SIZE:,} ({SIZE_LIMITS})"
+    sizes = [inputs, *hidden, outputs]
+    count = sum(a * b + b for a, b in itertools.pairwise(sizes))
+    if count > MAX_PARAMETERS:
+        return f"{count:,} parameters, more than {MAX_PARAMETERS:,} ({SIZE_LIMITS})"
+    return None
+
+
+def check_finite(tensors: Mapping[str, Any], where: str) -> None:
+    """Refuse tensors holding NaN or infinite numbers (a network with them plays nonsense).
+
+    Raises:
+        CheckpointError: naming the first such tensor and how many of its numbers are not finite.
+    """
+    for name, t in tensors.items():
+        a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            nan, inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+            raise CheckpointError(f"{where}: its weights are not all finite numbers (tensor {name} holds {nan:,} "
+                                  f"NaN and {inf:,} infinite of {a.size:,}); a network with them plays nonsense")
 
 
 def tensor_shapes(net: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -114,6 +171,7 @@ def build_mlp(net: Mapping[str, Any], tensors: Mapping[str, Any], where: str) ->
         if tuple(t.shape) != shape or t.dtype != torch.float32:
             raise CheckpointError(f"{where}: tensor {k} is {t.dtype} {tuple(t.shape)}, "
                                   f"the description needs float32 {shape}")
+    check_finite(tensors, where)
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
            "leaky_relu": torch.nn.LeakyReLU}[net["activation"]]
     layers: list[Any] = []
@@ -281,6 +339,7 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     from safetensors import SafetensorError, safe_open
 
     p = Path(path)
+    _check_file_kind(p)
     try:
         with safe_open(str(p), framework="pt", device="cpu") as f:
             meta = f.metadata() or {}
@@ -296,6 +355,36 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CheckpointError(f"agent file {p}: its description is not a JSON object")
     return data
+
+
+def _check_file_kind(p: Path) -> None:
+    """Refuse, naming what it is, a file that is not a safetensors file (a zip, a pickle) or is too large to be one.
+
+    A safetensors file starts with its JSON header's length (8 bytes, little-endian) and the header's ``{``.
+
+    Raises:
+        CheckpointError: a zip archive (an SB3 checkpoint renamed?), a pickle, or more than
+            :data:`MAX_FILE_BYTES`.
+    """
+    try:
+        size = p.stat().st_size
+        with open(p, "rb") as f:
+            head = f.read(9)
+    except OSError as e:
+        raise CheckpointError(f"cannot read agent file {p}: {e.strerror or e}") from None
+    if head.startswith(_ZIP_MAGIC):
+        raise CheckpointError(f"agent file {p} is a zip archive, not a safetensors file (a trainer checkpoint "
+                              "renamed? give it its .zip name: ppo:X.zip plays it, lama-dice export converts it)")
+    if head.startswith(_PICKLE_MAGIC):
+        raise CheckpointError(f"agent file {p} is a Python pickle, not a safetensors file (refused: loading a "
+                              "pickle can run code; nothing of it ran)")
+    if size > MAX_FILE_BYTES:
+        raise CheckpointError(f"agent file {p} is {size:,} bytes, more than any agent file holds "
+                              f"({MAX_FILE_BYTES:,}: {SIZE_LIMITS})")
+    header = int.from_bytes(head[:8], "little") if len(head) == 9 else -1
+    if not 0 < header <= size - 8 or head[8:9] != b"{":
+        raise CheckpointError(f"agent file {p} is not a safetensors file (it does not start with a safetensors "
+                              "header)")
 
 
 class MLPActor:

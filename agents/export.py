@@ -12,7 +12,8 @@
 writes it as an agent file (:mod:`lama_dice.agents.agentfile`), then loads that file as
 an untrusted user would and checks that it computes the same action logits as the
 source on a few thousand game states (so the same actions on the same games); a file
-that does not is removed and the export fails.
+that does not is removed and the export fails.  A network whose weights are not all finite
+(NaN or infinite numbers) is refused before anything is written.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from lama_env.errors import LamaDiceError, bounded, clip
 from .agentfile import (
     SUFFIX,
     CheckpointError,
+    check_finite,
     check_network,
     describe_layers,
     read_agent_file,
@@ -70,6 +72,7 @@ def export_agent(spec: str, out: str | os.PathLike) -> dict[str, Any]:
         description, tensors, source = _from_rllib(arg)
     else:
         raise ExportError(f"cannot export {clip(spec)}: only ppo:PATH and rllib:PATH are trained networks")
+    check_finite(tensors, f"cannot export {clip(spec)}")  # refused naming the source, before OUT is written
     write_agent_file(out, description, tensors)
     try:
         _check_same_logits(source, out, int(description["num_players"]))

@@ -73,6 +73,27 @@ BAD = [
     ("opponents: [random]\ntotal_timesteps: 0\n", "total_timesteps", "greater than or equal to 1"),
     ("opponents: [random]\neval: {opponents: []}\n", "eval.opponents", "at least one"),
     ("- just\n- a list\n", "", "must be a mapping"),
+    # booleans are not numbers; non-finite floats are refused; network sizes are bounded before anything is built
+    ("opponents: [random]\nenv: {num_players: true}\n", "env.num_players", "must be an integer, not a boolean"),
+    ("opponents: [random]\nppo: {n_epochs: false}\n", "ppo.n_epochs", "must be an integer, not a boolean"),
+    ("opponents: [random]\nppo: {clip_range: true}\n", "ppo.clip_range", "must be a number, not a boolean"),
+    ("opponents: [random]\npolicy: {net_arch: [64, true]}\n", "policy.net_arch", "not a boolean"),
+    ("opponents: [random]\nppo: {clip_range: .inf}\n", "ppo.clip_range", "finite number"),
+    ("opponents: [random]\nppo: {target_kl: .inf}\n", "ppo.target_kl", "finite number"),
+    ("opponents: [random]\nppo: {learning_rate: .nan}\n", "ppo.learning_rate", "finite number"),
+    ("opponents: [{agent: random, weight: .inf}]\n", "opponents[0].weight", "finite number"),
+    ("opponents: [random]\ntotal_timesteps: 1e400\n", "total_timesteps", "finite number"),
+    ("opponents: [random]\ntotal_timesteps: 2.5e-3\n", "total_timesteps", "fractional part"),
+    ("opponents: [random]\npolicy: {net_arch: [100000000, 100000000]}\n", "policy.net_arch",
+     "too large: a network here has at most 64 hidden layers of 1 to 65,536 units and 33,554,432 parameters"),
+    ("opponents: [random]\npolicy: {net_arch: {pi: [64], vf: [70000]}}\n", "policy.net_arch", "too large"),
+    ("opponents: [random]\npolicy: {net_arch: [8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, "
+     "8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, "
+     "8, 8, 8, 8, 8, 8]}\n", "policy.net_arch", "at most 64 hidden layers"),
+    ("opponents: [random]\npolicy: {net_arch: [60000, 60000]}\n", "policy.net_arch",
+     "the policy network of [60000, 60000] has 3,610,980,129 parameters, more than 33,554,432"),
+    ("opponents: [random]\npolicy: {net_arch: {pi: [64], vf: [6000, 6000]}}\n", "policy.net_arch",
+     "the value network of [6000, 6000] has"),
     # agent specs are built once to check them
     ("opponents: [threshhold:0.2]\n", "opponents[0].agent", "unknown agent spec 'threshhold:0.2'"),
     ("opponents: [random, threshold:abc]\n", "opponents[1].agent", "threshold:T"),
@@ -93,6 +114,93 @@ def test_bad_configs_name_the_key(tmp_path, text, key, phrase):
     assert "\n" not in msg
     assert msg.startswith(f"{path}: {key}")
     assert phrase in msg
+
+
+def test_integers_in_scientific_notation(tmp_path):
+    """`1e6` is a number (PyYAML alone reads it as a string); a whole one is accepted where an integer is expected."""
+    path = tmp_path / "sci.yaml"
+    path.write_text("opponents: [random]\ntotal_timesteps: 1e6\nppo: {n_steps: 2.5e2, learning_rate: 3e-4, "
+                    "batch_size: 1.28E+2}\neval: {every: 5e4}\n")
+    cfg = load_config(path)
+    assert cfg.total_timesteps == 1_000_000 and type(cfg.total_timesteps) is int
+    assert cfg.ppo.n_steps == 250 and cfg.ppo.batch_size == 128 and cfg.eval.every == 50_000
+    assert cfg.ppo.learning_rate == 3e-4
+    # what is not a number stays text: names, agent specs
+    path.write_text("name: r1e6\nopponents: ['threshold:2e-1']\n")
+    assert load_config(path).opponents[0].agent == "threshold:2e-1"
+
+
+def test_the_command_line_takes_scientific_notation_too(capsys):
+    assert main(["train", "smoke", "--check", "--total-timesteps", "1e6"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["total_timesteps"] == 1_000_000
+    with pytest.raises(SystemExit):
+        main(["train", "smoke", "--check", "--total-timesteps", "1.5e0"])
+    assert "not an integer: '1.5e0'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text,key,line,first", [
+    ("opponents: [random]\nppo:\n  n_steps: 64\n  gamma: 1.0\n  n_steps: 128\n", "n_steps", 5, 3),
+    ("total_timesteps: 100\nopponents: [random]\ntotal_timesteps: 4000\n", "total_timesteps", 3, 1),
+    ("opponents: [{agent: random, agent: optimal}]\n", "agent", 1, 1),
+])
+def test_duplicate_keys_are_refused(tmp_path, capsys, text, key, line, first):
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    msg = str(info.value)
+    assert f"invalid YAML at line {line}" in msg and f"duplicate key '{key}' (first at line {first}" in msg, msg
+    assert main(["train", str(path), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "duplicate key" in err and len(err.strip().splitlines()) == 1
+
+
+def test_merge_keys_may_still_be_overridden(tmp_path):
+    """A key that a merge (`<<: *base`) brings in may be given again: YAML allows it, it is no duplicate."""
+    from lama_dice.train.config import read_yaml
+
+    path = tmp_path / "merge.yaml"
+    path.write_text("a: &b {x: 1, y: 2}\nc:\n  <<: *b\n  x: 3\n")
+    assert read_yaml(path) == {"a": {"x": 1, "y": 2}, "c": {"x": 3, "y": 2}}
+
+
+def test_a_refused_network_size_makes_no_run_folder(tmp_path, capsys):
+    """`policy.net_arch` far too large: refused by --check and by train before the run folder or torch."""
+    path = tmp_path / "huge.yaml"
+    path.write_text("opponents: [random]\npolicy: {net_arch: [100000000, 100000000]}\n")
+    root = tmp_path / "runs"
+    for extra in (["--check"], ["--runs-root", str(root)]):
+        assert main(["train", str(path), *extra]) == 2
+        err = capsys.readouterr().err
+        assert "policy.net_arch" in err and "65,536 units" in err and len(err.strip().splitlines()) == 1
+    assert not root.exists()
+
+
+def test_every_network_a_config_allows_exports():
+    """The config's bounds are the agent files' (lama_dice.agents.agentfile): a trained network always exports."""
+    from lama_dice.agents.agentfile import MAX_PARAMETERS, CheckpointError, check_network
+    from lama_env.actions import NUM_ACTIONS
+    from lama_env.observation import observation_size
+
+    largest = [4096, 4096]  # about 17.5 million parameters; a third layer of 4,096 passes the limit
+    cfg = parse_config({"opponents": ["random"], "policy": {"net_arch": largest}}, check_agents=False)
+    net = {"kind": "mlp", "inputs": observation_size(2), "hidden": list(cfg.policy.net_arch), "activation": "tanh",
+           "outputs": NUM_ACTIONS}
+    assert check_network(net, "x")["hidden"] == largest
+    with pytest.raises(ConfigError, match=f"more than {MAX_PARAMETERS:,}"):
+        parse_config({"opponents": ["random"], "policy": {"net_arch": [*largest, 4096]}}, check_agents=False)
+    with pytest.raises(CheckpointError, match=f"more than {MAX_PARAMETERS:,}"):
+        check_network({**net, "hidden": [*largest, 4096]}, "x")
+
+
+def test_rounding_of_the_step_budget_is_said_by_check(capsys):
+    """The smoke config trains rollouts of 256 x 2 = 512 steps: 600 steps asked are 1,024, and --check says so."""
+    assert main(["train", "smoke", "--check", "--total-timesteps", "600"]) == 0
+    err = capsys.readouterr().err
+    assert ("note: total_timesteps is 600: will train 1,024, because training runs whole rollouts of ppo.n_steps x "
+            "env.n_envs = 256 x 2 = 512 steps") in err
+    assert main(["train", "smoke", "--check", "--total-timesteps", "1024"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_unknown_key_lists_the_valid_ones(tmp_path):
@@ -240,3 +348,22 @@ def test_check_prints_the_config_the_run_would_use(capsys):
         assert e.value.code == 2
         err = capsys.readouterr().err
         assert f"argument {bad[0]}" in err and err.strip().splitlines()[-1].startswith("lama-dice train: error")
+
+
+def test_the_rllib_config_has_the_same_bounds(tmp_path, capsys):
+    """RLlib's `model.hidden` is bounded as `policy.net_arch` is; its YAML is read by the same reader."""
+    path = tmp_path / "r.yaml"
+    for text, phrase in (
+        ("algorithm: rllib-ppo\nopponents: [random]\nmodel: {hidden: [100000000, 100000000]}\n", "65,536 units"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nmodel: {hidden: [60000, 60000]}\n", "more than 33,554,432"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nseed: 1\nseed: 2\n", "duplicate key 'seed'"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nenv: {num_players: true}\n", "not a boolean"),
+        ("algorithm: rllib-ppo\nopponents: [random]\nppo: {clip_param: .inf}\n", "finite number"),
+    ):
+        path.write_text(text)
+        assert main(["train", str(path), "--check"]) == 2
+        err = capsys.readouterr().err
+        assert phrase in err and len(err.strip().splitlines()) == 1, err
+    path.write_text("algorithm: rllib-ppo\nopponents: [random]\niterations: 1e3\n")
+    assert main(["train", str(path), "--check"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["iterations"] == 1000

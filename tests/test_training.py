@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from lama_dice.agents.ppo import CheckpointError, PPOPolicy, read_sidecar
 from lama_dice.agents.registry import make_agent
+from lama_dice.cli.main import main
 from lama_dice.evaluation import evaluate
 from lama_dice.train import shell
 from lama_dice.train.config import ConfigError, load_config, parse_config
@@ -226,24 +229,58 @@ class _InterruptAt(BaseCallback):
         return True
 
 
-def test_ctrl_c_saves_and_resume_continues(tmp_path):
+def _as_printed(line: str) -> list[str]:
+    """The arguments of a printed ``lama-dice ...`` command line (without the program: a path, or python -m)."""
+    words = shlex.split(line)
+    return words[3:] if words[1:3] == ["-m", "lama_dice"] else words[1:]
+
+
+def test_ctrl_c_saves_and_resume_continues_as_printed(tmp_path, capsys):
+    """A run started with --total-timesteps, interrupted and resumed as printed, still aims at that total."""
     out = io.StringIO()
     run = tmp_path / "run"
-    first = train(SMOKE, run_dir=run, progress_bar=False, callbacks=[_InterruptAt(600)], out=out)
+    # smoke.yaml says 2,048 steps; this run is started for 1,200, which whole rollouts of 512 make 1,536
+    first = train(SMOKE, run_dir=run, total_timesteps=1200, progress_bar=False, callbacks=[_InterruptAt(600)], out=out)
+    printed = out.getvalue()
     assert first.interrupted and first.checkpoint == run / "interrupted.zip"
-    assert 600 <= first.timesteps < 2048
-    assert f"--resume {run / 'interrupted.zip'}" in out.getvalue()
+    assert 600 <= first.timesteps < 1024
+    assert ("total_timesteps is 1,200: will train 1,536, because training runs whole rollouts of ppo.n_steps x "
+            "env.n_envs = 256 x 2 = 512 steps") in printed
+    resume = next(line for line in printed.splitlines() if line.startswith("resume with: "))
+    assert resume.endswith(f" train --resume {run}")  # the run folder alone: no config path to get wrong
     assert not (run / "final.zip").exists()
-    # resuming the run folder picks its latest checkpoint and continues counting steps and logging
-    second = train(SMOKE, resume=run, total_timesteps=2048, progress_bar=False, out=io.StringIO())
-    assert second.run_dir == run and not second.interrupted
-    assert second.timesteps >= 2048 and (run / "final.zip").is_file()
-    assert read_sidecar(run / "final.zip")["timesteps"] == second.timesteps
+    # what the resumed run would use: its own config, the first session's --total-timesteps included
+    assert main(["train", "--resume", str(run), "--check"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["total_timesteps"] == 1200
+    # naming the config it was started from as well changes nothing, and says so
+    assert main(["train", str(SMOKE), "--resume", str(run), "--check"]) == 0
+    captured = capsys.readouterr()
+    assert yaml.safe_load(captured.out)["total_timesteps"] == 1200
+    assert "resuming with the run's total_timesteps 1,200 (config.yaml), not 2,048" in captured.err
+    assert main(["train", str(SMOKE), "--resume", str(run), "--check", "--total-timesteps", "1300"]) == 0
+    captured = capsys.readouterr()  # the command line's total: nothing to say about the config's
+    assert yaml.safe_load(captured.out)["total_timesteps"] == 1300 and "resuming with" not in captured.err
+    # resumed as printed: it continues counting steps and logging, and stops at 1,200 (not smoke.yaml's 2,048)
+    before = read_sidecar(run / "interrupted.zip")
+    assert main(_as_printed(resume.removeprefix("resume with: "))) == 0
+    second = capsys.readouterr().out
+    done = read_sidecar(run / "final.zip")["timesteps"]
+    assert done == first.timesteps + 1024 and done < 2048
+    assert (f"total_timesteps is 1,200: will train 1,024 more to {done:,} in all" in second
+            and f"trained 1,024 steps ({done:,} in all)" in second), second
     # the training clock goes on from the interrupted checkpoint's
-    assert read_sidecar(run / "final.zip")["train_seconds"] > read_sidecar(run / "interrupted.zip")["train_seconds"]
+    assert read_sidecar(run / "final.zip")["train_seconds"] > before["train_seconds"]
     assert len(list((run / "tb").glob("events.out.tfevents.*"))) == 2
     fps_steps = _scalars(run / "tb")["time/fps"]
-    assert fps_steps == sorted(fps_steps) and fps_steps[-1] >= 2048 and min(fps_steps) < first.timesteps
+    assert fps_steps == sorted(fps_steps) and fps_steps[-1] >= 1200 and min(fps_steps) < first.timesteps
+    # a longer total on the command line: saved beside config.yaml, and the run's config from then on
+    third = train(resume=run, total_timesteps=done + 1, progress_bar=False, out=io.StringIO())
+    assert third.timesteps == done + 512 and not third.interrupted
+    assert yaml.safe_load((run / "config.yaml").read_text())["total_timesteps"] == 1200
+    [resumed] = run.glob("config.resumed-*.yaml")
+    assert yaml.safe_load(resumed.read_text())["total_timesteps"] == done + 1
+    assert main(["train", "--resume", str(run), "--check"]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["total_timesteps"] == done + 1
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
@@ -251,21 +288,37 @@ def _tree(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
 
 
-def test_resume_refusals(smoke_run, tmp_path):
+def test_resume_refusals(smoke_run, tmp_path, capsys):
     run = smoke_run[0].run_dir
     before = _tree(run)
     with pytest.raises(ConfigError, match="already trained"):
         train(SMOKE, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
+    with pytest.raises(ConfigError, match="already trained"):
+        train(resume=run, progress_bar=False, out=io.StringIO())
     # a changed config that is refused leaves no config.resumed-*.yaml and no events file behind
     with pytest.raises(ConfigError, match="already trained"):
         train(SMOKE, resume=run / "final.zip", seed=123, progress_bar=False, out=io.StringIO())
     assert _tree(run) == before
+    # another config than the run's is refused, naming what differs and how to resume the run as it was started
     three = tmp_path / "three.yaml"
-    three.write_text(SMOKE.read_text().replace("num_players: 2", "num_players: 3"))
-    with pytest.raises(CheckpointError, match="trained for 2 players"):
+    three.write_text(SMOKE.read_text().replace("num_players: 2", "num_players: 3").replace("n_epochs: 2",
+                                                                                           "n_epochs: 3"))
+    with pytest.raises(ConfigError, match=r"differs from the run's config.yaml in env.num_players, ppo.n_epochs; "
+                                          r"resume the run as it was started \(train --resume "):
         train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
+    assert main(["train", str(three), "--resume", str(run), "--total-timesteps", "99999"]) == 2
+    assert "differs from the run's config.yaml" in capsys.readouterr().err
     with pytest.raises(CheckpointError, match="does not exist"):
         train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
+    # a checkpoint outside a run folder needs the config it was trained with
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(run / "final.zip", alone / "final.zip")
+    shutil.copy(run / "final.json", alone / "final.json")
+    with pytest.raises(ConfigError, match=r"not in a run folder with a config\.yaml; give the config"):
+        train(resume=alone / "final.zip", progress_bar=False, out=io.StringIO())
+    with pytest.raises(CheckpointError, match="trained for 2 players"):
+        train(three, resume=alone / "final.zip", progress_bar=False, out=io.StringIO())
     # a checkpoint of an older version (no network in its sidecar) is checked with SB3's loader: resuming
     # unpickles anyway, so it needs no --allow-pickle
     legacy = tmp_path / "legacy"
@@ -276,6 +329,23 @@ def test_resume_refusals(smoke_run, tmp_path):
     (legacy / "final.json").write_text(json.dumps(side))
     with pytest.raises(CheckpointError, match="trained for 2 players"):
         train(three, resume=legacy / "final.zip", progress_bar=False, out=io.StringIO())
+    # a checkpoint whose weights load but whose model does not (no SB3 data): refused, nothing written
+    broken = tmp_path / "broken"
+    shutil.copytree(run, broken)
+    with zipfile.ZipFile(run / "final.zip") as src, zipfile.ZipFile(broken / "final.zip", "w") as dst:
+        for item in src.infolist():
+            if item.filename != "data":
+                dst.writestr(item, src.read(item))
+    os.utime(broken / "final.zip", (1e9, 1e9))  # (not the newest checkpoint of the folder: name it)
+    kept = _tree(broken)
+    with pytest.raises(CheckpointError, match="cannot resume"):
+        train(resume=broken / "final.zip", total_timesteps=99_999, progress_bar=False, out=io.StringIO())
+    assert _tree(broken) == kept
+    # nothing to train at all; a run folder given as the config
+    assert main(["train"]) == 2
+    assert "give a CONFIG to train" in capsys.readouterr().err
+    assert main(["train", str(run)]) == 2
+    assert f"is a folder, not a config file (a run folder: continue it with --resume {run}" in capsys.readouterr().err
     assert _tree(run) == before
 
 
@@ -490,3 +560,18 @@ def test_warm_start_from_a_trainer_checkpoint_copies_actor_and_value(smoke_run):
         assert all(torch.equal(mine[k], v) for k, v in src.items())
     finally:
         env.close()
+
+
+def test_refusals_come_before_the_run_folder(tmp_path, capsys):
+    """What the config check cannot see (no CUDA device) is refused before the run folder exists too."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    cfg = tmp_path / "cuda.yaml"
+    cfg.write_text(SMOKE.read_text() + "device: cuda\n")
+    root = tmp_path / "runs"
+    assert main(["train", str(cfg), "--runs-root", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert "device: cuda, but this torch finds no CUDA device" in err and len(err.strip().splitlines()) == 1
+    assert not root.exists()

@@ -19,8 +19,14 @@ a wrong type, an out-of-range value, a bad agent spec, bad rules) raises
 :class:`ConfigError` with a one-line message that names the key, e.g.
 ``configs/x.yaml: ppo.learning_rat: unknown key (valid keys of ppo: ...)``.
 
+The YAML reader refuses a key given twice and reads ``1e6`` as a number; every
+section refuses booleans where numbers are expected and non-finite numbers
+(:class:`Section`); network sizes are held to the agent files' limits before
+anything is built (:func:`check_layer_sizes`, :func:`networks_problem`).
+
 The resolved config (every default filled in) is saved as ``config.yaml`` in
-each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run.
+each run folder, so ``lama-dice train RUN/config.yaml`` reproduces the run, and
+``lama-dice train --resume RUN`` continues it with that config.
 
 The pieces both trainers' schemas share are defined here once, and the RLlib
 schema (:mod:`lama_dice.train.rllib.config`) builds on them: :class:`Section`,
@@ -36,8 +42,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 from pydantic import (
     BaseModel,
@@ -46,12 +53,13 @@ from pydantic import (
     PlainSerializer,
     PlainValidator,
     ValidationError,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
 )
 
-from lama_env.errors import LamaDiceError
+from lama_env.errors import LamaDiceError, clip
 from lama_env.rules import RulesConfig, RulesError
 
 
@@ -60,9 +68,40 @@ class ConfigError(LamaDiceError, ValueError):
 
 
 class Section(BaseModel):
-    """Base of every config section (here and in :mod:`lama_dice.train.rllib.config`): unknown keys are errors."""
+    """Base of every config section (here and in :mod:`lama_dice.train.rllib.config`).
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    Unknown keys are errors; a number must be a finite number (``.inf`` and ``.nan`` are refused) and
+    not a boolean (``num_players: true`` is not 1); an integer may be written ``1e6`` or ``2.5e5``
+    (:func:`read_yaml` reads those as numbers, and a whole number is accepted as an integer).
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, v: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and _is_boolean_for_number(v, field.annotation):
+            kind = "a number" if float in _leaf_types(field.annotation) else "an integer"
+            raise ValueError(f"must be {kind}, not a boolean (true/false)")
+        return v
+
+
+def _leaf_types(ann: Any) -> set[Any]:
+    """The types an annotation is made of (``list[int] | None`` -> ``{int, NoneType}``)."""
+    args = get_args(ann)
+    if not args:
+        return {ann}
+    return set().union(*(_leaf_types(a) for a in args))
+
+
+def _is_boolean_for_number(v: Any, ann: Any) -> bool:
+    """Whether ``v`` (or an item of the list ``v``) is a boolean where ``ann`` wants an int or a float."""
+    leaves = _leaf_types(ann)
+    if bool in leaves or not leaves & {int, float}:
+        return False
+    items = v if isinstance(v, list) else [v]
+    return any(isinstance(x, bool) for x in items)
 
 
 def parse_rules(v: Any) -> RulesConfig:
@@ -194,10 +233,47 @@ class PolicyConfig(Section):
     @field_validator("net_arch")
     @classmethod
     def _positive(cls, v: Any) -> Any:
-        layers = v if isinstance(v, list) else v.pi + v.vf
-        if any(n < 1 for n in layers):
-            raise ValueError("layer sizes must be positive")
+        for layers in ([v] if isinstance(v, list) else [v.pi, v.vf]):
+            check_layer_sizes(layers)
         return v
+
+    def network_problem(self, num_players: int) -> str | None:
+        """Why the policy or value network of ``net_arch`` is too large for ``num_players`` (None if it is not)."""
+        arch = self.net_arch
+        pi, vf = (arch, arch) if isinstance(arch, list) else (arch.pi, arch.vf)
+        return networks_problem(num_players, pi, vf)
+
+
+def check_layer_sizes(layers: list[int]) -> None:
+    """Refuse hidden layer sizes (of either trainer's config) that are not positive or past the agent files' limits.
+
+    Raises:
+        ValueError: the message for :func:`describe_error` (the limits and why: ``agentfile.SIZE_LIMITS``).
+    """
+    from lama_dice.agents.agentfile import MAX_HIDDEN_LAYERS, MAX_LAYER_SIZE, SIZE_LIMITS
+
+    if any(n < 1 for n in layers):
+        raise ValueError("layer sizes must be positive")
+    if len(layers) > MAX_HIDDEN_LAYERS or any(n > MAX_LAYER_SIZE for n in layers):
+        raise ValueError(f"{clip(layers)} is too large: {SIZE_LIMITS}")
+
+
+def networks_problem(num_players: int, pi: list[int], vf: list[int]) -> str | None:
+    """Why a policy network of hidden layers ``pi`` or a value network of ``vf`` is too large (None if neither is).
+
+    Counted before anything is created, with the limits of agent files
+    (:func:`lama_dice.agents.agentfile.network_size_problem`), so that every trained network exports.
+    """
+    from lama_dice.agents.agentfile import network_size_problem
+    from lama_env.actions import NUM_ACTIONS
+    from lama_env.observation import observation_size
+
+    inputs = observation_size(num_players)
+    for which, layers, outputs in (("policy", pi, NUM_ACTIONS), ("value", vf, 1)):
+        problem = network_size_problem(inputs, list(layers), outputs)
+        if problem is not None:
+            return f"the {which} network of {clip(list(layers))} has {problem}"
+    return None
 
 
 class EvalSection(Section):
@@ -329,12 +405,39 @@ class TrainConfig(RunConfig):
                                                f"(subproc and dummy take at most 256)")
         if n > 1 and not self.eval.opponents:
             raise ConfigKeyError("eval.opponents", "list at least one agent to evaluate against")
+        problem = self.policy.network_problem(n)
+        if problem is not None:
+            raise ConfigKeyError("policy.net_arch", problem)
         if self.ppo.batch_size > self.ppo.n_steps * self.env.n_envs:
             raise ConfigKeyError("ppo.batch_size", f"{self.ppo.batch_size} exceeds the rollout size "
                                               f"n_steps * n_envs = {self.ppo.n_steps * self.env.n_envs}")
         return self
 
     # --------------------------------------------------------------- helpers
+    @property
+    def rollout_size(self) -> int:
+        """Learner steps of one rollout, ``ppo.n_steps * env.n_envs``: training runs whole rollouts."""
+        return self.ppo.n_steps * self.env.n_envs
+
+    def steps_to_train(self, done: int = 0) -> int:
+        """The steps a session that starts at ``done`` steps trains: up to ``total_timesteps``, in whole rollouts.
+
+        SB3 collects rollouts until the total is reached, so the last one runs to its end:
+        ``--total-timesteps 20000`` with rollouts of 16,384 steps trains 32,768.
+        """
+        return whole_rollouts(self.total_timesteps - done, self.rollout_size)
+
+    def rounding_note(self, done: int = 0) -> str | None:
+        """One line saying that the steps trained differ from ``total_timesteps`` and why (None if they do not)."""
+        todo = self.steps_to_train(done)
+        if done + todo == self.total_timesteps:
+            return None
+        p = self.ppo
+        more = f"{todo:,} more to {done + todo:,} in all" if done else f"{todo:,}"
+        return (f"total_timesteps is {self.total_timesteps:,}: will train {more}, because training runs whole "
+                f"rollouts of ppo.n_steps x env.n_envs = {p.n_steps:,} x {self.env.n_envs:,} = "
+                f"{self.rollout_size:,} steps")
+
     def agent_specs(self) -> list[tuple[str, str]]:
         """Training opponents, the warm-start teacher, self-play seeds, eval opponents (in this order)."""
         specs = [(f"opponents[{i}].agent", o.agent) for i, o in enumerate(self.opponents)]
@@ -347,6 +450,11 @@ class TrainConfig(RunConfig):
                   for i, s in enumerate(self.selfplay.initial)]
         specs += [(f"eval.opponents[{i}]", s) for i, s in enumerate(self.eval.opponents)]
         return specs
+
+
+def whole_rollouts(steps: int, rollout: int) -> int:
+    """``steps`` rounded up to whole rollouts of ``rollout`` steps (what SB3 trains when asked for ``steps``)."""
+    return -(-steps // rollout) * rollout
 
 
 class ConfigKeyError(ValueError):
@@ -430,6 +538,10 @@ def resolve_config(arg: str | os.PathLike) -> Path:
         ConfigError: neither a file nor a shipped config.
     """
     p = Path(arg)
+    if p.is_dir():
+        run = (f" (a run folder: continue it with --resume {arg}, or train its config again: {p / 'config.yaml'})"
+               if (p / "config.yaml").is_file() else "")
+        raise ConfigError(f"{arg} is a folder, not a config file{run}")
     if p.exists():
         return p
     shipped = shipped_configs()
@@ -452,8 +564,11 @@ def load_config(path: str | os.PathLike, check_agents: bool = True) -> TrainConf
 def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> Any:
     """The content of the YAML file at ``path`` (``None`` for an empty file).
 
+    Read with :func:`_config_loader`: a key given twice in one mapping is an error, and ``1e6`` is a number.
+
     Raises:
-        error: the file cannot be read, is not UTF-8 text or is not YAML (one line, naming the file).
+        error: the file cannot be read, is not UTF-8 text or is not YAML, or repeats a key (one line,
+            naming the file and the line).
     """
     import yaml
 
@@ -464,12 +579,50 @@ def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> 
     except UnicodeDecodeError:
         raise error(f"{path}: not a UTF-8 text file") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_config_loader())  # a SafeLoader: plain data only
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise error(f"{path}: invalid YAML{where}: {problem}") from None
+
+
+@cache
+def _config_loader() -> type:
+    """PyYAML's SafeLoader, refusing duplicate keys and reading ``1e6`` as a number.
+
+    PyYAML (YAML 1.1) reads ``1e6`` as the string ``'1e6'`` (its floats need a dot and a signed
+    exponent); YAML 1.2 and every other reader make it a number, as here (``3e-4`` too).  A key
+    given twice in one mapping is an error naming the key and both lines (PyYAML keeps the later
+    value silently); the keys a merge (``<<: *base``) brings in may be overridden as YAML allows.
+    """
+    import re
+
+    import yaml
+
+    class ConfigLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:  # an unhashable key: PyYAML's own error follows
+                        continue
+                    if first is not None:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"duplicate key {clip(key)} (first at line {first + 1}; a key may be "
+                                        "given once per mapping)", key_node.start_mark)
+                    seen[key] = key_node.start_mark.line
+            return super().construct_mapping(node, deep=deep)
+
+    ConfigLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+        list("-+0123456789"))
+    return ConfigLoader
 
 
 def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:

@@ -3,9 +3,11 @@
 ``lama-dice train CONFIG.yaml`` (or ``python -m lama_dice train CONFIG.yaml``) calls
 :func:`train`, which does, in order:
 
-1. validate the config (:mod:`lama_dice.train.config`) and apply command-line overrides;
+1. validate the config (:mod:`lama_dice.train.config`; a resumed run's is its run folder's
+   own, :func:`resume_config`) and apply command-line overrides;
 2. make the run folder ``runs/NAME-YYYYmmdd-HHMMSS/`` and save the resolved
-   ``config.yaml`` in it (a resumed run continues in its own folder);
+   ``config.yaml`` in it (a resumed run continues in its own folder); say how many steps
+   will run when whole rollouts round ``total_timesteps`` up;
 3. build ``env.n_envs`` copies of the Gymnasium env ``LamaDice-v0``, each
    opponent seat a :class:`lama_dice.train.selfplay.MixtureOpponent` (the configured
    opponents plus the self-play pool), vectorized with ``SubprocVecEnv`` or
@@ -23,7 +25,9 @@
 The run folder::
 
     runs/NAME-YYYYmmdd-HHMMSS/
-      config.yaml          the resolved config (lama-dice train config.yaml trains it again)
+      config.yaml          the resolved config (lama-dice train config.yaml trains it again;
+                           lama-dice train --resume RUN continues with it)
+      config.resumed-*.yaml  the config of a session resumed with another --total-timesteps or --seed
       tb/                  TensorBoard events (tensorboard --logdir runs/)
       checkpoints/         step-<N>.zip (+ .json sidecars), every checkpoint.every steps
       selfplay/            the self-play pool: snapshots and pool.json
@@ -106,7 +110,7 @@ class TrainResult:
 
 
 def train(
-    config: TrainConfig | str | os.PathLike,
+    config: TrainConfig | str | os.PathLike | None = None,
     *,
     run_dir: str | os.PathLike | None = None,
     total_timesteps: int | None = None,
@@ -116,22 +120,22 @@ def train(
     runs_root: str | os.PathLike = RUNS_ROOT,
     callbacks: Sequence[BaseCallback] = (),
     out: TextIO | None = None,
-    config_path: str | os.PathLike | None = None,
 ) -> TrainResult:
     """Train (or resume training) a MaskablePPO agent.
 
     Args:
-        config: a :class:`~lama_dice.train.config.TrainConfig` or the path of a YAML config.
+        config: a :class:`~lama_dice.train.config.TrainConfig` or the path of a YAML config; with
+            ``resume``, not needed: the run folder's own resolved config is used (:func:`resume_config`).
         run_dir: the run folder (default ``runs_root/NAME-YYYYmmdd-HHMMSS``); it must be new or empty.
         total_timesteps: override ``total_timesteps`` (a resumed run trains until this total).
         seed: override ``seed``.
         resume: a checkpoint (``.zip``) or a run folder (its latest checkpoint) to continue
-            from; the run continues in the checkpoint's run folder unless ``run_dir`` is given.
+            from; the run continues in the checkpoint's run folder unless ``run_dir`` is given,
+            with the config it was started with (its overrides included).
         progress_bar: show a progress bar.
         runs_root: parent folder of new run folders.
         callbacks: more SB3 callbacks to run during learning.
         out: where to print (default stdout).
-        config_path: the config's file, for the resume hint (when ``config`` is a TrainConfig).
 
     Returns:
         A :class:`TrainResult`.
@@ -143,31 +147,20 @@ def train(
     t_start = time.perf_counter()
 
     # -- 1. The config: validated before anything starts ---------------------------------
-    if not isinstance(config, TrainConfig):
-        config_path = config_path or config
-        config = load_config(config)
-    cfg = _override(config, total_timesteps=total_timesteps, seed=seed)
+    cfg, resume_ckpt = run_config(config, resume=resume, total_timesteps=total_timesteps, seed=seed, out=out)
     n_players = cfg.env.num_players
+    _check_device(cfg)
     if resume is None:
         check_init_from(cfg)
     rules = cfg.rules
 
     # -- 2. The run folder, with the resolved config -------------------------------------
-    resume_ckpt = _resume_checkpoint(resume) if resume is not None else None
-    if resume_ckpt is not None:  # every refusal comes before the run folder is touched
-        _check_resume_fits(resume_ckpt, cfg)
-        done = _trained_steps(resume_ckpt)
-        if cfg.total_timesteps <= done:
-            raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {resume_ckpt} has already trained "
-                              f"{done:,} steps; pass a larger --total-timesteps to continue")
-        home = _run_dir_of(resume_ckpt)
-        if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
-            run = _claim_run_dir(Path(run_dir))
-        else:
-            run = home or new_run_dir(runs_root, cfg.name)
+    if resume_ckpt is not None:  # (its folder is written to once its model has loaded: step 4)
+        run, done = _resumed_run_dir(resume_ckpt, cfg, run_dir, runs_root)
     else:
         run = _claim_run_dir(Path(run_dir)) if run_dir is not None else new_run_dir(runs_root, cfg.name)
-    _save_config(cfg, run)
+        done = 0
+        _save_config(cfg, run)
     (run / "checkpoints").mkdir(exist_ok=True)
     # what every checkpoint's JSON sidecar says about the game it was trained for
     sidecar = {"num_players": n_players, "rules": rules.to_dict(), "config": cfg.name,
@@ -175,6 +168,9 @@ def train(
     sidecar.update(warm_start_fields(cfg, resume_ckpt))
     print(f"run folder: {run}", file=out)
     print(f"TensorBoard: {command('tensorboard', 'tensorboard.main')} --logdir {shell_path(run.parent)}", file=out)
+    note = cfg.rounding_note(done)
+    if note:  # SB3 trains whole rollouts: say what will run, not only what was asked
+        print(note, file=out)
 
     # -- 3. The environments -------------------------------------------------------------
     set_random_seed(cfg.seed)
@@ -189,6 +185,7 @@ def train(
     # -- 4. The model: new, or loaded to resume ------------------------------------------
     if resume_ckpt is not None:
         model = _load_for_resume(resume_ckpt, vec_env, cfg)
+        _save_config(cfg, run)
         print(f"resuming from {resume_ckpt} at {model.num_timesteps:,} steps", file=out)
     else:
         model = new_model(cfg, vec_env, out)
@@ -208,8 +205,7 @@ def train(
     start_steps = int(model.num_timesteps)
     # SB3 collects whole rollouts (n_steps in each of n_envs envs) until the total is reached:
     # round up to what will actually run, so that the progress bar and the messages are exact.
-    rollout = cfg.ppo.n_steps * cfg.env.n_envs
-    remaining = -(-(cfg.total_timesteps - start_steps) // rollout) * rollout
+    remaining = cfg.steps_to_train(start_steps)
 
     # -- 5. Learn ------------------------------------------------------------------------
     clock = TrainClock(_trained_seconds(resume_ckpt) if resume_ckpt is not None else 0.0)
@@ -249,19 +245,49 @@ def train(
         ckpt = save_checkpoint(model, run / "interrupted.zip", sidecar, clock)
         model.logger.close()
         print(f"\ninterrupted at {model.num_timesteps:,} steps; saved {ckpt}", file=out)
-        again = shell_path(config_path or run / "config.yaml")
-        print(f"resume with: {command('lama-dice', 'lama_dice')} train {again} --resume {shell_path(ckpt)}", file=out)
+        # the run folder alone: its config (overrides included) and its latest checkpoint are the run
+        print(f"resume with: {command('lama-dice', 'lama_dice')} train --resume {shell_path(run)}", file=out)
         return TrainResult(run, int(model.num_timesteps), True, ckpt, None, time.perf_counter() - t_start, sps)
 
     # -- 6. The final checkpoint and the evaluation table --------------------------------
     ckpt = save_checkpoint(model, run / "final.zip", sidecar, clock)
-    print(f"trained {steps_done:,} steps in {learn_s:.0f} s ({sps:,.0f} steps/s); saved {ckpt}", file=out)
+    in_all = f" ({int(model.num_timesteps):,} in all)" if start_steps else ""
+    print(f"trained {steps_done:,} steps{in_all} in {learn_s:.0f} s ({sps:,.0f} steps/s); saved {ckpt}", file=out)
     evaluation = None
     if cfg.eval.final_games > 0:
         evaluation = final_evaluation(model, cfg, run, out=out, progress=progress_bar)
     model.logger.close()
     print_run_files(run, out)
     return TrainResult(run, int(model.num_timesteps), False, ckpt, evaluation, time.perf_counter() - t_start, sps)
+
+
+def _check_device(cfg: TrainConfig) -> None:
+    """Refuse ``device: cuda`` without a CUDA device now, not by torch after the run folder was made."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device: cuda, but this torch finds no CUDA device; use device: cpu (or auto)")
+
+
+def run_config(config: TrainConfig | str | os.PathLike | None, *, resume: str | os.PathLike | None = None,
+               total_timesteps: int | None = None, seed: int | None = None,
+               out: TextIO | None = None) -> tuple[TrainConfig, Path | None]:
+    """Step 1 of :func:`train`: the config the run trains with, and the checkpoint it resumes from (or None).
+
+    A resumed run's config is its run folder's own (:func:`resume_config`); then the overrides apply.
+    Nothing is written.
+
+    Raises:
+        ConfigError, lama_dice.agents.ppo.CheckpointError: one line naming the problem.
+    """
+    resume_ckpt = _resume_checkpoint(resume) if resume is not None else None
+    if resume_ckpt is not None:  # the run's own config (every refusal comes before the run folder is touched)
+        given = {k for k, v in (("total_timesteps", total_timesteps), ("seed", seed)) if v is not None}
+        config = resume_config(resume_ckpt, config, out or sys.stdout, overridden=given)
+    elif config is None:
+        raise ConfigError("nothing to train: give a config (a YAML file or a shipped config's name), or a run to "
+                          "resume")
+    elif not isinstance(config, TrainConfig):
+        config = load_config(config)
+    return _override(config, total_timesteps=total_timesteps, seed=seed), resume_ckpt
 
 
 # ---------------------------------------------------------------------------
@@ -459,14 +485,102 @@ def _claim_run_dir(path: Path) -> Path:
 
 
 def _save_config(cfg: TrainConfig, run: Path) -> None:
-    """Save the resolved config; a resumed session with a changed config never overwrites config.yaml."""
+    """Save the resolved config; a resumed session with other overrides never overwrites config.yaml.
+
+    A session resumed with another ``--total-timesteps`` or ``--seed`` saves its config as
+    ``config.resumed-YYYYmmdd-HHMMSS.yaml`` beside ``config.yaml``: the newest of them is the run's
+    config from then on (:func:`run_config_path`).
+    """
     text = cfg.to_yaml()
-    path = run / "config.yaml"
-    if path.exists():
+    path = run_config_path(run)
+    if path is not None:
         if path.read_text(encoding="utf-8") == text:
             return
         path = run / f"config.resumed-{datetime.now().strftime('%Y%m%d-%H%M%S')}.yaml"
+    else:
+        path = run / "config.yaml"
     path.write_text(text, encoding="utf-8")
+
+
+def run_config_path(run: Path) -> Path | None:
+    """The resolved config a run folder trains with: its newest ``config.resumed-*.yaml``, else ``config.yaml``."""
+    resumed = sorted(run.glob("config.resumed-*.yaml"))
+    if resumed:
+        return resumed[-1]
+    path = run / "config.yaml"
+    return path if path.is_file() else None
+
+
+#: The keys a resumed run may take from the command line rather than from its own config.
+RESUME_OVERRIDES = ("total_timesteps", "seed")
+
+
+def resume_config(ckpt: Path, config: TrainConfig | str | os.PathLike | None, out: TextIO,
+                  overridden: set[str] | frozenset[str] = frozenset()) -> TrainConfig:
+    """The config a run resumed from ``ckpt`` trains with: its run folder's own resolved config.
+
+    The run folder's config (:func:`run_config_path`; the command line's ``--total-timesteps``
+    and ``--seed`` of earlier sessions included) is the source of truth.  A ``config`` given as
+    well must be the same config apart from its name, description and
+    :data:`RESUME_OVERRIDES` (the run's values are kept for those; the command line may
+    override them again: ``overridden`` names those the command line sets, about which
+    nothing is said); a checkpoint outside a run folder needs ``config``.
+
+    Raises:
+        ConfigError: no config to resume with, or a ``config`` that is another one than the run's.
+    """
+    home = _run_dir_of(ckpt)
+    own = run_config_path(home) if home is not None else None
+    if own is None:
+        if config is None:
+            raise ConfigError(f"cannot resume {ckpt}: it is not in a run folder with a config.yaml; give the config "
+                              "it was trained with")
+        return config if isinstance(config, TrainConfig) else load_config(config)
+    run_cfg = load_config(own)
+    if config is None:
+        return run_cfg
+    given = config if isinstance(config, TrainConfig) else load_config(config)
+    where = str(config) if not isinstance(config, TrainConfig) else "the config"
+    ignored = ("name", "description", *RESUME_OVERRIDES)
+    differ = [k for k in _differences(given.to_dict(), run_cfg.to_dict()) if k.split(".")[0] not in ignored]
+    if differ:
+        raise ConfigError(f"cannot resume {home} with {where}: it differs from the run's {own.name} in "
+                          f"{', '.join(differ[:5])}{' ...' if len(differ) > 5 else ''}; resume the run as it was "
+                          f"started (train --resume {home}, with --total-timesteps N to train longer), or start a "
+                          f"new run from its weights (policy.init_from: {ckpt})")
+    for key in RESUME_OVERRIDES:
+        mine, theirs = getattr(run_cfg, key), getattr(given, key)
+        if mine != theirs and key not in overridden:
+            print(f"resuming with the run's {key} {mine:,} ({own.name}), not {theirs:,} ({where}); "
+                  f"--{key.replace('_', '-')} changes it", file=out)
+    return run_cfg
+
+
+def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:
+    """The dotted keys where two resolved configs differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in dict.fromkeys([*a, *b])
+                for d in _differences(a.get(k), b.get(k), f"{prefix}.{k}" if prefix else str(k))]
+    return [] if a == b else [prefix]
+
+
+def _resumed_run_dir(ckpt: Path, cfg: TrainConfig, run_dir: str | os.PathLike | None,
+                     runs_root: str | os.PathLike) -> tuple[Path, int]:
+    """``(run folder, steps trained)`` of a run resumed from ``ckpt``: its own folder unless ``run_dir`` is another.
+
+    Raises:
+        CheckpointError, ConfigError: the checkpoint does not fit the config, or has trained
+            ``total_timesteps`` already (before any folder is touched).
+    """
+    _check_resume_fits(ckpt, cfg)
+    done = _trained_steps(ckpt)
+    if cfg.total_timesteps <= done:
+        raise ConfigError(f"total_timesteps is {cfg.total_timesteps:,} but {ckpt} has already trained "
+                          f"{done:,} steps; pass a larger --total-timesteps to continue")
+    home = _run_dir_of(ckpt)
+    if run_dir is not None and (home is None or Path(run_dir).resolve() != home.resolve()):
+        return _claim_run_dir(Path(run_dir)), done
+    return home or new_run_dir(runs_root, cfg.name), done
 
 
 def _resume_checkpoint(resume: str | os.PathLike) -> Path:

@@ -3,16 +3,21 @@
   lama-dice train default                          # a shipped config, by name
   lama-dice train configs/default.yaml             # or any YAML file
   lama-dice train configs/2p_selfplay.yaml --total-timesteps 5000000 --seed 3
-  lama-dice train configs/2p_selfplay.yaml --resume runs/2p_selfplay-20250101-120000/interrupted.zip
+  lama-dice train --resume runs/2p_selfplay-20250101-120000  # continue a run as it was started
 
 The config is validated before anything starts. Each run gets a folder
 (runs/NAME-YYYYmmdd-HHMMSS/, or --run-dir) with the resolved config.yaml,
 TensorBoard events (tensorboard --logdir runs/), checkpoints/ and best.zip,
 final.zip, eval.json. Every .zip loads as the agent ppo:PATH in every tool.
-Ctrl-C saves interrupted.zip and prints how to resume.
+Ctrl-C saves interrupted.zip and prints how to resume.  SB3 trains whole
+rollouts (ppo.n_steps x env.n_envs steps): when that rounds total_timesteps up,
+the run says so at the start, and reports the steps trained at the end.
 
---check prints the config the run would use (with --total-timesteps and --seed)
-and starts nothing.  --resume loads the checkpoint with Stable-Baselines3, which
+--resume RUN continues a run with the run folder's own config (the command
+line's --total-timesteps and --seed of its first session included); CONFIG is
+then not needed, and if given must be that same config.  --check prints the
+config the run would use (with --total-timesteps and --seed) and starts
+nothing.  --resume loads the checkpoint with Stable-Baselines3, which
 unpickles it (code in the file runs): resume only your own runs, or runs you
 trust; to use someone else's checkpoint as an agent, ppo:PATH reads it safely.
 """
@@ -20,6 +25,7 @@ trust; to use someone else's checkpoint as an agent, ppo:PATH reads it safely.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Any
 
 HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, self-play)"
@@ -31,16 +37,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     # every shipped config, default first (lama_dice.configs, not the slow config module)
     names = sorted(shipped(), key=lambda n: (n != "default", n))
-    p.add_argument("config", metavar="CONFIG", help="a training config file (YAML), or the name of a shipped "
-                   f"config: {', '.join(names)}")
+    p.add_argument("config", metavar="CONFIG", nargs="?", default=None,
+                   help="a training config file (YAML), or the name of a shipped config: "
+                        f"{', '.join(names)} (not needed with --resume: the run's own config is used)")
     p.add_argument("--run-dir", metavar="DIR", default=None,
                    help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS); must not hold a run")
     p.add_argument("--total-timesteps", type=_at_least(1), metavar="N", default=None,
                    help="override total_timesteps (with --resume: the total to reach)")
     p.add_argument("--seed", type=_at_least(0), metavar="S", default=None, help="override seed")
-    p.add_argument("--resume", metavar="CHECKPOINT", default=None,
-                   help="continue from a checkpoint .zip (or a run folder: its latest checkpoint), "
-                        "in that checkpoint's run folder. Resuming loads the whole SB3 model, which "
+    p.add_argument("--resume", metavar="RUN", default=None,
+                   help="continue a run folder (from its latest checkpoint) or a checkpoint .zip, in its run "
+                        "folder, with the run's own config.yaml. Resuming loads the whole SB3 model, which "
                         "unpickles it and can run code from the file: resume only runs you made or trust")
     p.add_argument("--runs-root", metavar="DIR", default="runs", help="parent of new run folders (default runs/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -54,7 +61,13 @@ def _at_least(low: int) -> Any:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+            try:  # 1e6, 2.5e5: a whole number in scientific notation
+                number = float(text)
+            except ValueError:
+                number = math.nan
+            if not (math.isfinite(number) and number.is_integer()):
+                raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+            value = int(number)
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
         return value
@@ -64,18 +77,32 @@ def _at_least(low: int) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Train from the config (SB3 or RLlib pipeline), or with ``--check`` print it resolved; return the exit status."""
-    from lama_dice.train.config import resolve_config
+    import sys
+
+    from lama_dice.train.config import ConfigError, load_config, resolve_config
     from lama_dice.train.rllib.config import is_rllib_config
 
-    args.config = str(resolve_config(args.config))
+    if args.config is None and args.resume is None:
+        raise ConfigError("give a CONFIG to train (a YAML file or a shipped config's name), or --resume RUN to "
+                          "continue a run")
+    if args.config is not None:
+        args.config = str(resolve_config(args.config))
+        if is_rllib_config(args.config):  # `algorithm: rllib-ppo`: the Ray RLlib pipeline
+            from lama_dice.train.rllib.trainer import run_command
 
-    if is_rllib_config(args.config):  # `algorithm: rllib-ppo`: the Ray RLlib pipeline
-        from lama_dice.train.rllib.trainer import run_command
+            return run_command(args)
+    if args.resume is not None:  # the run's own config; CONFIG, if given, must be that one (checked by the trainer)
+        from lama_dice.train.trainer import run_config, train
 
-        return run_command(args)
-    from lama_dice.train.config import load_config
-
-    cfg = load_config(args.config)
+        if args.check:
+            cfg, _ = run_config(args.config, resume=args.resume, total_timesteps=args.total_timesteps,
+                                seed=args.seed, out=sys.stderr)
+            print(cfg.to_yaml(), end="")
+            return 0
+        result = train(args.config, run_dir=args.run_dir, total_timesteps=args.total_timesteps, seed=args.seed,
+                       resume=args.resume, progress_bar=not args.no_progress, runs_root=args.runs_root)
+        return 130 if result.interrupted else 0
+    cfg = load_config(str(args.config))
     if args.check:  # the config the run would use: the file with the command line's overrides
         from lama_dice.train.config import parse_config
 
@@ -84,10 +111,12 @@ def run(args: argparse.Namespace) -> int:
         if overrides:
             cfg = parse_config({**cfg.to_dict(), **overrides}, source="command line")
         print(cfg.to_yaml(), end="")
+        note = cfg.rounding_note()
+        if note:
+            print(f"note: {note}", file=sys.stderr)
         return 0
     from lama_dice.train.trainer import train
 
-    result = train(cfg, config_path=args.config, run_dir=args.run_dir,
-                   total_timesteps=args.total_timesteps, seed=args.seed, resume=args.resume,
+    result = train(cfg, run_dir=args.run_dir, total_timesteps=args.total_timesteps, seed=args.seed,
                    progress_bar=not args.no_progress, runs_root=args.runs_root)
     return 130 if result.interrupted else 0

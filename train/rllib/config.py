@@ -54,7 +54,9 @@ from ..config import (
     Rules,
     RunConfig,
     Section,
+    check_layer_sizes,
     load_as,
+    networks_problem,
     opponent_shorthand,
     parse_as,
     read_yaml,
@@ -149,8 +151,7 @@ class RLlibModelConfig(Section):
     @field_validator("hidden")
     @classmethod
     def _positive(cls, v: list[int]) -> list[int]:
-        if any(n < 1 for n in v):
-            raise ValueError("layer sizes must be positive")
+        check_layer_sizes(v)
         return v
 
 
@@ -195,6 +196,9 @@ class RLlibTrainConfig(RunConfig):
     def _check_consistency(self) -> RLlibTrainConfig:
         if self.env.num_players == 1 and self.opponents:
             raise ConfigKeyError("opponents", "must be empty for the solo variant (env.num_players: 1)")
+        problem = networks_problem(self.env.num_players, self.model.hidden, self.model.hidden)
+        if problem is not None:
+            raise ConfigKeyError("model.hidden", problem)
         if self.ppo.minibatch_size > self.ppo.train_batch_size:
             raise ConfigKeyError("ppo.minibatch_size", f"{self.ppo.minibatch_size} exceeds ppo.train_batch_size "
                                                   f"({self.ppo.train_batch_size})")
