@@ -72,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``lama-dice`` command line on ``argv``; return the exit status (2: error, 130: interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from lama_dice.cli import jit_note
+
+    jit_note.install()  # one line on stderr before a first compile of the engine
     try:
         if getattr(args, "allow_pickle", False):
             from lama_dice.agents.trust import allow_pickle

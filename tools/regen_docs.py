@@ -497,6 +497,16 @@ def _bench(runs: list[Run]) -> str:
     return markdown(last_json(r.stdout, r.shown))
 
 
+def _first_use(runs: list[Run]) -> str:
+    """The first_use section of ``lama-dice bench --only first_use --json -`` with the run's line (no targets)."""
+    from lama_dice.bench.report import markdown
+
+    r = runs[0]
+    rep = last_json(r.stdout, r.shown)
+    rep["targets"] = []
+    return markdown(rep)
+
+
 def _bench_pgx(runs: list[Run]) -> str:
     """The pgx section of ``lama-dice bench --only pgx --json -``, with its target row and the run's line."""
     from lama_dice.bench.report import markdown
@@ -786,6 +796,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               _solo_networks),
     Generator("bench", "lama-dice bench: speed against the baselines (needs the bench extra)",
               "long: ~70 s (up to 5 min on a busy machine)", (lama("bench --quiet --json -"),), _bench),
+    Generator("first-use", "lama-dice bench --only first_use: the first evaluate and the first vector env, "
+              "cold (empty Numba cache) and warm", "long: ~2 min on 2 cores (the compiles)",
+              (lama("bench --only first_use --quiet --json -"),), _first_use),
     Generator("bench-pgx", "lama-dice bench --only pgx: random play, the vector game beside Pgx (JAX)",
               "long: ~3 min on 2 cores; needs the bench-pgx extra (make bench-pgx)",
               (lama("bench --only pgx --quiet --json -"),), _bench_pgx, needs="pgx"),

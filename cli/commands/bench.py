@@ -63,8 +63,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="alternating repeats per comparison (default 5, heavy sections 3; --quick: 1)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--only", nargs="+", metavar="SECTION", default=None,
-                   help="run only these sections: aec vector pgx render evaluate kernel_load one_shot scaling memory "
-                        "solver ppo_inference training")
+                   help="run only these sections: aec vector pgx render evaluate kernel_load one_shot first_use "
+                        "scaling memory solver ppo_inference training")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
