@@ -13,8 +13,9 @@ Each case runs in a fresh process (``python -m lama_dice ...`` or ``python -c ..
 
 *Cold* runs with an empty Numba cache (``NUMBA_CACHE_DIR`` a new empty folder: the compile a
 fresh install pays once); *warm* runs next, in a new process with that cache filled.  Wall
-seconds and the CPU seconds of the child process (``resource.getrusage``) are reported, and
-whether the CLI printed its one-line compile note (:mod:`lama_dice.cli.jit_note`).  Without
+seconds and the CPU seconds of the child process (``resource.getrusage``) are reported, the
+number of compiled functions in the cache after the cold run, and (for the commands) whether the
+CLI printed its one-line compile note (:mod:`lama_dice.cli.jit_note`).  Without
 ``cold`` (``--quick``) each case runs twice with the usual cache and the second run is the
 warm figure.
 """
@@ -93,7 +94,10 @@ def run_once(argv: Sequence[str], cache: str | None) -> dict[str, Any]:
     if run.returncode != 0:
         tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"first-use case failed: {tail[0]}")
-    return {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "note": NOTE_START in run.stderr}
+    out: dict[str, Any] = {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "note": NOTE_START in run.stderr}
+    if cache is not None:  # the compiled functions in the cache after the run (one index file each)
+        out["cached_functions"] = sum(name.endswith(".nbi") for _, _, names in os.walk(cache) for name in names)
+    return out
 
 
 def run(cold: bool = True, cases: Sequence[str] = tuple(CASES),

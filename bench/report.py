@@ -236,10 +236,15 @@ def _first_use(f: dict[str, Any]) -> list[Block]:
 
     for e in f["results"].values():
         notes = []
-        if "cold" in e:
-            notes.append("compile note printed (cold)" if e["cold"]["note"] else "no compile note (cold)")
+        c = e.get("cold", {})
+        if "cached_functions" in c:
+            notes.append(f"{c['cached_functions']} functions compiled and cached" if c["cached_functions"]
+                         else "nothing compiled")
+        cli = e["what"].startswith("lama-dice ")
+        if cli and c:
+            notes.append("the CLI's compile note: " + ("printed" if c["note"] else "not printed"))
         if e["warm"]["note"]:
-            notes.append("compile note printed (warm)")
+            notes.append("compile note printed when warm")
         t.add(e["what"], cell(e.get("cold")), cell(e["warm"]), "; ".join(notes))
     return [t]
 

@@ -16,13 +16,14 @@ from typing import Any, TextIO
 
 __all__ = ["estimate", "install"]
 
-#: Module of the first kernel compiled -> what is compiled and roughly how long it takes (2 cores, idle).
+#: Module of the first kernel compiled -> what is compiled and roughly how long it takes (one idle core: the
+#: CPU seconds of a cold run).
 #: The figures are those of ``lama-dice bench --only first_use`` (docs/performance.md).
 ESTIMATES: dict[str, str] = {
     "lama_env.batched": "the evaluation kernel (about 10 s)",
-    "lama_env._vector_kernel": "the vector-game kernels (about 30 s)",
+    "lama_env._vector_kernel": "the vector-game kernels (about 20 s)",
 }
-DEFAULT_ESTIMATE = "the game kernels (10-30 s)"
+DEFAULT_ESTIMATE = "the game kernels (10-20 s)"
 
 
 def estimate(module: str) -> str:

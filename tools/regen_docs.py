@@ -291,7 +291,9 @@ def _config_keys(_runs: list[Run]) -> str:
 def _solve(runs: list[Run]) -> str:
     base = last_json(runs[0].stdout, runs[0].shown)
     opt = base["expected_round_points"]
-    pol = sorted(base["policies"].items(), key=lambda kv: (math.inf if kv[1] is None else kv[1], kv[0]))
+    from lama_dice.cli.commands.solve import sorted_policies
+
+    pol = sorted_policies(base["policies"])  # the order `lama-dice solve` prints
     rows = [["`optimal`", f"**{opt:.4f}**", ""]]
     for spec, v in pol:
         rows.append([f"`{spec}`", "never ends" if v is None else f"{v:.4f}",
@@ -746,9 +748,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("config-keys", "every training-config key with its default (docs/training.md)", "instant", (),
               _config_keys, exact=True, source="`lama_dice.train.config.describe_keys()`"),
     Generator("solve", "exact solo values of the optimum and the heuristics, default and other rules", "~5 s",
-              (lama("solve --json"), lama("solve --json --triple-llama also_match"),
-               lama("solve --json --no-must-discard"),
-               lama("solve --json --triple-llama also_match --no-must-discard")),
+              (lama("solve --json"), lama("solve --json --rule triple_llama=also_match"),
+               lama("solve --json --rule must_discard=false"),
+               lama("solve --json --rule triple_llama=also_match --rule must_discard=false")),
               _solve, exact=True),
     Generator("evaluate-sample", "a sample evaluation table", "~2 s",
               (lama(SAMPLE),), _evaluate_sample, commands_in_body=True),
