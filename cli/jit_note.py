@@ -62,6 +62,8 @@ class _CompileNote:
         print(f"lama-dice: first use: compiling {estimate(module)} with Numba (once{where})", file=stream, flush=True)
 
 
+_NOTE: _CompileNote | None = None
+
 
 def _register(note: _CompileNote) -> None:
     from numba.core import event
@@ -82,7 +84,11 @@ def install(stream: TextIO | None = None) -> None:
     Numba is not imported here: when it is not imported yet, the listener is registered right
     after ``import numba`` (so commands that never compile do not pay for importing it).
     """
-    listener = _CompileNote(stream)
+    global _NOTE
+    if _NOTE is not None:  # installed already (main() called again in this process): one listener
+        _NOTE.stream, _NOTE.pid = stream, os.getpid()
+        return
+    listener = _NOTE = _CompileNote(stream)
     if "numba" in sys.modules:
         _register(listener)
         return
