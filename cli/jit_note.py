@@ -48,7 +48,7 @@ class _CompileNote:
     def _note(self, event: Any) -> None:
         if self.done or os.getpid() != self.pid:
             return
-        dispatcher = (event.data or {}).get("dispatcher")
+        dispatcher: Any = (event.data or {}).get("dispatcher")
         module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
         if not module.startswith("lama_env"):
             return
@@ -68,7 +68,7 @@ _NOTE: _CompileNote | None = None
 def _register(note: _CompileNote) -> None:
     from numba.core import event
 
-    class Listener(event.Listener):  # type: ignore[misc]  # numba is untyped
+    class Listener(event.Listener):
         def on_start(self, ev: Any) -> None:
             note.on_start(ev)
 

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Any
 
-from numba.core import config
+from numba.core import config as _numba_config
+
+config: Any = _numba_config  # Numba's settings (CACHE_DIR: NUMBA_CACHE_DIR, or "")
 
 __all__ = ["ensure_cache_dir", "writable"]
 
