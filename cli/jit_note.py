@@ -94,4 +94,7 @@ def install(stream: TextIO | None = None) -> None:
         return
     from lama_env import _AfterImport
 
-    sys.meta_path.insert(0, _AfterImport("numba", lambda: _register(listener)))
+    class AfterNumba(_AfterImport):
+        lama_env_hook = False  # not lama_env's own (PettingZoo) hook, which lama_env installs once by that mark
+
+    sys.meta_path.insert(0, AfterNumba("numba", lambda: _register(listener)))

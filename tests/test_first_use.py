@@ -100,3 +100,18 @@ def test_two_processes_compile_into_one_empty_cache_at_once(tmp_path):
     # each cold run compiles (one note) unless the other saved the cache before it looked (no note)
     assert notes[0] + notes[1] >= 1 and max(notes[:2]) == 1 and notes[2] == 0
     assert any(f.suffix == ".nbi" for f in (tmp_path / "cache").rglob("*"))
+
+
+def test_the_note_waits_for_numba_and_leaves_lama_envs_hook_alone(tmp_path):
+    """The CLI does not import Numba for the note; it listens once Numba is imported, by its own hook."""
+    code = ("import sys\n"
+            "from lama_dice.cli import jit_note\n"
+            "jit_note.install(); jit_note.install()\n"
+            "ours = [f for f in sys.meta_path if getattr(f, 'lama_env_hook', False)]\n"
+            "print('numba' in sys.modules, len(ours))\n"
+            "import numba\n"
+            "from numba.core import event\n"
+            "print(len(event._registered['numba:compile']))\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["False", "1", "1"]  # lama_env's one PettingZoo hook; one listener
