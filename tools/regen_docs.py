@@ -797,7 +797,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               (lama(f"solve --agents ppo:solo ppo:solo-v1 optimal threshold:0.2 --totals {SOLO_TOTALS} --json"),),
               _solo_networks),
     Generator("bench", "lama-dice bench: speed against the baselines (needs the bench extra)",
-              "long: ~70 s (up to 5 min on a busy machine)", (lama("bench --quiet --json -"),), _bench),
+              "long: ~3 min with the first_use compiles (up to 10 min on a busy machine)",
+              (lama("bench --quiet --json -"),), _bench),
     Generator("first-use", "lama-dice bench --only first_use: the first evaluate and the first vector env, "
               "cold (empty Numba cache) and warm", "long: ~2 min on 2 cores (the compiles)",
               (lama("bench --only first_use --quiet --json -"),), _first_use),
