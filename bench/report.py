@@ -222,6 +222,33 @@ def _scaling(s: dict[str, Any]) -> list[Block]:
     return [t]
 
 
+FIRST_USE_COLUMNS = ("fresh process", "cold: wall / CPU s", "warm: wall / CPU s", "note")
+
+
+def _first_use(f: dict[str, Any]) -> list[Block]:
+    cold = f.get("cold_measured", False)
+    t = Table("First use: seconds of a fresh process, cold (empty Numba cache: the compile) and warm "
+              "(cache filled)" if cold else "First use: seconds of a fresh process, warm (Numba cache filled; "
+              "cold not measured: --quick)", columns=FIRST_USE_COLUMNS)
+
+    def cell(r: dict[str, Any] | None) -> str:
+        return "-" if r is None else f"{r['wall_s']:.1f} / {r['cpu_s']:.1f}"
+
+    for e in f["results"].values():
+        notes = []
+        c = e.get("cold", {})
+        if "cached_functions" in c:
+            notes.append(f"{c['cached_functions']} functions compiled and cached" if c["cached_functions"]
+                         else "nothing compiled")
+        cli = e["what"].startswith("lama-dice ")
+        if cli and c:
+            notes.append("the CLI's compile note: " + ("printed" if c["note"] else "not printed"))
+        if e["warm"]["note"]:
+            notes.append("compile note printed when warm")
+        t.add(e["what"], cell(e.get("cold")), cell(e["warm"]), "; ".join(notes))
+    return [t]
+
+
 def _solver(so: dict[str, Any]) -> list[Block]:
     return [Line(so.get("skipped") or f"exact solo solver: {so['seconds']:.2f} s to solve {so['states']:,} "
                                       f"displays (first run {so['first_run_s']:.2f} s)")]
@@ -252,6 +279,7 @@ _SECTIONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], list[Block]]] = 
     "pgx": lambda s, _: _pgx(s),
     "render": lambda s, _: _render(s),
     "evaluate": _evaluate,
+    "first_use": lambda s, _: _first_use(s),
     "ppo_inference": lambda s, _: _ppo_inference(s),
     "training": lambda s, _: _training(s),
     "scaling": lambda s, _: _scaling(s),
@@ -272,7 +300,8 @@ def blocks(report: dict[str, Any]) -> list[Block]:
         met = "-" if row["met"] is None else ("yes" if row["met"] else "no")
         t.add(row["target"], f"≥ {row['goal']:g}x", x(row["ratio"]), x(row.get("ratio_cpu")),
               met if row["met"] is not None else row.get("note", "-"))
-    out.append(t)
+    if t.rows:
+        out.append(t)
     out.append(Line(f"{'quick' if meta['quick'] else 'full'} run, {meta['seconds']:.0f} s on {meta['cpu_count']} "
                     f"CPUs; load average {meta['load_average_before']} before, {meta['load_average_after']} after "
                     f"(over 1, 5 and 15 minutes); {meta.get('date_utc', '')}, Python {meta['python']}", "meta"))

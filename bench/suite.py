@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import aec_speed, eval_speed, pgx_speed, render_speed, train_speed, vector_speed
+from . import aec_speed, eval_speed, first_use, pgx_speed, render_speed, train_speed, vector_speed
 from .measure import load_average
 
 FORMAT = "lama-dice-bench/1"
-SECTIONS = ("aec", "vector", "pgx", "render", "evaluate", "kernel_load", "one_shot", "scaling", "memory", "solver",
-            "ppo_inference", "training")
+SECTIONS = ("aec", "vector", "pgx", "render", "evaluate", "kernel_load", "one_shot", "first_use", "scaling", "memory",
+            "solver", "ppo_inference", "training")
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ class Sizes:
     pgx_sweep: tuple[int, ...] = pgx_speed.SWEEP
     pgx_seconds: float = 1.0
     pgx_slices: int = 4
+    first_use_cases: tuple[str, ...] = tuple(first_use.CASES)
 
 
 FULL = Sizes(aec_steps=20000, aec_slices=20, eval_games=20000, naive_games=2000, one_shot_games=20000,
@@ -75,7 +76,7 @@ QUICK = Sizes(aec_steps=2000, aec_slices=2, eval_games=2000, naive_games=200, on
               training=train_speed.QUICK, repeats=1, heavy_repeats=1, render_frames=300, gif_frames=40,
               vector_steps=20, vector_scaling_envs=(16, 4096), vector_scaling_players=(2, 6),
               vector_scaling_agent_steps=40_000, pgx_games=("leduc_holdem",), pgx_sweep=(), pgx_seconds=0.3,
-              pgx_slices=1)
+              pgx_slices=1, first_use_cases=("evaluate",))
 
 
 def _versions() -> dict[str, str | None]:
@@ -128,6 +129,7 @@ def run_suite(quick: bool = False, repeats: int | None = None, seed: int = 0,
         "evaluate": lambda: eval_speed.compare_naive(sz.eval_games, sz.naive_games, rep, seed, log=say),
         "kernel_load": lambda: eval_speed.kernel_load(cold=sz.cold_compile),
         "one_shot": lambda: eval_speed.one_shot(sz.one_shot_games, sz.one_shot_runs),
+        "first_use": lambda: first_use.run(cold=sz.cold_compile, cases=sz.first_use_cases, log=say),
         "scaling": lambda: eval_speed.scaling(sz.scaling_games, sz.kernel_sizes, sz.chunk_sizes, heavy, seed,
                                               log=say),
         "memory": lambda: eval_speed.memory(sz.memory_games),

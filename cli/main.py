@@ -7,6 +7,7 @@ heavy imports go inside ``run`` so that ``lama-dice --help`` stays instant.
 
 Errors derived from :class:`lama_env.errors.LamaDiceError` are printed as one
 line of bounded length (``lama-dice CMD: error: ...``) with exit status 2; Ctrl-C exits 130.
+A usage error (an unknown option, a bad option value) is one line too (:class:`Parser`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from lama_env.errors import LamaDiceError, bounded
 
@@ -38,11 +40,19 @@ COMMANDS: dict[str, str] = {
 LOADING_COMMANDS = ("solve", "evaluate", "score", "exploit", "train", "play", "curves", "export")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line naming the option, then how to get help (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``PROG: error: MESSAGE (see: PROG --help)`` on stderr and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {bounded(message)} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``lama-dice`` parser, with one subparser per subcommand built into this version."""
     from lama_env import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lama-dice",
         description="Don't L.L.A.M.A. Dice: a reinforcement-learning benchmark.",
     )
@@ -72,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``lama-dice`` command line on ``argv``; return the exit status (2: error, 130: interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    from lama_dice.cli import jit_note
+
+    jit_note.install()  # one line on stderr before a first compile of the engine
     try:
         if getattr(args, "allow_pickle", False):
             from lama_dice.agents.trust import allow_pickle

@@ -89,6 +89,7 @@ import numpy as np
 from numba import njit
 from numba.np.numpy_support import from_dtype as numba_from_dtype
 
+from . import _jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
 from .rules import RulesConfig, return_chip
 from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, WENT_OUT
 

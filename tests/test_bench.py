@@ -70,6 +70,10 @@ def test_evaluate_sections(report: dict) -> None:
     assert e["ratios"]["evaluate_vs_naive"]["target"] == 50.0
     assert {"import_s", "first_call_s", "second_call_s"} <= set(s["kernel_load"]["cached"])
     assert s["one_shot"]["wall_s"] > 0 and s["one_shot"]["command"].startswith("lama-dice evaluate")
+    fu = s["first_use"]  # --quick: warm only (the cold runs are tests/test_first_use.py's)
+    assert fu["cold_measured"] is False and set(fu["results"]) == set(suite.QUICK.first_use_cases)
+    warm = fu["results"]["evaluate"]["warm"]
+    assert warm["wall_s"] > 0 and warm["cpu_s"] > 0 and warm["note"] is False  # warm: no compile, no note
     assert s["memory"]["auto"]["maxrss_after_kib"] >= s["memory"]["auto"]["maxrss_before_kib"] > 0
     assert s["memory"]["auto"]["backend"] == "fast"
     assert s["solver"]["seconds"] > 0 and s["solver"]["states"] > 0

@@ -53,3 +53,59 @@ def test_a_users_own_agents_package_and_train_py_do_not_collide(tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
     proc = run(["-m", "lama_dice", "train", "smoke", "--check"], tmp_path)
     assert proc.returncode == 0 and "name: smoke" in proc.stdout, proc.stderr
+
+
+# ------------------------------------------------------------------ shared options (lama_dice.cli.options)
+#: Commands that play games under rules the user chooses: each takes the same --rule.
+RULE_COMMANDS = ("evaluate", "solve", "play")
+
+
+def _options() -> dict[str, dict[str, object]]:
+    """Subcommand -> option string -> its argparse action."""
+    import argparse
+
+    from lama_dice.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: {s: a for a in p._actions for s in a.option_strings} for name, p in sub.choices.items()}
+
+
+def test_shared_options_mean_the_same_in_every_command():
+    """--seed, --workers, --json, --no-progress and --rule: one declaration, one meaning, wherever they appear."""
+    opts = _options()
+    for option, fields in (("--seed", ("type", "nargs", "metavar")),
+                           ("--workers", ("type", "nargs", "default", "metavar", "help")),
+                           ("--json", ("type", "nargs", "const", "default", "metavar")),
+                           ("--no-progress", ("nargs", "const", "default", "help")),
+                           ("--rule", ("type", "nargs", "default", "metavar", "help"))):
+        actions = {cmd: o[option] for cmd, o in opts.items() if option in o}
+        assert len(actions) >= (3 if option == "--rule" else 4), (option, sorted(actions))
+        for field in fields:
+            values = {cmd: getattr(a, field) for cmd, a in actions.items()}
+            if field == "type":  # one helper, one checker: compare what the types accept
+                values = {cmd: getattr(t, "__name__", t) for cmd, t in values.items()}
+            if field == "help" and option == "--workers":  # the what differs; the meaning is the same
+                values = {cmd: v.split("(default")[1] for cmd, v in values.items()}
+            assert len(set(map(repr, values.values()))) == 1, (option, field, values)
+    assert {cmd for cmd, o in opts.items() if "--rule" in o} == set(RULE_COMMANDS)
+    for cmd in ("evaluate", "score", "exploit", "bench", "solve", "curves"):
+        assert opts[cmd]["--json"].const == "-"  # --json alone: standard output, as solve's old flag
+
+
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "--agents", "random", "random", "--chunk-size", "0"],
+    ["evaluate", "--agents", "random", "random", "--chunk-size", "-3"],
+    ["evaluate", "--agents", "random", "random", "--workers", "-1"],
+    ["score", "random", "--workers", "x"],
+    ["play", "--seed", "-1"],
+    ["solve", "--frobnicate"],
+])
+def test_bad_option_values_are_one_line(argv, capsys):
+    from lama_dice.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and ": error: " in err and "--help" in err, err
+    assert "Traceback" not in err

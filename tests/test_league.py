@@ -97,6 +97,20 @@ def test_cli_league(tmp_path, capsys):
     shown = capsys.readouterr().out
     assert "mu-3σ" in shown  # noqa: RUF001 (the CLI prints a real sigma)
     assert "always-roll" in shown
+    # both tables number the agents 1..3 by rank, in rank order: the ranking's rows, then the matrix's
+    specs = {a["spec"] for a in data["agents"]}
+    rows = [line.split()[:2] for line in shown.splitlines() if len(line.split()) > 1 and line.split()[1] in specs]
+    ranked = sorted(data["agents"], key=lambda a: -a["ordinal"])
+    expected = [[str(r), a["spec"]] for r, a in enumerate(ranked, 1)]
+    assert rows == expected + expected
+    header = next(line for line in shown.splitlines() if line.split()[:2] == ["#", "agent"] and "mu" not in line)
+    assert header.split()[2:] == ["1", "2", "3"]
+    first = next(line for line in shown.splitlines() if line.split()[:2] == expected[0] and "%" in line
+                 and len(line.split()) == 4)  # the matrix's first row: two win rates, its own cell empty
+    where = [a["spec"] for a in data["agents"]]
+    i = where.index(expected[0][1])
+    j = where.index(expected[1][1])
+    assert first.split()[2] == f"{100 * data['pairwise_win_rate'][i][j]:.1f}%"
 
 
 def test_solo_values_exact_for_heuristics_measured_otherwise():

@@ -23,7 +23,7 @@ from lama_dice.cli.play import (
 )
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
-from lama_env.record import iter_replay, replay
+from lama_env.record import iter_replay, replay, replay_game
 
 
 def keys(*cycle_of: str, n: int = 3000) -> io.StringIO:
@@ -249,10 +249,24 @@ def test_cli_play_saves_a_record_that_replays(tmp_path, monkeypatch, capsys):
     assert main(["replay", str(path)]) == 0
 
 
+def test_cli_play_takes_the_rules_of_every_game_command(tmp_path, monkeypatch, capsys):
+    """``--rule`` (as in evaluate and solve): the game is played, and recorded, under those rules."""
+    path = tmp_path / "rules.json"
+    monkeypatch.setattr("sys.stdin", keys("r", "a", "1"))
+    rc = main(["play", "--seed", "5", "--opponents", "random", "--rule", "end_threshold=12",
+               "--rule", "triple_llama=also_match", "--save", str(path)])
+    capsys.readouterr()
+    record = json.loads(path.read_text())
+    assert rc == 0 and record["rules"]["end_threshold"] == 12 and record["rules"]["triple_llama"] == "also_match"
+    assert replay_game(record).rules.end_threshold == 12
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--players", "2", "--opponents", "random", "random"], "--opponents gives 2 specs for 1 opponents"),
     (["--seat", "4"], "--seat must be 0..1"),
     (["--opponents", "no-such-agent"], "unknown agent spec 'no-such-agent'"),
+    (["--rule", "end_threshold=0"], "end_threshold must be at least 1"),
+    (["--rule", "no_such_rule=1"], "no_such_rule"),
 ])
 def test_cli_play_bad_arguments_give_one_line(monkeypatch, capsys, argv, message):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))

@@ -250,7 +250,7 @@ def test_solve_command_json(capsys):
 
     from lama_dice.cli.main import main
 
-    assert main(["solve", "--json", "--triple-llama", "also_match"]) == 0
+    assert main(["solve", "--json", "--rule", "triple_llama=also_match"]) == 0
     out = json.loads(capsys.readouterr().out)
     rules = RulesConfig(triple_llama="also_match")
     assert out["rules"] == rules.to_dict()
@@ -258,17 +258,46 @@ def test_solve_command_json(capsys):
     assert out["states"] == 1710
     assert {"always-roll", "threshold:0.2", "points:10"} <= set(out["policies"])
     assert all(v > out["expected_round_points"] for v in out["policies"].values())
+    # the older flag spells the same rules; --json - is --json
+    assert main(["solve", "--json", "-", "--triple-llama", "also_match"]) == 0
+    assert json.loads(capsys.readouterr().out) == out
+
+
+def test_solve_command_json_file_and_sorted_table(capsys, tmp_path):
+    """``--json OUT`` as in every command: the file, and the table on stdout, best policy first."""
+    import json
+
+    from lama_dice.cli.commands.solve import sorted_policies
+    from lama_dice.cli.main import main
+
+    path = tmp_path / "solve.json"
+    assert main(["solve", "--rule", "must_discard=false", "--json", str(path)]) == 0
+    text = capsys.readouterr().out
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["rules"]["must_discard"] is False and f"JSON: {path}" in text
+    ranked = sorted_policies(data["policies"])
+    values = [v for _, v in ranked]
+    assert values == sorted(values) and len(set(values)) > 3
+    cells = [line.split()[1] for line in text.splitlines() if line.startswith("│ ")]
+    rows = [c for c in cells if c in data["policies"]]
+    assert rows == [spec for spec, _ in ranked]  # the table's order is the docs' (tools/regen_docs.py)
 
 
 def test_solve_command_table_and_errors(capsys):
     from lama_dice.cli.main import main
 
-    assert main(["solve", "--no-must-discard"]) == 0
+    assert main(["solve", "--rule", "must_discard=false"]) == 0
     text = capsys.readouterr().out
     opt = solver_for(RulesConfig(must_discard=False)).expected_round_points()
     assert "optimal" in text and f"{opt:.4f}" in text and "threshold:0.2" in text
-    assert main(["solve", "--end-threshold", "0"]) == 2
-    assert "end_threshold" in capsys.readouterr().err
+    assert main(["solve", "--no-must-discard"]) == 0  # the older spelling
+    assert f"{opt:.4f}" in capsys.readouterr().out
+    for bad in (["--rule", "end_threshold=0"], ["--end-threshold", "0"]):
+        assert main(["solve", *bad]) == 2
+        err = capsys.readouterr().err
+        assert "end_threshold" in err and len(err.strip().splitlines()) == 1
+    assert main(["solve", "--rule", "triple_llama"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
 
 
 def test_solo_optimal_is_the_name_and_optimal_its_alias():

@@ -291,7 +291,9 @@ def _config_keys(_runs: list[Run]) -> str:
 def _solve(runs: list[Run]) -> str:
     base = last_json(runs[0].stdout, runs[0].shown)
     opt = base["expected_round_points"]
-    pol = sorted(base["policies"].items(), key=lambda kv: (math.inf if kv[1] is None else kv[1], kv[0]))
+    from lama_dice.cli.commands.solve import sorted_policies
+
+    pol = sorted_policies(base["policies"])  # the order `lama-dice solve` prints
     rows = [["`optimal`", f"**{opt:.4f}**", ""]]
     for spec, v in pol:
         rows.append([f"`{spec}`", "never ends" if v is None else f"{v:.4f}",
@@ -495,6 +497,16 @@ def _bench(runs: list[Run]) -> str:
 
     r = runs[0]
     return markdown(last_json(r.stdout, r.shown))
+
+
+def _first_use(runs: list[Run]) -> str:
+    """The first_use section of ``lama-dice bench --only first_use --json -`` with the run's line (no targets)."""
+    from lama_dice.bench.report import markdown
+
+    r = runs[0]
+    rep = last_json(r.stdout, r.shown)
+    rep["targets"] = []
+    return markdown(rep)
 
 
 def _bench_pgx(runs: list[Run]) -> str:
@@ -736,9 +748,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("config-keys", "every training-config key with its default (docs/training.md)", "instant", (),
               _config_keys, exact=True, source="`lama_dice.train.config.describe_keys()`"),
     Generator("solve", "exact solo values of the optimum and the heuristics, default and other rules", "~5 s",
-              (lama("solve --json"), lama("solve --json --triple-llama also_match"),
-               lama("solve --json --no-must-discard"),
-               lama("solve --json --triple-llama also_match --no-must-discard")),
+              (lama("solve --json"), lama("solve --json --rule triple_llama=also_match"),
+               lama("solve --json --rule must_discard=false"),
+               lama("solve --json --rule triple_llama=also_match --rule must_discard=false")),
               _solve, exact=True),
     Generator("evaluate-sample", "a sample evaluation table", "~2 s",
               (lama(SAMPLE),), _evaluate_sample, commands_in_body=True),
@@ -785,7 +797,11 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               (lama(f"solve --agents ppo:solo ppo:solo-v1 optimal threshold:0.2 --totals {SOLO_TOTALS} --json"),),
               _solo_networks),
     Generator("bench", "lama-dice bench: speed against the baselines (needs the bench extra)",
-              "long: ~70 s (up to 5 min on a busy machine)", (lama("bench --quiet --json -"),), _bench),
+              "long: ~3 min with the first_use compiles (up to 10 min on a busy machine)",
+              (lama("bench --quiet --json -"),), _bench),
+    Generator("first-use", "lama-dice bench --only first_use: the first evaluate and the first vector env, "
+              "cold (empty Numba cache) and warm", "long: ~2 min on 2 cores (the compiles)",
+              (lama("bench --only first_use --quiet --json -"),), _first_use),
     Generator("bench-pgx", "lama-dice bench --only pgx: random play, the vector game beside Pgx (JAX)",
               "long: ~3 min on 2 cores; needs the bench-pgx extra (make bench-pgx)",
               (lama("bench --only pgx --quiet --json -"),), _bench_pgx, needs="pgx"),

@@ -45,6 +45,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lama_dice.cli.options import add_json, add_seed
 from lama_env.errors import LamaDiceError
 
 HELP = "measure speed against baselines (PettingZoo envs, a naive engine) and print the ratios"
@@ -57,14 +58,13 @@ class BenchError(LamaDiceError, ValueError):
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``bench`` options to ``p``."""
     p.add_argument("--quick", action="store_true", help="small sizes and one repeat: under a minute")
-    p.add_argument("--json", metavar="OUT", default=None,
-                   help="also write the results as JSON to OUT ('-' = standard output; the tables then go to stderr)")
+    add_json(p)
     p.add_argument("--repeats", type=int, default=None, metavar="K",
                    help="alternating repeats per comparison (default 5, heavy sections 3; --quick: 1)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
+    add_seed(p)
     p.add_argument("--only", nargs="+", metavar="SECTION", default=None,
-                   help="run only these sections: aec vector pgx render evaluate kernel_load one_shot scaling memory "
-                        "solver ppo_inference training")
+                   help="run only these sections: aec vector pgx render evaluate kernel_load one_shot first_use "
+                        "scaling memory solver ppo_inference training")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -130,14 +130,14 @@ def render(console: Any, report: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from lama_dice.bench.report import COLUMNS, Line, blocks
+    from lama_dice.bench.report import TARGET_COLUMNS, Line, blocks
 
     for b in blocks(report):
         if isinstance(b, Line):
             console.print(Text(b.text, style=_STYLES.get(b.kind, "")))
             continue
         t = Table(title=b.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        numeric = (1, 2) if b.columns == COLUMNS else (1, 2, 3)
+        numeric = (1, 2, 3) if b.columns == TARGET_COLUMNS else (1, 2)
         for i, col in enumerate(b.columns):
             t.add_column(col, justify="right" if i in numeric else "left",
                          overflow="fold" if i == len(b.columns) - 1 else "ellipsis")

@@ -9,6 +9,10 @@ afterwards, against wall time of training and steps::
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+from lama_dice.cli.options import add_json, add_seed, add_workers
 
 HELP = "plot a training run's learning curves (evaluation win rates with CIs) to a PNG"
 
@@ -22,10 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="evaluate every checkpoint of the run against these opponents (each fills all the other "
                         "seats) and plot win rate against wall time and steps")
     p.add_argument("--games", type=int, default=2000, help="with --evaluate: games per checkpoint and opponent")
-    p.add_argument("--seed", type=int, default=0, help="with --evaluate: the seed (the same games for each checkpoint)")
-    p.add_argument("--workers", type=int, default=1, help="with --evaluate: processes (0: all cores)")
+    add_seed(p, help="with --evaluate: the seed, an integer >= 0 (default 0; the same games for each checkpoint)")
+    add_workers(p, "with --evaluate: processes to play in")
     p.add_argument("--goal", type=float, default=None, help="with --evaluate: a win rate to mark, e.g. 0.5")
-    p.add_argument("--json", default=None, metavar="OUT", help="with --evaluate: also write the points as JSON")
+    add_json(p, "the points (with --evaluate)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,11 +48,16 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(opt, out, CurvesError)
     if args.games < 1:
         raise CurvesError(f"--games must be at least 1, got {args.games}")
+    to_stdout = args.json == "-"  # the JSON alone on stdout; the lines below on stderr
+    out = sys.stderr if to_stdout else sys.stdout
     data = checkpoint_curve(args.run, args.evaluate, args.games, args.seed, args.workers,
-                            progress=lambda line: print(line, flush=True))
-    if args.json:
+                            progress=lambda line: print(line, file=out, flush=True))
+    if args.json and not to_stdout:
         write_json_file(args.json, data, CurvesError)
         print(f"wrote {args.json}")
     path = plot_checkpoint_curve(data, args.out, title=args.title, goal=args.goal)
-    print(f"wrote {path}")
+    print(f"wrote {path}", file=out)
+    if to_stdout:
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
     return 0

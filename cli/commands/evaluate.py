@@ -24,10 +24,18 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from lama_dice.cli.commands import agent_specs_epilog
+from lama_dice.cli.options import (
+    add_json,
+    add_progress,
+    add_rules,
+    add_seed,
+    add_workers,
+    at_least,
+    rules_from_args,
+)
 
 if TYPE_CHECKING:
     from lama_dice.evaluation import EvalResult, LeagueResult
-    from lama_env.rules import RulesConfig
 
 HELP = "play agents against each other and report win rates with confidence intervals"
 
@@ -43,51 +51,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="players per game (default: the number of --agents; 2 for --league)")
     p.add_argument("--games", type=int, default=None, metavar="G",
                    help="games to play (default 1000); with --league and 2 players: games per pair (default 100)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--workers", type=int, default=1, metavar="W",
-                   help="processes to play in (default 1; 0 = all cores); does not change the result")
-    p.add_argument("--json", metavar="OUT", default=None,
-                   help="write the results as JSON to OUT ('-' = standard output; the table then goes to stderr)")
+    add_seed(p)
+    add_workers(p)
+    add_json(p)
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="save a plot (win rates with intervals; for --league the rating history)")
     p.add_argument("--save-games", metavar="DIR", default=None,
                    help="save the games played as lama-dice-record/1 files in DIR (with DIR/index.json)")
     p.add_argument("--save-sample", type=int, metavar="K", default=None,
                    help="with --save-games: save only K games chosen at random (default: all)")
-    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
-                   help="a rules-config field, e.g. --rule end_threshold=20 --rule triple_llama=also_match")
+    add_rules(p)
     p.add_argument("--backend", choices=("auto", "python", "fast"), default="auto",
                    help="auto (default): the compiled fast engine when it supports the agents; "
                         "python: the rules engine")
-    p.add_argument("--chunk-size", type=int, default=None, metavar="C",
+    p.add_argument("--chunk-size", type=at_least(1), default=None, metavar="C",
                    help="games played in lockstep / per worker task (default 128; part of what the result depends on)")
     p.add_argument("--solo-values", action="store_true",
                    help="with --league: add each agent's solo points per round (exact from the solver "
                         "where the agent allows, else measured over --games solo games)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress(p)
     p.epilog = agent_specs_epilog()
-
-
-def parse_rules(items: list[str]) -> RulesConfig:
-    """``["end_threshold=20", ...]`` -> ``RulesConfig(end_threshold=20)`` (values parsed as JSON when they can be).
-
-    Raises:
-        EvaluationError: an item that is not ``KEY=VALUE``.
-        lama_env.rules.RulesError: an unknown rules field or a bad value.
-    """
-    from lama_dice.evaluation import EvaluationError
-    from lama_env.rules import RulesConfig
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise EvaluationError(f"--rule must be KEY=VALUE, got {item!r}")
-        try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key.strip()] = value
-    return RulesConfig.from_dict(out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from lama_dice.cli.recordfile import check_output_path, write_json_file
     from lama_dice.evaluation import DEFAULT_CHUNK_SIZE, EvaluationError
 
-    rules = parse_rules(args.rule)
+    rules = rules_from_args(args)
     if args.players is not None and not 1 <= args.players <= 6:
         raise EvaluationError(f"--players must be 1..6, got {args.players}")
     if args.solo_values and args.league is None:
@@ -230,7 +213,7 @@ def _render_league(console: Any, result: Any) -> None:
 
     multi = result.players > 2
     t = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    t.add_column("", justify="right", no_wrap=True)
+    t.add_column("#", justify="right", no_wrap=True)
     t.add_column("agent", min_width=_agent_width(result.entries), overflow="fold")
     t.add_column("mu", justify="right", no_wrap=True)
     t.add_column("σ", justify="right", no_wrap=True)  # noqa: RUF001 - Greek sigma (the rating's) is meant
@@ -242,7 +225,8 @@ def _render_league(console: Any, result: Any) -> None:
     solo = {id(e): v for e, v in zip(result.entries, result.solo, strict=True)} if result.solo else None
     if solo:
         t.add_column("solo pts/rd", justify="right", no_wrap=True)
-    for r, e in enumerate(result.ranking(), 1):
+    ranked = result.ranking()  # every table numbers the agents 1, 2, ... by this order (1 = best)
+    for r, e in enumerate(ranked, 1):
         s = e.stats
         row = [str(r), e.spec, _num(e.mu), _num(e.sigma), _num(e.ordinal), str(s.games),
                _pct(s.win_rate), _ci(*s.win_rate_ci95),
@@ -254,12 +238,17 @@ def _render_league(console: Any, result: Any) -> None:
     console.print(_header(result, "league"))
     console.print(t)
     if result.pairwise is not None and len(result.entries) <= 12:
-        m = Table(box=box.SIMPLE_HEAD, pad_edge=False, title="win rate of row vs column", title_justify="left")
-        m.add_column("")
-        for j in range(len(result.entries)):
-            m.add_column(str(j), justify="right")
-        for i, e in enumerate(result.entries):
-            m.add_row(f"{i}: {e.spec}", *[_pct(x) if x is not None else "" for x in result.pairwise[i]])
+        m = Table(box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left",
+                  title="win rate of row vs column (agents numbered # as in the ranking above)")
+        m.add_column("#", justify="right")
+        m.add_column("agent")
+        for r in range(1, len(ranked) + 1):
+            m.add_column(str(r), justify="right")
+        where = {id(e): i for i, e in enumerate(result.entries)}  # result.pairwise is in input order
+        for r, e in enumerate(ranked, 1):
+            row = result.pairwise[where[id(e)]]
+            m.add_row(str(r), e.spec, *[_pct(row[where[id(o)]]) if row[where[id(o)]] is not None else ""
+                                         for o in ranked])
         console.print(m)
     console.print("OpenSkill Plackett-Luce ratings, sorted by mu - 3σ; ties share a rank and the win; "  # noqa: RUF001 - sigma
                   "95% CI: Wilson; " + ("rank: mean place (1 = best)" if multi else "final: mean final total")

@@ -10,12 +10,15 @@ Examples:
   lama-dice play                                  # you against the default agent
   lama-dice play --players 4 --opponents threshold:0.2 random lookahead
   lama-dice play --opponents ppo:runs/default/best.zip --seed 3 --save game.json
+  lama-dice play --rule end_threshold=20 --rule triple_llama=also_match
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from lama_dice.cli.options import add_rules, add_seed, rules_from_args
 
 HELP = "play against agents in the terminal"
 
@@ -28,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="agent spec(s): one for every opponent or one per opponent seat "
                         "(default: solo-optimal if available, else random)")
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0: you start round 1)")
-    p.add_argument("--seed", type=int, default=None, help="seed for the deal, the dice and the agents")
+    add_seed(p, default=None, help="seed for the deal, the dice and the agents, an integer >= 0 (default: a fresh one)")
+    add_rules(p)
     p.add_argument("--save", default=None, metavar="RECORD.json",
                    help="write the game record here at the end (also when stopped early)")
 
@@ -41,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
     from lama_dice.cli.recordfile import check_output_path
     from lama_env.engine import LamaGame
 
+    rules = rules_from_args(args)
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)
-    game = LamaGame(players, seed=args.seed)
+    game = LamaGame(players, rules, seed=args.seed)
     console = Console(highlight=False)
     terminal = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
                             save=args.save, names=player_names(players, args.seat, specs),

@@ -28,6 +28,7 @@ import json
 from typing import Any
 
 from lama_dice.cli.commands import agent_specs_epilog
+from lama_dice.cli.options import add_json, add_progress, add_workers
 
 HELP = "score an agent on the benchmark suite (lama-dice-suite/2; --suite 1): the numbers to report"
 
@@ -40,14 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="play only these tasks (default: all but the optional exploit, which trains; see --list)")
     p.add_argument("--suite", type=int, default=2, metavar="N",
                    help="the suite's version: 2 (default: /1's tasks plus the optional exploit) or 1")
-    p.add_argument("--json", metavar="OUT", default=None,
-                   help="write the score card as JSON to OUT ('-' = standard output; the table then goes to stderr)")
-    p.add_argument("--workers", type=int, default=1, metavar="W",
-                   help="processes to play in (default 1; 0 = all cores); does not change the result")
+    add_json(p, "the score card")
+    add_workers(p)
     p.add_argument("--games", type=int, default=None, metavar="G",
                    help="play G games per match instead of the suite's (for a quick look: not an official score)")
     p.add_argument("--list", action="store_true", help="print the suite's tasks, games, seeds and constants")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress(p)
     p.epilog = agent_specs_epilog()
 
 

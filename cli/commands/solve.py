@@ -13,17 +13,17 @@ the chip totals of ``--totals`` (the observation shows the total).
 Examples::
 
     lama-dice solve
-    lama-dice solve --triple-llama also_match --no-must-discard --json
-    lama-dice solve --agents ppo:solo ppo:solo-v1 --totals 0 20 39
+    lama-dice solve --rule triple_llama=also_match --rule must_discard=false --json -
+    lama-dice solve --agents ppo:solo ppo:solo-v1 --totals 0 20 39 --json solo.json
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from typing import Any, cast
+
+from lama_dice.cli.options import add_json, add_rules, rules_from_args
 
 HELP = "solve the solo round exactly; compare heuristics with the optimum"
 
@@ -37,18 +37,35 @@ POLICY_SPECS: tuple[str, ...] = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``solve`` options to ``p``."""
-    p.add_argument("--triple-llama", choices=("chip_only", "also_match"), default="chip_only",
-                   help="what a triple llama does (default: chip_only)")
-    p.add_argument("--no-must-discard", action="store_true",
-                   help="a matching roll may discard nothing (must_discard=false)")
-    p.add_argument("--end-threshold", type=int, default=40,
-                   help="game-end threshold (part of the rules; it does not change solo round values)")
+    add_rules(p)
+    # the spellings of earlier versions, kept working (hidden): --rule triple_llama=M, must_discard=false,
+    # end_threshold=N say the same
+    p.add_argument("--triple-llama", choices=("chip_only", "also_match"), default=None, help=argparse.SUPPRESS)
+    p.add_argument("--no-must-discard", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--end-threshold", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--agents", nargs="+", metavar="SPEC", default=None,
                    help="exact solo values of these deterministic agents instead of the heuristics "
                         "(e.g. ppo:solo, ppo:PATH, threshold:0.2)")
     p.add_argument("--totals", nargs="+", type=int, metavar="T", default=[0],
                    help="with --agents: the chip totals a network sees (default: 0, a fresh game)")
-    p.add_argument("--json", action="store_true", help="print a JSON object instead of a table")
+    add_json(p, "the report")
+
+
+def _rules(args: argparse.Namespace) -> Any:
+    """The rules of ``--rule`` items, after the older flags (``--triple-llama`` ...) if given."""
+    old: dict[str, Any] = {}
+    if args.triple_llama is not None:
+        old["triple_llama"] = args.triple_llama
+    if args.no_must_discard:
+        old["must_discard"] = False
+    if args.end_threshold is not None:
+        old["end_threshold"] = args.end_threshold
+    return rules_from_args(args, old)
+
+
+def sorted_policies(policies: dict[str, float | None]) -> list[tuple[str, float | None]]:
+    """``policies`` (spec -> exact value, None: never ends) best first, ties by spec, never-ending ones last."""
+    return sorted(policies.items(), key=lambda kv: (math.inf if kv[1] is None else kv[1], kv[0]))
 
 
 def solve(rules, specs=POLICY_SPECS) -> dict:
@@ -100,25 +117,26 @@ def solve_agents(rules, specs: list[str], totals: list[int]) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Solve the solo round under the given rules and print the table or JSON; return the exit status."""
-    from lama_env.rules import RulesConfig
+    """Solve the solo round under the given rules and print the table (and the JSON); return the exit status."""
+    from lama_dice.agents.solver import SolverError
+    from lama_dice.cli.recordfile import check_output_path, emit_json_report
 
-    rules = RulesConfig(triple_llama=args.triple_llama, must_discard=not args.no_must_discard,
-                        end_threshold=args.end_threshold)
+    check_output_path("--json", args.json, SolverError)
+    rules = _rules(args)
     # a LamaDiceError (a spec that does not build, a sampling agent) is one line (cli.main)
     report = solve_agents(rules, args.agents, args.totals) if args.agents else solve(rules)
-    if args.json:
-        json.dump(report, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
     from rich.console import Console
 
-    console = Console()
-    console.print(_agents_table(report) if args.agents else _policies_table(report))
-    if not args.agents:
-        r = report["rules"]
-        console.print(f"rules: triple_llama={r['triple_llama']}, must_discard={str(r['must_discard']).lower()}; "
-                      f"{report['states']} displays of at most 6 cards solved")
+    console = Console(stderr=args.json == "-", highlight=False)
+
+    def render() -> None:
+        console.print(_agents_table(report) if args.agents else _policies_table(report))
+        if not args.agents:
+            r = report["rules"]
+            console.print(f"rules: triple_llama={r['triple_llama']}, must_discard={str(r['must_discard']).lower()}; "
+                          f"{report['states']} displays of at most 6 cards solved; sorted best first")
+
+    emit_json_report(console, args.json, report, SolverError, render)
     return 0
 
 
@@ -131,7 +149,7 @@ def _policies_table(report: dict) -> Any:
     table.add_column("round points", justify="right")
     table.add_column("vs optimal", justify="right")
     table.add_row("optimal", f"{opt:.4f}", "", style="bold")
-    for spec, v in report["policies"].items():
+    for spec, v in sorted_policies(report["policies"]):
         table.add_row(spec, "never ends" if v is None else f"{v:.4f}", "" if v is None else f"+{v - opt:.4f}")
     return table
 

@@ -25,8 +25,8 @@ trust; to use someone else's checkpoint as an agent, ppo:PATH reads it safely.
 from __future__ import annotations
 
 import argparse
-import math
-from typing import Any
+
+from lama_dice.cli.options import add_progress, add_seed, at_least
 
 HELP = "train a MaskablePPO agent from a YAML config (TensorBoard, checkpoints, self-play)"
 
@@ -42,37 +42,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"{', '.join(names)} (not needed with --resume: the run's own config is used)")
     p.add_argument("--run-dir", metavar="DIR", default=None,
                    help="the run folder (default runs/NAME-YYYYmmdd-HHMMSS); must not hold a run")
-    p.add_argument("--total-timesteps", type=_at_least(1), metavar="N", default=None,
+    p.add_argument("--total-timesteps", type=at_least(1), metavar="N", default=None,
                    help="override total_timesteps (with --resume: the total to reach)")
-    p.add_argument("--seed", type=_at_least(0), metavar="S", default=None, help="override seed")
+    add_seed(p, default=None, help="override the config's seed, an integer >= 0")
     p.add_argument("--resume", metavar="RUN", default=None,
                    help="continue a run folder (from its latest checkpoint) or a checkpoint .zip, in its run "
                         "folder, with the run's own config.yaml. Resuming loads the whole SB3 model, which "
                         "unpickles it and can run code from the file: resume only runs you made or trust")
     p.add_argument("--runs-root", metavar="DIR", default="runs", help="parent of new run folders (default runs/)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress(p)
     p.add_argument("--check", action="store_true", help="only validate the config and print it resolved")
-
-
-def _at_least(low: int) -> Any:
-    """An argparse type: an integer of at least ``low`` (else argparse's one-line usage error)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            try:  # 1e6, 2.5e5: a whole number in scientific notation
-                number = float(text)
-            except ValueError:
-                number = math.nan
-            if not (math.isfinite(number) and number.is_integer()):
-                raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-            value = int(number)
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-
-    return parse
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,114 @@
+"""The options several ``lama-dice`` commands share, each declared once here.
+
+A command adds the ones it takes with these helpers, so that an option has the same
+spelling, type, checks and meaning everywhere:
+
+* ``--seed S`` (:func:`add_seed`): an integer >= 0;
+* ``--workers W`` (:func:`add_workers`): processes, 0 = all cores; never changes a result;
+* ``--json [OUT]`` (:func:`add_json`): write the command's JSON to OUT; ``-`` or no OUT:
+  standard output (the table, if any, then goes to stderr);
+* ``--no-progress`` (:func:`add_progress`);
+* ``--rule KEY=VALUE`` (:func:`add_rules`, read with :func:`rules_from_args`): a
+  :class:`lama_env.rules.RulesConfig` field, repeatable, on every command that plays games
+  under rules of the user's choosing (``evaluate``, ``solve``, ``play``).
+
+Bad values are refused by argparse with its usage line and one error line naming the option.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lama_env.rules import RulesConfig
+
+__all__ = ["add_json", "add_progress", "add_rules", "add_seed", "add_workers", "at_least", "parse_rules",
+           "rules_from_args"]
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``low`` (else argparse's usage error naming the option).
+
+    A whole number in scientific notation (``1e6``, ``2.5e5``) is that integer, as in the YAML configs.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                number = math.nan
+            if not (math.isfinite(number) and number.is_integer()):
+                raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+            value = int(number)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
+    """``--seed S``: an integer >= 0 (``default``; None: a fresh seed, or the config's)."""
+    shown = f"default {default}" if default is not None else "default: a fresh one"
+    p.add_argument("--seed", type=at_least(0), default=default, metavar="S",
+                   help=help or f"random seed, an integer >= 0 ({shown})")
+
+
+def add_workers(p: argparse.ArgumentParser, what: str = "processes to play in") -> None:
+    """``--workers W``: processes (default 1; 0 = all cores); the result does not depend on it."""
+    p.add_argument("--workers", type=at_least(0), default=1, metavar="W",
+                   help=f"{what} (default 1; 0 = all cores); does not change the result")
+
+
+def add_json(p: argparse.ArgumentParser, what: str = "the results") -> None:
+    """``--json [OUT]``: write ``what`` as JSON to OUT (``-`` or no OUT: standard output)."""
+    p.add_argument("--json", metavar="OUT", nargs="?", const="-", default=None,
+                   help=f"write {what} as JSON to OUT ('-' or no OUT: standard output; the table then goes "
+                        "to stderr)")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    """``--no-progress``: no progress bar or lines."""
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_rules(p: argparse.ArgumentParser) -> None:
+    """``--rule KEY=VALUE`` (repeatable): a rules-config field (docs/RULES.md, "Rules configuration")."""
+    p.add_argument("--rule", action="append", default=[], metavar="KEY=VALUE",
+                   help="a rules-config field, repeatable, e.g. --rule end_threshold=20 --rule "
+                        "triple_llama=also_match --rule must_discard=false (default: the printed rules)")
+
+
+def parse_rules(items: list[str], base: dict[str, Any] | None = None) -> RulesConfig:
+    """``["end_threshold=20", ...]`` -> ``RulesConfig(end_threshold=20)`` (values parsed as JSON when they can be).
+
+    ``base``: fields set before the items (an item of the same key wins).
+
+    Raises:
+        lama_env.rules.RulesError: an item that is not ``KEY=VALUE``, an unknown rules field or a bad value.
+    """
+    from lama_env.rules import RulesConfig, RulesError
+
+    out: dict[str, Any] = dict(base or {})
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise RulesError(f"--rule must be KEY=VALUE, got {item!r}")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return RulesConfig.from_dict(out)
+
+
+def rules_from_args(args: argparse.Namespace, base: dict[str, Any] | None = None) -> RulesConfig:
+    """The rules of a command's ``--rule`` items (:func:`parse_rules`)."""
+    return parse_rules(list(getattr(args, "rule", None) or []), base)
