@@ -18,8 +18,8 @@ Bad values are refused by argparse with its usage line and one error line naming
 from __future__ import annotations
 
 import argparse
-import math
 import json
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 

@@ -616,7 +616,8 @@ def test_the_openapi_schema_documents_every_status_and_body(client):
                 assert "error" in spec["components"]["schemas"][name]["required"], (key, status)
     body = ops[("POST", "/api/replay")]["requestBody"]
     assert body["required"] and {"application/json", "text/plain"} <= set(body["content"])
-    assert body["content"]["application/json"]["schema"]["properties"]["format"]["enum"] == ["lama-dice-record/1", "lama-dice-record/2"]
+    formats = body["content"]["application/json"]["schema"]["properties"]["format"]["enum"]
+    assert formats == ["lama-dice-record/1", "lama-dice-record/2"]
     assert ops[("POST", "/api/games")]["responses"]["201"]["links"]["Act"]["operationId"] == "act"
     assert ops[("POST", "/api/replay")]["responses"]["422"]["content"]["application/json"]["schema"]["$ref"] \
         .endswith("/RecordErrorBody")

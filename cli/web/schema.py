@@ -17,7 +17,8 @@ from lama_env.record import MAX_NAME, MAX_SPEC, MAX_VERSION, RECORD_FORMATS
 
 _FACE = {"type": "string", "enum": ["L", "1", "2", "3", "4", "5", "6"]}
 _FACES = {"type": "array", "items": _FACE}
-#: ``lama-dice-record/1`` and ``/2`` (with its optional ``about``) as a JSON schema (docs/RULES.md, "Record fields"): the shape a record has; whether it
+#: ``lama-dice-record/1`` and ``/2`` (with its optional ``about``) as a JSON schema (docs/RULES.md, "Record
+#: fields"): the shape a record has; whether it
 #: is legal (the hands, the order of turns, the dice) only the replay tells (422 with its result).
 RECORD_SCHEMA: dict[str, Any] = {
     "title": "Record",
