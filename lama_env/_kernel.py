@@ -134,7 +134,8 @@ STATE_DTYPE = np.dtype([
     # the fields a step reads first, together (a game's step touches few cache lines)
     ("es", np.uint64), ("ps", np.uint64),
     ("row", np.int32), ("active", np.int32), ("cur", np.int32), ("start", np.int32), ("phase", np.int32),
-    ("nround", np.int32), ("nturn", np.int32), ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (MAX_PLAYERS,)),
+    ("nround", np.int32), ("nturn", np.int32),
+    ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (MAX_PLAYERS,)),
     ("tot", np.int32, (MAX_PLAYERS,)), ("rstart", np.int32, (MAX_PLAYERS,)), ("disp", np.int32, (MAX_PLAYERS, 7)),
     ("stats", np.int32, (5, MAX_PLAYERS)), ("hands", np.int8, (MAX_PLAYERS, 6)),
     ("logpos", np.int64), ("pend", np.int64), ("done_len", np.int64),
@@ -152,7 +153,8 @@ AGENT_DTYPE = np.dtype([("kind", np.int64), ("quit_table", np.uint8, (128,)), ("
 
 #: The rules and settings as the kernel reads them: one record (:func:`make_rules`).
 RULES_DTYPE = np.dtype([
-    ("n", np.int64), ("thr", np.int64), ("maxturns", np.int64), ("must", np.bool_), ("also_match", np.bool_), ("logging", np.bool_),
+    ("n", np.int64), ("thr", np.int64), ("maxturns", np.int64),
+    ("must", np.bool_), ("also_match", np.bool_), ("logging", np.bool_),
     # the vector game's rewards and episodes: points, win, episode = round, max_rounds (0: none)
     ("points", np.bool_), ("win", np.bool_), ("episode_round", np.bool_), ("max_rounds", np.int64),
     ("dice_faces", np.int64, (3, 6)), ("disc", np.int64, (120, 7)), ("dact", np.int64, (1 << 14,)),

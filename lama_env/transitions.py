@@ -321,7 +321,7 @@ def score_round(
 
 __all__ = [
     "ALL_QUIT", "BUST", "EMPTY_ROW", "FULL_ROW", "ROLL_BUST", "ROLL_DISCARD", "ROLL_TAKE", "ROLL_TRIPLE_LLAMA",
-    "ROUND_ENDINGS", "ROW_EMPTY", "TURN_CAP", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit", "apply_roll",
-    "apply_take", "chance_outcomes", "cut_round", "deal_outcomes", "deal_seat", "grouped_chance_outcomes", "is_triple_llama",
-    "match_limits", "next_player", "resolve_roll", "score_round",
+    "ROUND_ENDINGS", "ROW_EMPTY", "TURN_CAP", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit",
+    "apply_roll", "apply_take", "chance_outcomes", "cut_round", "deal_outcomes", "deal_seat",
+    "grouped_chance_outcomes", "is_triple_llama", "match_limits", "next_player", "resolve_roll", "score_round",
 ]
