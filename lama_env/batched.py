@@ -199,6 +199,13 @@ for _i, _counts in enumerate(A.DISCARDS):
 _TABLES = (_DISC, _DACT, _DECK, _SCORE)
 
 
+#: Games per call of the compiled kernel (:func:`play_batch` plays a batch in such chunks): a call
+#: holds the interpreter, where a Ctrl-C (``KeyboardInterrupt``) waits until it returns, so a chunk
+#: is kept to a few tens of milliseconds.  Each game plays its own streams, so the chunking changes
+#: no result.
+KERNEL_CHUNK = 1024
+
+
 @njit(cache=True)
 def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len):
     """Play games ``g = 0..G-1`` (``G = len(seat_agent)``) to the end; see :func:`play_batch`.
@@ -436,8 +443,11 @@ def play_batch(
     tot = np.zeros((n_games, n), dtype=np.int64)
     stats = np.zeros((n_games, 5, n), dtype=np.int64)
     rounds = np.zeros(n_games, dtype=np.int64)
-    _play_kernel(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed64, tot, stats, rounds,
-                 rounds)
+    plain = K.make_rules(n, rules, _TABLES)[()]
+    for a in range(0, n_games, KERNEL_CHUNK):  # back in Python between chunks: Ctrl-C stops a long batch
+        b = min(a + KERNEL_CHUNK, n_games)
+        _play_kernel(plain, no_log, table, seating[a:b], game_ids[a:b], seed64, tot[a:b], stats[a:b], rounds[a:b],
+                     rounds[a:b])
 
     logs: dict[int, np.ndarray] = {}
     todo = sorted({int(g) for g in log_games})
