@@ -88,7 +88,7 @@ except ModuleNotFoundError as e:  # pragma: no cover - the openspiel extra is no
     raise ModuleNotFoundError(
         "lama_env.openspiel needs OpenSpiel: pip install \"lama-dice[openspiel]\" (the open-spiel package)",
         name="pyspiel") from None
-from open_spiel.python.observation import IIGObserverForPublicInfoGame  # noqa: E402 (once pyspiel is there)
+from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 __all__ = ["GAME_NAME", "LamaDiceGame", "LamaDiceObserver", "LamaDiceState", "chance_action", "chance_outcome",
            "state_from_game"]

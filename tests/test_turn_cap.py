@@ -235,7 +235,7 @@ def test_the_pettingzoo_env_cuts_the_round():
     env = lama_dice_v0.env(num_players=2, rules=endless_rules())
     env.reset(seed=0)
     steps = 0
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         _, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else A.ROLL)
         steps += 1
