@@ -71,8 +71,10 @@ Gymnasium's and SB3's ``check_env`` need, since they step random actions) an
 illegal action ends the episode at once: the reward is ``illegal_reward``,
 ``terminated`` is True, ``info["illegal_action"]`` is True, the game itself is
 left unchanged, and an :class:`IllegalMoveWarning` is issued through Gymnasium's
-logger (``gymnasium.logger.warn``: ``gymnasium.logger.set_level(gymnasium.logger.ERROR)``
-or a warnings filter on the category silences it).  With
+logger (``gymnasium.logger.warn``; Gymnasium 1.x has no ``set_level``:
+``gymnasium.logger.min_level = gymnasium.logger.ERROR``, or a warnings filter on
+the category, ``warnings.filterwarnings("ignore", category=IllegalMoveWarning)``,
+silences it).  With
 ``illegal="raise"``, :meth:`LamaDiceEnv.step` raises
 :class:`~lama_env.engine.IllegalActionError` (a
 :class:`~lama_env.errors.LamaDiceError`) and the state is unchanged.
@@ -315,7 +317,7 @@ class LamaDiceEnv(gym.Env):
                 name = A.describe(int(action))
             except (TypeError, ValueError):
                 name = "not an action"
-            gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.set_level(gymnasium.logger.ERROR) silences it
+            gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.min_level = gymnasium.logger.ERROR silences it
                 "%s", f"LamaDice-v0: illegal action {action!r} ({name}) by the learner; legal: "
                 f"{', '.join(A.describe(a) for a in g.legal_actions())}. The episode ends with reward "
                 f"{self.illegal_reward} (illegal='lose').",
