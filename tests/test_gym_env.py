@@ -13,10 +13,9 @@ from lama_dice.agents.base import Policy, RandomPolicy
 from lama_dice.agents.registry import AgentSpecError
 from lama_env import IllegalActionError
 from lama_env.actions import QUIT, ROLL
-from lama_env.rules import win_rewards
 from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv, LamaEnvError
 from lama_env.observation import encode, observation_size
-from lama_env.rules import winners
+from lama_env.rules import win_rewards, winners
 
 
 def run_episode(env, seed=None, rng=None, options=None, check=None):
