@@ -49,7 +49,8 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
   two players: :mod:`lama_env.picture`), ``"ansi"`` (as text) or ``"human"`` (the image in a
   pygame window where a display is available, else the text printed).
 * the rules (docs/RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
-  ``end_threshold``, ``dice``.
+  ``end_threshold``, ``dice``, and ``max_round_turns`` (1000: the turn cap, a round still
+  going after this many turns is cut and scored as it stands, ``ended_by == "turn_cap"``).
 
 Rewards
 -------
@@ -155,7 +156,8 @@ class LamaDiceEnv(gym.Env):
         illegal_reward: reward of an illegal action under ``illegal="lose"``.
         max_rounds: truncate the episode after this many rounds (None: never).
         render_mode: None, ``"rgb_array"``, ``"ansi"`` or ``"human"``.
-        **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``).
+        **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``,
+            ``max_round_turns``).
 
     Raises:
         TypeError: an unknown keyword (``"LamaDiceEnv.__init__() got an unexpected keyword argument 'x'"``).

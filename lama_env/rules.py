@@ -55,6 +55,8 @@ TRIPLE_LLAMA_MODES = ("chip_only", "also_match")
 #: The default cap of turns per round (:attr:`RulesConfig.max_round_turns`): far above any real round
 #: (the longest of thousands of six-player games of ``always-roll`` had 34 turns, see docs/RULES.md).
 DEFAULT_MAX_ROUND_TURNS = 1000
+#: The largest ``end_threshold`` a rules config accepts (the compiled engines hold totals as 32-bit integers).
+MAX_END_THRESHOLD = 1_000_000_000
 #: The largest cap of turns per round a rules config accepts.
 MAX_ROUND_TURNS_LIMIT = 1_000_000
 
@@ -114,6 +116,8 @@ class RulesConfig:
             raise RulesError(f"end_threshold must be an integer, got {self.end_threshold!r}")
         if self.end_threshold < 1:
             raise RulesError(f"end_threshold must be at least 1, got {self.end_threshold}")
+        if self.end_threshold > MAX_END_THRESHOLD:
+            raise RulesError(f"end_threshold must be at most {MAX_END_THRESHOLD:,}, got {self.end_threshold}")
         dice = self.dice
         if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
             raise RulesError(f"dice must be {NUM_DICE} lists of {DIE_SIDES} faces, got {dice!r}")
