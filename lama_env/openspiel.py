@@ -311,7 +311,7 @@ class LamaDiceObserver:
 
 
 #: The observation blocks of a state cut off at ``max_game_length``: as at the end of a game.
-_CUT_OFF_VIEW = {"to_act": 0.0, "decision": (0.0, 0.0, 0.0, 1.0), "dice": 0.0}
+_CUT_OFF_VIEW: dict[str, Any] = {"to_act": 0.0, "decision": np.array((0.0, 0.0, 0.0, 1.0), np.float32), "dice": 0.0}
 
 
 def _block(name: str, num_players: int) -> tuple[int, int]:
@@ -328,8 +328,8 @@ def _table_text(state: LamaDiceState) -> str:
     text = render_text(g)
     if not state.cut_off():
         return text
-    head, *rest = text.split("\n")
-    head = head.split(" · ")
+    first, *rest = text.split("\n")
+    head = first.split(" · ")
     head[-1] = f"game cut off at max_game_length ({state.max_game_length} decisions)"
     return "\n".join([" · ".join(head)] + [" " + line[1:] if line.startswith(">") else line for line in rest])
 
