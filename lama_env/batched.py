@@ -230,7 +230,9 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds,
     room = K.LOG_ROOM + 8 * n
     cap = log.shape[1]
     seed_mixed = K.seed_mix(seed)
-    gs = s[0]
+    local = K.new_state_kernel(1)  # a local record (what the compiler keeps closest), copied from and back to s[0]
+    local[0] = s[0]
+    gs = local[0]
     games = seat_agent.shape[0]
     steps = 0
     g = pos[0]
@@ -246,6 +248,7 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds,
         while True:
             if steps >= budget:
                 pos[0] = g
+                s[0] = local[0]
                 return
             steps += 1
             if logging and gs.logpos + room > cap:
