@@ -323,3 +323,15 @@ def test_end_threshold_is_bounded():
     with pytest.raises(RulesError, match="end_threshold must be at most 1,000,000,000"):
         RulesConfig(end_threshold=10**10)
     assert RulesConfig(end_threshold=10**9).end_threshold == 10**9
+
+
+def test_a_training_config_with_such_rules_is_refused_in_one_line():
+    from lama_dice.train.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError, match="a round could never end") as e:
+        parse_config({"env": {"num_players": 1, "reward": "points", "rules": {"dice": [list(d) for d in ALL_LLAMAS]}}},
+                     check_agents=False)
+    assert "\n" not in str(e.value)
+    cfg = parse_config({"env": {"num_players": 1, "reward": "points", "rules": {"max_round_turns": 200}}},
+                       check_agents=False)
+    assert cfg.rules.max_round_turns == 200
