@@ -579,7 +579,7 @@ class LamaGame:
 
     @property
     def turns_in_round(self) -> int:
-        """Turns taken so far in the current round (each quit or roll counts one; ``rules.max_round_turns`` caps them)."""
+        """Turns taken so far in the current round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
         return self._turns_in_round
 
     @property
