@@ -27,7 +27,11 @@ rules' own transitions (:mod:`lama_env.transitions`: :func:`resolve_roll`,
 from :func:`lama_env.rules.score_display` and probabilities from
 :func:`lama_env.transitions.grouped_chance_outcomes`, so any
 :class:`RulesConfig` works: both ``triple_llama`` modes, ``must_discard``,
-custom dice.
+custom dice.  The turn cap (``max_round_turns``, docs/RULES.md) is not modelled:
+the values are those of the round without it, which the default cap (1000
+turns) changes by a negligible amount (an optimal solo round ends within a few
+turns but for triple llamas, each 1 roll in 27 with the default dice); with a
+small cap set on purpose they are not exact.
 
 Example::
 

@@ -41,6 +41,7 @@ _ENDINGS = {
     "row_empty": "the llama row is empty",
     "bust": "bust",
     "all_quit": "everyone quit",
+    "turn_cap": "the turn cap was reached",
 }
 
 

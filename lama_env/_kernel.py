@@ -46,6 +46,7 @@ field           shape, dtype      meaning (per-seat fields: 6 entries, the first
 ``dice``        ``[3]`` int32     the last roll (face indices, die order)
 ``lim``         ``[7]`` int32     the pending roll's discard limits per face
 ``nround``      int32             the round's index in the game
+``nturn``       int32             turns (roll or quit decisions) taken in the round
 ``hands``       ``[6, 6]`` int8   the round's deal, in deal order
 ``stats``       ``[5, 6]`` int32  per seat over the game: round points, busts,
                                   quits, rounds gone out, triple llamas
@@ -91,7 +92,7 @@ from numba.np.numpy_support import from_dtype as numba_from_dtype
 
 from . import _jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
 from .rules import RulesConfig, return_chip
-from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, WENT_OUT
+from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, TURN_CAP, WENT_OUT
 
 # ------------------------------------------------------------------ constants
 #: Phases of a game in the kernel (the engine's Phase.TURN, DISCARD, TAKE; the round-over
@@ -104,8 +105,8 @@ LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
 #: Roll outcomes in a ``LOG_ROLL`` entry.
 OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
 #: ``ended_by`` codes: indices into :data:`lama_env.transitions.ROUND_ENDINGS`.
-END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT = (ROUND_ENDINGS.index(e)
-                                                       for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT))
+END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT, END_TURN_CAP = (
+    ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP))
 #: Kinds of native policy.
 KIND_RANDOM = 0  #: uniform over the legal actions
 KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; take by rank table
@@ -134,7 +135,8 @@ STATE_DTYPE = np.dtype([
     # the fields a step reads first, together (a game's step touches few cache lines)
     ("es", np.uint64), ("ps", np.uint64),
     ("row", np.int32), ("active", np.int32), ("cur", np.int32), ("start", np.int32), ("phase", np.int32),
-    ("nround", np.int32), ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (MAX_PLAYERS,)),
+    ("nround", np.int32), ("nturn", np.int32),
+    ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (MAX_PLAYERS,)),
     ("tot", np.int32, (MAX_PLAYERS,)), ("rstart", np.int32, (MAX_PLAYERS,)), ("disp", np.int32, (MAX_PLAYERS, 7)),
     ("stats", np.int32, (5, MAX_PLAYERS)), ("hands", np.int8, (MAX_PLAYERS, 6)),
     ("logpos", np.int64), ("pend", np.int64), ("done_len", np.int64),
@@ -152,7 +154,8 @@ AGENT_DTYPE = np.dtype([("kind", np.int64), ("quit_table", np.uint8, (128,)), ("
 
 #: The rules and settings as the kernel reads them: one record (:func:`make_rules`).
 RULES_DTYPE = np.dtype([
-    ("n", np.int64), ("thr", np.int64), ("must", np.bool_), ("also_match", np.bool_), ("logging", np.bool_),
+    ("n", np.int64), ("thr", np.int64), ("maxturns", np.int64),
+    ("must", np.bool_), ("also_match", np.bool_), ("logging", np.bool_),
     # the vector game's rewards and episodes: points, win, episode = round, max_rounds (0: none)
     ("points", np.bool_), ("win", np.bool_), ("episode_round", np.bool_), ("max_rounds", np.int64),
     ("dice_faces", np.int64, (3, 6)), ("disc", np.int64, (120, 7)), ("dact", np.int64, (1 << 14,)),
@@ -189,6 +192,7 @@ def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], loggi
     """
     r = np.zeros((), RULES_DTYPE)
     r["n"], r["thr"], r["must"] = n, rules.end_threshold, bool(rules.must_discard)
+    r["maxturns"] = rules.max_round_turns
     r["also_match"], r["logging"] = rules.triple_llama == "also_match", bool(logging)
     r["dice_faces"] = np.array(rules.dice_index, dtype=np.int64)
     r["disc"], r["dact"], r["deck0"], r["score"] = tables
@@ -307,6 +311,7 @@ def begin_round(gs, r, start_player):
     gs.active = r.n
     gs.cur = start_player
     gs.phase = TURN
+    gs.nturn = 0
     for p in range(r.n):
         gs.rstart[p] = gs.tot[p]
 
@@ -470,6 +475,7 @@ def transition(gs, r, a):
     out = 0
     detail = 0
     if ph == TURN:
+        gs.nturn += 1
         if a == _QUIT:
             ended = _quit(gs, p)
         else:
@@ -478,6 +484,8 @@ def transition(gs, r, a):
         detail, ended = _discard(gs, r, p, a)
     else:
         detail, ended = _take(gs, p, a)
+    if ended < 0 and gs.phase == TURN and gs.nturn >= r.maxturns:
+        ended = END_TURN_CAP  # the turn is over and the round would go on: cut (transitions.cut_round)
     gs.l_player = p
     gs.l_phase = ph
     gs.l_action = a

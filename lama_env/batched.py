@@ -199,36 +199,60 @@ for _i, _counts in enumerate(A.DISCARDS):
 _TABLES = (_DISC, _DACT, _DECK, _SCORE)
 
 
+#: Transitions per call of the compiled kernel (:func:`play_batch` calls it until the batch is
+#: played): a call holds the interpreter, where a Ctrl-C (``KeyboardInterrupt``) waits until it
+#: returns, so a call is kept to a few tens of milliseconds, even within one long game (a game
+#: is carried over to the next call in its state record).  The games are the same however they
+#: are cut into calls.
+KERNEL_STEPS = 1 << 19
+
+
 @njit(cache=True)
-def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len):
-    """Play games ``g = 0..G-1`` (``G = len(seat_agent)``) to the end; see :func:`play_batch`.
+def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, budget):
+    """Play games ``g = pos[0]..G-1`` (``G = len(seat_agent)``), ``budget`` transitions at most; see :func:`play_batch`.
 
     A driver over :func:`lama_env._kernel.transition` with every seat native: game ``g``
     starts from the streams of ``(seed, game_ids[g])``, and agent ``seat_agent[g, p]``
     (a record of ``agents``: :data:`lama_env._kernel.AGENT_DTYPE`) takes
-    every decision of seat ``p``.  The games are played one after the other in one
-    state record; each one's totals, per-seat statistics and rounds go to ``tot[g]``,
+    every decision of seat ``p``.  The games are played one after the other in the one
+    state record ``s[0]``; each one's totals, per-seat statistics and rounds go to ``tot[g]``,
     ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is
     logged into ``log[g]`` and ``log_len[g]`` gets the log's length, or -1 if ``log``
     was too small (it must hold at least ``LOG_ROOM + 8 N`` entries).
+
+    ``pos`` (``int64[3]``) says where the batch stands and is updated: the next game, whether
+    it is under way in ``s[0]`` (1) or still to start (0), and whether its log overflowed.  The
+    call returns after ``budget`` transitions, mid-game if need be; call it again (same
+    arguments) until ``pos[0] == G``.
     """
     n = r.n
     logging = r.logging
     room = K.LOG_ROOM + 8 * n
     cap = log.shape[1]
     seed_mixed = K.seed_mix(seed)
-    s = K.new_state_kernel(1)
-    gs = s[0]
-    for g in range(seat_agent.shape[0]):
-        K.start_streams(gs, seed_mixed, game_ids[g])
-        gs.logpos = 0
-        K.new_game(gs, r)
-        if logging:
-            K.log_deal(gs, r, log, g)
-        full = False
+    local = K.new_state_kernel(1)  # a local record (what the compiler keeps closest), copied from and back to s[0]
+    local[0] = s[0]
+    gs = local[0]
+    games = seat_agent.shape[0]
+    steps = 0
+    g = pos[0]
+    while g < games:
+        if pos[1] == 0:
+            K.start_streams(gs, seed_mixed, game_ids[g])
+            gs.logpos = 0
+            K.new_game(gs, r)
+            if logging:
+                K.log_deal(gs, r, log, g)
+            pos[1] = 1
+            pos[2] = 0
         while True:
+            if steps >= budget:
+                pos[0] = g
+                s[0] = local[0]
+                return
+            steps += 1
             if logging and gs.logpos + room > cap:
-                full = True  # the log is dropped (play_batch plays the game again with a longer one)
+                pos[2] = 1  # the log is dropped (play_batch plays the game again with a longer one)
                 gs.logpos = 0
             st, a = K.native_action(agents[seat_agent[g, gs.cur]], gs, r, gs.ps)
             gs.ps = st
@@ -247,7 +271,18 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds,
                 stats[g, k, p] = gs.stats[k, p]
         rounds[g] = gs.nround + 1
         if logging:
-            log_len[g] = -1 if full else gs.logpos
+            log_len[g] = -1 if pos[2] else gs.logpos
+        pos[1] = 0
+        g += 1
+    pos[0] = g
+
+
+def _play_all(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len) -> None:
+    """:func:`_play_kernel` over the whole batch, :data:`KERNEL_STEPS` transitions per call (Ctrl-C works)."""
+    s = K.new_state(1)
+    pos = np.zeros(3, dtype=np.int64)
+    while pos[0] < len(seat_agent):
+        _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, KERNEL_STEPS)
 
 
 # ------------------------------------------------------------------ results
@@ -436,8 +471,8 @@ def play_batch(
     tot = np.zeros((n_games, n), dtype=np.int64)
     stats = np.zeros((n_games, 5, n), dtype=np.int64)
     rounds = np.zeros(n_games, dtype=np.int64)
-    _play_kernel(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed64, tot, stats, rounds,
-                 rounds)
+    _play_all(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed64, tot, stats, rounds,
+              rounds)
 
     logs: dict[int, np.ndarray] = {}
     todo = sorted({int(g) for g in log_games})
@@ -451,8 +486,8 @@ def play_batch(
         log = np.zeros((k, cap), dtype=np.int32)
         log_len = np.zeros(k, dtype=np.int64)
         tot2 = np.zeros((k, n), dtype=np.int64)
-        _play_kernel(logged, log, table, seating[idx], game_ids[idx], seed64, tot2,
-                     np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
+        _play_all(logged, log, table, seating[idx], game_ids[idx], seed64, tot2,
+                  np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
         if not np.array_equal(tot2, tot[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")
         retry = []

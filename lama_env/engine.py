@@ -68,6 +68,7 @@ from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, 
     apply_quit,
     apply_roll,
     apply_take,
+    cut_round,
     deal_outcomes,
     deal_seat,
     match_limits,
@@ -408,6 +409,11 @@ class LamaGame:
         self._end_round(kind)
 
     def _advance(self) -> None:
+        """The turn is over and the round goes on: the next player's turn, unless the turn cap cuts the round."""
+        cut = cut_round(self._turns_in_round, self._rules)
+        if cut:
+            self._end_round(cut)
+            return
         self._current = next_player(self._current, self._quit)
         self._phase = _TURN
         self._dice = None
@@ -573,7 +579,7 @@ class LamaGame:
 
     @property
     def turns_in_round(self) -> int:
-        """Turns taken so far in the current round (each quit or roll counts one)."""
+        """Turns taken so far in the current round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
         return self._turns_in_round
 
     @property

@@ -49,7 +49,8 @@ Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
   two players: :mod:`lama_env.picture`), ``"ansi"`` (as text) or ``"human"`` (the image in a
   pygame window where a display is available, else the text printed).
 * the rules (docs/RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
-  ``end_threshold``, ``dice``.
+  ``end_threshold``, ``dice``, and ``max_round_turns`` (1000: the turn cap, a round still
+  going after this many turns is cut and scored as it stands, ``ended_by == "turn_cap"``).
 
 Rewards
 -------
@@ -71,8 +72,10 @@ Gymnasium's and SB3's ``check_env`` need, since they step random actions) an
 illegal action ends the episode at once: the reward is ``illegal_reward``,
 ``terminated`` is True, ``info["illegal_action"]`` is True, the game itself is
 left unchanged, and an :class:`IllegalMoveWarning` is issued through Gymnasium's
-logger (``gymnasium.logger.warn``: ``gymnasium.logger.set_level(gymnasium.logger.ERROR)``
-or a warnings filter on the category silences it).  With
+logger (``gymnasium.logger.warn``; Gymnasium 1.x has no ``set_level``:
+``gymnasium.logger.min_level = gymnasium.logger.ERROR``, or a warnings filter on
+the category, ``warnings.filterwarnings("ignore", category=IllegalMoveWarning)``,
+silences it).  With
 ``illegal="raise"``, :meth:`LamaDiceEnv.step` raises
 :class:`~lama_env.engine.IllegalActionError` (a
 :class:`~lama_env.errors.LamaDiceError`) and the state is unchanged.
@@ -153,7 +156,8 @@ class LamaDiceEnv(gym.Env):
         illegal_reward: reward of an illegal action under ``illegal="lose"``.
         max_rounds: truncate the episode after this many rounds (None: never).
         render_mode: None, ``"rgb_array"``, ``"ansi"`` or ``"human"``.
-        **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``).
+        **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``,
+            ``max_round_turns``).
 
     Raises:
         TypeError: an unknown keyword (``"LamaDiceEnv.__init__() got an unexpected keyword argument 'x'"``).
@@ -315,7 +319,7 @@ class LamaDiceEnv(gym.Env):
                 name = A.describe(int(action))
             except (TypeError, ValueError):
                 name = "not an action"
-            gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.set_level(gymnasium.logger.ERROR) silences it
+            gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.min_level = gymnasium.logger.ERROR silences it
                 "%s", f"LamaDice-v0: illegal action {action!r} ({name}) by the learner; legal: "
                 f"{', '.join(A.describe(a) for a in g.legal_actions())}. The episode ends with reward "
                 f"{self.illegal_reward} (illegal='lose').",

@@ -45,7 +45,7 @@ take) is applied automatically and the agent is not asked; by default it is aske
 
 `record`: keep the game record (`env.unwrapped.game.to_record()`); a little slower.
 
-`triple_llama`, `must_discard`, `end_threshold`, `dice`: the rules' choices
+`triple_llama`, `must_discard`, `end_threshold`, `dice`, `max_round_turns`: the rules' choices
 (`lama_env.RulesConfig`); `rules=RulesConfig(...)` is accepted too.
 
 `render_mode`: `"rgb_array"` (`render()` returns the table as an RGB image, 640 x 360 for two

@@ -29,6 +29,8 @@ parameter              meaning (default)
 ``dice``               the three dice, six faces each, in die order, separated by
                        ``/`` (``"1234LL/3456LL/1256LL"``, docs/RULES.md's dice;
                        not commas, which OpenSpiel's game strings reserve)
+``max_round_turns``    a rules field (1000): a round is cut after this many turns
+                       (docs/RULES.md, "The turn cap")
 ``max_game_length``    the most player decisions in a game (3000): the game is cut
                        off (terminal, returns as at truncation below) once this
                        many were made, so that OpenSpiel's ``max_game_length`` is a
@@ -48,7 +50,20 @@ and minus the totals of the finished rounds under ``"points"``.  The observation
 tensor of player ``p`` is ``encode(game, p)`` (``15 N + 22`` floats, the
 observation table of docs/environments.md), from OpenSpiel's Python observer
 API; the observation string is the table as text
-(:func:`lama_env.render.render_text`).  ``state.lama_game`` is the engine's game
+(:func:`lama_env.render.render_text`).  A state cut off by ``max_game_length``
+looks terminal: no player to act in its observation (``to_act`` all 0, the
+``decision`` "none", no dice) nor in ``str(state)``.
+
+Information state: the game is one of perfect information (every card and
+die is public), so a player's information state is the history itself, as
+OpenSpiel's own perfect-information Python games give it (``tic_tac_toe``):
+``information_state_string(p)`` is ``state.history_str()`` (with perfect
+recall: two different histories never share it), and
+``make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))``
+gives that string and no tensor.  No information state *tensor* is offered
+(``provides_information_state_tensor`` is false): algorithms that need one
+(tabular CFR over tensors, NFSP, deep CFR) should use the observation tensor,
+which holds the whole state.  ``state.lama_game`` is the engine's game
 (read it, don't change it), and :func:`state_from_game` starts a state from any
 :class:`~lama_env.engine.LamaGame` (how the ``mcts`` agent searches).
 """
@@ -61,7 +76,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
-from .observation import encode, observation_size
+from .observation import encode, observation_layout, observation_size
 from .render import render_text
 from .rules import DEFAULT_DICE, FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
 
@@ -73,6 +88,7 @@ except ModuleNotFoundError as e:  # pragma: no cover - the openspiel extra is no
     raise ModuleNotFoundError(
         "lama_env.openspiel needs OpenSpiel: pip install \"lama-dice[openspiel]\" (the open-spiel package)",
         name="pyspiel") from None
+from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 __all__ = ["GAME_NAME", "LamaDiceGame", "LamaDiceObserver", "LamaDiceState", "chance_action", "chance_outcome",
            "state_from_game"]
@@ -93,6 +109,7 @@ PARAMETERS: dict[str, Any] = {
     "must_discard": _DEFAULTS.must_discard,
     "end_threshold": _DEFAULTS.end_threshold,
     "dice": "/".join("".join(die) for die in DEFAULT_DICE),
+    "max_round_turns": _DEFAULTS.max_round_turns,
     "max_game_length": DEFAULT_MAX_GAME_LENGTH,
 }
 
@@ -108,7 +125,7 @@ def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
         max_num_players=MAX_PLAYERS,
         min_num_players=MIN_PLAYERS,
-        provides_information_state_string=False,
+        provides_information_state_string=True,
         provides_information_state_tensor=False,
         provides_observation_string=True,
         provides_observation_tensor=True,
@@ -134,7 +151,8 @@ def chance_outcome(action: int) -> Any:
 def _rules_of(params: dict[str, Any]) -> RulesConfig:
     dice = str(params["dice"]).split("/")
     return RulesConfig(triple_llama=params["triple_llama"], must_discard=params["must_discard"],
-                       end_threshold=params["end_threshold"], dice=tuple(tuple(die) for die in dice))
+                       end_threshold=params["end_threshold"], dice=tuple(tuple(die) for die in dice),
+                       max_round_turns=params["max_round_turns"])
 
 
 class LamaDiceGame(pyspiel.Game):
@@ -170,11 +188,19 @@ class LamaDiceGame(pyspiel.Game):
         """The start of a game: the first deal's first card (a chance node)."""
         return LamaDiceState(self)
 
-    def make_py_observer(self, iig_obs_type: Any = None, params: dict | None = None) -> LamaDiceObserver:
-        """The observer of the project's observation encoding (a perfect-information game: one view)."""
+    def make_py_observer(self, iig_obs_type: Any = None,
+                         params: dict | None = None) -> LamaDiceObserver | IIGObserverForPublicInfoGame:
+        """The observer of a request, as OpenSpiel's perfect-information Python games answer it.
+
+        The observation (``iig_obs_type`` None, or public information without perfect recall)
+        is the project's encoding (:class:`LamaDiceObserver`); an information state (perfect
+        recall) is the history (OpenSpiel's ``IIGObserverForPublicInfoGame``: a string, no tensor).
+        """
         if params:
             raise ValueError(f"python_lama_dice observers take no parameters, got {params}")
-        return LamaDiceObserver(self.num_players())
+        if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
+            return LamaDiceObserver(self.num_players())
+        return IIGObserverForPublicInfoGame(iig_obs_type, params)
 
 
 class LamaDiceState(pyspiel.State):
@@ -241,10 +267,21 @@ class LamaDiceState(pyspiel.State):
             return [0.0] * g.num_players if self._reward == "win" else list(g.returns("points"))
         return list(g.returns(self._reward))
 
+    @property
+    def max_game_length(self) -> int:
+        """The game's ``max_game_length``: the most decisions before the game is cut off."""
+        return self._max_moves
+
+    def cut_off(self) -> bool:
+        """Whether the game was cut off at ``max_game_length`` decisions (terminal before its end)."""
+        return not self._lama.game_over and self._moves >= self._max_moves
+
     def __str__(self) -> str:
-        """The table as text, and the pending chance event."""
+        """The table as text, and the pending chance event (none once terminal)."""
         g = self._lama
-        text = render_text(g)
+        text = _table_text(self)
+        if self.cut_off():
+            return text + f"\ndecisions: {self._moves}"
         if g.is_chance_node():
             outcomes = g.chance_outcomes()
             text += f"\nchance: {'deal' if isinstance(outcomes[0][0], int) else 'roll'} ({len(outcomes)} outcomes)"
@@ -260,12 +297,41 @@ class LamaDiceObserver:
         self.dict = {"observation": self.tensor}
 
     def set_from(self, state: LamaDiceState, player: int) -> None:
-        """Write ``encode(game, player)`` into :attr:`tensor`."""
+        """Write ``encode(game, player)`` into :attr:`tensor` (with no one to act once cut off)."""
         self.tensor[:] = encode(state.lama_game, player)
+        if state.cut_off():
+            n = state.lama_game.num_players
+            for name, value in _CUT_OFF_VIEW.items():
+                start, stop = _block(name, n)
+                self.tensor[start:stop] = value
 
     def string_from(self, state: LamaDiceState, player: int) -> str:
         """The table as text (the game has no hidden information: every player sees the same)."""
-        return render_text(state.lama_game)
+        return _table_text(state)
+
+
+#: The observation blocks of a state cut off at ``max_game_length``: as at the end of a game.
+_CUT_OFF_VIEW: dict[str, Any] = {"to_act": 0.0, "decision": np.array((0.0, 0.0, 0.0, 1.0), np.float32), "dice": 0.0}
+
+
+def _block(name: str, num_players: int) -> tuple[int, int]:
+    """The slice ``(start, stop)`` of block ``name`` of the observation of ``num_players``."""
+    for entry in observation_layout(num_players):
+        if entry.name == name:
+            return entry.start, entry.start + entry.length
+    raise KeyError(name)  # pragma: no cover
+
+
+def _table_text(state: LamaDiceState) -> str:
+    """The table as text; once cut off at ``max_game_length``, terminal: no one to act, no dice."""
+    g = state.lama_game
+    text = render_text(g)
+    if not state.cut_off():
+        return text
+    first, *rest = text.split("\n")
+    head = first.split(" · ")
+    head[-1] = f"game cut off at max_game_length ({state.max_game_length} decisions)"
+    return "\n".join([" · ".join(head)] + [" " + line[1:] if line.startswith(">") else line for line in rest])
 
 
 def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> LamaDiceState:
@@ -289,7 +355,8 @@ def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> L
     """``pyspiel.load_game("python_lama_dice", ...)`` for ``players`` and a :class:`RulesConfig`."""
     rules = rules or RulesConfig()
     p = {"players": players, "triple_llama": rules.triple_llama, "must_discard": rules.must_discard,
-         "end_threshold": rules.end_threshold, "dice": "/".join("".join(d) for d in rules.dice), **params}
+         "end_threshold": rules.end_threshold, "dice": "/".join("".join(d) for d in rules.dice),
+         "max_round_turns": rules.max_round_turns, **params}
     return pyspiel.load_game(GAME_NAME, p)
 
 

@@ -52,6 +52,13 @@ DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
 )
 
 TRIPLE_LLAMA_MODES = ("chip_only", "also_match")
+#: The default cap of turns per round (:attr:`RulesConfig.max_round_turns`): far above any real round
+#: (of over 12,000 rounds of `random` and `always-roll` players the longest had 34 turns: docs/RULES.md).
+DEFAULT_MAX_ROUND_TURNS = 1000
+#: The largest ``end_threshold`` a rules config accepts (the compiled engines hold totals as 32-bit integers).
+MAX_END_THRESHOLD = 1_000_000_000
+#: The largest cap of turns per round a rules config accepts.
+MAX_ROUND_TURNS_LIMIT = 1_000_000
 
 
 class RulesError(LamaDiceError, ValueError):
@@ -78,12 +85,17 @@ class RulesConfig:
         end_threshold: the game ends after a round in which some total reaches
             this many points.
         dice: three dice of six faces each, as face names, in die order.
+        max_round_turns: the most turns (roll or quit decisions) a round lasts: a round that
+            has not ended by then ends after that turn, ``ended_by == "turn_cap"``, and is
+            scored as it stands, as if every player still in it had quit
+            (:func:`lama_env.transitions.cut_round`).
     """
 
     triple_llama: str = "chip_only"
     must_discard: bool = True
     end_threshold: int = 40
     dice: tuple[tuple[str, ...], ...] = DEFAULT_DICE
+    max_round_turns: int = DEFAULT_MAX_ROUND_TURNS
     #: The dice as face indices (derived).
     dice_index: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
@@ -91,7 +103,8 @@ class RulesConfig:
         """Check every field and derive :attr:`dice_index`.
 
         Raises:
-            RulesError: a field of the wrong type or out of range.
+            RulesError: a field of the wrong type or out of range, or rules under which a
+                round cannot end (:func:`check_can_end`).
         """
         if self.triple_llama not in TRIPLE_LLAMA_MODES:
             raise RulesError(
@@ -103,6 +116,8 @@ class RulesConfig:
             raise RulesError(f"end_threshold must be an integer, got {self.end_threshold!r}")
         if self.end_threshold < 1:
             raise RulesError(f"end_threshold must be at least 1, got {self.end_threshold}")
+        if self.end_threshold > MAX_END_THRESHOLD:
+            raise RulesError(f"end_threshold must be at most {MAX_END_THRESHOLD:,}, got {self.end_threshold}")
         dice = self.dice
         if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
             raise RulesError(f"dice must be {NUM_DICE} lists of {DIE_SIDES} faces, got {dice!r}")
@@ -116,6 +131,13 @@ class RulesConfig:
             norm.append(tuple(die))
         object.__setattr__(self, "dice", tuple(norm))
         object.__setattr__(self, "dice_index", tuple(tuple(FACE_INDEX[f] for f in die) for die in norm))
+        cap = self.max_round_turns
+        if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)):
+            raise RulesError(f"max_round_turns must be an integer, got {cap!r}")
+        if not 1 <= cap <= MAX_ROUND_TURNS_LIMIT:
+            raise RulesError(f"max_round_turns must be 1..{MAX_ROUND_TURNS_LIMIT:,}, got {cap}")
+        object.__setattr__(self, "max_round_turns", int(cap))
+        check_can_end(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | RulesConfig | None) -> RulesConfig:
@@ -175,11 +197,34 @@ class RulesConfig:
         }
         if include_dice or (include_dice is None and self.dice != DEFAULT_DICE):
             out["dice"] = [list(d) for d in self.dice]
+        if self.max_round_turns != DEFAULT_MAX_ROUND_TURNS:
+            out["max_round_turns"] = self.max_round_turns
         return out
 
 
+def check_can_end(rules: RulesConfig) -> None:
+    """Refuse rules under which a round cannot end (docs/RULES.md, "Rules that cannot end").
+
+    A round *cannot end* when a roll can never change anything: every side of every die is a
+    llama and ``triple_llama`` is ``"chip_only"``, so every roll is a triple llama that only
+    returns a chip, and players who keep rolling never end the round (only quitting would).
+    These are the only such rules: when some die has a number face, a roll is not a
+    ``"chip_only"`` triple llama with probability at least 1/6, and every such roll discards
+    a card (``must_discard``), takes a row card or busts, each of which brings the round closer
+    to its end (the displays hold at most 36 cards and the row 7); under ``"also_match"`` a
+    triple llama is such a roll too.
+
+    Raises:
+        RulesError: one line naming the problem.
+    """
+    if rules.triple_llama == "chip_only" and all(f == "L" for die in rules.dice for f in die):
+        raise RulesError("a round could never end: every face of the dice is a llama, so under "
+                         "triple_llama=chip_only every roll is a triple llama that changes nothing "
+                         "(give a die a number face, or use triple_llama=also_match)")
+
+
 #: The rules fields (those of :class:`RulesConfig` a config, a record or a ``--rule`` sets).
-RULES_FIELDS: tuple[str, ...] = ("triple_llama", "must_discard", "end_threshold", "dice")
+RULES_FIELDS: tuple[str, ...] = ("triple_llama", "must_discard", "end_threshold", "dice", "max_round_turns")
 #: The rules keywords every env and :class:`~lama_env.vector.VectorGame` accepts: the fields, and ``rules``
 #: (a :class:`RulesConfig` or a mapping); :meth:`RulesConfig.from_keywords` parses them.
 RULES_KEYWORDS: tuple[str, ...] = (*RULES_FIELDS, "rules")

@@ -21,6 +21,8 @@ a discard, and going out                 :func:`apply_discard`
 a take, and the row running out          :func:`apply_take`
 a quit, and everyone having quit         :func:`apply_quit`
 whose turn is next                       :func:`next_player`
+the turn cap: a round cut after          :func:`cut_round`
+``max_round_turns`` turns
 the round's points, the chip for going   :func:`score_round`
 out, the game end
 =======================================  ===================================
@@ -57,11 +59,21 @@ from operator import add, sub
 from typing import TypeVar
 
 from . import actions as A
-from .rules import DECK_COUNTS, HAND_SIZE, LLAMA, NUM_FACES, RulesConfig, game_over, return_chip, score_display
+from .rules import (
+    DECK_COUNTS,
+    HAND_SIZE,
+    LLAMA,
+    NUM_FACES,
+    RulesConfig,
+    game_over,
+    return_chip,
+    score_display,
+)
 
-#: How a round can end (the ``ended_by`` field of a replay result).
-ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit")
-WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT = ROUND_ENDINGS
+#: How a round can end (the ``ended_by`` field of a replay result); ``"turn_cap"``: the round reached
+#: :attr:`~lama_env.rules.RulesConfig.max_round_turns` turns and was cut (:func:`cut_round`).
+ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit", "turn_cap")
+WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP = ROUND_ENDINGS
 
 #: How a roll resolves (the first element of :func:`apply_roll`'s result).
 ROLL_TRIPLE_LLAMA = "triple_llama"  #: chip_only triple llama: a chip is returned, nothing else happens
@@ -282,6 +294,15 @@ def next_player(current: int, quit: Sequence[bool]) -> int:
 
 
 # -------------------------------------------------------------- round end
+def cut_round(turns_in_round: int, rules: RulesConfig) -> str | None:
+    """When a turn is over and the round goes on: :data:`TURN_CAP` if the round is cut now, else None.
+
+    A round cut after :attr:`~lama_env.rules.RulesConfig.max_round_turns` turns is scored as it
+    stands (:func:`score_round` with nobody gone out), as if every player still in it had quit.
+    """
+    return TURN_CAP if turns_in_round >= rules.max_round_turns else None
+
+
 def score_round(
     displays: Sequence[Sequence[int]], totals: Sequence[int], went_out: int | None, rules: RulesConfig
 ) -> tuple[list[int], list[int], bool]:
@@ -300,7 +321,7 @@ def score_round(
 
 __all__ = [
     "ALL_QUIT", "BUST", "EMPTY_ROW", "FULL_ROW", "ROLL_BUST", "ROLL_DISCARD", "ROLL_TAKE", "ROLL_TRIPLE_LLAMA",
-    "ROUND_ENDINGS", "ROW_EMPTY", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit", "apply_roll",
-    "apply_take", "chance_outcomes", "deal_outcomes", "deal_seat", "grouped_chance_outcomes", "is_triple_llama",
-    "match_limits", "next_player", "resolve_roll", "score_round",
+    "ROUND_ENDINGS", "ROW_EMPTY", "TURN_CAP", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit",
+    "apply_roll", "apply_take", "chance_outcomes", "cut_round", "deal_outcomes", "deal_seat",
+    "grouped_chance_outcomes", "is_triple_llama", "match_limits", "next_player", "resolve_roll", "score_round",
 ]

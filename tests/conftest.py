@@ -16,15 +16,17 @@ from lama_env.rules import FACES, NUM_FACES, RulesConfig
 #: Dice with three llamas on two dice: triple llamas and matches everywhere.
 CUSTOM_DICE = (("L", "L", "L", "1", "2", "3"), ("L", "L", "L", "4", "5", "6"), ("L", "L", "6", "6", "1", "1"))
 #: The rules configurations every fast path (the batched kernel, the vector game) is compared with the
-#: scalar engine under: the defaults, each [choice] of docs/RULES.md changed, and custom dice.
+#: scalar engine under: the defaults, each [choice] of docs/RULES.md changed, custom dice, and a turn cap
+#: so small that many rounds are cut (``ended_by == "turn_cap"``).
 RULES_CONFIGS = [
     RulesConfig(),
     RulesConfig(triple_llama="also_match", must_discard=False),
     RulesConfig(triple_llama="chip_only", must_discard=False, end_threshold=15),
     RulesConfig(triple_llama="also_match", must_discard=True, end_threshold=70, dice=CUSTOM_DICE),
+    RulesConfig(must_discard=False, max_round_turns=5),
 ]
 #: Test ids of :data:`RULES_CONFIGS`.
-RULES_CONFIG_IDS = ["default", "also_match-free", "t15", "custom-dice"]
+RULES_CONFIG_IDS = ["default", "also_match-free", "t15", "custom-dice", "cap5"]
 
 
 def counts(faces: str) -> tuple[int, ...]:

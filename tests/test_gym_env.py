@@ -15,7 +15,7 @@ from lama_env import IllegalActionError
 from lama_env.actions import QUIT, ROLL
 from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv, LamaEnvError
 from lama_env.observation import encode, observation_size
-from lama_env.rules import winners
+from lama_env.rules import win_rewards, winners
 
 
 def run_episode(env, seed=None, rng=None, options=None, check=None):
@@ -62,20 +62,78 @@ def test_registered_and_make():
     importlib.reload(lama_env)  # registering twice is harmless
 
 
-def test_gymnasium_check_env():
+#: The configurations docs/environments.md says pass Gymnasium's and SB3's check_env.
+CHECKED_CONFIGS = [
+    {"num_players": 3},
+    {"num_players": 1},
+    {"num_players": 6, "reward": "points"},
+    {"episode": "round"},
+    {"auto_forced": True, "reward": "points"},
+    {"max_rounds": 2},
+]
+
+
+@pytest.mark.parametrize("kwargs", CHECKED_CONFIGS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_gymnasium_check_env(kwargs):
     from gymnasium.utils.env_checker import check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllegalMoveWarning)
-        check_env(gymnasium.make("LamaDice-v0", num_players=3).unwrapped)
+        check_env(gymnasium.make("LamaDice-v0", **kwargs).unwrapped)
 
 
-def test_sb3_check_env():
+def test_gymnasium_check_env_with_max_rounds_1_fails_as_the_docs_say():
+    """One quit can end the only round: truncated after one step, which the checker's determinism check refuses."""
+    from gymnasium.utils.env_checker import check_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IllegalMoveWarning)
+        with pytest.raises(AssertionError, match="truncates after 1 step"):
+            check_env(gymnasium.make("LamaDice-v0", max_rounds=1).unwrapped)
+        check_env(gymnasium.make("LamaDice-v0", episode="round").unwrapped)  # the one-round episode that passes
+
+
+@pytest.mark.parametrize("kwargs", CHECKED_CONFIGS[:4], ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
+def test_sb3_check_env(kwargs):
     from stable_baselines3.common.env_checker import check_env
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllegalMoveWarning)
-        check_env(LamaDiceEnv(num_players=2), warn=True)
+        check_env(LamaDiceEnv(**kwargs), warn=True)
+
+
+def test_the_logger_call_the_docs_name_silences_the_illegal_move_warning(monkeypatch):
+    """Gymnasium 1.x has no logger.set_level: docs and docstring name ``logger.min_level = logger.ERROR``."""
+    import lama_env.gym_env as G
+
+    assert not hasattr(gymnasium.logger, "set_level")
+    for text in (G.__doc__ or "", open("docs/environments.md", encoding="utf-8").read()):
+        assert "set_level(" not in text.replace("has no `set_level`", "").replace("has no ``set_level``", "")
+        assert "gymnasium.logger.min_level = gymnasium.logger.ERROR" in text
+    env = LamaDiceEnv(num_players=2, learner_seat=0)
+    env.reset(seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env.step(128)
+    assert any(issubclass(w.category, IllegalMoveWarning) for w in caught)
+    monkeypatch.setattr(gymnasium.logger, "min_level", gymnasium.logger.ERROR)
+    env.reset(seed=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        env.step(128)
+    assert not any(issubclass(w.category, IllegalMoveWarning) for w in caught)
+
+
+def test_the_default_illegal_reward_is_a_loss_and_a_lower_one_is_worse():
+    """docs/environments.md (learners without masks): -1 is exactly a two-player loss; -2 is below every game."""
+    warnings.simplefilter("ignore", IllegalMoveWarning)
+    env = LamaDiceEnv(num_players=2, learner_seat=0)
+    env.reset(seed=0)
+    assert env.step(128)[1] == -1.0 == min(win_rewards([20, 45]))  # a two-player loss
+    env = LamaDiceEnv(num_players=2, learner_seat=0, illegal_reward=-2.0)
+    env.reset(seed=0)
+    _, reward, terminated, truncated, info = env.step(128)
+    assert reward == -2.0 and terminated and not truncated and info["illegal_action"]
 
 
 @pytest.mark.parametrize("n", range(1, 7))

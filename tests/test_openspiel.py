@@ -19,7 +19,7 @@ pyspiel = pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (the
 from lama_env import LamaGame, Phase, RulesConfig  # noqa: E402
 from lama_env import actions as A  # noqa: E402
 from lama_env import openspiel as LO  # noqa: E402
-from lama_env.observation import encode  # noqa: E402
+from lama_env.observation import encode, observation_layout  # noqa: E402
 from lama_env.rules import FACES  # noqa: E402
 
 #: Every combination of the rules [choice]s (with a short game and other dice for half of them).
@@ -168,3 +168,88 @@ def test_the_game_is_cut_off_at_max_game_length():
             moves += 1
     assert moves == 5 and not state.lama_game.game_over
     assert state.returns() == list(state.lama_game.returns("points"))
+
+
+# ------------------------------------------------------------------ information state and the cut-off look
+def _random_history(game, seed: int, stop_after: int | None = None):
+    state = game.new_initial_state()
+    rng = random.Random(seed)
+    while not state.is_terminal() and (stop_after is None or len(state.history()) < stop_after):
+        if state.is_chance_node():
+            actions, probs = zip(*state.chance_outcomes(), strict=True)
+            state.apply_action(rng.choices(actions, probs)[0])
+        else:
+            state.apply_action(rng.choice(state.legal_actions()))
+    return state
+
+
+def test_the_information_state_is_the_history_with_perfect_recall():
+    from open_spiel.python.observation import make_observation
+
+    game = pyspiel.load_game("python_lama_dice")
+    t = game.get_type()
+    assert t.provides_information_state_string and not t.provides_information_state_tensor
+    info_obs = make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))
+    assert info_obs.tensor is None
+    seen: dict[str, tuple[int, ...]] = {}
+    for seed in range(40):
+        state = _random_history(game, seed, stop_after=30 + seed)
+        for p in range(2):
+            info = state.information_state_string(p)
+            assert info == state.history_str() == info_obs.string_from(state, p)
+        history = tuple(state.history())
+        assert seen.setdefault(state.information_state_string(0), history) == history
+    # two histories that reach the same table have the same observation but different information states
+    a, b = _same_table_two_histories(game)
+    assert a.observation_string(0) == b.observation_string(0) and a.observation_tensor(0) == b.observation_tensor(0)
+    assert a.information_state_string(0) != b.information_state_string(0)
+    # the observation stays the project's encoding
+    obs = make_observation(game)
+    obs.set_from(a, 1)
+    assert np.array_equal(obs.tensor, encode(a.lama_game, 1))
+
+
+def _same_table_two_histories(game):
+    """Two histories to one table: the same deal, seat 0's six cards dealt in two different orders."""
+    hands = [[343 + f for f in (1, 2, 3, 4, 5, 6)], [343 + f for f in (0, 0, 1, 1, 2, 2)]]
+    a, b = game.new_initial_state(), game.new_initial_state()
+    for card in hands[0] + hands[1]:
+        a.apply_action(card)
+    for card in list(reversed(hands[0])) + hands[1]:
+        b.apply_action(card)
+    assert not a.is_chance_node() and not b.is_chance_node()
+    return a, b
+
+
+def test_a_state_cut_off_at_max_game_length_looks_terminal():
+    game = pyspiel.load_game("python_lama_dice", {"max_game_length": 3})
+    for seed in range(10):
+        state = _random_history(game, seed)
+        assert state.is_terminal() and state.cut_off() and not state.lama_game.game_over
+        assert state.current_player() == pyspiel.PlayerId.TERMINAL
+        text = str(state)
+        assert "game cut off at max_game_length (3 decisions)" in text.splitlines()[0]
+        assert not any(line.startswith(">") for line in text.splitlines()) and "chance:" not in text
+        assert "to roll" not in text and "to discard" not in text and "to take" not in text
+        assert state.observation_string(0) == state.observation_string(1) == "\n".join(text.splitlines()[:-1])
+        for p in range(2):
+            x = np.array(state.observation_tensor(p))
+            layout = {e.name: e for e in observation_layout(2)}
+            to_act, decision, dice = (x[layout[k].start:layout[k].start + layout[k].length]
+                                      for k in ("to_act", "decision", "dice"))
+            assert not to_act.any() and decision.tolist() == [0, 0, 0, 1] and not dice.any()
+    # a state that ended normally is unaffected
+    full = _random_history(pyspiel.load_game("python_lama_dice", {"end_threshold": 5}), 0)
+    assert full.is_terminal() and not full.cut_off() and "game over" in str(full)
+
+
+def test_openspiel_playthrough_and_sim_test_with_the_information_state():
+    from open_spiel.python.algorithms import generate_playthrough
+
+    text = generate_playthrough.playthrough("python_lama_dice(max_game_length=40)", action_sequence=None,
+                                            alsologtostdout=False)
+    assert "InformationStateString(0) = " in text and "InformationStateTensorShape" not in text
+    assert "ObservationTensorShape() = [52]" in text
+    for params in ({"max_round_turns": 3}, {"max_game_length": 25}):
+        pyspiel.random_sim_test(pyspiel.load_game("python_lama_dice", params), num_sims=3, serialize=True,
+                                verbose=False)

@@ -101,7 +101,8 @@ def test_from_keywords_merges_fields_over_rules():
 
 @pytest.mark.parametrize("keywords, error, words", [
     ({"frameskip": 4}, TypeError, r"^Env\.__init__\(\) got an unexpected keyword argument 'frameskip' \(the rules "
-                                  r"keywords are triple_llama, must_discard, end_threshold, dice, rules\)$"),
+                                  r"keywords are triple_llama, must_discard, end_threshold, dice, max_round_turns, "
+                                  r"rules\)$"),
     ({"rules": 3}, RulesError, r"^rules must be a RulesConfig or a mapping of rules fields, got int$"),
     ({"rules": {"llamas": 3}}, RulesError, r"^unknown rules field 'llamas' \(valid: dice, end_threshold, "),
     ({"end_threshold": "x"}, RulesError, r"^end_threshold must be an integer, got 'x'$"),

@@ -141,7 +141,7 @@ def test_the_rules_table_lists_exactly_the_fields_with_their_defaults():
     assert set(rows) >= {f.name for f in FIELDS}
     config_rows = {name for name in rows if name in {f.name for f in FIELDS}}
     assert config_rows == {f.name for f in FIELDS}
-    defaults = RulesConfig().to_dict(include_dice=True)
+    defaults = {**RulesConfig().to_dict(include_dice=True), "max_round_turns": RulesConfig().max_round_turns}
     assert set(defaults) == {f.name for f in FIELDS}
     squash = lambda s: re.sub(r"\s", "", s)  # noqa: E731
     for name, default in defaults.items():

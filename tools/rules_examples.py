@@ -122,6 +122,7 @@ def _ending(res: dict, turns: list) -> str:
         "row_empty": f"player {last} took the last llama-row card",
         "bust": f"player {last} busted",
         "all_quit": "every player quit",
+        "turn_cap": "the round reached its turn cap",
     }[res["ended_by"]]
     return f"ended by `{res['ended_by']}` ({how}); points {res['points']}, totals {res['totals']}"
 
