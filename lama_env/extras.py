@@ -26,6 +26,7 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from .errors import LamaDiceError
@@ -78,10 +79,11 @@ def require_extra(extra: str, what: str) -> None:
         raise missing_extra(extra, what, missing[0])
 
 
-def missing_extra(extra: str, what: str, module: str | None = None) -> MissingExtraError:
-    """The one-line error for ``what`` needing ``extra`` (``module``: the missing one, if known)."""
+def missing_extra(extra: str, what: str, module: str | None = None,
+                  error: type[MissingExtraError] = MissingExtraError) -> MissingExtraError:
+    """The one-line error (of type ``error``) for ``what`` needing ``extra`` (``module``: the missing one, if known)."""
     gone = f" ({module} is not installed)" if module else ""
-    return MissingExtraError(f"{what} needs the {extra} extra{gone}; install it with: {install_command(extra)}")
+    return error(f"{what} needs the {extra} extra{gone}; install it with: {install_command(extra)}")
 
 
 def _source_root() -> Path | None:
@@ -94,35 +96,42 @@ def _source_root() -> Path | None:
     return root if f'name = "{DISTRIBUTION}"' in text else None
 
 
-def _direct_url() -> dict | None:
-    """PEP 610's ``direct_url.json`` of the installed distribution that holds this very package, if any."""
+def _distribution() -> Any:
+    """The installed distribution that holds this very package (not a stale ``*.egg-info`` in the current folder).
+
+    A wheel's records list ``lama_env/extras.py``; an editable install's ``direct_url.json`` names
+    the checkout; else the first distribution of the name found (None if there is none).
+    """
     from importlib.metadata import distributions
 
-    here = Path(__file__).resolve().parent
-    for dist in distributions(name=DISTRIBUTION):
-        files = dist.files or []
-        if not any(f.parts and f.parts[0] == "lama_env" and dist.locate_file(f).resolve().parent == here
-                   for f in files if f.name == "extras.py"):
-            continue  # another copy (an egg-info folder in the current directory, another checkout)
-        text = dist.read_text("direct_url.json")
-        try:
-            data = json.loads(text) if text else None
-        except ValueError:
-            return None
-        return data if isinstance(data, dict) else None
-    return None
+    here = Path(__file__).resolve()
+    found = list(distributions(name=DISTRIBUTION))
+    for dist in found:
+        if any(f.name == "extras.py" and Path(str(dist.locate_file(f))).resolve() == here for f in dist.files or []):
+            return dist
+    root = here.parent.parent.as_uri()
+    for dist in found:
+        if root in (dist.read_text("direct_url.json") or ""):
+            return dist
+    return found[0] if found else None
+
+
+def _direct_url() -> dict | None:
+    """PEP 610's ``direct_url.json`` of the installed distribution (:func:`_distribution`), if any."""
+    dist = _distribution()
+    text = dist.read_text("direct_url.json") if dist is not None else None
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def extra_packages(extra: str) -> list[str]:
     """The requirements ``extra`` adds, as the installed metadata states them (``torch>=2.3``...)."""
-    from importlib.metadata import PackageNotFoundError, requires
-
-    try:
-        reqs = requires(DISTRIBUTION) or []
-    except PackageNotFoundError:
-        return []
+    dist = _distribution()
     out = []
-    for req in reqs:
+    for req in (dist.requires or []) if dist is not None else []:
         spec, _, marker = req.partition(";")
         if marker.replace("'", '"').replace(" ", "") == f'extra=="{extra}"':
             out.append(spec.strip())
