@@ -27,8 +27,8 @@ from tools import regen_docs as rd  # noqa: E402
 README = ROOT / "README.md"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 #: Folders that are not the repository's own Markdown (environments, caches, build output).
-SKIP_DIRS = {".git", ".venv", ".venv-rllib", "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache",
-             ".hypothesis", "runs", "__pycache__"}
+SKIP_DIRS = {".git", ".venv", ".venv-rllib", "build", "_build", "_generated", "dist", "node_modules", ".mypy_cache",
+             ".pytest_cache", ".hypothesis", "runs", "__pycache__"}
 FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.S | re.M)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
