@@ -6,13 +6,15 @@ evaluation, ``ppo:NAME`` against ``random`` (seats rotating, batched inference: 
 per wave of games), with each of the two forward passes, alternately (A, B, A, B...) so that
 both see the same load, and reports games per second, the median paired ratio, and whether the
 two played the same games (the same actions, so the same results).  It also times the bare
-forward pass on batches of several sizes.  Needs torch (the ``train`` extra) for the torch side.
+forward pass on batches of several sizes, alternately in slices (medians, and the median of the
+ratios of adjacent slices).  Needs torch (the ``train`` extra) for the torch side.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,6 +26,8 @@ from .measure import alternate, load_average, paired_ratio, summary, timed
 
 #: Batch sizes of the bare forward-pass timing.
 BATCHES = (1, 64, 256, 1024)
+#: Alternating slices per batch size of the forward-pass timing (medians over them).
+FORWARD_SLICES = 15
 
 
 def torch_actor(mlp: Any) -> Any:
@@ -78,17 +82,22 @@ def measure(agent: str = "2p", games: int = 2000, repeats: int = 5, seed: int = 
     same = results["numpy"] == results["torch"]
     obs = np.random.default_rng(seed).random((max(BATCHES), numpy_agent._actor.inputs), dtype=np.float32)
     forward = {}
+    actors = {"numpy": numpy_agent._actor, "torch": torch_agent._actor}
     for b in BATCHES:
         x = obs[:b]
-        reps = max(20, 20_000 // b)
-        row = {}
-        for name, actor in (("numpy", numpy_agent._actor), ("torch", torch_agent._actor)):
+        reps = max(5, 2_000 // b)  # calls per slice; slices alternate between the two (A, B, A, B...)
+        times: dict[str, list[float]] = {"numpy": [], "torch": []}
+        for actor in actors.values():
             actor.logits(x)
-            t = time.perf_counter()
-            for _ in range(reps):
-                actor.logits(x)
-            row[f"{name}_us"] = (time.perf_counter() - t) / reps * 1e6
-        forward[str(b)] = row
+        for _ in range(FORWARD_SLICES):
+            for name, actor in actors.items():
+                t = time.perf_counter()
+                for _ in range(reps):
+                    actor.logits(x)
+                times[name].append((time.perf_counter() - t) / reps * 1e6)
+        forward[str(b)] = {"numpy_us": statistics.median(times["numpy"]), "torch_us": statistics.median(times["torch"]),
+                           "numpy_over_torch": statistics.median(
+                               t / n for n, t in zip(times["numpy"], times["torch"], strict=True))}
     return {"agent": f"ppo:{agent}", "opponents": opponents, "games": games, "repeats": repeats,
             "numpy": summary(samples["numpy"], "games"), "torch": summary(samples["torch"], "games"),
             "numpy_over_torch": paired_ratio(samples["numpy"], samples["torch"]),

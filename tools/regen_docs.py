@@ -755,8 +755,10 @@ def _inference_speed(runs: list[Run]) -> str:
              "yes" if d["same_results"] else "**no**"]]
     text = md_table(["evaluation", "NumPy games/s", "torch games/s", "NumPy / torch (paired median)",
                      "same results"], rows)
-    fwd = [[b, f"{x['numpy_us']:,.0f}", f"{x['torch_us']:,.0f}"] for b, x in d["forward_us"].items()]
-    return text + "\n\n" + md_table(["batch", "NumPy forward µs", "torch forward µs"], fwd)
+    fwd = [[b, f"{x['numpy_us']:,.0f}", f"{x['torch_us']:,.0f}", f"{x['numpy_over_torch']:.2f}x"]
+           for b, x in d["forward_us"].items()]
+    return text + "\n\n" + md_table(["batch", "NumPy forward µs", "torch forward µs",
+                                      "torch time / NumPy time (paired median)"], fwd)
 
 
 MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
