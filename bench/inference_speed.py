@@ -17,11 +17,11 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .install_size import emit_json, progress
 from .measure import alternate, load_average, paired_ratio, summary, timed
 
 #: Batch sizes of the bare forward-pass timing.
@@ -113,11 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", default=None, metavar="OUT", help="also write the JSON to OUT")
     args = ap.parse_args(argv)
-    data = measure(args.agent, args.games, args.repeats, log=lambda m: print(m, file=sys.stderr, flush=True))
-    text = json.dumps(data, indent=2)
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit_json(measure(args.agent, args.games, args.repeats, log=progress), args.json)
     return 0
 
 

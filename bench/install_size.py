@@ -142,12 +142,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=200, help="games of the evaluate runs")
     ap.add_argument("--json", default=None, metavar="OUT", help="also write the JSON to OUT")
     args = ap.parse_args(argv)
-    data = measure(tuple(args.extras), args.torch, args.games, log=lambda m: print(m, file=sys.stderr, flush=True))
-    text = json.dumps(data, indent=2)
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
-    print(text)
+    emit_json(measure(tuple(args.extras), args.torch, args.games, log=progress), args.json)
     return 0
+
+
+def progress(message: str) -> None:
+    """A measurement's progress line, on stderr (stdout is the JSON)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def emit_json(data: dict[str, Any], out: str | None) -> None:
+    """Print ``data`` as one JSON document (``out``: also write it there)."""
+    text = json.dumps(data, indent=2)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
+    print(text)
 
 
 if __name__ == "__main__":  # pragma: no cover
