@@ -65,7 +65,7 @@ napoleon_use_ivar = True  # "Attributes:" as fields: the attributes' own #: comm
 #: Links of the pages to the repository's README (outside docs/) go to the site's copy of it.
 README_LINK = re.compile(r"\]\(\.\./README\.md")
 #: A relative link of the README to a file that is not a page (``tools/regen_docs.py``).
-README_FILE_LINK = re.compile(r"\]\((?!https?:|#|docs/|/)([^)]+)\)")
+README_FILE_LINK = re.compile(r"\]\((?!https?:|#|docs/|/|changelog\.md)([^)]+)\)")
 #: ``**name`` in a docstring (keyword arguments), not bold text: escaped before napoleon reads it.
 KWARGS = re.compile(r"(?<![\\*`])\*\*(\w+)(?![\w*]*\*\*)")
 
@@ -79,7 +79,8 @@ def _readme_links(app: Any, docname: str, source: list[str]) -> None:
 def _included(app: Any, relative_path: Path, parent_docname: str, content: list[str]) -> None:
     """The README in ``site/readme.md``: its links to files of the repository (not pages) made relative to there."""
     if relative_path.name == "README.md":
-        content[0] = README_FILE_LINK.sub(lambda m: f"](../../{m.group(1)})", content[0])  # from docs/site/
+        text = content[0].replace("](CHANGELOG.md)", "](changelog.md)")  # the site's page of it, beside this one
+        content[0] = README_FILE_LINK.sub(lambda m: f"](../../{m.group(1)})", text)  # from docs/site/
 
 
 def _join_names(lines: list[str]) -> list[str]:
