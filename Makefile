@@ -1,8 +1,10 @@
 # Set-up and the two main jobs; each target installs what it needs, nothing more.
 #   make train   train the default config end to end, then print an evaluation table
-#                (.venv: the base package, what a user of `pip install lama-dice` gets)
+#                (.venv: the package with its train extra: torch, Stable-Baselines3, sb3-contrib, TensorBoard)
 #   make test    run the test suite (with the web app's tests in headless Chromium, installed if missing)
 #   make bench-pgx   lama-dice bench --only pgx: the vector game vs Pgx (installs jax and pgx into .venv)
+#   make docs    the documentation site (Sphinx + MyST: docs/*.md and an API reference) into docs/_build/html,
+#                warnings as errors (the docs extra, into .venv)
 #   make lint    the checks: ruff and mypy (configured in pyproject.toml): the main suite in .venv (base + the test,
 #                bench, web and openspiel extras: OpenSpiel's pins sit beside the main ones), then the RLlib tests
 #                in .venv-rllib (the rllib extra, which pins its own gymnasium, so it never changes the versions
@@ -23,20 +25,21 @@ TORCH      ?= torch==2.13.0
 CONFIG     ?= configs/default.yaml
 PIP        := -m pip install -q
 
-.PHONY: install lint test test-main test-rllib test-interop train bench-pgx clean chromium
+.PHONY: install lint test test-main test-rllib test-interop train bench-pgx docs clean chromium
 
 install: $(VENV)/.base
 
-# A venv with PyTorch first (so that pip never resolves a multi-GB CUDA build), then the project.
+# A venv with PyTorch first (so that pip never resolves a multi-GB CUDA build), then the project with its
+# train extra (the core alone, `pip install .`, has no torch: tests/test_packaging.py checks that one).
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) $(PIP) --upgrade pip
 	$(PY) $(PIP) "$(TORCH)"
-	$(PY) $(PIP) -e .
+	$(PY) $(PIP) -e ".[train]"
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) $(PIP) -e ".[test,bench,web,openspiel]"
+	$(PY) $(PIP) -e ".[train,test,bench,web,openspiel]"
 	touch $@
 
 # The browser tests (tests/test_web_browser.py) drive Debian's headless Chromium with its chromedriver;
@@ -51,18 +54,18 @@ $(RLLIB_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(RLLIB_VENV)
 	$(RLLIB_PY) $(PIP) --upgrade pip
 	$(RLLIB_PY) $(PIP) "$(TORCH)"
-	$(RLLIB_PY) $(PIP) -e ".[test,rllib]"
+	$(RLLIB_PY) $(PIP) -e ".[train,test,rllib]"
 	touch $@
 
 $(INTEROP_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(INTEROP_VENV)
 	$(INTEROP_PY) $(PIP) --upgrade pip
 	$(INTEROP_PY) $(PIP) "$(TORCH)"
-	$(INTEROP_PY) $(PIP) -e ".[test,bench,interop,openspiel]" "$(TORCH)"
+	$(INTEROP_PY) $(PIP) -e ".[train,test,bench,interop,openspiel]" "$(TORCH)"
 	touch $@
 
 $(VENV)/.lint: $(VENV)/.test
-	$(PY) $(PIP) -e ".[test,bench,web,openspiel,lint]"
+	$(PY) $(PIP) -e ".[train,test,bench,web,openspiel,lint]"
 	touch $@
 
 # ruff (pycodestyle, pyflakes, bugbear, isort, pyupgrade, pep8-naming, pydocstyle) and mypy,
@@ -96,5 +99,15 @@ $(VENV)/.bench-pgx: $(VENV)/.base
 bench-pgx: $(VENV)/.bench-pgx
 	$(PY) -m lama_dice bench --only pgx
 
+# The site: docs/conf.py (Sphinx, MyST-Parser, autodoc); every warning is an error (-W), all reported (--keep-going);
+# nothing is fetched (no intersphinx, no CDN): it builds offline. Open docs/_build/html/index.html.
+$(VENV)/.docs: $(VENV)/.test
+	$(PY) $(PIP) -e ".[docs]"
+	touch $@
+
+docs: $(VENV)/.docs
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) $(INTEROP_VENV)
+	rm -rf $(VENV) $(RLLIB_VENV) $(INTEROP_VENV) docs/_build

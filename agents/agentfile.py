@@ -15,7 +15,8 @@ The network is an MLP: ``hidden`` linear layers each followed by ``activation``,
 linear layer to the ``outputs`` action logits; its tensors are named ``hidden.I.weight``,
 ``hidden.I.bias``, ``logits.weight``, ``logits.bias``.  Loading builds that network from
 the description and fills in the tensors: safetensors holds only numbers and a JSON header,
-so nothing in the file can run.  A file whose tensors are not exactly those of its
+so nothing in the file can run.  The network runs on NumPy (:class:`lama_dice.agents.mlp.MLP`):
+playing an agent file needs no torch (the core install).  A file whose tensors are not exactly those of its
 description (missing, extra, wrong shape or type) or are not all finite numbers is refused;
 so is a description past the size limits (:data:`SIZE_LIMITS`, checked before anything is
 allocated), a file larger than such a network, and a file that is not safetensors at all
@@ -42,6 +43,8 @@ from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import LamaDiceError, clip
 
 from .learned import observation_fingerprint, one_line
+from .mlp import ACTIVATIONS as MLP_ACTIVATIONS
+from .mlp import MLP, tensor_shapes
 
 #: The ``format`` tag of agent files.
 AGENT_FORMAT = "lama-dice-agent/1"
@@ -49,8 +52,8 @@ AGENT_FORMAT = "lama-dice-agent/1"
 SUFFIX = ".safetensors"
 #: The safetensors metadata key holding the JSON description.
 META_KEY = "lama_dice"
-#: Hidden-layer activations an agent file may name (torch's defaults for each).
-ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu")
+#: Hidden-layer activations an agent file may name (torch's defaults for each: :mod:`lama_dice.agents.mlp`).
+ACTIVATIONS = tuple(MLP_ACTIVATIONS)
 #: The most hidden layers a network may have (an agent file's, or one a training config asks for).
 MAX_HIDDEN_LAYERS = 64
 #: The most units of one layer (and of the inputs and outputs).
@@ -140,26 +143,12 @@ def check_finite(tensors: Mapping[str, Any], where: str) -> None:
                                   f"NaN and {inf:,} infinite of {a.size:,}); a network with them plays nonsense")
 
 
-def tensor_shapes(net: Mapping[str, Any]) -> dict[str, tuple[int, ...]]:
-    """The tensor names and shapes of the MLP ``net`` describes (torch's ``[out, in]`` weights)."""
-    sizes = [net["inputs"], *net["hidden"]]
-    shapes: dict[str, tuple[int, ...]] = {}
-    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
-        shapes[f"hidden.{i}.weight"] = (b, a)
-        shapes[f"hidden.{i}.bias"] = (b,)
-    shapes["logits.weight"] = (net["outputs"], sizes[-1])
-    shapes["logits.bias"] = (net["outputs"],)
-    return shapes
-
-
-def build_mlp(net: Mapping[str, Any], tensors: Mapping[str, Any], where: str) -> Any:
-    """The ``torch.nn.Sequential`` of ``net`` with ``tensors`` loaded (inference mode, CPU).
+def build_mlp(net: Mapping[str, Any], tensors: Mapping[str, Any], where: str) -> MLP:
+    """The NumPy :class:`~lama_dice.agents.mlp.MLP` of ``net`` with ``tensors`` (NumPy arrays or torch tensors).
 
     Raises:
-        CheckpointError: the tensors are not exactly those of the description.
+        CheckpointError: the tensors are not exactly those of the description (names, shapes, float32).
     """
-    import torch
-
     shapes = tensor_shapes(net)
     missing = [k for k in shapes if k not in tensors]
     extra = [k for k in tensors if k not in shapes]
@@ -168,27 +157,19 @@ def build_mlp(net: Mapping[str, Any], tensors: Mapping[str, Any], where: str) ->
                               f"(missing: {clip(missing)}; unexpected: {clip(extra)})")
     for k, shape in shapes.items():
         t = tensors[k]
-        if tuple(t.shape) != shape or t.dtype != torch.float32:
-            raise CheckpointError(f"{where}: tensor {k} is {t.dtype} {tuple(t.shape)}, "
+        dtype = str(t.dtype).removeprefix("torch.")
+        if tuple(t.shape) != shape or dtype != "float32":
+            raise CheckpointError(f"{where}: tensor {k} is {dtype} {tuple(t.shape)}, "
                                   f"the description needs float32 {shape}")
     check_finite(tensors, where)
-    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
-           "leaky_relu": torch.nn.LeakyReLU}[net["activation"]]
-    layers: list[Any] = []
-    sizes = [net["inputs"], *net["hidden"]]
-    for a, b in itertools.pairwise(sizes):
-        layers += [torch.nn.Linear(a, b), act()]
-    layers.append(torch.nn.Linear(sizes[-1], net["outputs"]))
-    model = torch.nn.Sequential(*layers)
-    state = {}
-    for i in range(len(net["hidden"])):
-        state[f"{2 * i}.weight"] = tensors[f"hidden.{i}.weight"]
-        state[f"{2 * i}.bias"] = tensors[f"hidden.{i}.bias"]
-    state[f"{len(layers) - 1}.weight"] = tensors["logits.weight"]
-    state[f"{len(layers) - 1}.bias"] = tensors["logits.bias"]
-    model.load_state_dict(state)
-    model.eval()
-    return model
+    return MLP(net, {k: _numpy(v) for k, v in tensors.items()})
+
+
+def _numpy(t: Any) -> np.ndarray:
+    """A tensor's values as a NumPy array (a torch tensor is detached first; nothing else is imported)."""
+    if hasattr(t, "detach"):
+        t = t.detach().cpu()
+    return np.asarray(t)
 
 
 def describe_layers(modules: list[Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -277,14 +258,15 @@ def write_agent_file(path: str | os.PathLike, description: dict[str, Any], tenso
 
     The description's ``format`` is set here; ``network`` must describe ``tensors`` exactly.
     """
-    from safetensors.torch import save
+    from safetensors.numpy import save
 
     description = {"format": AGENT_FORMAT, **{k: v for k, v in description.items() if k != "format"}}
     where = str(path)
     build_mlp(check_network(description.get("network"), where), tensors, where)  # refuse a file that won't load
     path = Path(path)
     tmp = path.with_name(f".tmp-{path.name}")
-    data = save({k: v.contiguous() for k, v in tensors.items()}, metadata={META_KEY: json.dumps(description)})
+    arrays = {k: np.ascontiguousarray(_numpy(v)) for k, v in tensors.items()}
+    data = save(arrays, metadata={META_KEY: json.dumps(description)})
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
@@ -294,14 +276,16 @@ def write_agent_file(path: str | os.PathLike, description: dict[str, Any], tenso
     return path
 
 
-def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], Any]:
-    """``(description, torch network)`` of the agent file at ``path`` (checked against this game).
+def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], MLP]:
+    """``(description, network)`` of the agent file at ``path`` (checked against this game), on NumPy.
+
+    The network is a :class:`lama_dice.agents.mlp.MLP`: no torch is needed to play an agent file.
 
     Raises:
         CheckpointError: not an agent file, or one that does not fit this version of the game.
     """
     from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    from safetensors.numpy import load_file
 
     from lama_env.observation import observation_size
 
@@ -324,7 +308,7 @@ def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], Any]:
         raise CheckpointError(f"{where} was trained on another observation layout than this version's "
                               "(lama_env.observation changed since); train it again")
     try:
-        tensors = load_file(str(p), device="cpu")
+        tensors = load_file(str(p))
     except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"{where} is corrupt: {one_line(e)}") from None
     return meta, build_mlp(net, tensors, where)
@@ -341,7 +325,7 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     p = Path(path)
     _check_file_kind(p)
     try:
-        with safe_open(str(p), framework="pt", device="cpu") as f:
+        with safe_open(str(p), framework="numpy") as f:
             meta = f.metadata() or {}
     except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"agent file {p} is not a safetensors file: {one_line(e)}") from None
@@ -388,7 +372,11 @@ def _check_file_kind(p: Path) -> None:
 
 
 class MLPActor:
-    """Action logits of a torch MLP on one thread (restoring the caller's thread count)."""
+    """Action logits of an in-memory torch network on one thread (restoring the caller's thread count).
+
+    What a policy being trained plays with (:meth:`lama_dice.agents.ppo.PPOPolicy.from_sb3`); loaded
+    networks (agent files, checkpoints) are NumPy :class:`~lama_dice.agents.mlp.MLP` instead.
+    """
 
     def __init__(self, net: Any) -> None:
         """Wrap the torch module ``net`` (observation batch -> logits)."""

@@ -86,11 +86,7 @@ def _from_ppo(arg: str) -> tuple[dict[str, Any], dict[str, Any], Any]:
     p = resolve_checkpoint(arg)
     if not is_checkpoint_archive(p):  # already an agent file: write it again
         meta, net = read_agent_file(p)
-        tensors = {}
-        for i in range(len(meta["network"]["hidden"])):
-            tensors[f"hidden.{i}.weight"], tensors[f"hidden.{i}.bias"] = net[2 * i].weight, net[2 * i].bias
-        tensors["logits.weight"], tensors["logits.bias"] = net[-1].weight, net[-1].bias
-        return meta, {k: v.detach().clone() for k, v in tensors.items()}, PPOPolicy(p)
+        return meta, net.tensors(), PPOPolicy(p)
     sidecar = read_sidecar(p) or {}
     where = f"checkpoint {p}"
     if sidecar.get("network") is not None:

@@ -45,12 +45,10 @@ if TYPE_CHECKING:  # pragma: no cover
 USAGE = "mcts:N[,rollouts=R,uct=C,rollout=random|openspiel|SPEC,reward=win|points,seed=S]"
 #: Decisions a rollout may take before it stops (the game's max_game_length cut-off).
 _ROLLOUT_LIMIT = 3000
-_MISSING = ("mcts needs OpenSpiel, which is not installed: pip install \"lama-dice[openspiel]\" "
-            "(the open-spiel package)")
 
 
 def _require_openspiel() -> Any:
-    """OpenSpiel's ``mcts`` module, or an :class:`AgentSpecError` saying how to install it."""
+    """OpenSpiel's ``mcts`` module, or a :class:`~lama_env.extras.MissingExtraError` saying how to install it."""
     try:
         from open_spiel.python.algorithms import mcts
 
@@ -58,7 +56,9 @@ def _require_openspiel() -> Any:
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] not in ("open_spiel", "pyspiel"):
             raise
-        raise AgentSpecError(_MISSING) from None
+        from lama_env.extras import missing_extra
+
+        raise missing_extra("openspiel", "mcts:N (OpenSpiel's MCTS)", "open-spiel") from None
     return mcts
 
 

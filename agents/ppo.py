@@ -24,8 +24,11 @@ or incompatible checkpoint (trained for another player count, or not a
 MaskablePPO policy for this game) raises :class:`CheckpointError` with a
 one-line message.
 
-Torch and Stable-Baselines3 are imported only when a checkpoint is loaded, so
-that registering this agent costs nothing.
+Agent files run on NumPy (:class:`lama_dice.agents.mlp.MLP`), with the core install.  Reading a
+trainer checkpoint's ``policy.pth`` needs torch, the ``train`` extra (a one-line
+:class:`lama_env.extras.MissingExtraError` says how to install it where it is missing); its
+network then runs on NumPy too.  Torch and Stable-Baselines3 are imported only when a
+checkpoint is loaded, so that registering this agent costs nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import bounded, clip
+from lama_env.extras import require_extra
 
 from .agentfile import (
     SUFFIX,
@@ -54,6 +58,7 @@ from .agentfile import (
 )
 from .base import Policy
 from .learned import LearnedPolicy, observation_fingerprint, one_line, players_for_obs_size
+from .mlp import MLP
 from .registry import AgentSpecError, register
 from .trust import FLAG, pickle_allowed, require_pickle_opt_in
 
@@ -198,7 +203,7 @@ class _SB3Forward:
         return self.policy.action_net(self.policy.mlp_extractor.forward_actor(features))
 
 
-_CACHE: dict[tuple[str, float, int, tuple[float, int], bool], tuple[Any, dict[str, Any] | None, int]] = {}
+_CACHE: dict[tuple[str, float, int, tuple[float, int], bool], tuple[MLP, dict[str, Any] | None, int]] = {}
 
 
 def is_checkpoint_archive(p: Path) -> bool:
@@ -206,7 +211,7 @@ def is_checkpoint_archive(p: Path) -> bool:
     return p.suffix != SUFFIX and (p.suffix == ".zip" or zipfile.is_zipfile(p))
 
 
-def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, int]:
+def load_policy(path: str | os.PathLike) -> tuple[MLP, dict[str, Any] | None, int]:
     """Load the policy network of an agent file or a trainer checkpoint on the CPU (cached per file version).
 
     An agent file (``.safetensors``) is read by :func:`lama_dice.agents.agentfile.read_agent_file`.
@@ -216,7 +221,7 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
     its network is refused unless unpickling is allowed (:mod:`lama_dice.agents.trust`).
 
     Returns:
-        ``(torch network: obs -> logits, description or sidecar, num_players)``.
+        ``(network: obs -> logits, a NumPy MLP; description or sidecar, num_players)``.
 
     Raises:
         CheckpointError: missing, corrupt, or not a policy for this game.
@@ -251,7 +256,7 @@ def load_policy(path: str | os.PathLike) -> tuple[Any, dict[str, Any] | None, in
         net = _legacy_sb3_network(p)
     else:
         net = _read_policy_weights(p, check_network(network, f"checkpoint {p} (its sidecar)"))
-    n_obs = int(net[0].in_features)
+    n_obs = net.inputs
     num_players = players_for_obs_size(n_obs)
     if num_players is None:
         raise CheckpointError(f"checkpoint {p} has observations of size {n_obs}, "
@@ -281,6 +286,7 @@ def read_policy_state(p: Path) -> dict[str, Any]:
     """
     import io
 
+    require_extra("train", f"reading the trainer checkpoint {p}")
     import torch
 
     try:
@@ -305,14 +311,14 @@ def read_policy_state(p: Path) -> dict[str, Any]:
     return state
 
 
-def _read_policy_weights(p: Path, network: dict[str, Any]) -> Any:
+def _read_policy_weights(p: Path, network: dict[str, Any]) -> MLP:
     """The actor network of a checkpoint from its sidecar's ``network`` and ``policy.pth`` (nothing unpickled)."""
     where = f"checkpoint {p}"
     state = read_policy_state(p)
     return build_mlp(network, sb3_actor_tensors(state, network, where), where)
 
 
-def _legacy_sb3_network(p: Path) -> Any:
+def _legacy_sb3_network(p: Path) -> MLP:
     """The actor network of a checkpoint by SB3's own loader, which unpickles (only after the user opted in)."""
     policy = load_sb3_policy(p)
     net, tensors = describe_layers([policy.mlp_extractor.policy_net, policy.action_net], f"checkpoint {p}")
@@ -325,6 +331,7 @@ def load_sb3_policy(p: Path) -> Any:
     Raises:
         CheckpointError: corrupt, or not a MaskablePPO checkpoint for this game.
     """
+    require_extra("train", f"reading the trainer checkpoint {p}")
     import torch
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -382,7 +389,7 @@ class PPOPolicy(LearnedPolicy):
         net, sidecar, num_players = load_policy(path)
         self.path = resolve_checkpoint(path)
         self.spec = f"ppo:{path}"
-        self._init(MLPActor(net), num_players, sidecar, deterministic)
+        self._init(net, num_players, sidecar, deterministic)
 
     @classmethod
     def from_sb3(cls, policy: Any, num_players: int, deterministic: bool = True,
@@ -400,7 +407,7 @@ class PPOPolicy(LearnedPolicy):
         self._actor = actor
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Action logits of the SB3 policy network; ``mask`` is unused (the caller masks the logits)."""
+        """Action logits of the policy network; ``mask`` is unused (the caller masks the logits)."""
         return self._actor.logits(obs)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import LamaDiceError, bounded, clip
+from lama_env.extras import MissingExtraError, missing_extra
 
 from .base import Policy
 from .learned import LearnedPolicy, one_line, players_for_obs_size
@@ -60,11 +61,7 @@ SIDECAR_FORMAT = "lama-dice-rllib-checkpoint/1"
 DEFAULT_MODULE_ID = "main"
 #: Checkpoints a run folder stands for, in order of preference (then the newest ``checkpoints/iter-N``).
 RUN_DIR_CHECKPOINTS = ("final", "interrupted")
-#: The pip command that installs the extra.
-INSTALL_HINT = "pip install 'lama-dice[rllib]'"
-
-
-class RLlibMissingError(LamaDiceError, ImportError):
+class RLlibMissingError(MissingExtraError):
     """Ray RLlib is not installed (the ``rllib`` extra)."""
 
 
@@ -77,7 +74,7 @@ def require_ray(what: str = "rllib:PATH") -> None:
     try:
         import ray.rllib  # noqa: F401
     except ImportError:  # ray, or one of the extra's dependencies, is missing: the same remedy
-        raise RLlibMissingError(f"{what} needs the rllib extra: {INSTALL_HINT}") from None
+        raise missing_extra("rllib", what, error=RLlibMissingError) from None
 
 
 # ---------------------------------------------------------------------------

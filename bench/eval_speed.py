@@ -173,31 +173,38 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
 
 
 class _ForwardCounter:
-    """Counts the forward passes (and rows) of :class:`lama_dice.agents.agentfile.MLPActor` while installed."""
+    """Counts the forward passes (and rows) of every learned network while installed.
+
+    Those are :class:`lama_dice.agents.mlp.MLP` (loaded networks, on NumPy) and
+    :class:`lama_dice.agents.agentfile.MLPActor` (in-memory torch networks).
+    """
 
     def __init__(self) -> None:
         self.calls = 0
         self.rows = 0
 
     def __enter__(self) -> _ForwardCounter:
-        from lama_dice.agents import agentfile
+        from lama_dice.agents import agentfile, mlp
 
-        # every learned network's forward pass (loaded or in memory); Any: its method is patched below,
-        # which mypy forbids on the class
-        self._cls = cast(Any, agentfile.MLPActor)
-        self._orig = self._cls.logits
+        # Any: their method is patched below, which mypy forbids on the classes
+        self._classes = [cast(Any, mlp.MLP), cast(Any, agentfile.MLPActor)]
+        self._orig = [c.logits for c in self._classes]
         counter = self
 
-        def logits(actor: Any, obs: Any) -> Any:
-            counter.calls += 1
-            counter.rows += len(obs)
-            return counter._orig(actor, obs)
+        def counting(orig: Any) -> Any:
+            def logits(actor: Any, obs: Any) -> Any:
+                counter.calls += 1
+                counter.rows += len(obs)
+                return orig(actor, obs)
+            return logits
 
-        self._cls.logits = logits
+        for cls, orig in zip(self._classes, self._orig, strict=True):
+            cls.logits = counting(orig)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._cls.logits = self._orig
+        for cls, orig in zip(self._classes, self._orig, strict=True):
+            cls.logits = orig
 
 
 def ppo_inference(games: int = 512, chunk_sizes: tuple[int, ...] = (1, 64, 256), repeats: int = 3,

@@ -36,6 +36,10 @@ COMMANDS: dict[str, str] = {
     "export": "lama_dice.cli.commands.export",
 }
 
+#: Commands that need an extra beyond the core install, checked before they run (one line that says how to
+#: install it: :func:`lama_env.extras.require_extra`); ``ppo:`` of a trainer checkpoint checks where it loads one.
+NEEDS_EXTRA: dict[str, str] = {"train": "train", "exploit": "train", "curves": "train", "serve": "web"}
+
 #: Commands that load agents or checkpoints: they take ``--allow-pickle`` (:mod:`lama_dice.agents.trust`).
 LOADING_COMMANDS = ("solve", "evaluate", "score", "exploit", "train", "play", "curves", "export")
 
@@ -86,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     jit_note.install()  # one line on stderr before a first compile of the engine
     try:
+        if args.command in NEEDS_EXTRA:
+            from lama_env.extras import require_extra
+
+            require_extra(NEEDS_EXTRA[args.command], f"lama-dice {args.command}")
         if getattr(args, "allow_pickle", False):
             from lama_dice.agents.trust import allow_pickle
 

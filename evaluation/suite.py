@@ -7,16 +7,16 @@ rotating, Wilson intervals, the compiled backend where it supports the agents),
 so a score is a set of ordinary evaluations with fixed arguments; each one can
 be re-run alone with the ``lama-dice evaluate`` command the JSON report lists.
 
-=================  =======  ==========================================  ==========  =================
-task               players  opponents                                   games       seeds
-=================  =======  ==========================================  ==========  =================
-``solo``           1        none (points per round, normalized)         15,000      1001
-``duel``           2        ``optimal``, ``lookahead``, ``ppo:2p-v1``   10,000 each 2001, 2002, 2003
-``table4``         4        three ``optimal``                           10,000      4001
-``duel-also-match`` 2       ``optimal``, ``triple_llama=also_match``    10,000      5001
-``solo-lean-dice`` 1        none, one llama per die (normalized)        15,000      6001
-``exploit`` (/2)   2        best responders trained against the agent   10,000      2201, 2202, 2203
-=================  =======  ==========================================  ==========  =================
+===================  =======  ==========================================  ===========  ================
+task                 players  opponents                                   games        seeds
+===================  =======  ==========================================  ===========  ================
+``solo``             1        none (points per round, normalized)         15,000       1001
+``duel``             2        ``optimal``, ``lookahead``, ``ppo:2p-v1``   10,000 each  2001, 2002, 2003
+``table4``           4        three ``optimal``                           10,000       4001
+``duel-also-match``  2        ``optimal``, ``triple_llama=also_match``    10,000       5001
+``solo-lean-dice``   1        none, one llama per die (normalized)        15,000       6001
+``exploit`` (/2)     2        best responders trained against the agent   10,000       2201, 2202, 2203
+===================  =======  ==========================================  ===========  ================
 
 ``lama-dice-suite/2`` (the default, ``--suite 2``) is ``lama-dice-suite/1``'s
 five tasks, unchanged (so their numbers are the same under either version),

@@ -1,4 +1,4 @@
-"""lama-dice: *Don't L.L.A.M.A. Dice* as a reinforcement-learning benchmark.
+"""The rules engine and the environments (PettingZoo, Gymnasium, the vector game) of lama-dice.
 
 * :mod:`lama_env.rules`, :mod:`lama_env.transitions`, :mod:`lama_env.engine`,
   :mod:`lama_env.actions`, :mod:`lama_env.record`: the rules (constants and

@@ -85,9 +85,10 @@ try:
 except ModuleNotFoundError as e:  # pragma: no cover - the openspiel extra is not installed
     if e.name != "pyspiel":
         raise
-    raise ModuleNotFoundError(
-        "lama_env.openspiel needs OpenSpiel: pip install \"lama-dice[openspiel]\" (the open-spiel package)",
-        name="pyspiel") from None
+    from .extras import missing_extra
+
+    raise ModuleNotFoundError(str(missing_extra("openspiel", "lama_env.openspiel", "open-spiel")),
+                              name="pyspiel") from None
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
 __all__ = ["GAME_NAME", "LamaDiceGame", "LamaDiceObserver", "LamaDiceState", "chance_action", "chance_outcome",

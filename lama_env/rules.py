@@ -66,7 +66,7 @@ class RulesError(LamaDiceError, ValueError):
 
 
 def face_index(name: Any) -> int:
-    """Return the index of face ``name`` (``"L"``, ``"1"``..``"6"``)."""
+    """Return the index of face ``name`` (``"L"``, ``"1"`` to ``"6"``)."""
     try:
         return FACE_INDEX[name]
     except (KeyError, TypeError):

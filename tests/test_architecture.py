@@ -138,3 +138,54 @@ def test_the_checks_see_the_project():
     assert len(MODULES) > 50
     assert "lama_env.engine" in GRAPH["lama_dice.agents.base"]
     assert "lama_env.transitions" in GRAPH["lama_env.engine"]
+
+
+#: The learning stack: the ``train`` extra, which the core install lacks.
+TRAIN_STACK = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard")
+#: The core's modules: whatever the core install runs (the env, the engine, evaluation, the agents that play
+#: agent files, the command line); training, the RLlib agent and export live on the train extra.
+CORE_FLOORS = ("lama_env", "lama_dice.agents", "lama_dice.evaluation", "lama_dice.cli")
+TRAIN_ONLY = ("lama_dice.agents.rllib_agent", "lama_dice.cli.curves")
+
+
+def _top_level_imports(name: str) -> set[str]:
+    """The modules ``name`` imports at its top level (not inside functions): what importing it costs."""
+    path, _ = MODULES[name]
+    out: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module)
+    return out
+
+
+def test_no_core_module_imports_the_learning_stack_on_import():
+    heavy = sorted((m, t) for m in MODULES if m.startswith(CORE_FLOORS) and m not in TRAIN_ONLY
+                   for t in _top_level_imports(m) if t.split(".")[0] in TRAIN_STACK)
+    assert not heavy, f"core modules import the train extra at their top level: {heavy}"
+    # the check sees torch where it is imported at the top (training modules do)
+    assert "torch" in {t.split(".")[0] for t in _top_level_imports("lama_dice.train.trainer")}
+
+
+def test_the_core_runs_without_importing_torch_or_sb3(tmp_path):
+    """Import the core, build the CLI, play ppo:2p (an agent file, on NumPy): no module of the train extra loads."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "import lama_env, lama_dice.agents, lama_dice.evaluation\n"
+        "from lama_env import lama_dice_v0\n"
+        "from lama_dice.cli.main import build_parser\n"
+        "build_parser()\n"
+        "from lama_dice.agents.registry import make_agent, registered\n"
+        "registered()\n"
+        "from lama_dice.evaluation import evaluate\n"
+        "evaluate(['ppo:2p', 'lookahead'], num_players=2, games=4, seed=0)\n"
+        "env = lama_dice_v0.env(num_players=2); env.reset(seed=0); env.close()\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {TRAIN_STACK!r}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout

@@ -49,8 +49,10 @@ def test_without_openspiel_the_spec_says_what_to_install(monkeypatch):
     for mod in ("pyspiel", "open_spiel", "open_spiel.python", "open_spiel.python.algorithms",
                 "open_spiel.python.algorithms.mcts"):
         monkeypatch.setitem(sys.modules, mod, None)
-    with pytest.raises(AgentSpecError, match=r"mcts needs OpenSpiel, which is not installed: pip install "
-                                             r"\"lama-dice\[openspiel\]\""):
+    from lama_env.extras import MissingExtraError
+
+    with pytest.raises(MissingExtraError, match=r"mcts:N \(OpenSpiel's MCTS\) needs the openspiel extra \(open-spiel "
+                                                r"is not installed\); install it with: .*pip install .*\[openspiel\]"):
         make_agent("mcts:10")
 
 

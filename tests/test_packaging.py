@@ -9,6 +9,7 @@ runs ``lama-dice`` from another folder.  In an sdist (no git history) the git-ba
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,26 +92,101 @@ def test_wheel_from_a_clone_without_symlinks_installs_and_runs(tmp_path):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not [n for n in names if n.split("/")[0] in ("agents", "train", "evaluation", "cli", "bench", "configs")]
 
+    _check_core_metadata(wheel)
+
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    py = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
-    # torch pinned first, as the Makefile does (never a multi-GB CUDA build); --no-compile: faster
-    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", str(wheel), "torch==2.13.0"],
-                          capture_output=True, text=True, timeout=900, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+    py, exe = bindir / "python", bindir / "lama-dice"
+    # the core: the wheel alone, with its dependencies (--no-compile: faster)
+    _ok(subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
+                       capture_output=True, text=True, timeout=900, check=False))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    exe = venv / ("Scripts" if os.name == "nt" else "bin") / "lama-dice"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LAMA_DICE_ALLOW_PICKLE")}
-    proc = subprocess.run([str(exe), "--help"], cwd=elsewhere, capture_output=True, text=True, timeout=300,
-                          env=env, check=False)
-    assert proc.returncode == 0 and "export" in proc.stdout, proc.stderr
-    proc = subprocess.run([str(exe), "evaluate", "--agents", "ppo:2p", "random", "--games", "4", "--no-progress"],
-                          cwd=elsewhere, capture_output=True, text=True, timeout=300, env=env, check=False)
-    assert proc.returncode == 0 and "ppo:2p" in proc.stdout, proc.stderr
-    proc = subprocess.run([str(py), "-c", "import lama_dice.agents.ppo as m; print(m.__file__)"], cwd=elsewhere,
-                          capture_output=True, text=True, timeout=300, env=env, check=False)
+
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([str(a) for a in args], cwd=elsewhere, capture_output=True, text=True, timeout=600,
+                              env=env, input=stdin, check=False)
+
+    proc = _ok(run(py, "-c", "import importlib.util as u; print([m for m in ('torch', 'stable_baselines3', "
+                             "'sb3_contrib', 'tensorboard') if u.find_spec(m)])"))
+    assert proc.stdout.strip() == "[]", f"the core install brought {proc.stdout}"
+    proc = _ok(run(exe, "--help"))
+    assert "export" in proc.stdout
+    proc = _ok(run(exe, "evaluate", "--agents", "ppo:2p", "random", "--games", "4", "--no-progress"))
+    assert "ppo:2p" in proc.stdout
+    proc = _ok(run(exe, "score", "threshold:0.2", "--games", "20", "--no-progress"))
+    assert "solo" in proc.stdout and "duel" in proc.stdout
+    proc = _ok(run(exe, "play", "--opponents", "ppo:2p", "--seed", "3", "--save", "game.json", stdin="q\n" * 400))
+    assert (elsewhere / "game.json").is_file()
+    proc = _ok(run(exe, "replay", "game.json"))
+    assert '"valid": true' in proc.stdout
+    _ok(run(exe, "show", "game.json"))
+    for i, snippet in enumerate(_readme_env_snippets()):
+        assert _ok(run(py, "-c", snippet)).returncode == 0, f"README env snippet {i}"
+    proc = _ok(run(py, "-c", "import lama_dice.agents.ppo as m; print(m.__file__)"))
     assert str(venv) in proc.stdout, proc.stdout + proc.stderr
+    # what needs the train extra says so in one line, with a command that works here (the wheel's path)
+    proc = run(exe, "train", "default", "--check")
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and len(err.splitlines()) == 1, err
+    assert "lama-dice train needs the train extra" in err and f"{wheel}[train]" in err, err
+    # [train] brings training back (torch pinned first, as the Makefile does: never a multi-GB CUDA build)
+    _ok(subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[train]", "torch==2.13.0"],
+                       capture_output=True, text=True, timeout=900, check=False))
+    proc = _ok(run(exe, "train", "default", "--check"))
+    assert "total_timesteps" in proc.stdout
+
+
+def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert proc.returncode == 0, (proc.stdout[-1500:], proc.stderr[-2000:])
+    return proc
+
+
+#: The learning stack, which only the train extra may require.
+TRAIN_STACK = ("torch", "stable-baselines3", "sb3-contrib", "tensorboard")
+
+
+def _check_core_metadata(wheel: Path) -> None:
+    """The wheel's core requirements have none of the train stack; the train extra has all of it."""
+    with zipfile.ZipFile(wheel) as z:
+        (meta,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = z.read(meta).decode().splitlines()
+    reqs = [line.split(":", 1)[1].strip() for line in lines if line.startswith("Requires-Dist:")]
+
+    def name(req: str) -> str:
+        return re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0].lower().replace("_", "-")
+
+    core = [r for r in reqs if "extra ==" not in r]
+    train = [name(r) for r in reqs if re.search(r"extra\s*==\s*[\"']train[\"']", r)]
+    assert core and not [r for r in core if name(r) in TRAIN_STACK], f"core requirements: {core}"
+    assert sorted(train) == sorted(TRAIN_STACK), train
+
+
+def _readme_env_snippets() -> list[str]:
+    """The Python blocks of the README's environment quick start (its section:envs)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("<!-- section:envs -->", 1)[1].split("<!-- /section:envs -->", 1)[0]
+    blocks = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    assert len(blocks) >= 2, "the README's section:envs has no Python blocks"
+    return blocks
+
+
+def test_the_build_is_quiet(tmp_path):
+    """No setuptools warning about package data (``Package would be ignored``) while building the wheel."""
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
+                           "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout + proc.stderr
+    for bad in ("would be ignored", "BuildBackendWarning", "SetuptoolsDeprecationWarning"):
+        assert bad not in out, f"the build printed {bad!r}"
+    (wheel,) = tmp_path.glob("lama_dice-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    static = ROOT / "cli" / "web" / "static"
+    for f in static.iterdir():
+        assert f"lama_dice/cli/web/static/{f.name}" in names, f"the wheel lacks the web app's {f.name}"
+    _check_core_metadata(wheel)
 
 
 @needs_git

@@ -741,6 +741,38 @@ def _web_load(runs: list[Run]) -> str:
                      "records valid"], rows)
 
 
+def _mb(n: float) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 1e6 else f"{n / 1e6:,.1f} MB"
+
+
+def _install_size(runs: list[Run]) -> str:
+    d = last_json(runs[0].stdout, runs[0].shown)
+    heavy = ", ".join(d["core_heavy_modules"]) or "none of torch, stable_baselines3, sb3_contrib, tensorboard"
+    rows = [["core (the wheel alone)", _mb(d["core_bytes"]), _mb(d["core_bytes"]), f"{d['core_install_s']:.0f} s"]]
+    rows += [[f"core + `{name}`", f"+{_mb(x['bytes'])}", _mb(x["total_bytes"]), f"{x['install_s']:.0f} s"]
+             for name, x in d["extras"].items()]
+    imports = "; ".join(f"`import {m}` {t * 1000:,.0f} ms" for m, t in d["import_s"].items())
+    return (md_table(["install", "adds", "site-packages", "pip install"], rows)
+            + f"\n\nIn the core venv: {heavy} installed (checked by import); {imports} (fresh interpreters, "
+            f"median of 5, bytecode written); `{d['evaluate_command']}` (`lama-dice` from another folder) "
+            f"{d['evaluate_first_s']:.1f} s the first time (Numba compiling the engine's kernels) and "
+            f"{d['evaluate_warm_s']:.1f} s warm. The wheel: {_mb(d['wheel_bytes'])}. Load average "
+            f"{d['load_average_start'][0]:.1f} at the start, {d['load_average_end'][0]:.1f} at the end.")
+
+
+def _inference_speed(runs: list[Run]) -> str:
+    d = last_json(runs[0].stdout, runs[0].shown)
+    rows = [[f"`{d['agent']}` vs {', '.join(d['opponents'])}, {d['games']:,} games", f"{d['numpy']['per_s']:,.0f}",
+             f"{d['torch']['per_s']:,.0f}", f"{d['numpy_over_torch']:.2f}x",
+             "yes" if d["same_results"] else "**no**"]]
+    text = md_table(["evaluation", "NumPy games/s", "torch games/s", "NumPy / torch (paired median)",
+                     "same results"], rows)
+    fwd = [[b, f"{x['numpy_us']:,.0f}", f"{x['torch_us']:,.0f}", f"{x['numpy_over_torch']:.2f}x"]
+           for b, x in d["forward_us"].items()]
+    return text + "\n\n" + md_table(["batch", "NumPy forward µs", "torch forward µs",
+                                      "torch time / NumPy time (paired median)"], fwd)
+
+
 MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
 GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("observation-table", "the observation vector's layout (docs/environments.md)", "instant", (),
@@ -837,6 +869,12 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               ((*RLLIB, "--env-runners", "1"), (*RLLIB, "--env-runners", "1"),
                (*RLLIB, "--env-runners", "2"), (*RLLIB, "--env-runners", "2")),
               _rllib_sampling, needs="ray"),
+    Generator("install-size", "installed size of the core and of each extra, import times and the first and warm "
+              "evaluate, in fresh venvs from the wheel", "long: ~10-20 min (installs torch and every extra)",
+              (("-m", "lama_dice.bench.install_size"),), _install_size, timeout=7200),
+    Generator("inference-speed", "ppo:2p against random with the NumPy and the torch forward pass, side by side "
+              "(needs torch)", "~1 min", (("-m", "lama_dice.bench.inference_speed"),), _inference_speed,
+              needs="torch"),
 )}
 
 

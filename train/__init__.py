@@ -1,1 +1,1 @@
-"""MaskablePPO training from YAML configs (:mod:`.trainer`); Ray RLlib in :mod:`.rllib`."""
+"""MaskablePPO training from YAML configs (:mod:`lama_dice.train.trainer`); RLlib in :mod:`lama_dice.train.rllib`."""

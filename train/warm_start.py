@@ -54,12 +54,13 @@ def source_network(spec: str) -> SourceNetwork:
     Raises:
         lama_dice.agents.ppo.CheckpointError: it does not load.
     """
-    from lama_dice.agents.agentfile import describe_layers
+    import torch
+
     from lama_dice.agents.ppo import load_policy, read_policy_state, resolve_checkpoint
 
     path = spec.removeprefix("ppo:")
-    net, _, n = load_policy(path)
-    network, actor = describe_layers([net], f"policy.init_from {spec}")
+    net, _, n = load_policy(path)  # a NumPy MLP: its weights become torch tensors again
+    network, actor = net.network, {k: torch.from_numpy(v) for k, v in net.tensors().items()}
     p = resolve_checkpoint(path)
     value = None
     if zipfile.is_zipfile(p):

@@ -85,6 +85,9 @@ def _exploit_runner(tasks: list[str] | None) -> Any:
     """The exploit task's runner when it is asked for (importing the trainer only then)."""
     if not tasks or "exploit" not in tasks:
         return None
+    from lama_env.extras import require_extra
+
+    require_extra("train", "the exploit task (it trains best responders)")
     from lama_dice.train.exploit import suite_exploit
 
     return suite_exploit

@@ -8,7 +8,8 @@
 The server binds to 127.0.0.1 (this computer only) unless --host says otherwise;
 it keeps games in memory (at most 256; a finished game is dropped 10 minutes
 after its last request, an abandoned one after 30 minutes).  Ctrl-C stops it.
-Install the extra with: pip install 'lama-dice[web]'.  See docs/web.md.
+Needs the web extra (FastAPI, uvicorn); where it is missing, this help and the
+command end with a command that installs it where lama-dice is.  See docs/web.md.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class ServeError(LamaDiceError, ValueError):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the ``serve`` options to ``p``."""
+    from lama_env.extras import install_command, missing_modules
+
+    if missing_modules("web"):
+        p.epilog = f"The web extra is not installed; install it with: {install_command('web')}"
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this computer only; 0.0.0.0 shares it with "
                         "your network, see docs/web.md)")
@@ -86,8 +91,9 @@ def run(args: argparse.Namespace) -> int:
 
         from lama_dice.cli.web.app import LOCAL_HOSTS, create_app
     except ModuleNotFoundError as e:
-        raise ServeError(f"lama-dice serve needs the web extra ({e.name} is missing): "
-                         "pip install 'lama-dice[web]'") from None
+        from lama_env.extras import missing_extra
+
+        raise missing_extra("web", "lama-dice serve", e.name) from None
     _check_folder("--records", args.records)
     _check_folder("--results", args.results)
     if not 0 <= args.port <= 65535:

@@ -57,7 +57,9 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
     """PPO's default torch RLModule with the env's action mask applied to the logits.
 
-    Args (those of :class:`ray.rllib.core.rl_module.rl_module.RLModule`):
+    The arguments are those of RLlib's ``RLModule``.
+
+    Args:
         observation_space: the env's ``Dict`` space with an ``"observation"``
             ``Box`` and an ``"action_mask"`` ``Box``; the network is built for
             the ``"observation"`` part.

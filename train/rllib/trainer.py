@@ -396,6 +396,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(p)
     args = p.parse_args(argv)
     try:
+        from lama_env.extras import require_extra
+
+        require_extra("train", "python -m lama_dice.train.rllib")  # the RLModule is torch
         return run_command(args)
     except LamaDiceError as e:
         print(f"error: {e}", file=sys.stderr)

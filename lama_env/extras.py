@@ -1,0 +1,173 @@
+"""The package's optional parts (pip extras), and how to install one from where the user is.
+
+The core install (``pip install`` of the package alone) runs the environments, the engine,
+evaluation, the heuristics, the solver, ``lookahead``, the shipped and exported agents (on NumPy),
+``score``, ``play``, ``show``, ``replay`` and the pictures.  What needs more is an extra:
+``train`` (torch, Stable-Baselines3, sb3-contrib, TensorBoard: ``lama-dice train``, ``exploit``,
+``curves``, trainer checkpoints ``ppo:X.zip``), ``web`` (``lama-dice serve``), ``rllib``,
+``openspiel``, ``render``, ``bench``, ``bench-pgx``, ``docs``...
+
+:func:`require_extra` raises :class:`MissingExtraError` when an extra's modules are missing; its
+one-line message names the extra and a command that installs it *where this package is
+installed* (:func:`install_command`): this package is not on a package index, so
+``pip install 'lama-dice[web]'`` only works for an install from one.  For a checkout (an editable
+install, or the sources on ``sys.path``) it is ``pip install -e '/path/to/checkout[web]'``; for a
+wheel whose file is still there, ``pip install '/path/to/lama_dice-....whl[web]'``; else the
+extra's packages by name.  ``pip`` is this interpreter's (``.venv/bin/python -m pip`` when the
+environment is not activated).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from .errors import LamaDiceError
+
+__all__ = ["EXTRA_MODULES", "MissingExtraError", "extra_packages", "install_command", "missing_extra",
+           "require_extra"]
+
+#: The distribution's name (``pip install NAME``).
+DISTRIBUTION = "lama-dice"
+
+#: The modules whose presence stands for each extra (the ones the code imports).
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "train": ("torch", "stable_baselines3", "sb3_contrib", "tensorboard"),
+    "web": ("fastapi", "uvicorn"),
+    "rllib": ("ray",),
+    "openspiel": ("pyspiel",),
+    "render": ("pygame",),
+    "bench": ("rlcard", "pygame"),
+    "bench-pgx": ("jax", "pgx"),
+    "docs": ("sphinx", "myst_parser"),
+}
+
+
+class MissingExtraError(LamaDiceError, ImportError):
+    """A feature that needs an extra which is not installed (the message says how to install it)."""
+
+
+def missing_modules(extra: str) -> list[str]:
+    """The modules of ``extra`` (:data:`EXTRA_MODULES`) that cannot be imported here."""
+    missing = []
+    for mod in EXTRA_MODULES[extra]:
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):  # a broken or half-installed package
+            found = False
+        if not found:
+            missing.append(mod)
+    return missing
+
+
+def require_extra(extra: str, what: str) -> None:
+    """Raise :class:`MissingExtraError` unless every module of ``extra`` can be imported.
+
+    Args:
+        extra: the extra's name (a key of :data:`EXTRA_MODULES`).
+        what: the feature that needs it, as the message's subject (``"lama-dice train"``).
+    """
+    missing = missing_modules(extra)
+    if missing:
+        raise missing_extra(extra, what, missing[0])
+
+
+def missing_extra(extra: str, what: str, module: str | None = None,
+                  error: type[MissingExtraError] = MissingExtraError) -> MissingExtraError:
+    """The one-line error (of type ``error``) for ``what`` needing ``extra`` (``module``: the missing one, if known)."""
+    gone = f" ({module} is not installed)" if module else ""
+    return error(f"{what} needs the {extra} extra{gone}; install it with: {install_command(extra)}")
+
+
+def _source_root() -> Path | None:
+    """The checkout this package runs from (its ``pyproject.toml`` beside ``lama_env/``), or None."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return root if f'name = "{DISTRIBUTION}"' in text else None
+
+
+def _distribution() -> Any:
+    """The installed distribution that holds this very package (not a stale ``*.egg-info`` in the current folder).
+
+    A wheel's records list ``lama_env/extras.py``; an editable install's ``direct_url.json`` names
+    the checkout; else the first distribution of the name found (None if there is none).
+    """
+    from importlib.metadata import distributions
+
+    here = Path(__file__).resolve()
+    found = list(distributions(name=DISTRIBUTION))
+    for dist in found:
+        if any(f.name == "extras.py" and Path(str(dist.locate_file(f))).resolve() == here for f in dist.files or []):
+            return dist
+    root = here.parent.parent.as_uri()
+    for dist in found:
+        if root in (dist.read_text("direct_url.json") or ""):
+            return dist
+    return found[0] if found else None
+
+
+def _direct_url() -> dict | None:
+    """PEP 610's ``direct_url.json`` of the installed distribution (:func:`_distribution`), if any."""
+    dist = _distribution()
+    text = dist.read_text("direct_url.json") if dist is not None else None
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def extra_packages(extra: str) -> list[str]:
+    """The requirements ``extra`` adds, as the installed metadata states them (``torch>=2.3``...)."""
+    dist = _distribution()
+    out = []
+    for req in (dist.requires or []) if dist is not None else []:
+        spec, _, marker = req.partition(";")
+        if marker.replace("'", '"').replace(" ", "") == f'extra=="{extra}"':
+            out.append(spec.strip())
+    return out
+
+
+def _pip() -> str:
+    """How to run this interpreter's pip from this shell: ``pip`` where ``PATH`` finds it, else ``PYTHON -m pip``."""
+    here = Path(os.path.abspath(sys.executable)).parent
+    for name in ("pip", "pip.exe"):
+        exe = here / name
+        found = shutil.which("pip")
+        if exe.is_file() and found is not None and os.path.samefile(found, exe):
+            return "pip"
+    python = os.path.abspath(sys.executable)  # not resolved: a venv's python is a link that must stay in the venv
+    try:
+        rel = os.path.relpath(python)
+    except ValueError:  # another drive (Windows)
+        rel = python
+    return f"{shlex.quote(python if rel.startswith('..') else rel)} -m pip"
+
+
+def install_command(extra: str) -> str:
+    """A command that installs ``extra`` into this interpreter's environment, for how the package got there."""
+    pip = _pip()
+    root = _source_root()
+    if root is not None:  # a checkout: an editable install, or the sources on sys.path
+        return f"{pip} install -e {shlex.quote(f'{root}[{extra}]')}"
+    direct = _direct_url()
+    if direct is None:  # from a package index
+        return f"{pip} install {shlex.quote(f'{DISTRIBUTION}[{extra}]')}"
+    url = urlparse(str(direct.get("url", "")))
+    path = Path(unquote(url.path)) if url.scheme == "file" else None
+    if path is not None and path.exists():  # the wheel file or the folder it was installed from
+        return f"{pip} install {shlex.quote(f'{path}[{extra}]')}"
+    packages = extra_packages(extra)
+    if packages:
+        return f"{pip} install {' '.join(shlex.quote(p) for p in packages)}"
+    return f"{pip} install {' '.join(EXTRA_MODULES[extra])}"
