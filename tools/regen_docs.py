@@ -490,6 +490,32 @@ def _shipped_agents(runs: list[Run]) -> str:
               f"(`optimal`: {q['mean_points_per_round']:.2f}).")
 
 
+#: The shipped networks of the three-, five- and six-player tables and their games against lookahead.
+TABLE_SIZES = ((3, 2000), (5, 2000), (6, 2000))
+
+
+def _table_command(n: int, games: int) -> tuple[str, ...]:
+    """``ppo:Np`` against N-1 copies of lookahead (seats rotating), as a ``lama-dice evaluate`` command."""
+    seats = " ".join(["lookahead"] * (n - 1))
+    return lama(f"evaluate --agents ppo:{n}p {seats} --games {games} --seed 2026 --workers 2 --no-progress --json -")
+
+
+def _shipped_tables(runs: list[Run]) -> str:
+    """One row per table size: the shipped network's win share against N-1 lookahead, and its target 1/N."""
+    rows = []
+    for (n, _games), r in zip(TABLE_SIZES, runs, strict=True):
+        d = last_json(r.stdout, r.shown)
+        a = d["agents"][0]
+        others = [b["win_rate"] for b in d["agents"][1:]]
+        res = f"{pct(a['win_rate'])} wins (mean place {a['mean_rank']:.2f}; each `lookahead` {pct(min(others))}" \
+              f"{DASH}{pct(max(others))})"
+        rows.append([f"`{a['spec']}`", f"{n - 1} `lookahead`", f"{a['games']:,}", res, pct_range(a["win_rate_ci95"]),
+                     f"lower end > 1/{n} = {1 / n:.1%}: " + ("met" if a["win_rate_ci95"][0] > 1 / n else "**not met**"),
+                     f"`{r.shown}`"])
+    return (md_table(["agent", "against", "games", "result", "95% CI", "target", "command"], rows)
+            + "\n\nSeats rotating, ties sharing the win; the fair share of an N-player table is 1/N.")
+
+
 def _bench(runs: list[Run]) -> str:
     from lama_dice.bench.report import markdown
 
@@ -781,6 +807,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                     "--no-progress --json -"),
                lama(f"solve --agents ppo:solo --totals {SOLO_TOTALS} --json")),
               _shipped_agents, commands_in_body=True),
+    Generator("shipped-tables", "ppo:3p, ppo:5p and ppo:6p against N-1 copies of lookahead (2,000 games each)",
+              "long: ~25 min on 2 busy cores (lookahead at Python speed)",
+              tuple(_table_command(n, games) for n, games in TABLE_SIZES), _shipped_tables, commands_in_body=True),
     Generator("solo-networks", "exact solo values of the shipped solo networks at several chip totals", "~20 s",
               (lama(f"solve --agents ppo:solo ppo:solo-v1 optimal threshold:0.2 --totals {SOLO_TOTALS} --json"),),
               _solo_networks),
