@@ -11,7 +11,6 @@ import pytest
 from lama_dice.agents.agentfile import read_description
 from lama_dice.agents.ppo import PRETRAINED_DIR, pretrained_names, shipped_for, shipped_players
 from lama_dice.agents.registry import make_agent
-from lama_env.engine import LamaGame, Phase
 
 #: The learned agents of the tables that had none before issue 32.
 NEW_TABLES = {3: "ppo:3p", 5: "ppo:5p", 6: "ppo:6p"}
@@ -37,21 +36,6 @@ def test_every_table_size_has_a_shipped_network_current_first():
     for n, spec in NEW_TABLES.items():
         assert shipped_for(n) == [spec]
     assert shipped_for(7) == []
-
-
-@pytest.mark.parametrize("players,spec", list(NEW_TABLES.items()))
-def test_new_table_agents_play_a_whole_game_of_their_size(players, spec):
-    agent = make_agent(spec, seed=0)
-    assert agent.num_players == players
-    game = LamaGame(players, seed=3, record=False)
-    while not game.game_over:
-        if game.phase is Phase.ROUND_OVER:
-            game.next_round()
-            continue
-        legal = game.legal_actions()
-        action = agent.act(game, legal)
-        assert action in legal
-        game.step(action)
 
 
 def test_a_network_at_the_wrong_table_names_the_shipped_one_for_it():
