@@ -516,10 +516,10 @@ def _shipped_tables(_runs: list[Run]) -> str:
         res = (f"{pct(a['win_rate'])} wins (mean place {a['mean_rank']:.2f}; each `lookahead` "
                f"{pct(min(others))}{DASH}{pct(max(others))})")
         rows.append([f"`{a['spec']}`", f"{n - 1} `lookahead`", f"{a['games']:,}", res, pct_range(a["win_rate_ci95"]),
-                     f"lower end > 1/{n} = {1 / n:.1%}: " + ("met" if a["win_rate_ci95"][0] > 1 / n else "**not met**"),
+                     f"lower end {a['win_rate_ci95'][0]:.2%} > 1/{n} = {1 / n:.2%}: "
+                     + ("met" if a["win_rate_ci95"][0] > 1 / n else "**not met**"),
                      f"`{table_command(n, a['games'], d['seed'])}`"])
-    return (md_table(["agent", "against", "games", "result", "95% CI", "target", "command"], rows)
-            + "\n\nSeats rotating, ties sharing the win; the fair share of an N-player table is 1/N.")
+    return md_table(["agent", "against", "games", "result", "95% CI", "target", "command"], rows)
 
 
 def _bench(runs: list[Run]) -> str:
