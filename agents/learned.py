@@ -79,13 +79,9 @@ class LearnedPolicy(Policy):
     def check_compatible(self, num_players: int) -> None:
         """Raise :attr:`error_type` unless the network was trained for ``num_players``."""
         if int(num_players) != self.num_players:
-            from .ppo import shipped_for
-
-            fits = shipped_for(int(num_players))
             raise self.error_type(
                 f"{self.checkpoint_kind} {self.path or self.spec} was trained for {self.num_players} "
                 f"player{'s' if self.num_players != 1 else ''}, the game has {num_players}"
-                + (f" (the shipped agent for {num_players}: {fits[0]})" if fits else "")
             )
 
     # --------------------------------------------------------------- acting

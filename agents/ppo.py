@@ -39,7 +39,7 @@ from typing import Any, cast
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.errors import bounded, clip
+from lama_env.errors import LamaDiceError, bounded, clip
 
 from .agentfile import (
     SUFFIX,
@@ -416,6 +416,16 @@ class PPOPolicy(LearnedPolicy):
         self.spec = spec
         self._init(_Actor(policy), num_players, None, deterministic)
         return self
+
+    def check_compatible(self, num_players: int) -> None:
+        """As :meth:`LearnedPolicy.check_compatible`, the error naming the shipped agent for that table if one ships."""
+        try:
+            super().check_compatible(num_players)
+        except LamaDiceError as e:
+            fits = shipped_for(int(num_players))
+            if not fits:
+                raise
+            raise type(e)(f"{e} (the shipped agent for {num_players}: {fits[0]})") from None
 
     def _init(self, actor: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
         self._setup(num_players, sidecar, deterministic, self.path)
