@@ -42,7 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
-from lama_env.errors import bounded, clip
+from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.extras import require_extra
 
 from .agentfile import (
@@ -130,14 +130,36 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
     return data
 
 
-#: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:4p`` and the earlier
-#: ``ppo:2p-v2`` (the previous ``ppo:2p``), ``ppo:solo-v1``, ``ppo:2p-v1``, ``ppo:4p-v1``.
+#: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:3p``, ``ppo:4p``, ``ppo:5p``,
+#: ``ppo:6p`` and the earlier ``ppo:2p-v2`` (the previous ``ppo:2p``), ``ppo:solo-v1``, ``ppo:2p-v1``,
+#: ``ppo:4p-v1``.
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
 
 def pretrained_names() -> list[str]:
     """Names of the shipped agents (agent files ``agents/pretrained/ppo_NAME.safetensors``)."""
     return sorted(q.stem[len("ppo_"):] for q in PRETRAINED_DIR.glob(f"ppo_*{SUFFIX}"))
+
+
+def shipped_players(name: str) -> int | None:
+    """The table size a shipped agent's name says: ``solo`` 1, ``3p`` 3, ``2p-v1`` 2; None for another name.
+
+    The shipped files are named so (``tests/test_ppo_agent.py`` checks every name against its file's
+    player count), which lets a caller pick the network for a table without loading any file.
+    """
+    base = name.partition("-v")[0]
+    if base == "solo":
+        return 1
+    return int(base[:-1]) if base.endswith("p") and base[:-1].isdigit() else None
+
+
+def shipped_for(num_players: int) -> list[str]:
+    """The shipped agents for a table of ``num_players`` as specs, the current one before its ``-vN`` versions.
+
+    E.g. ``shipped_for(2) == ["ppo:2p", "ppo:2p-v2", "ppo:2p-v1"]``; an empty list if none plays that many.
+    """
+    names = [n for n in pretrained_names() if shipped_players(n) == num_players]
+    return [f"ppo:{n}" for n in sorted(names, key=lambda n: ("-v" in n, [-ord(c) for c in n]))]
 
 
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
@@ -402,6 +424,16 @@ class PPOPolicy(LearnedPolicy):
         self._init(_Actor(policy), num_players, None, deterministic)
         return self
 
+    def check_compatible(self, num_players: int) -> None:
+        """As :meth:`LearnedPolicy.check_compatible`, the error naming the shipped agent for that table if one ships."""
+        try:
+            super().check_compatible(num_players)
+        except LamaDiceError as e:
+            fits = shipped_for(int(num_players))
+            if not fits:
+                raise
+            raise type(e)(f"{e} (the shipped agent for {num_players}: {fits[0]})") from None
+
     def _init(self, actor: Any, num_players: int, sidecar: dict[str, Any] | None, deterministic: bool) -> None:
         self._setup(num_players, sidecar, deterministic, self.path)
         self._actor = actor
@@ -420,5 +452,5 @@ def _make(arg: str | None) -> PPOPolicy:
 
 register("ppo", _make, "ppo:PATH",
          "a trained policy network: an agent file (.safetensors, lama-dice export), a trainer checkpoint "
-         "(.zip, a run folder: its best.zip), or a shipped agent: ppo:solo, ppo:2p, ppo:4p and the earlier "
-         "ppo:2p-v2, ppo:solo-v1, ppo:2p-v1, ppo:4p-v1")
+         "(.zip, a run folder: its best.zip), or a shipped agent: ppo:solo, ppo:2p, ppo:3p, ppo:4p, ppo:5p, "
+         "ppo:6p and the earlier ppo:2p-v2, ppo:solo-v1, ppo:2p-v1, ppo:4p-v1")

@@ -223,7 +223,8 @@ def test_checkpoint_without_network_description_needs_the_opt_in(tmp_path, monke
 
 
 #: Every shipped agent (``ppo:NAME``) and its player count.
-SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v2": 2, "2p-v1": 2, "4p": 4, "4p-v1": 4}
+SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v2": 2, "2p-v1": 2, "3p": 3, "4p": 4, "4p-v1": 4,
+                   "5p": 5, "6p": 6}
 
 
 @pytest.mark.parametrize("name,players", list(SHIPPED_PLAYERS.items()))

@@ -492,6 +492,38 @@ def _shipped_agents(runs: list[Run]) -> str:
               f"(`optimal`: {q['mean_points_per_round']:.2f}).")
 
 
+#: The shipped networks of the three-, five- and six-player tables against lookahead: one
+#: ``lama-dice evaluate --json`` file each, written by the command of its row (:func:`table_command`).
+TABLES_DIR = "docs/shipped_tables"
+TABLE_SIZES = (3, 5, 6)
+
+
+def table_command(n: int, games: int, seed: int = 2026) -> str:
+    """``ppo:Np`` against N-1 copies of lookahead (seats rotating), as the ``lama-dice evaluate`` of its JSON file."""
+    seats = " ".join(["lookahead"] * (n - 1))
+    return (f"python -m lama_dice evaluate --agents ppo:{n}p {seats} --games {games} --seed {seed} --workers 2 "
+            f"--no-progress --json {TABLES_DIR}/ppo_{n}p.json")
+
+
+def _shipped_tables(_runs: list[Run]) -> str:
+    """One row per table size: the shipped network's win share against N-1 lookahead, and its target 1/N."""
+    rows = []
+    for n in TABLE_SIZES:
+        f = ROOT / TABLES_DIR / f"ppo_{n}p.json"
+        if not f.is_file():
+            rows.append([f"`ppo:{n}p`", f"{n - 1} `lookahead`", "-", "not measured", "-", "-", "-"])
+            continue
+        d = json.loads(f.read_text(encoding="utf-8"))
+        a, others = d["agents"][0], [b["win_rate"] for b in d["agents"][1:]]
+        res = (f"{pct(a['win_rate'])} wins (mean place {a['mean_rank']:.2f}; each `lookahead` "
+               f"{pct(min(others))}{DASH}{pct(max(others))})")
+        rows.append([f"`{a['spec']}`", f"{n - 1} `lookahead`", f"{a['games']:,}", res, pct_range(a["win_rate_ci95"]),
+                     f"lower end {a['win_rate_ci95'][0]:.2%} > 1/{n} = {1 / n:.2%}: "
+                     + ("met" if a["win_rate_ci95"][0] > 1 / n else "**not met**"),
+                     f"`{table_command(n, a['games'], d['seed'])}`"])
+    return md_table(["agent", "against", "games", "result", "95% CI", "target", "command"], rows)
+
+
 def _bench(runs: list[Run]) -> str:
     from lama_dice.bench.report import markdown
 
@@ -825,6 +857,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                     "--no-progress --json -"),
                lama(f"solve --agents ppo:solo --totals {SOLO_TOTALS} --json")),
               _shipped_agents, commands_in_body=True),
+    Generator("shipped-tables", f"ppo:3p, ppo:5p and ppo:6p against N-1 copies of lookahead, rendered from "
+              f"{TABLES_DIR}/*.json", "instant (reads what lama-dice evaluate --json wrote)", (), _shipped_tables,
+              exact=True, source=f"{TABLES_DIR}/ppo_Np.json, each written by the command of its row"),
     Generator("solo-networks", "exact solo values of the shipped solo networks at several chip totals", "~20 s",
               (lama(f"solve --agents ppo:solo ppo:solo-v1 optimal threshold:0.2 --totals {SOLO_TOTALS} --json"),),
               _solo_networks),

@@ -9,6 +9,7 @@ with `lama-dice show`).
 Examples:
   lama-dice play                                  # you against the default agent
   lama-dice play --players 4 --opponents threshold:0.2 random lookahead
+  lama-dice play --players 3 --opponents ppo:3p  # the shipped network of each table size: ppo:2p ... ppo:6p
   lama-dice play --opponents ppo:runs/default/best.zip --seed 3 --save game.json
   lama-dice play --rule end_threshold=20 --rule triple_llama=also_match
 """
@@ -29,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="number of players, you included (1..6; default: one more than the opponent specs, or 2)")
     p.add_argument("--opponents", nargs="+", default=None, metavar="SPEC",
                    help="agent spec(s): one for every opponent or one per opponent seat "
-                        "(default: solo-optimal if available, else random)")
+                        "(default: solo-optimal if available, else random; the shipped network of each "
+                        "table size: ppo:2p, ppo:3p, ppo:4p, ppo:5p, ppo:6p)")
     p.add_argument("--seat", type=int, default=0, help="your seat, 0-based (default 0: you start round 1)")
     add_seed(p, default=None, help="seed for the deal, the dice and the agents, an integer >= 0 (default: a fresh one)")
     add_rules(p)
