@@ -96,7 +96,7 @@ def _final_shares(game: LamaGame) -> np.ndarray:
 class _Tree:
     """What the expansion of one search tree shares: the searching seat, its deals, the leaves, the next level."""
 
-    __slots__ = ("deal_seeds", "following", "leaves", "player", "scratch")
+    __slots__ = ("deal_seeds", "following", "leaves", "player", "rounds", "scratch")
 
     def __init__(self, player: int, deal_seeds: np.ndarray, scratch: np.random.Generator, leaves: list[LamaGame],
                  following: list[tuple[_Node, LamaGame, int, np.ndarray]]) -> None:
@@ -105,6 +105,7 @@ class _Tree:
         self.scratch = scratch
         self.leaves = leaves
         self.following = following
+        self.rounds: dict[tuple, _Node] = {}  # the nodes of finished rounds, by what the next round starts from
 
 
 class SearchPolicy(Policy):
@@ -223,7 +224,11 @@ class SearchPolicy(Policy):
             node.value = _final_shares(c)
             return node
         if c.phase is Phase.ROUND_OVER:  # the next round's deal: common deals, valued at once
-            node = _Node(_MEAN)
+            key = (c.totals, c.start_player)  # all a finished round leaves to the next (a bust: every bust roll)
+            known = tree.rounds.get(key)
+            if known is not None:
+                return known
+            node = tree.rounds[key] = _Node(_MEAN)
             for s in tree.deal_seeds:
                 nxt = c.clone(rng=np.random.default_rng(int(s)))
                 nxt.next_round()

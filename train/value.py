@@ -7,8 +7,11 @@ The steps, in order:
 1. **Self-play** (:func:`selfplay_positions`): ``--envs`` games at a time in the vector game
    (:class:`lama_env.vector.VectorGame`), every seat played by ``--agent`` (default the shipped
    ``ppo:Np``) with one batched forward pass per step; a share ``--explore`` of the decisions
-   is sampled from the policy's distribution instead of its most likely action, so that the
-   data hold states the policy itself would not reach.  Each decision is kept with probability
+   is a uniformly random legal action instead of the policy's most likely one, so that the
+   data hold states the policy itself would not reach (a search asks the value of every
+   choice, the policy's or not: the first value network, trained with 3% of the decisions
+   sampled from the policy's own distribution, valued quitting far too well, as ``ppo:2p``
+   almost never quits where the search asked).  Each decision is kept with probability
    ``--keep`` (fewer, less correlated positions per game), seen from the player to act.  Once a
    game ends, its kept positions get their targets: each seat's share of the win (1 for the
    sole winner, 1/k each for k tied winners), in the observation's seat order.
@@ -71,7 +74,7 @@ def win_shares(rewards: np.ndarray) -> np.ndarray:
     return np.where(k > 0, won / np.maximum(k, 1), 1.0 / n).astype(np.float32)
 
 
-def selfplay_positions(num_players: int, agent: str, games: int, *, envs: int = 1024, explore: float = 0.03,
+def selfplay_positions(num_players: int, agent: str, games: int, *, envs: int = 1024, explore: float = 0.05,
                        keep: float = 0.25, seed: int = 0, rules: RulesConfig | None = None,
                        log: Any = None) -> Positions:
     """Play ``games`` self-play games of ``agent`` (a ``ppo:`` spec) and return their kept positions.
@@ -106,9 +109,8 @@ def selfplay_positions(num_players: int, agent: str, games: int, *, envs: int = 
         z = np.where(mask, policy.logits(np.array(obs), mask), -np.inf)
         actions = z.argmax(axis=1)
         wild = rng.random(envs) < explore
-        if wild.any():  # Gumbel-max: a sample of the masked softmax
-            g = z[wild] - np.log(-np.log(rng.random((int(wild.sum()), z.shape[1]))))
-            actions[wild] = g.argmax(axis=1)
+        if wild.any():  # a uniformly random legal action
+            actions[wild] = np.where(mask[wild], rng.random((int(wild.sum()), mask.shape[1])), -1.0).argmax(axis=1)
         vg.step(actions)
         decisions += envs
         ended = vg.terminated  # no max_rounds: every game ends
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agent", help="the self-play policy (default: the shipped ppo:Np)")
     ap.add_argument("--games", type=int, default=40_000, help="self-play games (default 40,000)")
     ap.add_argument("--envs", type=int, default=1024, help="games played at once")
-    ap.add_argument("--explore", type=float, default=0.03, help="share of decisions sampled from the policy")
+    ap.add_argument("--explore", type=float, default=0.05, help="share of decisions played uniformly at random")
     ap.add_argument("--keep", type=float, default=0.25, help="share of decisions kept as positions")
     ap.add_argument("--holdout", type=float, default=0.1, help="share of the games held out for calibration")
     ap.add_argument("--hidden", default="256,256", help="hidden layer sizes, comma-separated")
