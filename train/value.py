@@ -25,7 +25,11 @@ The steps, in order:
    constant 1/N, for scale), the log loss, and a reliability table (predictions in ten bins:
    the mean prediction beside the observed win share); ``--plot`` draws it.
 5. **The file**: a value file (:mod:`lama_dice.agents.value`) with the data, fit and
-   calibration figures in its ``training`` description; ``--report`` writes them as JSON.
+   calibration figures (the reliability table included) in its ``training`` description;
+   ``--report`` writes them as JSON.
+
+``python -m lama_dice.train.value plot OUT.png 2p 4p`` draws the reliability tables of value
+networks (files or shipped names) as one plot.
 """
 
 from __future__ import annotations
@@ -237,9 +241,36 @@ def plot_reliability(reports: dict[str, dict[str, Any]], out: str) -> None:
     plt.close(fig)
 
 
+def plot_command(argv: list[str]) -> int:
+    """``python -m lama_dice.train.value plot OUT.png NET...``: the reliability plot of value networks.
+
+    Each ``NET`` is a value file or a shipped name (``2p``); its reliability table is the
+    one in its description (``training.reliability``, measured on its held-out games).
+    """
+    from lama_dice.agents.value import load_value
+
+    ap = argparse.ArgumentParser(prog="python -m lama_dice.train.value plot", description=plot_command.__doc__)
+    ap.add_argument("out")
+    ap.add_argument("nets", nargs="+")
+    args = ap.parse_args(argv)
+    reports = {}
+    for name in args.nets:
+        training = load_value(name).description.get("training", {})
+        if "reliability" not in training:
+            ap.error(f"value network {name} has no reliability table in its description")
+        reports[f"value:{name}" if "/" not in name else name] = training
+    plot_reliability(reports, args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: self-play, fit, calibration, value file (see the module docstring)."""
+    """Command line: self-play, fit, calibration, value file (see the module docstring); ``plot``: the plot."""
     from lama_dice.agents.value import HEAD, ValueNet, write_value_file
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["plot"]:
+        return plot_command(argv[1:])
 
     ap = argparse.ArgumentParser(prog="python -m lama_dice.train.value", description=__doc__.splitlines()[0])
     ap.add_argument("--players", type=int, default=2)
@@ -294,14 +325,16 @@ def main(argv: list[str] | None = None) -> int:
     net = ValueNet(description, tensors)
     cal = calibration(net.win_probabilities(pos.obs[test_sel]), pos.target[test_sel])
     training = {"algorithm": "win-share regression (softmax cross-entropy) on self-play",
-                "command": "python -m lama_dice.train.value " + " ".join(argv if argv is not None else sys.argv[1:]),
+                "command": "python -m lama_dice.train.value " + " ".join(argv),
                 "agent": agent, "games": pos.games, "decisions": pos.decisions,
                 "positions": int(train_sel.sum()), "heldout_games": pos.games - cut,
                 "heldout_positions": int(test_sel.sum()), "explore": args.explore, "keep": args.keep,
                 "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "seed": args.seed,
                 "selfplay_seconds": round(pos.seconds, 1), "fit_seconds": round(fit_seconds, 1),
                 "brier": round(cal["brier"], 5), "brier_constant": round(cal["brier_constant"], 5),
-                "log_loss": round(cal["log_loss"], 5)}
+                "log_loss": round(cal["log_loss"], 5),
+                "reliability": [{k: round(v, 5) if isinstance(v, float) else v for k, v in row.items()}
+                                for row in cal["reliability"]]}
     description["training"] = training
     write_value_file(args.out, description, tensors)
     print(f"held out: Brier {cal['brier']:.4f} (constant 1/N: {cal['brier_constant']:.4f}), "
