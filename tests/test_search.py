@@ -37,21 +37,9 @@ def _random_value_file(path, n: int = 2, hidden: list[int] | None = None, seed: 
 
 
 def _positions(players: int, count: int, seed: int = 0) -> list[LamaGame]:
-    agent = make_agent("threshold:0.2", seed=seed)
-    out: list[LamaGame] = []
-    g = 0
-    while len(out) < count:
-        game = LamaGame(players, seed=seed + g, record=False, start_player=g % players)
-        g += 1
-        while not game.game_over and len(out) < count:
-            if game.phase is Phase.ROUND_OVER:
-                game.next_round()
-                continue
-            legal = game.legal_actions()
-            if len(legal) > 1:
-                out.append(game.copy())
-            game.step(agent.act(game, legal))
-    return out
+    from lama_dice.bench.search_speed import positions
+
+    return positions(count, players=players, seed=seed)
 
 
 # --------------------------------------------------------------------------- value files
@@ -271,20 +259,12 @@ def test_four_players_and_deeper_trees_cost_more(value2, tmp_path):
     assert deep.leaves_valued > 2 * shallow.leaves_valued > 0
 
 
-def test_the_search_beats_random(value2):
+def test_the_search_beats_random():
     # a real value network: the shipped one, in a few games against random
-    agent, other = make_agent("search:ppo:2p", seed=1), make_agent("random", seed=2)
-    wins = 0
-    for g in range(4):
-        game = LamaGame(2, seed=g, start_player=g % 2, record=False)
-        while not game.game_over:
-            if game.phase is Phase.ROUND_OVER:
-                game.next_round()
-                continue
-            p = agent if game.current_player == 0 else other
-            game.step(p.act(game, game.legal_actions()))
-        wins += game.totals[0] < game.totals[1]
-    assert wins >= 3
+    from lama_dice.evaluation import evaluate
+
+    result = evaluate(["search:ppo:2p", "random"], games=4, seed=1)
+    assert result.agents[0].win_rate >= 0.75
 
 
 def test_in_evaluate_score_and_as_an_env_opponent(tmp_path, value2):
