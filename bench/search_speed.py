@@ -42,17 +42,21 @@ def positions(count: int, players: int = 2, seed: int = 0) -> list[LamaGame]:
 
 
 def decisions_per_second(spec: str, games: list[LamaGame], seed: int = 0) -> dict:
-    """Time ``spec``'s decisions at ``games``; returns ``{"spec", "decisions", "seconds", "per_second"}``."""
+    """Time ``spec``'s decisions at ``games``; returns ``{"spec", "decisions", "seconds", "per_second"}``.
+
+    A ``search:`` agent's result also has ``leaves_per_decision`` (value-network leaves).
+    """
     agent = make_agent(spec, seed=seed)
     agent.act(games[0].copy(), games[0].legal_actions())  # warm-up (loading, compiling)
-    leaves0 = getattr(agent, "leaves_valued", None)
+    leaves0: int | None = getattr(agent, "leaves_valued", None)
     t0 = time.perf_counter()
     for g in games:
         agent.act(g, g.legal_actions())
     dt = time.perf_counter() - t0
-    out = {"spec": spec, "decisions": len(games), "seconds": round(dt, 3), "per_second": len(games) / dt}
+    out: dict = {"spec": spec, "decisions": len(games), "seconds": round(dt, 3), "per_second": len(games) / dt}
     if leaves0 is not None:  # a search: its cost in value-network leaves
-        out["leaves_per_decision"] = (agent.leaves_valued - leaves0) / len(games)
+        leaves: int = agent.leaves_valued  # type: ignore[attr-defined]
+        out["leaves_per_decision"] = (leaves - leaves0) / len(games)
     return out
 
 
