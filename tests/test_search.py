@@ -283,3 +283,12 @@ def test_in_evaluate_score_and_as_an_env_opponent(tmp_path, value2):
 
     _, seats = resolve_seats(2, [spec], 0)
     assert isinstance(make_opponents(seats, 0)[1], SearchPolicy)
+
+
+def test_served_only_when_the_server_offers_it():
+    # search: may read a value file from the server's disk (value=PATH): a web page may not ask for it
+    from lama_dice.cli.web.games import WebError, check_spec
+
+    with pytest.raises(WebError, match="is not offered to web pages"):
+        check_spec("search:ppo:2p")
+    assert check_spec(" search:ppo:2p ", trusted=["search:ppo:2p"]) == "search:ppo:2p"
