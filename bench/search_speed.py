@@ -1,11 +1,13 @@
 """Decisions per second of search agents, side by side on the same positions.
 
     python -m lama_dice.bench.search_speed mcts:50 mcts:200 lookahead ppo:2p [--positions 60] [--json -]
+    python -m lama_dice.bench.search_speed search:ppo:2p search:ppo:2p,depth=2 ppo:2p lookahead
 
 The positions are the decisions (with more than one legal action) of seeded two-player
-games between two ``threshold:0.2`` players; every agent decides at each of them once
-and the time of its ``act`` calls is totalled.  Run it in one process so that the agents
-share the machine's load (ratios are what to compare on a busy machine).
+games between two ``threshold:0.2`` players (``--players 4``: four); every agent decides
+at each of them once and the time of its ``act`` calls is totalled.  Run it in one process
+so that the agents share the machine's load (ratios are what to compare on a busy machine).
+For a ``search:`` agent the value network's leaves per decision are reported too.
 """
 
 from __future__ import annotations
@@ -40,14 +42,22 @@ def positions(count: int, players: int = 2, seed: int = 0) -> list[LamaGame]:
 
 
 def decisions_per_second(spec: str, games: list[LamaGame], seed: int = 0) -> dict:
-    """Time ``spec``'s decisions at ``games``; returns ``{"spec", "decisions", "seconds", "per_second"}``."""
+    """Time ``spec``'s decisions at ``games``; returns ``{"spec", "decisions", "seconds", "per_second"}``.
+
+    A ``search:`` agent's result also has ``leaves_per_decision`` (value-network leaves).
+    """
     agent = make_agent(spec, seed=seed)
     agent.act(games[0].copy(), games[0].legal_actions())  # warm-up (loading, compiling)
+    leaves0: int | None = getattr(agent, "leaves_valued", None)
     t0 = time.perf_counter()
     for g in games:
         agent.act(g, g.legal_actions())
     dt = time.perf_counter() - t0
-    return {"spec": spec, "decisions": len(games), "seconds": round(dt, 3), "per_second": len(games) / dt}
+    out: dict = {"spec": spec, "decisions": len(games), "seconds": round(dt, 3), "per_second": len(games) / dt}
+    if leaves0 is not None:  # a search: its cost in value-network leaves
+        leaves: int = agent.leaves_valued  # type: ignore[attr-defined]
+        out["leaves_per_decision"] = (leaves - leaves0) / len(games)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,19 +65,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("agents", nargs="+", metavar="SPEC")
     ap.add_argument("--positions", type=int, default=60)
+    ap.add_argument("--players", type=int, default=2, help="players of the games the positions come from")
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT ('-': standard output)")
     args = ap.parse_args(argv)
-    games = positions(args.positions)
+    games = positions(args.positions, players=args.players)
     results = [decisions_per_second(spec, games) for spec in args.agents]
     if args.json:
-        text = json.dumps({"positions": len(games), "agents": results}, indent=1)
+        text = json.dumps({"positions": len(games), "players": args.players, "agents": results}, indent=1)
         if args.json == "-":
             print(text)
         else:
             with open(args.json, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
     for r in results:
-        print(f"{r['spec']:<28} {r['per_second']:10.1f} decisions/s", file=sys.stderr if args.json == "-" else None)
+        leaves = f"  {r['leaves_per_decision']:8.1f} leaves/decision" if "leaves_per_decision" in r else ""
+        print(f"{r['spec']:<28} {r['per_second']:10.1f} decisions/s{leaves}",
+              file=sys.stderr if args.json == "-" else None)
     return 0
 
 

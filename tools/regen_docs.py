@@ -273,6 +273,20 @@ def _observation_table(_runs: list[Run]) -> str:
     return layout_table()
 
 
+def _value_networks(_runs: list[Run]) -> str:
+    from lama_dice.agents.value import load_value, value_names
+
+    rows = []
+    for name in value_names():
+        t = load_value(name).description.get("training", {})
+        rows.append([f"`value:{name}`", f"`{t.get('agent')}`", f"{t.get('games', 0):,}",
+                     f"{t.get('positions', 0):,}", f"{t.get('heldout_games', 0):,} ({t.get('heldout_positions', 0):,})",
+                     f"{t.get('brier', 0):.4f}", f"{t.get('brier_constant', 0):.4f}", f"{t.get('log_loss', 0):.4f}",
+                     f"{t.get('selfplay_seconds', 0):.0f} s + {t.get('fit_seconds', 0):.0f} s"])
+    return md_table(["network", "self-play of", "games", "positions trained on", "held-out games (positions)",
+                     "Brier", "Brier of 1/N", "log loss", "wall time (self-play + fit)"], rows)
+
+
 def _config_keys(_runs: list[Run]) -> str:
     import ast
 
@@ -809,6 +823,9 @@ MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
 GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("observation-table", "the observation vector's layout (docs/environments.md)", "instant", (),
               _observation_table, exact=True, source="`lama_env.observation.layout_table()`"),
+    Generator("value-networks", "the shipped value networks' training and held-out calibration (docs/training.md)",
+              "instant", (), _value_networks, exact=True,
+              source="the `training` description of `agents/pretrained/value_*.safetensors`"),
     Generator("config-keys", "every training-config key with its default (docs/training.md)", "instant", (),
               _config_keys, exact=True, source="`lama_dice.train.config.describe_keys()`"),
     Generator("solve", "exact solo values of the optimum and the heuristics, default and other rules", "~5 s",

@@ -1,0 +1,293 @@
+"""Value networks (value files, the shipped value:2p / value:4p) and the ``search:NET`` agent."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from lama_dice.agents.agentfile import CheckpointError, tensor_shapes
+from lama_dice.agents.learned import observation_fingerprint
+from lama_dice.agents.registry import make_agent
+from lama_dice.agents.search import SearchPolicy, parse_options
+from lama_dice.agents.value import VALUE_FORMAT, ValueNet, load_value, value_names, write_value_file
+from lama_dice.cli.main import main
+from lama_dice.train.value import calibration, selfplay_positions, win_shares
+from lama_env import LamaGame, Phase
+from lama_env.errors import LamaDiceError
+from lama_env.observation import encode, observation_size
+from lama_env.rules import RulesConfig
+
+
+def _description(n: int, hidden: list[int]) -> dict:
+    return {"num_players": n, "rules": RulesConfig().to_dict(),
+            "observation": {"size": observation_size(n), "layout": observation_fingerprint(n)},
+            "network": {"kind": "mlp", "inputs": observation_size(n), "hidden": hidden, "activation": "relu",
+                        "outputs": n}}
+
+
+def _random_value_file(path, n: int = 2, hidden: list[int] | None = None, seed: int = 0):
+    desc = _description(n, hidden or [16])
+    rng = np.random.default_rng(seed)
+    tensors = {k: rng.normal(0, 0.5, size=s).astype(np.float32) for k, s in tensor_shapes(desc["network"]).items()}
+    write_value_file(path, desc, tensors)
+    return path, tensors
+
+
+def _positions(players: int, count: int, seed: int = 0) -> list[LamaGame]:
+    from lama_dice.bench.search_speed import positions
+
+    return positions(count, players=players, seed=seed)
+
+
+# --------------------------------------------------------------------------- value files
+
+def test_value_file_round_trip_and_seat_order(tmp_path):
+    path, tensors = _random_value_file(tmp_path / "v.safetensors", n=3)
+    net = load_value(path)
+    assert net.num_players == 3 and net.description["format"] == VALUE_FORMAT
+    games = _positions(3, 12)
+    v = net.values(games)
+    assert v.shape == (12, 3) and np.allclose(v.sum(axis=1), 1.0) and (v > 0).all()
+    for g, row in zip(games, v, strict=True):  # the network sees the player to act first, the others in turn
+        p = g.current_player
+        rel = net.win_probabilities(encode(g, p)[None])[0]
+        assert np.allclose([row[(p + k) % 3] for k in range(3)], rel, atol=1e-6)
+    # the NumPy forward pass computes what an independent one does (one hidden ReLU layer)
+    obs = np.stack([encode(g, g.current_player) for g in games])
+    hidden = np.maximum(obs @ tensors["hidden.0.weight"].T + tensors["hidden.0.bias"], 0)
+    assert np.allclose(hidden @ tensors["logits.weight"].T + tensors["logits.bias"], net.logits(obs), atol=1e-5)
+
+
+def test_bad_value_files_are_one_line_errors(tmp_path):
+    desc = _description(2, [8])
+    with pytest.raises(CheckpointError, match="not one per seat"):
+        ValueNet({**desc, "network": {**desc["network"], "outputs": 3}}, {})
+    shapes = tensor_shapes(desc["network"])
+    bad = {k: np.full(s, np.nan, dtype=np.float32) for k, s in shapes.items()}
+    with pytest.raises(CheckpointError, match="not all finite numbers"):
+        write_value_file(tmp_path / "nan.safetensors", desc, bad)
+    with pytest.raises(CheckpointError, match="missing"):
+        ValueNet(desc, {k: v for k, v in bad.items() if k != "logits.bias"})
+    with pytest.raises(CheckpointError, match="is not a file nor a shipped one"):
+        load_value(tmp_path / "nothing.safetensors")
+    # a policy's agent file given as a value network says so
+    from lama_dice.agents.ppo import PRETRAINED_DIR
+
+    with pytest.raises(CheckpointError, match="a policy's agent file") as e:
+        load_value(PRETRAINED_DIR / "ppo_2p.safetensors")
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["2p", "4p"])
+def test_the_shipped_value_networks_are_calibrated(name):
+    assert name in value_names()
+    net = load_value(name)
+    training = net.description["training"]
+    # held-out games: better than the constant 1/N prediction, and the figures the docs quote are its own
+    assert training["brier"] < training["brier_constant"]
+    assert training["heldout_games"] >= 1000 and training["positions"] >= 100_000
+    games = _positions(net.num_players, 20, seed=3)
+    v = net.values(games)
+    assert np.allclose(v.sum(axis=1), 1.0)
+
+
+# --------------------------------------------------------------------------- training
+
+def test_win_shares_and_self_play_targets():
+    r = np.array([[1.0, -1.0], [0.0, 0.0], [0.5, 0.5]])
+    assert win_shares(r[:2]).tolist() == [[1.0, 0.0], [0.5, 0.5]]
+    assert win_shares(np.array([[0.5, 0.5, -1.0]])).tolist() == [[0.5, 0.5, 0.0]]
+    pos = selfplay_positions(2, "ppo:2p", 40, envs=16, keep=0.5, seed=1)
+    assert pos.games >= 40 and len(pos.obs) == len(pos.target) == len(pos.game) > 100
+    assert np.allclose(pos.target.sum(axis=1), 1.0)
+    # the targets are seen from the player to act: the to_act block marks the first seat
+    to_act = pos.obs[:, 8 * 2: 9 * 2]
+    assert (to_act[:, 0] == 1).all()
+    again = selfplay_positions(2, "ppo:2p", 40, envs=16, keep=0.5, seed=1)
+    assert np.array_equal(again.obs, pos.obs) and np.array_equal(again.target, pos.target)
+
+
+def test_calibration_figures():
+    pred = np.array([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.6, 0.4]])
+    target = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    cal = calibration(pred, target)
+    assert cal["brier"] == pytest.approx((0.01 + 0.04 + 0.16 + 0.36) / 4)
+    assert cal["brier_constant"] == pytest.approx(0.25)
+    assert [(r["count"], r["observed"]) for r in cal["reliability"]] == [(1, 0.0), (2, 0.5), (1, 1.0)]
+
+
+def test_train_value_command(tmp_path):
+    from lama_dice.train.value import main as train_main
+
+    out, report = tmp_path / "v.safetensors", tmp_path / "r.json"
+    assert train_main(["--players", "2", "--games", "60", "--envs", "16", "--hidden", "8", "--epochs", "1",
+                       "--out", str(out), "--report", str(report)]) == 0
+    net = load_value(out)
+    data = json.loads(report.read_text())
+    assert net.description["training"]["brier"] == round(data["calibration"]["brier"], 5)
+    assert data["training"]["heldout_games"] > 0
+
+
+# --------------------------------------------------------------------------- the search agent
+
+@pytest.fixture(scope="module")
+def value2(tmp_path_factory):
+    return str(_random_value_file(tmp_path_factory.mktemp("v") / "v2.safetensors", n=2, seed=4)[0])
+
+
+def test_spec_options():
+    assert parse_options("ppo:2p") == {"net": "ppo:2p"}
+    assert parse_options("ppo:2p, depth=2,top=0,deals=3,margin=0.01,seed=5,value=4p") == {
+        "net": "ppo:2p", "depth": 2, "top": 0, "deals": 3, "margin": 0.01, "seed": 5, "value": "4p"}
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    ("search", "search needs a policy network: search:NET"),
+    ("search:depth=2", "search's first part must be a policy network"),
+    ("search:ppo:2p,depth=0", "search option depth must be an integer 1..4, got '0'"),
+    ("search:ppo:2p,depth=two", "search option depth must be an integer 1..4, got 'two'"),
+    ("search:ppo:2p,top=-1", "search option top must be an integer"),
+    ("search:ppo:2p,margin=nan", "search option margin must be a number 0..1"),
+    ("search:ppo:2p,width=3", "bad search option 'width=3'; the options are depth=D"),
+    ("search:ppo:2p,seed=1,seed=2", "search option 'seed' given twice"),
+    ("search:threshold:0.2", "search needs a policy network (ppo:...) as NET"),
+    ("search:ppo:2p,value=4p", "the value network '4p' is for 4 players, the policy network 'ppo:2p' for 2"),
+    ("search:ppo:solo", "no shipped value network for 1 players"),
+])
+def test_bad_specs_are_one_line_errors(spec, words):
+    with pytest.raises(LamaDiceError) as e:
+        make_agent(spec)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def _expectimax_depth1(game: LamaGame, net: ValueNet, action: int, me: int) -> float:
+    """A depth-1 value written independently: every roll in die order (125), explicit chance."""
+    def value(g: LamaGame) -> float:
+        if g.game_over:
+            won = g.winners
+            return 1.0 / len(won) if me in won else 0.0
+        assert g.phase is not Phase.ROUND_OVER  # the test positions avoid round ends
+        if g.current_player == me and len(g.legal_actions()) == 1:
+            c = g.clone()
+            c.step(g.legal_actions()[0])
+            return value(c)
+        return float(net.values([g])[0, me])
+
+    g = game.clone(chance="explicit")
+    g.step(action)
+    if not g.is_chance_node():
+        return value(g)
+    total = 0.0
+    for dice, p in g.chance_outcomes():
+        c = g.clone()
+        c.apply_chance(dice)
+        total += p * value(c)
+    return total
+
+
+def _rounds_go_on(game: LamaGame) -> bool:
+    """No roll or choice from ``game`` ends the round (so the deals drawn play no part)."""
+    for a in game.legal_actions():
+        g = game.clone(chance="explicit")
+        g.step(a)
+        outs = [d for d, _ in g.chance_outcomes()] if g.is_chance_node() else [None]
+        for d in outs:
+            c = g.clone()
+            if d is not None:
+                c.apply_chance(d)
+            if c.round_over:
+                return False
+    return True
+
+
+def test_depth_one_is_the_exact_expectimax_of_the_value_network(value2):
+    agent = make_agent(f"search:ppo:2p,value={value2},top=0", seed=0)
+    assert isinstance(agent, SearchPolicy)
+    checked = 0
+    for game in _positions(2, 80, seed=11):
+        if not _rounds_go_on(game):
+            continue
+        action, values = agent.search(game)
+        me = game.current_player
+        assert sorted(values) == sorted(game.legal_actions())
+        for a, v in values.items():
+            assert v[me] == pytest.approx(_expectimax_depth1(game, agent.value_net, a, me), abs=1e-6)
+        assert values[action][me] == max(v[me] for v in values.values())
+        checked += 1
+    assert checked >= 10
+
+
+def test_top_k_prunes_by_the_prior_and_margin_keeps_the_prior(value2):
+    agent = make_agent(f"search:ppo:2p,value={value2},top=1", seed=0)
+    prior = make_agent("ppo:2p")
+    games = _positions(2, 30, seed=5)
+    for g in games:  # one choice searched: the network's own
+        assert agent.act(g, g.legal_actions()) == prior.act(g, g.legal_actions())
+    sticky = make_agent(f"search:ppo:2p,value={value2},margin=1", seed=0)
+    assert [sticky.act(g, g.legal_actions()) for g in games] == [prior.act(g, g.legal_actions()) for g in games]
+
+
+def test_deterministic_batched_and_leaves_the_game_alone(value2):
+    games = _positions(2, 25, seed=7)
+    spec = f"search:ppo:2p,value={value2},depth=2,deals=2"
+    one = make_agent(spec, seed=3)
+    before = [g.serialize() for g in games]
+    singly = [one.act(g, g.legal_actions()) for g in games]
+    assert [g.serialize() for g in games] == before
+    many = make_agent(spec, seed=3).act_batch(games, [g.legal_actions() for g in games])
+    assert singly == many
+    assert all(a in g.legal_actions() for a, g in zip(singly, games, strict=True))
+    fixed = f"search:ppo:2p,value={value2},seed=9"  # a seed of the spec wins over the tool's
+    a, b = make_agent(fixed, seed=1), make_agent(fixed, seed=2)
+    assert a.rng.integers(2**63) == b.rng.integers(2**63)
+
+
+def test_four_players_and_deeper_trees_cost_more(value2, tmp_path):
+    v4 = _random_value_file(tmp_path / "v4.safetensors", n=4, seed=2)[0]
+    agent = make_agent(f"search:ppo:4p,value={v4}", seed=0)
+    game = _positions(4, 1, seed=2)[0]
+    assert agent.act(game, game.legal_actions()) in game.legal_actions()
+    shallow, deep = (make_agent(f"search:ppo:2p,value={value2},depth={d}", seed=0) for d in (1, 2))
+    turns = [g for g in _positions(2, 40, seed=1) if g.phase is Phase.TURN][:5]
+    for a in (shallow, deep):
+        for g in turns:
+            a.act(g, g.legal_actions())
+    assert deep.leaves_valued > 2 * shallow.leaves_valued > 0
+
+
+def test_the_search_beats_random():
+    # a real value network: the shipped one, in a few games against random
+    from lama_dice.evaluation import evaluate
+
+    result = evaluate(["search:ppo:2p", "random"], games=4, seed=1)
+    assert result.agents[0].win_rate >= 0.75
+
+
+def test_in_evaluate_score_and_as_an_env_opponent(tmp_path, value2):
+    spec = f"search:ppo:2p,value={value2}"
+    out = tmp_path / "e.json"
+    assert main(["evaluate", "--agents", spec, "ppo:2p", "--games", "2", "--no-progress", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert [a["spec"] for a in data["agents"]] == [spec, "ppo:2p"] and data["games"] == 2
+    env = gym.make("LamaDice-v0", num_players=2, opponents=[spec])
+    _, info = env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        done = term or trunc
+    from lama_dice.cli.play import make_opponents, resolve_seats
+
+    _, seats = resolve_seats(2, [spec], 0)
+    assert isinstance(make_opponents(seats, 0)[1], SearchPolicy)
+
+
+def test_served_only_when_the_server_offers_it():
+    # search: may read a value file from the server's disk (value=PATH): a web page may not ask for it
+    from lama_dice.cli.web.games import WebError, check_spec
+
+    with pytest.raises(WebError, match="is not offered to web pages"):
+        check_spec("search:ppo:2p")
+    assert check_spec(" search:ppo:2p ", trusted=["search:ppo:2p"]) == "search:ppo:2p"
