@@ -284,21 +284,43 @@ def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], MLP]:
     Raises:
         CheckpointError: not an agent file, or one that does not fit this version of the game.
     """
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    from lama_env.observation import observation_size
-
     p = Path(path)
     meta = read_description(p)
     where = f"agent file {p}"
     if meta.get("format") != AGENT_FORMAT:
         raise CheckpointError(f"{where} has format {clip(meta.get('format'))}, not {AGENT_FORMAT} "
                               "(written by another version of lama-dice?)")
+    n = description_players(meta, where)
+    net = check_network(meta.get("network"), where)
+    return meta, build_mlp(net, read_fitting_tensors(p, meta, net, n, where), where)
+
+
+def description_players(meta: Mapping[str, Any], where: str) -> int:
+    """The ``num_players`` of a network file's description (agent or value file).
+
+    Raises:
+        CheckpointError: it is not an integer 1..6.
+    """
     n = meta.get("num_players")
     if type(n) is not int or not 1 <= n <= 6:
         raise CheckpointError(f"{where}: num_players {clip(n)} is not 1..6")
-    net = check_network(meta.get("network"), where)
+    return n
+
+
+def read_fitting_tensors(p: Path, meta: Mapping[str, Any], net: Mapping[str, Any], n: int,
+                         where: str) -> dict[str, np.ndarray]:
+    """The tensors of the network file ``p``, once its description ``meta`` is checked to fit this game.
+
+    The network ``net`` must read an ``n``-player observation of this version's layout.
+
+    Raises:
+        CheckpointError: another input size or observation layout, or the file's tensors cannot be read.
+    """
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    from lama_env.observation import observation_size
+
     if net["inputs"] != observation_size(n):
         raise CheckpointError(f"{where}: its network reads {net['inputs']} inputs, but a {n}-player "
                               f"observation has {observation_size(n)}")
@@ -308,10 +330,9 @@ def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], MLP]:
         raise CheckpointError(f"{where} was trained on another observation layout than this version's "
                               "(lama_env.observation changed since); train it again")
     try:
-        tensors = load_file(str(p))
+        return load_file(str(p))
     except (SafetensorError, OSError, ValueError) as e:
         raise CheckpointError(f"{where} is corrupt: {one_line(e)}") from None
-    return meta, build_mlp(net, tensors, where)
 
 
 def read_description(path: str | os.PathLike) -> dict[str, Any]:

@@ -48,9 +48,10 @@ from .agentfile import (
     CheckpointError,
     build_mlp,
     check_network,
+    description_players,
     read_description,
+    read_fitting_tensors,
 )
-from .learned import observation_fingerprint, one_line
 
 #: The ``format`` tag of value files.
 VALUE_FORMAT = "lama-dice-value/1"
@@ -110,9 +111,7 @@ class ValueNet:
                  path: Path | None = None) -> None:
         """Check ``tensors`` against ``description`` (see the module docstring) and keep them."""
         where = f"value file {path}" if path is not None else "value network"
-        n = description.get("num_players")
-        if type(n) is not int or not 1 <= n <= 6:
-            raise CheckpointError(f"{where}: num_players {clip(n)} is not 1..6")
+        n = description_players(description, where)
         net = check_value_network(description.get("network"), n, where)
         if description.get("head", HEAD) != HEAD:
             raise CheckpointError(f"{where}: output head {clip(description.get('head'))} is not {HEAD!r}")
@@ -187,11 +186,6 @@ def load_value(path: str | os.PathLike) -> ValueNet:
     Raises:
         CheckpointError: missing, corrupt, or not a value network for this version of the game.
     """
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    from lama_env.observation import observation_size
-
     p = resolve_value(path)
     st = p.stat()
     key = (str(p.resolve()), st.st_mtime, st.st_size)
@@ -203,23 +197,9 @@ def load_value(path: str | os.PathLike) -> ValueNet:
         hint = " (a policy's agent file: give it as the search's network, not as value=)" \
             if str(meta.get("format", "")).startswith("lama-dice-agent") else ""
         raise CheckpointError(f"{where} has format {clip(meta.get('format'))}, not {VALUE_FORMAT}{hint}")
-    n = meta.get("num_players")
-    if type(n) is not int or not 1 <= n <= 6:
-        raise CheckpointError(f"{where}: num_players {clip(n)} is not 1..6")
+    n = description_players(meta, where)
     net = check_value_network(meta.get("network"), n, where)
-    if net["inputs"] != observation_size(n):
-        raise CheckpointError(f"{where}: its network reads {net['inputs']} inputs, but a {n}-player "
-                              f"observation has {observation_size(n)}")
-    obs = meta.get("observation")
-    layout = obs.get("layout") if isinstance(obs, dict) else None
-    if layout is not None and layout != observation_fingerprint(n):
-        raise CheckpointError(f"{where} was trained on another observation layout than this version's "
-                              "(lama_env.observation changed since); train it again")
-    try:
-        tensors = load_file(str(p))
-    except (SafetensorError, OSError, ValueError) as e:
-        raise CheckpointError(f"{where} is corrupt: {one_line(e)}") from None
-    _CACHE[key] = ValueNet(meta, tensors, p)
+    _CACHE[key] = ValueNet(meta, read_fitting_tensors(p, meta, net, n, where), p)
     return _CACHE[key]
 
 
