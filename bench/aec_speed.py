@@ -1,12 +1,14 @@
 """Agent-steps per second of the PettingZoo env against PettingZoo's own ``leduc_holdem_v4``.
 
 Every env runs the same loop, in the same process, alternately (see
-:mod:`lama_dice.bench.measure`): the standard AEC loop over ``env.agent_iter()`` with
-``env.last()`` and ``env.step(action)``, a random legal action drawn by one
-sampler for all envs (``random.Random.choice`` over ``mask.nonzero()[0]``),
-``None`` for a finished agent, and ``env.reset()`` when a game ends.  Every
-``env.step`` call counts as one agent-step, the steps of finished agents
-included.  Contenders:
+:mod:`lama_dice.bench.measure`): the loop of PettingZoo's own
+``pettingzoo.test.performance_benchmark``, statement for statement, counted in
+turns rather than run for five seconds: ``for agent in env.agent_iter(env.num_agents)``,
+``env.last()``, ``random.choice(np.flatnonzero(obs["action_mask"]).tolist())`` (from a
+seeded ``random.Random``) for a live agent, ``None`` for a finished one,
+``env.step(action)``, and ``env.reset()`` as soon as ``all(env.terminations.values())``
+or ``all(env.truncations.values())``.  Every ``env.step`` call counts as one
+agent-step.  Contenders:
 
 * ``lama_env``: ``lama_dice_v0.env(num_players=2)`` (PettingZoo's classic wrappers);
 * ``lama_raw``: ``lama_dice_v0.raw_env(num_players=2)`` (no wrappers);
@@ -25,6 +27,8 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .measure import Sample, alternate, ratio_entry, summary, timed
 
 #: The target of the project: ``env()`` at least this many times leduc's agent-steps/s.
@@ -32,31 +36,32 @@ TARGET = 6.0
 
 
 def agent_steps(env: Any, steps: int, seed: int) -> int:
-    """Play ``steps`` agent-steps of random legal actions in ``env`` (resetting it as games end)."""
-    rng = random.Random(seed)
-    choice = rng.choice
+    """Play about ``steps`` turns of ``pettingzoo.test.performance_benchmark``'s loop in ``env``; return the turns.
+
+    The loop is PettingZoo's (its sampler, its reset test), with a seeded ``random.Random``
+    for the sampler; it stops at the end of the ``agent_iter`` cycle in which ``steps`` is reached.
+    """
+    choice = random.Random(seed).choice
     env.reset(seed=seed)
-    n = 0
-    while n < steps:
-        for _agent in env.agent_iter():
-            obs, _reward, term, trunc, _info = env.last()
-            if term or trunc:
+    turn = 0
+    while turn < steps:
+        for agent in env.agent_iter(env.num_agents):  # step through every agent once with observe=True
+            obs, _reward, termination, truncation, _info = env.last()
+            if termination or truncation:
                 action = None
+            elif isinstance(obs, dict) and "action_mask" in obs:
+                action = choice(np.flatnonzero(obs["action_mask"]).tolist())
             else:
-                action = choice(obs["action_mask"].nonzero()[0].tolist())
+                action = env.action_space(agent).sample()
             env.step(action)
-            n += 1
-            if n >= steps:
-                break
-        else:
-            env.reset()
-    return n
+            turn += 1
+            if all(env.terminations.values()) or all(env.truncations.values()):
+                env.reset()
+    return turn
 
 
 def engine_steps(steps: int, seed: int) -> int:
     """``steps`` random legal actions in the rules engine alone (new games as games end)."""
-    import numpy as np
-
     from lama_env.engine import LamaGame
 
     rng = random.Random(seed)
@@ -116,12 +121,13 @@ def run(steps: int = 20000, repeats: int = 5, seed: int = 0, warmup: int = 2000,
     contenders["engine"] = lambda i: timed(per_call, lambda: {"work": engine_steps(per_call, seed + 1 + i)})
     samples = alternate(contenders, repeats, slices, log)
     out: dict[str, Any] = {
-        "what": "agent-steps/s, random legal actions, 2 players, the standard AEC loop (same loop and "
-                "sampler for every env, interleaved runs in one process)",
+        "what": "agent-steps/s, random legal actions, 2 players, PettingZoo's performance_benchmark loop "
+                "(same loop and sampler for every env, interleaved runs in one process)",
         "steps_per_run": per_call * slices,
         "slices": slices,
         "repeats": repeats,
-        "sampler": "random.Random.choice(mask.nonzero()[0].tolist())",
+        "sampler": "random.Random.choice(np.flatnonzero(mask).tolist())",
+        "loop": "pettingzoo.test.performance_benchmark",
         "results": {name: summary(s, "agent-step") for name, s in samples.items()},
         "ratios": {},
         "notes": notes,
