@@ -10,13 +10,14 @@ per-step calls of a legal action taking a short cut to the unwrapped env.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
-from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from . import actions as A
 
@@ -28,10 +29,18 @@ _NUM_ACTIONS = A.NUM_ACTIONS
 _PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
              "_cumulative_rewards")
 _NEED_RESET = frozenset({"agents", "agent_selection", "rewards", "terminations", "truncations", "infos"})
+#: What ``pettingzoo.test.performance_benchmark``'s loop reads every step (instance attributes of the raw env).
+_HOT = frozenset({"agents", "terminations", "truncations"})
 
 
 def _forward(name: str, check_reset: bool) -> property:
-    if check_reset and name in _NEED_RESET:
+    if check_reset and name in _HOT:  # read by PettingZoo's loop every step: no property on the way
+        def get(self):
+            f = self._f
+            if not f.has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return f.raw.__dict__[name]
+    elif check_reset and name in _NEED_RESET:
         def get(self):
             if not self._has_reset:
                 raise AttributeError(f"{name} cannot be accessed before reset")
@@ -250,6 +259,26 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             obs = self._observe(agent)
         return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
 
+    @property
+    def num_agents(self) -> int:
+        """``len(agents)`` (PettingZoo's error before ``reset()``)."""
+        f = self._f
+        if not f.has_reset:
+            return wrappers.OrderEnforcingWrapper.num_agents.fget(self)
+        return len(f.raw.agents)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Reset the chain (over ``env()``'s chain: each layer's reset bookkeeping, then the raw env's reset)."""
+        f = self._f
+        ti = f.ti
+        if ti is None:
+            super().reset(seed=seed, options=options)
+            return
+        f.has_reset = f.has_updated = True  # OrderEnforcingWrapper.reset
+        ti._terminated = False  # TerminateIllegalWrapper.reset
+        f.prev_obs = f.prev_info = None
+        f.raw.reset(seed=seed, options=options)  # AssertOutOfBoundsWrapper (BaseWrapper) resets the env below
+
     def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
         """The agents in turn (PettingZoo's iterator, reading the raw env directly)."""
         if not self._has_reset:
@@ -258,26 +287,18 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
 
 class _AgentIterable(AECOrderEnforcingIterable):
-    def __iter__(self) -> _AgentIterator:
-        return _AgentIterator(self.env, self.max_iter)
+    def __iter__(self) -> Iterator[str]:
+        return _agents(self.env._f, self.max_iter)
 
 
-class _AgentIterator(AECOrderEnforcingIterator):
-    """PettingZoo's order-enforcing agent iterator, reading the raw env's attributes directly."""
-
-    def __init__(self, env: OrderEnforcing, max_iter: int) -> None:
-        super().__init__(env, max_iter)
-        self._f = env._f
-
-    def __next__(self) -> str:
-        f = self._f
-        raw = f.raw
-        if not raw.agents or self.iters_til_term <= 0:
-            raise StopIteration
-        self.iters_til_term -= 1
+def _agents(f: _State, max_iter: int) -> Iterator[str]:
+    """PettingZoo's order-enforcing agent iterator (``AECOrderEnforcingIterator``), reading the raw env directly."""
+    raw = f.raw
+    while raw.agents and max_iter > 0:
+        max_iter -= 1
         assert f.has_updated, "need to call step() or reset() in a loop over `agent_iter`"
         f.has_updated = False
-        return raw.agent_selection
+        yield raw.agent_selection
 
 
 for _name in _PER_STEP:

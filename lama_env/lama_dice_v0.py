@@ -267,7 +267,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._over = False
         self._dirty = False
         self._skip_agent_selection = None
-        self._settle(g)
+        if self.auto_forced or g.phase >= _ROUND_OVER:  # else nothing to settle: a decision is asked
+            self._settle(g)
         self.agent_selection = self._names[g.current_player]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:

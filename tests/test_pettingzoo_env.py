@@ -185,6 +185,44 @@ def test_illegal_action_through_env_terminates_with_a_warning():
     assert not env.agents
 
 
+def test_wrappers_short_cuts_behave_as_pettingzoos_wrappers():
+    """num_agents, terminations, agent_iter and reset over env()'s chain: as PettingZoo's stock wrappers."""
+    from pettingzoo.utils import wrappers
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    ours = lama_dice_v0.env(num_players=2)
+    stock = wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(
+        wrappers.TerminateIllegalWrapper(lama_dice_v0.raw_env(num_players=2), illegal_reward=-1)))
+    for name in ("num_agents", "agents", "terminations", "truncations"):
+        errors = []
+        for env in (ours, stock):
+            with pytest.raises(AttributeError) as e:
+                getattr(env, name)
+            errors.append(str(e.value))
+        assert errors[0] == errors[1] == f"{name} cannot be accessed before reset"
+    EnvLogger.suppress_output()
+    try:
+        for env in (ours, stock):
+            env.reset(seed=3)
+            assert env.num_agents == 2
+            it = iter(env.agent_iter())
+            next(it)
+            with pytest.raises(AssertionError, match="need to call step"):
+                next(it)  # no step() since the last agent
+            obs, *_ = env.last()
+            env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))  # illegal: the episode ends
+            assert all(env.terminations.values()) and env.num_agents == 2
+            env.reset(seed=3)  # and a reset starts a new one (the illegal-move state cleared)
+            assert not any(env.terminations.values()) and not any(env.truncations.values())
+            obs, *_ = env.last()
+            env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+            assert not any(env.terminations.values())
+        assert ours.unwrapped.game.result() == stock.unwrapped.game.result()
+        assert ours.unwrapped.game.displays == stock.unwrapped.game.displays
+    finally:
+        EnvLogger.unsuppress_output()
+
+
 def test_illegal_action_on_raw_env_raises_and_keeps_the_state():
     env = lama_dice_v0.raw_env(num_players=2)
     env.reset(seed=0)
