@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Line", "Table", "blocks", "markdown"]
+__all__ = ["BASELINE_COLUMNS", "Line", "Table", "blocks", "markdown"]
 
 #: The columns of a section's table.
 COLUMNS = ("measure", "per s (wall)", "per CPU s", "note")
@@ -288,8 +288,44 @@ _SECTIONS: dict[str, Callable[[dict[str, Any], dict[str, Any]], list[Block]]] = 
 }
 
 
+#: The columns of a ``--baseline`` comparison.
+BASELINE_COLUMNS = ("measure", "current per s", "baseline per s", "ratio", "CPU ratio")
+
+
+def _baseline_blocks(report: dict[str, Any]) -> list[Block]:
+    """A ``lama-dice bench --baseline`` report (:func:`lama_dice.bench.baseline.compare`) as blocks."""
+    meta = report["meta"]
+    t = Table(f"Current code vs baseline ({meta['baseline']}): fresh process per run, alternating, "
+              f"{meta['repeats']} repeats; ratio = median of paired current / baseline rates", columns=BASELINE_COLUMNS)
+    notes: list[Block] = []
+    for name, r in report["probes"].items():
+        cur, base = r["current"], r["baseline"]
+        t.add(r["what"], n(cur["per_s"], 1 if cur["per_s"] < 100 else 0),
+              n(base["per_s"], 1 if base["per_s"] < 100 else 0), x(r["ratio"]), x(r["ratio_cpu"]))
+        if "vs_leduc" in cur or "vs_leduc" in base:
+            notes.append(Line(f"{name}: vs leduc_holdem_v4 in the same process: current {x(cur.get('vs_leduc'))} "
+                              f"({cur.get('env', '-')}), baseline {x(base.get('vs_leduc'))} ({base.get('env', '-')})"))
+        if "first_call_s" in cur:
+            notes.append(Line(f"{name}: import {cur['import_s']:.2f} s + first call {cur['first_call_s']:.2f} s "
+                              f"(current), {base.get('import_s', float('nan')):.2f} s + "
+                              f"{base.get('first_call_s', float('nan')):.2f} s (baseline)"))
+        for side, d in (("current", cur), ("baseline", base)):
+            notes += [Line(f"{name} ({side}): {e}", "error") for e in d.get("errors", [])]
+    out: list[Block] = [t, *notes]
+    out.append(Line(f"{'quick' if meta['quick'] else 'full'} run, {meta['seconds']:.0f} s; load average "
+                    f"{meta['load_average_before']} before, {meta['load_average_after']} after; current code from "
+                    f"{meta.get('current_imported_from')}, baseline from {meta.get('baseline_imported_from')}; "
+                    f"{meta.get('date_utc', '')}", "meta"))
+    return out
+
+
 def blocks(report: dict[str, Any]) -> list[Block]:
-    """The report as blocks: a table per section that ran, the targets, the run's line, failed sections."""
+    """The report as blocks: a table per section that ran, the targets, the run's line, failed sections.
+
+    A ``--baseline`` report (its ``probes``) gives its comparison table instead.
+    """
+    if "probes" in report:
+        return _baseline_blocks(report)
     sec, meta = report["sections"], report["meta"]
     out: list[Block] = []
     for name, make in _SECTIONS.items():

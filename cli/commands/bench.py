@@ -66,6 +66,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run only these sections: aec vector pgx render evaluate kernel_load one_shot first_use "
                         "scaling memory solver ppo_inference training")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--baseline", metavar="CHECKOUT", default=None,
+                   help="instead: measure the current code against a baseline checkout (a folder, or a git revision "
+                        "of this repository), each run in a fresh process, alternately; --only picks probes: "
+                        "aec evaluate vector vector_env engine lookahead solver kernel_load")
 
 
 def _import_suite() -> Any:
@@ -82,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     from lama_dice.cli.recordfile import check_output_path
 
     check_output_path("--json", args.json, BenchError)
+    if args.baseline is not None:
+        return _run_baseline(args)
     suite = _import_suite()
     sections = tuple(args.only) if args.only else suite.SECTIONS
     unknown = [s for s in sections if s not in suite.SECTIONS]
@@ -96,17 +102,46 @@ def run(args: argparse.Namespace) -> int:
     log = None if args.quiet else (lambda msg: progress.print(f"[dim]bench: {msg}[/dim]"))
     report = suite.run_suite(quick=args.quick, repeats=args.repeats, seed=args.seed, sections=sections, log=log)
     render(console, report)
-    if args.json:
-        text = json.dumps(_clean(report), indent=1) + "\n"
-        if to_stdout:
-            sys.stdout.write(text)
-        else:
-            try:
-                Path(args.json).write_text(text, encoding="utf-8")
-            except OSError as e:
-                raise BenchError(f"cannot write {args.json}: {e.strerror or e}") from None
-            console.print(f"JSON: {args.json}")
+    _write_json(args, report, console)
     return 1 if report["errors"] else 0
+
+
+def _run_baseline(args: argparse.Namespace) -> int:
+    """``--baseline``: the probes on the current code and on the baseline, alternately (lama_dice.bench.baseline)."""
+    from rich.console import Console
+
+    from lama_dice.bench import baseline
+
+    probes = tuple(args.only) if args.only else baseline.PROBES
+    unknown = [p for p in probes if p not in baseline.PROBES]
+    if unknown:
+        raise BenchError(f"unknown probe {unknown[0]!r} for --baseline (valid: {', '.join(baseline.PROBES)})")
+    console = Console(stderr=args.json == "-", highlight=False)
+    progress = Console(stderr=True, highlight=False)
+    log = None if args.quiet else (lambda msg: progress.print(f"[dim]bench: {msg}[/dim]"))
+    try:
+        report = baseline.compare(args.baseline, probes, repeats=args.repeats or (1 if args.quick else 3),
+                                  quick=args.quick, seed=args.seed, log=log)
+    except baseline.BaselineError as e:
+        raise BenchError(str(e)) from None
+    render(console, report)
+    _write_json(args, report, console)
+    failed = any("errors" in r["current"] or "errors" in r["baseline"] for r in report["probes"].values())
+    return 1 if failed else 0
+
+
+def _write_json(args: argparse.Namespace, report: dict[str, Any], console: Any) -> None:
+    if not args.json:
+        return
+    text = json.dumps(_clean(report), indent=1) + "\n"
+    if args.json == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(args.json).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise BenchError(f"cannot write {args.json}: {e.strerror or e}") from None
+    console.print(f"JSON: {args.json}")
 
 
 def _clean(x: Any) -> Any:
@@ -130,14 +165,15 @@ def render(console: Any, report: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from lama_dice.bench.report import TARGET_COLUMNS, Line, blocks
+    from lama_dice.bench.report import BASELINE_COLUMNS, TARGET_COLUMNS, Line, blocks
 
     for b in blocks(report):
         if isinstance(b, Line):
             console.print(Text(b.text, style=_STYLES.get(b.kind, "")))
             continue
         t = Table(title=b.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        numeric = (1, 2, 3) if b.columns == TARGET_COLUMNS else (1, 2)
+        numeric = (1, 2, 3) if b.columns == TARGET_COLUMNS else (1, 2, 3, 4) if b.columns == BASELINE_COLUMNS \
+            else (1, 2)
         for i, col in enumerate(b.columns):
             t.add_column(col, justify="right" if i in numeric else "left",
                          overflow="fold" if i == len(b.columns) - 1 else "ellipsis")
