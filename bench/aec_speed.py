@@ -30,34 +30,10 @@ from typing import Any
 import numpy as np
 
 from .measure import Sample, alternate, ratio_entry, summary, timed
+from .probes import aec_loop as agent_steps  # PettingZoo's loop, kept once in probes.py (it also runs on a baseline)
 
 #: The target of the project: ``env()`` at least this many times leduc's agent-steps/s.
 TARGET = 6.0
-
-
-def agent_steps(env: Any, steps: int, seed: int) -> int:
-    """Play about ``steps`` turns of ``pettingzoo.test.performance_benchmark``'s loop in ``env``; return the turns.
-
-    The loop is PettingZoo's (its sampler, its reset test), with a seeded ``random.Random``
-    for the sampler; it stops at the end of the ``agent_iter`` cycle in which ``steps`` is reached.
-    """
-    choice = random.Random(seed).choice
-    env.reset(seed=seed)
-    turn = 0
-    while turn < steps:
-        for agent in env.agent_iter(env.num_agents):  # step through every agent once with observe=True
-            obs, _reward, termination, truncation, _info = env.last()
-            if termination or truncation:
-                action = None
-            elif isinstance(obs, dict) and "action_mask" in obs:
-                action = choice(np.flatnonzero(obs["action_mask"]).tolist())
-            else:
-                action = env.action_space(agent).sample()
-            env.step(action)
-            turn += 1
-            if all(env.terminations.values()) or all(env.truncations.values()):
-                env.reset()
-    return turn
 
 
 def engine_steps(steps: int, seed: int) -> int:

@@ -2,7 +2,8 @@
 
     python bench/probes.py PROBE [--root CHECKOUT] [--quick] [--seed S]
 
-This file is run as a script (never imported by the package), by the current checkout's
+This file is run as a script (the package imports only :func:`aec_loop` from it, which needs
+nothing but the standard library and NumPy), by the current checkout's
 :mod:`lama_dice.bench.baseline`, once with the current code and once with ``--root`` set to a
 baseline checkout: the same measuring code on both sides, the library under test imported
 from one or the other.  With ``--root``, ``lama_env`` and ``lama_dice.*`` are imported from
@@ -207,8 +208,14 @@ def probe_vector_env(quick: bool, seed: int) -> dict[str, Any]:
     return timed(steps * 256, "learner-step", lambda: play(steps)) | {"env_id": env_id}
 
 
-def _aec_loop(env: Any, steps: int, seed: int) -> int:
-    """``pettingzoo.test.performance_benchmark``'s loop (as ``lama_dice.bench.aec_speed``), counted in turns."""
+def aec_loop(env: Any, steps: int, seed: int) -> int:
+    """Play about ``steps`` turns of ``pettingzoo.test.performance_benchmark``'s loop in ``env``; return the turns.
+
+    The loop is PettingZoo's (its sampler, its reset test), with a seeded ``random.Random``
+    for the sampler; it stops at the end of the ``agent_iter`` cycle in which ``steps`` is reached.
+    The one copy of the loop: :mod:`lama_dice.bench.aec_speed` imports it (as ``agent_steps``),
+    and here it runs against a baseline checkout too, whose own copy may differ.
+    """
     import numpy as np
 
     choice = random.Random(seed).choice
@@ -244,9 +251,9 @@ def probe_aec(quick: bool, seed: int) -> dict[str, Any]:
         note = f"leduc_holdem_v4 skipped ({type(err).__name__}: pip install 'lama-dice[bench]')"
     steps, slices = (2000, 2) if quick else (20_000, 10)
     per = steps // slices
-    _aec_loop(env, 2000, seed)
+    aec_loop(env, 2000, seed)
     if leduc is not None:
-        _aec_loop(leduc, 500, seed)
+        aec_loop(leduc, 500, seed)
     ours = {"wall": 0.0, "cpu": 0.0, "work": 0}
     theirs = {"wall": 0.0, "cpu": 0.0, "work": 0}
     for i in range(slices):
@@ -254,7 +261,7 @@ def probe_aec(quick: bool, seed: int) -> dict[str, Any]:
             if contender is None:
                 continue
             c0, t0 = time.process_time(), time.perf_counter()
-            acc["work"] += _aec_loop(contender, per, seed + 1 + i)
+            acc["work"] += aec_loop(contender, per, seed + 1 + i)
             acc["wall"] += time.perf_counter() - t0
             acc["cpu"] += time.process_time() - c0
     out: dict[str, Any] = {"work": ours["work"], "unit": "agent-step", "wall_s": ours["wall"], "cpu_s": ours["cpu"],
