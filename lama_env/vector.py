@@ -118,7 +118,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -133,12 +133,39 @@ from .observation import observation_layout, observation_size
 from .odds import p_no_match
 from .rules import DECK_COUNTS, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
 
-__all__ = ["EPISODES", "REWARDS", "VectorGame", "VectorGameError", "VectorIllegalActionError"]
+__all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError"]
 
 REWARDS = ("win", "points")
 EPISODES = ("game", "round")
 #: Log entries one step may add at most, beyond ``8 N``: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
 _LOG_ROOM = _kernel.LOG_ROOM
+
+
+class PlayEnds(NamedTuple):
+    """The caller's buffers for what :meth:`VectorGame.play` writes of a step besides the decision asked.
+
+    ``rew`` ``(G, N)`` float32 or float64, ``term``, ``trunc``, ``round_end`` ``(G,)`` bool,
+    ``final_obs`` ``(G, O)`` float32, ``rolled`` ``(G, 3)`` int8, ``fin`` ``(G, 6, N)`` int64 (where
+    an episode ended: the totals and the five :attr:`VectorGame.statistics`) and ``fin_rounds``
+    ``(G,)`` int64 (its rounds).  :meth:`PlayEnds.zeros` makes them.
+    """
+
+    rew: np.ndarray
+    term: np.ndarray
+    trunc: np.ndarray
+    round_end: np.ndarray
+    final_obs: np.ndarray
+    rolled: np.ndarray
+    fin: np.ndarray
+    fin_rounds: np.ndarray
+
+    @classmethod
+    def zeros(cls, g: int, n: int, obs_size: int, rew_dtype: Any = np.float64) -> PlayEnds:
+        """Fresh buffers for ``g`` games of ``n`` players (``rolled`` all -1)."""
+        return cls(np.zeros((g, n), dtype=rew_dtype), np.zeros(g, dtype=np.bool_), np.zeros(g, dtype=np.bool_),
+                   np.zeros(g, dtype=np.bool_), np.zeros((g, obs_size), dtype=np.float32),
+                   np.full((g, 3), -1, dtype=np.int8), np.zeros((g, 6, n), dtype=np.int64),
+                   np.zeros(g, dtype=np.int64))
 
 
 class VectorGameError(LamaDiceError, ValueError):
@@ -317,13 +344,79 @@ class VectorGame:
         for out in self._out:
             out.clear()
         self._k = 0
-        self._reset_slots(self._all, reseed)
+        self._deal(self._all, reseed)
 
-    def _reset_slots(self, sel: np.ndarray, reseed: bool = False) -> None:
-        """Deal a new game in the slots where ``sel`` (their games in progress are dropped, unrecorded)."""
+    def _deal(self, sel: np.ndarray, reseed: bool = False) -> None:
         o = self._out[self._k]
         K.reset_kernel(self._s, self._r, self._log, sel, reseed, self._seed, o.obs, o.mask, o.player)
         self._longest = int(self._s["logpos"].max())
+
+    # ------------------------------------------------------------------ the driver API (lama_env.vector_env)
+    def reset_slots(self, sel: np.ndarray) -> None:
+        """Deal a new game in the slots where ``sel`` (a ``(G,)`` bool array); the others are untouched.
+
+        Their games in progress are dropped, unrecorded; their streams go on.  The slots'
+        :attr:`observation`, :attr:`action_mask` and :attr:`current_player` become the new games'.
+
+        Raises:
+            VectorGameError: no :meth:`reset` yet, or ``sel`` not a bool array of shape ``(num_envs,)``.
+        """
+        self._need_reset()
+        sel = np.asarray(sel)
+        if sel.shape != (self.num_envs,) or sel.dtype != np.bool_:
+            raise VectorGameError(f"sel must be a bool array of shape ({self.num_envs},), got {sel.dtype} of shape "
+                                  f"{sel.shape}")
+        self._deal(sel)
+
+    def play(self, agents: np.ndarray, actions: np.ndarray, sel: np.ndarray, learner: np.ndarray,
+             seat_agent: np.ndarray, auto_forced: bool, status: np.ndarray, learner_rewards: np.ndarray,
+             ends: PlayEnds, keep_records: bool = True) -> np.ndarray:
+        """Play the games of ``sel`` on, inside the compiled kernel, until each waits on a Python decision.
+
+        The driver of :mod:`lama_env.vector_env` (one learner seat per game, native opponents in
+        the kernel): ``actions[g] >= 0`` is applied first in game ``g``, then the seats whose agent
+        (``agents[seat_agent[g, p]]``, a table of :func:`lama_env._kernel.agents_table`) is native
+        play in the kernel, until the game waits on its learner (``status[g]`` ``WAIT_LEARNER``),
+        on a Python agent (``WAIT_OPPONENT``: :attr:`observation` and :attr:`action_mask` are that
+        seat's), its episode ended (``ENDED``: ``ends`` holds its end; a new game waits in the slot,
+        not played yet) or its log must grow (``PAUSED``: it is grown; call again).  The learner's
+        rewards add up in ``learner_rewards``; the step outputs of :attr:`observation` etc. are
+        written for the games that stopped.  With ``record=True`` the ended games' records are kept
+        for :meth:`records` when ``keep_records``, else dropped.
+
+        Returns:
+            ``(G,)`` bool: the games of ``sel`` whose episode ended.
+        """
+        self._need_reset()
+        room = _LOG_ROOM + 8 * self.num_players
+        if self.record and self._longest + room > self._log.shape[1]:
+            self._grow_log()
+        o = self._out[self._k]
+        self._longest = K.play_kernel(self._s, self._r, self._log, agents, actions, sel, learner, seat_agent,
+                                      auto_forced, room, status, learner_rewards,
+                                      K.Outputs(o.obs, o.mask, o.player, *ends))
+        ended = sel & (status == K.ENDED)
+        if self.record and ended.any():
+            self._harvest(ended)
+            if not keep_records:
+                del self._finished[len(self._finished) - int(ended.sum()):]
+        if (sel & (status == K.PAUSED)).any():
+            self._grow_log()
+        return ended
+
+    @property
+    def statistics(self) -> np.ndarray:
+        """``(G, 5, N)`` int64: each seat's round points, busts, quits, went out and triple llamas so far."""
+        return self._s["stats"][:, :, :self.num_players].astype(np.int64)
+
+    def illegal_message(self, g: int, action: Any) -> str:
+        """The one-line message of :class:`VectorIllegalActionError` for ``action`` in game ``g``."""
+        a = int(action)
+        if not 0 <= a < A.NUM_ACTIONS:
+            return f"game {g}: action {a} is not an action (valid: 0..{A.NUM_ACTIONS - 1}); no game was changed"
+        legal = ", ".join(A.describe(int(x)) for x in np.flatnonzero(self.action_mask[g]))
+        return (f"game {g}: illegal action {a} ({A.describe(a)}) for player {int(self._s['cur'][g])}; legal: {legal}; "
+                "no game was changed")
 
     def step(self, actions: Any) -> None:
         """Apply one action in every game: ``actions[g]`` for the player to act in game ``g``.
@@ -345,7 +438,7 @@ class VectorGame:
         a64 = acts.astype(np.int64, copy=False)
         bad = K.check_kernel(a64, self._s, self._r)
         if bad >= 0:  # (a uint64 beyond int64 wraps to a negative action: illegal too)
-            raise VectorIllegalActionError(self._illegal_message(bad, acts[bad]))
+            raise VectorIllegalActionError(self.illegal_message(bad, acts[bad]))
         if self.record and self._longest + _LOG_ROOM + 8 * self.num_players > self._log.shape[1]:
             self._grow_log()
         self._k ^= 1
@@ -627,14 +720,6 @@ class VectorGame:
     def _need_reset(self) -> None:
         if not self._started:
             raise VectorGameError("call reset() first")
-
-    def _illegal_message(self, g: int, action: Any) -> str:
-        a = int(action)
-        if not 0 <= a < A.NUM_ACTIONS:
-            return f"game {g}: action {a} is not an action (valid: 0..{A.NUM_ACTIONS - 1}); no game was changed"
-        legal = ", ".join(A.describe(int(x)) for x in np.flatnonzero(self.action_mask[g]))
-        return (f"game {g}: illegal action {a} ({A.describe(a)}) for player {int(self._s['cur'][g])}; legal: {legal}; "
-                "no game was changed")
 
     def _grow_log(self) -> None:
         log = np.zeros((self.num_envs, 2 * self._log.shape[1]), dtype=np.int32)

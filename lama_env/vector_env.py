@@ -104,7 +104,7 @@ from .options import (
     warn_solo_win,
 )
 from .rules import NUM_FACES, RulesConfig
-from .vector import _LOG_ROOM, VectorGame, VectorIllegalActionError
+from .vector import PlayEnds, VectorGame, VectorIllegalActionError
 
 __all__ = ["LamaDiceVectorEnv", "VectorStep"]
 
@@ -261,14 +261,7 @@ class LamaDiceVectorEnv(VectorEnv):
         self._status = np.zeros(g, dtype=np.int64)
         self._none = np.full(g, -1, dtype=np.int64)
         # the kernel's step outputs (env-owned; the observation, mask and player go to the vector game's buffer)
-        self._rew = np.zeros((g, n), dtype=np.float64)  # float64: the rewards of the scalar env, bit for bit
-        self._term = np.zeros(g, dtype=np.bool_)
-        self._trunc = np.zeros(g, dtype=np.bool_)
-        self._round_end = np.zeros(g, dtype=np.bool_)
-        self._final = np.zeros((g, obs_size), dtype=np.float32)
-        self._rolled = np.full((g, 3), -1, dtype=np.int8)
-        self._fin = np.zeros((g, 6, n), dtype=np.int64)
-        self._fin_rounds = np.zeros(g, dtype=np.int64)
+        self._ends = PlayEnds.zeros(g, n, obs_size, np.float64)  # float64: the scalar env's rewards, bit for bit
         # what one step gathers (episode ends may come from several kernel calls)
         self._lrew = np.zeros(g, dtype=np.float64)
         self._ended = np.zeros(g, dtype=np.bool_)
@@ -365,7 +358,7 @@ class LamaDiceVectorEnv(VectorEnv):
                                    "at least one True")
             if not self._started or seed is not None:
                 raise LamaEnvError("options['reset_mask'] needs a first reset() and no seed")
-            vg._reset_slots(sel)
+            vg.reset_slots(sel)
         else:
             sel = np.ones(self.num_envs, dtype=np.bool_)
             if seed is not None or not self._started:
@@ -378,7 +371,7 @@ class LamaDiceVectorEnv(VectorEnv):
                         if callable(getattr(opp, "seed", None)):
                             opp.seed(int(rng.integers(2**31)))
             else:
-                vg._reset_slots(sel)
+                vg.reset_slots(sel)
         self._started = True
         self._autoreset[sel] = False
         self._begin(sel, None if seat is None else int(seat))
@@ -421,18 +414,17 @@ class LamaDiceVectorEnv(VectorEnv):
             raise LamaEnvError(f"actions must be integers of shape ({self.num_envs},), got {acts.dtype} of shape "
                                f"{acts.shape}")
         vg = self._vg
-        out = vg._out[vg._k]
         resetting = self._autoreset.copy()
         stepping = ~resetting
         a64 = acts.astype(np.int64)
         ok = (a64 >= 0) & (a64 < A.NUM_ACTIONS)
-        ok[ok] = out.mask[np.flatnonzero(ok), a64[ok]]
+        ok[ok] = vg.action_mask[np.flatnonzero(ok), a64[ok]]
         illegal = stepping & ~ok
         any_illegal = bool(illegal.any())
         if any_illegal:
             first = int(np.flatnonzero(illegal)[0])
             if self.illegal == "raise":
-                raise VectorIllegalActionError(vg._illegal_message(first, acts[first]))
+                raise VectorIllegalActionError(vg.illegal_message(first, acts[first]))
             bad = ", ".join(str(int(x)) for x in np.flatnonzero(illegal)[:5])
             gym.logger.warn(
                 "%s", f"LamaDice-v0 (vector): illegal action in sub-env{'s' if illegal.sum() > 1 else ''} {bad}"
@@ -447,20 +439,20 @@ class LamaDiceVectorEnv(VectorEnv):
         rewards = np.where(play, self._lrew, 0.0)
         term = ended & self._e_term
         trunc = ended & ~self._e_term
-        obs = out.obs.copy()
+        obs = vg.observation.copy()
         stats = self._episode_stats(ended, illegal)
         if any_illegal:
             rewards[illegal] = self.illegal_reward
             term |= illegal
             self._e_final[illegal] = obs[illegal]  # the game unchanged, seen from the learner
-            vg._reset_slots(illegal)  # the game is dropped: a new one waits in the slot
+            vg.reset_slots(illegal)  # the game is dropped: a new one waits in the slot
         done = term | trunc
         any_done = bool(done.any())
         seats = self._learner.copy()
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             if resetting.any():
                 self._begin(resetting)
-                obs[resetting] = out.obs[resetting]
+                obs[resetting] = vg.observation[resetting]
             if any_done:
                 obs[done] = self._e_final[done]
             self._autoreset = done
@@ -470,14 +462,14 @@ class LamaDiceVectorEnv(VectorEnv):
             if any_done:
                 final_obs[done] = self._e_final[done]
                 self._begin(done)
-                obs[done] = out.obs[done]
+                obs[done] = vg.observation[done]
         return VectorStep(obs, rewards, term, trunc, final_obs, seats, illegal, stats)
 
     def action_masks(self) -> np.ndarray:
         """``(N, 129)`` bool: each learner's legal actions (all False for an episode that ended, NEXT_STEP)."""
         if not self._started:
             raise LamaEnvError("call reset() first")
-        m = self._vg._out[self._vg._k].mask.copy()
+        m = self._vg.action_mask.copy()
         m[self._autoreset] = False
         return m
 
@@ -538,58 +530,45 @@ class LamaDiceVectorEnv(VectorEnv):
         final observation, statistics) is kept in ``_e_*`` and ``_ended``; the learner's rewards
         add up in ``_lrew``.
         """
-        vg = self._vg
-        out = vg._out[vg._k]
-        room = _LOG_ROOM + 8 * self.num_players
-        o = K.Outputs(out.obs, out.mask, out.player, self._rew, self._term, self._trunc, self._round_end, self._final,
-                      self._rolled, self._fin, self._fin_rounds)
+        vg, e = self._vg, self._ends
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
         lrew = self._lrew if record_end else np.zeros(self.num_envs, dtype=np.float64)
+        keep = record_end and self.record
         while True:
-            if vg.record and vg._longest + room > vg._log.shape[1]:
-                vg._grow_log()
-            vg._longest = K.play_kernel(
-                vg._s, vg._r, vg._log, self._agent_table, actions, sel, self._learner, self._seat_agent,
-                self.auto_forced, room, self._status, lrew, o)
+            ended = vg.play(self._agent_table, actions, sel, self._learner, self._seat_agent, self.auto_forced,
+                            self._status, lrew, e, keep_records=keep)
             status = self._status
-            ended = sel & (status == K.ENDED)
             if ended.any():
                 ended_all |= ended
                 if record_end:
                     self._ended |= ended
-                    self._e_term[ended] = self._term[ended]
-                    self._e_final[ended] = self._final[ended]
-                    self._e_fin[ended] = self._fin[ended]
-                    self._e_rounds[ended] = self._fin_rounds[ended]
-                if vg.record:
-                    vg._harvest(ended)
-                    if not record_end or not self.record:
-                        del vg._finished[len(vg._finished) - int(ended.sum()):]
-                    else:
-                        self._slots.extend(np.flatnonzero(ended).tolist())
+                    self._e_term[ended] = e.term[ended]
+                    self._e_final[ended] = e.final_obs[ended]
+                    self._e_fin[ended] = e.fin[ended]
+                    self._e_rounds[ended] = e.fin_rounds[ended]
+                if keep:
+                    self._slots.extend(np.flatnonzero(ended).tolist())
             waiting = sel & (status == K.WAIT_OPPONENT)
             paused = sel & (status == K.PAUSED)
             if not waiting.any() and not paused.any():
                 return ended_all
             actions = np.full(self.num_envs, -1, dtype=np.int64)
-            if paused.any():
-                vg._grow_log()
             if waiting.any():
-                self._opponents_act(np.flatnonzero(waiting), actions, out)
+                self._opponents_act(np.flatnonzero(waiting), actions)
             sel = waiting | paused
 
-    def _opponents_act(self, idx: np.ndarray, actions: np.ndarray, out: Any) -> None:
+    def _opponents_act(self, idx: np.ndarray, actions: np.ndarray) -> None:
         """Ask the Python opponents to act in the games ``idx`` (one call per agent); write ``actions``."""
         vg = self._vg
-        seats = vg._s["cur"][idx]
+        seats = vg.current_player[idx]
         agents = self._seat_agent[idx, seats]
         for k in np.unique(agents):
             games = idx[agents == k]
             agent = self._agents[int(k)]
-            masks = out.mask[games]
+            masks = vg.action_mask[games]
             batched = getattr(agent, "act_observations", None)
             if callable(batched):
-                acts = np.asarray(batched(out.obs[games].copy(), masks.copy())).reshape(-1)
+                acts = np.asarray(batched(vg.observation[games], masks.copy())).reshape(-1)
             else:
                 views = [vg.game(int(x)) for x in games]
                 legals = [v.legal_actions() for v in views]
@@ -606,8 +585,8 @@ class LamaDiceVectorEnv(VectorEnv):
             if not legal.all():
                 j = int(np.flatnonzero(~legal)[0])
                 gj = int(games[j])
-                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg._s['cur'][gj])} of sub-env {gj}: "
-                                         f"{vg._illegal_message(gj, acts[j])}")
+                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg.current_player[gj])} of sub-env {gj}: "
+                                         f"{vg.illegal_message(gj, acts[j])}")
             actions[games] = acts
 
     def _episode_stats(self, ended: np.ndarray, illegal: np.ndarray) -> dict[str, np.ndarray]:
@@ -618,10 +597,10 @@ class LamaDiceVectorEnv(VectorEnv):
         rows = np.flatnonzero(ended | illegal)
         if len(rows):
             if illegal.any():  # the game as it stands (an unfinished round: its quits count, its points not yet)
-                s, b, n = self._vg._s, np.flatnonzero(illegal), self.num_players
-                self._e_fin[b, 0] = s["tot"][b, :n]
-                self._e_fin[b, 1:] = s["stats"][b, :, :n]
-                self._e_rounds[b] = s["nround"][b]
+                vg, b = self._vg, np.flatnonzero(illegal)
+                self._e_fin[b, 0] = vg.totals[b]
+                self._e_fin[b, 1:] = vg.statistics[b]
+                self._e_rounds[b] = vg.round_index[b]
             K.stats_kernel(rows, self._learner, self._e_fin, self._e_rounds, illegal, fst, ist)
         return {"win": fst[0], "rounds": ist[0], "points_per_round": fst[1], "final_points": ist[1],
                 "busts": ist[2], "quits": ist[3], "went_out": ist[4], "illegal": ist[5]}
@@ -634,7 +613,7 @@ class LamaDiceVectorEnv(VectorEnv):
         keys = np.ones(g, dtype=np.bool_) if mask is None else mask
         if reset is not None and mask is None:
             keys = reset.copy()
-        m = self._vg._out[self._vg._k].mask.astype(np.int8)
+        m = self._vg.action_mask.astype(np.int8)
         m[done] = 0
         if stats is None:
             stats = {k: np.zeros(g, dtype=np.float64 if k in _FLOAT_STATS else np.int64) for k in _STAT_KEYS}
