@@ -59,7 +59,7 @@ it eagerly and returns the seconds it took.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -343,21 +343,29 @@ def _decode_counts(packed: int) -> list[str]:
     return [FACES[f] for f in range(NUM_FACES) for _ in range((packed >> (2 * f)) & 3)]
 
 
-def _iter_log(log: np.ndarray, n: int):
+def iter_log(log: np.ndarray, n: int) -> Iterator[tuple[int, int, np.ndarray]]:
+    """The entries of a trajectory log of the kernel, as ``(offset, tag, fields)``: the one parser of the logs.
+
+    ``fields`` is the entry after its tag: ``LOG_ROUND`` start player and the ``n`` hands;
+    ``LOG_QUIT`` player; ``LOG_ROLL`` player, three dice, outcome, its argument; ``LOG_END``
+    how the round ended, who went out, the round points and the totals.  Every reader of the
+    logs (:func:`log_to_record`, :func:`log_to_result`, :meth:`lama_env.vector.VectorGame.game`)
+    goes through it.
+    """
     i, size = 0, len(log)
     while i < size:
         tag = int(log[i])
         if tag == LOG_ROUND:
-            yield tag, log[i + 1:i + 2 + n * HAND_SIZE]
+            yield i, tag, log[i + 1:i + 2 + n * HAND_SIZE]
             i += 2 + n * HAND_SIZE
         elif tag == LOG_QUIT:
-            yield tag, log[i + 1:i + 2]
+            yield i, tag, log[i + 1:i + 2]
             i += 2
         elif tag == LOG_ROLL:
-            yield tag, log[i + 1:i + 7]
+            yield i, tag, log[i + 1:i + 7]
             i += 7
         elif tag == LOG_END:
-            yield tag, log[i + 1:i + 3 + 2 * n]
+            yield i, tag, log[i + 1:i + 3 + 2 * n]
             i += 3 + 2 * n
         else:  # pragma: no cover - a kernel bug
             raise ValueError(f"corrupt trajectory log at {i}: tag {tag}")
@@ -367,7 +375,7 @@ def log_to_record(log: np.ndarray, num_players: int, rules: RulesConfig) -> dict
     """A trajectory log of the kernel as a ``lama-dice-record/1`` dict."""
     n = num_players
     rounds: list[dict] = []
-    for tag, e in _iter_log(log, n):
+    for _, tag, e in iter_log(log, n):
         if tag == LOG_ROUND:
             cards = [FACES[int(c)] for c in e[1:]]
             rounds.append({"start_player": int(e[0]),
@@ -391,7 +399,7 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
     """The per-round results a trajectory log carries, in the replay-result format."""
     n = num_players
     rounds: list[dict[str, Any]] = []
-    for tag, e in _iter_log(log, n):
+    for _, tag, e in iter_log(log, n):
         if tag == LOG_END:
             wo = int(e[1])
             rounds.append({"finished": True, "ended_by": ROUND_ENDINGS[int(e[0])],

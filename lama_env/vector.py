@@ -125,8 +125,8 @@ import numpy as np
 from . import _kernel
 from . import _vector_kernel as K
 from . import actions as A
-from ._kernel import LOG_END, LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
-from .batched import _DACT, _SCORE, _TABLES, log_to_record, mask_display
+from ._kernel import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
+from .batched import _DACT, _SCORE, _TABLES, iter_log, log_to_record, mask_display
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
@@ -201,25 +201,14 @@ def _tables(rules: RulesConfig) -> dict[str, np.ndarray]:
     return {"t_disp": t_disp, "t_pts": t_pts, "t_pnm": t_pnm, "t_third": t_third}
 
 
-_LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _LOG_END, _OUT_DISCARD, _OUT_TAKE = (
-    int(LOG_ROUND), int(LOG_QUIT), int(LOG_ROLL), int(LOG_END), int(OUT_DISCARD), int(OUT_TAKE))
+_LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _OUT_DISCARD, _OUT_TAKE = (
+    int(LOG_ROUND), int(LOG_QUIT), int(LOG_ROLL), int(OUT_DISCARD), int(OUT_TAKE))
 
 
 #: The outputs of a step in :meth:`VectorGame.state`: key -> the output buffer's attribute.
 _STATE_OUTPUTS = {"observation": "obs", "action_mask": "mask", "current_player": "player", "rewards": "rew",
                   "terminated": "term", "truncated": "trunc", "final_observation": "final_obs",
                   "round_ended": "round_end", "rolled": "rolled"}
-
-
-def _entry_size(tag: int, n: int) -> int:
-    """The length of a log entry of tag ``tag`` (the format of :mod:`lama_env.batched`)."""
-    if tag == _LOG_ROUND:
-        return 2 + 6 * n
-    if tag == _LOG_QUIT:
-        return 2
-    if tag == _LOG_ROLL:
-        return 7
-    return 3 + 2 * n
 
 
 def _check_layout(n: int) -> None:
@@ -478,31 +467,25 @@ class VectorGame:
         n = self.num_players
         gs = self._s[g]
         log = self._log[g, :gs["logpos"]]  # the game in progress (ended games' logs are harvested)
-        i, start = 0, -1
-        while i < len(log):  # the current round's LOG_ROUND entry: the last one
-            tag = int(log[i])
-            if tag == _LOG_ROUND:
-                start = i
-            i += _entry_size(tag, n)
-        if start < 0:  # pragma: no cover - every game logs its deal
+        entries = list(iter_log(log, n))
+        starts = [j for j, (_, tag, _) in enumerate(entries) if tag == _LOG_ROUND]
+        if not starts:  # pragma: no cover - every game logs its deal
             raise VectorGameError(f"slot {g} has no deal in its log")
-        hands = [[int(c) for c in log[start + 2 + 6 * p:start + 8 + 6 * p]] for p in range(n)]
+        deal = entries[starts[-1]][2]  # the current round's LOG_ROUND entry: the last one
+        hands = [[int(c) for c in deal[1 + 6 * p:7 + 6 * p]] for p in range(n)]
         game = LamaGame(n, self.rules, start_points=[int(t) for t in gs["rstart"][:n]],
-                        start_player=int(log[start + 1]), hands=hands, record=False)
-        i = start + 2 + 6 * n
+                        start_player=int(deal[0]), hands=hands, record=False)
         pending = int(gs["pend"]) if gs["phase"] != K.TURN else -1
-        while i < len(log):
-            tag = int(log[i])
+        for i, tag, e in entries[starts[-1] + 1:]:
             if tag == _LOG_QUIT:
                 game.step(A.QUIT)
             elif tag == _LOG_ROLL:
-                game.step(A.ROLL, dice=[int(f) for f in log[i + 2:i + 5]])
-                out = int(log[i + 5])
+                game.step(A.ROLL, dice=[int(f) for f in e[1:4]])
+                out = int(e[4])
                 if i != pending and out == _OUT_DISCARD:
-                    game.step(int(_DACT[int(log[i + 6])]))
+                    game.step(int(_DACT[int(e[5])]))
                 elif i != pending and out == _OUT_TAKE:
-                    game.step(A.TAKE_BASE + int(log[i + 6]))
-            i += _entry_size(tag, n)
+                    game.step(A.TAKE_BASE + int(e[5]))
         return game
 
     def observe(self, seats: Any) -> np.ndarray:
