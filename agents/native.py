@@ -38,15 +38,13 @@ def native_policy(agent: str | Policy | NativePolicy, rules: RulesConfig | Mappi
         NativePolicyError: the agent has no native description (or the spec is malformed).
     """
     rules = _rules(rules)
-    if isinstance(agent, NativePolicy):
-        return batched._describe(agent, rules)
     label = agent
-    if isinstance(agent, str) or not isinstance(agent, Policy):
+    if not isinstance(agent, (NativePolicy, Policy)):
         try:
             agent = make_agent(agent)
         except (LamaDiceError, ValueError, TypeError, ImportError) as e:
             raise NativePolicyError(f"{label!r} is not a native policy: {e}") from None
-    desc = agent.native(rules)
+    desc = batched.native_description(agent, rules, required=isinstance(agent, NativePolicy))
     if desc is None:
         raise NativePolicyError(f"{getattr(agent, 'spec', label)!r} is not a native policy "
                                 "(the batched engine plays agents that describe themselves natively: "

@@ -101,6 +101,7 @@ __all__ = [
     "NativePolicyError",
     "compile_kernel",
     "mask_display",
+    "native_description",
     "play_batch",
 ]
 
@@ -160,23 +161,42 @@ class NativePolicy:
         return cls(spec, KIND_TABLE, q, t, rules)
 
 
-def _describe(agent: Any, rules: RulesConfig) -> NativePolicy:
-    """The description of ``agent`` (a description, or an object with ``native(rules)``) under ``rules``."""
+def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
+    """The native description of ``agent`` under ``rules``: the one way an agent becomes one.
+
+    ``agent`` is a :class:`NativePolicy` (itself) or an object with ``native(rules)`` (the
+    agents of :mod:`lama_dice.agents`).  Every caller goes through here: :func:`play_batch`,
+    the vector env's opponents (:mod:`lama_env.vector_env`), :func:`lama_dice.agents.native.native_policy`
+    and the training's opponents.
+
+    Returns:
+        The description, or None where there is none (no ``native()``, it gives None or not a
+        description, or one built for other rules) and not ``required``.
+
+    Raises:
+        NativePolicyError: ``required`` and no description, naming why.
+    """
     if isinstance(agent, NativePolicy):
-        desc = agent
+        desc: Any = agent
     else:
         native = getattr(agent, "native", None)
         if not callable(native):
+            if not required:
+                return None
             raise NativePolicyError(
                 f"{agent!r} is neither a native policy description nor a policy with a native() method "
                 "(lama_dice.agents.native.play_batch takes agent specs)")
         desc = native(rules)
-        if desc is None:
-            raise NativePolicyError(f"agent {getattr(agent, 'spec', agent)!r} is not a native policy "
-                                    "(its native() gives no description)")
-        if not isinstance(desc, NativePolicy):
+        if desc is None or not isinstance(desc, NativePolicy):
+            if not required:
+                return None
+            if desc is None:
+                raise NativePolicyError(f"agent {getattr(agent, 'spec', agent)!r} is not a native policy "
+                                        "(its native() gives no description)")
             raise NativePolicyError(f"{agent!r}.native() returned {desc!r}, not a NativePolicy")
     if desc.rules is not None and desc.rules != rules:
+        if not required:
+            return None
         raise NativePolicyError(f"native policy {desc.spec!r} was built for other rules than these")
     return desc
 
@@ -454,7 +474,7 @@ def play_batch(
     n = check_num_players(num_players, NativePolicyError)
     if not agents:
         raise NativePolicyError("at least one agent is needed")
-    natives = [_describe(a, rules) for a in agents]
+    natives = [native_description(a, rules, required=True) for a in agents]
     if seating is None:
         if games is None:
             raise NativePolicyError("give games or seating")

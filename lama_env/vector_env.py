@@ -85,7 +85,7 @@ from gymnasium.vector.utils import batch_space
 from . import _vector_kernel as K
 from . import actions as A
 from ._kernel import agents_table
-from .batched import NUM_MASKS, NativePolicy
+from .batched import NUM_MASKS, NativePolicy, native_description
 from .engine import IllegalActionError
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
@@ -140,18 +140,6 @@ class VectorStep(NamedTuple):
 
 def _name(agent: Any) -> str:
     return str(getattr(agent, "spec", type(agent).__name__))
-
-
-def _native(agent: Any, rules: Any) -> NativePolicy | None:
-    """The native description of ``agent`` under ``rules``, or None (played from Python)."""
-    if isinstance(agent, NativePolicy):
-        desc: Any = agent
-    else:
-        native = getattr(agent, "native", None)
-        desc = native(rules) if callable(native) else None
-    if isinstance(desc, NativePolicy) and (desc.rules is None or desc.rules == rules):
-        return desc
-    return None
 
 
 class LamaDiceVectorEnv(VectorEnv):
@@ -294,7 +282,7 @@ class LamaDiceVectorEnv(VectorEnv):
         k = self._index.get(id(agent))
         if k is not None:
             return k
-        desc = _native(agent, self.rules)
+        desc = native_description(agent, self.rules)
         if desc is None and not any(callable(getattr(agent, m, None))
                                     for m in ("act_observations", "act_batch", "act")):
             raise LamaEnvError(f"episode_policy() gave {agent!r}: not a policy (no act, act_batch, "
