@@ -43,7 +43,7 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import clip
-from lama_env.rules import winners
+from lama_env.rules import win_shares
 from lama_env.transitions import chance_outcomes, grouped_chance_outcomes
 
 from .base import Policy
@@ -86,11 +86,7 @@ def _rolls(rules: Any) -> list[tuple[tuple[int, ...], float]]:
 
 def _final_shares(game: LamaGame) -> np.ndarray:
     """Each seat's share of the win of a finished game (1/N each when everyone ties)."""
-    n = game.num_players
-    won = winners(game.totals)
-    out = np.zeros(n)
-    out[won] = 1.0 / len(won)
-    return out
+    return np.array(win_shares(game.totals))
 
 
 class _Tree:

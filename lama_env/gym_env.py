@@ -134,7 +134,7 @@ from .options import (
     win_rewards,
 )
 from .render import render_text
-from .rules import RulesConfig, winners
+from .rules import RulesConfig, win_shares
 from .viewer import HumanView
 
 _ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
@@ -384,8 +384,7 @@ class LamaDiceEnv(gym.Env):
     def _episode_stats(self, g: LamaGame) -> dict[str, float]:
         learner = self._learner
         st = g.statistics()
-        won = winners(g.totals)
-        win = 0.0 if self._illegal or learner not in won else 1.0 / len(won)
+        win = 0.0 if self._illegal else win_shares(g.totals)[learner]
         rounds = st["rounds"]
         return {
             "win": win,

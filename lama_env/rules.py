@@ -293,6 +293,16 @@ def winners(totals: Sequence[int]) -> list[int]:
     return [i for i, t in enumerate(totals) if t == low]
 
 
+def win_shares(totals: Sequence[int]) -> list[float]:
+    """Each seat's share of the win of final ``totals``: ``1/k`` for the ``k`` winners (:func:`winners`), else 0.
+
+    The ``win`` of the envs' ``episode_stats`` (the compiled vector env's ``stats_kernel``
+    computes the same) and of the search agents' leaf values.
+    """
+    won = winners(totals)
+    return [1.0 / len(won) if p in won else 0.0 for p in range(len(totals))]
+
+
 def win_rewards(totals: Sequence[int]) -> list[float]:
     """Zero-sum win/loss results of final ``totals`` (the environments' ``reward="win"``).
 

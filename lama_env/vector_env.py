@@ -573,8 +573,8 @@ class LamaDiceVectorEnv(VectorEnv):
             if not legal.all():
                 j = int(np.flatnonzero(~legal)[0])
                 gj = int(games[j])
-                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg.current_player[gj])} of sub-env {gj}: "
-                                         f"{vg.illegal_message(gj, acts[j])}")
+                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg.current_player[gj])} of sub-env "
+                                         f"{gj}: {vg.illegal_message(gj, acts[j])}")
             actions[games] = acts
 
     def _episode_stats(self, ended: np.ndarray, illegal: np.ndarray) -> dict[str, np.ndarray]:

@@ -121,15 +121,14 @@ class LamaDiceRLlibEnv(PettingZooEnv):
         self.env.step(action)
 
     def _episode_stats(self, agent: str) -> dict[str, float]:
-        from lama_env.rules import winners
+        from lama_env.rules import win_shares
 
         g = self._raw.game
         p = self._seat[agent]
-        won = winners(g.totals)
         st = g.statistics()
         rounds = st["rounds"]
         return {
-            "win": 1.0 / len(won) if p in won else 0.0,
+            "win": win_shares(g.totals)[p],
             "rounds": rounds,
             "points": st["points"][p],
             "points_per_round": st["points"][p] / rounds if rounds else 0.0,
