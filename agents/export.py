@@ -132,7 +132,7 @@ def _description(num_players: int, rules: Any, network: dict[str, Any], training
 
 def _sample_observations(num_players: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``count`` observations and masks of states met in random play (every decision kind)."""
-    from lama_env.actions import NUM_ACTIONS
+    from lama_env.actions import legal_mask
     from lama_env.engine import LamaGame, Phase
     from lama_env.observation import encode
 
@@ -148,8 +148,7 @@ def _sample_observations(num_players: int, count: int, seed: int = 0) -> tuple[n
             continue
         legal = game.legal_actions()
         obs.append(encode(game, game.current_player))
-        m = np.zeros(NUM_ACTIONS, dtype=bool)
-        m[list(legal)] = True
+        m = legal_mask(legal, bool)
         masks.append(m)
         game.step(int(rng.choice(legal)))
     return np.stack(obs), np.stack(masks)

@@ -20,8 +20,12 @@ discard (legal only with ``must_discard=False``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from itertools import product
+from typing import Any
+
+import numpy as np
 
 from .rules import FACES, NUM_DICE, NUM_FACES
 
@@ -83,6 +87,17 @@ def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ..
     ranges = [range(m + 1) for m in limits]
     acts = [DISCARD_ACTION[c] for c in product(*ranges) if (sum(c) > 0 or not must_discard)]
     return tuple(sorted(acts))
+
+
+def legal_mask(legal: Iterable[int], dtype: Any = np.int8) -> np.ndarray:
+    """The action mask of the legal actions ``legal``: ``(NUM_ACTIONS,)``, 1 where legal (a new array).
+
+    The one place the Python side turns legal actions into a mask (the compiled side's is
+    :func:`lama_env._vector_kernel.write_mask`).
+    """
+    m = np.zeros(NUM_ACTIONS, dtype=dtype)
+    m[list(legal)] = 1
+    return m
 
 
 def describe(action: int) -> str:

@@ -472,9 +472,7 @@ class LamaGame:
 
     def action_mask(self) -> np.ndarray:
         """int8 mask over :data:`~lama_env.actions.NUM_ACTIONS`."""
-        m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-        m[list(self._legal)] = 1
-        return m
+        return A.legal_mask(self._legal)
 
     @property
     def num_players(self) -> int:

@@ -155,7 +155,7 @@ class MaskCache:
         """Start with an empty table."""
         #: legal-action tuple -> its mask (never handed out: callers get copies)
         self.table: dict[tuple[int, ...], np.ndarray] = {}
-        self._zero = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
+        self._zero = A.legal_mask(())
 
     def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
         """A fresh copy of the mask of ``legal`` (all zeros for None or no legal action)."""
@@ -163,7 +163,5 @@ class MaskCache:
             return self._zero.copy()
         m = self.table.get(legal)
         if m is None:
-            m = np.zeros(A.NUM_ACTIONS, dtype=np.int8)
-            m[list(legal)] = 1
-            self.table[legal] = m
+            m = self.table[legal] = A.legal_mask(legal)
         return m.copy()

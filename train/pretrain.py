@@ -105,8 +105,7 @@ def collect_solo_states(teacher_spec: str, rules: RulesConfig, reward_scale: flo
     obs_l, mask_l, act_l, ret_l, w_l = [], [], [], [], []
     for (d, phase, dice, legal, a, value, _), w in zip(rows, base, strict=True):
         totals = all_totals if phase == Phase.TURN else rng.integers(0, rules.end_threshold, totals_per_state)
-        mask = np.zeros(A.NUM_ACTIONS, dtype=bool)
-        mask[list(legal)] = True
+        mask = A.legal_mask(legal, bool)
         for t in totals:
             obs_l.append(solo_observation(rules, d, int(t), phase, dice))
             mask_l.append(mask)
