@@ -189,3 +189,112 @@ def test_the_core_runs_without_importing_torch_or_sb3(tmp_path):
                           check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout
+
+
+# ---------------------------------------------------------------- each consequence has one home (issue 31 item 7)
+#: The compiled kernels: the compiled side's own homes (the one compiled step, its mask writer, its logs' writer).
+KERNELS = ("lama_env._kernel", "lama_env._vector_kernel")
+
+
+def _trees() -> dict[str, ast.Module]:
+    return {m: ast.parse(p.read_text(encoding="utf-8")) for m, (p, _) in MODULES.items()}
+
+
+TREES = _trees()
+
+
+def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _names(node: ast.AST) -> set[str]:
+    """Every name and attribute name used in ``node``."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+def _private_members(module: str, cls: str) -> set[str]:
+    """The private methods and attributes of class ``cls`` of ``module`` (``self._x = ...`` included)."""
+    node = next(c for c in ast.walk(TREES[module]) if isinstance(c, ast.ClassDef) and c.name == cls)
+    out = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out |= {t.attr for t in ast.walk(node) if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+            and t.value.id == "self" and isinstance(t.ctx, ast.Store)}
+    return {m for m in out if m.startswith("_") and not m.startswith("__")}
+
+
+def reaches_into(module: str, members: set[str]) -> list[str]:
+    """Where ``module`` uses one of ``members`` on an object other than ``self``/``cls`` (``vg._s``, ``self._vg._k``)."""
+    return [f"{module}:{n.lineno} .{n.attr}" for n in ast.walk(TREES[module])
+            if isinstance(n, ast.Attribute) and n.attr in members
+            and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"))]
+
+
+def test_no_module_reaches_into_the_private_members_of_vector_game():
+    """VectorGame's driver API (reset_slots, play, the output views) is all other modules use of it."""
+    members = _private_members("lama_env.vector", "VectorGame")
+    assert {"_s", "_out", "_log", "_harvest", "_grow_log"} <= members  # the check knows what to look for
+    bad = [hit for m in MODULES if m != "lama_env.vector" for hit in reaches_into(m, members)]
+    assert not bad, f"private members of VectorGame used outside lama_env.vector: {bad}"
+
+
+def builds_a_mask(call: ast.AST) -> bool:
+    """A call ``np.zeros/ones/full/empty(NUM_ACTIONS, ...)``: a one-game action mask made by hand."""
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("zeros", "ones", "full", "empty") and bool(call.args)
+            and (getattr(call.args[0], "id", None) == "NUM_ACTIONS"
+                 or getattr(call.args[0], "attr", None) == "NUM_ACTIONS"))
+
+
+def test_one_function_builds_an_action_mask():
+    """On the Python side only ``actions.legal_mask`` turns legal actions into a mask (the kernels: write_mask)."""
+    bad = [f"{m}:{n.lineno}" for m, tree in TREES.items() if m != "lama_env.actions" and m not in KERNELS
+           for n in ast.walk(tree) if builds_a_mask(n)]
+    assert not bad, f"action masks built outside lama_env.actions.legal_mask: {bad}"
+    assert any(builds_a_mask(n) for n in ast.walk(TREES["lama_env.actions"]))  # the check sees the one home
+
+
+def parses_a_log(fn: ast.AST) -> bool:
+    """A function that reads a log's tags (a ``LOG_*`` name) and indexes a ``log`` array with arithmetic."""
+    tags = {t for t in _names(fn) if t.lstrip("_") in ("LOG_ROUND", "LOG_QUIT", "LOG_ROLL", "LOG_END")}
+    offsets = any(isinstance(s, ast.Subscript) and "log" in (getattr(s.value, "id", "") or getattr(s.value, "attr", ""))
+                  and any(isinstance(b, ast.BinOp) for b in ast.walk(s.slice)) for s in ast.walk(fn))
+    return bool(tags) and offsets
+
+
+def test_one_function_parses_the_kernels_logs():
+    """``batched.iter_log`` is the one reader of the compiled logs' layout; the others read its entries."""
+    parsers = sorted(f"{m}.{f.name}" for m, tree in TREES.items() if m not in KERNELS for f in _functions(tree)
+                     if parses_a_log(f))
+    assert parsers == ["lama_env.batched.iter_log"], parsers
+
+
+def test_one_function_turns_an_agent_into_its_native_description():
+    """Only ``batched.native_description`` calls an agent's ``native(rules)`` (or looks the method up)."""
+    hits = []
+    for m, tree in TREES.items():
+        for f in _functions(tree):
+            for n in ast.walk(f):
+                call_native = (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                               and n.func.attr == "native")
+                lookup = (isinstance(n, ast.Call) and getattr(n.func, "id", None) == "getattr" and len(n.args) > 1
+                          and getattr(n.args[1], "value", None) == "native")
+                if call_native or lookup:
+                    hits.append(f"{m}.{f.name}")
+    assert sorted(set(hits)) == ["lama_env.batched.native_description"], hits
+
+
+def shares_a_win(node: ast.AST) -> bool:
+    """``x / len(won)`` or ``x / len(winners(...))``: a win share computed by hand."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Call)
+            and getattr(node.right.func, "id", None) == "len" and node.right.args):
+        return False
+    arg = node.right.args[0]
+    return getattr(arg, "id", None) in ("won", "winners") or getattr(getattr(arg, "func", None), "id", "") == "winners"
+
+
+def test_one_function_computes_win_shares():
+    """``rules.win_shares`` (and ``rules.win_rewards``) are the Python side's win shares (the kernels: their own)."""
+    bad = [f"{m}:{n.lineno}" for m, tree in TREES.items() if m != "lama_env.rules" and m not in KERNELS
+           for n in ast.walk(tree) if shares_a_win(n)]
+    assert not bad, f"win shares computed outside lama_env.rules: {bad}"
+    assert any(shares_a_win(n) for n in ast.walk(TREES["lama_env.rules"]))
