@@ -61,7 +61,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from numba import njit
@@ -161,6 +161,10 @@ class NativePolicy:
         return cls(spec, KIND_TABLE, q, t, rules)
 
 
+@overload
+def native_description(agent: Any, rules: RulesConfig, required: Literal[True]) -> NativePolicy: ...
+@overload
+def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None: ...
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
     """The native description of ``agent`` under ``rules``: the one way an agent becomes one.
 
