@@ -223,7 +223,7 @@ def _private_members(module: str, cls: str) -> set[str]:
 
 
 def reaches_into(module: str, members: set[str]) -> list[str]:
-    """Where ``module`` uses one of ``members`` on an object other than ``self``/``cls`` (``vg._s``, ``self._vg._k``)."""
+    """Where ``module`` uses one of ``members`` on an object other than ``self``/``cls`` (``vg._s``, ``a._vg._k``)."""
     return [f"{module}:{n.lineno} .{n.attr}" for n in ast.walk(TREES[module])
             if isinstance(n, ast.Attribute) and n.attr in members
             and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"))]
