@@ -146,9 +146,8 @@ def test_explicit_chance_replays_a_sampled_game(n, rules):
     sampled = _play(LamaGame(n, rules, seed=n), random.Random(n))
     record = sampled.to_record()
     explicit = LamaGame(n, rules, chance="explicit", seed=999)
-    for r, rnd in enumerate(record["rounds"]):
-        if r:
-            explicit.next_round()
+    for rnd in record["rounds"]:  # rounds flow on: the step that ends a round leaves the next deal's chance node
+        assert explicit.is_chance_node() and explicit.phase is not Phase.ROUND_OVER
         for hand in rnd["hands"]:
             for card in hand:
                 explicit.apply_chance(card)
@@ -190,15 +189,14 @@ def test_returns_follow_the_reward_modes():
         g.returns("chips")
     pick = random.Random(0)
     while not g.game_over:
-        if g.phase is Phase.ROUND_OVER:
-            assert g.returns("points") == tuple(float(s - t) for s, t in zip((5, 0, 12), g.totals, strict=True))
-            g.next_round()
-        else:
-            before = g.returns("points")
-            g.step(pick.choice(g.legal_actions()))
-            if not g.round_over:  # a triple llama mid-round changes a total, not the returns
-                assert g.returns("points") == before
-            assert g.returns() == (0.0, 0.0, 0.0) or g.game_over
+        before, finished = g.returns("points"), g.rounds_finished
+        g.step(pick.choice(g.legal_actions()))
+        if g.rounds_finished > finished:  # the step ended a round (and dealt the next: rounds flow on)
+            end = g.last_round["totals"]
+            assert g.returns("points") == tuple(float(s - t) for s, t in zip((5, 0, 12), end, strict=True))
+        else:  # a triple llama mid-round changes a total, not the returns
+            assert g.returns("points") == before
+        assert g.returns() == (0.0, 0.0, 0.0) or g.game_over
     assert g.returns() == tuple(win_rewards(g.totals))
     assert math.fsum(g.returns()) == pytest.approx(0.0, abs=1e-12)
 
