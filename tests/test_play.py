@@ -287,7 +287,14 @@ def test_network_for_another_player_count_is_refused_before_the_first_move(monke
 def test_missing_agent_for_a_seat_is_refused():
     con, _ = console()
     with pytest.raises(PlayError):
-        TerminalGame(LamaGame(3, seed=0, rounds="manual"), make_opponents({1: "random"}), human=0, stdin=io.StringIO(), console=con)
+        TerminalGame(LamaGame(3, seed=0, rounds="manual"), make_opponents({1: "random"}), human=0,
+                     stdin=io.StringIO(), console=con)
+
+
+def test_a_game_whose_rounds_flow_on_is_refused():
+    con, _ = console()
+    with pytest.raises(PlayError, match="pauses between rounds: give it a LamaGame"):
+        TerminalGame(LamaGame(2, seed=0), make_opponents({1: "random"}), human=0, stdin=io.StringIO(), console=con)
 
 
 

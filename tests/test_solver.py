@@ -21,7 +21,7 @@ from lama_dice.agents.solver import (
     deal_distribution,
     solver_for,
 )
-from lama_env import LamaGame, Phase
+from lama_env import LamaGame
 from lama_env import actions as A
 from lama_env.engine import resolve_roll
 from lama_env.odds import roll_distribution
