@@ -332,7 +332,8 @@ def test_the_docs_table_lists_the_state_api():
     page = (Path(__file__).resolve().parents[1] / "docs" / "environments.md").read_text(encoding="utf-8")
     section = page.split("## The state API: search and OpenSpiel", 1)[1].split("\n## ", 1)[0]
     for call in ('chance="explicit"', 'rounds="flow"', "game.is_chance_node()", "game.chance_outcomes()",
-                 "game.apply_chance(outcome)", "game.sample_chance()", "game.clone(chance=None, rng=None, rounds=None)", "game.serialize()",
+                 "game.apply_chance(outcome)", "game.sample_chance()", "game.clone(chance=None, rng=None, rounds=None)",
+                 "game.serialize()",
                  "LamaGame.deserialize(text)", "pickle.dumps(game)", "copy.deepcopy(game)",
                  'game.returns(reward="win")'):
         assert f"`{call}`" in section or call in section, call
