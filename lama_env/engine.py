@@ -496,7 +496,7 @@ class LamaGame:
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
-        """Legal actions of the current player, sorted (empty once the round is over)."""
+        """Legal actions of the current player, sorted (empty at a chance node and once the round or game is over)."""
         return self._legal
 
     def action_mask(self) -> np.ndarray:
@@ -541,7 +541,7 @@ class LamaGame:
 
     @property
     def phase(self) -> Phase:
-        """The decision asked now (turn, discard, take), or that the round or the game is over."""
+        """The decision asked now (turn, discard, take), or that the game (``rounds="manual"``: the round) is over."""
         return self._phase
 
     @property
@@ -613,7 +613,7 @@ class LamaGame:
 
     @property
     def round_over(self) -> bool:
-        """Whether the current round is over (also once the game is)."""
+        """Whether the current round is over (also once the game is; with ``rounds="flow"`` only then)."""
         return self._phase >= _ROUND_OVER
 
     @property
@@ -655,12 +655,12 @@ class LamaGame:
 
     @property
     def ended_by(self) -> str | None:
-        """How the round just ended (one of :data:`ROUND_ENDINGS`), else None."""
+        """How the round just ended (one of :data:`ROUND_ENDINGS`; at a round-over or game-over state), else None."""
         return self._ended_by
 
     @property
     def went_out(self) -> int | None:
-        """Who went out to end the round just ended, else None."""
+        """Who went out to end the round just ended (at a round-over or game-over state), else None."""
         return self._went_out
 
     @property
