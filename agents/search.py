@@ -204,12 +204,12 @@ class SearchPolicy(Policy):
         if action == A.ROLL and g.phase is Phase.TURN:
             node = _Node(_MEAN)
             for dice, p in _rolls(g.rules):
-                c = g.clone(rng=tree.scratch)
+                c = g.clone(rng=tree.scratch, rounds="manual")  # a round's end is a node: _settle
                 c.step(A.ROLL, dice=dice)
                 node.children.append(self._settle(c, d, tree))
                 node.weights.append(p)
             return node
-        c = g.clone(rng=tree.scratch)
+        c = g.clone(rng=tree.scratch, rounds="manual")
         c.step(action)
         return self._settle(c, d, tree)
 

@@ -3,7 +3,7 @@ r"""A person plays against agents in the terminal (``lama-dice play``).
 :class:`TerminalGame` runs the game loop over any input and output streams, so
 that tests drive it with scripted keys::
 
-    game = LamaGame(2, seed=1)
+    game = LamaGame(2, seed=1, rounds="manual")  # it pauses between rounds
     players, specs = resolve_seats(2, ["random"], human=0)
     opponents = make_opponents(specs, seed=1, num_players=players)
     result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\n1\n" * 500),
@@ -264,8 +264,11 @@ class TerminalGame:
         """Check the seats and the save path (see the class docstring).
 
         Raises:
-            PlayError: a seat but the human's has no agent, or ``save`` is a folder or in no folder.
+            PlayError: a seat but the human's has no agent, ``save`` is a folder or in no folder, or
+                ``game`` does not pause between rounds.
         """
+        if game.rounds != "manual":
+            raise PlayError("the terminal game pauses between rounds: give it a LamaGame(..., rounds='manual')")
         missing = [p for p in range(game.num_players) if p != human and p not in opponents]
         if missing:
             raise PlayError(f"no agent for seat {missing[0]}")

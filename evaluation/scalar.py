@@ -164,11 +164,8 @@ def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig
                     g.step(a)
                 except IllegalActionError as e:
                     raise EvaluationError(f"agent {pol.spec!r} chose an illegal action: {e}") from None
-                if g.round_over:
-                    if g.game_over:
-                        finished = True
-                    else:
-                        g.next_round()
+                if g.game_over:  # rounds flow on: the step that ends a round deals the next
+                    finished = True
         if finished:
             active = [k for k in active if not games[k].game_over]
     totals = np.array([g.totals for g in games], dtype=np.int64).reshape(b, n)

@@ -98,7 +98,8 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
     for r, rnd in enumerate(record["rounds"]):
         if game is None:
             game = LamaGame(n, rules, start_points=record.get("start_points", [0] * n),
-                            start_player=rnd["start_player"], hands=rnd["hands"], record=False)
+                            start_player=rnd["start_player"], hands=rnd["hands"], record=False,
+                            rounds="manual")  # each round's deal from the record, and its round-end frame
         else:
             game.next_round(hands=rnd["hands"])
         yield frame(f"Round {r + 1} is dealt: {seat[game.start_player]} starts", hold=True)
@@ -148,13 +149,13 @@ def _palette(num_players: int) -> Any:
 
     rnd = random.Random(0)
     draw = TablePicture(num_players)
-    game = LamaGame(num_players, seed=0, record=False)
+    game = LamaGame(num_players, seed=0, record=False, rounds="manual")  # round-over pictures too
     frames: list[np.ndarray] = []
     seen: set[tuple[int, bool, bool]] = set()
     while len(frames) < 24:
         if game.game_over:
             frames.append(draw(game, caption="Game over"))
-            game = LamaGame(num_players, seed=len(frames), record=False)
+            game = LamaGame(num_players, seed=len(frames), record=False, rounds="manual")
         if game.phase == Phase.ROUND_OVER:
             frames.append(draw(game, caption="Round over"))
             game.next_round()

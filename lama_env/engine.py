@@ -5,15 +5,18 @@ machine driven by integer actions from :mod:`lama_env.actions`::
 
     game = LamaGame(num_players=2, seed=7)
     while not game.game_over:
-        if game.phase is Phase.ROUND_OVER:
-            game.next_round()
-            continue
         game.step(random.choice(game.legal_actions()))
     print(game.totals, game.winners)
 
+Every state is a decision, a chance node (``chance="explicit"``) or the end of
+the game: rounds flow on, the step that ends a round deals the next one (the
+ended round: :attr:`LamaGame.last_round`).  ``LamaGame(rounds="manual")`` is
+the compatibility path: the game stops at :attr:`Phase.ROUND_OVER` until
+:meth:`LamaGame.next_round` deals.
+
 Dice and deals are drawn from a seeded :class:`numpy.random.Generator`, or
-injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``,
-``next_round(hands=...)``) for tests and replay.  The state is exposed
+injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance,
+``next_round(hands=...)`` in the manual mode) for tests and replay.  The state is exposed
 read-only through properties; :meth:`LamaGame.copy` is cheap.
 
 For search (the state API, a table in docs/environments.md): with
@@ -102,6 +105,10 @@ _DEFAULT_RULES = RulesConfig()
 #: How chance is resolved: ``"sampled"`` (the default: deals and dice are drawn from the game's random
 #: stream as they happen) or ``"explicit"`` (they wait at a chance node for :meth:`LamaGame.apply_chance`).
 CHANCE_MODES = ("sampled", "explicit")
+#: What happens when a round ends: ``"flow"`` (the default: the same step deals the next round, so every
+#: state is a decision, a chance node or the end of the game) or ``"manual"`` (the compatibility path: the
+#: game waits at :attr:`Phase.ROUND_OVER` until :meth:`LamaGame.next_round`).
+ROUNDS_MODES = ("flow", "manual")
 #: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
 _ROLL_NODE = "roll"
 #: What :meth:`LamaGame.returns` can measure (the environments' ``reward`` modes).
@@ -115,13 +122,20 @@ def _is_explicit(chance: Any) -> bool:
     return bool(chance == "explicit")
 
 
+def _is_flow(rounds: Any) -> bool:
+    """Whether a ``rounds`` argument (one of :data:`ROUNDS_MODES`) asks for rounds that flow on."""
+    if rounds not in ROUNDS_MODES:
+        raise GameSetupError(f"rounds must be one of {', '.join(map(repr, ROUNDS_MODES))}, got {clip(rounds)}")
+    return bool(rounds == "flow")
+
+
 class Phase(IntEnum):
     """The decision the current player faces (or the end of a round / game)."""
 
     TURN = 0  #: roll or quit
     DISCARD = 1  #: choose which matched cards to discard
     TAKE = 2  #: choose which llama-row card to take
-    ROUND_OVER = 3  #: the round has ended; call :meth:`LamaGame.next_round`
+    ROUND_OVER = 3  #: only with ``rounds="manual"``: the round has ended; call :meth:`LamaGame.next_round`
     GAME_OVER = 4  #: the game has ended
 
 
@@ -153,6 +167,10 @@ class LamaGame:
         chance: ``"sampled"`` (default: deals and dice come from the random stream as they
             happen) or ``"explicit"`` (each card of a deal and each roll waits at a chance
             node for :meth:`apply_chance`); see :meth:`is_chance_node`.
+        rounds: ``"flow"`` (default: the step that ends a round deals the next one, from the
+            random stream or, with explicit chance, as the next chance node; the ended round
+            is :attr:`last_round`) or ``"manual"`` (the compatibility path: the game stops at
+            :attr:`Phase.ROUND_OVER` until :meth:`next_round`).
     """
 
     __slots__ = (
@@ -169,6 +187,7 @@ class LamaGame:
         "_displays",
         "_ended_by",
         "_explicit",
+        "_flow",
         "_legal",
         "_n",
         "_pending",
@@ -203,11 +222,12 @@ class LamaGame:
         hands: Sequence[Sequence[Any]] | None = None,
         record: bool = True,
         chance: str = "sampled",
+        rounds: str = "flow",
     ) -> None:
         """Set up the game and deal its first round (see the class docstring).
 
         Raises:
-            GameSetupError: a bad player count, ``start_points``, ``start_player`` or ``chance``.
+            GameSetupError: a bad player count, ``start_points``, ``start_player``, ``chance`` or ``rounds``.
             IllegalActionError: ``hands`` is not a deal of the deck.
             lama_env.rules.RulesError: bad ``rules``.
         """
@@ -236,6 +256,7 @@ class LamaGame:
         if not 0 <= start_player < n:
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
         self._record = record
+        self._flow = _is_flow(rounds)
         self._rounds: list[dict] = []
         self._results: list[dict] = []
         self._pending: dict | None = None
@@ -300,11 +321,17 @@ class LamaGame:
             })
 
     def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
-        """Deal the next round (after :attr:`Phase.ROUND_OVER`); the start player rotates."""
+        """Deal the next round (after :attr:`Phase.ROUND_OVER`, ``rounds="manual"`` only); the start player rotates.
+
+        With ``rounds="flow"`` (the default) the step that ends a round deals the next one, so there
+        is never a round-over state to call this in.
+        """
         if self._phase != _ROUND_OVER:
-            raise IllegalActionError(
-                "the game is over" if self._phase == _GAME_OVER else "the round is still in progress"
-            )
+            if self._phase == _GAME_OVER:
+                raise IllegalActionError("the game is over")
+            raise IllegalActionError("the round is still in progress" + (
+                " (rounds='flow': the next round is dealt by the step that ends a round; "
+                "next_round() is for rounds='manual')" if self._flow else ""))
         self._begin_round((self._start + 1) % self._n, hands)
         self._version += 1
 
@@ -322,6 +349,8 @@ class LamaGame:
             "points": list(pts), "totals": list(totals),
             "busted": self._busted, "quit": tuple(self._quit), "triple_llamas": tuple(self._triples),
         })
+        if self._flow and not over:  # rounds flow on: deal now, at the point of the stream next_round() drew at
+            self._begin_round((self._start + 1) % self._n, None)
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
@@ -467,7 +496,7 @@ class LamaGame:
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
-        """Legal actions of the current player, sorted (empty once the round is over)."""
+        """Legal actions of the current player, sorted (empty at a chance node and once the round or game is over)."""
         return self._legal
 
     def action_mask(self) -> np.ndarray:
@@ -495,7 +524,7 @@ class LamaGame:
 
     @property
     def version(self) -> int:
-        """A counter that grows with every change of the state (:meth:`step`, :meth:`next_round`).
+        """A counter that grows with every change of the state (:meth:`step`, :meth:`apply_chance`, :meth:`next_round`).
 
         Together with the game's identity it keys caches of derived data: the
         observation encoder reuses its last result while ``(game, version, seat)``
@@ -510,7 +539,7 @@ class LamaGame:
 
     @property
     def phase(self) -> Phase:
-        """The decision asked now (turn, discard, take), or that the round or the game is over."""
+        """The decision asked now (turn, discard, take), or that the game (``rounds="manual"``: the round) is over."""
         return self._phase
 
     @property
@@ -582,7 +611,7 @@ class LamaGame:
 
     @property
     def round_over(self) -> bool:
-        """Whether the current round is over (also once the game is)."""
+        """Whether the current round is over (also once the game is; with ``rounds="flow"`` only then)."""
         return self._phase >= _ROUND_OVER
 
     @property
@@ -591,18 +620,45 @@ class LamaGame:
         return self._phase == _GAME_OVER
 
     @property
+    def last_round(self) -> dict | None:
+        """The last finished round's result (one of :meth:`round_results`), None before the first ends.
+
+        With ``rounds="flow"`` this is how a caller sees the round that the last step ended
+        (its ``points``, ``ended_by``, ``went_out``, ``busted``, ``totals`` after it, ...): the
+        game has dealt the next round already; its totals before it are ``totals`` minus
+        ``points`` (and a chip returned for going out or a triple llama).
+        """
+        if not self._results:
+            return None
+        r = self._results[-1]
+        return dict(r, points=list(r["points"]), totals=list(r["totals"]))
+
+    @property
+    def rounds_finished(self) -> int:
+        """How many rounds have ended (a step ended one when this grows)."""
+        return len(self._results)
+
+    @property
+    def rounds(self) -> str:
+        """What happens when a round ends: ``"flow"`` or ``"manual"`` (see :data:`ROUNDS_MODES`)."""
+        return "flow" if self._flow else "manual"
+
+    @property
     def round_points(self) -> tuple[int, ...] | None:
-        """Points each player scored in the round just ended, else None."""
+        """Points each player scored in the round just ended (at a round-over or game-over state), else None.
+
+        With ``rounds="flow"`` a round-over state never lasts: see :attr:`last_round`.
+        """
         return None if self._round_points is None else tuple(self._round_points)
 
     @property
     def ended_by(self) -> str | None:
-        """How the round just ended (one of :data:`ROUND_ENDINGS`), else None."""
+        """How the round just ended (one of :data:`ROUND_ENDINGS`; at a round-over or game-over state), else None."""
         return self._ended_by
 
     @property
     def went_out(self) -> int | None:
-        """Who went out to end the round just ended, else None."""
+        """Who went out to end the round just ended (at a round-over or game-over state), else None."""
         return self._went_out
 
     @property
@@ -790,7 +846,8 @@ class LamaGame:
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
     # ----------------------------------------------------------- copy/record
-    def clone(self, chance: str | None = None, rng: np.random.Generator | None = None) -> LamaGame:
+    def clone(self, chance: str | None = None, rng: np.random.Generator | None = None,
+              rounds: str | None = None) -> LamaGame:
         """An independent copy, as :meth:`copy`, optionally in another chance mode or on another random stream.
 
         Args:
@@ -800,6 +857,9 @@ class LamaGame:
             rng: a generator the copy draws its future deals and dice from (used as it
                 is, not copied: a planner's own stream for its playouts); None: a copy
                 of this game's stream, which continues the same way.
+            rounds: ``"flow"`` or ``"manual"``: the copy's round mode for the rounds that end
+                from now on (a planner that values a round's end asks for ``"manual"``); None
+                keeps this game's.
         """
         if rng is None:
             g = self.copy()
@@ -808,6 +868,8 @@ class LamaGame:
             g._buf, g._buf_state, g._bufpos = [], None, 0
         if chance is not None:
             g._explicit = _is_explicit(chance)
+        if rounds is not None:
+            g._flow = _is_flow(rounds)
         return g
 
     def copy(self) -> LamaGame:
@@ -841,7 +903,8 @@ class LamaGame:
             raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                                  f"{STATE_FORMAT!r})")
         for name in LamaGame.__slots__:
-            setattr(self, name, state[name])
+            # a game pickled before rounds flowed on stopped between rounds
+            setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
 
     def _copy_with(self, rng: np.random.Generator) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
@@ -867,7 +930,7 @@ class LamaGame:
         It keeps everything: whose turn, the phase and pending dice, quits, the
         llama row, the displays, chips, the round and its start player, the
         finished rounds' results, the turn log (with ``record=True``), the rules,
-        the chance mode and any pending chance event, and the random stream's
+        the chance and round modes and any pending chance event, and the random stream's
         exact position, so :meth:`deserialize` gives a game that continues the
         same way (same future deals and dice).  The same state gives the same text.
         """
@@ -875,7 +938,7 @@ class LamaGame:
         c = self._chance
         data = {
             "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
-            "chance": self.chance, "record": self._record, "version": self._version,
+            "chance": self.chance, "rounds": self.rounds, "record": self._record, "version": self._version,
             "start_points": self._start_points, "totals": self._totals, "round": self._round,
             "start_player": self._start, "current_player": self._current, "phase": self._phase.name.lower(),
             "displays": [list(d) for d in self._displays], "row": list(self._row), "quit": self._quit,
@@ -918,6 +981,8 @@ class LamaGame:
         self._rules = RulesConfig.from_dict(rules)
         self._dice_faces = self._rules.dice_index
         self._explicit = S.check_choice(S.field(data, "chance"), "chance", CHANCE_MODES) == "explicit"
+        # a state written before rounds flowed on (no "rounds" field) stopped between rounds
+        self._flow = S.check_choice(data.get("rounds", "manual"), "rounds", ROUNDS_MODES) == "flow"
         self._record = S.check_bool(S.field(data, "record"), "record")
         self._version = S.check_int(S.field(data, "version"), "version", 0)
         self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)

@@ -286,7 +286,8 @@ class LamaDiceEnv(gym.Env):
         return encode(g, learner), self._info(g)
 
     def _start_game(self) -> LamaGame:
-        self._game = g = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False)
+        # rounds="manual": an episode may end with a round (episode="round", max_rounds) before the next deal
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False, rounds="manual")
         self._round_start = g.totals
         self._done = False
         self._terminated = False

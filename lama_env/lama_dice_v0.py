@@ -255,7 +255,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Start a new game (a new random stream when ``seed`` is given)."""
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
-        self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record)
+        # rounds="manual": an episode may end with a round (episode="round", max_rounds) before the next deal
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record, rounds="manual")
         self.agents = list(self.possible_agents)
         self.rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards: dict[str, float] = dict.fromkeys(self.agents, 0)

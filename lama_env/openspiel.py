@@ -248,10 +248,8 @@ class LamaDiceState(pyspiel.State):
         if g.is_chance_node():
             g.apply_chance(chance_outcome(action))
         else:
-            g.step(action)
+            g.step(action)  # rounds flow on: a step that ends a round leaves the next deal's chance node
             self._moves += 1
-        if g.phase is Phase.ROUND_OVER:
-            g.next_round()  # the next deal: a chance node
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -346,8 +344,8 @@ def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> L
         spiel_game = load(game.num_players, game.rules)
     if spiel_game.num_players() != game.num_players or spiel_game.rules != game.rules:
         raise ValueError("the OpenSpiel game must have the game's player count and rules")
-    lama = game.clone(chance="explicit")
-    if lama.phase is Phase.ROUND_OVER:
+    lama = game.clone(chance="explicit", rounds="flow")
+    if lama.phase is Phase.ROUND_OVER:  # a game of rounds="manual" between rounds
         lama.next_round()
     return LamaDiceState(spiel_game, lama)
 

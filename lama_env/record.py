@@ -390,7 +390,8 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
             if not 0 <= sp < n:
                 raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
             try:
-                game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"])
+                game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"],
+                                rounds="manual")
             except IllegalActionError as e:
                 raise RecordError(str(e), r) from None
         else:

@@ -37,10 +37,14 @@ def counts(faces: str) -> tuple[int, ...]:
     return tuple(c)
 
 
-def scenario(*hands: str, rules: Any = None, start_points=None, start_player: int = 0) -> LamaGame:
-    """A game whose first round deals ``hands`` (one face string per player)."""
+def scenario(*hands: str, rules: Any = None, start_points=None, start_player: int = 0,
+             rounds: str = "manual") -> LamaGame:
+    """A game whose first round deals ``hands`` (one face string per player).
+
+    ``rounds="manual"`` by default: the scenarios look at the round-over state (the compatibility path).
+    """
     return LamaGame(len(hands), rules, seed=0, hands=[list(h) for h in hands],
-                    start_points=start_points, start_player=start_player)
+                    start_points=start_points, start_player=start_player, rounds=rounds)
 
 
 def roll(game: LamaGame, dice: str) -> None:

@@ -227,7 +227,8 @@ def test_native_heuristics_decide_like_the_python_agents(n, config):
         game: LamaGame | None = None
         for rnd in rec["rounds"]:
             if game is None:
-                game = LamaGame(n, rules, hands=rnd["hands"], start_player=rnd["start_player"])
+                game = LamaGame(n, rules, hands=rnd["hands"], start_player=rnd["start_player"],
+                                rounds="manual")
             else:
                 game.next_round(hands=rnd["hands"])
             for t in rnd["turns"]:

@@ -373,9 +373,8 @@ def test_start_player_rotates():
     for _ in range(5):
         starts.append(g.start_player)
         assert g.current_player == g.start_player and g.round_index == len(starts) - 1
-        while not g.round_over:
+        while g.round_index == len(starts) - 1:  # rounds flow on: the last quit deals the next round
             g.step(A.QUIT)
-        g.next_round()
     assert starts == [2, 0, 1, 2, 0]
 
 

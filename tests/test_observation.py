@@ -48,7 +48,7 @@ def reference_encode(g: LamaGame, s: int) -> list[float]:
 def random_states(n: int, seed: int, rules: RulesConfig | None = None, limit: int = 400):
     """Every state of a random game (decisions, round ends, the game end)."""
     rng = random.Random(seed)
-    g = LamaGame(n, rules, seed=seed, record=False)
+    g = LamaGame(n, rules, seed=seed, record=False, rounds="manual")  # the round-over phase too
     for _ in range(limit):
         yield g
         if g.game_over:

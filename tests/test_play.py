@@ -39,7 +39,7 @@ def console() -> tuple[Console, io.StringIO]:
 def new_game(players: int, specs, *, seed: int, human: int = 0, stdin, save=None):
     n, seats = resolve_seats(players, specs, human)
     con, out = console()
-    game = LamaGame(n, seed=seed)
+    game = LamaGame(n, seed=seed, rounds="manual")
     tg = TerminalGame(game, make_opponents(seats, seed), human=human, stdin=stdin, console=con, save=save,
                       names=player_names(n, human, seats))
     return tg, out
@@ -114,7 +114,7 @@ def test_human_who_always_quits_against_agents(tmp_path, spec):
 def _seed_with_discard_choice() -> tuple[int, tuple[int, ...]]:
     """A seed whose first roll (seat 0 starts) matches with at least three discard choices."""
     for seed in range(200):
-        g = LamaGame(2, seed=seed).copy()
+        g = LamaGame(2, seed=seed, rounds="manual").copy()
         g.step(A.ROLL)
         if g.phase == Phase.DISCARD and len(g.legal_actions()) >= 3:
             return seed, g.legal_actions()
@@ -287,7 +287,14 @@ def test_network_for_another_player_count_is_refused_before_the_first_move(monke
 def test_missing_agent_for_a_seat_is_refused():
     con, _ = console()
     with pytest.raises(PlayError):
-        TerminalGame(LamaGame(3, seed=0), make_opponents({1: "random"}), human=0, stdin=io.StringIO(), console=con)
+        TerminalGame(LamaGame(3, seed=0, rounds="manual"), make_opponents({1: "random"}), human=0,
+                     stdin=io.StringIO(), console=con)
+
+
+def test_a_game_whose_rounds_flow_on_is_refused():
+    con, _ = console()
+    with pytest.raises(PlayError, match="pauses between rounds: give it a LamaGame"):
+        TerminalGame(LamaGame(2, seed=0), make_opponents({1: "random"}), human=0, stdin=io.StringIO(), console=con)
 
 
 

@@ -63,7 +63,7 @@ def _check_invariants(game: LamaGame, dealt: np.ndarray) -> None:
 
 
 def _play_checked(g: dict, record: bool = True) -> LamaGame:
-    game = LamaGame(g["n"], _rules(g), seed=g["seed"], record=record)
+    game = LamaGame(g["n"], _rules(g), seed=g["seed"], record=record, rounds="manual")  # checks each round's end
     rng = random.Random(g["seed"])
     while True:
         dealt = np.array(game.displays).sum(axis=0)

@@ -198,7 +198,7 @@ def _rounds_go_on(game: LamaGame) -> bool:
             c = g.clone()
             if d is not None:
                 c.apply_chance(d)
-            if c.round_over:
+            if c.rounds_finished > game.rounds_finished:  # the round ended (and, flowing on, dealt the next)
                 return False
     return True
 

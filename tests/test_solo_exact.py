@@ -154,7 +154,7 @@ def test_visits_match_simulated_turns():
     for g in range(4000):
         game = LamaGame(1, rules, seed=10_000 + g, record=False)
         turns = 0
-        while game.phase is not Phase.ROUND_OVER and not game.game_over:
+        while not game.rounds_finished:  # one round (rounds flow on)
             if game.phase is Phase.TURN:
                 turns += 1
             game.step(policy.act(game, game.legal_actions()))

@@ -21,7 +21,7 @@ from lama_dice.agents.solver import (
     deal_distribution,
     solver_for,
 )
-from lama_env import LamaGame, Phase
+from lama_env import LamaGame
 from lama_env import actions as A
 from lama_env.engine import resolve_roll
 from lama_env.odds import roll_distribution
@@ -229,9 +229,9 @@ def solo_round_points(spec: str, rounds: int, seed: int, rules: RulesConfig = DE
     pts = []
     for _ in range(rounds):
         g = LamaGame(1, rules=rules, rng=rng, record=False)
-        while g.phase < Phase.ROUND_OVER:
+        while not g.rounds_finished:  # rounds flow on: the round's result is last_round
             g.step(agent.act(g, g.legal_actions()))
-        pts.append(g.round_points[0])
+        pts.append(g.last_round["points"][0])
     return np.array(pts, dtype=float)
 
 

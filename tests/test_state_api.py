@@ -146,9 +146,8 @@ def test_explicit_chance_replays_a_sampled_game(n, rules):
     sampled = _play(LamaGame(n, rules, seed=n), random.Random(n))
     record = sampled.to_record()
     explicit = LamaGame(n, rules, chance="explicit", seed=999)
-    for r, rnd in enumerate(record["rounds"]):
-        if r:
-            explicit.next_round()
+    for rnd in record["rounds"]:  # rounds flow on: the step that ends a round leaves the next deal's chance node
+        assert explicit.is_chance_node() and explicit.phase is not Phase.ROUND_OVER
         for hand in rnd["hands"]:
             for card in hand:
                 explicit.apply_chance(card)
@@ -190,15 +189,14 @@ def test_returns_follow_the_reward_modes():
         g.returns("chips")
     pick = random.Random(0)
     while not g.game_over:
-        if g.phase is Phase.ROUND_OVER:
-            assert g.returns("points") == tuple(float(s - t) for s, t in zip((5, 0, 12), g.totals, strict=True))
-            g.next_round()
-        else:
-            before = g.returns("points")
-            g.step(pick.choice(g.legal_actions()))
-            if not g.round_over:  # a triple llama mid-round changes a total, not the returns
-                assert g.returns("points") == before
-            assert g.returns() == (0.0, 0.0, 0.0) or g.game_over
+        before, finished = g.returns("points"), g.rounds_finished
+        g.step(pick.choice(g.legal_actions()))
+        if g.rounds_finished > finished:  # the step ended a round (and dealt the next: rounds flow on)
+            end = g.last_round["totals"]
+            assert g.returns("points") == tuple(float(s - t) for s, t in zip((5, 0, 12), end, strict=True))
+        else:  # a triple llama mid-round changes a total, not the returns
+            assert g.returns("points") == before
+        assert g.returns() == (0.0, 0.0, 0.0) or g.game_over
     assert g.returns() == tuple(win_rewards(g.totals))
     assert math.fsum(g.returns()) == pytest.approx(0.0, abs=1e-12)
 
@@ -333,10 +331,11 @@ def test_the_docs_table_lists_the_state_api():
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "environments.md").read_text(encoding="utf-8")
     section = page.split("## The state API: search and OpenSpiel", 1)[1].split("\n## ", 1)[0]
-    for call in ('chance="explicit"', "game.is_chance_node()", "game.chance_outcomes()", "game.apply_chance(outcome)",
-                 "game.sample_chance()", "game.clone(chance=None, rng=None)", "game.serialize()",
+    for call in ('chance="explicit"', 'rounds="flow"', "game.is_chance_node()", "game.chance_outcomes()",
+                 "game.apply_chance(outcome)", "game.sample_chance()", "game.clone(chance=None, rng=None, rounds=None)",
+                 "game.serialize()",
                  "LamaGame.deserialize(text)", "pickle.dumps(game)", "copy.deepcopy(game)",
                  'game.returns(reward="win")'):
         assert f"`{call}`" in section or call in section, call
         name = call.split("(")[0].rpartition(".")[2]
-        assert name in ("chance=\"explicit\"", "dumps", "deepcopy") or hasattr(LamaGame, name), name
+        assert name in ("chance=\"explicit\"", 'rounds="flow"', "dumps", "deepcopy") or hasattr(LamaGame, name), name

@@ -224,7 +224,7 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
     pick = random.Random(100 * n + config)
     seen: set = set()
     for s in range(25):
-        g = LamaGame(n, rules, seed=s, start_points=[pick.randrange(12) for _ in range(n)])
+        g = LamaGame(n, rules, seed=s, start_points=[pick.randrange(12) for _ in range(n)], rounds="manual")
         ref = Reference(n, rules, g.displays, g.start_player, g.totals)
         ref.check(g)
         while not g.game_over and g.round_index < 60:
@@ -303,7 +303,7 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
 
 
 def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
-    g = LamaGame(3, hands=[list("L12345"), list("556666"), list("L23456")])
+    g = LamaGame(3, hands=[list("L12345"), list("556666"), list("L23456")], rounds="manual")
     g.step(A.QUIT)  # seat 0
     g.step(A.ROLL, dice=["L", "L", "L"])  # seat 1: a chip only
     st = g.statistics()
@@ -323,7 +323,7 @@ def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
 
 
 def test_a_bust_is_recorded_for_the_roller():
-    g = LamaGame(2, hands=[list("111222"), list("333444")])
+    g = LamaGame(2, hands=[list("111222"), list("333444")], rounds="manual")
     g.step(A.QUIT)  # seat 0 quits: seat 1 is the last player in
     g.step(A.ROLL, dice=["1", "5", "1"])  # no 3 or 4: bust
     assert g.ended_by == "bust" and g.busted == 1 and g.went_out is None

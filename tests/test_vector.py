@@ -39,7 +39,7 @@ def _choose(rng: np.random.Generator, mask: np.ndarray, p_roll: float = 0.8) -> 
 
 def _scalar(vg: VectorGame, g: int) -> LamaGame:
     """A scalar game dealt the hands of slot ``g``'s new game."""
-    return LamaGame(vg.num_players, vg.rules, hands=vg.hands[g].tolist(), record=True)
+    return LamaGame(vg.num_players, vg.rules, hands=vg.hands[g].tolist(), record=True, rounds="manual")
 
 
 def _check_state(vg: VectorGame, games: list[LamaGame]) -> None:

@@ -28,7 +28,7 @@ def play(seed: int, rounds: int) -> dict:
     from lama_env.engine import LamaGame
 
     agents = [make_agent(spec, seed=seed + i) for i, spec in enumerate(AGENTS)]
-    game = LamaGame(len(AGENTS), seed=seed)
+    game = LamaGame(len(AGENTS), seed=seed, rounds="manual")
     while True:
         if game.round_over:
             if game.game_over or game.round_index + 1 >= rounds:

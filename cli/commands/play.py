@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     rules = rules_from_args(args)
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)
-    game = LamaGame(players, rules, seed=args.seed)
+    game = LamaGame(players, rules, seed=args.seed, rounds="manual")  # it pauses between rounds
     console = Console(highlight=False)
     terminal = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
                             save=args.save, names=player_names(players, args.seat, specs),
