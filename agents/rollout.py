@@ -11,9 +11,11 @@ scores the acting seat's share of the win, a cut one the value network's chance 
 it, from the first decision of the next round (as Tesauro's rollouts of TD-Gammon).  The
 candidate with the best mean is played.
 
-Common random numbers: the ``i``-th rollout of every candidate draws its dice, its deals
-and (``playout=sample``) its choices from the same stream, so the candidates are compared
-on the same luck and the paired differences have a far smaller variance than the means.
+Common random numbers: the ``i``-th rollout of every candidate plays on the same luck, so
+that the paired differences have a far smaller variance than the means: its deals come from
+the same stream, and each seat's ``k``-th roll of the ``j``-th round from its start is the
+same roll (a table drawn per rollout, by round, seat and roll: a quit that moves the others'
+rolls earlier does not shift everyone's dice), as are the ``playout=sample`` choices.
 ``z`` (0): the search plays another choice than the network's most likely one only if its
 mean beats that choice's by more than ``z`` standard errors of the paired differences.
 
@@ -29,7 +31,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lama_env.engine import LamaGame
+from lama_env import actions as A
+from lama_env.engine import LamaGame, Phase
 
 from .search import SearchPolicy, _final_shares
 
@@ -37,6 +40,8 @@ from .search import SearchPolicy, _final_shares
 PLAYOUTS = ("greedy", "sample")
 #: Uniform draws kept per rollout for ``playout=sample`` (a longer rollout draws on from its stream).
 _DRAWS = 256
+#: The rounds and the rolls per seat and round that the common dice tables cover (beyond: the rollout's stream).
+_TABLE_ROUNDS, _TABLE_ROLLS = 4, 48
 
 
 class RolloutPolicy(SearchPolicy):
@@ -63,21 +68,27 @@ class RolloutPolicy(SearchPolicy):
         seeds = self.rng.integers(2**63, size=(len(games), r))
         cands = self._orders(list(games))
         # the rollouts: (game, candidate, i); the i-th of every candidate of a game on the same stream
+        n = self.num_players
         sims: list[LamaGame] = []
         owner: list[tuple[int, int, int]] = []
         draws: list[np.ndarray] = []
+        tables: list[np.ndarray] = []
         for gi, (game, order) in enumerate(zip(games, cands, strict=True)):
-            for ci, action in enumerate(order):
+            streams = [np.random.default_rng(int(s)) for s in seeds[gi]]
+            faces = np.asarray(game.rules.dice_index)  # (3, 6): each die's face index per side
+            dice = [faces[np.arange(3), st.integers(6, size=(_TABLE_ROUNDS, n, _TABLE_ROLLS, 3))] for st in streams]
+            u = [st.random(_DRAWS) if self.playout == "sample" else np.zeros(0) for st in streams]
+            for ci in range(len(order)):
                 for i in range(r):
-                    rng = np.random.default_rng(int(seeds[gi, i]))
-                    u = rng.random(_DRAWS) if self.playout == "sample" else np.zeros(0)
-                    c = game.clone(rng=rng)
-                    c.step(action)
-                    sims.append(c)
+                    sims.append(game.clone(rng=np.random.default_rng(int(seeds[gi, i]))))
                     owner.append((gi, ci, i))
-                    draws.append(u)
+                    draws.append(u[i])
+                    tables.append(dice[i])
+        first_round = np.array([games[gi].round_index for gi, _, _ in owner])
+        rolls = np.zeros((len(sims), n), dtype=np.int64)  # each seat's rolls this round
+        for k, (gi, ci, _) in enumerate(owner):
+            self._step(sims[k], cands[gi][ci], tables[k], rolls[k], 0)
         score = np.zeros(len(sims))
-        first_round = [games[gi].round_index for gi, _, _ in owner]
         moves = np.zeros(len(sims), dtype=np.int64)
         active = list(range(len(sims)))
         while active:
@@ -90,6 +101,7 @@ class RolloutPolicy(SearchPolicy):
                     continue
                 if c.round_over:
                     c.next_round()
+                    rolls[k] = 0
                 if c.round_index - first_round[k] >= self.rounds:
                     cut.append(k)
                 else:
@@ -99,7 +111,9 @@ class RolloutPolicy(SearchPolicy):
                 for k, v in zip(cut, values, strict=True):
                     score[k] = v[games[owner[k][0]].current_player]
             if playing:
-                self._play([sims[k] for k in playing], [draws[k] for k in playing], moves[playing])
+                chosen = self._choose([sims[k] for k in playing], [draws[k] for k in playing], moves[playing])
+                for k, a in zip(playing, chosen, strict=True):
+                    self._step(sims[k], a, tables[k], rolls[k], int(sims[k].round_index - first_round[k]))
                 moves[playing] += 1
                 self.steps_played += len(playing)
             active = playing
@@ -118,8 +132,8 @@ class RolloutPolicy(SearchPolicy):
             results.append((order[best], {a: np.array([means[j], se[j]]) for j, a in enumerate(order)}))
         return results
 
-    def _play(self, sims: list[LamaGame], draws: list[np.ndarray], moves: np.ndarray) -> None:
-        """One step of every rollout in ``sims``: the policy network's choice (one forward pass)."""
+    def _choose(self, sims: list[LamaGame], draws: list[np.ndarray], moves: np.ndarray) -> list[int]:
+        """The policy network's choice in every rollout of ``sims`` (one forward pass)."""
         legals = [c.legal_actions() for c in sims]
         forced = [len(legal) == 1 for legal in legals]
         ask = [k for k, f in enumerate(forced) if not f]
@@ -135,8 +149,19 @@ class RolloutPolicy(SearchPolicy):
                 picks = (cum > u).argmax(axis=1)
             for k, a in zip(ask, picks.tolist(), strict=True):
                 chosen[k] = a
-        for c, a in zip(sims, chosen, strict=True):
-            c.step(a)
+        return chosen
+
+    @staticmethod
+    def _step(c: LamaGame, action: int, table: np.ndarray, rolls: np.ndarray, j: int) -> None:
+        """Play ``action`` in rollout ``c``: a roll is the ``rolls[seat]``-th of the seat in the table's round ``j``."""
+        if action == A.ROLL and c.phase is Phase.TURN:
+            p = c.current_player
+            k = int(rolls[p])
+            rolls[p] = k + 1
+            if j < _TABLE_ROUNDS and k < _TABLE_ROLLS:
+                c.step(action, dice=table[j, p, k].tolist())
+                return
+        c.step(action)
 
     @staticmethod
     def _draw(u: np.ndarray, move: int) -> float:
