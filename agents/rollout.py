@@ -47,8 +47,17 @@ _TABLE_ROUNDS, _TABLE_ROLLS = 4, 48
 class RolloutPolicy(SearchPolicy):
     """Rollouts of the policy network from each candidate action, on common random numbers (module docstring)."""
 
-    def __init__(self, net: str, rollouts: int = 16, rounds: int = 1, top: int = 3, playout: str = "greedy",
-                 z: float = 0.0, value: str | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        net: str,
+        rollouts: int = 16,
+        rounds: int = 1,
+        top: int = 3,
+        playout: str = "greedy",
+        z: float = 0.0,
+        value: str | None = None,
+        seed: int | None = None,
+    ) -> None:
         """Load the policy and value networks (see the module docstring for the options)."""
         super().__init__(net, top=top, value=value, seed=seed)
         self.rollouts, self.rounds, self.playout, self.z = rollouts, rounds, playout, z
@@ -67,25 +76,9 @@ class RolloutPolicy(SearchPolicy):
         r = self.rollouts
         seeds = self.rng.integers(2**63, size=(len(games), r))
         cands = self._orders(list(games))
-        # the rollouts: (game, candidate, i); the i-th of every candidate of a game on the same stream
-        n = self.num_players
-        sims: list[LamaGame] = []
-        owner: list[tuple[int, int, int]] = []
-        draws: list[np.ndarray] = []
-        tables: list[np.ndarray] = []
-        for gi, (game, order) in enumerate(zip(games, cands, strict=True)):
-            streams = [np.random.default_rng(int(s)) for s in seeds[gi]]
-            faces = np.asarray(game.rules.dice_index)  # (3, 6): each die's face index per side
-            dice = [faces[np.arange(3), st.integers(6, size=(_TABLE_ROUNDS, n, _TABLE_ROLLS, 3))] for st in streams]
-            u = [st.random(_DRAWS) if self.playout == "sample" else np.zeros(0) for st in streams]
-            for ci in range(len(order)):
-                for i in range(r):
-                    sims.append(game.clone(rng=np.random.default_rng(int(seeds[gi, i]))))
-                    owner.append((gi, ci, i))
-                    draws.append(u[i])
-                    tables.append(dice[i])
+        sims, owner, draws, tables = self._start(games, cands, seeds)
         first_round = np.array([games[gi].round_index for gi, _, _ in owner])
-        rolls = np.zeros((len(sims), n), dtype=np.int64)  # each seat's rolls this round
+        rolls = np.zeros((len(sims), self.num_players), dtype=np.int64)  # each seat's rolls this round
         for k, (gi, ci, _) in enumerate(owner):
             self._step(sims[k], cands[gi][ci], tables[k], rolls[k], 0)
         score = np.zeros(len(sims))
@@ -117,11 +110,40 @@ class RolloutPolicy(SearchPolicy):
                 moves[playing] += 1
                 self.steps_played += len(playing)
             active = playing
+        return self._pick(cands, score)
+
+    def _start(
+        self, games: Sequence[LamaGame], cands: list[list[int]], seeds: np.ndarray
+    ) -> tuple[list[LamaGame], list[tuple[int, int, int]], list[np.ndarray], list[np.ndarray]]:
+        """The rollouts' games, (game, candidate, i), ``playout=sample`` draws and dice tables, before the candidate."""
+        r = self.rollouts
+        # the rollouts: (game, candidate, i); the i-th of every candidate of a game on the same stream
+        n = self.num_players
+        sims: list[LamaGame] = []
+        owner: list[tuple[int, int, int]] = []
+        draws: list[np.ndarray] = []
+        tables: list[np.ndarray] = []
+        for gi, (game, order) in enumerate(zip(games, cands, strict=True)):
+            streams = [np.random.default_rng(int(s)) for s in seeds[gi]]
+            faces = np.asarray(game.rules.dice_index)  # (3, 6): each die's face index per side
+            dice = [faces[np.arange(3), st.integers(6, size=(_TABLE_ROUNDS, n, _TABLE_ROLLS, 3))] for st in streams]
+            u = [st.random(_DRAWS) if self.playout == "sample" else np.zeros(0) for st in streams]
+            for ci in range(len(order)):
+                for i in range(r):
+                    sims.append(game.clone(rng=np.random.default_rng(int(seeds[gi, i]))))
+                    owner.append((gi, ci, i))
+                    draws.append(u[i])
+                    tables.append(dice[i])
+        return sims, owner, draws, tables
+
+    def _pick(self, cands: list[list[int]], score: np.ndarray) -> list[tuple[int, dict[int, np.ndarray]]]:
+        """Each game's choice from its rollouts' scores (the candidates in turn, ``rollouts`` each)."""
+        r = self.rollouts
         results: list[tuple[int, dict[int, np.ndarray]]] = []
-        s = score.reshape(-1)
+        s = score
         start = 0
         for order in cands:
-            block = s[start:start + len(order) * r].reshape(len(order), r)
+            block = s[start : start + len(order) * r].reshape(len(order), r)
             start += len(order) * r
             means = block.mean(axis=1)
             diff = block - block[0]

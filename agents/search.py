@@ -273,6 +273,17 @@ class SearchPolicy(Policy):
         return node.value
 
 
+def _number(key: str, value: str, hi: float) -> float:
+    """The number of option ``key``, 0..``hi``."""
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
+    if not 0.0 <= x <= hi:
+        raise AgentSpecError(f"search option {key} must be a number 0..{hi:g}, got {clip(value)}")
+    return x
+
+
 def parse_options(arg: str | None) -> dict[str, Any]:
     """The keyword arguments of :class:`SearchPolicy` from the text after ``search:``.
 
@@ -304,22 +315,8 @@ def parse_options(arg: str | None) -> dict[str, Any]:
             if number is None or not lo <= number <= hi:
                 raise AgentSpecError(f"search option {key} must be an integer {lo}..{hi}, got {clip(value)}")
             opts[key] = number
-        elif key == "margin":
-            try:
-                m = float(value)
-            except ValueError:
-                m = float("nan")
-            if not 0.0 <= m <= 1.0:
-                raise AgentSpecError(f"search option margin must be a number 0..1, got {clip(value)}")
-            opts[key] = m
-        elif key == "z":
-            try:
-                zz = float(value)
-            except ValueError:
-                zz = float("nan")
-            if not 0.0 <= zz <= 10.0:
-                raise AgentSpecError(f"search option z must be a number 0..10, got {clip(value)}")
-            opts[key] = zz
+        elif key in ("margin", "z"):
+            opts[key] = _number(key, value, 1.0 if key == "margin" else 10.0)
         elif key == "playout":
             if value not in ("greedy", "sample"):
                 raise AgentSpecError(f"search option playout must be greedy or sample, got {clip(value)}")
