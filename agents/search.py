@@ -1,6 +1,8 @@
 """``search:NET``: expectimax over the next decisions, a value network at the leaves, a policy network as prior.
 
-Spec: ``search:NET[,depth=D][,top=K][,value=V][,deals=M][,margin=E][,seed=S]``
+Spec: ``search:NET[,depth=D][,top=K][,value=V][,deals=M][,margin=E][,seed=S]``; with
+``rollouts=R`` (and ``rounds=U``, ``playout=greedy|sample``, ``z=Z``) Monte-Carlo rollouts of
+the policy network instead of the tree (:mod:`lama_dice.agents.rollout`).
 
 * ``NET``: a policy network spec, ``ppo:2p``, ``ppo:runs/x/best.zip``...: its action
   probabilities order the choices at every decision of the tree, and only the ``top`` most
@@ -51,9 +53,12 @@ from .learned import LearnedPolicy
 from .registry import AgentSpecError, make_agent, register
 from .value import ValueNet, load_value, value_names
 
-USAGE = "search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S]"
-#: The options and their defaults.
-DEFAULTS: dict[str, Any] = {"depth": 1, "top": 3, "value": None, "deals": 8, "margin": 0.0, "seed": None}
+USAGE = "search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S | ,rollouts=R,rounds=U,playout=P,z=Z]"
+#: The options and their defaults (the last four: the rollout search, :mod:`lama_dice.agents.rollout`).
+DEFAULTS: dict[str, Any] = {"depth": 1, "top": 3, "value": None, "deals": 8, "margin": 0.0, "seed": None,
+                            "rollouts": 0, "rounds": 1, "playout": "greedy", "z": 0.0}
+#: The options of the expectimax alone and of the rollout search alone.
+_TREE_ONLY, _ROLLOUT_ONLY = ("depth", "deals", "margin"), ("rounds", "playout", "z")
 #: The most decisions a line may search (the tree grows about 70-fold with each roll).
 MAX_DEPTH = 4
 
@@ -264,6 +269,17 @@ class SearchPolicy(Policy):
         return node.value
 
 
+def _number(key: str, value: str, hi: float) -> float:
+    """The number of option ``key``, 0..``hi``."""
+    try:
+        x = float(value)
+    except ValueError:
+        x = float("nan")
+    if not 0.0 <= x <= hi:
+        raise AgentSpecError(f"search option {key} must be a number 0..{hi:g}, got {clip(value)}")
+    return x
+
+
 def parse_options(arg: str | None) -> dict[str, Any]:
     """The keyword arguments of :class:`SearchPolicy` from the text after ``search:``.
 
@@ -276,13 +292,14 @@ def parse_options(arg: str | None) -> dict[str, Any]:
     if "=" in first or not first:
         raise AgentSpecError(f"search's first part must be a policy network (e.g. search:ppo:2p), got {clip(first)}")
     opts: dict[str, Any] = {"net": first}
-    ints = {"depth": (1, MAX_DEPTH), "top": (0, A.NUM_ACTIONS), "deals": (1, 256), "seed": (0, 2**63 - 1)}
+    ints = {"depth": (1, MAX_DEPTH), "top": (0, A.NUM_ACTIONS), "deals": (1, 256), "seed": (0, 2**63 - 1),
+            "rollouts": (1, 4096), "rounds": (1, 100)}
     for part in rest:
         key, eq, value = part.partition("=")
         key, value = key.strip(), value.strip()
         if not eq or key not in DEFAULTS:
-            raise AgentSpecError(f"bad search option {clip(part)}; the options are "
-                                 "depth=D, top=K, value=V, deals=M, margin=E, seed=S")
+            raise AgentSpecError(f"bad search option {clip(part)}; the options are depth=D, top=K, value=V, "
+                                 "deals=M, margin=E, seed=S, rollouts=R, rounds=U, playout=P, z=Z")
         if key in opts:
             raise AgentSpecError(f"search option {key!r} given twice")
         if key in ints:
@@ -294,27 +311,35 @@ def parse_options(arg: str | None) -> dict[str, Any]:
             if number is None or not lo <= number <= hi:
                 raise AgentSpecError(f"search option {key} must be an integer {lo}..{hi}, got {clip(value)}")
             opts[key] = number
-        elif key == "margin":
-            try:
-                m = float(value)
-            except ValueError:
-                m = float("nan")
-            if not 0.0 <= m <= 1.0:
-                raise AgentSpecError(f"search option margin must be a number 0..1, got {clip(value)}")
-            opts[key] = m
+        elif key in ("margin", "z"):
+            opts[key] = _number(key, value, 1.0 if key == "margin" else 10.0)
+        elif key == "playout":
+            if value not in ("greedy", "sample"):
+                raise AgentSpecError(f"search option playout must be greedy or sample, got {clip(value)}")
+            opts[key] = value
         else:
             if not value:
                 raise AgentSpecError("search option value needs a value file or a shipped name (value=2p)")
             opts[key] = value
+    wrong = [k for k in (_TREE_ONLY if "rollouts" in opts else _ROLLOUT_ONLY) if k in opts]
+    if wrong:
+        raise AgentSpecError(f"search option {wrong[0]!r} " + ("is not one of the rollout search (rollouts=R)"
+                                                              if "rollouts" in opts else "needs rollouts=R"))
     return opts
 
 
 def _make(arg: str | None) -> Policy:
-    return SearchPolicy(**parse_options(arg))
+    opts = parse_options(arg)
+    if "rollouts" in opts:
+        from .rollout import RolloutPolicy
+
+        return RolloutPolicy(**opts)
+    return SearchPolicy(**opts)
 
 
 register("search", _make, USAGE,
          "expectimax over the next decisions and the exact dice, a value network at the leaves, "
-         "the policy network NET ordering and pruning the choices (e.g. search:ppo:2p)")
+         "the policy network NET ordering and pruning the choices (e.g. search:ppo:2p); with rollouts=R, "
+         "R rollouts of NET from each choice on common dice (e.g. search:ppo:2p,rollouts=16)")
 
 __all__ = ["DEFAULTS", "USAGE", "SearchPolicy", "parse_options"]

@@ -291,3 +291,70 @@ def test_served_only_when_the_server_offers_it():
     with pytest.raises(WebError, match="is not offered to web pages"):
         check_spec("search:ppo:2p")
     assert check_spec(" search:ppo:2p ", trusted=["search:ppo:2p"]) == "search:ppo:2p"
+
+
+# --------------------------------------------------------------------------- the rollout search
+
+
+def test_rollout_spec_options_and_errors():
+    assert parse_options("ppo:2p,rollouts=8,rounds=2,playout=sample,z=1.5,top=0") == {
+        "net": "ppo:2p",
+        "rollouts": 8,
+        "rounds": 2,
+        "playout": "sample",
+        "z": 1.5,
+        "top": 0,
+    }
+    for spec, words in [
+        ("search:ppo:2p,rollouts=0", "search option rollouts must be an integer 1..4096"),
+        ("search:ppo:2p,rollouts=4,depth=2", "search option 'depth' is not one of the rollout"),
+        ("search:ppo:2p,z=1", "search option 'z' needs rollouts=R"),
+        ("search:ppo:2p,rollouts=4,playout=best", "search option playout must be greedy or sample"),
+        ("search:ppo:2p,rollouts=4,z=-1", "search option z must be a number 0..10"),
+    ]:
+        with pytest.raises(LamaDiceError) as e:
+            make_agent(spec)
+        assert words in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("playout", ["greedy", "sample"])
+def test_rollouts_deterministic_batched_and_leave_the_game_alone(value2, playout):
+    from lama_dice.agents.rollout import RolloutPolicy
+
+    games = _positions(2, 12, seed=7)
+    spec = f"search:ppo:2p,value={value2},rollouts=4,rounds=1,playout={playout}"
+    one = make_agent(spec, seed=3)
+    assert isinstance(one, RolloutPolicy)
+    before = [g.serialize() for g in games]
+    singly = [one.act(g, g.legal_actions()) for g in games]
+    assert [g.serialize() for g in games] == before
+    many = make_agent(spec, seed=3).act_batch(games, [g.legal_actions() for g in games])
+    assert singly == many and all(a in g.legal_actions() for a, g in zip(singly, games, strict=True))
+    assert one.steps_played > 0
+
+
+def test_rollouts_common_numbers_and_the_network_kept(value2):
+    prior = make_agent("ppo:2p")
+    games = [g for g in _positions(2, 30, seed=5) if len(g.legal_actions()) > 1][:10]
+    one = make_agent(f"search:ppo:2p,value={value2},rollouts=4,top=1", seed=0)  # one candidate: the network's
+    assert [one.act(g, g.legal_actions()) for g in games] == [prior.act(g, g.legal_actions()) for g in games]
+    sticky = make_agent(f"search:ppo:2p,value={value2},rollouts=4,z=10", seed=0)
+    assert [sticky.act(g, g.legal_actions()) for g in games] == [prior.act(g, g.legal_actions()) for g in games]
+    # the same candidate twice (top=0 lists each action once): the paired differences of a candidate with
+    # itself vanish, so a rollout's score depends on its stream alone; a second search, same seed, same scores
+    a, b = (make_agent(f"search:ppo:2p,value={value2},rollouts=6,top=0", seed=1) for _ in range(2))
+    ra, rb = a.search_many(games), b.search_many(games)
+    for (act_a, va), (act_b, vb), g in zip(ra, rb, games, strict=True):
+        assert act_a == act_b and sorted(va) == sorted(g.legal_actions())
+        assert all(np.array_equal(va[x], vb[x]) for x in va)
+        first = next(iter(va))
+        assert va[first][1] == 0.0  # the network's choice against itself
+
+
+def test_rollouts_to_the_game_end_need_no_value_at_the_end(value2):
+    # in a game about to end, rollouts to its end score exact shares (0, 1/2 or 1 each)
+    agent = make_agent(f"search:ppo:2p,value={value2},rollouts=3,rounds=100,top=0", seed=0)
+    game = LamaGame(2, seed=1, start_points=[38, 38])
+    _, values = agent.search(game)
+    for mean, _ in values.values():
+        assert mean * 6 == pytest.approx(round(mean * 6))
