@@ -21,15 +21,13 @@ checks that the two agree draw for draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import actions as A
 from .errors import clip
 
-__all__ = ["base_seed", "below", "block", "game_streams", "mix", "random_action", "seed_mix"]
+__all__ = ["advance", "base_seed", "below", "block", "game_streams", "mix", "seed_mix", "streams_of"]
 
 MASK64 = (1 << 64) - 1
 #: splitmix64's constants (as :mod:`lama_env._kernel` has them).
@@ -96,32 +94,3 @@ def block(state: int, size: int) -> list[int]:
 def advance(state: int, draws: int) -> int:
     """The stream's state after ``draws`` values (accepted or rejected)."""
     return (state + draws * GOLDEN) & MASK64
-
-
-def random_action(legal: Sequence[int], draw: Callable[[int], int]) -> int:
-    """The ``random`` agent's choice among ``legal``, as the compiled engine's native one makes it.
-
-    ``draw(k)``: a uniform integer in ``0..k-1`` from the agents' stream.  A turn:
-    ``draw(2)``, 1 quits; a take: the ``draw(m)``-th of the ``m`` shown faces, in
-    face order; a discard: counts ``c`` per face within the limits ``lim`` (the
-    most each face may give) numbered ``sum_f c[f] prod_{f' < f} (lim[f'] + 1)``,
-    the empty discard (number 0) left out when a discard is a must.  One draw
-    per decision, even when only one action is legal.
-    """
-    first = legal[0]
-    if first in (A.ROLL, A.QUIT):
-        return A.QUIT if draw(2) == 1 else A.ROLL
-    if A.is_take(first):
-        return sorted(legal)[draw(len(legal))]
-    counts = [A.discard_counts(a) for a in legal]
-    lim = [max(c[f] for c in counts) for f in range(A.NUM_FACES)]
-    nopt = 1
-    for m in lim:
-        nopt *= m + 1
-    must = A.DISCARD_BASE not in legal  # the empty discard is action DISCARD_BASE
-    k = draw(nopt - 1) + 1 if must else draw(nopt)
-    out = []
-    for m in lim:
-        out.append(k % (m + 1))
-        k //= m + 1
-    return A.discard_action(tuple(out))

@@ -122,10 +122,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernel
+from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
-from . import streams
 from ._kernel import LOG_END, LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
 from .batched import _DACT, _SCORE, _TABLES, log_to_record, mask_display
 from .engine import IllegalActionError, LamaGame
@@ -157,7 +156,7 @@ def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
 
 
 def _seed_mix(seed: int | None) -> np.uint64:
-    """The streams' mixed 64-bit base seed (:func:`lama_env.streams.seed_mix` of :func:`~lama_env.streams.base_seed`)."""
+    """The streams' mixed base seed: :func:`lama_env.streams.seed_mix` of :func:`~lama_env.streams.base_seed`."""
     return np.uint64(streams.seed_mix(streams.base_seed(seed, VectorGameError)))
 
 
