@@ -68,6 +68,7 @@ from numba import njit
 
 from . import _kernel as K
 from . import actions as A
+from . import streams
 from ._kernel import (
     KIND_RANDOM,
     KIND_TABLE,
@@ -437,10 +438,8 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
 
 # ------------------------------------------------------------------- driver
 def _seed64(seed: int | None) -> np.uint64:
-    """The kernel's 64-bit base seed: ``SeedSequence(seed)`` hashed down (fresh entropy for None)."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise NativePolicyError(f"seed must be an integer >= 0 or None, got {seed!r}")
-    return np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0]
+    """The kernel's 64-bit base seed (:func:`lama_env.streams.base_seed`)."""
+    return np.uint64(streams.base_seed(seed, NativePolicyError))
 
 
 def play_batch(

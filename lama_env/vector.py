@@ -122,7 +122,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import _kernel
+from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
 from ._kernel import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
@@ -183,11 +183,8 @@ def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
 
 
 def _seed_mix(seed: int | None) -> np.uint64:
-    """The streams' mixed 64-bit base seed: ``SeedSequence(seed)`` hashed (fresh entropy for None)."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise VectorGameError(f"seed must be an integer >= 0 or None, got {seed!r}")
-    s = np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0]
-    return np.uint64(_kernel.seed_mix(s))
+    """The streams' mixed base seed: :func:`lama_env.streams.seed_mix` of :func:`~lama_env.streams.base_seed`."""
+    return np.uint64(streams.seed_mix(streams.base_seed(seed, VectorGameError)))
 
 
 def _tables(rules: RulesConfig) -> dict[str, np.ndarray]:
