@@ -46,7 +46,7 @@ _REGISTRY: dict[str, AgentEntry] = {}
 #: Modules imported on first use so that their agents register themselves.
 AGENT_MODULES = ("lama_dice.agents.heuristics", "lama_dice.agents.optimal", "lama_dice.agents.lookahead",
                  "lama_dice.agents.ppo", "lama_dice.agents.rllib_agent", "lama_dice.agents.python_agent",
-                 "lama_dice.agents.mcts", "lama_dice.agents.search")
+                 "lama_dice.agents.mcts", "lama_dice.agents.rollout")  # rollout: the search: spec
 
 
 def register(name: str, factory: Callable[[str | None], Policy], usage: str, help: str) -> None:

@@ -34,7 +34,9 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 
-from .search import SearchPolicy, _final_shares
+from .base import Policy
+from .registry import register
+from .search import USAGE, SearchPolicy, _final_shares, parse_options
 
 #: How the rollouts' seats choose: the network's most likely action, or a sample of its distribution.
 PLAYOUTS = ("greedy", "sample")
@@ -192,5 +194,19 @@ class RolloutPolicy(SearchPolicy):
             return float(u[move])
         return float(np.random.default_rng([int(u[0] * 2**32), move]).random())
 
+
+# The ``search:`` spec is registered here, in the module that knows both searches (the tree of
+# :mod:`lama_dice.agents.search` and the rollouts), so that neither imports the other's caller.
+def _make(arg: str | None) -> Policy:
+    opts = parse_options(arg)
+    if "rollouts" in opts:
+        return RolloutPolicy(**opts)
+    return SearchPolicy(**opts)
+
+
+register("search", _make, USAGE,
+         "expectimax over the next decisions and the exact dice, a value network at the leaves, "
+         "the policy network NET ordering and pruning the choices (e.g. search:ppo:2p); with rollouts=R, "
+         "R rollouts of NET from each choice on common dice (e.g. search:ppo:2p,rollouts=16)")
 
 __all__ = ["PLAYOUTS", "RolloutPolicy"]

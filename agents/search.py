@@ -50,7 +50,7 @@ from lama_env.transitions import chance_outcomes, grouped_chance_outcomes
 
 from .base import Policy
 from .learned import LearnedPolicy
-from .registry import AgentSpecError, make_agent, register
+from .registry import AgentSpecError, make_agent
 from .value import ValueNet, load_value, value_names
 
 USAGE = "search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S | ,rollouts=R,rounds=U,playout=P,z=Z]"
@@ -327,19 +327,5 @@ def parse_options(arg: str | None) -> dict[str, Any]:
                                                               if "rollouts" in opts else "needs rollouts=R"))
     return opts
 
-
-def _make(arg: str | None) -> Policy:
-    opts = parse_options(arg)
-    if "rollouts" in opts:
-        from .rollout import RolloutPolicy
-
-        return RolloutPolicy(**opts)
-    return SearchPolicy(**opts)
-
-
-register("search", _make, USAGE,
-         "expectimax over the next decisions and the exact dice, a value network at the leaves, "
-         "the policy network NET ordering and pruning the choices (e.g. search:ppo:2p); with rollouts=R, "
-         "R rollouts of NET from each choice on common dice (e.g. search:ppo:2p,rollouts=16)")
 
 __all__ = ["DEFAULTS", "USAGE", "SearchPolicy", "parse_options"]
