@@ -45,9 +45,10 @@ overwritten by the step after; copy what must live longer.
 Round ends and automatic resets
 -------------------------------
 
-The scalar engine stops between rounds (``Phase.ROUND_OVER``, then
-``next_round()``).  A vector game never does: every state it presents is a
-decision of some player.  The step whose action ends a round (going out,
+Like the scalar engine's default (``LamaGame(rounds="flow")``; its
+``rounds="manual"`` stops at ``Phase.ROUND_OVER`` until ``next_round()``), a
+vector game never stops between rounds: every state it presents is a decision
+of some player.  The step whose action ends a round (going out,
 emptying the row, a bust, the last quit) scores the round, pays the rewards of
 the round (and of the game, if it ends), sets ``round_ended``, and in the same
 step deals the next round (the start player rotates, as in ``next_round()``)
