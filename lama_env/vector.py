@@ -184,8 +184,8 @@ def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
 
 
 def _seed_mix(seed: int | None) -> np.uint64:
-    """The streams' mixed base seed: :func:`lama_env.streams.seed_mix` of :func:`~lama_env.streams.base_seed`."""
-    return np.uint64(streams.seed_mix(streams.base_seed(seed, VectorGameError)))
+    """The streams' mixed base seed: the kernel's ``seed_mix`` of :func:`lama_env.streams.base_seed`."""
+    return np.uint64(_kernel.seed_mix(np.uint64(streams.base_seed(seed, VectorGameError))))
 
 
 def _tables(rules: RulesConfig) -> dict[str, np.ndarray]:
@@ -227,17 +227,11 @@ class _Outputs:
         self.obs = np.zeros((g, obs_size), dtype=np.float32)
         self.mask = np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_)
         self.player = np.zeros(g, dtype=np.int64)
-        self.rew = np.zeros((g, n), dtype=np.float32)
-        self.term = np.zeros(g, dtype=np.bool_)
-        self.trunc = np.zeros(g, dtype=np.bool_)
-        self.round_end = np.zeros(g, dtype=np.bool_)
-        self.final_obs = np.zeros((g, obs_size), dtype=np.float32)
-        self.rolled = np.full((g, 3), -1, dtype=np.int8)
-        #: where a game ended: its totals, round points, busts, quits, went out, triple llamas (per seat), rounds
-        self.fin = np.zeros((g, 6, n), dtype=np.int64)
-        self.fin_rounds = np.zeros(g, dtype=np.int64)
-        self.k = K.Outputs(self.obs, self.mask, self.player, self.rew, self.term, self.trunc, self.round_end,
-                           self.final_obs, self.rolled, self.fin, self.fin_rounds)
+        # the rest as the driver's buffers are (PlayEnds.zeros: their one definition); fin: where a game
+        # ended, its totals, round points, busts, quits, went out, triple llamas (per seat); fin_rounds: rounds
+        ends = PlayEnds.zeros(g, n, obs_size, np.float32)
+        self.rew, self.term, self.trunc, self.round_end, self.final_obs, self.rolled, self.fin, self.fin_rounds = ends
+        self.k = K.Outputs(self.obs, self.mask, self.player, *ends)
         self.views: dict[str, np.ndarray] = {}
         for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled"):
             v = getattr(self, name).view()
