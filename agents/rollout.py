@@ -132,7 +132,9 @@ class RolloutPolicy(SearchPolicy):
             u = [st.random(_DRAWS) if self.playout == "sample" else np.zeros(0) for st in streams]
             for ci in range(len(order)):
                 for i in range(r):
-                    sims.append(game.clone(rng=np.random.default_rng(int(seeds[gi, i]))))
+                    # manual rounds: a round's end is where the rolls per seat restart (the common dice tables' rounds),
+                    # whatever the mode of the game searched
+                    sims.append(game.clone(rng=np.random.default_rng(int(seeds[gi, i])), rounds="manual"))
                     owner.append((gi, ci, i))
                     draws.append(u[i])
                     tables.append(dice[i])

@@ -358,3 +358,14 @@ def test_rollouts_to_the_game_end_need_no_value_at_the_end(value2):
     _, values = agent.search(game)
     for mean, _ in values.values():
         assert mean * 6 == pytest.approx(round(mean * 6))
+
+
+def test_rollouts_search_a_flowing_game_as_a_manual_one(value2):
+    # the common dice restart at each round's end whatever the searched game's round mode: the same
+    # position, flowing or manual, gets the same scores from rollouts that cross a round's end
+    games = [g for g in _positions(2, 30, seed=11) if len(g.legal_actions()) > 1][:6]
+    spec = f"search:ppo:2p,value={value2},rollouts=4,rounds=3,top=0"
+    flow = make_agent(spec, seed=2).search_many([g.clone(rounds="flow") for g in games])
+    manual = make_agent(spec, seed=2).search_many([g.clone(rounds="manual") for g in games])
+    for (act_f, vf), (act_m, vm) in zip(flow, manual, strict=True):
+        assert act_f == act_m and all(np.array_equal(vf[x], vm[x]) for x in vm)
