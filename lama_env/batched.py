@@ -181,29 +181,25 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
     Raises:
         NativePolicyError: ``required`` and no description, naming why.
     """
-    if isinstance(agent, NativePolicy):
-        desc: Any = agent
-    else:
+    desc: Any = agent
+    why = None  # why there is no description
+    if not isinstance(agent, NativePolicy):
         native = getattr(agent, "native", None)
+        desc = native(rules) if callable(native) else None
         if not callable(native):
-            if not required:
-                return None
-            raise NativePolicyError(
-                f"{agent!r} is neither a native policy description nor a policy with a native() method "
-                "(lama_dice.agents.native.play_batch takes agent specs)")
-        desc = native(rules)
-        if desc is None or not isinstance(desc, NativePolicy):
-            if not required:
-                return None
-            if desc is None:
-                raise NativePolicyError(f"agent {getattr(agent, 'spec', agent)!r} is not a native policy "
-                                        "(its native() gives no description)")
-            raise NativePolicyError(f"{agent!r}.native() returned {desc!r}, not a NativePolicy")
-    if desc.rules is not None and desc.rules != rules:
-        if not required:
-            return None
-        raise NativePolicyError(f"native policy {desc.spec!r} was built for other rules than these")
-    return desc
+            why = (f"{agent!r} is neither a native policy description nor a policy with a native() method "
+                   "(lama_dice.agents.native.play_batch takes agent specs)")
+        elif desc is None:
+            why = f"agent {getattr(agent, 'spec', agent)!r} is not a native policy (its native() gives no description)"
+        elif not isinstance(desc, NativePolicy):
+            why = f"{agent!r}.native() returned {desc!r}, not a NativePolicy"
+    if why is None and desc.rules is not None and desc.rules != rules:
+        why = f"native policy {desc.spec!r} was built for other rules than these"
+    if why is None:
+        return desc
+    if required:
+        raise NativePolicyError(why)
+    return None
 
 
 def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:

@@ -10,6 +10,7 @@ decisions of the Python agents of the same spec at every state they meet.
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections import Counter
 
 import numpy as np
@@ -285,3 +286,34 @@ def test_naive_engine_is_an_independent_reading_of_the_same_rules():
     for a, b in ((naive_totals.mean(axis=1), fast.mean(axis=1)), (naive_totals.max(axis=1), fast.max(axis=1))):
         se = np.sqrt(a.var() / len(a) + b.var() / len(b))
         assert abs(a.mean() - b.mean()) < 5 * se, (a.mean(), b.mean(), se)
+
+
+def test_native_description_says_why_there_is_none():
+    from lama_dice.agents.registry import make_agent
+    from lama_env.batched import native_description
+    from lama_env.rules import RulesConfig
+
+    rules, other = RulesConfig(), RulesConfig(end_threshold=30)
+    desc = native_description(make_agent("threshold:0.2"), rules, required=True)
+    assert native_description(desc, rules) is desc
+
+    class NoNative:
+        pass
+
+    class GivesNone:
+        spec = "gives-none"
+
+        def native(self, rules):
+            return None
+
+    class GivesJunk:
+        def native(self, rules):
+            return 42
+
+    for agent, r, words in [(NoNative(), rules, "is neither a native policy description nor a policy"),
+                            (GivesNone(), rules, "'gives-none' is not a native policy (its native() gives no"),
+                            (GivesJunk(), rules, ".native() returned 42, not a NativePolicy"),
+                            (desc, other, "was built for other rules than these")]:
+        assert native_description(agent, r) is None
+        with pytest.raises(NativePolicyError, match=re.escape(words)):
+            native_description(agent, r, required=True)
