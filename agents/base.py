@@ -79,7 +79,15 @@ class RandomPolicy(Policy):
     spec = "random"
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
-        """Pick a legal action uniformly at random (no draw when only one is legal)."""
+        """Pick a legal action uniformly at random.
+
+        In a game on the compiled engine's streams (``LamaGame(..., game_id=...)``) the draw
+        is the game's own (:meth:`lama_env.engine.LamaGame.sample_action`, one draw at every
+        decision), as the compiled engine's ``random`` agent draws; otherwise it comes from
+        this policy's generator (no draw when only one action is legal).
+        """
+        if game.on_compiled_streams and (legal is game.legal_actions() or tuple(legal) == game.legal_actions()):
+            return game.sample_action()
         return legal[int(self.rng.integers(len(legal)))] if len(legal) > 1 else legal[0]
 
     def native(self, rules: RulesConfig) -> NativePolicy | None:

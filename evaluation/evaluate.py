@@ -36,7 +36,9 @@ How games are played
   in ``workers`` processes, ``0`` = all cores); see
   :mod:`lama_dice.evaluation.backends`.
 * **Deterministic.**  The result depends on ``seed`` (and ``chunk_size`` and
-  the backend) but not on ``workers``.  Policies must choose actions from the
+  the backend) but not on ``workers``; with ``streams="compiled"`` the scalar
+  backend plays the fast backend's games (game ``i`` of ``seed``), so native
+  agents give one result on both backends, whatever ``chunk_size``.  Policies must choose actions from the
   game, the legal actions and their own seeded randomness only.
 
 Where the rest lives
@@ -205,6 +207,7 @@ def run_games(
     on_record: Callable[[int, dict], None] | None = None,
     description: str = "evaluating",
     policies: Sequence[Policy] | None = None,
+    streams: str = "numpy",
 ) -> tuple[GameOutcomes, str]:
     """Play the games of ``seating`` (``int64[G, N]`` indices into ``agents``) and return their outcomes.
 
@@ -230,7 +233,8 @@ def run_games(
     policies = list(policies) if policies is not None else build_policies(agents)
     if len(policies) != len(agents):
         raise EvaluationError(f"got {len(policies)} policies for {len(agents)} agents")
-    scalar = ScalarBackend(agents, workers=workers, chunk_size=chunk_size, record=recorded, on_record=on_record)
+    scalar = ScalarBackend(agents, workers=workers, chunk_size=chunk_size, record=recorded, on_record=on_record,
+                           streams=streams)
     chosen = choose_backend(backend, policies, num_players, rules, scalar, need_records=bool(recorded))
     bar = _Progress(progress, num_games, description)
     scalar.on_chunk = bar.advance
@@ -273,6 +277,7 @@ def evaluate(
     *,
     save_sample: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    streams: str = "numpy",
 ) -> EvalResult:
     """Play ``games`` games between ``agents`` (one per seat, seats rotating) and report per-agent statistics.
 
@@ -287,7 +292,12 @@ def evaluate(
         save_games: directory to save game records in (forces the scalar backend).
         backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
         save_sample: save only this many games, chosen at random from the seed (default: all).
-        chunk_size: games played in lockstep (and per worker task); part of what the result depends on.
+        chunk_size: games played in lockstep (and per worker task); part of what the result depends on
+            with ``streams="numpy"``.
+        streams: the scalar backend's random streams: ``"numpy"`` (default; per chunk) or
+            ``"compiled"`` (game ``i`` is the fast backend's game ``i``: native agents give the
+            fast backend's result exactly, whatever ``chunk_size``; see
+            :mod:`lama_dice.evaluation.scalar`).  The fast backend always plays the compiled streams.
 
     Returns:
         An :class:`~lama_dice.evaluation.report.EvalResult`.
@@ -316,7 +326,7 @@ def evaluate(
     outcomes, used = run_games(agents, seating, num_players, rules, seed, workers=workers,
                                chunk_size=chunk_size, backend=backend, progress=progress,
                                record=record, on_record=saver.save if saver else None,
-                               policies=policies)
+                               policies=policies, streams=streams)
     if saver is not None:
         saver.write_index(specs, outcomes, seed, rules)
     stats = agent_stats(outcomes, specs)

@@ -234,6 +234,7 @@ def league(
     *,
     save_sample: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
+    streams: str = "numpy",
 ) -> LeagueResult:
     """Play a league between ``agents`` and rate them with OpenSkill.
 
@@ -249,6 +250,8 @@ def league(
         backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
         save_sample: save only this many games, chosen at random from the seed (default: all).
         chunk_size: games played in lockstep (and per worker task); part of what the result depends on.
+        streams: the scalar backend's random streams, ``"numpy"`` or ``"compiled"`` (as for
+            :func:`lama_dice.evaluation.evaluate`).
 
     Returns:
         A :class:`LeagueResult`.
@@ -272,7 +275,7 @@ def league(
     outcomes, used = run_games(agents, seating, num_players, rules, seed, workers=workers,
                                chunk_size=chunk_size, backend=backend, progress=progress,
                                record=record, on_record=saver.save if saver else None,
-                               description="league", policies=policies)
+                               description="league", streams=streams, policies=policies)
     if saver is not None:
         saver.write_index(specs, outcomes, seed, rules)
     mu, sigma = _rate(outcomes, len(agents))

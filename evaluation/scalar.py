@@ -4,10 +4,16 @@
   games advanced together; at each step the games are grouped by the policy
   to act and each policy's :meth:`~lama_dice.agents.base.Policy.act_batch` is called
   once per group, so a learned policy runs one forward pass for many games.
-* **Deterministic.**  Chunk ``c`` draws its deals and dice from
-  ``SeedSequence(seed, spawn_key=(0, c))`` and reseeds every policy from
-  ``SeedSequence(seed, spawn_key=(1, c))`` before it starts, so the result
-  depends on ``seed`` (and ``chunk_size``) but not on ``workers``.
+* **Deterministic.**  With ``streams="numpy"`` (the default) chunk ``c`` draws
+  its deals and dice from ``SeedSequence(seed, spawn_key=(0, c))``, so the
+  result depends on ``seed`` and ``chunk_size`` but not on ``workers``.  With
+  ``streams="compiled"`` game ``i`` draws them from the compiled engine's
+  streams of ``(seed, i)`` (``LamaGame(seed=seed, game_id=i)``) and a ``random``
+  seat from that game's policy stream, so game ``i`` is game ``i`` of the fast
+  backend: native agents give the fast backend's result exactly, whatever
+  ``chunk_size`` and ``workers``.  Either way every policy is reseeded from
+  ``SeedSequence(seed, spawn_key=(1, c))`` before chunk ``c`` (an agent that
+  draws from its own generator, such as ``mcts:N``, still depends on ``chunk_size``).
 * **Workers.**  ``workers > 1`` plays chunks in that many processes; spec
   strings are rebuilt in each worker, policy objects are pickled to it.
 * **Records.**  The games listed in ``record`` are recorded by the engine and
@@ -29,7 +35,7 @@ from lama_env.rules import RulesConfig
 
 from .outcomes import EvaluationError, GameOutcomes
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "ScalarBackend"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "STREAMS", "ScalarBackend"]
 
 #: Games advanced together (and the unit of work of a worker process).
 DEFAULT_CHUNK_SIZE = 128
@@ -38,8 +44,11 @@ DEFAULT_CHUNK_SIZE = 128
 # 3: league lineups, see .seating).
 _KEY_GAMES, _KEY_POLICIES = 0, 1
 
-#: A chunk's task: (num_players, rules, seed, chunk, start, seating, games to record).
-_Task = tuple[int, RulesConfig, int, int, int, np.ndarray, frozenset[int]]
+#: The random streams the scalar backend's games can draw from (see the module docstring).
+STREAMS = ("numpy", "compiled")
+
+#: A chunk's task: (num_players, rules, seed, chunk, start, seating, games to record, streams).
+_Task = tuple[int, RulesConfig, int, int, int, np.ndarray, frozenset[int], str]
 #: A chunk's result: its outcomes and the records of its recorded games, by game index.
 _ChunkResult = tuple[GameOutcomes, dict[int, dict]]
 
@@ -52,7 +61,7 @@ class ScalarBackend:
     def __init__(self, agents: Sequence[str | Policy] | None = None, *, workers: int = 1,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, record: Collection[int] = (),
                  on_record: Callable[[int, dict], None] | None = None,
-                 on_chunk: Callable[[int], None] | None = None) -> None:
+                 on_chunk: Callable[[int], None] | None = None, streams: str = "numpy") -> None:
         """Set up a run.
 
         Args:
@@ -63,7 +72,14 @@ class ScalarBackend:
             record: indices of the games to record.
             on_record: called with ``(game, record)`` for each recorded game, in game order.
             on_chunk: called with the number of games of each chunk played, in order.
+            streams: ``"numpy"`` or ``"compiled"`` (the module docstring).
+
+        Raises:
+            EvaluationError: an unknown ``streams``.
         """
+        if streams not in STREAMS:
+            raise EvaluationError(f"streams must be one of {', '.join(map(repr, STREAMS))}, got {streams!r}")
+        self.streams = streams
         self.agents = None if agents is None else list(agents)
         self.workers = workers
         self.chunk_size = chunk_size
@@ -84,7 +100,7 @@ class ScalarBackend:
             stop = min(start + self.chunk_size, num_games)
             lo, hi = np.searchsorted(self.record, [start, stop])
             tasks.append((num_players, rules, seed, c, start, seating[start:stop],
-                          frozenset(self.record[lo:hi].tolist())))
+                          frozenset(self.record[lo:hi].tolist()), self.streams))
         parts: list[GameOutcomes] = []
         agents = self.agents if self.agents is not None else list(policies)
         results = _run_tasks(agents, list(policies), tasks, self.workers)
@@ -135,13 +151,17 @@ def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int) -> None:
 
 
 def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig, seed: int,
-                chunk: int, start: int, seating: np.ndarray, record: frozenset[int]) -> _ChunkResult:
+                chunk: int, start: int, seating: np.ndarray, record: frozenset[int],
+                streams: str = "numpy") -> _ChunkResult:
     """Play games ``start .. start+len(seating)-1`` (chunk ``chunk``) in lockstep."""
     _seed_policies(policies, seed, chunk)
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_KEY_GAMES, chunk)))
     n = num_players
     b = len(seating)
-    games = [LamaGame(n, rules, rng=rng, record=(start + k) in record) for k in range(b)]
+    if streams == "compiled":
+        games = [LamaGame(n, rules, seed=seed, game_id=start + k, record=(start + k) in record) for k in range(b)]
+    else:
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_KEY_GAMES, chunk)))
+        games = [LamaGame(n, rules, rng=rng, record=(start + k) in record) for k in range(b)]
     seat_pol = [[policies[a] for a in row] for row in seating.tolist()]
     active = list(range(b))
     while active:

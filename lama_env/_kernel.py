@@ -90,7 +90,10 @@ import numpy as np
 from numba import njit
 from numba.np.numpy_support import from_dtype as numba_from_dtype
 
-from . import _jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
+from . import (
+    _jit_cache,  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
+    streams,
+)
 from .rules import RulesConfig, return_chip
 from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, TURN_CAP, WENT_OUT
 
@@ -117,12 +120,12 @@ LOG_ROOM = 16
 
 _u64 = np.uint64
 #: splitmix64 constants (the counter-based random streams).
-_GOLDEN = _u64(0x9E3779B97F4A7C15)
-_M1 = _u64(0xBF58476D1CE4E5B9)
-_M2 = _u64(0x94D049BB133111EB)
+_GOLDEN = _u64(streams.GOLDEN)
+_M1 = _u64(streams.M1)
+_M2 = _u64(streams.M2)
 _S30, _S27, _S31, _S32 = _u64(30), _u64(27), _u64(31), _u64(32)
 _TWO32 = _u64(1) << _S32
-_POLICY_SALT = _u64(0xD1B54A32D192ED03)
+_POLICY_SALT = _u64(streams.POLICY_SALT)
 
 
 #: The most players a game has: the state's per-seat fields have this many entries.

@@ -89,6 +89,20 @@ def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ..
     return tuple(sorted(acts))
 
 
+@cache
+def sample_order(legal: tuple[int, ...]) -> tuple[int, ...]:
+    """The legal actions of one decision in the order of the ``random`` agent's draw (a uniform index into it).
+
+    The compiled engine's order (:func:`lama_env._kernel.native_action`): a turn's roll
+    then quit, a take's faces upwards, a discard's counts as a number whose digits are
+    the counts per face, face 0 the lowest digit.  :meth:`lama_env.engine.LamaGame.sample_action`
+    draws from it.
+    """
+    if legal and is_discard(legal[0]):
+        return tuple(sorted(legal, key=lambda a: discard_counts(a)[::-1]))
+    return legal
+
+
 def legal_mask(legal: Iterable[int], dtype: Any = np.int8) -> np.ndarray:
     """The action mask of the legal actions ``legal``: ``(NUM_ACTIONS,)``, 1 where legal (a new array).
 

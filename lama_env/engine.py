@@ -59,6 +59,7 @@ from .rules import (
     win_rewards,
 )
 from .rules import winners as _winners
+from .streams import Streams
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
     FULL_ROW,
@@ -158,8 +159,15 @@ class LamaGame:
     Args:
         num_players: 1..6.
         rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
-        seed: seed for the game's :class:`numpy.random.Generator` (ignored if ``rng`` given).
-        rng: a generator to draw deals and dice from.
+        seed: the seed of the game's random stream (an integer >= 0, or None: fresh entropy).
+        rng: a :class:`numpy.random.Generator` to draw deals and dice from (not with ``game_id``).
+        game_id: draw from the compiled engine's streams of ``(seed, game_id)``
+            (:class:`lama_env.streams.Streams`): the deals and dice of game ``game_id`` of
+            :func:`lama_env.batched.play_batch` with ``seed`` (and of slot ``game_id`` of a
+            :class:`lama_env.vector.VectorGame` after ``reset(seed=seed)``), so the same
+            actions play the same game there and here; :meth:`sample_action` draws as the
+            compiled engine's ``random`` agent.  None (default): a
+            :class:`numpy.random.Generator` seeded with ``seed``.
         start_points: chip totals at the start (a record may start mid-game).
         start_player: who starts the first round.
         hands: the first round's deal (per player, six face indices or names); dealt at random if None.
@@ -217,6 +225,7 @@ class LamaGame:
         *,
         seed: int | None = None,
         rng: np.random.Generator | None = None,
+        game_id: int | None = None,
         start_points: Sequence[int] | None = None,
         start_player: int = 0,
         hands: Sequence[Sequence[Any]] | None = None,
@@ -227,14 +236,21 @@ class LamaGame:
         """Set up the game and deal its first round (see the class docstring).
 
         Raises:
-            GameSetupError: a bad player count, ``start_points``, ``start_player``, ``chance`` or ``rounds``.
+            GameSetupError: a bad player count, ``seed``, ``game_id``, ``start_points``, ``start_player``,
+                ``chance`` or ``rounds``.
             IllegalActionError: ``hands`` is not a deal of the deck.
             lama_env.rules.RulesError: bad ``rules``.
         """
         self._n = n = check_num_players(num_players, GameSetupError)
         self._rules = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None \
             else RulesConfig.from_dict(rules)
-        self._rng = rng if rng is not None else np.random.default_rng(seed)
+        self._rng: np.random.Generator | Streams
+        if game_id is None:
+            self._rng = rng if rng is not None else np.random.default_rng(seed)
+        elif rng is not None:
+            raise GameSetupError("give rng or game_id, not both (game_id draws from the compiled engine's streams)")
+        else:
+            self._rng = Streams.of_game(seed, game_id, GameSetupError)
         self._buf: list[float] = []
         self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
         self._bufpos = 0
@@ -271,6 +287,8 @@ class LamaGame:
         hand_faces: list[list[int]] | None
         if hands is None and self._explicit:
             hand_faces = None  # dealt card by card through apply_chance
+        elif hands is None and type(self._rng) is Streams:
+            hand_faces = _stream_deal(self._rng, n)
         elif hands is None:
             k = n * HAND_SIZE
             pos = self._bufpos
@@ -449,20 +467,25 @@ class LamaGame:
         self._legal = _TURN_ACTIONS
 
     def _draw_dice(self) -> tuple[int, ...]:
+        df = self._dice_faces
+        if type(self._rng) is Streams:  # one draw of 6**3, as the compiled engine rolls
+            x = self._rng.draw(216)
+            return (df[0][x // 36], df[1][(x // 6) % 6], df[2][x % 6])
         pos = self._bufpos
         buf = self._buf
         if pos + NUM_DICE > len(buf):
             buf = self._refill()
             pos = 0
         self._bufpos = pos + NUM_DICE
-        df = self._dice_faces
         return (df[0][int(buf[pos] * 6.0)], df[1][int(buf[pos + 1] * 6.0)], df[2][int(buf[pos + 2] * 6.0)])
 
     def _refill(self) -> list[float]:
         """A new block of random numbers (see ``_RANDOM_BLOCK``); the rest of the old one is dropped."""
         size = min(2 * len(self._buf), _RANDOM_BLOCK_MAX) if self._buf else _RANDOM_BLOCK
-        self._buf_state = self._rng.bit_generator.state
-        buf = self._buf = self._rng.random(size).tolist()
+        rng = self._rng
+        assert not isinstance(rng, Streams)  # a game on the compiled streams draws no blocks
+        self._buf_state = rng.bit_generator.state
+        buf = self._buf = rng.random(size).tolist()
         self._bufpos = 0
         return buf
 
@@ -498,6 +521,33 @@ class LamaGame:
     def legal_actions(self) -> tuple[int, ...]:
         """Legal actions of the current player, sorted (empty at a chance node and once the round or game is over)."""
         return self._legal
+
+    @property
+    def on_compiled_streams(self) -> bool:
+        """Whether the game draws from the compiled engine's streams (it was given a ``game_id``)."""
+        return type(self._rng) is Streams
+
+    def sample_action(self) -> int:
+        """A uniformly random legal action from the game's policy stream, as the compiled ``random`` agent draws.
+
+        Only for a game on the compiled engine's streams (``game_id=...``): the draw is the
+        one that :func:`lama_env.batched.play_batch`'s native ``random`` agent (and
+        :meth:`lama_env.vector.VectorGame.sample_actions`) makes in that game, so a
+        ``random`` seat plays the same there and here (:func:`lama_env.actions.sample_order`
+        lists the actions in the order of its draw).  One draw at every decision, forced or not.
+
+        Raises:
+            IllegalActionError: no decision is pending, or the game draws from a NumPy generator.
+        """
+        rng = self._rng
+        if type(rng) is not Streams:
+            raise IllegalActionError("sample_action needs a game on the compiled engine's streams "
+                                     "(LamaGame(..., game_id=...)); this one draws from a NumPy generator")
+        if not self._legal:
+            what = self._chance_name() if self._chance is not None else self._phase.name.lower()
+            raise IllegalActionError(f"sample_action: no decision is pending ({what})")
+        order = A.sample_order(self._legal)
+        return order[rng.draw_policy(len(order))]
 
     def action_mask(self) -> np.ndarray:
         """int8 mask over :data:`~lama_env.actions.NUM_ACTIONS`."""
@@ -772,14 +822,17 @@ class LamaGame:
             rolled = self._draw_dice()
             self.apply_chance(rolled)
             return rolled
-        pos = self._bufpos
-        buf = self._buf
-        if pos + 1 > len(buf):
-            buf = self._refill()
-            pos = 0
-        self._bufpos = pos + 1
         left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
-        i = int(buf[pos] * sum(left))
+        if type(self._rng) is Streams:
+            i = self._rng.draw(sum(left))
+        else:
+            pos = self._bufpos
+            buf = self._buf
+            if pos + 1 > len(buf):
+                buf = self._refill()
+                pos = 0
+            self._bufpos = pos + 1
+            i = int(buf[pos] * sum(left))
         f = 0
         while i >= left[f]:
             i -= left[f]
@@ -874,8 +927,11 @@ class LamaGame:
 
     def copy(self) -> LamaGame:
         """An independent copy (its random stream continues the same way as this one's)."""
-        rng = np.random.Generator(type(self._rng.bit_generator)())
-        rng.bit_generator.state = self._rng.bit_generator.state
+        own = self._rng
+        if isinstance(own, Streams):
+            return self._copy_with(own.copy())
+        rng = np.random.Generator(type(own.bit_generator)())
+        rng.bit_generator.state = own.bit_generator.state
         return self._copy_with(rng)
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
@@ -906,7 +962,7 @@ class LamaGame:
             # a game pickled before rounds flowed on stopped between rounds
             setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
 
-    def _copy_with(self, rng: np.random.Generator) -> LamaGame:
+    def _copy_with(self, rng: np.random.Generator | Streams) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
         for name in LamaGame.__slots__:
             setattr(g, name, getattr(self, name))
@@ -1134,6 +1190,16 @@ def round_statistics(results: Sequence[dict], num_players: int,
             triples[p] += in_progress[1][p]
     return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
             "triple_llamas": triples}
+
+
+def _stream_deal(streams: Streams, n: int) -> list[list[int]]:
+    """A round's hands drawn as the compiled engine deals them: a partial Fisher-Yates shuffle, one draw a card."""
+    deck = _DECK_LIST[:]
+    size = len(deck)
+    for i in range(n * HAND_SIZE):
+        j = i + streams.draw(size - i)
+        deck[i], deck[j] = deck[j], deck[i]
+    return [deck[i:i + HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
 
 
 def _to_face(f: Any) -> int | None:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import LamaDiceError, clip
+from .streams import Streams
 
 #: The bit generators a state may name (NumPy's own; each restores from its ``state`` dict).
 BIT_GENERATORS: dict[str, Callable[[], np.random.BitGenerator]] = {
@@ -139,17 +140,29 @@ def make_generator(state: Any) -> np.random.Generator:
     return np.random.Generator(bits)
 
 
-def random_state(rng: np.random.Generator, block_state: Mapping[str, Any] | None, block_size: int,
+def random_state(rng: np.random.Generator | Streams, block_state: Mapping[str, Any] | None, block_size: int,
                  pos: int) -> dict[str, Any]:
-    """The random stream as JSON data: the generator's state, and the block being spent (or None)."""
+    """The random stream as JSON data: the generator's state and the block being spent (or None), or two stream states.
+
+    A game on the compiled engine's streams (:class:`lama_env.streams.Streams`) writes
+    ``{"streams": {"es": HEX, "ps": HEX}}``.
+    """
+    if isinstance(rng, Streams):
+        return {"streams": rng.to_json()}
     block = None if block_state is None else {"state": _to_json(block_state), "size": block_size, "pos": pos}
     return {"generator": _to_json(rng.bit_generator.state), "block": block}
 
 
-def restore_random(data: Any) -> tuple[np.random.Generator, Mapping[str, Any] | None, list[float], int]:
+def restore_random(data: Any) -> tuple[np.random.Generator | Streams, Mapping[str, Any] | None, list[float], int]:
     """``(rng, block_state, block, pos)`` from :func:`random_state`'s data: the block is drawn again."""
     if not isinstance(data, dict):
         raise StateFormatError("serialized game state: random must be an object")
+    if "streams" in data:
+        st = data["streams"]
+        if not isinstance(st, dict):
+            raise StateFormatError("serialized game state: random.streams must be an object")
+        return Streams(_hex64(field(st, "es"), "random.streams.es"), _hex64(field(st, "ps"), "random.streams.ps")), \
+            None, [], 0
     rng = make_generator(field(data, "generator"))
     block = field(data, "block")
     if block is None:
@@ -161,3 +174,14 @@ def restore_random(data: Any) -> tuple[np.random.Generator, Mapping[str, Any] | 
     drawn = make_generator(field(block, "state"))
     state = drawn.bit_generator.state
     return rng, state, drawn.random(size).tolist(), pos
+
+
+def _hex64(value: Any, name: str) -> int:
+    """A 64-bit stream state written as 16 hexadecimal digits."""
+    if not isinstance(value, str) or len(value) != 16:
+        raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, got {clip(value)}")
+    try:
+        return int(value, 16)
+    except ValueError:
+        raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, "
+                               f"got {clip(value)}") from None

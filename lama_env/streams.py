@@ -18,7 +18,7 @@ import numpy as np
 
 from .errors import clip
 
-__all__ = ["base_seed"]
+__all__ = ["Streams", "base_seed", "below", "mix", "seed_mix", "start_streams"]
 
 
 def base_seed(seed: Any, error: type[Exception] = ValueError) -> int:
@@ -26,3 +26,93 @@ def base_seed(seed: Any, error: type[Exception] = ValueError) -> int:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise error(f"seed must be an integer >= 0 or None, got {clip(seed)}")
     return int(np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0])
+
+
+# ------------------------------------------------------------------ the compiled engine's streams, in Python
+# splitmix64 (counter-based): the constants are the compiled engine's (lama_env._kernel reads them here), and
+# these draws are the ones its ``mix``/``below``/``start_streams`` make (tests/test_streams.py checks it).
+MASK64 = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+M1 = 0xBF58476D1CE4E5B9
+M2 = 0x94D049BB133111EB
+POLICY_SALT = 0xD1B54A32D192ED03
+
+
+def mix(z: int) -> int:
+    """splitmix64's finaliser of a 64-bit ``z``."""
+    z = ((z ^ (z >> 30)) * M1) & MASK64
+    z = ((z ^ (z >> 27)) * M2) & MASK64
+    return z ^ (z >> 31)
+
+
+def seed_mix(seed64: int) -> int:
+    """The mixed base seed of the streams, from a 64-bit seed (:func:`base_seed`)."""
+    return mix((seed64 + GOLDEN) & MASK64)
+
+
+def start_streams(seed_mixed: int, game_id: int) -> tuple[int, int]:
+    """``(es, ps)``: game ``game_id``'s deal-and-dice stream and its policies' stream."""
+    e = mix(seed_mixed ^ mix(((game_id & MASK64) * GOLDEN + GOLDEN) & MASK64))
+    return e, mix(e ^ POLICY_SALT)
+
+
+def below(state: int, k: int) -> tuple[int, int]:
+    """``(new state, uniform integer in [0, k))`` by rejection on 32 bits (exact), ``1 <= k < 2**32``."""
+    lim = ((1 << 32) // k) * k
+    while True:
+        state = (state + GOLDEN) & MASK64
+        u = mix(state) >> 32
+        if u < lim:
+            return state, u % k
+
+
+class Streams:
+    """A game's two streams on the compiled engine's scheme: ``es`` (deals and dice) and ``ps`` (its policies).
+
+    :class:`lama_env.engine.LamaGame` draws from them when it is given a ``game_id``;
+    game ``g`` of seed ``s`` then plays what the compiled engine plays as game ``g`` of
+    ``s`` (:func:`lama_env.batched.play_batch`, slot ``g`` of
+    :class:`lama_env.vector.VectorGame` after ``reset(seed=s)``).
+    """
+
+    __slots__ = ("es", "ps")
+
+    def __init__(self, es: int, ps: int) -> None:
+        """Streams at states ``es`` and ``ps`` (64-bit integers)."""
+        self.es = es
+        self.ps = ps
+
+    @classmethod
+    def of_game(cls, seed: Any, game_id: Any, error: type[Exception] = ValueError) -> Streams:
+        """Game ``game_id``'s streams of seed ``seed`` (see :func:`base_seed`; ``game_id``: an integer >= 0)."""
+        if isinstance(game_id, bool) or not isinstance(game_id, (int, np.integer)) or game_id < 0:
+            raise error(f"game_id must be an integer >= 0, got {clip(game_id)}")
+        return cls(*start_streams(seed_mix(base_seed(seed, error)), int(game_id)))
+
+    def draw(self, k: int) -> int:
+        """A uniform integer in ``[0, k)`` from the deal-and-dice stream."""
+        self.es, x = below(self.es, k)
+        return x
+
+    def draw_policy(self, k: int) -> int:
+        """A uniform integer in ``[0, k)`` from the policies' stream."""
+        self.ps, x = below(self.ps, k)
+        return x
+
+    def copy(self) -> Streams:
+        """An independent copy at the same states."""
+        return Streams(self.es, self.ps)
+
+    def to_json(self) -> dict[str, str]:
+        """The two states as hexadecimal strings."""
+        return {"es": f"{self.es:016x}", "ps": f"{self.ps:016x}"}
+
+    def __eq__(self, other: object) -> bool:
+        """Equal states."""
+        return isinstance(other, Streams) and (self.es, self.ps) == (other.es, other.ps)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        """Show the two states."""
+        return f"Streams(es=0x{self.es:016x}, ps=0x{self.ps:016x})"

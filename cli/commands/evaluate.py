@@ -65,7 +65,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="auto (default): the compiled fast engine when it supports the agents; "
                         "python: the rules engine")
     p.add_argument("--chunk-size", type=at_least(1), default=None, metavar="C",
-                   help="games played in lockstep / per worker task (default 128; part of what the result depends on)")
+                   help="games played in lockstep / per worker task (default 128; part of what the result "
+                        "depends on with --streams numpy)")
+    p.add_argument("--streams", choices=("numpy", "compiled"), default="numpy",
+                   help="the python backend's random streams: numpy (default: drawn per chunk) or compiled "
+                        "(game i is the fast backend's game i: native agents give one result on both "
+                        "backends, whatever --chunk-size and --workers)")
     p.add_argument("--solo-values", action="store_true",
                    help="with --league: add each agent's solo points per round (exact from the solver "
                         "where the agent allows, else measured over --games solo games)")
@@ -89,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(opt, path, EvaluationError)
     common = dict(seed=args.seed, workers=args.workers, rules=rules, progress=not args.no_progress,
                   save_games=args.save_games, backend=args.backend, save_sample=args.save_sample,
-                  chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)
+                  chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE, streams=args.streams)
     result: EvalResult | LeagueResult
     if args.league is not None:
         from lama_dice.evaluation import league
