@@ -11,7 +11,7 @@ policy is compared with every other agent by the same evaluation harness::
 * a run folder of :mod:`lama_dice.train.rllib.trainer` (its ``final/`` checkpoint, else
   ``interrupted/``, else the newest ``checkpoints/iter-N/``);
 * an RLlib algorithm checkpoint (a folder holding ``learner_group/``), from
-  this project or any RLlib PPO run on ``lama_dice_v0`` that used
+  this project or any RLlib PPO run on ``lama_dice_v1`` that used
   :class:`lama_dice.train.rllib.module.MaskedPPOTorchRLModule` -- its module
   ``"main"`` (or the one its ``lama_dice.json`` sidecar names);
 * a single RLModule checkpoint folder (``.../rl_module/main``).

@@ -10,8 +10,8 @@ seeded ``random.Random``) for a live agent, ``None`` for a finished one,
 or ``all(env.truncations.values())``.  Every ``env.step`` call counts as one
 agent-step.  Contenders:
 
-* ``lama_env``: ``lama_dice_v0.env(num_players=2)`` (PettingZoo's classic wrappers);
-* ``lama_raw``: ``lama_dice_v0.raw_env(num_players=2)`` (no wrappers);
+* ``lama_env``: ``lama_dice_v1.env(num_players=2)`` (PettingZoo's classic wrappers);
+* ``lama_raw``: ``lama_dice_v1.raw_env(num_players=2)`` (no wrappers);
 * ``leduc``: ``pettingzoo.classic.leduc_holdem_v4.env()`` (needs ``rlcard``: ``pip install 'lama-dice[bench]'``);
 * ``engine``: the rules engine alone (:class:`lama_env.engine.LamaGame`, random legal actions,
   no observations): the floor under the env's per-step cost.
@@ -59,11 +59,11 @@ def engine_steps(steps: int, seed: int) -> int:
 
 def make_envs() -> tuple[dict[str, Callable[[], Any]], list[str]]:
     """The env factories that can be built here, and notes on those that cannot."""
-    from lama_env import lama_dice_v0
+    from lama_env import lama_dice_v1
 
     envs: dict[str, Callable[[], Any]] = {
-        "lama_env": lambda: lama_dice_v0.env(num_players=2),
-        "lama_raw": lambda: lama_dice_v0.raw_env(num_players=2),
+        "lama_env": lambda: lama_dice_v1.env(num_players=2),
+        "lama_raw": lambda: lama_dice_v1.raw_env(num_players=2),
     }
     notes = []
     try:

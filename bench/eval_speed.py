@@ -157,11 +157,11 @@ def make_tiny_checkpoint(directory: str | os.PathLike, seed: int = 0) -> Path:
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
-    import lama_env  # noqa: F401  (registers LamaDice-v0)
+    import lama_env  # noqa: F401  (registers LamaDice-v1)
     from lama_dice.agents.ppo import write_sidecar
     from lama_env.gym_env import LamaDiceEnv
 
-    env = gym.make("LamaDice-v0", num_players=2, disable_env_checker=True)
+    env = gym.make("LamaDice-v1", num_players=2, disable_env_checker=True)
     model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [64, 64]}, seed=seed, device="cpu",
                         n_steps=64, batch_size=64)
     path = Path(directory) / "tiny.zip"

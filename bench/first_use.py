@@ -8,7 +8,7 @@ Each case runs in a fresh process (``python -m lama_dice ...`` or ``python -c ..
   shipped network: the scalar engine, nothing compiled);
 * ``vector_game``: import :mod:`lama_env.vector`, ``VectorGame(256)``, ``reset`` and 20
   steps of random legal actions;
-* ``make_vec``: ``gymnasium.make_vec("LamaDice-v0", num_envs=16,
+* ``make_vec``: ``gymnasium.make_vec("LamaDice-v1", num_envs=16,
   vectorization_mode="vector_entry_point")``, ``reset`` and 20 steps of random legal actions.
 
 *Cold* runs with an empty Numba cache (``NUMBA_CACHE_DIR`` a new empty folder: the compile a
@@ -54,7 +54,7 @@ t0 = time.perf_counter()
 import numpy as np
 import gymnasium as gym
 import lama_env
-env = gym.make_vec("LamaDice-v0", num_envs=16, vectorization_mode="vector_entry_point")
+env = gym.make_vec("LamaDice-v1", num_envs=16, vectorization_mode="vector_entry_point")
 obs, info = env.reset(seed=0)
 rng = np.random.default_rng(0)
 for _ in range(20):
@@ -73,7 +73,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
                          ["-m", "lama_dice", "evaluate", "--agents", "ppo:2p", "threshold:0.2", "--games", "100",
                           "--no-progress"]),
     "vector_game": ("import lama_env.vector; VectorGame(256): reset + 20 steps", ["-c", _VECTOR_GAME]),
-    "make_vec": ("gym.make_vec('LamaDice-v0', num_envs=16, vectorization_mode='vector_entry_point'): "
+    "make_vec": ("gym.make_vec('LamaDice-v1', num_envs=16, vectorization_mode='vector_entry_point'): "
                  "reset + 20 steps", ["-c", _MAKE_VEC]),
 }
 

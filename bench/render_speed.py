@@ -6,7 +6,7 @@ Contenders, each timed alternately over the same pre-collected states (see
 * ``picture_2p``, ``picture_4p``, ``picture_6p``: :class:`lama_env.picture.TablePicture` on
   states of random games (uniform legal actions; the states are collected and copied
   beforehand, so the rules engine is not timed), frames per second;
-* ``env_rgb_array``: ``LamaDice-v0`` (2 players, random opponent) with ``render_mode="rgb_array"``:
+* ``env_rgb_array``: ``LamaDice-v1`` (2 players, random opponent) with ``render_mode="rgb_array"``:
   ``step`` + ``render()`` per learner decision, against ``step`` alone (``env_no_render``),
   the share rendering adds to a recorded episode;
 * ``gif``: :func:`lama_env.animation.write_gif` of two-player frames into memory
@@ -70,9 +70,9 @@ def _draw_all(num_players: int, states: list[Any]) -> Callable[[int], Sample]:
 def _env_steps(frames: int, seed: int, render: bool) -> Callable[[int], Sample]:
     import gymnasium
 
-    import lama_env  # noqa: F401 (registers LamaDice-v0)
+    import lama_env  # noqa: F401 (registers LamaDice-v1)
 
-    env = gymnasium.make("LamaDice-v0", num_players=2, opponents=["random"],
+    env = gymnasium.make("LamaDice-v1", num_players=2, opponents=["random"],
                          render_mode="rgb_array" if render else None)
 
     def one(i: int) -> Sample:

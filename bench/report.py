@@ -70,7 +70,7 @@ def _ratio_rows(t: Table, ratios: dict[str, dict[str, Any]]) -> None:
 # ------------------------------------------------------------------------------ sections
 def _aec(a: dict[str, Any]) -> list[Block]:
     t = Table(f"AEC env: agent-steps/s, random legal actions ({a['steps_per_run']:,} steps x {a['repeats']} repeats)")
-    names = {"lama_env": "lama_dice_v0.env(num_players=2)", "lama_raw": "lama_dice_v0.raw_env(num_players=2)",
+    names = {"lama_env": "lama_dice_v1.env(num_players=2)", "lama_raw": "lama_dice_v1.raw_env(num_players=2)",
              "leduc": "leduc_holdem_v4.env()", "engine": "LamaGame alone (no env)"}
     for k, r in a["results"].items():
         t.add(names.get(k, k), n(r["per_s"]), n(r["per_cpu_s"]), f"{n(r['us_per_unit'], 1)} µs/step")
@@ -84,7 +84,7 @@ def _vector(v: dict[str, Any]) -> list[Block]:
     vr, ar = v["results"]["vector"], v["results"]["aec_env"]
     t.add(f"VectorGame({v['num_envs']:,}), NumPy sampler", n(vr["per_s"]), n(vr["per_cpu_s"]),
           f"step() {100 * vr['step_share']:.0f}% of the time: {n(vr['step_only_per_s'])}/s inside it")
-    t.add("lama_dice_v0.env(num_players=2), AEC loop", n(ar["per_s"]), n(ar["per_cpu_s"]), "")
+    t.add("lama_dice_v1.env(num_players=2), AEC loop", n(ar["per_s"]), n(ar["per_cpu_s"]), "")
     _ratio_rows(t, v["ratios"])
     for r in v["scaling"].values():
         t.add(f"  {r['num_envs']:,} games, {r['num_players']} players", n(r["per_s"]), n(r["per_cpu_s"]),
@@ -139,7 +139,7 @@ def _render(r: dict[str, Any]) -> list[Block]:
                   f"{n(k['us_per_unit'], 0)} µs/frame")
     if "env_rgb_array" in res:
         e = res["env_rgb_array"]
-        t.add("LamaDice-v0: step + render()", n(e["per_s"]), n(e["per_cpu_s"]),
+        t.add("LamaDice-v1: step + render()", n(e["per_s"]), n(e["per_cpu_s"]),
               f"render adds {n(r['render_us_per_env_step'], 0)} µs/step "
               f"({100 * r['render_share_of_env_step']:.0f}% of a rendered step)")
     if "gif" in res:
@@ -192,7 +192,7 @@ def _training(tr: dict[str, Any]) -> list[Block]:
     t = Table(f"MaskablePPO training: env-steps/s (n_envs {c['n_envs']}, n_steps {c['n_steps']}, "
               f"batch {c['batch_size']}, epochs {c['n_epochs']}, {c['timesteps']:,} steps, [64, 64], "
               f"{tr['repeats']} repeats)")
-    names = {"lama": "LamaDice-v0 (2p vs threshold:0.2)", "connect_four": "connect_four_v3 + SB3ActionMaskWrapper"}
+    names = {"lama": "LamaDice-v1 (2p vs threshold:0.2)", "connect_four": "connect_four_v3 + SB3ActionMaskWrapper"}
     for k, r in tr["results"].items():
         t.add(names.get(k, k), n(r["per_s"]), n(r["per_cpu_s"]),
               f"env {100 * r['env_share']:.0f}% of the time ({n(r['env_us_per_step'], 0)} µs/step), "

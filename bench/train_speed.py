@@ -1,8 +1,8 @@
-"""MaskablePPO training throughput: ``LamaDice-v0`` against PettingZoo's ``connect_four_v3``.
+"""MaskablePPO training throughput: ``LamaDice-v1`` against PettingZoo's ``connect_four_v3``.
 
 One MaskablePPO setup, two environments, alternating runs in one process:
 
-* ``lama``: ``gymnasium.make("LamaDice-v0", num_players=2, opponents=[OPPONENT])``, as the
+* ``lama``: ``gymnasium.make("LamaDice-v1", num_players=2, opponents=[OPPONENT])``, as the
   trainer builds it (the learner plays one seat, the opponent's moves happen inside ``step``;
   the env's own ``action_masks()``);
 * ``connect_four``: ``connect_four_v3.env()`` through :class:`lama_dice.bench.sb3_wrapper.SB3ActionMaskWrapper`
@@ -66,11 +66,11 @@ def _c4_mask(env: Any) -> Any:
 
 
 def make_lama(clock: dict[str, float]) -> Callable[[], gymnasium.Env]:
-    """An env factory: ``LamaDice-v0`` (two players vs the threshold opponent), timed into ``clock``."""
+    """An env factory: ``LamaDice-v1`` (two players vs the threshold opponent), timed into ``clock``."""
     def make() -> gymnasium.Env:
-        import lama_env  # noqa: F401  (registers LamaDice-v0)
+        import lama_env  # noqa: F401  (registers LamaDice-v1)
 
-        env = gymnasium.make("LamaDice-v0", num_players=2, opponents=[OPPONENT], disable_env_checker=True)
+        env = gymnasium.make("LamaDice-v1", num_players=2, opponents=[OPPONENT], disable_env_checker=True)
         return _EnvTimer(env, clock)
     return make
 
@@ -193,12 +193,12 @@ def run(cfg: dict[str, int] | None = None, repeats: int = 3, seed: int = 0,
                            for a, b in zip(samples["lama"], samples["connect_four"], strict=True))
     return {
         "what": "MaskablePPO learn() env-steps/s, DummyVecEnv, MlpPolicy [64, 64], one torch thread; "
-                f"LamaDice-v0 (2 players vs {OPPONENT}) vs connect_four_v3 through PettingZoo's SB3 "
+                f"LamaDice-v1 (2 players vs {OPPONENT}) vs connect_four_v3 through PettingZoo's SB3 "
                 "action-mask wrapper (one policy plays both sides)",
         "config": cfg, "repeats": repeats,
         "results": results,
         "diagnosis": {
-            "note": "train() per env-step is dearer for LamaDice-v0 (129 actions, mostly masked) than for "
+            "note": "train() per env-step is dearer for LamaDice-v1 (129 actions, mostly masked) than for "
                     "connect_four (7): sb3-contrib masks illegal logits with -1e8 and torch's CPU exp is slow "
                     "on arguments that underflow; microseconds per logsumexp over 256 rows, one thread:",
             **diag,

@@ -6,7 +6,7 @@ Two contenders run alternately in one process (see :mod:`lama_dice.bench.measure
   stepped by one call; a random legal action per game sampled with NumPy from the
   action mask (``argmax`` of uniform float32 noise plus the mask), one call for all games.
   Every game's decision counts as one agent-step (``num_envs`` per step).
-* ``aec_env``: ``lama_dice_v0.env(num_players=2)`` in PettingZoo's standard AEC loop
+* ``aec_env``: ``lama_dice_v1.env(num_players=2)`` in PettingZoo's standard AEC loop
   (:func:`lama_dice.bench.aec_speed.agent_steps`: ``agent_iter``, ``last``, a random
   legal action, ``step``), the figure of the ``aec`` section.
 
@@ -18,8 +18,8 @@ game alone by number of games (two players) and by number of players (at
 
 Two more comparisons, of the learning interfaces built on the vector game:
 
-* ``env``: learner-steps/s of the Gymnasium vector env of ``LamaDice-v0``
-  (:mod:`lama_env.vector_env`: ``gym.make_vec("LamaDice-v0", num_envs=256,
+* ``env``: learner-steps/s of the Gymnasium vector env of ``LamaDice-v1``
+  (:mod:`lama_env.vector_env`: ``gym.make_vec("LamaDice-v1", num_envs=256,
   vectorization_mode="vector_entry_point")``, the opponent playing inside the kernel) against
   ``gym.make_vec(..., num_envs=16, vectorization_mode="sync")`` (16 scalar envs in a
   ``SyncVectorEnv``), both two players against ``threshold:0.2``, random legal learner
@@ -101,7 +101,7 @@ class VectorRunner:
 
 
 class EnvRunner:
-    """A Gymnasium vector env of ``LamaDice-v0`` and its sampler, playing on from where the last call stopped."""
+    """A Gymnasium vector env of ``LamaDice-v1`` and its sampler, playing on from where the last call stopped."""
 
     def __init__(self, envs: Any, seed: int) -> None:
         """Reset ``envs`` (seeded)."""
@@ -132,14 +132,14 @@ def env_comparison(steps: int = 200, num_envs: int = 256, sync_envs: int = 16, r
     """
     import gymnasium as gym
 
-    import lama_env  # noqa: F401  (registers LamaDice-v0)
+    import lama_env  # noqa: F401  (registers LamaDice-v1)
 
     t0 = time.perf_counter()
-    native = EnvRunner(gym.make_vec("LamaDice-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
+    native = EnvRunner(gym.make_vec("LamaDice-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
                                     opponents=[OPPONENT]), seed)
     native.play(2)
     load_s = time.perf_counter() - t0
-    sync = EnvRunner(gym.make_vec("LamaDice-v0", num_envs=sync_envs, vectorization_mode="sync",
+    sync = EnvRunner(gym.make_vec("LamaDice-v1", num_envs=sync_envs, vectorization_mode="sync",
                                   opponents=[OPPONENT]), seed)
     native.play(max(1, steps // 10))
     sync.play(max(1, steps // 10))
@@ -157,7 +157,7 @@ def env_comparison(steps: int = 200, num_envs: int = 256, sync_envs: int = 16, r
         res["step_only_per_s"] = res["per_s"] / res["step_share"] if res["step_share"] > 0 else float("nan")
         results[name] = res
     return {
-        "what": f"learner-steps/s, 2 players vs {OPPONENT}, random legal learner actions: gym.make_vec('LamaDice-v0', "
+        "what": f"learner-steps/s, 2 players vs {OPPONENT}, random legal learner actions: gym.make_vec('LamaDice-v1', "
                 f"num_envs={num_envs}, vectorization_mode='vector_entry_point') vs gym.make_vec(..., "
                 f"num_envs={sync_envs}, vectorization_mode='sync') (interleaved runs in one process)",
         "num_envs": num_envs, "sync_envs": sync_envs, "steps_per_run": per_call * slices, "slices": slices,
@@ -339,14 +339,14 @@ def run(aec_steps: int = 20000, vector_steps: int = 200, repeats: int = 5, seed:
     ``vector_steps >= 100``, the full-sized runs), ``training`` (:func:`training_comparison`,
     ``training_repeats`` defaulting to ``scaling_repeats``).
     """
-    from lama_env import lama_dice_v0
+    from lama_env import lama_dice_v1
 
     t0 = time.perf_counter()
     runner = VectorRunner(num_envs, 2, seed)
     runner.play(2)
     load_s = time.perf_counter() - t0
     runner.play(max(1, warmup // num_envs))
-    env = lama_dice_v0.env(num_players=2)
+    env = lama_dice_v1.env(num_players=2)
     agent_steps(env, warmup, seed)
     aec_per_call = max(1, aec_steps // slices)
     vec_per_call = max(1, vector_steps // slices)

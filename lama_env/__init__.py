@@ -9,16 +9,16 @@
   (:mod:`lama_env.snapshot`), pickling, ``returns``; :mod:`lama_env.openspiel` (the ``openspiel``
   extra, imported on demand) is the OpenSpiel game ``python_lama_dice``.
 * :mod:`lama_env.observation`: the observation encoder shared by the environments and agents.
-* :mod:`lama_env.lama_dice_v0`: the PettingZoo AEC environment (``from lama_env import lama_dice_v0``;
+* :mod:`lama_env.lama_dice_v1`: the PettingZoo AEC environment (``from lama_env import lama_dice_v1``;
   imported on demand, so ``import lama_env`` does not import PettingZoo). ``import lama_env`` also
-  registers it in PettingZoo's registry (PettingZoo 1.27+) as ``lama_dice_v0``:
-  ``pettingzoo.make("aec", "lama_dice_v0", num_players=3)``, whichever of the two is imported first.
-* :mod:`lama_env.gym_env`: the Gymnasium environment ``LamaDice-v0``, registered on import
-  (``gymnasium.make("lama_env:LamaDice-v0")`` imports ``lama_env`` itself), with its native
+  registers it in PettingZoo's registry (PettingZoo 1.27+) as ``lama_dice_v1``:
+  ``pettingzoo.make("aec", "lama_dice_v1", num_players=3)``, whichever of the two is imported first.
+* :mod:`lama_env.gym_env`: the Gymnasium environment ``LamaDice-v1``, registered on import
+  (``gymnasium.make("lama_env:LamaDice-v1")`` imports ``lama_env`` itself), with its native
   vector env :mod:`lama_env.vector_env` as the spec's ``vector_entry_point``
-  (``gymnasium.make_vec("LamaDice-v0", num_envs=256, vectorization_mode="vector_entry_point")``).
+  (``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")``).
 * :mod:`lama_env.options`: what the env front-ends share (their options' checks, errors, warnings,
-  win rewards); :mod:`lama_env.aec_wrappers`: the PettingZoo wrappers ``lama_dice_v0.env()`` uses.
+  win rewards); :mod:`lama_env.aec_wrappers`: the PettingZoo wrappers ``lama_dice_v1.env()`` uses.
 """
 
 import sys
@@ -36,19 +36,51 @@ __version__ = "0.1.0"
 
 
 #: The id of the AEC env in PettingZoo's registry (``pettingzoo.make("aec", PETTINGZOO_ID)``).
-PETTINGZOO_ID = "lama_dice_v0"
+PETTINGZOO_ID = "lama_dice_v1"
+#: Retired env modules, and the one that replaced each (docs/environments.md, Versions).
+RETIRED_ENVS = {"lama_dice_v0": "lama_dice_v1"}
+
+
+def __getattr__(name: str) -> Any:
+    """``from lama_env import lama_dice_v0`` (a retired version): a one-line error naming the current one.
+
+    As PettingZoo answers a retired version of its own envs (``pettingzoo.utils.deprecated_module``).
+    """
+    if name in RETIRED_ENVS:
+        from .options import DeprecatedEnvError
+
+        raise DeprecatedEnvError(f"lama_env.{name} is retired: use lama_env.{RETIRED_ENVS[name]} (the same env, its "
+                                 "seeds on the compiled engine's streams: docs/environments.md, Versions)")
+    raise AttributeError(f"module 'lama_env' has no attribute {name!r}")
+
+
+class _RetiredFinder:
+    """An import hook (``sys.meta_path``): ``import lama_env.lama_dice_v0`` raises as ``from lama_env import`` does."""
+
+    lama_env_retired = True
+
+    @staticmethod
+    def find_spec(fullname: str, path: Any = None, target: Any = None) -> None:
+        """Raise for a retired env module of this package; None (not mine) for every other module."""
+        package, _, name = fullname.rpartition(".")
+        if package == __name__ and name in RETIRED_ENVS:
+            __getattr__(name)
+
+
+if not any(getattr(f, "lama_env_retired", False) for f in sys.meta_path):
+    sys.meta_path.append(_RetiredFinder())
 
 
 def _register_envs() -> None:
-    """Register ``LamaDice-v0`` with Gymnasium and ``lama_dice_v0`` with PettingZoo (once each).
+    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (once each).
 
     The env modules are imported on ``make``. PettingZoo is not imported here: if it is
     not imported yet, a one-shot import hook registers the env right after ``import pettingzoo``.
     """
     import gymnasium
 
-    if "LamaDice-v0" not in gymnasium.registry:
-        gymnasium.register(id="LamaDice-v0", entry_point="lama_env.gym_env:LamaDiceEnv",
+    if "LamaDice-v1" not in gymnasium.registry:
+        gymnasium.register(id="LamaDice-v1", entry_point="lama_env.gym_env:LamaDiceEnv",
                            vector_entry_point="lama_env.vector_env:LamaDiceVectorEnv")
     if "pettingzoo" in sys.modules:
         _register_pettingzoo()
@@ -57,7 +89,7 @@ def _register_envs() -> None:
 
 
 def _register_pettingzoo() -> None:
-    """Add ``lama_dice_v0`` to PettingZoo's AEC registry, where the installed PettingZoo has one (1.27+)."""
+    """Add ``lama_dice_v1`` to PettingZoo's AEC registry, where the installed PettingZoo has one (1.27+)."""
     pettingzoo = sys.modules.get("pettingzoo")
     register = getattr(pettingzoo, "register", None)
     registry = getattr(pettingzoo, "aec_registry", None)
@@ -66,7 +98,7 @@ def _register_pettingzoo() -> None:
     if PETTINGZOO_ID in registry or PETTINGZOO_ID.replace("_v", "-v") in registry:  # the id as PettingZoo keeps it
         return
     try:
-        register("aec", PETTINGZOO_ID, entry_point="lama_env.lama_dice_v0:env")
+        register("aec", PETTINGZOO_ID, entry_point="lama_env.lama_dice_v1:env")
     except Exception as e:  # a registry API this code does not know: never break an import over it
         import warnings
 

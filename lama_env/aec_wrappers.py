@@ -1,4 +1,4 @@
-"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v0.env`, with a fast path per step.
+"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, with a fast path per step.
 
 PettingZoo's wrappers reach every attribute of the wrapped env through ``__getattr__``, a chain
 of Python calls per wrapper layer. The subclasses here behave as PettingZoo's
@@ -147,7 +147,7 @@ def _warn_illegal(raw: Any, agent: str, action: Any, value: float) -> None:
         name = "not an action"
     legal = ", ".join(A.describe(a) for a in g.legal_actions()) if g is not None else ""
     EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
-        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v0: "
+        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v1: "
         f"illegal action {action!r} ({name}) by {agent}; legal: {legal}. {agent} gets {value}, the others 0."
     )
 
@@ -227,7 +227,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self.env.step(action)
 
     def __str__(self) -> str:
-        """``lama_dice_v0``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
+        """``lama_dice_v1``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
         return str(self.env)
 
     def _dead(self) -> bool:

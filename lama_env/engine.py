@@ -160,7 +160,9 @@ class LamaGame:
         num_players: 1..6.
         rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
         seed: the seed of the game's random stream (an integer >= 0, or None: fresh entropy).
-        rng: a :class:`numpy.random.Generator` to draw deals and dice from (not with ``game_id``).
+        rng: a :class:`numpy.random.Generator` to draw deals and dice from, or a
+            :class:`lama_env.streams.Streams` (the compiled engine's streams, drawn from and moved
+            on in place: how an env plays its games one after another on one stream); not with ``game_id``.
         game_id: draw from the compiled engine's streams of ``(seed, game_id)``
             (:class:`lama_env.streams.Streams`): the deals and dice of game ``game_id`` of
             :func:`lama_env.batched.play_batch` with ``seed`` (and of slot ``game_id`` of a
@@ -224,7 +226,7 @@ class LamaGame:
         rules: RulesConfig | dict | None = None,
         *,
         seed: int | None = None,
-        rng: np.random.Generator | None = None,
+        rng: np.random.Generator | Streams | None = None,
         game_id: int | None = None,
         start_points: Sequence[int] | None = None,
         start_player: int = 0,

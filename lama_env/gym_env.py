@@ -1,9 +1,9 @@
-"""Gymnasium environment ``LamaDice-v0``: one learning seat against fixed opponents.
+"""Gymnasium environment ``LamaDice-v1``: one learning seat against fixed opponents.
 
 ``import lama_env`` registers it::
 
     import gymnasium, lama_env
-    env = gymnasium.make("LamaDice-v0", num_players=3, opponents=["random"])
+    env = gymnasium.make("LamaDice-v1", num_players=3, opponents=["random"])
     obs, info = env.reset(seed=0)
     while True:
         mask = info["action_mask"]                       # also env.unwrapped.action_masks()
@@ -27,7 +27,7 @@ Action mask       ``env.action_masks()`` (what sb3-contrib's ``MaskablePPO`` cal
                   ``info["action_mask"]`` (int8, one entry per action)
 ================  ============================================================
 
-Arguments of ``gymnasium.make("LamaDice-v0", ...)`` (all keyword):
+Arguments of ``gymnasium.make("LamaDice-v1", ...)`` (all keyword):
 
 * ``num_players`` (2): 1..6; 1 is the solo variant (no opponents).
 * ``opponents`` (``["random"]``): agent specs (``"random"``, ``"optimal"``,
@@ -98,7 +98,16 @@ ended it), ints but for the two floats.  The whole game stays readable from
 
 Version history
 
-* v0: initial release.
+* v1: the deals and dice come from the compiled engine's streams (:class:`lama_env.streams.Streams`):
+  after ``reset(seed=s)`` the episode plays the compiled engine's game 0 of seed ``s``, so the same
+  seed and the same actions play the same game as ``LamaGame(seed=s, game_id=0)`` and as sub-env 0
+  of the vector env (``gymnasium.make_vec("LamaDice-v1", num_envs=1)``, ``reset(seed=s)``), the
+  opponents' ``random`` included (it draws from the game's policy stream, as the compiled
+  ``random`` does); later episodes go on along those streams, as a vector env's slot does.  The
+  learner's starting seat and the opponents' seeds still come from ``env.np_random``.  Spaces,
+  rewards, options and infos are those of v0.
+* v0: initial release; its seeds drew the game from ``env.np_random``, and played other games.
+  Retired: ``gymnasium.make("LamaDice-v0")`` names v1 in its error.
 """
 
 from __future__ import annotations
@@ -135,6 +144,7 @@ from .options import (
 )
 from .render import render_text
 from .rules import RulesConfig, win_shares
+from .streams import Streams
 from .viewer import HumanView
 
 _ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
@@ -206,6 +216,7 @@ class LamaDiceEnv(gym.Env):
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
         self._masks = MaskCache()
         self._game: LamaGame | None = None
+        self._streams: Streams | None = None  # the games' streams, from reset(seed=...) on
         self._learner = 0
         self._seat_offset: int | None = None
         self._episodes = 0
@@ -257,6 +268,7 @@ class LamaDiceEnv(gym.Env):
         n = self.num_players
         rng = self.np_random
         if seed is not None or self._seat_offset is None:
+            self._streams = Streams.of_game(seed, 0, LamaEnvError)
             self._seat_offset = int(rng.integers(n))
             self._episodes = 0
             if seed is not None:
@@ -287,7 +299,7 @@ class LamaDiceEnv(gym.Env):
 
     def _start_game(self) -> LamaGame:
         # rounds="manual": an episode may end with a round (episode="round", max_rounds) before the next deal
-        self._game = g = LamaGame(self.num_players, self.rules, rng=self.np_random, record=False, rounds="manual")
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self._streams, record=False, rounds="manual")
         self._round_start = g.totals
         self._done = False
         self._terminated = False
@@ -321,7 +333,7 @@ class LamaDiceEnv(gym.Env):
             except (TypeError, ValueError):
                 name = "not an action"
             gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.min_level = gymnasium.logger.ERROR silences it
-                "%s", f"LamaDice-v0: illegal action {action!r} ({name}) by the learner; legal: "
+                "%s", f"LamaDice-v1: illegal action {action!r} ({name}) by the learner; legal: "
                 f"{', '.join(A.describe(a) for a in g.legal_actions())}. The episode ends with reward "
                 f"{self.illegal_reward} (illegal='lose').",
                 category=IllegalMoveWarning, stacklevel=2,
@@ -416,7 +428,7 @@ class LamaDiceEnv(gym.Env):
         can be shown (:mod:`lama_env.viewer`), else the text printed.
         """
         if self.render_mode is None:
-            gym.logger.warn("LamaDice-v0: render() called without a render_mode (use 'rgb_array', 'ansi' or 'human')")
+            gym.logger.warn("LamaDice-v1: render() called without a render_mode (use 'rgb_array', 'ansi' or 'human')")
             return None
         game = self._game
         if game is None:
@@ -429,7 +441,7 @@ class LamaDiceEnv(gym.Env):
             if self.render_mode == "rgb_array":
                 return picture(game, names, highlight=self._learner)
             if self._view is None:
-                self._view = HumanView("LamaDice-v0", self.metadata["render_fps"])
+                self._view = HumanView("LamaDice-v1", self.metadata["render_fps"])
             if self._view.show(lambda: picture(game, names, highlight=self._learner)):
                 return None
         text = render_text(game, names, highlight=self._learner)

@@ -2,7 +2,7 @@
 
 :func:`encode` turns a :class:`~lama_env.engine.LamaGame` into a flat
 ``float32`` vector seen from one seat.  The PettingZoo env
-(:mod:`lama_env.lama_dice_v0`), the Gymnasium env (:mod:`lama_env.gym_env`)
+(:mod:`lama_env.lama_dice_v1`), the Gymnasium env (:mod:`lama_env.gym_env`)
 and trained agents acting as a :class:`~lama_dice.agents.base.Policy` all call this one
 function (``encode(game, game.current_player)`` for the player to act), so a
 network trained in one place acts correctly in the others.

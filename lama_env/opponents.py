@@ -12,7 +12,7 @@ or found through the ``lama_env.agent_resolvers`` entry-point group, which the
 ``lama-dice`` package fills with ``lama_dice.agents.registry:make_agent``.  So with
 lama-dice installed::
 
-    gymnasium.make("LamaDice-v0", opponents=["threshold:0.2"])
+    gymnasium.make("LamaDice-v1", opponents=["threshold:0.2"])
 
 works without importing anything from the agents, and a user can register a
 resolver of their own for their own spec strings.

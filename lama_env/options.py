@@ -1,7 +1,7 @@
 """What the env front-ends share: their options and the checks of them, errors, warnings, rewards.
 
-:mod:`lama_env.gym_env` (``LamaDice-v0``), :mod:`lama_env.lama_dice_v0` (the PettingZoo AEC env)
-and :mod:`lama_env.vector_env` (the vector env of ``LamaDice-v0``) check their keywords with the
+:mod:`lama_env.gym_env` (``LamaDice-v1``), :mod:`lama_env.lama_dice_v1` (the PettingZoo AEC env)
+and :mod:`lama_env.vector_env` (the vector env of ``LamaDice-v1``) check their keywords with the
 functions here, so that one bad value gets one message whichever env it is given to; the rules
 keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
 
@@ -32,6 +32,7 @@ __all__ = [
     "ILLEGAL_MODES",
     "NO_EPISODE_STATS",
     "REWARDS",
+    "DeprecatedEnvError",
     "IllegalMoveWarning",
     "LamaEnvError",
     "MaskCache",
@@ -61,10 +62,14 @@ class LamaEnvError(LamaDiceError, ValueError):
     """A bad environment option (player count, opponents, episode, reward...) or a misuse of an env."""
 
 
-class IllegalMoveWarning(UserWarning):
-    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v0`` episode.
+class DeprecatedEnvError(LamaDiceError, ImportError):
+    """A retired version of an environment was asked for; the message names the current one."""
 
-    PettingZoo's ``lama_dice_v0.env()`` reports illegal moves through PettingZoo's ``EnvLogger`` instead.
+
+class IllegalMoveWarning(UserWarning):
+    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v1`` episode.
+
+    PettingZoo's ``lama_dice_v1.env()`` reports illegal moves through PettingZoo's ``EnvLogger`` instead.
     """
 
 

@@ -1,9 +1,9 @@
-"""The Gymnasium vector env of ``LamaDice-v0``: thousands of learner seats stepped in one compiled call.
+"""The Gymnasium vector env of ``LamaDice-v1``: thousands of learner seats stepped in one compiled call.
 
 ``gymnasium.make_vec`` builds it through the env spec's ``vector_entry_point``::
 
     import gymnasium, lama_env
-    envs = gymnasium.make_vec("LamaDice-v0", num_envs=256, vectorization_mode="vector_entry_point",
+    envs = gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point",
                               opponents=["threshold:0.2"])
     obs, info = envs.reset(seed=0)                       # obs (256, 52) float32
     for _ in range(1000):
@@ -11,7 +11,7 @@
         u = np.random.random(mask.shape) + mask          # a random legal action per game
         obs, rew, term, trunc, info = envs.step(np.argmax(u, axis=1))
 
-Each of the ``num_envs`` sub-envs is a ``LamaDice-v0`` episode (:mod:`lama_env.gym_env`):
+Each of the ``num_envs`` sub-envs is a ``LamaDice-v1`` episode (:mod:`lama_env.gym_env`):
 one learner seat against opponents, the same observation (:func:`lama_env.observation.encode`
 from the learner's seat), action mask, rewards, ``episode``/``reward``/``learner_seat``/
 ``auto_forced``/``illegal``/``max_rounds`` options and infos, the learner's seat rotating by
@@ -56,7 +56,7 @@ ended episodes' last step.
 Infos
 -----
 
-Those of :class:`gymnasium.vector.SyncVectorEnv` over ``LamaDice-v0``, key for key (the
+Those of :class:`gymnasium.vector.SyncVectorEnv` over ``LamaDice-v1``, key for key (the
 differential tests compare them): ``action_mask`` ``(N, 129)`` int8 (zeros for an ended
 episode), ``learner_seat`` ``(N,)`` int64, ``illegal_action`` ``(N,)`` bool and
 ``episode_stats``, a dict of ``(N,)`` arrays (``win``, ``points_per_round`` float64; ``rounds``,
@@ -143,12 +143,12 @@ def _name(agent: Any) -> str:
 
 
 class LamaDiceVectorEnv(VectorEnv):
-    """``num_envs`` learner seats of ``LamaDice-v0`` in one vector env (see the module docstring).
+    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (see the module docstring).
 
     Args:
         num_envs: how many sub-envs (games).
         num_players, opponents, episode, reward, learner_seat, auto_forced, illegal, illegal_reward,
-            max_rounds, **rules: as for ``gymnasium.make("LamaDice-v0", ...)`` (:class:`lama_env.gym_env.LamaDiceEnv`);
+            max_rounds, **rules: as for ``gymnasium.make("LamaDice-v1", ...)`` (:class:`lama_env.gym_env.LamaDiceEnv`);
             ``opponents`` also takes :class:`~lama_env.batched.NativePolicy` descriptions and the batched and
             per-episode opponents of the module docstring.
         render_mode: None (the vector env draws nothing; the scalar env does).
@@ -195,8 +195,8 @@ class LamaDiceVectorEnv(VectorEnv):
         self.auto_forced = bool(auto_forced)
         self.max_rounds = check_max_rounds(max_rounds)
         if render_mode is not None:
-            raise LamaEnvError(f"the vector env of LamaDice-v0 draws nothing: render_mode must be None, got "
-                               f"{render_mode!r} (render a scalar gymnasium.make('LamaDice-v0') env)")
+            raise LamaEnvError(f"the vector env of LamaDice-v1 draws nothing: render_mode must be None, got "
+                               f"{render_mode!r} (render a scalar gymnasium.make('LamaDice-v1') env)")
         self.render_mode = None
         if max_episode_steps is not None:
             raise LamaEnvError("max_episode_steps is not supported by the vector env: use max_rounds")
@@ -415,7 +415,7 @@ class LamaDiceVectorEnv(VectorEnv):
                 raise VectorIllegalActionError(vg.illegal_message(first, acts[first]))
             bad = ", ".join(str(int(x)) for x in np.flatnonzero(illegal)[:5])
             gym.logger.warn(
-                "%s", f"LamaDice-v0 (vector): illegal action in sub-env{'s' if illegal.sum() > 1 else ''} {bad}"
+                "%s", f"LamaDice-v1 (vector): illegal action in sub-env{'s' if illegal.sum() > 1 else ''} {bad}"
                 f"{'...' if illegal.sum() > 5 else ''} (e.g. {int(acts[first])!r} in sub-env {first}); those episodes "
                 f"end with reward {self.illegal_reward} (illegal='lose').",
                 category=IllegalMoveWarning, stacklevel=3)

@@ -91,7 +91,7 @@ def test_a_checkpoint_with_non_finite_weights_is_refused_and_does_not_export(tmp
     import lama_env
     from lama_dice.agents.ppo import write_sidecar
 
-    env = gym.make("LamaDice-v0", num_players=2, opponents=["random"])
+    env = gym.make("LamaDice-v1", num_players=2, opponents=["random"])
     model = sb3.MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]})
     with torch.no_grad():
         model.policy.action_net.weight[0, 0] = float("inf")

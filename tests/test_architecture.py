@@ -175,14 +175,14 @@ def test_the_core_runs_without_importing_torch_or_sb3(tmp_path):
     code = (
         "import sys\n"
         "import lama_env, lama_dice.agents, lama_dice.evaluation\n"
-        "from lama_env import lama_dice_v0\n"
+        "from lama_env import lama_dice_v1\n"
         "from lama_dice.cli.main import build_parser\n"
         "build_parser()\n"
         "from lama_dice.agents.registry import make_agent, registered\n"
         "registered()\n"
         "from lama_dice.evaluation import evaluate\n"
         "evaluate(['ppo:2p', 'lookahead'], num_players=2, games=4, seed=0)\n"
-        "env = lama_dice_v0.env(num_players=2); env.reset(seed=0); env.close()\n"
+        "env = lama_dice_v1.env(num_players=2); env.reset(seed=0); env.close()\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {TRAIN_STACK!r}))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,

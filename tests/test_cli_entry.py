@@ -48,7 +48,7 @@ def test_a_users_own_agents_package_and_train_py_do_not_collide(tmp_path):
     (tmp_path / "agents" / "__init__.py").write_text("MINE = True\n")
     (tmp_path / "train.py").write_text("raise SystemExit('the user file ran')\n")
     code = ("import gymnasium, lama_env, agents; assert agents.MINE; "
-            "env = gymnasium.make('LamaDice-v0', opponents=['random']); env.reset(seed=0); print('ok')")
+            "env = gymnasium.make('LamaDice-v1', opponents=['random']); env.reset(seed=0); print('ok')")
     proc = run(["-c", code], tmp_path)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
     proc = run(["-m", "lama_dice", "train", "smoke", "--check"], tmp_path)

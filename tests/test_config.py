@@ -223,10 +223,10 @@ def test_checkpoint_for_another_player_count_is_refused(tmp_path):
     gym = pytest.importorskip("gymnasium")
     from sb3_contrib import MaskablePPO
 
-    import lama_env  # (registers LamaDice-v0)
+    import lama_env  # (registers LamaDice-v1)
     from lama_dice.agents.ppo import write_sidecar
 
-    env = gym.make("LamaDice-v0", num_players=3, opponents=["random"])
+    env = gym.make("LamaDice-v1", num_players=3, opponents=["random"])
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [8]})
     model.save(tmp_path / "p3.zip")
     write_sidecar(tmp_path / "p3.zip", num_players=3, rules=lama_env.RulesConfig().to_dict(), config="t",

@@ -4,8 +4,8 @@
    ``frameskip`` and drops it on that error); a bad rules value stays a one-line ``RulesError``.
 2. Infos stack: the Gymnasium env's have the same keys, types and shapes at every reset and step
    (numbers only); the AEC env's are empty, as in the classic envs; the result is read from the game.
-3. ``import lama_env`` registers ``lama_dice_v0`` in PettingZoo's registry without importing PettingZoo;
-   ``gymnasium.make("lama_env:LamaDice-v0")`` works in a fresh interpreter.
+3. ``import lama_env`` registers ``lama_dice_v1`` in PettingZoo's registry without importing PettingZoo;
+   ``gymnasium.make("lama_env:LamaDice-v1")`` works in a fresh interpreter.
 4. ``str(env)`` is the env's name; illegal moves go through PettingZoo's ``EnvLogger`` (AEC) and
    Gymnasium's logger (Gymnasium env), so each library's switch silences them.
 """
@@ -24,7 +24,7 @@ import pytest
 
 import lama_env
 from lama_dice.train.callbacks import summarize_episodes
-from lama_env import RulesError, lama_dice_v0
+from lama_env import RulesError, lama_dice_v1
 from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv
 from lama_env.options import NO_EPISODE_STATS
 
@@ -40,10 +40,10 @@ def run(code: str, *flags: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     "make",
     [
-        lambda **kw: gymnasium.make("LamaDice-v0", **kw),
+        lambda **kw: gymnasium.make("LamaDice-v1", **kw),
         lambda **kw: LamaDiceEnv(**kw),
-        lambda **kw: lama_dice_v0.env(**kw),
-        lambda **kw: lama_dice_v0.raw_env(**kw),
+        lambda **kw: lama_dice_v1.env(**kw),
+        lambda **kw: lama_dice_v1.raw_env(**kw),
     ],
 )
 def test_unknown_keyword_is_a_type_error_as_python_words_it(make):
@@ -70,11 +70,11 @@ def test_classic_env_control_and_torchrl_style_retry():
                 raise
             return gymnasium.make(env_id)
 
-    env = torchrl_like_make("LamaDice-v0")
+    env = torchrl_like_make("LamaDice-v1")
     assert env.reset(seed=0)[0].shape == env.observation_space.shape
 
 
-@pytest.mark.parametrize("make", [LamaDiceEnv, lama_dice_v0.env])
+@pytest.mark.parametrize("make", [LamaDiceEnv, lama_dice_v1.env])
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -124,7 +124,7 @@ def gym_infos():
             {"num_players": 2, "max_rounds": 1, "end_threshold": 1000},
             {"num_players": 4},
         ):
-            env = gymnasium.make("LamaDice-v0", **kwargs)
+            env = gymnasium.make("LamaDice-v1", **kwargs)
             rng = np.random.default_rng(0)
             for episode in range(3):
                 _obs, info = env.reset(seed=episode)
@@ -160,7 +160,7 @@ def test_gym_infos_have_the_same_keys_and_shapes_at_every_step_and_stack():
 
 def test_gym_vector_env_infos_stack_to_numbers():
     envs = gymnasium.vector.SyncVectorEnv(
-        [lambda: gymnasium.make("LamaDice-v0", num_players=2, episode="round") for _ in range(3)]
+        [lambda: gymnasium.make("LamaDice-v1", num_players=2, episode="round") for _ in range(3)]
     )
     _obs, info = envs.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -175,7 +175,7 @@ def test_gym_vector_env_infos_stack_to_numbers():
 
 def test_aec_infos_are_empty_and_the_result_is_read_from_the_game():
     for kwargs in ({"num_players": 3, "end_threshold": 25}, {"num_players": 2, "max_rounds": 1, "end_threshold": 99}):
-        env = lama_dice_v0.env(**kwargs)
+        env = lama_dice_v1.env(**kwargs)
         env.reset(seed=1)
         rng = np.random.default_rng(1)
         seen = 0
@@ -197,21 +197,21 @@ def test_pettingzoo_make_after_import_lama_env_in_either_order():
     for imports in (
         "import lama_env; assert 'pettingzoo' not in sys.modules; import pettingzoo",
         "import pettingzoo; import lama_env",
-        "from lama_env import lama_dice_v0; import pettingzoo",
+        "from lama_env import lama_dice_v1; import pettingzoo",
     ):
         out = run(
             f"""
             import sys
             {imports}
-            env = pettingzoo.make("aec", "lama_dice_v0", num_players=3)
+            env = pettingzoo.make("aec", "lama_dice_v1", num_players=3)
             env.reset(seed=0)
-            print(type(env.unwrapped).__module__, env.unwrapped.num_players, pettingzoo.spec("aec", "lama_dice_v0").id)
+            print(type(env.unwrapped).__module__, env.unwrapped.num_players, pettingzoo.spec("aec", "lama_dice_v1").id)
         """,
             "-W",
             "error",
         )
         assert out.returncode == 0, (imports, out.stderr)
-        assert out.stdout.split() == ["lama_env.lama_dice_v0", "3", "lama_dice-v0"], imports
+        assert out.stdout.split() == ["lama_env.lama_dice_v1", "3", "lama_dice-v1"], imports
 
 
 def test_registering_again_is_quiet_and_installs_one_hook():
@@ -224,7 +224,7 @@ def test_registering_again_is_quiet_and_installs_one_hook():
         import pettingzoo
         importlib.reload(lama_env)
         print(len(hooks), [f for f in sys.meta_path if getattr(f, "lama_env_hook", False)],
-              pettingzoo.__spec__.loader is pettingzoo.__loader__, "lama_dice-v0" in pettingzoo.aec_registry)
+              pettingzoo.__spec__.loader is pettingzoo.__loader__, "lama_dice-v1" in pettingzoo.aec_registry)
     """,
         "-W",
         "error",
@@ -249,7 +249,7 @@ def test_gymnasium_make_with_the_module_prefix_in_a_fresh_interpreter():
         import sys
         import gymnasium
         assert "lama_env" not in sys.modules
-        env = gymnasium.make("lama_env:LamaDice-v0", num_players=3)
+        env = gymnasium.make("lama_env:LamaDice-v1", num_players=3)
         obs, info = env.reset(seed=0)
         print(obs.shape[0], sorted(info))
     """,
@@ -265,8 +265,8 @@ def test_str_is_the_env_name_like_the_classic_envs():
     import pettingzoo
 
     assert str(pettingzoo.make("aec", "classic/connect_four_v3")) == "connect_four_v3"  # the control
-    env = lama_dice_v0.env()
-    assert str(env) == "lama_dice_v0" == str(env.unwrapped) == env.metadata["name"]
+    env = lama_dice_v1.env()
+    assert str(env) == "lama_dice_v1" == str(env.unwrapped) == env.metadata["name"]
 
 
 ILLEGAL_MOVE = """
@@ -289,8 +289,8 @@ ILLEGAL_MOVE = """
     "make",
     [
         'import pettingzoo; env = pettingzoo.make("aec", "classic/connect_four_v3")',
-        'import lama_env, pettingzoo; env = pettingzoo.make("aec", "lama_dice_v0")',
-        "from lama_env import lama_dice_v0; env = lama_dice_v0.env()",
+        'import lama_env, pettingzoo; env = pettingzoo.make("aec", "lama_dice_v1")',
+        "from lama_env import lama_dice_v1; env = lama_dice_v1.env()",
     ],
 )
 def test_illegal_moves_go_through_envlogger_like_the_classic_envs(make):

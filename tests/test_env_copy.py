@@ -16,8 +16,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import lama_env  # noqa: F401  (registers LamaDice-v0)
-from lama_env import lama_dice_v0
+import lama_env  # noqa: F401  (registers LamaDice-v1)
+from lama_env import lama_dice_v1
 from lama_env.aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 
 COPIES = {"deepcopy": copy.deepcopy, "pickle": lambda env: pickle.loads(pickle.dumps(env))}
@@ -73,7 +73,7 @@ def _aec_play(env, rng: np.random.Generator, episodes: int) -> list:
 @pytest.mark.parametrize("num_players", range(1, 7))
 @pytest.mark.parametrize("wrapped", [True, False], ids=["env", "raw_env"])
 def test_pettingzoo_copy_continues_exactly(how, num_players, wrapped):
-    make = lama_dice_v0.env if wrapped else lama_dice_v0.raw_env
+    make = lama_dice_v1.env if wrapped else lama_dice_v1.raw_env
     env = make(num_players=num_players, reward="points", record=True)
     env.reset(seed=100 + num_players)
     rng = np.random.default_rng(num_players)
@@ -93,7 +93,7 @@ def test_pettingzoo_copy_continues_exactly(how, num_players, wrapped):
 
 
 def test_pettingzoo_copy_keeps_every_wrapper_and_option():
-    env = lama_dice_v0.env(num_players=3, auto_forced=True, episode="round", max_rounds=2, triple_llama="also_match")
+    env = lama_dice_v1.env(num_players=3, auto_forced=True, episode="round", max_rounds=2, triple_llama="also_match")
     env.reset(seed=0)
     twin = copy.deepcopy(env)
 
@@ -112,7 +112,7 @@ def test_pettingzoo_copy_keeps_every_wrapper_and_option():
 
 
 def test_pettingzoo_copy_of_an_env_never_reset_is_fresh():
-    twin = pickle.loads(pickle.dumps(lama_dice_v0.env(num_players=2)))
+    twin = pickle.loads(pickle.dumps(lama_dice_v1.env(num_players=2)))
     with pytest.raises(AttributeError):
         twin.agent_selection  # noqa: B018  (the order-enforcing error, as for the original)
     twin.reset(seed=1)
@@ -151,7 +151,7 @@ HEURISTICS = ["threshold:0.2", "points:10", "always-roll", "random", "optimal"]
 @pytest.mark.parametrize("num_players", range(1, 7))
 def test_gymnasium_copy_continues_exactly(num_players):
     opponents = [HEURISTICS[i % len(HEURISTICS)] for i in range(num_players - 1)]
-    env = gym.make("LamaDice-v0", num_players=num_players, opponents=opponents, reward="points", max_rounds=4)
+    env = gym.make("LamaDice-v1", num_players=num_players, opponents=opponents, reward="points", max_rounds=4)
     _, info = env.reset(seed=7 + num_players)
     for _ in range(2):
         _, _, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))  # rolls, takes, discards
@@ -167,12 +167,13 @@ def test_gymnasium_copy_continues_exactly(num_players):
 def test_gymnasium_copy_with_search_and_learned_opponents(opponent):
     if opponent.startswith("mcts"):
         pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (the openspiel extra)")
-    env = gym.make("LamaDice-v0", num_players=2, opponents=[opponent])
+    env = gym.make("LamaDice-v1", num_players=2, opponents=[opponent])
     _, info = env.reset(seed=3)
     _, _, _, _, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
     twins = [make(env) for make in COPIES.values()]
     for twin in twins:
         assert twin.unwrapped.opponents[0] is not env.unwrapped.opponents[0]
-        # the env's random stream and its game's are one generator, in the copy too
-        assert twin.unwrapped.game._rng is twin.unwrapped.np_random
+        # the env's streams and its game's are one object, in the copy too, apart from the original's
+        assert twin.unwrapped.game._rng is twin.unwrapped._streams
+        assert twin.unwrapped._streams is not env.unwrapped._streams
     _gym_compare(env, twins, info, episodes=2)

@@ -1,4 +1,4 @@
-"""The Gymnasium environment LamaDice-v0."""
+"""The Gymnasium environment LamaDice-v1."""
 
 from __future__ import annotations
 
@@ -52,11 +52,11 @@ class Recorder(Policy):
 
 
 def test_registered_and_make():
-    env = gymnasium.make("LamaDice-v0", num_players=3, opponents=["random"])
+    env = gymnasium.make("LamaDice-v1", num_players=3, opponents=["random"])
     obs, _info = env.reset(seed=0)
     assert obs.shape == (observation_size(3),) and obs.dtype == np.float32
     assert isinstance(env.unwrapped, LamaDiceEnv)
-    assert "LamaDice-v0" in gymnasium.registry
+    assert "LamaDice-v1" in gymnasium.registry
     import importlib
 
     importlib.reload(lama_env)  # registering twice is harmless
@@ -79,7 +79,7 @@ def test_gymnasium_check_env(kwargs):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllegalMoveWarning)
-        check_env(gymnasium.make("LamaDice-v0", **kwargs).unwrapped)
+        check_env(gymnasium.make("LamaDice-v1", **kwargs).unwrapped)
 
 
 def test_gymnasium_check_env_with_max_rounds_1_fails_as_the_docs_say():
@@ -89,8 +89,8 @@ def test_gymnasium_check_env_with_max_rounds_1_fails_as_the_docs_say():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllegalMoveWarning)
         with pytest.raises(AssertionError, match="truncates after 1 step"):
-            check_env(gymnasium.make("LamaDice-v0", max_rounds=1).unwrapped)
-        check_env(gymnasium.make("LamaDice-v0", episode="round").unwrapped)  # the one-round episode that passes
+            check_env(gymnasium.make("LamaDice-v1", max_rounds=1).unwrapped)
+        check_env(gymnasium.make("LamaDice-v1", episode="round").unwrapped)  # the one-round episode that passes
 
 
 @pytest.mark.parametrize("kwargs", CHECKED_CONFIGS[:4], ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()))
@@ -315,7 +315,7 @@ def test_vec_envs_and_maskable_ppo():
     from sb3_contrib.common.maskable.utils import get_action_masks
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    fns = [lambda: gymnasium.make("LamaDice-v0", num_players=2, episode="round") for _ in range(2)]
+    fns = [lambda: gymnasium.make("LamaDice-v1", num_players=2, episode="round") for _ in range(2)]
     for vec in (DummyVecEnv(fns), SubprocVecEnv(fns, start_method="fork")):
         vec.seed(0)
         obs = vec.reset()
@@ -346,11 +346,11 @@ def test_opponents_resolve_through_the_entry_point_and_objects_pass_through():
             pass
 
     assert isinstance(First(), PolicyLike) and resolve("threshold:0.2").spec == "threshold:0.2"
-    env = gymnasium.make("LamaDice-v0", opponents=[First()], num_players=2)
+    env = gymnasium.make("LamaDice-v1", opponents=[First()], num_players=2)
     env.reset(seed=0)
     assert isinstance(env.unwrapped.opponents[0], First)
     with pytest.raises(LamaEnvError, match="an opponent must be an agent spec or a policy object"):
-        gymnasium.make("LamaDice-v0", opponents=[object()], num_players=2)
+        gymnasium.make("LamaDice-v1", opponents=[object()], num_players=2)
 
 
 def test_no_resolver_is_one_clear_error(monkeypatch):
@@ -359,9 +359,9 @@ def test_no_resolver_is_one_clear_error(monkeypatch):
     monkeypatch.setattr(opponents, "_resolvers", [])
     monkeypatch.setattr(opponents, "_entry_points_loaded", True)  # as if lama-dice's agents were not installed
     with pytest.raises(opponents.NoResolverError, match="no resolver of agent specs is installed"):
-        gymnasium.make("LamaDice-v0", opponents=["random"], num_players=2)
+        gymnasium.make("LamaDice-v1", opponents=["random"], num_players=2)
     opponents.register_resolver(lambda spec: opponents_first())
-    env = gymnasium.make("LamaDice-v0", opponents=["anything"], num_players=2)
+    env = gymnasium.make("LamaDice-v1", opponents=["anything"], num_players=2)
     assert env.unwrapped.opponents[0].spec == "first"
 
 

@@ -127,7 +127,7 @@ def test_in_evaluate_and_score(tmp_path, capsys):
 
 
 def test_as_an_env_opponent_and_in_play():
-    env = gym.make("LamaDice-v0", num_players=3, opponents=["mcts:6"])
+    env = gym.make("LamaDice-v1", num_players=3, opponents=["mcts:6"])
     _, info = env.reset(seed=0)
     done = False
     while not done:

@@ -98,10 +98,10 @@ def test_docs_table_matches_the_layout():
 
 
 def test_env_docstrings_link_the_docs_instead_of_copying_the_table():
-    from lama_env import gym_env, lama_dice_v0
+    from lama_env import gym_env, lama_dice_v1
 
     table = O.layout_table()
-    for module in (lama_dice_v0, gym_env):
+    for module in (lama_dice_v1, gym_env):
         assert "docs/environments.md" in module.__doc__, module.__name__
         copied = [row for row in table.splitlines()[2:] if row in module.__doc__]
         assert not copied, f"{module.__name__} copies the observation table: {copied[0]}"

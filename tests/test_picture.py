@@ -21,7 +21,7 @@ import pytest
 import lama_env
 from lama_dice.cli.main import main
 from lama_env import actions as A
-from lama_env import lama_dice_v0
+from lama_env import lama_dice_v1
 from lama_env.animation import EncoderError, Frame, record_frames, write_gif, write_mp4
 from lama_env.engine import LamaGame, Phase
 from lama_env.picture import TablePicture, frame_shape, picture
@@ -113,7 +113,7 @@ def test_game_over_and_quit_states_draw():
 def test_gym_rgb_array_and_check_env():
     from gymnasium.utils.env_checker import check_env
 
-    env = gymnasium.make("LamaDice-v0", num_players=3, render_mode="rgb_array")
+    env = gymnasium.make("LamaDice-v1", num_players=3, render_mode="rgb_array")
     assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"] and env.metadata["render_fps"] > 0
     assert env.render_mode == "rgb_array"
     _obs, info = env.reset(seed=0)
@@ -123,14 +123,14 @@ def test_gym_rgb_array_and_check_env():
     assert env.render().shape == frame_shape(3)
     env.close()
     with pytest.warns() as caught:
-        check_env(gymnasium.make("LamaDice-v0", render_mode="rgb_array").unwrapped)
+        check_env(gymnasium.make("LamaDice-v1", render_mode="rgb_array").unwrapped)
     assert not [w for w in caught if "render" in str(w.message).lower()]
 
 
 def test_sb3_make_vec_env_gets_rgb_array_frames():
     from stable_baselines3.common.env_util import make_vec_env
 
-    vec = make_vec_env("LamaDice-v0", n_envs=2, seed=0)
+    vec = make_vec_env("LamaDice-v1", n_envs=2, seed=0)
     assert vec.render_mode == "rgb_array"
     vec.reset()
     images = vec.get_images()
@@ -141,18 +141,18 @@ def test_sb3_make_vec_env_gets_rgb_array_frames():
 def test_pettingzoo_rgb_array_and_render_test(capsys):
     from pettingzoo.test import render_test
 
-    env = lama_dice_v0.env(num_players=4, render_mode="rgb_array")
+    env = lama_dice_v1.env(num_players=4, render_mode="rgb_array")
     env.reset(seed=0)
     assert env.render().shape == frame_shape(4)
     env.close()
-    render_test(lambda render_mode=None: lama_dice_v0.env(num_players=2, render_mode=render_mode))
+    render_test(lambda render_mode=None: lama_dice_v1.env(num_players=2, render_mode=render_mode))
 
 
 def test_record_video_accepts_the_env(tmp_path):
     pytest.importorskip("moviepy")
     from gymnasium.wrappers import RecordVideo
 
-    env = RecordVideo(gymnasium.make("LamaDice-v0", episode="round", render_mode="rgb_array"), str(tmp_path),
+    env = RecordVideo(gymnasium.make("LamaDice-v1", episode="round", render_mode="rgb_array"), str(tmp_path),
                       episode_trigger=lambda _: True, disable_logger=True)
     _obs, info = env.reset(seed=0)
     done = False
@@ -171,12 +171,12 @@ def _no_display(monkeypatch):
 
 def test_human_mode_without_a_display_prints_the_text_table(monkeypatch, capsys):
     _no_display(monkeypatch)
-    env = gymnasium.make("LamaDice-v0", render_mode="human")
+    env = gymnasium.make("LamaDice-v1", render_mode="human")
     env.reset(seed=0)
     assert "learner*" in capsys.readouterr().out
     assert env.render() is None and "llama row" in capsys.readouterr().out
     env.close()
-    aec = lama_dice_v0.env(num_players=2, render_mode="human")
+    aec = lama_dice_v1.env(num_players=2, render_mode="human")
     aec.reset(seed=0)
     aec.step(A.ROLL)
     assert "player_0" in capsys.readouterr().out
@@ -187,8 +187,8 @@ def test_human_mode_opens_a_pygame_window_with_a_video_driver(monkeypatch, capsy
     pytest.importorskip("pygame")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     monkeypatch.setenv("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    for make in (lambda: gymnasium.make("LamaDice-v0", render_mode="human").unwrapped,
-                 lambda: lama_dice_v0.raw_env(num_players=2, render_mode="human")):
+    for make in (lambda: gymnasium.make("LamaDice-v1", render_mode="human").unwrapped,
+                 lambda: lama_dice_v1.raw_env(num_players=2, render_mode="human")):
         env = make()
         env.metadata = {**env.metadata, "render_fps": 1000}  # no waiting between frames in a test
         env.reset(seed=0)
@@ -315,7 +315,7 @@ def test_render_bench_section_structure():
 def test_lama_env_import_does_not_import_pillow_or_pygame():
     import subprocess
 
-    code = "import sys, lama_env; from lama_env import gym_env, lama_dice_v0; " \
+    code = "import sys, lama_env; from lama_env import gym_env, lama_dice_v1; " \
            "print('PIL' in sys.modules, 'pygame' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout.split()

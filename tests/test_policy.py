@@ -37,7 +37,7 @@ def test_policy_uses_the_fast_distribution():
 
     import lama_env  # noqa: F401
 
-    env = gymnasium.make("LamaDice-v0", num_players=2, opponents=["random"])
+    env = gymnasium.make("LamaDice-v1", num_players=2, opponents=["random"])
     policy = LamaMaskablePolicy(env.observation_space, env.action_space, lambda _: 1e-3)
     obs, info = env.reset(seed=0)
     dist = policy.get_distribution(th.as_tensor(obs[None]), action_masks=info["action_mask"][None])

@@ -16,7 +16,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-import lama_env  # noqa: E402  (registers LamaDice-v0)
+import lama_env  # noqa: E402  (registers LamaDice-v1)
 from lama_dice.agents.ppo import (  # noqa: E402
     CheckpointError,
     PPOPolicy,
@@ -35,7 +35,7 @@ from lama_env.observation import encode, observation_size  # noqa: E402
 
 def _save_untrained(path: Path, num_players: int, seed: int = 0, sidecar: bool = True) -> Path:
     """An untrained (randomly initialised) MaskablePPO checkpoint for ``num_players``."""
-    env = gym.make("LamaDice-v0", num_players=num_players, opponents=["random"],
+    env = gym.make("LamaDice-v1", num_players=num_players, opponents=["random"],
                    reward="points" if num_players == 1 else "win")
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=seed,
                         policy_kwargs={"net_arch": [32, 32]}, device="cpu")

@@ -183,3 +183,62 @@ def test_explicit_chance_sample_chance_on_compiled_streams_is_seeded():
                 g.step(g.sample_action())
         recs.append(g.to_record())
     assert recs[0] == recs[1]
+
+
+# ------------------------------------------------------------------ the envs (v1): their seeds play the same games
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_aec_env_v1_plays_game_zero_of_its_seed_then_goes_on_along_the_streams(n):
+    from lama_env import lama_dice_v1
+
+    env = lama_dice_v1.env(num_players=n, record=True, end_threshold=25, reward="points")
+    first = None
+    streams = None
+    for episode in range(3):
+        env.reset(seed=40 + n) if episode == 0 else env.reset()
+        if episode == 0:
+            first = env.unwrapped.game.to_record()["rounds"][0]["hands"]
+            streams = S.Streams.of_game(40 + n, 0)
+        game = LamaGame(n, {"end_threshold": 25}, rng=streams, rounds="manual")
+        for _agent in env.agent_iter():
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.step(None)
+                continue
+            a = int(np.flatnonzero(obs["action_mask"])[-1])  # a fixed choice: the largest legal action
+            env.step(a)
+            game.step(a)
+            if game.phase.name == "ROUND_OVER" and not game.game_over:
+                game.next_round()
+        assert env.unwrapped.game.to_record() == game.to_record()
+    assert first == LamaGame(n, seed=40 + n, game_id=0).to_record()["rounds"][0]["hands"]
+
+
+def test_gym_env_v1_deals_game_zero_of_its_seed():
+    import gymnasium as gym
+
+    env = gym.make("LamaDice-v1", num_players=3, opponents=["random"], learner_seat=0)
+    for seed in (0, 9, 2**33):
+        env.reset(seed=seed)
+        game = env.unwrapped.game
+        want = LamaGame(3, seed=seed, game_id=0, record=False)
+        assert game.displays == want.displays and game.dice == want.dice
+
+
+def test_retired_env_versions_name_the_new_one():
+    import gymnasium as gym
+
+    from lama_env.errors import LamaDiceError
+    from lama_env.options import DeprecatedEnvError
+
+    with pytest.raises(gym.error.DeprecatedEnv, match="LamaDice-v1"):
+        gym.make("LamaDice-v0")
+    with pytest.raises(DeprecatedEnvError, match="lama_dice_v1") as e:
+        from lama_env import lama_dice_v0  # noqa: F401
+    assert isinstance(e.value, ImportError) and isinstance(e.value, LamaDiceError)
+    assert "\n" not in str(e.value)
+    with pytest.raises(DeprecatedEnvError, match="lama_dice_v1"):
+        import lama_env.lama_dice_v0  # noqa: F401
+    import lama_env
+
+    with pytest.raises(AttributeError):
+        _ = lama_env.lama_dice_v9

@@ -272,7 +272,7 @@ def test_in_evaluate_score_and_as_an_env_opponent(tmp_path, value2):
     assert main(["evaluate", "--agents", spec, "ppo:2p", "--games", "2", "--no-progress", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
     assert [a["spec"] for a in data["agents"]] == [spec, "ppo:2p"] and data["games"] == 2
-    env = gym.make("LamaDice-v0", num_players=2, opponents=[spec])
+    env = gym.make("LamaDice-v1", num_players=2, opponents=[spec])
     _, info = env.reset(seed=0)
     done = False
     while not done:

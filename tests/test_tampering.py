@@ -24,7 +24,7 @@ import pytest
 gym = pytest.importorskip("gymnasium")
 pytest.importorskip("sb3_contrib")
 
-import lama_env  # noqa: E402  (registers LamaDice-v0)
+import lama_env  # noqa: E402  (registers LamaDice-v1)
 from lama_dice.agents.ppo import write_sidecar  # noqa: E402
 from lama_dice.agents.trust import ENV_VAR  # noqa: E402
 from lama_dice.cli.main import main  # noqa: E402
@@ -43,7 +43,7 @@ class _Payload:
 def _checkpoint(path: Path, num_players: int) -> Path:
     from sb3_contrib import MaskablePPO
 
-    env = gym.make("LamaDice-v0", num_players=num_players, opponents=["random"],
+    env = gym.make("LamaDice-v1", num_players=num_players, opponents=["random"],
                    reward="points" if num_players == 1 else "win")
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, policy_kwargs={"net_arch": [8]},
                         device="cpu")
@@ -129,7 +129,7 @@ def _gym(path: Path, tmp: Path) -> int:
     from lama_env.errors import LamaDiceError
 
     try:
-        env = gym.make("LamaDice-v0", num_players=2, opponents=[f"ppo:{path}"])
+        env = gym.make("LamaDice-v1", num_players=2, opponents=[f"ppo:{path}"])
         env.reset(seed=0)
         for _ in range(5):
             action = int(np.flatnonzero(env.unwrapped.action_masks())[0])

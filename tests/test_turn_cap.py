@@ -73,12 +73,12 @@ def test_max_round_turns_is_a_rules_field_with_a_bounded_default():
 def test_the_refusal_reaches_every_front_end():
     import gymnasium
 
-    from lama_env import lama_dice_v0
+    from lama_env import lama_dice_v1
     from lama_env.vector import VectorGame
 
     for make in (lambda: LamaGame(2, {"dice": ALL_LLAMAS}),
-                 lambda: gymnasium.make("LamaDice-v0", opponents=["always-roll"], dice=ALL_LLAMAS, learner_seat=0),
-                 lambda: lama_dice_v0.env(dice=ALL_LLAMAS),
+                 lambda: gymnasium.make("LamaDice-v1", opponents=["always-roll"], dice=ALL_LLAMAS, learner_seat=0),
+                 lambda: lama_dice_v1.env(dice=ALL_LLAMAS),
                  lambda: VectorGame(4, 2, dice=ALL_LLAMAS)):
         with pytest.raises(RulesError, match="a round could never end"):
             make()
@@ -196,7 +196,7 @@ def test_the_gymnasium_env_does_not_hang_after_the_learner_quits():
     """The issue's case: the learner quits, an always-rolling opponent rolls triple llamas for ever."""
     import gymnasium
 
-    env = gymnasium.make("LamaDice-v0", opponents=["always-roll"], rules=endless_rules(), learner_seat=0)
+    env = gymnasium.make("LamaDice-v1", opponents=["always-roll"], rules=endless_rules(), learner_seat=0)
     env.reset(seed=0)
     _, _, terminated, truncated, _ = env.step(A.QUIT)
     assert terminated and not truncated
@@ -229,9 +229,9 @@ def test_the_vector_env_cuts_the_round(native):
 
 
 def test_the_pettingzoo_env_cuts_the_round():
-    from lama_env import lama_dice_v0
+    from lama_env import lama_dice_v1
 
-    env = lama_dice_v0.env(num_players=2, rules=endless_rules())
+    env = lama_dice_v1.env(num_players=2, rules=endless_rules())
     env.reset(seed=0)
     steps = 0
     for _agent in env.agent_iter():

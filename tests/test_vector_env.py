@@ -1,8 +1,8 @@
-"""The vector env of LamaDice-v0 plays the scalar env's episodes, and the SB3 VecEnv over it trains MaskablePPO.
+"""The vector env of LamaDice-v1 plays the scalar env's episodes, and the SB3 VecEnv over it trains MaskablePPO.
 
 Differential tests: the vector env (``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")``)
 plays random learners against opponents; every finished game's record (deals, dice, every seat's
-moves) then feeds a scalar ``LamaDice-v0`` env (its generator scripted to draw those deals and dice,
+moves) then feeds a scalar ``LamaDice-v1`` env (its generator scripted to draw those deals and dice,
 the opponents the real Python agents, or replaying the record for ``random``), which is given the
 same learner actions: observations, rewards, terminations, truncations and infos must be equal,
 step for step.  So the native opponents in the kernel decide as the Python agents, the batched and
@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import io
 import warnings
-from collections import deque
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import gymnasium as gym
@@ -24,13 +22,13 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import lama_env  # registers LamaDice-v0
+import lama_env  # registers LamaDice-v1
 from lama_env import actions as A
-from lama_env.engine import IllegalActionError, LamaGame, Phase
+from lama_env.engine import IllegalActionError, LamaGame
 from lama_env.gym_env import IllegalMoveWarning, LamaEnvError
 from lama_env.observation import encode
 from lama_env.record import replay
-from lama_env.rules import DECK, FACES, RulesConfig
+from lama_env.streams import Streams
 from lama_env.vector import VectorGame, VectorIllegalActionError
 from lama_env.vector_env import LamaDiceVectorEnv
 
@@ -38,70 +36,6 @@ CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
 
 # ---------------------------------------------------------------------------- helpers
-class ScriptedRng:
-    """A stand-in for the scalar game's generator that deals and rolls what a record says.
-
-    The engine draws uniform floats in blocks (``random(size)``) and takes a deal (``6 N``
-    floats, a partial Fisher-Yates shuffle) or a roll (3) from a block when it fits, else
-    drops the rest and asks for a new block: the blocks hold the requests the same way.
-    """
-
-    def __init__(self, record: dict) -> None:
-        rules = RulesConfig.from_dict(record["rules"])
-        #: the engine keeps the generator's state beside each block it draws (for its snapshots)
-        self.bit_generator = SimpleNamespace(state={"bit_generator": "ScriptedRng"})
-        self.requests: deque[list[float]] = deque()
-        for rnd in record["rounds"]:
-            dealt = [FACES.index(c) for hand in rnd["hands"] for c in hand]
-            deck, us = list(DECK), []
-            for i, card in enumerate(dealt):
-                j = next(j for j in range(i, len(deck)) if deck[j] == card)
-                deck[i], deck[j] = deck[j], deck[i]
-                us.append((j - i + 0.5) / (len(deck) - i))
-            self.requests.append(us)
-            for turn in rnd["turns"]:
-                if turn["action"] == "roll":
-                    faces = [FACES.index(f) for f in turn["dice"]]
-                    self.requests.append([(rules.dice_index[d].index(f) + 0.5) / 6 for d, f in enumerate(faces)])
-
-    def random(self, size: int) -> np.ndarray:
-        out = np.zeros(size)
-        pos = 0
-        while self.requests and pos + len(self.requests[0]) <= size:
-            r = self.requests.popleft()
-            out[pos:pos + len(r)] = r
-            pos += len(r)
-        return out
-
-    def integers(self, *args: Any, **kwargs: Any) -> int:
-        return 0
-
-
-class RecordOpponent:
-    """Replays the opponents' moves of a record (for opponents whose draws are the kernel's own: random)."""
-
-    spec = "record"
-
-    def __init__(self) -> None:
-        self.record: dict | None = None
-
-    def seed(self, seed: int | None) -> None:
-        pass
-
-    def act(self, game: LamaGame, legal: Any) -> int:
-        assert self.record is not None
-        turns = self.record["rounds"][game.round_index]["turns"]
-        if game.phase == Phase.TURN:
-            return A.ROLL if turns[game.turns_in_round]["action"] == "roll" else A.QUIT
-        turn = turns[game.turns_in_round - 1]
-        if game.phase == Phase.TAKE:
-            return A.TAKE_BASE + FACES.index(turn["take"])
-        counts = [0] * len(FACES)
-        for f in turn.get("discard", []):
-            counts[FACES.index(f)] += 1
-        return A.discard_action(tuple(counts))
-
-
 class LinearNet:
     """A batched opponent (``act_observations``): the best legal action of a fixed linear score of the observation.
 
@@ -194,17 +128,16 @@ def check_against_scalar(kwargs: dict, num_envs: int = 6, steps: int = 300, seed
     for g, rec in env.records():
         assert replay(rec)["valid"]
         records[g].append(rec)
-    opp = RecordOpponent()
     scalar_kwargs = {k: v for k, v in kwargs.items() if k != "opponents"}
-    if scalar_opponents is None:  # the kernel's random draws are its own: replay them from the record
-        scalar_opponents = [opp if o == "random" else o for o in kwargs.get("opponents") or ["random"]]
-    scalar = gym.make("LamaDice-v0", opponents=scalar_opponents, disable_env_checker=True, **scalar_kwargs).unwrapped
+    if scalar_opponents is None:  # the specs themselves: the scalar "random" draws as the kernel's does
+        scalar_opponents = kwargs.get("opponents") or ["random"]
+    scalar = gym.make("LamaDice-v1", opponents=scalar_opponents, disable_env_checker=True, **scalar_kwargs).unwrapped
+    scalar.reset(seed=seed)
     checked = 0
     for g in range(num_envs):
         assert len(records[g]) == len(episodes[g])
+        scalar._streams = Streams.of_game(seed, g)  # slot g's streams, along which its episodes go on
         for ep, rec in zip(episodes[g], records[g], strict=True):
-            opp.record = rec
-            scalar._np_random = ScriptedRng(rec)
             obs, info = scalar.reset(options={"learner_seat": ep["info"]["learner_seat"]})
             assert np.array_equal(obs, ep["obs"])
             _same_info(info, ep["info"])
@@ -214,6 +147,7 @@ def check_against_scalar(kwargs: dict, num_envs: int = 6, steps: int = 300, seed
                 assert (rew, term, trunc) == (v_rew, v_term, v_trunc)
                 _same_info(info, v_info)
             assert term or trunc
+            assert scalar.game.round_index + 1 == len(rec["rounds"])
             checked += 1
     assert checked >= min_episodes
     return checked
@@ -259,22 +193,22 @@ def test_solo_and_six_players():
 def test_make_vec_builds_the_native_vector_env():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no missing-autoreset-mode warning
-        envs = gym.make_vec("LamaDice-v0", num_envs=8, vectorization_mode="vector_entry_point",
+        envs = gym.make_vec("LamaDice-v1", num_envs=8, vectorization_mode="vector_entry_point",
                             opponents=["threshold:0.2"], num_players=3)
     assert isinstance(envs, LamaDiceVectorEnv)
     assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
-    assert envs.spec.id == "LamaDice-v0" and envs.spec.kwargs["vectorization_mode"] == "vector_entry_point"
+    assert envs.spec.id == "LamaDice-v1" and envs.spec.kwargs["vectorization_mode"] == "vector_entry_point"
     assert envs.observation_space.shape == (8, 15 * 3 + 22) and envs.single_action_space.n == A.NUM_ACTIONS
     obs, info = envs.reset(seed=3)
     assert obs.shape == (8, 67) and obs.dtype == np.float32 and envs.observation_space.contains(obs)
     masks = envs.action_masks()
     assert masks.shape == (8, A.NUM_ACTIONS) and masks.dtype == np.bool_
     assert np.array_equal(masks, info["action_mask"].astype(bool))
-    same = gym.make_vec("LamaDice-v0", num_envs=2, vectorization_mode="vector_entry_point",
+    same = gym.make_vec("LamaDice-v1", num_envs=2, vectorization_mode="vector_entry_point",
                         autoreset_mode=AutoresetMode.SAME_STEP)
     assert same.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     with pytest.raises(TypeError, match="unexpected keyword argument 'frameskip'"):
-        gym.make_vec("LamaDice-v0", num_envs=2, vectorization_mode="vector_entry_point", frameskip=4)
+        gym.make_vec("LamaDice-v1", num_envs=2, vectorization_mode="vector_entry_point", frameskip=4)
 
 
 def _signature(info: dict) -> dict:
@@ -283,8 +217,8 @@ def _signature(info: dict) -> dict:
 
 def test_infos_are_those_of_sync_vector_env_over_the_scalar_env():
     kw = {"num_players": 2, "opponents": ["threshold:0.2"], "end_threshold": 10}
-    native = gym.make_vec("LamaDice-v0", num_envs=4, vectorization_mode="vector_entry_point", **kw)
-    sync = gym.make_vec("LamaDice-v0", num_envs=4, vectorization_mode="sync", **kw)
+    native = gym.make_vec("LamaDice-v1", num_envs=4, vectorization_mode="vector_entry_point", **kw)
+    sync = gym.make_vec("LamaDice-v1", num_envs=4, vectorization_mode="sync", **kw)
     sigs: dict[str, set] = {"native": set(), "sync": set()}
     for name, envs in (("native", native), ("sync", sync)):
         rng = np.random.default_rng(0)

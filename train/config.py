@@ -149,7 +149,7 @@ class EnvSection(Section):
 
 
 class EnvConfig(EnvSection):
-    """The Gymnasium environment ``LamaDice-v0`` the learner plays in."""
+    """The Gymnasium environment ``LamaDice-v1`` the learner plays in."""
 
     reward_scale: float = Field(default=1.0, gt=0,
                                 description="multiply every reward by this (e.g. 0.05 for points rewards)")

@@ -1,4 +1,4 @@
-"""``env.vec_env: native``: an SB3 ``VecEnv`` over the vector env of ``LamaDice-v0``, for MaskablePPO.
+"""``env.vec_env: native``: an SB3 ``VecEnv`` over the vector env of ``LamaDice-v1``, for MaskablePPO.
 
 :class:`NativeVecEnv` puts all ``n_envs`` learner seats into one
 :class:`lama_env.vector_env.LamaDiceVectorEnv` (one compiled step for all games, the native
@@ -114,7 +114,7 @@ class EpisodeSeat:
 
 
 class NativeVecEnv(VecEnv):
-    """``num_envs`` learner seats of ``LamaDice-v0`` as one SB3 ``VecEnv`` (see the module docstring).
+    """``num_envs`` learner seats of ``LamaDice-v1`` as one SB3 ``VecEnv`` (see the module docstring).
 
     Args:
         num_envs: learner seats (games).

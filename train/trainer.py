@@ -8,7 +8,7 @@
 2. make the run folder ``runs/NAME-YYYYmmdd-HHMMSS/`` and save the resolved
    ``config.yaml`` in it (a resumed run continues in its own folder); say how many steps
    will run when whole rollouts round ``total_timesteps`` up;
-3. build ``env.n_envs`` copies of the Gymnasium env ``LamaDice-v0``, each
+3. build ``env.n_envs`` copies of the Gymnasium env ``LamaDice-v1``, each
    opponent seat a :class:`lama_dice.train.selfplay.MixtureOpponent` (the configured
    opponents plus the self-play pool), vectorized with ``SubprocVecEnv`` or
    ``DummyVecEnv``; or (``env.vec_env: native``) one
@@ -299,14 +299,14 @@ def make_env_fn(cfg: TrainConfig, rank: int, pool_file: Path | None, in_subproce
     def _init() -> Any:
         import gymnasium as gym
 
-        import lama_env.gym_env  # noqa: F401  (registers LamaDice-v0)
+        import lama_env.gym_env  # noqa: F401  (registers LamaDice-v1)
 
         if in_subprocess:
             # Ctrl-C is the trainer's business: workers keep running until it stops them.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             torch.set_num_threads(1)
         opponents = make_opponents(cfg, pool_file, seed=cfg.seed * 7919 + rank * 101)
-        env = gym.make("LamaDice-v0", num_players=cfg.env.num_players, opponents=opponents,
+        env = gym.make("LamaDice-v1", num_players=cfg.env.num_players, opponents=opponents,
                        episode=cfg.env.episode, reward=cfg.env.reward, rules=cfg.env.rules,
                        disable_env_checker=True)
         if cfg.env.reward_scale != 1.0:
@@ -359,7 +359,7 @@ def make_vec_env(cfg: TrainConfig, pool_file: Path | None = None) -> VecEnv:
 class ActionMaskCache(VecEnvWrapper):
     """Serve MaskablePPO's ``action_masks()`` from the masks the envs already return.
 
-    ``LamaDice-v0`` puts the learner's mask in ``info["action_mask"]`` (and in
+    ``LamaDice-v1`` puts the learner's mask in ``info["action_mask"]`` (and in
     the reset info of an auto-reset episode); keeping them saves a second round
     trip to every ``SubprocVecEnv`` worker per step.
     """
@@ -372,7 +372,7 @@ class ActionMaskCache(VecEnvWrapper):
     @staticmethod
     def _from_infos(infos: Sequence[dict[str, Any]]) -> np.ndarray | None:
         if any("action_mask" not in i for i in infos):
-            return None  # not LamaDice-v0: ask the envs
+            return None  # not LamaDice-v1: ask the envs
         return np.stack([np.asarray(i["action_mask"], dtype=bool) for i in infos])
 
     def reset(self) -> Any:

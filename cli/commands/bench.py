@@ -8,7 +8,7 @@ Three comparisons, each run alternately (A, B, A, B, ...) in one process so
 that the machine's load hits both alike, reported as medians and as the
 median of the ratios measured within one repeat:
 
-1. AEC env: agent-steps/s of ``lama_dice_v0.env(num_players=2)`` with random
+1. AEC env: agent-steps/s of ``lama_dice_v1.env(num_players=2)`` with random
    legal actions vs PettingZoo's ``leduc_holdem_v4`` (same loop, same
    sampler; needs rlcard: ``pip install 'lama-dice[bench]'``, else skipped).
 2. Evaluation: full two-player games/s of ``lama-dice evaluate --agents
@@ -16,7 +16,7 @@ median of the ratios measured within one repeat:
    implementation (bench/naive_engine.py); the compiled kernel's load time
    and the one-shot command's wall time apart; batched inference of a learned
    policy by chunk size.
-3. Training: MaskablePPO env-steps/s on LamaDice-v0 vs connect_four_v3
+3. Training: MaskablePPO env-steps/s on LamaDice-v1 vs connect_four_v3
    through PettingZoo's SB3 action-mask wrapper, with each env's share of
    the training time.
 

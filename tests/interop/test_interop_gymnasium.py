@@ -1,4 +1,4 @@
-"""Gymnasium's wrappers and vector envs on ``LamaDice-v0``: ``RecordVideo`` (``render_mode="rgb_array"``), ``make_vec``.
+"""Gymnasium's wrappers and vector envs on ``LamaDice-v1``: ``RecordVideo`` (``render_mode="rgb_array"``), ``make_vec``.
 
 ``RecordVideo`` writes its video with moviepy (the interop extra; moviepy brings the
 ffmpeg binary through imageio-ffmpeg). CartPole goes through the same wrapper as the
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-import lama_env  # noqa: F401  (registers LamaDice-v0)
+import lama_env  # noqa: F401  (registers LamaDice-v1)
 from lama_env import NUM_ACTIONS, observation_size
 
 needs_moviepy = pytest.mark.skipif(importlib.util.find_spec("moviepy") is None,
@@ -40,7 +40,7 @@ def _record(env: gymnasium.Env, folder, pick) -> int:
 @pytest.mark.filterwarnings("error::lama_env.gym_env.IllegalMoveWarning")
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_record_video_writes_a_video_of_lama_dice(tmp_path, num_players):
-    env = gymnasium.make("LamaDice-v0", render_mode="rgb_array", num_players=num_players, opponents=["random"])
+    env = gymnasium.make("LamaDice-v1", render_mode="rgb_array", num_players=num_players, opponents=["random"])
     rng = np.random.default_rng(0)
     steps = _record(env, tmp_path / "videos",
                     lambda env, info: int(rng.choice(np.flatnonzero(info["action_mask"]))))
@@ -50,7 +50,7 @@ def test_record_video_writes_a_video_of_lama_dice(tmp_path, num_players):
 
 
 def test_rgb_array_frames_are_what_record_video_expects():
-    env = gymnasium.make("LamaDice-v0", render_mode="rgb_array", num_players=2, opponents=["random"])
+    env = gymnasium.make("LamaDice-v1", render_mode="rgb_array", num_players=2, opponents=["random"])
     assert "rgb_array" in env.metadata["render_modes"] and env.metadata.get("render_fps")
     env.reset(seed=0)
     frame = env.render()
@@ -70,7 +70,7 @@ def test_control_record_video_cartpole(tmp_path):
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_make_vec_stacks_masks_and_numeric_infos(mode):
     """``gymnasium.make_vec``, the entry of CleanRL-style loops: masks and numeric infos stack into arrays."""
-    envs = gymnasium.make_vec("LamaDice-v0", num_envs=2, vectorization_mode=mode,
+    envs = gymnasium.make_vec("LamaDice-v1", num_envs=2, vectorization_mode=mode,
                               vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
     obs, info = envs.reset(seed=0)
     assert obs.shape == (2, observation_size(2))

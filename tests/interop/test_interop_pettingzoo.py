@@ -1,9 +1,9 @@
-"""PettingZoo's own tools on ``lama_dice_v0``: the registry (``pettingzoo.make``, 1.27+) and ``save_observation``.
+"""PettingZoo's own tools on ``lama_dice_v1``: the registry (``pettingzoo.make``, 1.27+) and ``save_observation``.
 
-``pettingzoo.make("aec", "lama_dice_v0", ...)`` builds the same env as
-``lama_dice_v0.env(...)`` once ``lama_env`` is imported (``classic/connect_four_v3`` is
+``pettingzoo.make("aec", "lama_dice_v1", ...)`` builds the same env as
+``lama_dice_v1.env(...)`` once ``lama_env`` is imported (``classic/connect_four_v3`` is
 the control). ``save_observation`` / ``test_save_obs`` write an observation as an image;
-they apply to image observations (a ``Box`` in 0..255) only: neither lama_dice_v0 nor the
+they apply to image observations (a ``Box`` in 0..255) only: neither lama_dice_v1 nor the
 classic board games have one, so the helper refuses both alike, and ``test_save_obs``
 reports it without failing.
 """
@@ -18,8 +18,8 @@ if not hasattr(pettingzoo, "make"):
     pytest.skip(f"PettingZoo {pettingzoo.__version__} has no registry (pettingzoo.make is 1.27+)",
                 allow_module_level=True)
 
-import lama_env  # noqa: E402, F401  (registers lama_dice_v0 with PettingZoo's registry)
-from lama_env import lama_dice_v0  # noqa: E402
+import lama_env  # noqa: E402, F401  (registers lama_dice_v1 with PettingZoo's registry)
+from lama_env import lama_dice_v1  # noqa: E402
 
 
 def _random_game(env, seed: int = 0) -> dict[str, float]:
@@ -33,11 +33,11 @@ def _random_game(env, seed: int = 0) -> dict[str, float]:
     return totals
 
 
-@pytest.mark.parametrize("env_id", ["lama_dice_v0", "lama_dice-v0"])  # PettingZoo keeps ids as name-vN
+@pytest.mark.parametrize("env_id", ["lama_dice_v1", "lama_dice-v1"])  # PettingZoo keeps ids as name-vN
 def test_pettingzoo_make_builds_the_aec_env(env_id):
     env = pettingzoo.make("aec", env_id, num_players=3)
     assert isinstance(env, pettingzoo.AECEnv)
-    assert type(env.unwrapped) is lama_dice_v0.raw_env
+    assert type(env.unwrapped) is lama_dice_v1.raw_env
     assert env.possible_agents == ["player_0", "player_1", "player_2"]
     totals = _random_game(env)
     assert abs(sum(totals.values())) < 1e-9  # zero-sum "win" rewards, no illegal move
@@ -45,16 +45,16 @@ def test_pettingzoo_make_builds_the_aec_env(env_id):
 
 
 def test_registry_env_matches_the_module_env():
-    a = pettingzoo.make("aec", "lama_dice_v0", num_players=2)
-    b = lama_dice_v0.env(num_players=2)
-    assert str(a) == str(b) == "lama_dice_v0"
+    a = pettingzoo.make("aec", "lama_dice_v1", num_players=2)
+    b = lama_dice_v1.env(num_players=2)
+    assert str(a) == str(b) == "lama_dice_v1"
     assert _random_game(a, seed=5) == _random_game(b, seed=5)  # same seed, same game
 
 
 def test_registry_spec_and_listing():
-    spec = pettingzoo.env_registry.registration.spec("aec", "lama_dice_v0")
+    spec = pettingzoo.env_registry.registration.spec("aec", "lama_dice_v1")
     assert spec.name == "lama_dice" and spec.version == 0
-    assert "lama_dice-v0" in pettingzoo.aec_registry
+    assert "lama_dice-v1" in pettingzoo.aec_registry
 
 
 def test_control_pettingzoo_make_connect_four():
@@ -66,7 +66,7 @@ def test_control_pettingzoo_make_connect_four():
 
 
 def _save_obs_envs():
-    yield "lama_dice_v0", lambda: lama_dice_v0.env(num_players=2)
+    yield "lama_dice_v1", lambda: lama_dice_v1.env(num_players=2)
 
     def connect_four():
         pytest.importorskip("pygame", reason="connect_four_v3 imports pygame (the bench extra)")

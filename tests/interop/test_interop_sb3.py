@@ -1,4 +1,4 @@
-"""Stable-Baselines3 / sb3-contrib: ``make_vec_env("LamaDice-v0")`` with its defaults, and MaskablePPO on it.
+"""Stable-Baselines3 / sb3-contrib: ``make_vec_env("LamaDice-v1")`` with its defaults, and MaskablePPO on it.
 
 Two ways to give MaskablePPO the masks: the env's own ``action_masks()`` (found through
 SB3's ``env_method``, past the ``Monitor`` that ``make_vec_env`` adds) and sb3-contrib's
@@ -19,14 +19,14 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from sb3_contrib.common.wrappers import ActionMasker
 from stable_baselines3.common.env_util import make_vec_env
 
-import lama_env  # noqa: F401  (registers LamaDice-v0)
+import lama_env  # noqa: F401  (registers LamaDice-v1)
 from lama_env import NUM_ACTIONS, observation_size
 
 pytestmark = pytest.mark.filterwarnings("error::lama_env.gym_env.IllegalMoveWarning")
 
 
 def test_make_vec_env_with_its_defaults_steps_within_the_masks():
-    vec = make_vec_env("LamaDice-v0")  # n_envs=1, DummyVecEnv, Monitor: SB3's defaults
+    vec = make_vec_env("LamaDice-v1")  # n_envs=1, DummyVecEnv, Monitor: SB3's defaults
     vec.seed(0)
     obs = vec.reset()
     assert obs.shape == (1, observation_size(2)) and obs.dtype == np.float32
@@ -48,7 +48,7 @@ def test_make_vec_env_with_its_defaults_steps_within_the_masks():
 
 
 def test_maskable_ppo_on_make_vec_env_uses_the_envs_action_masks():
-    vec = make_vec_env("LamaDice-v0", n_envs=2, seed=0, env_kwargs={"num_players": 2, "opponents": ["random"]})
+    vec = make_vec_env("LamaDice-v1", n_envs=2, seed=0, env_kwargs={"num_players": 2, "opponents": ["random"]})
     model = MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=2, seed=0)
     model.learn(256)
     assert model.num_timesteps >= 256
@@ -62,7 +62,7 @@ def test_maskable_ppo_on_make_vec_env_uses_the_envs_action_masks():
 
 
 def test_maskable_ppo_with_action_masker():
-    vec = make_vec_env("LamaDice-v0", n_envs=2, seed=1, wrapper_class=ActionMasker,
+    vec = make_vec_env("LamaDice-v1", n_envs=2, seed=1, wrapper_class=ActionMasker,
                        wrapper_kwargs={"action_mask_fn": lambda env: env.unwrapped.action_masks()})
     model = MaskablePPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=1)
     model.learn(256)

@@ -1,4 +1,4 @@
-"""Tianshou 2.x: PettingZooEnv(lama_dice_v0.env()), masked random collectors and DQN as in its tic-tac-toe tutorial.
+"""Tianshou 2.x: PettingZooEnv(lama_dice_v1.env()), masked random collectors and DQN as in its tic-tac-toe tutorial.
 
 Tianshou's ``PettingZooEnv`` turns the AEC env's ``{"observation", "action_mask"}`` into
 ``{"agent_id", "obs", "mask"}``; the random algorithm and DQN's Q-values both respect
@@ -26,11 +26,11 @@ from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 from tianshou.utils.torch_utils import policy_within_training_step
 
-from lama_env import NUM_ACTIONS, lama_dice_v0, observation_size
+from lama_env import NUM_ACTIONS, lama_dice_v1, observation_size
 
 
 def lama_env(num_players: int = 2) -> PettingZooEnv:
-    return PettingZooEnv(lama_dice_v0.env(num_players=num_players))
+    return PettingZooEnv(lama_dice_v1.env(num_players=num_players))
 
 
 def tictactoe_env() -> PettingZooEnv:
@@ -39,7 +39,7 @@ def tictactoe_env() -> PettingZooEnv:
     return PettingZooEnv(tictactoe_v3.env())
 
 
-ENVS = {"lama_dice_v0": lama_env, "lama_dice_v0-3p": lambda: lama_env(3), "control-tictactoe_v3": tictactoe_env}
+ENVS = {"lama_dice_v1": lama_env, "lama_dice_v1-3p": lambda: lama_env(3), "control-tictactoe_v3": tictactoe_env}
 
 
 def leaves(batch: Batch, prefix: str = ""):

@@ -1,4 +1,4 @@
-"""TorchRL: ``GymEnv("LamaDice-v0")`` and ``PettingZooWrapper(lama_dice_v0.env(), use_mask=True)``.
+"""TorchRL: ``GymEnv("LamaDice-v1")`` and ``PettingZooWrapper(lama_dice_v1.env(), use_mask=True)``.
 
 Each passes ``check_env_specs`` and a short random rollout across episode ends. With the
 mask (``ActionMask`` over the Gymnasium env's ``info["action_mask"]``, ``use_mask=True``
@@ -22,8 +22,8 @@ from torchrl.envs import ActionMask, GymEnv, PettingZooWrapper, TransformedEnv
 from torchrl.envs.gym_like import BaseInfoDictReader
 from torchrl.envs.utils import check_env_specs
 
-import lama_env  # noqa: F401  (registers LamaDice-v0)
-from lama_env import NUM_ACTIONS, lama_dice_v0, observation_size
+import lama_env  # noqa: F401  (registers LamaDice-v1)
+from lama_env import NUM_ACTIONS, lama_dice_v1, observation_size
 from lama_env.gym_env import IllegalMoveWarning
 
 pytestmark = [
@@ -45,7 +45,7 @@ class MaskFromInfo(BaseInfoDictReader):
 
 
 def test_gymenv_with_its_defaults_passes_check_env_specs():
-    env = GymEnv("LamaDice-v0")
+    env = GymEnv("LamaDice-v1")
     with warnings.catch_warnings():  # unmasked one-hot random actions: an illegal one ends the episode (-1)
         warnings.simplefilter("ignore", IllegalMoveWarning)
         check_env_specs(env, seed=0)
@@ -56,7 +56,7 @@ def test_gymenv_with_its_defaults_passes_check_env_specs():
 
 
 def test_gymenv_masked_rollout_plays_legal_moves_across_episodes():
-    base = GymEnv("LamaDice-v0", num_players=2, opponents=["random"], categorical_action_encoding=True)
+    base = GymEnv("LamaDice-v1", num_players=2, opponents=["random"], categorical_action_encoding=True)
     base.set_info_dict_reader(MaskFromInfo())
     env = TransformedEnv(base, ActionMask())
     check_env_specs(env, seed=0)
@@ -80,7 +80,7 @@ def test_control_gymenv_cartpole():
 
 @pytest.mark.parametrize("num_players", [2, 3])
 def test_pettingzoo_wrapper_with_mask_passes_check_env_specs_and_plays_legal_moves(num_players):
-    env = PettingZooWrapper(lama_dice_v0.env(num_players=num_players), use_mask=True, categorical_actions=True)
+    env = PettingZooWrapper(lama_dice_v1.env(num_players=num_players), use_mask=True, categorical_actions=True)
     agents = [f"player_{i}" for i in range(num_players)]
     assert set(env.group_map) == set(agents)  # classic envs: one group per agent
     check_env_specs(env, seed=0)
@@ -120,7 +120,7 @@ def test_control_pettingzoo_wrapper_connect_four():
 
 def test_rollout_rewards_are_numbers():
     """The rollouts above hold tensors only: nothing of the env's infos leaks in as objects."""
-    env = PettingZooWrapper(lama_dice_v0.env(), use_mask=True)
+    env = PettingZooWrapper(lama_dice_v1.env(), use_mask=True)
     td = env.rollout(50, break_when_any_done=False)
     for key, value in td.items(include_nested=True, leaves_only=True):
         assert isinstance(value, torch.Tensor), key

@@ -78,7 +78,7 @@ class RLlibConfigError(ConfigError):
 
 
 class RLlibEnvConfig(EnvSection):
-    """The PettingZoo env ``lama_dice_v0`` (see :func:`lama_env.lama_dice_v0.env`)."""
+    """The PettingZoo env ``lama_dice_v1`` (see :func:`lama_env.lama_dice_v1.env`)."""
 
     auto_forced: bool = Field(default=False, description="apply decisions with a single legal action automatically")
     max_rounds: int | None = Field(default=None, ge=1, description="truncate an episode after this many rounds")

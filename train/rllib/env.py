@@ -1,4 +1,4 @@
-"""The env of the RLlib trainer: the PettingZoo env ``lama_dice_v0`` as an RLlib ``MultiAgentEnv``.
+"""The env of the RLlib trainer: the PettingZoo env ``lama_dice_v1`` as an RLlib ``MultiAgentEnv``.
 
 :class:`LamaDiceRLlibEnv` wraps the env through RLlib's ``PettingZooEnv``
 wrapper, plays optional opponents (agent specs) inside the env, and puts each
@@ -23,7 +23,7 @@ __all__ = ["LamaDiceRLlibEnv"]
 
 
 class LamaDiceRLlibEnv(PettingZooEnv):
-    """``lama_dice_v0`` as an RLlib ``MultiAgentEnv``, through RLlib's ``PettingZooEnv`` wrapper.
+    """``lama_dice_v1`` as an RLlib ``MultiAgentEnv``, through RLlib's ``PettingZooEnv`` wrapper.
 
     Every seat that is not an opponent is an RLlib agent (``player_0`` ..),
     mapped to an RLModule by the algorithm's policy mapping (the shared
@@ -37,7 +37,7 @@ class LamaDiceRLlibEnv(PettingZooEnv):
 
     Args:
         config: RLlib's ``env_config``, a mapping with the keys of
-            :func:`lama_env.lama_dice_v0.env` (``num_players``, ``episode``,
+            :func:`lama_env.lama_dice_v1.env` (``num_players``, ``episode``,
             ``reward``, ``auto_forced``, ``max_rounds``, ``rules``: a mapping of
             rules fields) and ``opponents`` (a list of ``[spec, weight]``),
             ``selfplay_weight`` (float in [0, 1], default 1).
@@ -58,14 +58,14 @@ class LamaDiceRLlibEnv(PettingZooEnv):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         """Build the AEC env and the opponents from ``config`` (see the class docstring for its keys)."""
         from lama_dice.agents.registry import make_agent
-        from lama_env import lama_dice_v0
+        from lama_env import lama_dice_v1
 
         cfg = dict(config or {})
         opponents = [(str(s), float(w)) for s, w in cfg.pop("opponents", ()) or ()]
         self.selfplay_weight = float(cfg.pop("selfplay_weight", 1.0))
         rules = RulesConfig.from_dict(cfg.pop("rules", None))  # plain data across RLlib's env_config; parsed here
         kwargs = {k: cfg[k] for k in ("num_players", "episode", "reward", "auto_forced", "max_rounds") if k in cfg}
-        aec = lama_dice_v0.env(**kwargs, rules=rules)
+        aec = lama_dice_v1.env(**kwargs, rules=rules)
         super().__init__(aec)
         self._raw = aec.unwrapped
         self.num_players = self._raw.num_players
@@ -93,7 +93,7 @@ class LamaDiceRLlibEnv(PettingZooEnv):
             obs, _rew, term, trunc, _info = self._collect()
             if obs and not term["__all__"] and not trunc["__all__"]:
                 return obs, {}
-        raise RuntimeError("lama_dice_v0: the opponents ended 100 episodes before the learner acted")
+        raise RuntimeError("lama_dice_v1: the opponents ended 100 episodes before the learner acted")
 
     def step(self, action: Mapping[str, Any]):
         """Apply the acting learner seat's action, then the opponents' until a learner seat is to act."""

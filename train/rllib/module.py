@@ -3,7 +3,7 @@
 :class:`MaskedPPOTorchRLModule` is RLlib's default PPO torch module (an MLP
 encoder, a policy head over the 129 actions, a value head) that reads the
 PettingZoo env's dictionary observation as it is, ``{"observation": float32
-vector, "action_mask": int8 vector}`` (see :mod:`lama_env.lama_dice_v0`), runs
+vector, "action_mask": int8 vector}`` (see :mod:`lama_env.lama_dice_v1`), runs
 the network on ``"observation"`` and adds ``log(mask)`` (clipped to a large
 negative number) to the action logits, so that an illegal action is never
 sampled and never gets a gradient towards it::
@@ -77,7 +77,7 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
                 and OBS_KEY in observation_space.spaces and MASK_KEY in observation_space.spaces):
             raise ValueError(
                 f"MaskedPPOTorchRLModule needs a Dict observation space with keys {OBS_KEY!r} and "
-                f"{MASK_KEY!r} (the lama_dice_v0 PettingZoo env), got {observation_space}")
+                f"{MASK_KEY!r} (the lama_dice_v1 PettingZoo env), got {observation_space}")
         self.observation_space_with_mask = observation_space
         super().__init__(observation_space=observation_space[OBS_KEY], **kwargs)
 

@@ -18,7 +18,7 @@ What a run does, in order (:func:`train`):
 3. ``ray.init()`` locally (``ray.num_cpus`` CPUs, no dashboard) or
    ``ray.init(address=ray.address)`` on a cluster, unless Ray is already up;
 4. build RLlib's PPO (new API stack) on :class:`lama_dice.train.rllib.env.LamaDiceRLlibEnv`,
-   the PettingZoo env ``lama_dice_v0`` through RLlib's ``PettingZooEnv``
+   the PettingZoo env ``lama_dice_v1`` through RLlib's ``PettingZooEnv``
    wrapper, with the action-masking :class:`~lama_dice.train.rllib.module.MaskedPPOTorchRLModule`;
    every learner seat maps to the one shared module ``"main"`` (self-play
    through the policy mapping), and configured opponents (heuristics or frozen

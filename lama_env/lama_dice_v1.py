@@ -3,9 +3,9 @@
 
 A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice`.
 
-| Import             | `from lama_env import lama_dice_v0`                          |
+| Import             | `from lama_env import lama_dice_v1`                          |
 |--------------------|--------------------------------------------------------------|
-| Creation           | `lama_dice_v0.env(num_players=2)` (`raw_env` is unwrapped)   |
+| Creation           | `lama_dice_v1.env(num_players=2)` (`raw_env` is unwrapped)   |
 | Actions            | Discrete                                                     |
 | Parallel API       | No                                                           |
 | Manual Control     | No                                                           |
@@ -26,7 +26,7 @@ keyword of `env()`.
 ### Arguments
 
 ``` python
-lama_dice_v0.env(num_players=2, render_mode=None, episode="game", reward="win",
+lama_dice_v1.env(num_players=2, render_mode=None, episode="game", reward="win",
                  auto_forced=False, max_rounds=None, record=False,
                  triple_llama="chip_only", must_discard=True, end_threshold=40, dice=...)
 ```
@@ -100,7 +100,15 @@ As in PettingZoo's classic environments, every agent's `info` is an empty dict a
 
 ### Version History
 
-* v0: Initial release (lama-dice 0.1.0)
+* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s`: the deals and dice come
+  from its streams (`lama_env.streams.Streams`), so the same seed and the same actions play the
+  same game as `LamaGame(seed=s, game_id=0)`, game 0 of `lama_env.batched.play_batch(...,
+  seed=s)` and slot 0 of a `VectorGame` after `reset(seed=s)`; later `reset()`s without a seed
+  go on along those streams. Spaces, rewards and options are those of v0. (lama-dice 0.1.0,
+  unreleased)
+* v0: Initial release (lama-dice 0.1.0); its seeds drew from a NumPy generator, and played other
+  games. Retired: `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`,
+  naming v1.
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 
@@ -121,6 +129,7 @@ from .observation import encode, observation_size
 from .options import (
     EPISODES,
     REWARDS,
+    LamaEnvError,
     MaskCache,
     as_action,
     check_choice,
@@ -131,6 +140,7 @@ from .options import (
 )
 from .render import render_text
 from .rules import RulesConfig
+from .streams import Streams
 from .viewer import HumanView
 
 __all__ = ["env", "raw_env"]
@@ -165,7 +175,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
 
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "lama_dice_v0",
+        "name": "lama_dice_v1",
         "is_parallelizable": False,
         "render_fps": 2,
     }
@@ -215,7 +225,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
         self._masks = MaskCache()
         self._mask_table = self._masks.table
-        self._rng: np.random.Generator | None = None
+        self._rng: Streams | None = None  # the game's streams, from reset(seed=...) on
         self._game: LamaGame | None = None
         self._over = True
         self._dirty = False
@@ -254,7 +264,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game (a new random stream when ``seed`` is given)."""
         if seed is not None or self._rng is None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = Streams.of_game(seed, 0, LamaEnvError)
         # rounds="manual": an episode may end with a round (episode="round", max_rounds) before the next deal
         self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record, rounds="manual")
         self.agents = list(self.possible_agents)
@@ -377,7 +387,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             if self.render_mode == "rgb_array":
                 return picture(game, self._names)
             if self._view is None:
-                self._view = HumanView("lama_dice_v0", self.metadata["render_fps"])
+                self._view = HumanView("lama_dice_v1", self.metadata["render_fps"])
             if self._view.show(lambda: picture(game, self._names)):
                 return None
         text = render_text(game, self._names)
