@@ -600,17 +600,18 @@ def native_action(agent, gs, r, st):
     legal discard), a take of the shown row card of smallest ``take_rank[m, f]`` (the first
     face on ties).
     """
-    count, a = legal(gs, r, -1)
-    if agent.kind == KIND_RANDOM:
-        st, x = below(st, count)
-        return st, legal(gs, r, x)[1]
     ph = gs.phase
+    if agent.kind == KIND_RANDOM:
+        st, x = below(st, legal(gs, r, -1)[0])
+        return st, legal(gs, r, x)[1]
     if ph == DISCARD:
-        return st, legal(gs, r, count - 1)[1]
+        return st, legal(gs, r, legal(gs, r, -1)[0] - 1)[1]
     m = face_mask(gs, gs.cur)
     if ph == TURN:
         return st, _QUIT if agent.quit_table[m] != 0 else _ROLL
+    count = legal(gs, r, -1)[0]
     best = 1 << 30
+    a = -1
     for j in range(count):
         b = legal(gs, r, j)[1]
         if agent.take_rank[m, b - _TAKE_BASE] < best:
