@@ -17,6 +17,8 @@ function                     what it does to the game ``gs`` (a state record)
 :func:`next_round`           deals the next round (the start player rotating)
 :func:`log_step`,            write the trajectory log of the last transition, of the deal
 :func:`log_deal`             (when the rules record says ``logging``)
+:func:`legal`                the legal actions of the decision (their count, the ``i``-th): the
+                             one derivation of legality in compiled code
 :func:`native_action`        the action a native policy (:mod:`lama_env.batched`'s
                              :class:`~lama_env.batched.NativePolicy`, as an :data:`AGENT_DTYPE`
                              record) takes; with :data:`KIND_RANDOM`, a uniformly random legal
@@ -55,7 +57,7 @@ field           shape, dtype      meaning (per-seat fields: 6 entries, the first
                                   written when the decision is taken)
 ``done_len``    int64             where the last ended game's log stops (the vector game)
 ``deck``        ``[36]`` int32    scratch of the deal (the shuffled deck)
-``cnt``         ``[7]`` int32     scratch of a native discard
+``cnt``         ``[7]`` int32     unused (kept so that saved states keep their layout)
 ``l_*``         int32             what the last transition did (for :func:`log_step`)
 ==============  ================  ===================================================
 
@@ -69,8 +71,9 @@ per face | taken face | 0``; ``LOG_END, ended_by, went_out or -1, N points, N to
 The rules themselves are those of :mod:`lama_env.transitions` (the scalar
 reference, which :class:`lama_env.engine.LamaGame` strings together), written
 here in compiled form once; the chip rule is :func:`lama_env.rules.return_chip`
-itself, compiled; the deck, the dice, the points of a display and the round
-endings come from the engine's modules as tables.  ``tests/test_batched.py``
+itself, compiled, and so is the win rule (:func:`lama_env.rules.win_result`); the deck,
+the dice, the points of a display and the round endings come from the engine's modules
+as tables.  ``tests/test_batched.py``
 and ``tests/test_vector.py`` replay the games of every player count and rules
 configuration through the scalar engine.
 
@@ -95,6 +98,7 @@ from . import (
     streams,
 )
 from .rules import RulesConfig, return_chip
+from .rules import win_result as _win_result
 from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, TURN_CAP, WENT_OUT
 
 # ------------------------------------------------------------------ constants
@@ -147,7 +151,7 @@ STATE_DTYPE = np.dtype([
     # discarded counts packed or face taken, how the round ended (-1: it goes on), who went out (-1: nobody)
     ("l_player", np.int32), ("l_phase", np.int32), ("l_action", np.int32), ("l_out", np.int32),
     ("l_detail", np.int32), ("l_ended", np.int32), ("l_wo", np.int32),
-    ("cnt", np.int32, (7,)),  # scratch of a native discard
+    ("cnt", np.int32, (7,)),  # unused (was the scratch of a native discard; kept: saved states keep their layout)
     ("deck", np.int32, (36,)),  # scratch of the deal
 ])
 
@@ -250,6 +254,8 @@ def start_streams(gs, seed_mixed, game_id):
 
 #: The chip rule (:func:`lama_env.rules.return_chip`), compiled: its one home.
 chip = njit(cache=True)(return_chip)
+#: A seat's win share and win reward at a game's end (:func:`lama_env.rules.win_result`), compiled: its one home.
+win_result = njit(cache=True)(_win_result)
 
 
 # ------------------------------------------------------------------ rounds and games
@@ -539,59 +545,47 @@ def log_step(gs, r, log, g):
     gs.logpos = pos
 
 
-# ------------------------------------------------------------------ native policies
+# ------------------------------------------------------------------ legal actions and native policies
 @_inline
-def _native_discard(kind, gs, must, st):
-    """Write the cards to discard per face into ``gs.cnt`` (the limits: ``gs.lim``); return the new stream state.
+def legal(gs, r, i):
+    """(how many legal actions game ``gs``'s decision has, the ``i``-th of them or -1 when ``i`` is out of range).
 
-    Random: uniform over the legal discards (the empty one too unless ``must``);
-    table: every card it may discard.
+    The one derivation of the legal actions in compiled code: the vector game's mask
+    (:func:`lama_env._vector_kernel.write_mask`), its check of the actions, the forced actions
+    and the native policies (:func:`native_action`) all enumerate them through it.  The order:
+    a turn: roll, quit; a take: the row cards the dice show, by face; a discard: every count of
+    at most ``lim[f]`` cards of each face ``f``, as mixed-radix numbers (face 0 the lowest digit,
+    the face's radix ``lim[f] + 1``) in increasing order, the empty discard (0) left out under
+    ``must``; its last is every card the player may discard.  Call it with ``i = -1`` for the count.
     """
-    lim = gs.lim
-    cnt = gs.cnt
-    if kind == KIND_RANDOM:
-        nopt = 1
-        for f in range(7):
-            nopt *= lim[f] + 1
-        if must:
-            st, k = below(st, nopt - 1)
-            k += 1
-        else:
-            st, k = below(st, nopt)
-        for f in range(7):
-            cnt[f] = k % (lim[f] + 1)
-            k //= lim[f] + 1
-    else:
-        for f in range(7):
-            cnt[f] = lim[f]
-    return st
-
-
-@_inline
-def _native_take(agent, m, shown, st):
-    """(new stream state, face) of a take among the faces of ``shown`` (a bit set).
-
-    Random: uniform among them; table: the smallest ``take_rank[m, f]`` (the first face on ties).
-    """
-    face = -1
-    if agent.kind == KIND_RANDOM:
-        nopt = 0
-        for f in range(7):
-            nopt += (shown >> f) & 1
-        st, x = below(st, nopt)
+    ph = gs.phase
+    if ph == TURN:
+        return 2, (_ROLL if i == 0 else (_QUIT if i == 1 else -1))
+    if ph == TAKE:
+        shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
+        count = 0
+        a = -1
         for f in range(7):
             if (shown >> f) & 1:
-                if x == 0:
-                    face = f
-                    break
-                x -= 1
-    else:
-        best = 1 << 30
-        for f in range(7):
-            if (shown >> f) & 1 and agent.take_rank[m, f] < best:
-                best = agent.take_rank[m, f]
-                face = f
-    return st, face
+                if count == i:
+                    a = _TAKE_BASE + f
+                count += 1
+        return count, a
+    first = 1 if r.must else 0
+    nopt = 1
+    for f in range(7):
+        nopt *= gs.lim[f] + 1
+    count = nopt - first
+    if i < 0 or i >= count:
+        return count, -1
+    k = i + first
+    key = 0
+    for f in range(7):
+        x = gs.lim[f] + 1
+        if x > 1:  # (a face without matched dice has the one digit 0)
+            key |= (k % x) << (2 * f)
+            k //= x
+    return count, r.dact[key]
 
 
 @_inline
@@ -599,24 +593,28 @@ def native_action(agent, gs, r, st):
     """(new stream state, action) of native agent ``agent`` (an :data:`AGENT_DTYPE` record) in game ``gs``.
 
     ``st``: the stream it draws from (``gs.ps``, or another).  :data:`KIND_RANDOM`
-    is uniform over the legal actions (a turn: roll or quit; a discard: each
-    legal discard; a take: each shown row card); :data:`KIND_TABLE` decides by
-    its tables over the faces the display holds.
+    is uniform over the legal actions (one draw ``below(st, count)`` of the index in
+    :func:`legal`'s order: a turn: roll or quit; a discard: each legal discard; a take: each
+    shown row card); :data:`KIND_TABLE` decides by its tables over the faces the display
+    holds: a turn by ``quit_table[m]``, a discard of every card it may discard (the last
+    legal discard), a take of the shown row card of smallest ``take_rank[m, f]`` (the first
+    face on ties).
     """
-    kind = agent.kind
     ph = gs.phase
+    if agent.kind == KIND_RANDOM:
+        st, x = below(st, legal(gs, r, -1)[0])
+        return st, legal(gs, r, x)[1]
     if ph == DISCARD:
-        st = _native_discard(kind, gs, r.must, st)
-        key = 0
-        for f in range(7):
-            key |= gs.cnt[f] << (2 * f)
-        return st, r.dact[key]
+        return st, legal(gs, r, legal(gs, r, -1)[0] - 1)[1]
     m = face_mask(gs, gs.cur)
     if ph == TURN:
-        if kind == KIND_RANDOM:
-            st, x = below(st, 2)
-            return st, _QUIT if x == 1 else _ROLL
         return st, _QUIT if agent.quit_table[m] != 0 else _ROLL
-    shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
-    st, face = _native_take(agent, m, shown, st)
-    return st, _TAKE_BASE + face
+    count = legal(gs, r, -1)[0]
+    best = 1 << 30
+    a = -1
+    for j in range(count):
+        b = legal(gs, r, j)[1]
+        if agent.take_rank[m, b - _TAKE_BASE] < best:
+            best = agent.take_rank[m, b - _TAKE_BASE]
+            a = b
+    return st, a

@@ -152,52 +152,22 @@ def encode(out, gs, r, seat, to_act, decision, show_dice):
 
 @njit(cache=True)
 def write_mask(mrow, gs, r):
-    """Write the legal actions of game ``gs``'s decision into ``mrow`` (one bool row of 129)."""
+    """Write the legal actions of game ``gs``'s decision (:func:`lama_env._kernel.legal`) into ``mrow`` (one bool row of 129)."""
     for i in range(mrow.shape[0]):
         mrow[i] = False
-    ph = gs.phase
-    if ph == TURN:
-        mrow[0] = True
-        mrow[1] = True
-    elif ph == TAKE:
-        for j in range(3):
-            f = gs.dice[j]
-            if (gs.row >> f) & 1:
-                mrow[2 + f] = True
-    else:
-        nopt = 1
-        for f in range(7):
-            nopt *= gs.lim[f] + 1
-        for k in range(1 if r.must else 0, nopt):
-            kk = k
-            key = 0
-            for f in range(7):
-                x = gs.lim[f] + 1
-                key |= (kk % x) << (2 * f)
-                kk //= x
-            mrow[r.dact[key]] = True
+    count = K.legal(gs, r, -1)[0]
+    for i in range(count):
+        mrow[K.legal(gs, r, i)[1]] = True
 
 
 @njit(cache=True)
 def _legal(gs, r, a):
-    """Whether ``a`` is a legal action of game ``gs``'s decision."""
-    ph = gs.phase
-    if ph == TURN:
-        return a == 0 or a == 1
-    if ph == TAKE:
-        if not 2 <= a <= 8:
-            return False
-        f = a - 2
-        return (gs.row >> f) & 1 == 1 and (gs.dice[0] == f or gs.dice[1] == f or gs.dice[2] == f)
-    if not 9 <= a <= 128:
-        return False
-    size = 0
-    for f in range(7):
-        c = r.disc[a - 9, f]
-        size += c
-        if c > gs.lim[f]:
-            return False
-    return size > 0 or not r.must
+    """Whether ``a`` is one of the legal actions of game ``gs``'s decision (:func:`lama_env._kernel.legal`)."""
+    count = K.legal(gs, r, -1)[0]
+    for i in range(count):
+        if K.legal(gs, r, i)[1] == a:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -230,19 +200,9 @@ def reset_kernel(s, r, log, sel, reseed, seed_mixed, obs, mask, player):
 
 @njit(cache=True)
 def _win_rewards(gs, r, rew, g):
-    """The zero-sum shares of the game's end: winners (fewest points) +1 shared, the others -1 shared."""
-    n = r.n
-    low = gs.tot[0]
-    for q in range(n):
-        if gs.tot[q] < low:
-            low = gs.tot[q]
-    k = 0
-    for q in range(n):
-        if gs.tot[q] == low:
-            k += 1
-    if k < n:
-        for q in range(n):
-            rew[g, q] = 1.0 / k if gs.tot[q] == low else -1.0 / (n - k)
+    """The zero-sum win rewards of the game's end (:func:`lama_env.rules.win_result`, compiled)."""
+    for q in range(r.n):
+        rew[g, q] = K.win_result(gs.tot, r.n, q)[1]
 
 
 @njit(cache=True)
@@ -378,25 +338,9 @@ def step_kernel(s, r, log, actions, idx, o, fseat):
 # ------------------------------------------------------------------ the environments' kernel
 @njit(cache=True)
 def forced_action(gs, r):
-    """The only legal action of game ``gs``'s decision, or -1 when there is a choice (a turn always has one)."""
-    ph = gs.phase
-    if ph == TAKE:
-        shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
-        if shown & (shown - 1) != 0:
-            return -1
-        for f in range(7):
-            if (shown >> f) & 1:
-                return 2 + f
-        return -1
-    if ph == DISCARD:
-        nopt = 1
-        key = 0
-        for f in range(7):
-            nopt *= gs.lim[f] + 1
-            key |= gs.lim[f] << (2 * f)
-        if nopt - (1 if r.must else 0) == 1:
-            return r.dact[key]  # must discard, one matched card: discard it
-    return -1
+    """The only legal action of game ``gs``'s decision (:func:`lama_env._kernel.legal`), or -1 when there is a choice."""
+    count, a = K.legal(gs, r, 0)
+    return a if count == 1 else -1
 
 
 @njit(cache=True)
@@ -499,23 +443,15 @@ def sample_kernel(s, r, keys, use_keys, out):
 def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
     """The learner's episode statistics of the games ``rows`` (``fin``, ``rounds``: as :func:`apply_kernel` writes).
 
-    ``fst[0, g]`` win (1, ``1/k`` in a ``k``-way tie for the fewest points, 0; 0 where
-    ``illegal[g]``), ``fst[1, g]`` points per round; ``ist[:, g]``: rounds, final points,
-    busts, quits, went out, illegal (the ``episode_stats`` of :mod:`lama_env.gym_env`).
+    ``fst[0, g]`` win (the share of :func:`lama_env.rules.win_result`, compiled: 1, ``1/k`` in a
+    ``k``-way tie for the fewest points, 0; 0 where ``illegal[g]``), ``fst[1, g]`` points per
+    round; ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (the ``episode_stats`` of :mod:`lama_env.gym_env`).
     """
     n = fin.shape[2]
     for j in range(rows.shape[0]):
         g = rows[j]
         me = learner[g]
-        low = fin[g, 0, 0]
-        for q in range(n):
-            if fin[g, 0, q] < low:
-                low = fin[g, 0, q]
-        k = 0
-        for q in range(n):
-            if fin[g, 0, q] == low:
-                k += 1
-        fst[0, g] = 1.0 / k if fin[g, 0, me] == low and not illegal[g] else 0.0
+        fst[0, g] = 0.0 if illegal[g] else K.win_result(fin[g, 0], n, me)[0]
         r = rounds[g]
         fst[1, g] = fin[g, 1, me] / r if r > 0 else 0.0
         ist[0, g] = r

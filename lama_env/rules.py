@@ -4,7 +4,7 @@ Every rule that is a pure function of numbers lives here exactly once:
 the constants (deck, dice, player counts, the most points a round can score),
 the player-count check (:func:`check_num_players`), scoring a display
 (:func:`score_display`), returning a chip (:func:`return_chip`) and the game
-end (:func:`ends_game`, :func:`game_over`, :func:`winners`).  What a roll,
+end (:func:`ends_game`, :func:`game_over`) and its winners (:func:`win_result`).  What a roll,
 discard or take does to a display and the llama row is in
 :mod:`lama_env.transitions`; the game's state machine is
 :class:`lama_env.engine.LamaGame`.
@@ -287,31 +287,52 @@ def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
     return ends_game(max(totals), rules)
 
 
+def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:
+    """Seat ``p``'s result of a game that ended with totals ``totals[:n]``: (its win share, its win reward).
+
+    The winners are the ``k`` seats tied for the fewest points.  A winner's share of the
+    win is ``1/k`` and its zero-sum reward ``+1/k``; every other seat's share is 0 and its
+    reward ``-1/(n - k)``; when all ``n`` seats tie (or there is one player) the rewards are 0.
+
+    The one text of the rule: :func:`winners`, :func:`win_shares` and :func:`win_rewards`
+    call it, and the compiled engine compiles it (``lama_env._kernel.win_result``: the vector
+    game's win rewards and the vector env's episode statistics), so it is written in plain
+    loops over numbers that Numba compiles over arrays (``totals``: a sequence or an array).
+    """
+    low = totals[0]
+    for q in range(1, n):
+        if totals[q] < low:
+            low = totals[q]
+    k = 0
+    for q in range(n):
+        if totals[q] == low:
+            k += 1
+    if totals[p] == low:
+        return 1.0 / k, (1.0 / k if k < n else 0.0)
+    return 0.0, -1.0 / (n - k)
+
+
 def winners(totals: Sequence[int]) -> list[int]:
-    """Seats tied for the fewest points."""
-    low = min(totals)
-    return [i for i, t in enumerate(totals) if t == low]
+    """Seats tied for the fewest points (:func:`win_result`)."""
+    n = len(totals)
+    return [p for p in range(n) if win_result(totals, n, p)[0] > 0.0]
 
 
 def win_shares(totals: Sequence[int]) -> list[float]:
-    """Each seat's share of the win of final ``totals``: ``1/k`` for the ``k`` winners (:func:`winners`), else 0.
+    """Each seat's share of the win of final ``totals``: ``1/k`` for the ``k`` winners, else 0 (:func:`win_result`).
 
     The ``win`` of the envs' ``episode_stats`` (the compiled vector env's ``stats_kernel``
-    computes the same) and of the search agents' leaf values.
+    compiles the same function) and of the search agents' leaf values.
     """
-    won = winners(totals)
-    return [1.0 / len(won) if p in won else 0.0 for p in range(len(totals))]
+    n = len(totals)
+    return [win_result(totals, n, p)[0] for p in range(n)]
 
 
 def win_rewards(totals: Sequence[int]) -> list[float]:
-    """Zero-sum win/loss results of final ``totals`` (the environments' ``reward="win"``).
+    """Zero-sum win/loss results of final ``totals`` (the environments' ``reward="win"``; :func:`win_result`).
 
     The winners (tied for the fewest points, :func:`winners`) share +1, the
     others share -1; if everyone ties (or there is one player), everyone gets 0.
     """
     n = len(totals)
-    won = winners(totals)
-    k = len(won)
-    if k == n:
-        return [0.0] * n
-    return [1.0 / k if p in won else -1.0 / (n - k) for p in range(n)]
+    return [win_result(totals, n, p)[1] for p in range(n)]

@@ -293,8 +293,87 @@ def shares_a_win(node: ast.AST) -> bool:
 
 
 def test_one_function_computes_win_shares():
-    """``rules.win_shares`` (and ``rules.win_rewards``) are the Python side's win shares (the kernels: their own)."""
+    """``rules.win_shares`` (and ``rules.win_rewards``) are the Python side's win shares, both from ``win_result``."""
     bad = [f"{m}:{n.lineno}" for m, tree in TREES.items() if m != "lama_env.rules" and m not in KERNELS
            for n in ast.walk(tree) if shares_a_win(n)]
     assert not bad, f"win shares computed outside lama_env.rules: {bad}"
-    assert any(shares_a_win(n) for n in ast.walk(TREES["lama_env.rules"]))
+    rules = {f.name: f for f in _functions(TREES["lama_env.rules"])}
+    assert all("win_result" in _names(rules[f]) for f in ("winners", "win_shares", "win_rewards"))
+
+
+def _kernel_functions() -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {f"{m}.{f.name}": f for m in KERNELS for f in _functions(TREES[m])}
+
+
+def derives_legal_discards(fn: ast.AST) -> bool:
+    """Reads a roll's discard limits (``lim``) together with what makes a discard legal or names it (``must``,
+    the discard tables ``dact``/``disc``): the legal discards derived."""
+    names = _names(fn)
+    return "lim" in names and bool(names & {"must", "dact", "disc"})
+
+
+def derives_legal_takes(fn: ast.AST) -> bool:
+    """Reads the dice and the llama row together (the row cards the dice show): the legal takes derived."""
+    names = _names(fn)
+    return "dice" in names and "row" in names
+
+
+def test_one_compiled_function_derives_the_legal_actions():
+    """``_kernel.legal`` is the compiled engines' one derivation of the legal actions.
+
+    The mask (``write_mask``), the check (``_legal``), the forced action and the native agents
+    (random and table) enumerate them through it; a second function that reads the discard limits
+    with the discard rules, or the dice with the row, derives them again.
+    """
+    funcs = _kernel_functions()
+    found = {name: (derives_legal_discards(f), derives_legal_takes(f)) for name, f in funcs.items()
+             if derives_legal_discards(f) or derives_legal_takes(f)}
+    assert found == {"lama_env._kernel.legal": (True, True)}, f"legal actions derived outside _kernel.legal: {found}"
+    users = {name.rsplit(".", 1)[1] for name, f in funcs.items() if "legal" in _names(f)}
+    assert {"write_mask", "_legal", "forced_action", "native_action"} <= users, users
+
+
+#: Names of the arrays of final totals (the kernels' ``gs.tot``, ``fin``; the rules' ``totals``).
+TOTALS = {"tot", "fin", "totals"}
+
+
+def finds_the_fewest_points(fn: ast.AST) -> bool:
+    """A running minimum over totals (``if t < low: low = t``, ``t`` reading :data:`TOTALS`) or ``min(totals)``:
+    the winners (and so the win shares) computed."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "min" and n.args and _names(n.args[0]) & TOTALS:
+            return True
+        if not (isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1
+                and isinstance(n.test.ops[0], (ast.Lt, ast.Gt))):
+            continue
+        small, big = n.test.left, n.test.comparators[0]
+        if isinstance(n.test.ops[0], ast.Gt):
+            small, big = big, small
+        if not _names(small) & TOTALS:
+            continue
+        if any(isinstance(b, ast.Assign) and ast.unparse(b.value) == ast.unparse(small)
+               and any(ast.unparse(t) == ast.unparse(big) for t in b.targets) for b in n.body):
+            return True
+    return False
+
+
+def test_one_function_finds_the_winners_python_and_compiled():
+    """``rules.win_result`` is the one text of the winners' shares and rewards: the kernels compile it.
+
+    The vector game's win rewards (``_win_rewards``) and the vector env's win statistic
+    (``stats_kernel``) call its compiled form (``_kernel.win_result = njit(...)(rules.win_result)``);
+    a second running minimum of totals (or ``min(totals)``) in the engines finds the winners again.
+    """
+    scanned = [*KERNELS, "lama_env.rules", "lama_env.engine", "lama_env.batched", "lama_env.vector",
+               "lama_env.vector_env", "lama_env.transitions"]
+    found = sorted(f"{m}.{f.name}" for m in scanned for f in _functions(TREES[m]) if finds_the_fewest_points(f))
+    assert found == ["lama_env.rules.win_result"], found
+    compiled = [a for a in ast.walk(TREES["lama_env._kernel"]) if isinstance(a, ast.Assign)
+                and isinstance(a.value, ast.Call) and isinstance(a.value.func, ast.Call)
+                and getattr(a.value.func.func, "id", None) == "njit"]
+    imported = {al.asname or al.name for i in ast.walk(TREES["lama_env._kernel"]) if isinstance(i, ast.ImportFrom)
+                and i.module == "rules" for al in i.names if al.name == "win_result"}
+    assert any(getattr(a.value.args[0], "id", None) in imported and getattr(a.targets[0], "id", None) == "win_result"
+               for a in compiled), "lama_env._kernel does not compile rules.win_result as win_result"
+    users = {name.rsplit(".", 1)[1] for name, f in _kernel_functions().items() if "win_result" in _names(f)}
+    assert {"_win_rewards", "stats_kernel"} <= users, users
