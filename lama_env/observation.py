@@ -369,7 +369,7 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
                 c = _consts(rules, n)
             _MEMO = (rules, n, c)
         dcache = c.displays
-        parts = []
+        parts: list[bytes] = []
         append = parts.append
         for p in c.orders[seat]:
             try:
