@@ -46,6 +46,7 @@ Example::
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
 
@@ -174,15 +175,15 @@ def layout_table(num_players: int | None = None) -> str:
 
 # How encode() builds the vector: every block is cached as packed float32 bytes
 # (per player: what its display determines, keyed by the display, and what its
-# total and round points determine, keyed by (total, points) and reached through
-# the display's own table total -> bytes; per seat: the quit / to_act /
+# total and round points determine, in one table per round-points value keyed by
+# the total and reached from the display's entry; per seat: the quit / to_act /
 # start_player blocks; the fixed-size blocks after them), the bytes are joined
 # in one go and a precomputed index permutation (_Consts.perm) puts the entries
-# in the order of the layout.  A few dict look-ups, one join and one fancy index
-# per call; the caches stay small (a few thousand displays, a few thousand
+# in the order of the layout.  A few dict subscripts, one join and one fancy
+# index per call; the caches stay small (a few thousand displays, a few thousand
 # (total, points) pairs; each is emptied when it passes _CACHE_MAX).
 #: Per player: scaled display, round_points, p_no_match (keyed by the display),
-#: then total, to_threshold, would_end_game (keyed by (total, points)).
+#: then total, to_threshold, would_end_game (keyed by (round points, total)).
 _DISPLAY_FLOATS = NUM_FACES + 2
 _PLAYER_FLOATS = _DISPLAY_FLOATS + 3
 _TABLE_FLOATS = 2 * NUM_FACES + 4 + 4  # llama_row, decision, dice, then the four single entries
@@ -199,8 +200,8 @@ class _Consts(NamedTuple):
     threshold: int
     perm: np.ndarray  # obs index -> index in the joined blocks
     orders: tuple[tuple[int, ...], ...]  # per observing seat: the seats in observation order
-    totals: dict  # (total, round points) -> total, to_threshold, would_end_game, packed
-    displays: dict  # display -> (scaled counts, points / 31, p_no_match packed; points; {total: total blocks})
+    totals: dict  # round points -> {total: total, to_threshold, would_end_game, packed}
+    displays: dict  # display -> (scaled counts, points / 31, p_no_match packed; totals[points]; points)
     context: list  # per observing seat: (quit, to_act, start) -> quit + to_act + start blocks, packed
     table: dict  # (row, phase, dice, active) -> the blocks after the per-player ones, packed
 
@@ -256,45 +257,43 @@ def _consts(rules: RulesConfig, n: int) -> _Consts:
     return c
 
 
-def _display_features(c: _Consts, d: tuple[int, ...]) -> tuple[bytes, int, dict[int, bytes]]:
-    """A display's features: its blocks, its round points, and its table of total blocks.
+def _display_features(c: _Consts, d: Sequence[int]) -> tuple[bytes, dict[int, bytes], int]:
+    """A display's features: its blocks, the total blocks of its round points, and its round points.
 
     The blocks are the scaled counts, round points / 31 and p_no_match (packed); the table maps a
-    total to that total's blocks beside this display (packed; filled by :func:`_display_total`).
+    total to that total's blocks beside any display of these round points (packed; filled by
+    :func:`_total_features`).  ``d`` may be any sequence of counts (the cache is keyed by its tuple).
     """
+    d = tuple(d)
+    feats = c.displays.get(d)
+    if feats is not None:
+        return feats
     if len(c.displays) > _CACHE_MAX:
         c.displays.clear()
     sx = _DISPLAY_SCALE
     pts = score_display(d)
-    totals: dict[int, bytes] = {}
+    totals = c.totals.get(pts)
+    if totals is None or len(totals) > _CACHE_MAX:
+        totals = c.totals[pts] = {}
     feats = c.displays[d] = (
         _PACK_DISPLAY(d[0] * sx[0], d[1] * sx[1], d[2] * sx[2], d[3] * sx[3], d[4] * sx[4], d[5] * sx[5],
                       d[6] * sx[6], pts / MAX_ROUND_POINTS, p_no_match(d, c.rules)),
-        pts,
         totals,
+        pts,
     )
     return feats
 
 
-def _total_features(c: _Consts, key: tuple[int, int]) -> bytes:
-    """A player's total, to_threshold and would_end_game (packed), from (total, round points)."""
-    if len(c.totals) > _CACHE_MAX:
-        c.totals.clear()
-    t, pts = key
+def _total_features(c: _Consts, df: tuple[bytes, dict[int, bytes], int], t: int) -> bytes:
+    """A player's total, to_threshold and would_end_game (packed), from total ``t`` and ``df``'s round points."""
+    pts = df[2]
     thr = c.threshold
-    feats = c.totals[key] = _PACK_TOTAL(
+    feats = df[1][t] = _PACK_TOTAL(
         t / thr if t < thr else 1.0,
         0.0 if t >= thr else ((thr - t) / MAX_ROUND_POINTS if thr - t < MAX_ROUND_POINTS else 1.0),
         1.0 if ends_game(t + pts, c.rules) else 0.0,
     )
     return feats
-
-
-def _display_total(c: _Consts, df: tuple[bytes, int, dict[int, bytes]], t: int) -> bytes:
-    """The total blocks of total ``t`` beside the display of features ``df`` (kept in ``df[2]``)."""
-    key = (t, df[1])
-    packed = df[2][t] = c.totals.get(key) or _total_features(c, key)
-    return packed
 
 
 def _context(c: _Consts, seat: int, key: tuple) -> bytes:
@@ -331,10 +330,10 @@ def _table(c: _Consts, key: tuple) -> bytes:
     return packed
 
 
-# The last encoding: (game, game.version, seat, consts, joined blocks).  Observing the
+# The last encoding: (game, game.version, seat, joined blocks, permutation).  Observing the
 # same state twice (e.g. SB3's action-mask wrapper reads the observation and then the
 # mask of one state) skips the work; one tuple, swapped atomically.
-_LAST: tuple = (None, -1, -1, None, b"")
+_LAST: tuple = (None, -1, -1, b"", None)
 # The constants of the last call: (rules, num_players, _Consts); skips the look-up in _CONSTS.
 _MEMO: tuple = (None, 0, None)
 
@@ -355,12 +354,12 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
     """
     global _LAST, _MEMO
     n, rules, version, displays, totals, quit_, current, start, row, phase, dice, active = game.encoder_view()
-    if not 0 <= seat < n:
-        raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
     last = _LAST
-    if last[0] is game and last[1] == version and last[2] == seat:
-        c, joined = last[3], last[4]
+    if last[0] is game and last[1] == version and last[2] == seat:  # a seat cached here passed the check
+        joined, perm = last[3], last[4]
     else:
+        if not 0 <= seat < n:
+            raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
         memo = _MEMO
         if memo[0] is rules and memo[1] == n:
             c = memo[2]
@@ -370,20 +369,33 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
                 c = _consts(rules, n)
             _MEMO = (rules, n, c)
         dcache = c.displays
-        parts = []
+        parts: list[bytes] = []
+        append = parts.append
         for p in c.orders[seat]:
-            d = tuple(displays[p])
-            df = dcache.get(d) or _display_features(c, d)
-            parts.append(df[0])
+            try:
+                df = dcache[displays[p]]
+            except (KeyError, TypeError):  # a new display (or a list of counts: keyed by its tuple)
+                df = _display_features(c, displays[p])
+            append(df[0])
             t = totals[p]
-            parts.append(df[2].get(t) or _display_total(c, df, t))
+            try:
+                append(df[1][t])
+            except KeyError:
+                append(_total_features(c, df, t))
         context_key = (tuple(quit_), current if phase < _ROUND_OVER else -1, start)
-        parts.append(c.context[seat].get(context_key) or _context(c, seat, context_key))
+        try:
+            append(c.context[seat][context_key])
+        except KeyError:
+            append(_context(c, seat, context_key))
         table_key = (tuple(row), phase, dice, active)
-        parts.append(c.table.get(table_key) or _table(c, table_key))
+        try:
+            append(c.table[table_key])
+        except KeyError:
+            append(_table(c, table_key))
         joined = b"".join(parts)
-        _LAST = (game, version, seat, c, joined)
-    v = _FROMBUFFER(joined, _F32)[c.perm]  # a new, writable array (positional dtype: faster)
+        perm = c.perm
+        _LAST = (game, version, seat, joined, perm)
+    v = _FROMBUFFER(joined, _F32)[perm]  # a new, writable array (positional dtype: faster)
     if out is not None:
         out[:] = v
         return out
