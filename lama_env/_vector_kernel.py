@@ -152,7 +152,7 @@ def encode(out, gs, r, seat, to_act, decision, show_dice):
 
 @njit(cache=True)
 def write_mask(mrow, gs, r):
-    """Write the legal actions of game ``gs``'s decision (:func:`lama_env._kernel.legal`) into ``mrow`` (one bool row of 129)."""
+    """Write the legal actions of game ``gs``'s decision into ``mrow`` (bool, 129): :func:`~lama_env._kernel.legal`."""
     for i in range(mrow.shape[0]):
         mrow[i] = False
     count = K.legal(gs, r, -1)[0]
@@ -338,7 +338,7 @@ def step_kernel(s, r, log, actions, idx, o, fseat):
 # ------------------------------------------------------------------ the environments' kernel
 @njit(cache=True)
 def forced_action(gs, r):
-    """The only legal action of game ``gs``'s decision (:func:`lama_env._kernel.legal`), or -1 when there is a choice."""
+    """The only legal action of game ``gs``'s decision (:func:`lama_env._kernel.legal`), or -1 (a choice)."""
     count, a = K.legal(gs, r, 0)
     return a if count == 1 else -1
 
@@ -445,7 +445,8 @@ def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
 
     ``fst[0, g]`` win (the share of :func:`lama_env.rules.win_result`, compiled: 1, ``1/k`` in a
     ``k``-way tie for the fewest points, 0; 0 where ``illegal[g]``), ``fst[1, g]`` points per
-    round; ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (the ``episode_stats`` of :mod:`lama_env.gym_env`).
+    round; ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (the ``episode_stats``
+    of :mod:`lama_env.gym_env`).
     """
     n = fin.shape[2]
     for j in range(rows.shape[0]):

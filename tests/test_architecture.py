@@ -306,8 +306,11 @@ def _kernel_functions() -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
 
 
 def derives_legal_discards(fn: ast.AST) -> bool:
-    """Reads a roll's discard limits (``lim``) together with what makes a discard legal or names it (``must``,
-    the discard tables ``dact``/``disc``): the legal discards derived."""
+    """Whether ``fn`` derives the legal discards.
+
+    It does when it reads a roll's discard limits (``lim``) together with what makes a discard legal
+    or names it (``must``, the discard tables ``dact``/``disc``).
+    """
     names = _names(fn)
     return "lim" in names and bool(names & {"must", "dact", "disc"})
 
@@ -338,8 +341,11 @@ TOTALS = {"tot", "fin", "totals"}
 
 
 def finds_the_fewest_points(fn: ast.AST) -> bool:
-    """A running minimum over totals (``if t < low: low = t``, ``t`` reading :data:`TOTALS`) or ``min(totals)``:
-    the winners (and so the win shares) computed."""
+    """Whether ``fn`` finds the winners (and so the win shares).
+
+    It does with a running minimum over totals (``if t < low: low = t``, ``t`` reading
+    :data:`TOTALS`) or with ``min(totals)``.
+    """
     for n in ast.walk(fn):
         if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "min" and n.args and _names(n.args[0]) & TOTALS:
             return True

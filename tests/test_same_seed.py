@@ -237,7 +237,7 @@ def test_retired_env_versions_name_the_new_one():
     assert isinstance(e.value, ImportError) and isinstance(e.value, LamaDiceError)
     assert "\n" not in str(e.value)
     with pytest.raises(DeprecatedEnvError, match="lama_dice_v1"):
-        import lama_env.lama_dice_v0  # noqa: F401
+        import lama_env.lama_dice_v0
     import lama_env
 
     with pytest.raises(AttributeError):
