@@ -53,7 +53,7 @@ def test_registry_env_matches_the_module_env():
 
 def test_registry_spec_and_listing():
     spec = pettingzoo.env_registry.registration.spec("aec", "lama_dice_v1")
-    assert spec.name == "lama_dice" and spec.version == 0
+    assert spec.name == "lama_dice" and spec.version == 1
     assert "lama_dice-v1" in pettingzoo.aec_registry
 
 
