@@ -91,6 +91,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.extending import register_jitable
 from numba.np.numpy_support import from_dtype as numba_from_dtype
 
 from . import (
@@ -256,6 +257,9 @@ def start_streams(gs, seed_mixed, game_id):
 chip = njit(cache=True)(return_chip)
 #: A seat's win share and win reward at a game's end (:func:`lama_env.rules.win_result`), compiled: its one home.
 win_result = njit(cache=True)(_win_result)
+# and the same text callable as itself from compiled code: the episode step's rewards
+# (lama_env.episode.round_reward, which _vector_kernel compiles) call rules.win_result by name
+register_jitable(_win_result)
 
 
 # ------------------------------------------------------------------ rounds and games

@@ -7,8 +7,9 @@ evaluation engine plays too).  This module adds what the vector game and its
 envs need around it:
 
 * :func:`apply_kernel` applies one action in each of a list of games and does
-  the episode bookkeeping of a round's end (rewards, termination, truncation,
-  the final observation, a new game dealt in the slot);
+  what a round's end asks: the episode step of :mod:`lama_env.episode`, compiled
+  (rewards, termination, truncation), then the final observation and a new game
+  dealt in the slot, or the next round;
 * :func:`decisions_kernel` writes the decision each game now asks (the
   observation of the player to act, the action mask); :func:`step_kernel` (the
   vector game's step) does both for every game;
@@ -39,6 +40,7 @@ from numba import njit
 from numba.np.numpy_support import from_dtype
 
 from . import _kernel as K
+from . import episode as _episode
 from ._kernel import DISCARD, TAKE, TURN
 
 __all__ = ["DISCARD", "TAKE", "TURN"]
@@ -50,6 +52,11 @@ DECISION_NONE = 3
 #: opponent (the observation written is that opponent's), its episode ended (the slot holds
 #: a new game, not yet played), or paused because its log is full (grow it, call again).
 WAIT_LEARNER, WAIT_OPPONENT, ENDED, PAUSED = 0, 1, 2, 3
+
+#: The episode step (:mod:`lama_env.episode`), compiled: whether a round's end ends the episode,
+#: and each seat's reward for the round (the win rewards through :func:`lama_env.rules.win_result`).
+episode_end = njit(cache=True)(_episode.episode_end)
+round_reward = njit(cache=True)(_episode.round_reward)
 
 
 class Outputs(NamedTuple):
@@ -199,13 +206,6 @@ def reset_kernel(s, r, log, sel, reseed, seed_mixed, obs, mask, player):
 
 
 @njit(cache=True)
-def _win_rewards(gs, r, rew, g):
-    """The zero-sum win rewards of the game's end (:func:`lama_env.rules.win_result`, compiled)."""
-    for q in range(r.n):
-        rew[g, q] = K.win_result(gs.tot, r.n, q)[1]
-
-
-@njit(cache=True)
 def _finish(gs, r, g, o, fs):
     """The episode of game ``g`` ended: its final observation from ``fs``, totals and statistics to ``fin``."""
     n = r.n
@@ -219,27 +219,24 @@ def _finish(gs, r, g, o, fs):
 
 @njit(cache=True)
 def _end_round(gs, r, log, g, o, code, fs):
-    """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): episode bookkeeping.
+    """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): the episode step.
 
-    The rewards of the round (and of the game), ``term`` or ``trunc`` and the
-    final observation (seen from ``fs``) where the episode ends, then a new game
-    in the slot, or the next round.
+    The episode's outcome (:func:`lama_env.episode.episode_end`, compiled) and the round's
+    rewards (:func:`lama_env.episode.round_reward`); ``term`` or ``trunc`` and the final
+    observation (seen from ``fs``) where the episode ends, then a new game in the slot, or the
+    next round.
     """
     n = r.n
     o.round_end[g] = True
-    if r.points:
-        for q in range(n):
-            o.rew[g, q] = -(gs.tot[q] - gs.rstart[q])
-    done = False
-    if code == K.GAME_OVER or r.episode_round:
-        done = True
-        o.term[g] = True
-        if r.win:
-            _win_rewards(gs, r, o.rew, g)
-    elif r.max_rounds > 0 and gs.nround + 1 >= r.max_rounds:
-        done = True
-        o.trunc[g] = True
-    if done:
+    end = episode_end(code == K.GAME_OVER, gs.nround + 1, r.episode_round, r.max_rounds)
+    terminated = end == _episode.TERMINATED
+    for q in range(n):
+        o.rew[g, q] = round_reward(r.points, terminated, gs.tot, gs.rstart, n, q)
+    if end != _episode.CONTINUES:
+        if terminated:
+            o.term[g] = True
+        else:
+            o.trunc[g] = True
         _finish(gs, r, g, o, fs)
         if r.logging:
             gs.done_len = gs.logpos

@@ -121,6 +121,7 @@ from gymnasium import spaces
 
 from . import actions as A
 from .engine import IllegalActionError, LamaGame, Phase
+from .episode import CONTINUES, TERMINATED, episode_end, round_reward
 from .observation import encode, observation_size
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
@@ -140,7 +141,6 @@ from .options import (
     opponent_name,
     seat_opponents,
     warn_solo_win,
-    win_rewards,
 )
 from .render import render_text
 from .rules import RulesConfig, win_shares
@@ -376,18 +376,13 @@ class LamaDiceEnv(gym.Env):
                 raise IllegalActionError(f"opponent {opponent_name(policy)!r} at seat {p}: {e}") from None
 
     def _round_end(self, g: LamaGame) -> float:
-        learner = self._learner
-        totals = g.totals
-        reward = 0.0
-        if self.reward_mode == "points":
-            reward -= totals[learner] - self._round_start[learner]
-        if g.game_over or self.episode == "round":
-            self._done = self._terminated = True
-            if self.reward_mode == "win":
-                reward += win_rewards(totals)[learner]
-        elif self.max_rounds is not None and g.round_index + 1 >= self.max_rounds:  # rounds played (a fresh game)
+        """The episode step of a round's end (:mod:`lama_env.episode`): the learner's reward; ends the episode."""
+        end = episode_end(g.game_over, g.rounds_finished, self.episode == "round", self.max_rounds or 0)
+        if end != CONTINUES:
             self._done = True
-        return reward
+            self._terminated = end == TERMINATED
+        return round_reward(self.reward_mode == "points", end == TERMINATED, g.totals, self._round_start,
+                            self.num_players, self._learner)
 
     def _info(self, g: LamaGame, illegal: bool = False) -> dict[str, Any]:
         """The info of a reset or step: the same keys, types and shapes every time (see :meth:`step`)."""

@@ -125,6 +125,7 @@ from pettingzoo import AECEnv
 from . import actions as A
 from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame, Phase
+from .episode import CONTINUES, TERMINATED, episode_end, round_reward
 from .observation import encode, observation_size
 from .options import (
     EPISODES,
@@ -136,7 +137,6 @@ from .options import (
     check_max_rounds,
     check_num_players,
     warn_solo_win,
-    win_rewards,
 )
 from .render import render_text
 from .rules import RulesConfig
@@ -274,7 +274,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._round_start = g.totals
-        self._rounds_done = 0
         self._over = False
         self._dirty = False
         self._skip_agent_selection = None
@@ -341,26 +340,20 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             return
 
     def _round_end(self, g: LamaGame) -> None:
-        self._rounds_done += 1
+        """The episode step of a round's end (:mod:`lama_env.episode`): every agent's reward; ends the episode."""
         totals = g.totals
         names = self._names
         rewards = self.rewards
-        if self.reward_mode == "points":
-            start = self._round_start
-            for p, a in enumerate(names):
-                rewards[a] -= totals[p] - start[p]
-            self._dirty = True
-        end = g.game_over or self.episode == "round"
-        truncate = not end and self.max_rounds is not None and self._rounds_done >= self.max_rounds
-        if not (end or truncate):
+        end = episode_end(g.game_over, g.rounds_finished, self.episode == "round", self.max_rounds or 0)
+        points, terminated, start, n = self.reward_mode == "points", end == TERMINATED, self._round_start, len(names)
+        for p, a in enumerate(names):
+            rewards[a] += round_reward(points, terminated, totals, start, n, p)
+        self._dirty = True
+        if end == CONTINUES:
             return
         self._over = True
-        if end:
+        if terminated:
             self.terminations = dict.fromkeys(names, True)
-            if self.reward_mode == "win":
-                for a, r in zip(names, win_rewards(totals), strict=True):
-                    rewards[a] += r
-                self._dirty = True
         else:
             self.truncations = dict.fromkeys(names, True)
 

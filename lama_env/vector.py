@@ -58,7 +58,9 @@ or, when the game is over (a total reaches ``end_threshold``; with
 starts, as ``LamaGame()`` and the envs' ``reset()``).  With ``max_rounds=k``
 a game still going after its ``k``-th round is cut there the same way, with
 ``truncated`` set instead (the envs' ``max_rounds``).  The observation after
-such a step is the first decision of the new round or game.
+such a step is the first decision of the new round or game.  Whether the
+episode ends, and the round's rewards, are the envs' one episode step
+(:mod:`lama_env.episode`), compiled.
 
 Rewards
 -------

@@ -366,9 +366,11 @@ def finds_the_fewest_points(fn: ast.AST) -> bool:
 def test_one_function_finds_the_winners_python_and_compiled():
     """``rules.win_result`` is the one text of the winners' shares and rewards: the kernels compile it.
 
-    The vector game's win rewards (``_win_rewards``) and the vector env's win statistic
-    (``stats_kernel``) call its compiled form (``_kernel.win_result = njit(...)(rules.win_result)``);
-    a second running minimum of totals (or ``min(totals)``) in the engines finds the winners again.
+    The vector env's win statistic (``stats_kernel``) calls its compiled form
+    (``_kernel.win_result = njit(...)(rules.win_result)``), and the vector game's win rewards come
+    from the episode step's ``episode.round_reward``, which calls it by name (``_kernel`` registers
+    it as compilable, ``register_jitable``); a second running minimum of totals (or
+    ``min(totals)``) in the engines finds the winners again.
     """
     scanned = [*KERNELS, "lama_env.rules", "lama_env.engine", "lama_env.batched", "lama_env.vector",
                "lama_env.vector_env", "lama_env.transitions"]
@@ -382,4 +384,102 @@ def test_one_function_finds_the_winners_python_and_compiled():
     assert any(getattr(a.value.args[0], "id", None) in imported and getattr(a.targets[0], "id", None) == "win_result"
                for a in compiled), "lama_env._kernel does not compile rules.win_result as win_result"
     users = {name.rsplit(".", 1)[1] for name, f in _kernel_functions().items() if "win_result" in _names(f)}
-    assert {"_win_rewards", "stats_kernel"} <= users, users
+    assert "stats_kernel" in users, users
+    # the win rewards: the episode step's round_reward calls rules.win_result, compiled as itself (register_jitable)
+    episode = {f.name: f for f in _functions(TREES["lama_env.episode"])}
+    assert "win_result" in _names(episode["round_reward"])
+    assert any(isinstance(c, ast.Call) and getattr(c.func, "id", None) == "register_jitable"
+               and getattr(c.args[0], "id", None) in imported for c in ast.walk(TREES["lama_env._kernel"]))
+
+
+# ---------------------------------------------------------------- one episode step (issue 31 item 2)
+#: What an episode's end is decided from: the game's end, the ``episode`` setting, the ``max_rounds`` cut.
+GAME_END = {"game_over", "GAME_OVER"}
+EPISODE_SETTING = {"episode", "episode_round"}
+#: Where an env keeps that its episode ended (the kernels' ``o.term``/``o.trunc``, the envs' flags and dicts).
+EPISODE_FLAGS = {"term", "trunc", "terminated", "truncated", "_terminated", "_truncated", "terminations",
+                 "truncations"}
+#: The one function that decides it (and its compiled form, ``_vector_kernel.episode_end``).
+EPISODE_STEP = "lama_env.episode.episode_end"
+
+
+def _flag(target: ast.AST) -> bool:
+    """Whether an assignment target is an episode flag (``o.term[g]``, ``self._terminated``, ``terminations``)."""
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return getattr(target, "id", getattr(target, "attr", None)) in EPISODE_FLAGS
+
+
+def decides_an_episode_end(fn: ast.AST) -> list[int]:
+    """The lines where ``fn`` decides an episode's end itself.
+
+    * a comparison of ``max_rounds`` with something other than a constant (``rounds >= max_rounds``:
+      the truncation; ``max_rounds < 1`` checks an option);
+    * an ``or``/``and`` of the game's end with the ``episode`` setting (``game_over or episode == "round"``:
+      the termination);
+    * an episode flag set from the game's end, the setting or the cut: in its value, or under an ``if`` that
+      reads them (``if g.game_over: terminated = True``).
+    """
+    hits: list[int] = []
+
+    def visit(node: ast.AST, tests: set[str]) -> None:
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+                node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            sides = [node.left, node.comparators[0]]
+            if any("max_rounds" in _names(s) for s in sides) and not any(isinstance(s, ast.Constant) for s in sides):
+                hits.append(node.lineno)
+        if isinstance(node, ast.BoolOp) and _names(node) & GAME_END and _names(node) & EPISODE_SETTING:
+            hits.append(node.lineno)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            reads = tests | (_names(node.value) if node.value is not None else set())
+            if any(_flag(t) for t in targets) and reads & (GAME_END | EPISODE_SETTING | {"max_rounds"}):
+                hits.append(node.lineno)
+        if isinstance(node, (ast.If, ast.While)):
+            visit(node.test, tests)
+            inner = tests | _names(node.test)
+            for child in [*node.body, *node.orelse]:
+                visit(child, inner)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, tests)
+
+    visit(fn, set())
+    return sorted(set(hits))
+
+
+def test_one_function_decides_an_episode_end():
+    """``episode.episode_end`` is the one place where a round's end becomes the episode's end.
+
+    Whether the episode is over (the game's end, ``episode="round"``) or cut (``max_rounds`` rounds) is
+    decided by :func:`lama_env.episode.episode_end`; the Gymnasium env, the AEC env and the vector
+    kernel's round end call it (the kernel its compiled form). A second function that compares a count
+    with ``max_rounds``, combines the game's end with the ``episode`` setting, or sets a termination
+    flag from them, decides it again.
+    """
+    found = {f"{m}.{f.name}": lines for m, tree in TREES.items() for f in _functions(tree)
+             if (lines := decides_an_episode_end(f))}
+    assert list(found) == [EPISODE_STEP], f"episode ends decided outside {EPISODE_STEP}: {found}"
+    kernel = {f.name: f for f in _functions(TREES["lama_env._vector_kernel"])}
+    assert {"episode_end", "round_reward"} <= _names(kernel["_end_round"])
+    compiled = {a.targets[0].id: ast.unparse(a.value) for a in TREES["lama_env._vector_kernel"].body
+                if isinstance(a, ast.Assign) and isinstance(a.targets[0], ast.Name)}
+    assert compiled.get("episode_end") == "njit(cache=True)(_episode.episode_end)", compiled
+    assert compiled.get("round_reward") == "njit(cache=True)(_episode.round_reward)", compiled
+    for env in ("lama_env.gym_env", "lama_env.lama_dice_v1"):
+        ends = [f for f in _functions(TREES[env]) if f.name == "_round_end"]
+        assert ends and {"episode_end", "round_reward"} <= _names(ends[0]), env
+
+
+def test_the_episode_check_sees_a_second_home():
+    """The check finds each way of deciding an episode's end by hand (so the test above can fail)."""
+    cases = {
+        "def f(g, s):\n    if g.game_over or s.episode == 'round':\n        s.done = True\n": [2],
+        "def f(g, s):\n    if g.round_index + 1 >= s.max_rounds:\n        s.done = True\n": [2],
+        "def f(g, o):\n    if g.game_over:\n        o.term[0] = True\n": [3],
+        "def f(g, s):\n    s._terminated = g.game_over\n": [2],
+        "def f(x):\n    if x.max_rounds is not None and x.max_rounds < 1:\n        raise ValueError(x)\n": [],
+        "def f(g):\n    while not g.game_over:\n        g.step(0)\n": [],
+    }
+    for src, lines in cases.items():
+        assert decides_an_episode_end(ast.parse(src).body[0]) == lines, src
