@@ -24,7 +24,9 @@ For search (the state API, a table in docs/environments.md): with
 at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outcomes`,
 :meth:`~LamaGame.apply_chance`, :meth:`~LamaGame.sample_chance`); :meth:`~LamaGame.clone`,
 :meth:`~LamaGame.serialize` / :meth:`LamaGame.deserialize`, pickling and
-:meth:`~LamaGame.returns` work in both modes.
+:meth:`~LamaGame.returns` work in both modes.  :meth:`~LamaGame.to_state` and
+:meth:`LamaGame.from_state` convert a game to and from the compiled engine's one-game record
+(:mod:`lama_env._kernel`), which the kernel's step continues as this game would.
 
 What each action does (a roll, a discard, a take, a quit, the end of a round)
 is worked out by the pure functions of :mod:`lama_env.transitions`; this
@@ -338,7 +340,7 @@ class LamaGame:
         self._busted: int | None = None
         self._triples = [0] * n
         self._turns_in_round = 0
-        self._hands: tuple[tuple[int, ...], ...] | None = None if hand_faces is None else tuple(map(tuple, hand_faces))
+        self._hands: Sequence[Sequence[int]] | None = hand_faces  # the round's deal (fresh lists, never changed)
         if hand_faces is None:
             self._chance = ()  # the deal's chance node: no card dealt yet
             self._legal = ()
