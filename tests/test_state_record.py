@@ -299,3 +299,15 @@ def test_from_state_checks_its_other_arguments():
     assert LamaGame.from_state(rec.reshape(1), 3).to_state().tobytes() == rec.tobytes()
     with pytest.raises(RuntimeError, match="created with record=False"):
         LamaGame.from_state(rec, 3).to_record()
+
+
+def test_from_state_takes_the_chance_and_round_modes():
+    g = LamaGame(2, seed=SEED, game_id=9)
+    rec = g.to_state()
+    e = LamaGame.from_state(rec, 2, chance="explicit", rounds="manual")
+    assert e.chance == "explicit" and e.rounds == "manual"
+    e.step(A.ROLL)
+    assert e.is_chance_node()
+    e.sample_chance()  # the roll drawn from the record's stream, as the sampled game rolls it
+    g.step(A.ROLL)
+    assert e.dice == g.dice and e.phase == g.phase and e.displays == g.displays
