@@ -3,7 +3,7 @@ r"""A person plays against agents in the terminal (``lama-dice play``).
 :class:`TerminalGame` runs the game loop over any input and output streams, so
 that tests drive it with scripted keys::
 
-    game = LamaGame(2, seed=1, rounds="manual")  # it pauses between rounds
+    game = LamaGame(2, seed=1, game_id=0, rounds="manual")  # as `lama-dice play`: pauses between rounds
     players, specs = resolve_seats(2, ["random"], human=0)
     opponents = make_opponents(specs, seed=1, num_players=players)
     result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\n1\n" * 500),

@@ -24,7 +24,9 @@ For search (the state API, a table in docs/environments.md): with
 at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outcomes`,
 :meth:`~LamaGame.apply_chance`, :meth:`~LamaGame.sample_chance`); :meth:`~LamaGame.clone`,
 :meth:`~LamaGame.serialize` / :meth:`LamaGame.deserialize`, pickling and
-:meth:`~LamaGame.returns` work in both modes.
+:meth:`~LamaGame.returns` work in both modes.  :meth:`~LamaGame.to_state` and
+:meth:`LamaGame.from_state` convert a game to and from the compiled engine's one-game record
+(:mod:`lama_env._kernel`), which the kernel's step continues as this game would.
 
 What each action does (a roll, a discard, a take, a quit, the end of a round)
 is worked out by the pure functions of :mod:`lama_env.transitions`; this
@@ -54,6 +56,7 @@ from .rules import (
     NUM_FACES,
     RulesConfig,
     check_num_players,
+    game_over,
     return_chip,
     score_display,
     win_rewards,
@@ -112,6 +115,10 @@ CHANCE_MODES = ("sampled", "explicit")
 ROUNDS_MODES = ("flow", "manual")
 #: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
 _ROLL_NODE = "roll"
+#: The llama row as a bit set (a state record's ``row``) when every card is there.
+_FULL_MASK = (1 << NUM_FACES) - 1
+#: The per-seat counts of :meth:`LamaGame.statistics`, in the order of the compiled record's ``stats`` rows.
+_COUNTS = ("points", "busts", "quits", "went_out", "triple_llamas")
 #: What :meth:`LamaGame.returns` can measure (the environments' ``reward`` modes).
 RETURNS = ("win", "points")
 
@@ -189,6 +196,7 @@ class LamaGame:
         "_buf_state",
         "_bufpos",
         "_busted",
+        "_carried",
         "_chance",
         "_current",
         "_dice",
@@ -198,6 +206,7 @@ class LamaGame:
         "_ended_by",
         "_explicit",
         "_flow",
+        "_hands",
         "_legal",
         "_n",
         "_pending",
@@ -278,6 +287,7 @@ class LamaGame:
         self._rounds: list[dict] = []
         self._results: list[dict] = []
         self._pending: dict | None = None
+        self._carried: dict[str, Any] | None = None  # statistics carried in from a state record (from_state)
         self._round = -1
         self._version = 0
         self._start = int(start_player)
@@ -330,6 +340,7 @@ class LamaGame:
         self._busted: int | None = None
         self._triples = [0] * n
         self._turns_in_round = 0
+        self._hands: Sequence[Sequence[int]] | None = hand_faces  # the round's deal (fresh lists, never changed)
         if hand_faces is None:
             self._chance = ()  # the deal's chance node: no card dealt yet
             self._legal = ()
@@ -687,8 +698,8 @@ class LamaGame:
 
     @property
     def rounds_finished(self) -> int:
-        """How many rounds have ended (a step ended one when this grows)."""
-        return len(self._results)
+        """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
+        return len(self._results) + (self._carried["rounds"] if self._carried is not None else 0)
 
     @property
     def rounds(self) -> str:
@@ -746,10 +757,17 @@ class LamaGame:
             "went_out": [...], "triple_llamas": [...]}``: the finished rounds and
             each seat's round points, busts, rounds gone out (from the finished
             rounds) and quits and triple llamas (also those of the round in
-            progress), lists indexed by seat.
+            progress), lists indexed by seat.  A game made by :meth:`from_state` also counts what its
+            record carried in (the record's ``stats`` and rounds before it).
         """
-        return round_statistics(self._results, self._n,
-                                None if self._phase >= _ROUND_OVER else (self._quit, self._triples))
+        st = round_statistics(self._results, self._n,
+                              None if self._phase >= _ROUND_OVER else (self._quit, self._triples))
+        carried = self._carried
+        if carried is not None:
+            st["rounds"] += carried["rounds"]
+            for k in _COUNTS:
+                st[k] = list(map(add, st[k], carried[k]))
+        return st
 
     def current_points(self, player: int) -> int:
         """What ``player``'s display would score if the round ended now."""
@@ -856,6 +874,7 @@ class LamaGame:
             return
         self._chance = None
         self._legal = _TURN_ACTIONS
+        self._hands = tuple(dealt[i:i + HAND_SIZE] for i in range(0, len(dealt), HAND_SIZE))
         if self._record:
             self._rounds.append({
                 "start_player": self._start,
@@ -961,8 +980,10 @@ class LamaGame:
             raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                                  f"{STATE_FORMAT!r})")
         for name in LamaGame.__slots__:
-            # a game pickled before rounds flowed on stopped between rounds
-            setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
+            # a game pickled before rounds flowed on stopped between rounds; one pickled before state
+            # records has no deal kept (None: unknown) and nothing carried
+            setattr(self, name, state.get(name, False) if name == "_flow" else
+                    state.get(name) if name in ("_hands", "_carried") else state[name])
 
     def _copy_with(self, rng: np.random.Generator | Streams) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
@@ -1003,7 +1024,8 @@ class LamaGame:
             "dice": None if self._dice is None else list(self._dice), "discarded": self._discarded,
             "triple_llamas": self._triples, "turns_in_round": self._turns_in_round,
             "round_points": self._round_points, "ended_by": self._ended_by, "went_out": self._went_out,
-            "busted": self._busted,
+            "busted": self._busted, "hands": None if self._hands is None else [list(h) for h in self._hands],
+            "carried": self._carried,
             "chance_node": None if c is None else "roll" if c == _ROLL_NODE else {"deal": list(c)},
             "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
             "log": self._rounds if self._record else None, "log_pending": self._pending is not None,
@@ -1079,23 +1101,27 @@ class LamaGame:
             self._chance = tuple(S.check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
         else:
             raise S.StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
+        # the round's deal (absent from a state written before state records: unknown, so no to_state)
+        hands = data.get("hands")
+        self._hands = None if hands is None else tuple(
+            tuple(S.check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1)) for h in S.check_list(hands, "hands", n))
         self._legal = self._derive_legal()
 
-    def _derive_legal(self) -> tuple[int, ...]:
+    def _derive_legal(self, what: str = "serialized game state") -> tuple[int, ...]:
         """The legal actions of the restored state (worked out again, and checked against its phase)."""
         ph = self._phase
         if self._chance is not None or ph >= _ROUND_OVER:
             return ()
         if ph == _TURN:
             if self._dice is not None:
-                raise S.StateFormatError("serialized game state: dice are shown at the start of a turn")
+                raise S.StateFormatError(f"{what}: dice are shown at the start of a turn")
             return _TURN_ACTIONS
         if self._dice is None:
-            raise S.StateFormatError(f"serialized game state: no dice for a {ph.name.lower()} decision")
+            raise S.StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
         kind, legal, _, _, _ = apply_roll(self._displays[self._current], self._row, self._dice, self._active == 1,
                                           self._rules)
         if kind != (ROLL_DISCARD if ph == _DISCARD else ROLL_TAKE):
-            raise S.StateFormatError(f"serialized game state: the dice {list(self._dice)} ask for a {kind}, "
+            raise S.StateFormatError(f"{what}: the dice {list(self._dice)} ask for a {kind}, "
                                      f"not a {ph.name.lower()} decision")
         return legal
 
@@ -1107,6 +1133,14 @@ class LamaGame:
                 raise S.StateFormatError(f"serialized game state: a round result must have the fields "
                                          f"{', '.join(sorted(keys))}")
         self._results = [dict(r, quit=tuple(r["quit"]), triple_llamas=tuple(r["triple_llamas"])) for r in results]
+        carried = data.get("carried")  # the statistics a game made by from_state carried in (absent: none)
+        if carried is not None:
+            if not isinstance(carried, dict) or set(carried) != {"rounds", *_COUNTS}:
+                raise S.StateFormatError(f"serialized game state: carried must have the fields rounds, "
+                                         f"{', '.join(_COUNTS)}")
+            carried = {"rounds": S.check_int(carried["rounds"], "carried.rounds", 0),
+                       **{k: S.check_ints(carried[k], f"carried.{k}", self._n, 0) for k in _COUNTS}}
+        self._carried = carried
         self._rounds = []
         self._pending = None
         if self._record:
@@ -1121,6 +1155,187 @@ class LamaGame:
                 if not log or not log[-1]["turns"]:
                     raise S.StateFormatError("serialized game state: log_pending without a turn")
                 self._pending = log[-1]["turns"][-1]
+
+    # ---------------------------------------------------------- the compiled engine's record
+    def to_state(self) -> np.ndarray:
+        """The game now as the compiled engine's record of it: a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
+
+        The record holds what the compiled engine (:mod:`lama_env._kernel`, the one record that
+        :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame` keep per game)
+        holds at the same point of the same game, field for field, so its step continues the game.
+        For a game on the compiled streams (``game_id=...``, or ``rng=`` a
+        :class:`~lama_env.streams.Streams`) ``es`` and ``ps`` are the streams' positions: the
+        kernel then draws the deals, dice and ``random`` agent actions this game would draw.  For a
+        game on a NumPy generator they are 0 and mean nothing (a generator is no splitmix64
+        stream; :meth:`from_state` of that record plays on the streams at 0, another future).
+
+        A decision converts, and so does the game's end (the record's ``phase`` is then ``TURN``
+        and ``cur`` whoever acted last, as the kernel leaves them).  Fields the kernel's step
+        never reads get neutral values: ``deck`` and ``cnt`` (scratch), the ``l_*`` fields,
+        ``logpos`` and ``done_len`` (its logs) 0, ``pend`` -1; ``dice`` and ``lim`` are 0 outside a
+        discard or take decision (the kernel leaves the last roll's there); per-seat entries past
+        the players, 0.  ``stats`` are :meth:`statistics` (round points, busts, quits, rounds gone
+        out, triple llamas), ``rstart`` the totals the round began with, ``hands`` its deal in deal
+        order, ``nround`` :attr:`round_index`, ``nturn`` :attr:`turns_in_round`.
+
+        Raises:
+            IllegalActionError: the game waits for chance, stands at :attr:`Phase.ROUND_OVER`
+                (``rounds="manual"``: call :meth:`next_round` first), its round's deal is unknown (a
+                game restored from a state or pickle written before state records), or a total has
+                reached the end threshold while it goes on (``start_points``: such a record is a
+                finished game).
+        """
+        from . import _kernel as K  # (Numba: loaded on first use only)
+
+        if self._chance is not None:
+            raise IllegalActionError(f"to_state: the game waits for chance ({self._chance_name()}); "
+                                     "a state record holds a decision or the game's end")
+        ph = self._phase
+        if ph == _ROUND_OVER:
+            raise IllegalActionError("to_state: the round is over (rounds='manual'): call next_round() first; "
+                                     "a state record holds a decision or the game's end")
+        hands = self._hands
+        if hands is None:
+            raise IllegalActionError("to_state: the round's deal is unknown (a game restored from a state or "
+                                     "pickle written before state records)")
+        over = ph == _GAME_OVER
+        if not over and game_over(self._totals, self._rules):
+            raise IllegalActionError(f"to_state: a total has reached the end threshold ({self._rules.end_threshold}) "
+                                     "while the game goes on; a record with one is a finished game")
+        n = self._n
+        s = np.zeros((), K.STATE_DTYPE)
+        s["pend"] = -1
+        rng = self._rng
+        if type(rng) is Streams:
+            s["es"], s["ps"] = rng.es, rng.ps
+        row = self._row
+        s["row"] = sum(1 << f for f in _FACE_RANGE if row[f])
+        s["active"], s["cur"], s["start"] = self._active, self._current, self._start
+        s["phase"] = K.TURN if over else (K.TURN, K.DISCARD, K.TAKE)[ph]
+        s["nround"], s["nturn"] = self._round, self._turns_in_round
+        if ph == _DISCARD or ph == _TAKE:
+            dice = self._dice
+            assert dice is not None  # a discard or take decision follows a roll
+            s["dice"] = dice
+            if ph == _DISCARD:
+                s["lim"] = match_limits(self._displays[self._current], dice)
+        s["quit"][:n] = self._quit
+        s["tot"][:n] = self._totals
+        res = self._results
+        if over:  # the round that ended the game began with the totals after the round before it
+            s["rstart"][:n] = res[-2]["totals"] if len(res) > 1 else self._start_points
+        else:
+            s["rstart"][:n] = res[-1]["totals"] if res else self._start_points
+        s["disp"][:n] = self._displays
+        s["hands"][:n] = hands
+        st = self.statistics()
+        for k, key in enumerate(_COUNTS):
+            s["stats"][k, :n] = st[key]
+        return s
+
+    @classmethod
+    def from_state(cls, state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
+                   chance: str = "sampled", rounds: str = "flow") -> LamaGame:
+        """The game that a compiled-engine record holds (:meth:`to_state`'s inverse), on the record's streams.
+
+        ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
+        an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
+        hold them).  The game draws from :class:`~lama_env.streams.Streams` at the record's
+        ``es`` and ``ps``, so it plays on exactly as the kernel's step plays the record under the
+        same actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the
+        kernel's record again at every decision.  A record whose totals reach the end threshold
+        is the game's end (:attr:`Phase.GAME_OVER`; its ``round_points`` are what the displays
+        score, how the round ended is unknown).  The fields that :meth:`to_state` writes
+        neutral are not read (``dice`` and ``lim`` only at a discard or take decision).
+
+        What a record does not hold starts there: the game keeps no turn log (``record=False``:
+        no :meth:`to_record`), :meth:`round_results` and :meth:`returns` ``("points")`` count
+        from the totals the round began with (``rstart``), the round's triple llamas so far are
+        counted in :meth:`statistics` (from ``stats``) but not in :attr:`triple_llamas`, and
+        :attr:`discarded` is the pile the displays, the deal and the row imply.
+
+        Raises:
+            lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
+                range or disagrees with the others (the message names it).
+            GameSetupError: a bad player count, ``chance`` or ``rounds``.
+            lama_env.rules.RulesError: bad ``rules``.
+        """
+        from . import _kernel as K  # (Numba: loaded on first use only)
+
+        n = check_num_players(num_players, GameSetupError)
+        rc = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
+        explicit, flow = _is_explicit(chance), _is_flow(rounds)
+        rec = _one_record(state, K.STATE_DTYPE)
+        phase = _record_ints(rec, "phase", 0, 2)
+        row = _record_ints(rec, "row", 0, _FULL_MASK)
+        cur = _record_ints(rec, "cur", 0, n - 1)
+        start = _record_ints(rec, "start", 0, n - 1)
+        active = _record_ints(rec, "active", 0, n)
+        nround = _record_ints(rec, "nround", 0)
+        nturn = _record_ints(rec, "nturn", 0, rc.max_round_turns)
+        quit = _record_ints(rec, "quit", 0, 1, n)
+        tot = _record_ints(rec, "tot", 0, None, n)
+        rstart = _record_ints(rec, "rstart", 0, None, n)
+        disp = _record_ints(rec, "disp", 0, HAND_SIZE + NUM_FACES, n)
+        hands = _record_ints(rec, "hands", 0, NUM_FACES - 1, n)
+        stats = [_record_ints(rec, "stats", 0, None, n, k) for k in range(len(_COUNTS))]
+        bad = "state record: "
+        if active != n - sum(quit):
+            raise S.StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
+                                     f"got {active}")
+        dealt = [sum(h.count(f) for h in hands) for f in _FACE_RANGE]
+        pile = []
+        for f in _FACE_RANGE:
+            if dealt[f] > DECK_COUNTS[f]:
+                raise S.StateFormatError(f"{bad}hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
+                                         f"{DECK_COUNTS[f]}")
+            left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
+            if left < 0:
+                raise S.StateFormatError(f"{bad}the displays hold more cards '{FACES[f]}' than the deal and the "
+                                         "row gave them")
+            pile += [A.DISCARD_ACTION[tuple(int(i == f) for i in _FACE_RANGE)]] * left
+        over = game_over(tot, rc)
+        if over and phase != K.TURN:
+            raise S.StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
+                                     f"at a turn (phase {K.TURN}), got phase {phase}")
+        if not over and (quit[cur] or row == 0):
+            raise S.StateFormatError(f"{bad}no decision to take: " + (
+                f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
+        if any(stats[2][p] < quit[p] for p in range(n)):
+            raise S.StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
+        g = cls.__new__(cls)
+        g._n, g._rules, g._dice_faces = n, rc, rc.dice_index
+        g._rng = Streams(int(rec["es"]), int(rec["ps"]))
+        g._buf, g._buf_state, g._bufpos = [], None, 0
+        g._explicit, g._flow, g._chance = explicit, flow, None
+        g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
+        g._round, g._start, g._current, g._turns_in_round = nround, start, cur, nturn
+        g._phase = _GAME_OVER if over else Phase(phase)
+        g._totals, g._start_points = tot, rstart
+        g._displays = [tuple(d) for d in disp]
+        g._row = tuple(row >> f & 1 for f in _FACE_RANGE)
+        g._quit = [bool(q) for q in quit]
+        g._active = active
+        g._discarded = pile
+        g._triples = [0] * n
+        g._hands = tuple(tuple(h) for h in hands)
+        g._round_points = list(map(score_display, g._displays)) if over else None
+        g._ended_by = g._went_out = g._busted = None
+        g._carried = {"rounds": nround + over, **{k: stats[i] for i, k in enumerate(_COUNTS)}}
+        if not over:
+            g._carried["quits"] = [q - x for q, x in zip(stats[2], quit, strict=True)]  # the round's: in _quit
+        g._dice = None
+        if phase != K.TURN and not over:
+            try:
+                g._dice = g.check_dice([int(x) for x in rec["dice"]])
+            except IllegalActionError as e:
+                raise S.StateFormatError(f"{bad}dice: {e}") from None
+            lim = [int(x) for x in rec["lim"]]
+            if phase == K.DISCARD and tuple(lim) != match_limits(g._displays[cur], g._dice):
+                raise S.StateFormatError(f"{bad}lim must be the roll's discard limits per face "
+                                         f"{list(match_limits(g._displays[cur], g._dice) or ())}, got {lim}")
+        g._legal = g._derive_legal("state record")
+        return g
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
@@ -1202,6 +1417,32 @@ def _stream_deal(streams: Streams, n: int) -> list[list[int]]:
         j = i + streams.draw(size - i)
         deck[i], deck[j] = deck[j], deck[i]
     return [deck[i:i + HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
+
+
+def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:
+    """``state`` (one record of ``dtype``: 0-d or one-element, or an element of a batch) as a 0-d copy."""
+    if isinstance(state, (np.ndarray, np.void)) and state.dtype == dtype and np.shape(state) in ((), (1,)):
+        return np.array(state, dtype).reshape(())
+    got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}" if isinstance(state, (np.ndarray, np.void))
+           else clip(state))
+    raise S.StateFormatError("state record: must be one record of lama_env._kernel.STATE_DTYPE (a 0-d or "
+                             f"one-element array), got {got}")
+
+
+def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int | None = None, n: int | None = None,
+                 row: int | None = None) -> Any:
+    """Field ``key`` of record ``rec`` (row ``row``, its first ``n`` seats) as Python ints in ``lo..hi``."""
+    v = rec[key]
+    if row is not None:
+        v = v[row]
+    if n is not None:
+        v = v[:n]
+    a = np.asarray(v, dtype=np.int64)
+    out = (a < lo) | (a > hi) if hi is not None else a < lo
+    if out.any():
+        span = f"{lo}.." + ("" if hi is None else str(hi))
+        raise S.StateFormatError(f"state record: {key} must hold integers {span}, got {int(a[out].flat[0])}")
+    return a.tolist()
 
 
 def _to_face(f: Any) -> int | None:

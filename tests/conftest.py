@@ -77,3 +77,29 @@ def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool 
             continue
         g.step(pick.choice(g.legal_actions()))
     return g
+
+
+def check_seed_plays_game_0(record: dict, seed: int) -> None:
+    """Same seed, same game: ``record``'s deals and dice are those of game 0 of ``seed``'s compiled streams.
+
+    Its actions are played on ``LamaGame(seed=seed, game_id=0)``, which draws every deal and die
+    itself (nothing injected): the record must be that game's record, and its first deal game 0's
+    of the fast engine (``play_batch``, and so ``evaluate --backend fast`` and the envs' ``reset(seed)``).
+    """
+    from lama_env.batched import NativePolicy, play_batch
+
+    n, rules = record["players"], RulesConfig.from_dict(record["rules"])
+    g = LamaGame(n, rules, seed=seed, game_id=0)
+    for r in record["rounds"]:
+        for t in r["turns"]:
+            if t["action"] == "quit":
+                g.step(A.QUIT)
+                continue
+            g.step(A.ROLL)  # (another roll than the record's: the decision below is refused, or the records differ)
+            if "discard" in t:
+                g.step(A.DISCARD_ACTION[tuple(t["discard"].count(f) for f in FACES)])
+            elif "take" in t:
+                g.step(A.TAKE_BASE + FACES.index(t["take"]))
+    assert g.to_record()["rounds"][:len(record["rounds"])] == record["rounds"]
+    fast = play_batch(n, [NativePolicy.random("random")], games=1, seed=seed, rules=rules, log_games=[0])
+    assert fast.record(0)["rounds"][0]["hands"] == record["rounds"][0]["hands"]

@@ -8,6 +8,7 @@ import os
 from itertools import cycle, islice
 
 import pytest
+from conftest import check_seed_plays_game_0
 from rich.console import Console
 
 from lama_dice.agents.registry import registered
@@ -39,7 +40,7 @@ def console() -> tuple[Console, io.StringIO]:
 def new_game(players: int, specs, *, seed: int, human: int = 0, stdin, save=None):
     n, seats = resolve_seats(players, specs, human)
     con, out = console()
-    game = LamaGame(n, seed=seed, rounds="manual")
+    game = LamaGame(n, seed=seed, game_id=0, rounds="manual")  # as `lama-dice play` makes it
     tg = TerminalGame(game, make_opponents(seats, seed), human=human, stdin=stdin, console=con, save=save,
                       names=player_names(n, human, seats))
     return tg, out
@@ -114,7 +115,7 @@ def test_human_who_always_quits_against_agents(tmp_path, spec):
 def _seed_with_discard_choice() -> tuple[int, tuple[int, ...]]:
     """A seed whose first roll (seat 0 starts) matches with at least three discard choices."""
     for seed in range(200):
-        g = LamaGame(2, seed=seed, rounds="manual").copy()
+        g = LamaGame(2, seed=seed, game_id=0, rounds="manual").copy()
         g.step(A.ROLL)
         if g.phase == Phase.DISCARD and len(g.legal_actions()) >= 3:
             return seed, g.legal_actions()
@@ -247,6 +248,7 @@ def test_cli_play_saves_a_record_that_replays(tmp_path, monkeypatch, capsys):
     assert rec["about"] == {"names": ["You", "P1 random"], "agents": [None, "random"], "seed": 5,
                             "version": __version__}
     assert main(["replay", str(path)]) == 0
+    check_seed_plays_game_0(rec, 5)  # game 0 of the seed's compiled streams: evaluate --backend fast's, the envs'
 
 
 def test_cli_play_takes_the_rules_of_every_game_command(tmp_path, monkeypatch, capsys):
@@ -259,6 +261,7 @@ def test_cli_play_takes_the_rules_of_every_game_command(tmp_path, monkeypatch, c
     record = json.loads(path.read_text())
     assert rc == 0 and record["rules"]["end_threshold"] == 12 and record["rules"]["triple_llama"] == "also_match"
     assert replay_game(record).rules.end_threshold == 12
+    check_seed_plays_game_0(record, 5)
 
 
 @pytest.mark.parametrize("argv, message", [

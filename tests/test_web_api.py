@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import check_seed_plays_game_0
 
 pytest.importorskip("fastapi", reason="the web extra: pip install -e '.[web]' (make test installs it)")
 
@@ -233,6 +234,12 @@ def _finished_record(client, players=2, seed=5):
     state = client.post("/api/games", json={"players": players, "opponents": ["random"], "seed": seed}).json()
     play_to_end(client, state, seed=seed)
     return client.get(f"/api/games/{state['id']}/record").json()
+
+
+def test_a_seed_plays_game_0_of_the_compiled_streams(client):
+    """Same seed, same game: a seed deals and rolls what it does in evaluate --backend fast's game 0 and the envs."""
+    for players, seed in ((2, 5), (3, 8)):
+        check_seed_plays_game_0(_finished_record(client, players=players, seed=seed), seed)
 
 
 def test_records_under_the_folder_step_by_step(client):

@@ -148,7 +148,9 @@ class WebGame:
         try:
             n, seats = resolve_seats(players, specs or None, seat)
             agents = make_opponents(seats, seed, num_players=n)
-            self.game = LamaGame(n, seed=seed, rounds="manual")  # the page shows each round's end
+            # game 0 of the compiled engine's streams of the seed (as `lama-dice play`, the envs and evaluate
+            # --backend fast); the page shows each round's end
+            self.game = LamaGame(n, seed=seed, game_id=0, rounds="manual")
         except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
             line = re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])
             raise WebError(hide_paths(line)) from None
