@@ -208,7 +208,7 @@ def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
     reads, for ``n`` players under ``rules``; no logs, rewards or episodes (a search's rollouts:
     ``lama_dice.agents._rollout_kernel``).
     """
-    return _kernel.make_rules(n, rules, _TABLES, **_tables(rules))
+    return _kernel.make_rules(n, rules, _TABLES, False, **_tables(rules))
 
 
 _LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _OUT_DISCARD, _OUT_TAKE = (
