@@ -29,15 +29,16 @@ Each rollout's deals, and its rolls beyond the common table, come from its own s
 compiled engine's scheme (a :class:`lama_env.streams.Streams` at the rollout's seed), so that
 the rollouts run in compiled code (``engine=compiled``, the default:
 :mod:`lama_dice.agents._rollout_kernel`, the engine's own step, deals and encoder on state
-records, the networks' forward passes in float32 loops) on the same random numbers as in
-Python (``engine=python``: :class:`lama_env.engine.LamaGame` copies, the reference the
-compiled rollouts are tested against).  The two give the same scores and choices except
-where a near tie of two logits falls apart differently in the two forward passes' float32
-sums (tests/test_search.py counts them).  The Python rollouts are played instead where the
-compiled ones do not apply: ``playout=sample`` (a rollout's draws past its first 256 come
-from a generator seeded per move, which compiled code does not reproduce), a policy network
-that is not a NumPy MLP (an in-memory SB3 policy, an RLlib checkpoint), and a game with no
-state record (:meth:`lama_env.engine.LamaGame.to_state` refuses it).
+records, the same NumPy networks run between its lockstep steps) on the same random numbers
+as in Python (``engine=python``: :class:`lama_env.engine.LamaGame` copies, the reference the
+compiled rollouts are tested against).  The two give the same choices and the same scores,
+but for the last bits of float32 sums that BLAS orders by the make-up of a batch (the two
+batch the rollouts differently; tests/test_search.py compares them).  The Python rollouts are
+played instead where the compiled ones do not apply: ``playout=sample`` (a rollout's draws
+past its first 256 come from a generator seeded per move, which compiled code does not
+reproduce), a policy network that is not a NumPy MLP (an in-memory SB3 policy, an RLlib
+checkpoint), and a game with no state record (:meth:`lama_env.engine.LamaGame.to_state`
+refuses it: then the whole batch).
 """
 
 from __future__ import annotations
@@ -57,8 +58,6 @@ from .search import USAGE, SearchPolicy, _final_shares, parse_options
 
 #: How the rollouts' seats choose: the network's most likely action, or a sample of its distribution.
 PLAYOUTS = ("greedy", "sample")
-#: Where the rollouts are played: compiled (where supported, see the module docstring) or in Python (the reference).
-ENGINES = ("compiled", "python")
 #: Uniform draws kept per rollout for ``playout=sample`` (a longer rollout draws on from its stream).
 _DRAWS = 256
 #: The rounds and the rolls per seat and round that the common dice tables cover (beyond: the rollout's stream).
@@ -85,7 +84,6 @@ class RolloutPolicy(SearchPolicy):
         self.rollouts, self.rounds, self.playout, self.z = rollouts, rounds, playout, z
         self.engine = engine
         self.steps_played = 0  #: rollout steps played so far (the search's cost)
-        #: the packed networks for the compiled rollouts (None: they are played in Python)
         #: whether the rollouts run in compiled code (else in Python: the module docstring says when)
         self.compiled = engine == "compiled" and playout == "greedy" and self.prior.mlp is not None
         self._rules: dict[RulesConfig, np.ndarray] = {}
@@ -164,12 +162,12 @@ class RolloutPolicy(SearchPolicy):
         me = np.zeros(total, dtype=np.int64)
         status = np.zeros(total, dtype=np.int64)
         score = np.zeros(total)
-        x = np.zeros((total, self.prior.mlp.inputs if self.prior.mlp else 0), dtype=np.float32)
+        mlp = self.prior.mlp
+        assert mlp is not None
+        x = np.zeros((total, mlp.inputs), dtype=np.float32)
         idx = np.arange(total, dtype=np.int64)
         RK.begin(sims, np.array(action, dtype=np.int64), rec, self.rounds, tab_, tables_, rolls, first, me, status,
                  score)
-        mlp = self.prior.mlp
-        assert mlp is not None
         logits = np.zeros((0, mlp.outputs), dtype=np.float32)
         rows, choose = total, False
         while True:
@@ -321,4 +319,4 @@ register("search", _make, USAGE,
          "the policy network NET ordering and pruning the choices (e.g. search:ppo:2p); with rollouts=R, "
          "R rollouts of NET from each choice on common dice (e.g. search:ppo:2p,rollouts=16)")
 
-__all__ = ["ENGINES", "PLAYOUTS", "RolloutPolicy"]
+__all__ = ["PLAYOUTS", "RolloutPolicy"]
