@@ -19,6 +19,7 @@ from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError, bounded
 
 from .base import Policy
+from .mlp import MLP
 
 
 def players_for_obs_size(size: int) -> int | None:
@@ -74,6 +75,11 @@ class LearnedPolicy(Policy):
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Action logits (``[B, NUM_ACTIONS]``) for a batch of observations and boolean masks."""
         raise NotImplementedError
+
+    @property
+    def mlp(self) -> MLP | None:
+        """The NumPy network whose outputs :meth:`logits` are, whatever the mask (None: another kind of network)."""
+        return None
 
     # --------------------------------------------------------------- checks
     def check_compatible(self, num_players: int) -> None:

@@ -442,6 +442,11 @@ class PPOPolicy(LearnedPolicy):
         """Action logits of the policy network; ``mask`` is unused (the caller masks the logits)."""
         return self._actor.logits(obs)
 
+    @property
+    def mlp(self) -> MLP | None:
+        """The NumPy network the policy runs (None for an in-memory SB3 policy: :meth:`from_sb3`)."""
+        return self._actor if isinstance(self._actor, MLP) else None
+
 
 def _make(arg: str | None) -> PPOPolicy:
     if not arg:

@@ -1,6 +1,7 @@
 """``search:NET,rollouts=R``: Monte-Carlo rollouts of the policy network, on common random numbers.
 
-Spec: ``search:NET,rollouts=R[,rounds=U][,top=K][,playout=greedy|sample][,z=Z][,value=V][,seed=S]``
+Spec: ``search:NET,rollouts=R[,rounds=U][,top=K][,playout=greedy|sample][,z=Z][,value=V][,seed=S]
+[,engine=compiled|python]``
 
 At each decision with more than one legal action, each candidate (the policy network's
 ``top`` most likely actions; ``0``: all) is played out ``R`` times: the action, then every
@@ -23,6 +24,21 @@ Every rollout of every game asked at once (:meth:`RolloutPolicy.search_many`, wh
 ``evaluate``'s lockstep chunks call through ``act_batch``) is stepped in lockstep: one forward
 pass of the policy network per step for all of them, one of the value network for all the
 cut ones.  Given its seed the agent is deterministic.
+
+Each rollout's deals, and its rolls beyond the common table, come from its own stream of the
+compiled engine's scheme (a :class:`lama_env.streams.Streams` at the rollout's seed), so that
+the rollouts run in compiled code (``engine=compiled``, the default:
+:mod:`lama_dice.agents._rollout_kernel`, the engine's own step, deals and encoder on state
+records, the same NumPy networks run between its lockstep steps) on the same random numbers
+as in Python (``engine=python``: :class:`lama_env.engine.LamaGame` copies, the reference the
+compiled rollouts are tested against).  The two give the same choices and the same scores,
+but for the last bits of float32 sums that BLAS orders by the make-up of a batch (the two
+batch the rollouts differently; tests/test_search.py compares them).  The Python rollouts are
+played instead where the compiled ones do not apply: ``playout=sample`` (a rollout's draws
+past its first 256 come from a generator seeded per move, which compiled code does not
+reproduce), a policy network that is not a NumPy MLP (an in-memory SB3 policy, an RLlib
+checkpoint), and a game with no state record (:meth:`lama_env.engine.LamaGame.to_state`
+refuses it: then the whole batch).
 """
 
 from __future__ import annotations
@@ -32,7 +48,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from lama_env import actions as A
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import IllegalActionError, LamaGame, Phase
+from lama_env.rules import RulesConfig
+from lama_env.streams import Streams
 
 from .base import Policy
 from .registry import register
@@ -59,11 +77,16 @@ class RolloutPolicy(SearchPolicy):
         z: float = 0.0,
         value: str | None = None,
         seed: int | None = None,
+        engine: str = "compiled",
     ) -> None:
         """Load the policy and value networks (see the module docstring for the options)."""
         super().__init__(net, top=top, value=value, seed=seed)
         self.rollouts, self.rounds, self.playout, self.z = rollouts, rounds, playout, z
+        self.engine = engine
         self.steps_played = 0  #: rollout steps played so far (the search's cost)
+        #: whether the rollouts run in compiled code (else in Python: the module docstring says when)
+        self.compiled = engine == "compiled" and playout == "greedy" and self.prior.mlp is not None
+        self._rules: dict[RulesConfig, np.ndarray] = {}
 
     def search_many(self, games: Sequence[LamaGame]) -> list[tuple[int, dict[int, np.ndarray]]]:
         """The chosen action and each candidate's mean score for the acting seat, for every game.
@@ -75,9 +98,95 @@ class RolloutPolicy(SearchPolicy):
         for game in games:
             if game.num_players != self.num_players:
                 self.prior.check_compatible(game.num_players)
-        r = self.rollouts
-        seeds = self.rng.integers(2**63, size=(len(games), r))
+        seeds = self.rng.integers(2**63, size=(len(games), self.rollouts))
         cands = self._orders(list(games))
+        score = self._compiled_scores(games, cands, seeds) if self.compiled else None
+        if score is None:
+            score = self._python_scores(games, cands, seeds)
+        return self._pick(cands, score)
+
+    def _tables(self, game: LamaGame, seeds: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Each rollout's common dice (``[R, rounds, seat, roll, die]`` sides 0..5) and ``playout=sample`` draws."""
+        streams = [np.random.default_rng(int(s)) for s in seeds]
+        n = game.num_players
+        sides = np.stack([st.integers(6, size=(_TABLE_ROUNDS, n, _TABLE_ROLLS, 3)) for st in streams])
+        u = [st.random(_DRAWS) if self.playout == "sample" else np.zeros(0) for st in streams]
+        return sides, u
+
+    def _compiled_scores(self, games: Sequence[LamaGame], cands: list[list[int]],
+                         seeds: np.ndarray) -> np.ndarray | None:
+        """The rollouts' scores, played in compiled code (None: a game has no state record)."""
+        try:
+            roots = np.stack([g.to_state() for g in games])
+        except IllegalActionError:
+            return None
+        r = self.rollouts
+        sizes = [len(order) * r for order in cands]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        score = np.empty(int(starts[-1]))
+        by_rules: dict[RulesConfig, list[int]] = {}
+        for gi, g in enumerate(games):
+            by_rules.setdefault(g.rules, []).append(gi)
+        for rules, members in by_rules.items():
+            parts = np.concatenate([np.arange(starts[gi], starts[gi + 1]) for gi in members])
+            score[parts] = self._compiled_group(rules, [games[gi] for gi in members], roots[members],
+                                                [cands[gi] for gi in members], seeds[members])
+        return score
+
+    def _compiled_group(self, rules: RulesConfig, games: list[LamaGame], roots: np.ndarray,
+                        cands: list[list[int]], seeds: np.ndarray) -> np.ndarray:
+        """The scores of the rollouts of ``games`` (all under ``rules``), in compiled lockstep steps."""
+        from lama_env.vector import encoder_rules
+
+        from . import _rollout_kernel as RK
+
+        rec = self._rules.get(rules)
+        if rec is None:
+            rec = self._rules[rules] = encoder_rules(self.num_players, rules)[()]
+        r, n = self.rollouts, self.num_players
+        game, action, tab, tables = [], [], [], []
+        for gi, (g, order) in enumerate(zip(games, cands, strict=True)):
+            sides = self._tables(g, seeds[gi])[0]
+            tables.append(sides[..., 0] * 36 + sides[..., 1] * 6 + sides[..., 2])  # the roll's index, as the kernel
+            for a in order:
+                game += [gi] * r
+                action += [a] * r
+                tab.append(gi * r + np.arange(r))
+        game_ = np.array(game, dtype=np.int64)
+        sims = roots[game_]
+        sims["es"] = seeds.astype(np.uint64)[game_, np.concatenate(tab) % r]  # rollout i of a game: its stream i
+        total = len(sims)
+        tab_, tables_ = np.concatenate(tab), np.concatenate(tables).astype(np.int64)
+        rolls = np.zeros((total, n), dtype=np.int64)
+        first = np.zeros(total, dtype=np.int64)
+        me = np.zeros(total, dtype=np.int64)
+        status = np.zeros(total, dtype=np.int64)
+        score = np.zeros(total)
+        mlp = self.prior.mlp
+        assert mlp is not None
+        x = np.zeros((total, mlp.inputs), dtype=np.float32)
+        idx = np.arange(total, dtype=np.int64)
+        RK.begin(sims, np.array(action, dtype=np.int64), rec, self.rounds, tab_, tables_, rolls, first, me, status,
+                 score)
+        logits = np.zeros((0, mlp.outputs), dtype=np.float32)
+        rows, choose = total, False
+        while True:
+            rows, steps = RK.advance(sims, rec, self.rounds, tab_, tables_, rolls, first, me, status, score, idx,
+                                     rows, logits, choose, x)
+            self.steps_played += int(steps)
+            if not rows:
+                break
+            logits = mlp(x[:rows])
+            choose = True
+        cut = RK.encode_cut(sims, rec, status, x, idx)
+        if cut:
+            k = idx[:cut]
+            p = self.value_net.win_probabilities(x[:cut])  # seen from the player to act: the seats in turn
+            score[k] = p[np.arange(cut), (me[k] - sims["cur"][k]) % n]
+        return score
+
+    def _python_scores(self, games: Sequence[LamaGame], cands: list[list[int]], seeds: np.ndarray) -> np.ndarray:
+        """The rollouts' scores, played on :class:`~lama_env.engine.LamaGame` copies (the reference)."""
         sims, owner, draws, tables = self._start(games, cands, seeds)
         first_round = np.array([games[gi].round_index for gi, _, _ in owner])
         rolls = np.zeros((len(sims), self.num_players), dtype=np.int64)  # each seat's rolls this round
@@ -112,7 +221,7 @@ class RolloutPolicy(SearchPolicy):
                 moves[playing] += 1
                 self.steps_played += len(playing)
             active = playing
-        return self._pick(cands, score)
+        return score
 
     def _start(
         self, games: Sequence[LamaGame], cands: list[list[int]], seeds: np.ndarray
@@ -120,21 +229,20 @@ class RolloutPolicy(SearchPolicy):
         """The rollouts' games, (game, candidate, i), ``playout=sample`` draws and dice tables, before the candidate."""
         r = self.rollouts
         # the rollouts: (game, candidate, i); the i-th of every candidate of a game on the same stream
-        n = self.num_players
         sims: list[LamaGame] = []
         owner: list[tuple[int, int, int]] = []
         draws: list[np.ndarray] = []
         tables: list[np.ndarray] = []
         for gi, (game, order) in enumerate(zip(games, cands, strict=True)):
-            streams = [np.random.default_rng(int(s)) for s in seeds[gi]]
+            sides, u = self._tables(game, seeds[gi])
             faces = np.asarray(game.rules.dice_index)  # (3, 6): each die's face index per side
-            dice = [faces[np.arange(3), st.integers(6, size=(_TABLE_ROUNDS, n, _TABLE_ROLLS, 3))] for st in streams]
-            u = [st.random(_DRAWS) if self.playout == "sample" else np.zeros(0) for st in streams]
+            dice = faces[np.arange(3), sides]
             for ci in range(len(order)):
                 for i in range(r):
                     # manual rounds: a round's end is where the rolls per seat restart (the common dice tables' rounds),
-                    # whatever the mode of the game searched
-                    sims.append(game.clone(rng=np.random.default_rng(int(seeds[gi, i])), rounds="manual"))
+                    # whatever the mode of the game searched; the deals and the rolls past the table from the
+                    # rollout's stream of the compiled engine's scheme (as the compiled rollouts draw them)
+                    sims.append(game.clone(rng=Streams(int(seeds[gi, i]), 0), rounds="manual"))
                     owner.append((gi, ci, i))
                     draws.append(u[i])
                     tables.append(dice[i])

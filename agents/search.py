@@ -1,8 +1,8 @@
 """``search:NET``: expectimax over the next decisions, a value network at the leaves, a policy network as prior.
 
 Spec: ``search:NET[,depth=D][,top=K][,value=V][,deals=M][,margin=E][,seed=S]``; with
-``rollouts=R`` (and ``rounds=U``, ``playout=greedy|sample``, ``z=Z``) Monte-Carlo rollouts of
-the policy network instead of the tree (:mod:`lama_dice.agents.rollout`).
+``rollouts=R`` (and ``rounds=U``, ``playout=greedy|sample``, ``z=Z``, ``engine=compiled|python``)
+Monte-Carlo rollouts of the policy network instead of the tree (:mod:`lama_dice.agents.rollout`).
 
 * ``NET``: a policy network spec, ``ppo:2p``, ``ppo:runs/x/best.zip``...: its action
   probabilities order the choices at every decision of the tree, and only the ``top`` most
@@ -53,12 +53,15 @@ from .learned import LearnedPolicy
 from .registry import AgentSpecError, make_agent
 from .value import ValueNet, load_value, value_names
 
-USAGE = "search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S | ,rollouts=R,rounds=U,playout=P,z=Z]"
-#: The options and their defaults (the last four: the rollout search, :mod:`lama_dice.agents.rollout`).
+USAGE = ("search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S | ,rollouts=R,rounds=U,playout=P,z=Z,"
+         "engine=E]")
+#: The options and their defaults (the last five: the rollout search, :mod:`lama_dice.agents.rollout`).
 DEFAULTS: dict[str, Any] = {"depth": 1, "top": 3, "value": None, "deals": 8, "margin": 0.0, "seed": None,
-                            "rollouts": 0, "rounds": 1, "playout": "greedy", "z": 0.0}
+                            "rollouts": 0, "rounds": 1, "playout": "greedy", "z": 0.0, "engine": "compiled"}
 #: The options of the expectimax alone and of the rollout search alone.
-_TREE_ONLY, _ROLLOUT_ONLY = ("depth", "deals", "margin"), ("rounds", "playout", "z")
+_TREE_ONLY, _ROLLOUT_ONLY = ("depth", "deals", "margin"), ("rounds", "playout", "z", "engine")
+#: The options that name one of a few choices.
+_CHOICES = {"playout": ("greedy", "sample"), "engine": ("compiled", "python")}
 #: The most decisions a line may search (the tree grows about 70-fold with each roll).
 MAX_DEPTH = 4
 
@@ -299,7 +302,7 @@ def parse_options(arg: str | None) -> dict[str, Any]:
         key, value = key.strip(), value.strip()
         if not eq or key not in DEFAULTS:
             raise AgentSpecError(f"bad search option {clip(part)}; the options are depth=D, top=K, value=V, "
-                                 "deals=M, margin=E, seed=S, rollouts=R, rounds=U, playout=P, z=Z")
+                                 "deals=M, margin=E, seed=S, rollouts=R, rounds=U, playout=P, z=Z, engine=E")
         if key in opts:
             raise AgentSpecError(f"search option {key!r} given twice")
         if key in ints:
@@ -313,9 +316,9 @@ def parse_options(arg: str | None) -> dict[str, Any]:
             opts[key] = number
         elif key in ("margin", "z"):
             opts[key] = _number(key, value, 1.0 if key == "margin" else 10.0)
-        elif key == "playout":
-            if value not in ("greedy", "sample"):
-                raise AgentSpecError(f"search option playout must be greedy or sample, got {clip(value)}")
+        elif key in _CHOICES:
+            if value not in _CHOICES[key]:
+                raise AgentSpecError(f"search option {key} must be {' or '.join(_CHOICES[key])}, got {clip(value)}")
             opts[key] = value
         else:
             if not value:

@@ -14,6 +14,7 @@ function                     what it does to the game ``gs`` (a state record)
 :func:`transition`           applies one legal action of the player to act: a quit, a roll (and
                              how it resolves: triple llama, match, take, bust), a discard, a
                              take; ends and scores the round when the action ends it
+:func:`transition_roll`      the same, with the dice of a roll given (a search's common dice)
 :func:`next_round`           deals the next round (the start player rotating)
 :func:`log_step`,            write the trajectory log of the last transition, of the deal
 :func:`log_deal`             (when the rules record says ``logging``)
@@ -428,10 +429,14 @@ def _resolve(gs, r, p, f0, f1, f2):
 
 
 @_inline
-def _roll(gs, r, p):
-    """Player ``p`` rolls the dice from the game's stream; return (log outcome, the round's ending or -1)."""
-    st, x = below(gs.es, 216)
-    gs.es = st
+def _roll(gs, r, p, x):
+    """Player ``p`` rolls; return (log outcome, the round's ending or -1).
+
+    ``x``: the roll (die 0's side * 36 + die 1's * 6 + die 2's, sides 0..5), or -1: drawn from the game's stream.
+    """
+    if x < 0:
+        st, x = below(gs.es, 216)
+        gs.es = st
     gs.dice[0] = r.dice_faces[0, x // 36]
     gs.dice[1] = r.dice_faces[1, (x // 6) % 6]
     gs.dice[2] = r.dice_faces[2, x % 6]
@@ -477,6 +482,20 @@ def _next_player(gs, r):
 def transition(gs, r, a):
     """Apply the legal action ``a`` of the player to act in game ``gs`` (a state record); return what it ended.
 
+    A roll draws the dice from the game's stream (:func:`transition_roll` with ``x = -1``); the
+    rest is :func:`transition_roll`'s.
+    """
+    return transition_roll(gs, r, a, -1)
+
+
+@_inline
+def transition_roll(gs, r, a, x):
+    """:func:`transition` with the dice of a roll given: ``x`` (die 0's side * 36 + die 1's * 6 + die 2's), or -1.
+
+    ``x = -1`` draws them from the game's stream (:func:`transition`); a search that plays its
+    rollouts on common dice (``lama_dice.agents._rollout_kernel``) gives them.  ``x`` is read only
+    when ``a`` is a roll.
+
     :data:`CONTINUES`: the round goes on (the decision is the same player's
     discard or take, or the next player's turn); :data:`ROUND_OVER`: the round
     ended and was scored (deal the next one with :func:`next_round`);
@@ -492,7 +511,7 @@ def transition(gs, r, a):
         if a == _QUIT:
             ended = _quit(gs, p)
         else:
-            out, ended = _roll(gs, r, p)
+            out, ended = _roll(gs, r, p, x)
     elif ph == DISCARD:
         detail, ended = _discard(gs, r, p, a)
     else:

@@ -920,7 +920,7 @@ class LamaGame:
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
     # ----------------------------------------------------------- copy/record
-    def clone(self, chance: str | None = None, rng: np.random.Generator | None = None,
+    def clone(self, chance: str | None = None, rng: np.random.Generator | Streams | None = None,
               rounds: str | None = None) -> LamaGame:
         """An independent copy, as :meth:`copy`, optionally in another chance mode or on another random stream.
 
@@ -928,9 +928,10 @@ class LamaGame:
             chance: ``"sampled"`` or ``"explicit"``: the copy's chance mode for what
                 follows (a chance event already pending stays pending: resolve it with
                 :meth:`apply_chance` or :meth:`sample_chance`); None keeps this game's.
-            rng: a generator the copy draws its future deals and dice from (used as it
-                is, not copied: a planner's own stream for its playouts); None: a copy
-                of this game's stream, which continues the same way.
+            rng: a generator the copy draws its future deals and dice from, or streams of the
+                compiled engine's scheme (:class:`~lama_env.streams.Streams`; used as it is,
+                not copied: a planner's own stream for its playouts); None: a copy of this
+                game's stream, which continues the same way.
             rounds: ``"flow"`` or ``"manual"``: the copy's round mode for the rounds that end
                 from now on (a planner that values a round's end asks for ``"manual"``); None
                 keeps this game's.

@@ -136,7 +136,8 @@ from .observation import observation_layout, observation_size
 from .odds import p_no_match
 from .rules import DECK_COUNTS, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
 
-__all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError"]
+__all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError",
+           "encoder_rules"]
 
 REWARDS = ("win", "points")
 EPISODES = ("game", "round")
@@ -199,6 +200,17 @@ def _tables(rules: RulesConfig) -> dict[str, np.ndarray]:
     t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
     t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
     return {"t_disp": t_disp, "t_pts": t_pts, "t_pnm": t_pnm, "t_third": t_third}
+
+
+def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
+    """The compiled engine's rules record (``lama_env._kernel.RULES_DTYPE``, 0-d) with the observation's tables.
+
+    What compiled code that steps state records (:func:`lama_env._kernel.transition`) and encodes
+    them (:func:`lama_env._vector_kernel.encode`, bit-equal to :func:`lama_env.observation.encode`)
+    reads, for ``n`` players under ``rules``; no logs, rewards or episodes (a search's rollouts:
+    ``lama_dice.agents._rollout_kernel``).
+    """
+    return _kernel.make_rules(n, rules, _TABLES, False, **_tables(rules))
 
 
 _LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _OUT_DISCARD, _OUT_TAKE = (
