@@ -90,6 +90,8 @@ _TURN_ACTIONS = (A.ROLL, A.QUIT)
 _ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _FACE_RANGE = range(NUM_FACES)
 _DECK_LIST: list[int] = list(DECK)
+#: Per player count: the bounds of a deal's draws (card i is swapped with one of the cards i .. 35).
+_DEAL_DRAWS: tuple[tuple[int, ...], ...] = tuple(tuple(len(DECK) - i for i in range(n * HAND_SIZE)) for n in range(7))
 #: Random numbers: a game draws uniform floats in [0, 1) from its generator in
 #: blocks (``rng.random(size)``, one NumPy call per block) and spends them on
 #: deals (a partial Fisher-Yates shuffle of the deck: card ``i`` swaps with
@@ -1197,9 +1199,8 @@ def round_statistics(results: Sequence[dict], num_players: int,
 def _stream_deal(streams: Streams, n: int) -> list[list[int]]:
     """A round's hands drawn as the compiled engine deals them: a partial Fisher-Yates shuffle, one draw a card."""
     deck = _DECK_LIST[:]
-    size = len(deck)
-    for i in range(n * HAND_SIZE):
-        j = i + streams.draw(size - i)
+    for i, x in enumerate(streams.draw_each(_DEAL_DRAWS[n])):
+        j = i + x
         deck[i], deck[j] = deck[j], deck[i]
     return [deck[i:i + HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
 
