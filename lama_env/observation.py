@@ -46,6 +46,7 @@ Example::
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
@@ -188,7 +189,6 @@ _DISPLAY_FLOATS = NUM_FACES + 2
 _PLAYER_FLOATS = _DISPLAY_FLOATS + 3
 _TABLE_FLOATS = 2 * NUM_FACES + 4 + 4  # llama_row, decision, dice, then the four single entries
 _F32 = np.dtype(np.float32)
-_FROMBUFFER = np.frombuffer
 _ROUND_OVER = Phase.ROUND_OVER
 
 
@@ -330,6 +330,22 @@ def _table(c: _Consts, key: tuple) -> bytes:
     return packed
 
 
+# Per thread and player count: a float32 array over a bytearray, and a memoryview of it (_staging).  encode()
+# copies the joined blocks into it (one memcpy) and fancy-indexes it with the permutation: the new array
+# comes from the one indexing, without a frombuffer array each call.
+_TLS = threading.local()
+
+
+def _staging(n: int) -> tuple[memoryview, np.ndarray]:
+    """This thread's staging array for ``n`` players, and a byte view of it (made on first use)."""
+    stages = getattr(_TLS, "stages", None)
+    if stages is None:
+        stages = _TLS.stages = {}
+    buf = bytearray(observation_size(n) * _F32.itemsize)
+    st = stages[n] = (memoryview(buf), np.frombuffer(buf, _F32))
+    return st
+
+
 # The last encoding: (game, game.version, seat, joined blocks, permutation).  Observing the
 # same state twice (e.g. SB3's action-mask wrapper reads the observation and then the
 # mask of one state) skips the work; one tuple, swapped atomically.
@@ -395,7 +411,12 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
         joined = b"".join(parts)
         perm = c.perm
         _LAST = (game, version, seat, joined, perm)
-    v = _FROMBUFFER(joined, _F32)[perm]  # a new, writable array (positional dtype: faster)
+    try:
+        mv, stage = _TLS.stages[n]
+    except (AttributeError, KeyError):
+        mv, stage = _staging(n)
+    mv[:] = joined
+    v = stage[perm]  # a new, writable array
     if out is not None:
         out[:] = v
         return out

@@ -12,6 +12,7 @@ means the same streams to both, with one message for a bad seed.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,14 +73,16 @@ def below(state: int, k: int) -> tuple[int, int]:
 _BLOCK_FIRST = 32
 _BLOCK_MAX = 512
 _TWO32 = 1 << 32
+_MOD = operator.mod
 _U64 = np.uint64
 _STEPS: dict[int, np.ndarray] = {}  # block size -> GOLDEN * (1 .. size), wrapped to 64 bits
 
 
-def _block(base: int, size: int) -> list[int]:
+def _block(base: int, size: int) -> tuple[list[int], int]:
     """``mix(base + i * GOLDEN) >> 32`` for ``i = 1 .. size`` (64-bit wrap-around), computed together (NumPy).
 
-    The 32-bit numbers that :func:`below` tests against its limit, for the ``size`` counters after state ``base``.
+    The 32-bit numbers that :func:`below` tests against its limit, for the ``size`` counters after state ``base``,
+    and the largest of them.
     """
     steps = _STEPS.get(size)
     if steps is None:
@@ -91,7 +94,7 @@ def _block(base: int, size: int) -> list[int]:
     z *= _U64(M2)
     z ^= z >> _U64(31)
     z >>= _U64(32)
-    return z.tolist()
+    return z.tolist(), int(z.max())
 
 
 class Streams:
@@ -109,13 +112,14 @@ class Streams:
     state after the counters spent so far.
     """
 
-    __slots__ = ("_base", "_buf", "_pos", "ps")
+    __slots__ = ("_base", "_buf", "_pos", "_top", "ps")
 
     def __init__(self, es: int, ps: int) -> None:
         """Streams at states ``es`` and ``ps`` (64-bit integers)."""
         self._base = es  # es = base + pos * GOLDEN: the block holds the draws of the counters after base
         self._buf: list[int] = []  # never changed in place (copies share it): replaced by the next block
         self._pos = 0
+        self._top = _TWO32  # the block's largest number (while it is below 2**32 - k, no draw of k rejects one)
         self.ps = ps
 
     @property
@@ -128,12 +132,14 @@ class Streams:
         self._base = value
         self._buf = []
         self._pos = 0
+        self._top = _TWO32
 
     def _refill(self, spent: int) -> list[int]:
         """The next block, after the ``spent`` counters of the current one (see :data:`_BLOCK_FIRST`)."""
         old = self._buf
         base = self._base = (self._base + spent * GOLDEN) & MASK64
-        buf = self._buf = _block(base, min(2 * len(old), _BLOCK_MAX) if old else _BLOCK_FIRST)
+        buf, self._top = _block(base, min(2 * len(old), _BLOCK_MAX) if old else _BLOCK_FIRST)
+        self._buf = buf
         return buf
 
     @classmethod
@@ -145,9 +151,12 @@ class Streams:
 
     def draw(self, k: int) -> int:
         """A uniform integer in ``[0, k)`` from the deal-and-dice stream (what :func:`below` draws)."""
-        lim = _TWO32 - _TWO32 % k
         buf = self._buf
         pos = self._pos
+        if pos < len(buf) and self._top + k <= _TWO32:  # below()'s limit (at least 2**32 - k + 1) rejects nothing
+            self._pos = pos + 1
+            return buf[pos] % k
+        lim = _TWO32 - _TWO32 % k
         while True:
             if pos == len(buf):
                 buf = self._refill(pos)
@@ -160,9 +169,13 @@ class Streams:
 
     def draw_each(self, ks: Sequence[int]) -> list[int]:
         """``[draw(k) for k in ks]``, in one call (a deal's draws)."""
-        out = []
         buf = self._buf
         pos = self._pos
+        end = pos + len(ks)
+        if end <= len(buf) and self._top + max(ks) <= _TWO32:  # as in draw(): no number is rejected
+            self._pos = end
+            return list(map(_MOD, buf[pos:end], ks))
+        out = []
         end = len(buf)
         for k in ks:
             lim = _TWO32 - _TWO32 % k
@@ -190,6 +203,7 @@ class Streams:
         s._base = self._base
         s._buf = self._buf
         s._pos = self._pos
+        s._top = self._top
         s.ps = self.ps
         return s
 
