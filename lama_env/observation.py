@@ -350,8 +350,9 @@ def _staging(n: int) -> tuple[memoryview, np.ndarray]:
 # same state twice (e.g. SB3's action-mask wrapper reads the observation and then the
 # mask of one state) skips the work; one tuple, swapped atomically.
 _LAST: tuple = (None, -1, -1, b"", None)
-# The constants of the last call: (rules, num_players, _Consts); skips the look-up in _CONSTS.
-_MEMO: tuple = (None, 0, None)
+# The constants of the last call: (rules, num_players, _Consts, then its displays, orders, context, table and
+# perm); skips the look-up in _CONSTS.
+_MEMO: tuple = (None, 0, None, None, None, None, None, None)
 
 
 def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -377,17 +378,15 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
         if not 0 <= seat < n:
             raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
         memo = _MEMO
-        if memo[0] is rules and memo[1] == n:
-            c = memo[2]
-        else:
+        if memo[0] is not rules or memo[1] != n:
             c = _CONSTS.get((id(rules), n))
             if c is None or c.rules is not rules:
                 c = _consts(rules, n)
-            _MEMO = (rules, n, c)
-        dcache = c.displays
+            memo = _MEMO = (rules, n, c, c.displays, c.orders, c.context, c.table, c.perm)
+        _, _, c, dcache, orders, contexts, tables, perm = memo  # (a tuple: no attribute look-ups per call)
         parts: list[bytes] = []
         append = parts.append
-        for p in c.orders[seat]:
+        for p in orders[seat]:
             try:
                 df = dcache[displays[p]]
             except (KeyError, TypeError):  # a new display (or a list of counts: keyed by its tuple)
@@ -400,16 +399,15 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
                 append(_total_features(c, df, t))
         context_key = (tuple(quit_), current if phase < _ROUND_OVER else -1, start)
         try:
-            append(c.context[seat][context_key])
+            append(contexts[seat][context_key])
         except KeyError:
             append(_context(c, seat, context_key))
         table_key = (tuple(row), phase, dice, active)
         try:
-            append(c.table[table_key])
+            append(tables[table_key])
         except KeyError:
             append(_table(c, table_key))
         joined = b"".join(parts)
-        perm = c.perm
         _LAST = (game, version, seat, joined, perm)
     try:
         mv, stage = _TLS.stages[n]
