@@ -579,26 +579,31 @@ def legal(gs, r, i):
     a turn: roll, quit; a take: the row cards the dice show, by face; a discard: every count of
     at most ``lim[f]`` cards of each face ``f``, as mixed-radix numbers (face 0 the lowest digit,
     the face's radix ``lim[f] + 1``) in increasing order, the empty discard (0) left out under
-    ``must``; its last is every card the player may discard.  Call it with ``i = -1`` for the count.
+    ``must``; its last is every card the player may discard.  ``i = -1`` gives the count and the
+    last legal action (-1 when there is none).
     """
     ph = gs.phase
     if ph == TURN:
-        return 2, (_ROLL if i == 0 else (_QUIT if i == 1 else -1))
+        return 2, (_ROLL if i == 0 else (_QUIT if i == 1 or i == -1 else -1))
     if ph == TAKE:
         shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
         count = 0
         a = -1
         for f in range(7):
             if (shown >> f) & 1:
-                if count == i:
+                if count == i or i == -1:
                     a = _TAKE_BASE + f
                 count += 1
         return count, a
     first = 1 if r.must else 0
     nopt = 1
+    key = 0
     for f in range(7):
         nopt *= gs.lim[f] + 1
+        key |= gs.lim[f] << (2 * f)  # the last count: every digit at its most
     count = nopt - first
+    if i == -1:
+        return count, (r.dact[key] if count > 0 else -1)
     if i < 0 or i >= count:
         return count, -1
     k = i + first
@@ -628,16 +633,15 @@ def native_action(agent, gs, r, st):
         st, x = below(st, legal(gs, r, -1)[0])
         return st, legal(gs, r, x)[1]
     if ph == DISCARD:
-        return st, legal(gs, r, legal(gs, r, -1)[0] - 1)[1]
+        return st, legal(gs, r, -1)[1]
     m = face_mask(gs, gs.cur)
     if ph == TURN:
         return st, _QUIT if agent.quit_table[m] != 0 else _ROLL
-    count = legal(gs, r, -1)[0]
-    best = 1 << 30
-    a = -1
-    for j in range(count):
+    count, a = legal(gs, r, -1)  # the last shown face; then the others, last to first (ties: the first face)
+    best = agent.take_rank[m, a - _TAKE_BASE]
+    for j in range(count - 2, -1, -1):
         b = legal(gs, r, j)[1]
-        if agent.take_rank[m, b - _TAKE_BASE] < best:
+        if agent.take_rank[m, b - _TAKE_BASE] <= best:
             best = agent.take_rank[m, b - _TAKE_BASE]
             a = b
     return st, a

@@ -92,7 +92,11 @@ STATE_FORMAT = "lama-dice-state/1"
 _TURN_ACTIONS = (A.ROLL, A.QUIT)
 _ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _FACE_RANGE = range(NUM_FACES)
+_EMPTY_DISPLAY: tuple[int, ...] = (0,) * NUM_FACES
 _DECK_LIST: list[int] = list(DECK)
+#: Per player count: the bounds of a deal's draws (card i is swapped with one of the cards i .. 35).
+_DECK_POSITIONS = range(len(DECK))  # the deck's positions
+_DEAL_DRAWS: tuple[tuple[int, ...], ...] = tuple(tuple(len(DECK) - i for i in range(n * HAND_SIZE)) for n in range(7))
 #: Random numbers: a game draws uniform floats in [0, 1) from its generator in
 #: blocks (``rng.random(size)``, one NumPy call per block) and spends them on
 #: deals (a partial Fisher-Yates shuffle of the deck: card ``i`` swaps with
@@ -319,13 +323,9 @@ class LamaGame:
             hand_faces = check_hands(hands, n)
         self._round += 1
         self._start = start_player
-        displays: list[tuple[int, ...]] = []
-        self._displays = displays
-        for hand in hand_faces or [[] for _ in range(n)]:
-            d = [0] * NUM_FACES
-            for f in hand:
-                d[f] += 1
-            displays.append(tuple(d))
+        # each display: its hand's cards counted by face (none yet before an explicit deal)
+        self._displays = [tuple(map(hand.count, _FACE_RANGE)) for hand in hand_faces] if hand_faces is not None \
+            else [_EMPTY_DISPLAY] * n
         self._row = FULL_ROW
         self._quit = [False] * n
         self._active = n
@@ -1413,9 +1413,7 @@ def round_statistics(results: Sequence[dict], num_players: int,
 def _stream_deal(streams: Streams, n: int) -> list[list[int]]:
     """A round's hands drawn as the compiled engine deals them: a partial Fisher-Yates shuffle, one draw a card."""
     deck = _DECK_LIST[:]
-    size = len(deck)
-    for i in range(n * HAND_SIZE):
-        j = i + streams.draw(size - i)
+    for i, j in enumerate(map(add, _DECK_POSITIONS, streams.draw_each(_DEAL_DRAWS[n]))):  # j = i + the draw
         deck[i], deck[j] = deck[j], deck[i]
     return [deck[i:i + HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
 

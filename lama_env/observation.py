@@ -46,6 +46,7 @@ Example::
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Sequence
 from functools import cache
 from typing import NamedTuple
@@ -188,7 +189,6 @@ _DISPLAY_FLOATS = NUM_FACES + 2
 _PLAYER_FLOATS = _DISPLAY_FLOATS + 3
 _TABLE_FLOATS = 2 * NUM_FACES + 4 + 4  # llama_row, decision, dice, then the four single entries
 _F32 = np.dtype(np.float32)
-_FROMBUFFER = np.frombuffer
 _ROUND_OVER = Phase.ROUND_OVER
 
 
@@ -330,12 +330,29 @@ def _table(c: _Consts, key: tuple) -> bytes:
     return packed
 
 
+# Per thread and player count: a float32 array over a bytearray, and a memoryview of it (_staging).  encode()
+# copies the joined blocks into it (one memcpy) and fancy-indexes it with the permutation: the new array
+# comes from the one indexing, without a frombuffer array each call.
+_TLS = threading.local()
+
+
+def _staging(n: int) -> tuple[memoryview, np.ndarray]:
+    """This thread's staging array for ``n`` players, and a byte view of it (made on first use)."""
+    stages = getattr(_TLS, "stages", None)
+    if stages is None:
+        stages = _TLS.stages = {}
+    buf = bytearray(observation_size(n) * _F32.itemsize)
+    st = stages[n] = (memoryview(buf), np.frombuffer(buf, _F32))
+    return st
+
+
 # The last encoding: (game, game.version, seat, joined blocks, permutation).  Observing the
 # same state twice (e.g. SB3's action-mask wrapper reads the observation and then the
 # mask of one state) skips the work; one tuple, swapped atomically.
 _LAST: tuple = (None, -1, -1, b"", None)
-# The constants of the last call: (rules, num_players, _Consts); skips the look-up in _CONSTS.
-_MEMO: tuple = (None, 0, None)
+# The constants of the last call: (rules, num_players, _Consts, then its displays, orders, context, table and
+# perm); skips the look-up in _CONSTS.
+_MEMO: tuple = (None, 0, None, None, None, None, None, None)
 
 
 def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -361,17 +378,15 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
         if not 0 <= seat < n:
             raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
         memo = _MEMO
-        if memo[0] is rules and memo[1] == n:
-            c = memo[2]
-        else:
+        if memo[0] is not rules or memo[1] != n:
             c = _CONSTS.get((id(rules), n))
             if c is None or c.rules is not rules:
                 c = _consts(rules, n)
-            _MEMO = (rules, n, c)
-        dcache = c.displays
+            memo = _MEMO = (rules, n, c, c.displays, c.orders, c.context, c.table, c.perm)
+        _, _, c, dcache, orders, contexts, tables, perm = memo  # (a tuple: no attribute look-ups per call)
         parts: list[bytes] = []
         append = parts.append
-        for p in c.orders[seat]:
+        for p in orders[seat]:
             try:
                 df = dcache[displays[p]]
             except (KeyError, TypeError):  # a new display (or a list of counts: keyed by its tuple)
@@ -384,18 +399,22 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
                 append(_total_features(c, df, t))
         context_key = (tuple(quit_), current if phase < _ROUND_OVER else -1, start)
         try:
-            append(c.context[seat][context_key])
+            append(contexts[seat][context_key])
         except KeyError:
             append(_context(c, seat, context_key))
         table_key = (tuple(row), phase, dice, active)
         try:
-            append(c.table[table_key])
+            append(tables[table_key])
         except KeyError:
             append(_table(c, table_key))
         joined = b"".join(parts)
-        perm = c.perm
         _LAST = (game, version, seat, joined, perm)
-    v = _FROMBUFFER(joined, _F32)[perm]  # a new, writable array (positional dtype: faster)
+    try:
+        mv, stage = _TLS.stages[n]
+    except (AttributeError, KeyError):
+        mv, stage = _staging(n)
+    mv[:] = joined
+    v = stage[perm]  # a new, writable array
     if out is not None:
         out[:] = v
         return out
