@@ -27,7 +27,8 @@ from lama_env import _vector_kernel as VK
 from lama_env import streams as S
 from lama_env.engine import LamaGame
 from lama_env.observation import encode, observation_size
-from lama_env.vector import VectorGame
+from lama_env.rules import RulesConfig
+from lama_env.vector import encoder_rules
 
 N = 20000  # steps a round (argv[1])
 R = 7  # rounds (argv[2])
@@ -129,26 +130,8 @@ def _lama_steps_encode(n):
     return time.perf_counter() - t
 
 
-def _kernel_steps(n):
-    """Compiled step + compiled legal list + Python's random pick: two dispatches a step."""
-    rnd = random.Random(1).random
-    s = K.new_state(1)
-    r = RULES_REC
-    buf = np.empty(64, np.int64)
-    gid = 0
-    _k_new(s, r, MIXED, gid)
-    k = 0
-    t = time.perf_counter()
-    while k < n:
-        c = _k_legal(s, r, buf)
-        if _k_step(s, r, int(buf[int(rnd() * c)])) == K.GAME_OVER:
-            gid += 1
-            _k_new(s, r, MIXED, gid)
-        k += 1
-    return time.perf_counter() - t
-
-
-def _kernel_steps_encode(n):
+def _kernel_steps(n, observe=False):
+    """Compiled step + compiled legal list + Python's random pick: two dispatches a step (three with ``observe``)."""
     rnd = random.Random(1).random
     s = K.new_state(1)
     r = RULES_REC
@@ -159,7 +142,8 @@ def _kernel_steps_encode(n):
     k = 0
     t = time.perf_counter()
     while k < n:
-        _k_encode(out, s, r, int(s[0]["cur"]))
+        if observe:
+            _k_encode(out, s, r, int(s[0]["cur"]))
         c = _k_legal(s, r, buf)
         if _k_step(s, r, int(buf[int(rnd() * c)])) == K.GAME_OVER:
             gid += 1
@@ -184,21 +168,12 @@ def _kernel_steps_random(n):
     return time.perf_counter() - t
 
 
-def _noop_calls(n):
+def _calls(fn, rules, n):
+    """``n`` empty compiled calls ``fn(state, rules, 0)``: Numba's dispatch alone."""
     s = K.new_state(1)
-    r = RULES_REC
     t = time.perf_counter()
     for _ in range(n):
-        _k_noop(s, r, 0)
-    return time.perf_counter() - t
-
-
-def _noop_void_calls(n):
-    s = K.new_state(1)
-    r = RULES_VOID
-    t = time.perf_counter()
-    for _ in range(n):
-        _k_noop_void(s, r, 0)
+        fn(s, rules, 0)
     return time.perf_counter() - t
 
 
@@ -256,10 +231,10 @@ VARIANTS = {
     "LamaGame.step (compiled streams), random legal": lambda: _lama_steps(N, True),
     "compiled step + compiled legal list (2 calls), Python pick": lambda: _kernel_steps(N),
     "compiled step choosing its random action (1 call)": lambda: _kernel_steps_random(N),
-    "empty njit call (record array, rules (1,) array, int)": lambda: _noop_calls(N),
-    "empty njit call (record array, rules np.void, int)": lambda: _noop_void_calls(N),
+    "empty njit call (record array, rules (1,) array, int)": lambda: _calls(_k_noop, RULES_REC, N),
+    "empty njit call (record array, rules np.void, int)": lambda: _calls(_k_noop_void, RULES_VOID, N),
     "LamaGame: encode() + step (compiled streams)": lambda: _lama_steps_encode(N),
-    "compiled encode + legal + step (3 calls)": lambda: _kernel_steps_encode(N),
+    "compiled encode + legal + step (3 calls)": lambda: _kernel_steps(N, observe=True),
     "read totals+displays from record (tuples)": lambda: _read_back(N),
     "read totals+displays through field views made once": lambda: _read_views(N),
     "read LamaGame.totals+displays": lambda: _read_lama(N),
@@ -273,10 +248,11 @@ def main() -> None:
     global N, R, RULES_VOID, RULES_REC
     N = int(sys.argv[1]) if len(sys.argv) > 1 else N
     R = int(sys.argv[2]) if len(sys.argv) > 2 else R
-    RULES_VOID = VectorGame(1, num_players=P, seed=0)._r
+    RULES_VOID = encoder_rules(P, RulesConfig())[()]
     RULES_REC = np.array(RULES_VOID).reshape(1)
     # warm up (compile) and check the compiled encode of a record equals the Python encoder's
-    _kernel_steps(100), _kernel_steps_random(100), _kernel_steps_encode(100), _noop_calls(10), _noop_void_calls(10)
+    _kernel_steps(100), _kernel_steps_random(100), _kernel_steps(100, observe=True)
+    _calls(_k_noop, RULES_REC, 10), _calls(_k_noop_void, RULES_VOID, 10)
     g = LamaGame(P, seed=1, game_id=0, record=False)
     pick = random.Random(3)
     out = np.zeros(observation_size(P), np.float32)
