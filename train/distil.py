@@ -1,0 +1,296 @@
+"""Distil a search agent into a policy network (expert iteration): imitate ``search:NET,...``.
+
+    python -m lama_dice.train.distil --search search:ppo:2p,rollouts=128,rounds=1,z=2 \\
+        --positions 200000 --out ppo_2p_distilled.safetensors
+
+The steps, in order:
+
+1. **Positions** (:func:`search_positions`): ``--envs`` games at a time in the vector game
+   (:class:`lama_env.vector.VectorGame`), every seat played by the search's own policy network
+   ``NET`` (its most likely action, one batched forward pass per step), so that the positions
+   are those the new network will meet.  Each decision with more than one legal action is
+   kept with probability ``--keep``; the kept ones become games again
+   (:meth:`lama_env.engine.LamaGame.from_state` of the slot's record) and the search decides
+   them, ``--batch`` at a time (one lockstep search for all of them).  A position's label is
+   the search's choice; its observation and mask are the vector game's (bit-equal to what
+   an agent encodes).  The search draws its rollouts from its own ``seed``, so the labels are
+   deterministic for a given ``--seed``.
+2. **Held out**: the positions of the last ``--holdout`` share of the games (by game).
+3. **Fit** (:func:`fit`): ``NET``'s own network (same layers, same activation), started from
+   its weights, trained with Adam on the cross-entropy of the search's choice over the legal
+   actions (illegal ones masked as the agent masks them), ``--epochs`` passes in minibatches
+   of ``--batch-fit``.  Started from ``NET``, the network already plays the search's choice
+   wherever the search keeps ``NET``'s; the fit is about the rest (where the search differs).
+4. **Agreement** on the held-out positions: the share of positions where the new network's
+   most likely legal action is the search's, overall and where the search differs from
+   ``NET``, beside ``NET``'s own (which agrees with the search wherever it does not differ).
+5. **The file**: an agent file (:mod:`lama_dice.agents.agentfile`, plays as ``ppo:FILE``)
+   with the data, fit and agreement figures in its ``training`` description; ``--report``
+   writes them as JSON.
+
+Whether the distilled network is stronger is measured by playing it, not by the agreement:
+``lama-dice evaluate --agents ppo:FILE ppo:2p --games 20000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lama_dice.agents.registry import AgentSpecError
+from lama_dice.agents.learned import LearnedPolicy
+from lama_dice.agents.registry import make_agent
+from lama_dice.agents.rollout import RolloutPolicy
+from lama_env.engine import LamaGame
+from lama_env.rules import RulesConfig
+from lama_env.vector import VectorGame
+
+
+@dataclass
+class Labelled:
+    """Positions labelled by the search: observations, masks, the search's and ``NET``'s choices.
+
+    ``game[i]`` numbers the game ``obs[i]`` comes from, in the order the games started.
+    """
+
+    obs: np.ndarray
+    mask: np.ndarray
+    search: np.ndarray
+    prior: np.ndarray
+    game: np.ndarray
+    games: int
+    seconds: float
+
+
+def _search_agent(spec: str, seed: int) -> RolloutPolicy:
+    """The search to imitate: a ``search:NET,rollouts=R,...`` spec (the rollout search)."""
+    agent = make_agent(spec, seed=seed)
+    if not isinstance(agent, RolloutPolicy):
+        raise AgentSpecError(f"distil needs a rollout search (search:NET,rollouts=R,...), got {spec}")
+    return agent
+
+
+def search_positions(search: RolloutPolicy, positions: int, *, envs: int = 256, keep: float = 0.5,
+                     batch: int = 256, seed: int = 0, rules: RulesConfig | None = None,
+                     log: Any = None) -> Labelled:
+    """Play ``search.prior``'s self-play games and label ``positions`` of their decisions by ``search``.
+
+    See the module docstring (step 1).  Deterministic for a given ``seed`` (and the search's own).
+    """
+    rules = rules or RulesConfig()
+    policy: LearnedPolicy = search.prior
+    n = search.num_players
+    rng = np.random.default_rng(seed)
+    vg = VectorGame(envs, num_players=n, seed=seed, **rules.to_dict())
+    vg.reset()
+    episode = np.arange(envs, dtype=np.int64)  # each slot's game number (a new one when it ends)
+    next_game = envs
+    obs_l: list[np.ndarray] = []
+    mask_l: list[np.ndarray] = []
+    prior_l: list[np.ndarray] = []
+    game_l: list[np.ndarray] = []
+    search_l: list[np.ndarray] = []
+    pending: list[LamaGame] = []
+    kept = 0
+    t0 = time.perf_counter()
+
+    def label() -> None:
+        chosen = [a for a, _ in search.search_many(pending)]
+        search_l.append(np.array(chosen, dtype=np.int64))
+        pending.clear()
+        if log is not None:
+            print(f"  labelled {kept:,} positions ({time.perf_counter() - t0:.0f} s)", file=log, flush=True)
+
+    while kept < positions:
+        obs, mask = np.asarray(vg.observation), np.asarray(vg.action_mask)
+        actions = np.where(mask, policy.logits(obs, mask), -np.inf).argmax(axis=1)
+        sel = np.flatnonzero((mask.sum(axis=1) > 1) & (rng.random(envs) < keep))[: positions - kept]
+        if len(sel):
+            records = vg.state()["games"][sel]
+            pending += [LamaGame.from_state(rec, n, rules, rounds="manual") for rec in records]
+            obs_l.append(obs[sel].copy())
+            mask_l.append(mask[sel].copy())
+            prior_l.append(actions[sel].copy())
+            game_l.append(episode[sel].copy())
+            kept += len(sel)
+            if len(pending) >= batch:
+                label()
+        vg.step(actions)
+        ended = np.flatnonzero(vg.terminated)
+        episode[ended] = next_game + np.arange(len(ended))
+        next_game += len(ended)
+    if pending:
+        label()
+    return Labelled(obs=np.concatenate(obs_l), mask=np.concatenate(mask_l), search=np.concatenate(search_l),
+                    prior=np.concatenate(prior_l), game=np.concatenate(game_l), games=int(next_game),
+                    seconds=time.perf_counter() - t0)
+
+
+def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: np.ndarray, target: np.ndarray,
+        *, epochs: int = 4, batch: int = 1024, lr: float = 1e-4, seed: int = 0,
+        log: Any = None) -> dict[str, np.ndarray]:
+    """Fine-tune the MLP ``tensors`` (``NET``'s) on the cross-entropy of ``target`` over the legal actions.
+
+    Returns the new tensors, named as in agent files.
+    """
+    import torch
+    from torch.nn import functional as F
+
+    torch.manual_seed(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a small network: one thread is fastest on a busy machine
+    hidden = sorted({int(k.split(".")[1]) for k in tensors if k.startswith("hidden.")})
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
+           "leaky_relu": torch.nn.LeakyReLU}[activation]
+    layers: list[Any] = []
+    for i in hidden:
+        w = tensors[f"hidden.{i}.weight"]
+        lin = torch.nn.Linear(w.shape[1], w.shape[0])
+        lin.weight.data = torch.as_tensor(w.copy())
+        lin.bias.data = torch.as_tensor(tensors[f"hidden.{i}.bias"].copy())
+        layers += [lin, act()]
+    w = tensors["logits.weight"]
+    out = torch.nn.Linear(w.shape[1], w.shape[0])
+    out.weight.data = torch.as_tensor(w.copy())
+    out.bias.data = torch.as_tensor(tensors["logits.bias"].copy())
+    layers.append(out)
+    model = torch.nn.Sequential(*layers)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    steps = epochs * ((len(obs) + batch - 1) // batch)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
+    x_all, m_all = torch.as_tensor(obs), torch.as_tensor(mask)
+    y_all = torch.as_tensor(target)
+    gen = torch.Generator().manual_seed(seed)
+    for epoch in range(epochs):
+        perm = torch.randperm(len(obs), generator=gen)
+        total = 0.0
+        for i in range(0, len(obs), batch):
+            j = perm[i:i + batch]
+            z = model(x_all[j]).masked_fill(~m_all[j], float("-inf"))
+            loss = F.cross_entropy(z, y_all[j])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(j)
+        if log is not None:
+            print(f"  fit: epoch {epoch + 1}/{epochs}, cross-entropy {total / len(obs):.4f}", file=log, flush=True)
+    torch.set_num_threads(threads)
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    new: dict[str, np.ndarray] = {}
+    for i, m in zip(hidden, linears[:-1], strict=True):
+        new[f"hidden.{i}.weight"] = m.weight.detach().numpy().astype(np.float32)
+        new[f"hidden.{i}.bias"] = m.bias.detach().numpy().astype(np.float32)
+    new["logits.weight"] = linears[-1].weight.detach().numpy().astype(np.float32)
+    new["logits.bias"] = linears[-1].bias.detach().numpy().astype(np.float32)
+    return new
+
+
+def agreement(choice: np.ndarray, search: np.ndarray, prior: np.ndarray) -> dict[str, Any]:
+    """How often ``choice`` is the search's: overall, and where the search differs from ``NET``."""
+    differs = search != prior
+    return {"positions": len(choice), "agree": float(np.mean(choice == search)),
+            "search_differs": int(differs.sum()),
+            "agree_where_search_differs": float(np.mean(choice[differs] == search[differs])) if differs.any()
+            else None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: positions, search labels, fit, agreement, agent file (see the module docstring)."""
+    from safetensors.numpy import load_file
+
+    from lama_dice.agents.agentfile import read_description, write_agent_file
+    from lama_dice.agents.mlp import MLP
+    from lama_dice.agents.ppo import resolve_checkpoint
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(prog="python -m lama_dice.train.distil", description=__doc__.splitlines()[0])
+    ap.add_argument("--search", default="search:ppo:2p,rollouts=128,rounds=1,z=2",
+                    help="the search to imitate, a search:NET,rollouts=R,... spec (its NET: the network started from)")
+    ap.add_argument("--positions", type=int, default=200_000, help="positions labelled by the search")
+    ap.add_argument("--envs", type=int, default=256, help="games played at once")
+    ap.add_argument("--keep", type=float, default=0.5, help="share of the decisions (with a choice) kept")
+    ap.add_argument("--batch", type=int, default=256, help="positions searched together")
+    ap.add_argument("--holdout", type=float, default=0.1, help="share of the games held out for the agreement")
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--batch-fit", type=int, default=1024)
+    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data", help="save the labelled positions here (.npz), or load them from it if it exists")
+    ap.add_argument("--out", required=True, help="the agent file to write (.safetensors)")
+    ap.add_argument("--report", help="write the data, fit and agreement figures as JSON here")
+    args = ap.parse_args(argv)
+    for name in ("positions", "envs", "batch", "epochs", "batch_fit"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be a positive integer")
+    if not (0 < args.keep <= 1 and 0 < args.holdout < 1 and args.lr > 0):
+        ap.error("--keep must lie in (0, 1], --holdout in (0, 1), --lr above 0")
+    try:
+        search = _search_agent(args.search, args.seed)
+    except AgentSpecError as e:
+        ap.error(str(e))
+    net_spec = args.search.split(":", 1)[1].split(",", 1)[0]  # search:ppo:2p,... -> ppo:2p
+    net_path = resolve_checkpoint(net_spec.split(":", 1)[1])
+    if net_path.suffix != ".safetensors":
+        ap.error(f"distil starts from an agent file (.safetensors; lama-dice export makes one), got {net_path}")
+    base = read_description(net_path)
+    base_tensors = load_file(str(net_path))
+    t0 = time.perf_counter()
+    if args.data and Path(args.data).exists():
+        z = np.load(args.data)
+        data = Labelled(obs=z["obs"], mask=z["mask"], search=z["search"], prior=z["prior"], game=z["game"],
+                        games=int(z["games"]), seconds=float(z["seconds"]))
+        print(f"positions: {len(data.obs):,} loaded from {args.data}", flush=True)
+    else:
+        print(f"positions: {args.positions:,} of {net_spec}'s self-play, labelled by {args.search}", flush=True)
+        data = search_positions(search, args.positions, envs=args.envs, keep=args.keep, batch=args.batch,
+                                seed=args.seed, log=sys.stdout)
+        if args.data:
+            np.savez_compressed(args.data, obs=data.obs, mask=data.mask, search=data.search, prior=data.prior,
+                                game=data.game, games=data.games, seconds=data.seconds)
+    cut = np.quantile(data.game, 1 - args.holdout)
+    train_sel, test_sel = data.game < cut, data.game >= cut
+    print(f"positions: {len(data.obs):,} ({data.seconds:.0f} s), the search differs from {net_spec} at "
+          f"{np.mean(data.search != data.prior):.2%}; {int(test_sel.sum()):,} held out", flush=True)
+    t1 = time.perf_counter()
+    tensors = fit(base_tensors, base["network"]["activation"], data.obs[train_sel], data.mask[train_sel],
+                  data.search[train_sel], epochs=args.epochs, batch=args.batch_fit, lr=args.lr, seed=args.seed,
+                  log=sys.stdout)
+    fit_seconds = time.perf_counter() - t1
+    new = MLP(base["network"], tensors)
+    test = np.flatnonzero(test_sel)
+    choice = np.where(data.mask[test], new(data.obs[test]), -np.inf).argmax(axis=1)
+    agree = agreement(choice, data.search[test], data.prior[test])
+    before = agreement(data.prior[test], data.search[test], data.prior[test])
+    description = {k: v for k, v in base.items() if k != "training"}
+    training = {"algorithm": "distillation of a search (expert iteration): cross-entropy of the search's choice",
+                "command": "python -m lama_dice.train.distil " + " ".join(argv),
+                "search": args.search, "init_from": net_spec, "positions": int(train_sel.sum()),
+                "games": data.games, "heldout_positions": int(test_sel.sum()), "keep": args.keep,
+                "epochs": args.epochs, "batch": args.batch_fit, "lr": args.lr, "seed": args.seed,
+                "search_seconds": round(data.seconds, 1), "fit_seconds": round(fit_seconds, 1),
+                "search_differs": round(float(np.mean(data.search != data.prior)), 5),
+                "heldout_agree": round(agree["agree"], 5),
+                "heldout_agree_where_search_differs": agree["agree_where_search_differs"],
+                "heldout_agree_before": round(before["agree"], 5)}
+    description["training"] = training
+    write_agent_file(args.out, description, tensors)
+    print(f"held out: agrees with the search at {agree['agree']:.2%} ({net_spec}: {before['agree']:.2%}); "
+          f"where the search differs from {net_spec}: {agree['agree_where_search_differs'] or 0:.2%}; "
+          f"wrote {args.out} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as f:
+            json.dump({"training": training, "agreement": agree}, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
