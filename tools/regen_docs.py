@@ -538,6 +538,45 @@ def _shipped_tables(_runs: list[Run]) -> str:
     return md_table(["agent", "against", "games", "result", "95% CI", "target", "command"], rows)
 
 
+#: The rollout search against its own networks: one ``lama-dice evaluate --json`` file each, written by
+#: the command of its row (:func:`search_command`), with the run's wall time and load in ``NAME.meta.json``.
+SEARCH_DIR = "docs/search_results"
+#: (file name, agents, games, seed, fair share of seat 0, what seat 0 is compared with)
+SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
+    ("search_2p", ("search:ppo:2p,rollouts=128,rounds=1,z=2", "ppo:2p"), 20000, 2026, 1 / 2, "`ppo:2p`"),
+    ("search_4p", ("search:ppo:4p,rollouts=128,rounds=1,z=2", "ppo:4p", "ppo:4p", "ppo:4p"), 4000, 2026, 1 / 4,
+     "three `ppo:4p`"),
+)
+
+
+def search_command(name: str, agents: Sequence[str], games: int, seed: int) -> str:
+    """The ``lama-dice evaluate`` that writes ``SEARCH_DIR/NAME.json`` (one worker, the compiled streams)."""
+    return (f"python -m lama_dice evaluate --agents {' '.join(agents)} --games {games} --seed {seed} --workers 1 "
+            f"--streams compiled --no-progress --json {SEARCH_DIR}/{name}.json")
+
+
+def _search_strength(_runs: list[Run]) -> str:
+    """One row per search run: seat 0's win share with its interval, the target (fair share), wall time and load."""
+    rows = []
+    for name, agents, games, seed, share, against in SEARCH_RUNS:
+        f = ROOT / SEARCH_DIR / f"{name}.json"
+        cmd = f"`{search_command(name, agents, games, seed)}`"
+        if not f.is_file():
+            rows.append([f"`{agents[0]}`", against, "-", "not measured", "-", "-", "-", cmd])
+            continue
+        d = json.loads(f.read_text(encoding="utf-8"))
+        a = d["agents"][0]
+        meta_f = ROOT / SEARCH_DIR / f"{name}.meta.json"
+        meta = json.loads(meta_f.read_text(encoding="utf-8")) if meta_f.is_file() else {}
+        res = f"{pct(a['win_rate'])} wins" + (f" (mean place {a['mean_rank']:.2f})" if len(agents) > 2 else "")
+        low = a["win_rate_ci95"][0]
+        rows.append([f"`{a['spec']}`", against, f"{a['games']:,}", res, pct_range(a["win_rate_ci95"]),
+                     f"lower end {low:.2%} > {share:.0%}: " + ("met" if low > share else "**not met**"),
+                     meta.get("wall", "-"), f"`{search_command(name, agents, d['games'], d['seed'])}`"])
+    return md_table(["agent", "against", "games", "result", "95% CI", "target", "wall time (machine load)",
+                     "command"], rows)
+
+
 def _bench(runs: list[Run]) -> str:
     from lama_dice.bench.report import markdown
 
@@ -877,6 +916,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("shipped-tables", f"ppo:3p, ppo:5p and ppo:6p against N-1 copies of lookahead, rendered from "
               f"{TABLES_DIR}/*.json", "instant (reads what lama-dice evaluate --json wrote)", (), _shipped_tables,
               exact=True, source=f"{TABLES_DIR}/ppo_Np.json, each written by the command of its row"),
+    Generator("search-strength", f"the rollout search against its own networks, rendered from {SEARCH_DIR}/*.json",
+              "instant (reads what lama-dice evaluate --json wrote)", (), _search_strength, exact=True,
+              source=f"{SEARCH_DIR}/NAME.json, each written by the command of its row"),
     Generator("solo-networks", "exact solo values of the shipped solo networks at several chip totals", "~20 s",
               (lama(f"solve --agents ppo:solo ppo:solo-v1 optimal threshold:0.2 --totals {SOLO_TOTALS} --json"),),
               _solo_networks),

@@ -57,7 +57,10 @@ from lama_env.vector import VectorGame
 class Labelled:
     """Positions labelled by the search: observations, masks, the search's and ``NET``'s choices.
 
-    ``game[i]`` numbers the game ``obs[i]`` comes from, in the order the games started.
+    ``game[i]`` numbers the game ``obs[i]`` comes from, in the order the games started;
+    ``states[i]`` is the position as the compiled engine's record
+    (:meth:`lama_env.engine.LamaGame.from_state` makes it a game again; None when loaded
+    from a file saved without them).
     """
 
     obs: np.ndarray
@@ -67,6 +70,7 @@ class Labelled:
     game: np.ndarray
     games: int
     seconds: float
+    states: np.ndarray | None = None
 
 
 def _search_agent(spec: str, seed: int) -> RolloutPolicy:
@@ -97,6 +101,7 @@ def search_positions(search: RolloutPolicy, positions: int, *, envs: int = 256, 
     prior_l: list[np.ndarray] = []
     game_l: list[np.ndarray] = []
     search_l: list[np.ndarray] = []
+    state_l: list[np.ndarray] = []
     pending: list[LamaGame] = []
     kept = 0
     t0 = time.perf_counter()
@@ -115,6 +120,7 @@ def search_positions(search: RolloutPolicy, positions: int, *, envs: int = 256, 
         if len(sel):
             records = vg.state()["games"][sel]
             pending += [LamaGame.from_state(rec, n, rules, rounds="manual") for rec in records]
+            state_l.append(records)
             obs_l.append(obs[sel].copy())
             mask_l.append(mask[sel].copy())
             prior_l.append(actions[sel].copy())
@@ -130,7 +136,7 @@ def search_positions(search: RolloutPolicy, positions: int, *, envs: int = 256, 
         label()
     return Labelled(obs=np.concatenate(obs_l), mask=np.concatenate(mask_l), search=np.concatenate(search_l),
                     prior=np.concatenate(prior_l), game=np.concatenate(game_l), games=int(next_game),
-                    seconds=time.perf_counter() - t0)
+                    seconds=time.perf_counter() - t0, states=np.concatenate(state_l))
 
 
 def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: np.ndarray, target: np.ndarray,
@@ -206,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: positions, search labels, fit, agreement, agent file (see the module docstring)."""
     from safetensors.numpy import load_file
 
-    from lama_dice.agents.agentfile import read_description, write_agent_file
+    from lama_dice.agents.agentfile import CheckpointError, read_description, write_agent_file
     from lama_dice.agents.mlp import MLP
     from lama_dice.agents.ppo import resolve_checkpoint
 
@@ -237,24 +243,36 @@ def main(argv: list[str] | None = None) -> int:
     except AgentSpecError as e:
         ap.error(str(e))
     net_spec = args.search.split(":", 1)[1].split(",", 1)[0]  # search:ppo:2p,... -> ppo:2p
-    net_path = resolve_checkpoint(net_spec.split(":", 1)[1])
+    try:
+        net_path = resolve_checkpoint(net_spec.split(":", 1)[1])
+    except CheckpointError as e:
+        ap.error(str(e))
     if net_path.suffix != ".safetensors":
         ap.error(f"distil starts from an agent file (.safetensors; lama-dice export makes one), got {net_path}")
     base = read_description(net_path)
     base_tensors = load_file(str(net_path))
     t0 = time.perf_counter()
     if args.data and Path(args.data).exists():
-        z = np.load(args.data)
-        data = Labelled(obs=z["obs"], mask=z["mask"], search=z["search"], prior=z["prior"], game=z["game"],
-                        games=int(z["games"]), seconds=float(z["seconds"]))
+        try:
+            z = np.load(args.data, allow_pickle=False)  # data, never code
+            data = Labelled(obs=z["obs"], mask=z["mask"], search=z["search"], prior=z["prior"], game=z["game"],
+                            games=int(z["games"]), seconds=float(z["seconds"]),
+                            states=z["states"] if "states" in z.files else None)
+        except (OSError, KeyError, ValueError) as e:
+            ap.error(f"--data {args.data} is not a file of labelled positions this command wrote: {e}")
+        if data.obs.shape[1:] != (base["network"]["inputs"],) or not (
+                len(data.obs) == len(data.mask) == len(data.search) == len(data.prior) == len(data.game)):
+            ap.error(f"--data {args.data} does not fit {net_spec} (observations {data.obs.shape[1:]}, "
+                     f"the network reads {base['network']['inputs']})")
         print(f"positions: {len(data.obs):,} loaded from {args.data}", flush=True)
     else:
         print(f"positions: {args.positions:,} of {net_spec}'s self-play, labelled by {args.search}", flush=True)
         data = search_positions(search, args.positions, envs=args.envs, keep=args.keep, batch=args.batch,
                                 seed=args.seed, log=sys.stdout)
         if args.data:
+            extra = {} if data.states is None else {"states": data.states}
             np.savez_compressed(args.data, obs=data.obs, mask=data.mask, search=data.search, prior=data.prior,
-                                game=data.game, games=data.games, seconds=data.seconds)
+                                game=data.game, games=data.games, seconds=data.seconds, **extra)
     cut = np.quantile(data.game, 1 - args.holdout)
     train_sel, test_sel = data.game < cut, data.game >= cut
     print(f"positions: {len(data.obs):,} ({data.seconds:.0f} s), the search differs from {net_spec} at "
