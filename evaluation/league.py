@@ -313,8 +313,10 @@ class SoloValue:
 
 def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = None, games: int = 1000,
                 seed: int | None = 0, *, streams: str = DEFAULT_STREAMS) -> list[SoloValue]:
-    """Each agent's solo value: exact when the solver can evaluate its policy, else measured (``streams``: as for
-    :func:`lama_dice.evaluation.evaluate`)."""
+    """Each agent's solo value: exact when the solver can evaluate its policy, else measured.
+
+    ``streams``: the measured values' random streams, as for :func:`lama_dice.evaluation.evaluate`.
+    """
     from lama_dice.agents.registry import make_agent
     from lama_dice.agents.solver import solver_for
 

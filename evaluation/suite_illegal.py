@@ -97,8 +97,10 @@ class _Watch(Policy):
 
 def locate_illegal(agents: list[str | Policy], task: Task, match: Match, games: int, where: str,
                    streams: str = "compiled") -> str | None:
-    """Play the match again in this process with every move checked (on the suite's ``streams``); the message
-    naming the game, or None."""
+    """Play the match again in this process with every move checked; the message naming the game, or None.
+
+    ``streams``: the suite's (the match's games are those it played).
+    """
     seating = rotation_seating(task.players, games)
     index = _GameIndex(seating, CHUNK_SIZE)
     watched = [_Watch(make_agent(a), i, index, where) for i, a in enumerate(agents)]

@@ -728,8 +728,11 @@ def _exploit_curves(d: dict) -> str:
 
 
 def _exploit_command(d: dict) -> str:
-    """The command that measures a result again: a result whose budget names no ``streams`` was measured on the
-    python backend's former streams, which ``--streams numpy`` asks for now."""
+    """The command that measures a result again.
+
+    A result whose budget names no ``streams`` was measured on the python backend's former streams, which
+    ``--streams numpy`` asks for now.
+    """
     cmd = d["command"]
     if "streams" not in d["budget"] and "--streams" not in cmd:
         cmd += " --streams numpy"
@@ -876,7 +879,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
               "long: ~1 h on 2 cores",
               (lama("solve --json"),
-               lama(f"evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 {NUMPY} --no-progress --json -"),
+               lama(f"evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 {NUMPY} --no-progress "
+                    "--json -"),
                lama("evaluate --players 1 --agents optimal --games 20000 --seed 1 --no-progress --json -"),
                lama(f"evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 {NUMPY} --no-progress "
                     "--json -"),
@@ -912,8 +916,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               "(writes docs/time_to_strength_2p.json and its picture)", "long: ~20 min on 2 cores",
               (lama("train ppo_2p_fast --run-dir {tmp}/ppo_2p_fast --no-progress"),
                lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 --streams numpy "
-                    f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate against "
-                    "lookahead (2,000 games per checkpoint)'")),
+                    f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
+                    "against lookahead (2,000 games per checkpoint)'")),
               _time_to_strength),
     Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1 "
               "(the five tasks of /2 and /3; --suite 1: as published, on the python backend's former streams)",
