@@ -35,11 +35,17 @@ How games are played
   ``chunk_size`` games, one ``act_batch`` call per policy and step, optionally
   in ``workers`` processes, ``0`` = all cores); see
   :mod:`lama_dice.evaluation.backends`.
-* **Deterministic.**  The result depends on ``seed`` (and ``chunk_size`` and
-  the backend) but not on ``workers``; with ``streams="compiled"`` the scalar
-  backend plays the fast backend's games (game ``i`` of ``seed``), so native
-  agents give one result on both backends, whatever ``chunk_size``.  Policies must choose actions from the
-  game, the legal actions and their own seeded randomness only.
+* **Same seed, same game.**  Game ``i`` of ``seed`` is the same game on
+  either backend, with any ``chunk_size`` and any ``workers``: the compiled
+  engine's game ``i`` (``LamaGame(seed=seed, game_id=i)``, its deals, dice
+  and a ``random`` seat's draws).  So native agents give one result on both
+  backends, and any agent whose choices depend only on the game gives one
+  result whatever ``chunk_size`` and ``workers``; an agent that draws from its
+  own generator (reseeded per chunk: ``mcts:N``, a sampling network) still
+  depends on ``chunk_size``.  ``streams="numpy"`` is the scalar backend's
+  former streams (drawn per chunk, so the result depends on ``chunk_size``),
+  kept to reproduce the figures measured on them.  Policies must choose actions
+  from the game, the legal actions and their own seeded randomness only.
 
 Where the rest lives
 --------------------
@@ -70,7 +76,7 @@ from .backends import Backend, choose_backend
 from .outcomes import EvaluationError, GameOutcomes, agent_stats
 from .report import EvalResult
 from .saving import GameSaver, sample_games
-from .scalar import DEFAULT_CHUNK_SIZE, ScalarBackend
+from .scalar import DEFAULT_CHUNK_SIZE, DEFAULT_STREAMS, ScalarBackend
 from .seating import rotation_seating
 from .stats import tied_games
 
@@ -207,7 +213,7 @@ def run_games(
     on_record: Callable[[int, dict], None] | None = None,
     description: str = "evaluating",
     policies: Sequence[Policy] | None = None,
-    streams: str = "numpy",
+    streams: str = DEFAULT_STREAMS,
 ) -> tuple[GameOutcomes, str]:
     """Play the games of ``seating`` (``int64[G, N]`` indices into ``agents``) and return their outcomes.
 
@@ -277,7 +283,7 @@ def evaluate(
     *,
     save_sample: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    streams: str = "numpy",
+    streams: str = DEFAULT_STREAMS,
 ) -> EvalResult:
     """Play ``games`` games between ``agents`` (one per seat, seats rotating) and report per-agent statistics.
 
@@ -293,11 +299,12 @@ def evaluate(
         backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
         save_sample: save only this many games, chosen at random from the seed (default: all).
         chunk_size: games played in lockstep (and per worker task); part of what the result depends on
-            with ``streams="numpy"``.
-        streams: the scalar backend's random streams: ``"numpy"`` (default; per chunk) or
-            ``"compiled"`` (game ``i`` is the fast backend's game ``i``: native agents give the
-            fast backend's result exactly, whatever ``chunk_size``; see
-            :mod:`lama_dice.evaluation.scalar`).  The fast backend always plays the compiled streams.
+            only with ``streams="numpy"`` (or for an agent that draws from its own generator).
+        streams: the scalar backend's random streams: ``"compiled"`` (default: game ``i`` is the fast
+            backend's game ``i``, so native agents give the fast backend's result exactly, whatever
+            ``chunk_size`` and ``workers``) or ``"numpy"`` (the former default, drawn per chunk: it
+            reproduces the figures measured on it; see :mod:`lama_dice.evaluation.scalar`).  The fast
+            backend always plays the compiled streams.
 
     Returns:
         An :class:`~lama_dice.evaluation.report.EvalResult`.

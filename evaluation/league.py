@@ -54,7 +54,7 @@ from .evaluate import (
 )
 from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes, agent_stats
 from .saving import GameSaver, sample_games
-from .scalar import DEFAULT_CHUNK_SIZE
+from .scalar import DEFAULT_CHUNK_SIZE, DEFAULT_STREAMS
 from .seating import league_seating
 from .stats import win_shares
 
@@ -234,7 +234,7 @@ def league(
     *,
     save_sample: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    streams: str = "numpy",
+    streams: str = DEFAULT_STREAMS,
 ) -> LeagueResult:
     """Play a league between ``agents`` and rate them with OpenSkill.
 
@@ -250,7 +250,7 @@ def league(
         backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
         save_sample: save only this many games, chosen at random from the seed (default: all).
         chunk_size: games played in lockstep (and per worker task); part of what the result depends on.
-        streams: the scalar backend's random streams, ``"numpy"`` or ``"compiled"`` (as for
+        streams: the scalar backend's random streams, ``"compiled"`` (default) or ``"numpy"`` (as for
             :func:`lama_dice.evaluation.evaluate`).
 
     Returns:
@@ -312,8 +312,11 @@ class SoloValue:
 
 
 def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = None, games: int = 1000,
-                seed: int | None = 0) -> list[SoloValue]:
-    """Each agent's solo value: exact when the solver can evaluate its policy, else measured."""
+                seed: int | None = 0, *, streams: str = DEFAULT_STREAMS) -> list[SoloValue]:
+    """Each agent's solo value: exact when the solver can evaluate its policy, else measured.
+
+    ``streams``: the measured values' random streams, as for :func:`lama_dice.evaluation.evaluate`.
+    """
     from lama_dice.agents.registry import make_agent
     from lama_dice.agents.solver import solver_for
 
@@ -325,7 +328,7 @@ def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = 
         if hasattr(policy, "wants_quit") and hasattr(policy, "choose_discard"):  # a SoloPolicy
             out.append(SoloValue(policy.spec, solver.policy_value(policy), True))
         else:
-            res = evaluate([policy], num_players=1, games=games, seed=seed, rules=rules)
+            res = evaluate([policy], num_players=1, games=games, seed=seed, rules=rules, streams=streams)
             o = res.outcomes
             assert o is not None  # evaluate() always returns its outcomes
             per_game = o.round_points[:, 0] / np.maximum(o.rounds, 1)

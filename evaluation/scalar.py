@@ -4,14 +4,16 @@
   games advanced together; at each step the games are grouped by the policy
   to act and each policy's :meth:`~lama_dice.agents.base.Policy.act_batch` is called
   once per group, so a learned policy runs one forward pass for many games.
-* **Deterministic.**  With ``streams="numpy"`` (the default) chunk ``c`` draws
-  its deals and dice from ``SeedSequence(seed, spawn_key=(0, c))``, so the
-  result depends on ``seed`` and ``chunk_size`` but not on ``workers``.  With
-  ``streams="compiled"`` game ``i`` draws them from the compiled engine's
-  streams of ``(seed, i)`` (``LamaGame(seed=seed, game_id=i)``) and a ``random``
-  seat from that game's policy stream, so game ``i`` is game ``i`` of the fast
-  backend: native agents give the fast backend's result exactly, whatever
-  ``chunk_size`` and ``workers``.  Either way every policy is reseeded from
+* **Deterministic.**  With ``streams="compiled"`` (the default) game ``i``
+  draws its deals and dice from the compiled engine's streams of ``(seed, i)``
+  (``LamaGame(seed=seed, game_id=i)``) and a ``random`` seat from that game's
+  policy stream, so game ``i`` is game ``i`` of the fast backend: native
+  agents give the fast backend's result exactly, and every agent that draws
+  no randomness of its own gives one result whatever ``chunk_size`` and
+  ``workers``.  With ``streams="numpy"`` (the former default, which the
+  figures measured before it changed were made on, kept to reproduce them) chunk ``c`` draws them from
+  ``SeedSequence(seed, spawn_key=(0, c))``, so the result depends on ``seed``
+  and ``chunk_size`` but not on ``workers``.  Either way every policy is reseeded from
   ``SeedSequence(seed, spawn_key=(1, c))`` before chunk ``c`` (an agent that
   draws from its own generator, such as ``mcts:N``, still depends on ``chunk_size``).
 * **Workers.**  ``workers > 1`` plays chunks in that many processes; spec
@@ -35,7 +37,7 @@ from lama_env.rules import RulesConfig
 
 from .outcomes import EvaluationError, GameOutcomes
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "STREAMS", "ScalarBackend"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_STREAMS", "STREAMS", "ScalarBackend"]
 
 #: Games advanced together (and the unit of work of a worker process).
 DEFAULT_CHUNK_SIZE = 128
@@ -46,6 +48,8 @@ _KEY_GAMES, _KEY_POLICIES = 0, 1
 
 #: The random streams the scalar backend's games can draw from (see the module docstring).
 STREAMS = ("numpy", "compiled")
+#: The default: the compiled engine's streams (the canonical ones; game ``i`` is the fast backend's game ``i``).
+DEFAULT_STREAMS = "compiled"
 
 #: A chunk's task: (num_players, rules, seed, chunk, start, seating, games to record, streams).
 _Task = tuple[int, RulesConfig, int, int, int, np.ndarray, frozenset[int], str]
@@ -61,7 +65,7 @@ class ScalarBackend:
     def __init__(self, agents: Sequence[str | Policy] | None = None, *, workers: int = 1,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, record: Collection[int] = (),
                  on_record: Callable[[int, dict], None] | None = None,
-                 on_chunk: Callable[[int], None] | None = None, streams: str = "numpy") -> None:
+                 on_chunk: Callable[[int], None] | None = None, streams: str = DEFAULT_STREAMS) -> None:
         """Set up a run.
 
         Args:
@@ -72,7 +76,7 @@ class ScalarBackend:
             record: indices of the games to record.
             on_record: called with ``(game, record)`` for each recorded game, in game order.
             on_chunk: called with the number of games of each chunk played, in order.
-            streams: ``"numpy"`` or ``"compiled"`` (the module docstring).
+            streams: ``"compiled"`` (the default) or ``"numpy"`` (the module docstring).
 
         Raises:
             EvaluationError: an unknown ``streams``.
@@ -152,7 +156,7 @@ def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int) -> None:
 
 def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig, seed: int,
                 chunk: int, start: int, seating: np.ndarray, record: frozenset[int],
-                streams: str = "numpy") -> _ChunkResult:
+                streams: str = DEFAULT_STREAMS) -> _ChunkResult:
     """Play games ``start .. start+len(seating)-1`` (chunk ``chunk``) in lockstep."""
     _seed_policies(policies, seed, chunk)
     n = num_players

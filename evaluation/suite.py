@@ -1,4 +1,4 @@
-"""The benchmark suites ``lama-dice-suite/2`` and ``/1``: a fixed definition of "the score of an agent".
+"""The benchmark suites ``lama-dice-suite/3``, ``/2`` and ``/1``: a fixed definition of "the score of an agent".
 
 A suite is a small set of named tasks with fixed rules, opponents, game counts
 and seeds (docs/benchmark.md states them and the reasons for the numbers).
@@ -18,12 +18,18 @@ task                 players  opponents                                   games 
 ``exploit`` (/2)     2        best responders trained against the agent   10,000       2201, 2202, 2203
 ===================  =======  ==========================================  ===========  ================
 
-``lama-dice-suite/2`` (the default, ``--suite 2``) is ``lama-dice-suite/1``'s
+``lama-dice-suite/2`` (``--suite 2``) is ``lama-dice-suite/1``'s
 five tasks, unchanged (so their numbers are the same under either version),
 plus ``exploit``: optional (played only when named: ``--tasks exploit``)
 because it trains best responders (:mod:`lama_dice.evaluation.exploitability`;
 its headline is the best responder's win rate against the agent, lower is
-better). ``--suite 1`` plays ``lama-dice-suite/1`` exactly as before.
+better). ``--suite 1`` plays ``lama-dice-suite/1`` exactly as before.  Both
+play the python evaluation backend on its former streams (``streams="numpy"``).
+``lama-dice-suite/3`` (the default) is ``/2``'s six tasks, unchanged, on the
+compiled engine's streams (``streams="compiled"``: game ``i`` of a seed is one
+game on either backend); only the matches the python backend plays (those
+with ``lookahead``, a network or a ``python:`` agent, and the ``exploit``
+task's evaluations) give other numbers than under ``/2``.
 
 The last two are generalization tasks (rules the shipped agents were not
 trained on).  A solo task's headline is the **normalized score**
@@ -124,7 +130,8 @@ def run_suite(
         progress: called as ``progress(label, games_done, games_total)`` over the whole run.
         backend: ``"auto"`` (the suite's), ``"python"`` or ``"fast"`` (see :func:`evaluate`); another
             than ``"auto"`` may change the numbers of native heuristics: the score is then not official.
-        suite: the suite's number: 2 (``lama-dice-suite/2``, the default) or 1.
+        suite: the suite's number: 3 (``lama-dice-suite/3``, the default), 2 or 1 (their numbers as published:
+            the python backend on its former streams, ``streams="numpy"``).
         exploit: what plays the ``exploit`` task (needed only when it is asked for).
 
     Returns:
@@ -136,6 +143,7 @@ def run_suite(
             task, the match and the game).
     """
     chosen = resolve_tasks(tasks, suite)
+    streams = suite_of(suite).streams
     if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
         raise SuiteError(f"games must be a positive integer, got {games!r}")
     check_int("workers", workers, 0)
@@ -171,11 +179,13 @@ def run_suite(
                     progress(_label, _base + k, total)
 
             tick(0, n)
-            res = _play(agent, task, match, n, workers=workers, backend=backend, progress=tick, label=label)
+            res = _play(agent, task, match, n, workers=workers, backend=backend, progress=tick, label=label,
+                        streams=streams)
             played.append((match, res))
             done += n
         measures = solo_measures(task, played[0][1]) if task.players == 1 else table_measures(task, played)
-        mres = [MatchResult(m, r, evaluate_command([spec, *m.opponents], task, n, m.seed)) for m, r in played]
+        mres = [MatchResult(m, r, evaluate_command([spec, *m.opponents], task, n, m.seed, streams))
+                for m, r in played]
         results.append(TaskResult(task, n, measures, mres, time.perf_counter() - t_task))
     return SuiteResult(spec, results, official=games is None and backend == "auto", games_override=games,
                        elapsed_s=time.perf_counter() - t0, workers=workers, skipped=skipped, suite=suite)
@@ -201,18 +211,19 @@ def _playable(built: Policy, chosen: list[Task], *, named: bool, spec: str, suit
 
 
 def _play(agent: str | Policy, task: Task, match: Match, games: int, *, workers: int, backend: str,
-          progress: Callable[[int, int], None], label: str) -> EvalResult:
+          progress: Callable[[int, int], None], label: str, streams: str) -> EvalResult:
     agents: list[str | Policy] = [agent, *match.opponents]
     where = f"task {label} (seed {match.seed})"
     try:
         return evaluate(agents, num_players=task.players, games=games, seed=match.seed, workers=workers,
-                        rules=task.rules, progress=progress, backend=backend, chunk_size=CHUNK_SIZE)
+                        rules=task.rules, progress=progress, backend=backend, chunk_size=CHUNK_SIZE,
+                        streams=streams)
     except LamaDiceError as e:
         if not isinstance(e, EvaluationError) or "illegal action" not in str(e):
             raise SuiteError(f"{where}: {e}") from None
         # find the game: play the match again in this process, watching every move (the same seeds
         # make the same games, so the first illegal action comes again)
-        raise SuiteError(locate_illegal(agents, task, match, games, where) or f"{where}: {e}") from None
+        raise SuiteError(locate_illegal(agents, task, match, games, where, streams) or f"{where}: {e}") from None
     except Exception as e:
         e.add_note(f"while playing {where} of the suite")
         raise

@@ -29,10 +29,15 @@ def score_command(agent: str, tasks: Sequence[str], games: int | None = None, *,
     return shlex.join(args)
 
 
-def evaluate_command(agents: Sequence[str], task: Task, games: int, seed: int) -> str:
-    """The ``lama-dice evaluate`` command that plays one match alone (same seed, same result)."""
+def evaluate_command(agents: Sequence[str], task: Task, games: int, seed: int, streams: str = "compiled") -> str:
+    """The ``lama-dice evaluate`` command that plays one match alone (same seed, same result).
+
+    ``streams``: the suite's (``"numpy"`` for suites 1 and 2: the command then says ``--streams numpy``).
+    """
     args = ["lama-dice", "evaluate", "--players", str(task.players), "--agents", *agents,
             "--games", str(games), "--seed", str(seed)]
+    if streams != "compiled":
+        args += ["--streams", streams]
     default = RulesConfig().to_dict(include_dice=True)
     for key, value in task.rules.to_dict(include_dice=True).items():
         if default.get(key) != value:

@@ -1,10 +1,16 @@
-"""The tasks of the suites ``lama-dice-suite/1`` and ``lama-dice-suite/2``: definitions, constants, normalization.
+"""The tasks of the suites ``lama-dice-suite/1``, ``/2`` and ``/3``: definitions, constants, normalization.
 
 ``lama-dice-suite/2`` is ``lama-dice-suite/1`` (the same five tasks: rules,
 opponents, games and seeds, so their numbers are the same under either
 version) plus the optional ``exploit`` task, which trains best responders
 against the agent (:mod:`lama_dice.evaluation.exploitability`) and is played
-only when named (``--tasks exploit``).
+only when named (``--tasks exploit``).  Both play the python evaluation
+backend on its former streams (``streams="numpy"``, drawn per chunk), as they
+were published.  ``lama-dice-suite/3`` is ``/2``'s tasks, unchanged, on the
+compiled engine's streams (``streams="compiled"``, game ``i`` of a seed the
+same game on either backend): only the random streams of the matches the
+python backend plays (and of the ``exploit`` task's evaluations) differ, so
+matches on the fast backend give the same numbers under all three.
 
 See :mod:`lama_dice.evaluation.suite` for what a suite is and the table of its tasks.
 """
@@ -12,7 +18,7 @@ See :mod:`lama_dice.evaluation.suite` for what a suite is and the table of its t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lama_env.rules import RulesConfig
 
@@ -21,8 +27,9 @@ from .outcomes import EvaluationError
 from .scalar import DEFAULT_CHUNK_SIZE
 
 __all__ = [
-    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITES",
-    "SUITE_VERSION", "TASKS", "Match", "Suite", "SuiteError", "Task", "normalize", "resolve_tasks", "suite_of",
+    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITE2_EXPLOIT",
+    "SUITE3_EXPLOIT", "SUITES", "SUITE_VERSION", "TASKS", "Match", "Suite", "SuiteError", "Task", "normalize",
+    "resolve_tasks", "suite_of",
 ]
 
 #: The first suite's name and version; a change of any task, count, seed or constant makes a new version.
@@ -120,13 +127,16 @@ TASKS: dict[str, Task] = {t.name: t for t in SUITE}
 
 #: The ``exploit`` task of lama-dice-suite/2: best responders trained against the agent (two players).
 #: Its ``shipped`` start is pinned to ``ppo:2p-v2`` (the ``ppo:2p`` of the release that added the task), so
-#: that a newer shipped agent does not change the task.
-SUITE2_EXPLOIT = DEFAULT_BUDGET.replace(shipped="ppo:2p-v2")
+#: that a newer shipped agent does not change the task; its evaluations play the former streams (``"numpy"``).
+SUITE2_EXPLOIT = DEFAULT_BUDGET.replace(shipped="ppo:2p-v2", streams="numpy")
 EXPLOIT_TASK = Task("exploit", 2, SUITE2_EXPLOIT.report_games,
                     (Match("best responder", (), SUITE2_EXPLOIT.report_seed),),
                     about="approximate exploitability: the best responder's win rate against the agent "
                           "(lower is better; 50% = nothing found to exploit)",
                     optional=True, exploit=SUITE2_EXPLOIT)
+#: The ``exploit`` task of lama-dice-suite/3: /2's, its evaluations on the compiled streams.
+SUITE3_EXPLOIT = SUITE2_EXPLOIT.replace(streams="compiled")
+EXPLOIT_TASK3 = replace(EXPLOIT_TASK, exploit=SUITE3_EXPLOIT)
 
 
 @dataclass(frozen=True)
@@ -135,6 +145,8 @@ class Suite:
 
     version: str
     tasks: tuple[Task, ...]
+    #: the python evaluation backend's random streams (``evaluate(streams=...)``): ``"numpy"`` or ``"compiled"``
+    streams: str = "compiled"
 
     @property
     def by_name(self) -> dict[str, Task]:
@@ -143,8 +155,10 @@ class Suite:
 
 
 #: Every suite by number (``--suite N``); :data:`LATEST` is the default.
-SUITES: dict[int, Suite] = {1: Suite(SUITE_VERSION, SUITE), 2: Suite("lama-dice-suite/2", (*SUITE, EXPLOIT_TASK))}
-LATEST = 2
+SUITES: dict[int, Suite] = {1: Suite(SUITE_VERSION, SUITE, streams="numpy"),
+                            2: Suite("lama-dice-suite/2", (*SUITE, EXPLOIT_TASK), streams="numpy"),
+                            3: Suite("lama-dice-suite/3", (*SUITE, EXPLOIT_TASK3), streams="compiled")}
+LATEST = 3
 
 
 def suite_of(number: int) -> Suite:

@@ -3,8 +3,11 @@
 ``LamaGame(seed=s, game_id=g)`` draws the deals and dice of game ``g`` of seed ``s``
 of the compiled engine (``play_batch``, and slot ``g`` of a ``VectorGame`` after
 ``reset(seed=s)``); its ``sample_action`` draws what the compiled ``random`` agent
-draws; and the python evaluation backend with ``streams="compiled"`` gives the fast
-backend's result exactly, whatever the chunk size and the workers.
+draws; and the python evaluation backend, on its default streams (``"compiled"``),
+gives the fast backend's result exactly, whatever the chunk size and the workers, and
+any agent without randomness of its own one result whatever the chunk size and the
+workers (the tests that use no ``streams=`` argument check the default: they fail
+when it is ``"numpy"`` again).
 """
 
 import json
@@ -109,12 +112,105 @@ def test_python_backend_on_compiled_streams_gives_the_fast_result(agents, rules)
 
 
 def test_numpy_streams_still_depend_on_the_chunk_and_differ_from_fast():
-    # the default streams are unchanged (what the figures made so far were measured with)
-    a = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python").outcomes
-    b = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", chunk_size=7).outcomes
+    # the former default, kept to reproduce the figures measured on it: drawn per chunk
+    a = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", streams="numpy").outcomes
+    b = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", streams="numpy",
+                 chunk_size=7).outcomes
     fast = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="fast").outcomes
     assert not np.array_equal(a.totals, b.totals)
     assert not np.array_equal(a.totals, fast.totals)
+    # and exactly what it gave before the default changed (the issue's example: 367 wins, not 370)
+    old = evaluate(["threshold:0.2", "random"], games=400, seed=5, backend="python", streams="numpy")
+    assert [a.wins for a in old.agents] == [367.0, 33.0]
+
+
+# ----------------------------------------------------------------- the default streams: one game everywhere
+def _report(res):
+    """Everything an evaluation reports but the backend's name and the time."""
+    data = res.to_json()
+    data.pop("backend")
+    return data, {f: getattr(res.outcomes, f).tolist() for f in OUTCOME_FIELDS}
+
+
+@pytest.mark.parametrize("agents,games", [
+    (["threshold:0.2", "random"], 400),
+    (["threshold:0.2", "random", "points:10"], 300),
+])
+def test_the_default_plays_the_same_games_on_either_backend(agents, games):
+    """``evaluate`` with no ``streams=``: the python backend gives the fast backend's report, figure for figure."""
+    fast = evaluate(agents, games=games, seed=5, backend="fast")
+    py = evaluate(agents, games=games, seed=5, backend="python")
+    assert (fast.backend, py.backend) == ("fast", "python")
+    assert _report(py) == _report(fast)
+    if len(agents) == 2:  # the issue's example: 367 vs 370 wins before
+        assert [a.wins for a in py.agents] == [a.wins for a in fast.agents] == [370.0, 30.0]
+
+
+def test_the_default_gives_one_result_whatever_the_chunk_size_and_the_workers():
+    agents = ["threshold:0.2", "random", "always-roll"]
+    want = _report(evaluate(agents, games=150, seed=11, backend="fast"))
+    for chunk_size, workers in ((1, 1), (7, 1), (64, 1), (7, 0), (64, 2), (128, 2)):
+        got = evaluate(agents, games=150, seed=11, backend="python", chunk_size=chunk_size, workers=workers)
+        assert _report(got) == want, (chunk_size, workers)
+
+
+DETERMINISTIC_POLICY = '''
+from lama_dice.agents.base import Policy
+from lama_env import actions as A
+
+
+class QuitAtFour(Policy):
+    """Quits once it holds four cards or more, else plays its last legal action (no randomness of its own)."""
+
+    def act(self, game, legal):
+        if A.QUIT in legal and sum(game.displays[game.current_player]) >= 4:
+            return A.QUIT
+        return legal[-1]
+'''
+
+
+@pytest.mark.parametrize("agents", [
+    ["lookahead", "random"],
+    ["python:quit_at_four.py:QuitAtFour", "threshold:0.2"],
+    ["ppo:2p", "random"],
+])
+def test_a_python_backend_agent_gives_one_result_whatever_the_chunk_size_and_the_workers(agents, tmp_path,
+                                                                                           monkeypatch):
+    """Agents only the python backend plays: on the default streams, chunks and workers change nothing."""
+    (tmp_path / "quit_at_four.py").write_text(DETERMINISTIC_POLICY, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    games = 24 if agents[0] == "lookahead" else 60
+    runs = [evaluate(agents, games=games, seed=3, chunk_size=c, workers=w) for c, w in ((128, 1), (1, 1), (5, 2))]
+    assert {r.backend for r in runs} == {"python"}
+    first = _report(runs[0])
+    for r in runs[1:]:
+        assert _report(r) == first
+
+
+def test_the_cli_default_gives_the_fast_result_on_the_python_backend(tmp_path):
+    """``lama-dice evaluate --agents threshold:0.2 random --games 400 --seed 5``, either backend, any chunk size."""
+    out = {}
+    for name, extra in (("fast", ["--backend", "fast"]), ("py", ["--backend", "python"]),
+                        ("py9", ["--backend", "python", "--chunk-size", "9", "--workers", "2"])):
+        path = tmp_path / f"{name}.json"
+        assert cli_main(["evaluate", "--agents", "threshold:0.2", "random", "--games", "400", "--seed", "5",
+                         "--no-progress", "--json", str(path), *extra]) == 0
+        data = json.loads(path.read_text())
+        assert data.pop("backend") == ("fast" if name == "fast" else "python")
+        out[name] = data
+    assert out["py"] == out["fast"] == out["py9"]
+    assert [a["wins"] for a in out["fast"]["agents"]] == [370.0, 30.0]
+
+
+def test_a_league_on_the_default_streams_is_the_same_on_either_backend():
+    from lama_dice.evaluation import league
+
+    pool = ["random", "threshold:0.2", "points:10"]
+    fast = league(pool, games=20, seed=2, backend="fast").to_json()
+    py = league(pool, games=20, seed=2, backend="python", chunk_size=7).to_json()
+    assert fast.pop("backend") == "fast" and py.pop("backend") == "python"
+    assert py == fast
 
 
 def test_cli_streams_compiled_matches_fast(capsys, tmp_path):

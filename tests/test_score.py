@@ -18,6 +18,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -161,7 +162,8 @@ def test_optimal_scores_one_and_random_zero_within_their_intervals(spec, target)
 
 # ------------------------------------------------------------------ determinism
 #: threshold:0.2 on solo (fast backend) and table4 (scalar backend), 256 games each: wins, rounds,
-#: round points and final points summed over its games.  The same on every machine.
+#: round points and final points summed over its games, under lama-dice-suite/2 (the python backend on its
+#: former numpy streams, as published).  The same on every machine.
 EXPECTED = {"solo": (256.0, 1145, 12503, 12095), "table4": (34.0, 1125, 9807, 9213)}
 
 
@@ -184,12 +186,27 @@ def _stable(data):
 
 
 def test_same_seeds_same_results_and_the_stored_values():
-    first = run_suite("threshold:0.2", ["solo", "table4"], games=256)
-    again = run_suite("threshold:0.2", ["solo", "table4"], games=256, workers=2)
+    first = run_suite("threshold:0.2", ["solo", "table4"], games=256, suite=2)
+    again = run_suite("threshold:0.2", ["solo", "table4"], games=256, workers=2, suite=2)
     assert _stable(first.to_json()) == _stable(again.to_json())
     assert _sums(first) == EXPECTED
     assert [t.matches[0].result.backend for t in first.tasks] == ["fast", "python"]
     assert not first.official and first.games_override == 256
+
+
+def test_suite_3_plays_suite_2s_tasks_on_the_compiled_streams():
+    """/3 is /2's tasks; only the python backend's matches move, each to the fast backend's games."""
+    assert SUITES[3].version == "lama-dice-suite/3" and SUITES[3].streams == "compiled"
+    assert SUITES[1].streams == SUITES[2].streams == "numpy"
+    assert [replace(t, exploit=None) for t in SUITES[3].tasks] == [replace(t, exploit=None) for t in SUITES[2].tasks]
+    assert SUITES[3].tasks[-1].exploit == SUITES[2].tasks[-1].exploit.replace(streams="compiled")
+    assert SUITES[2].tasks[-1].exploit.streams == "numpy"
+    three = run_suite("threshold:0.2", ["solo", "table4"], games=256)
+    assert three.suite == 3 and _sums(three)["solo"] == EXPECTED["solo"]  # the fast backend: the same games
+    assert _sums(three)["table4"] != EXPECTED["table4"]  # the python backend: the compiled streams now
+    by_chunk = evaluate(["threshold:0.2", "optimal", "optimal", "optimal"], games=256, seed=4001, chunk_size=7,
+                        workers=2)  # table4's match alone, other chunks and workers: the same games
+    assert _stable(by_chunk.to_json()) == _stable(three.tasks[1].matches[0].result.to_json())
 
 
 def test_json_report_and_each_matchs_evaluate_command_replays_it(tmp_path, capsys):
@@ -199,7 +216,7 @@ def test_json_report_and_each_matchs_evaluate_command_replays_it(tmp_path, capsy
     printed = capsys.readouterr().out
     assert "score card" in printed and "duel-also-match *" in printed and "generalization" in printed
     data = json.loads(out.read_text())
-    assert data["suite"] == "lama-dice-suite/2" and data["package_version"] == __version__
+    assert data["suite"] == "lama-dice-suite/3" and data["package_version"] == __version__
     assert data["agent"] == "threshold:0.2" and data["official"] is False
     assert data["rerun"] == "lama-dice score threshold:0.2 --tasks duel-also-match solo-lean-dice --games 200"
     duel, solo = data["tasks"]
@@ -342,16 +359,20 @@ def test_suite_2_is_suite_1_plus_the_optional_exploit_task():
     assert [t.name for t in resolve_tasks(None, 2)] == [t.name for t in SUITE]  # optional: only when named
     with pytest.raises(SuiteError, match="unknown task 'exploit'"):
         resolve_tasks(["exploit"], 1)
-    with pytest.raises(SuiteError, match=r"unknown suite 3 \(suites: 1, 2\)"):
-        resolve_tasks(None, 3)
+    with pytest.raises(SuiteError, match=r"unknown suite 4 \(suites: 1, 2, 3\)"):
+        resolve_tasks(None, 4)
 
 
 def test_suite_1_reproduces_under_its_own_number():
     one = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200, suite=1).to_json()
-    two = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200).to_json()
+    two = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200, suite=2).to_json()
     assert one["suite"] == "lama-dice-suite/1" and two["suite"] == "lama-dice-suite/2"
     assert one["rerun"] == "lama-dice score threshold:0.2 --suite 1 --tasks solo duel-also-match --games 200"
+    assert two["rerun"] == "lama-dice score threshold:0.2 --suite 2 --tasks solo duel-also-match --games 200"
     assert _stable(one["tasks"]) == _stable(two["tasks"])  # the same games, the same numbers
+    for task in two["tasks"]:  # each match's command replays it on the suite's streams
+        assert task["matches"][0]["evaluate_command"].endswith(" --streams numpy") or \
+            " --streams numpy " in task["matches"][0]["evaluate_command"]
 
 
 def test_the_exploit_task_needs_a_runner_and_reports_what_it_returns():
@@ -373,4 +394,11 @@ def test_the_exploit_task_needs_a_runner_and_reports_what_it_returns():
 def test_score_refuses_an_unknown_suite_in_one_line(capsys):
     assert main(["score", "random", "--suite", "7"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["lama-dice score: error: unknown suite 7 (suites: 1, 2)"]
+    assert err == ["lama-dice score: error: unknown suite 7 (suites: 1, 2, 3)"]
+
+
+def test_the_scores_default_suite_is_the_latest():
+    from lama_dice.cli.commands import score
+    from lama_dice.evaluation.suite import LATEST
+
+    assert score.LATEST == LATEST == 3

@@ -516,7 +516,7 @@ def table_command(n: int, games: int, seed: int = 2026) -> str:
     """``ppo:Np`` against N-1 copies of lookahead (seats rotating), as the ``lama-dice evaluate`` of its JSON file."""
     seats = " ".join(["lookahead"] * (n - 1))
     return (f"python -m lama_dice evaluate --agents ppo:{n}p {seats} --games {games} --seed {seed} --workers 2 "
-            f"--no-progress --json {TABLES_DIR}/ppo_{n}p.json")
+            f"{NUMPY} --no-progress --json {TABLES_DIR}/ppo_{n}p.json")
 
 
 def _shipped_tables(_runs: list[Run]) -> str:
@@ -650,7 +650,8 @@ def _time_to_strength(runs: list[Run]) -> str:
 
 LEAGUE_CURVE_JSON = "docs/league_2p_curve.json"
 LEAGUE_CURVE_PNG = "docs/images/league_2p.png"
-LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --games 1000 --seed 0 --goal 0.58 "
+LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --games 1000 --seed 0 --streams numpy "
+                "--goal 0.58 "
                 f"--json {LEAGUE_CURVE_JSON} --out {LEAGUE_CURVE_PNG} --title 'ppo_2p_league (warm start from "
                 "ppo:2p-v2): win rate against lookahead (1,000 games per checkpoint)'")
 
@@ -765,6 +766,18 @@ def _exploit_curves(d: dict) -> str:
                                                           for p in r["curve"]) for r in d["responders"])
 
 
+def _exploit_command(d: dict) -> str:
+    """The command that measures a result again.
+
+    A result whose budget names no ``streams`` was measured on the python backend's former streams, which
+    ``--streams numpy`` asks for now.
+    """
+    cmd = d["command"]
+    if "streams" not in d["budget"] and "--streams" not in cmd:
+        cmd += " --streams numpy"
+    return cmd
+
+
 def _exploit_table(_runs: list[Run]) -> str:
     res = exploit_results()
     rows, missing = [], []
@@ -779,7 +792,8 @@ def _exploit_table(_runs: list[Run]) -> str:
         load = d.get("machine", {}).get("load_average_at_start")
         rows.append([_exploit_label(target, d), pct(ex["win_rate"]), pct_range(ex["ci95"]), d["best"], starts,
                      _exploit_curves(d), f"{b['steps'] / 1e6:.2g}M x {len(d['starts'])} x seeds {b['seeds']}",
-                     f"{mins:.0f} min" + (f" (load {load:.1f})" if load is not None else ""), f"`{d['command']}`"])
+                     f"{mins:.0f} min" + (f" (load {load:.1f})" if load is not None else ""),
+                     f"`{_exploit_command(d)}`"])
     text = md_table(["target", "best responder's win rate", "95% CI", "best", "each start (choice games)",
                      "curves (steps: win rate %)", "budget (steps x starts x seeds)",
                      "wall time", "command"], rows)
@@ -807,11 +821,14 @@ def lama(command: str) -> tuple[str, ...]:
     return (*LAMA, *shlex.split(command))
 
 
+#: ``--streams numpy``: the python evaluation backend's former streams, which the figures of the blocks that
+#: pass it were measured on (too long to regenerate at once when the default became the compiled streams); a
+#: regeneration on the default streams drops it.
+NUMPY = "--streams numpy"
 LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal lookahead --games 1000 --seed 0 "
-          f"--solo-values --json {LEAGUE_JSON}")
+          f"--solo-values {NUMPY} --json {LEAGUE_JSON}")
 SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
 RLLIB = ("-m", "lama_dice.train.rllib", "configs/rllib_2p.yaml", "--measure-sampling")
-MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
 
 
 def _web_load(runs: list[Run]) -> str:
@@ -858,7 +875,7 @@ def _inference_speed(runs: list[Run]) -> str:
                                       "torch time / NumPy time (paired median)"], fwd)
 
 
-MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
+MCTS_EVAL = f"--seed 0 --workers 2 {NUMPY} --no-progress --json -"
 GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("observation-table", "the observation vector's layout (docs/environments.md)", "instant", (),
               _observation_table, exact=True, source="`lama_env.observation.layout_table()`"),
@@ -885,8 +902,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               source=f"{LEAGUE_JSON}, written by `python -m lama_dice {LEAGUE}` (the heuristics-league block)"),
     Generator("lookahead-vs-optimal", "lookahead and lookahead:points against optimal, two players",
               "long: ~3 min on 2 cores",
-              (lama("evaluate --agents lookahead optimal --games 4000 --seed 0 --no-progress --json -"),
-               lama("evaluate --agents lookahead:points optimal --games 2000 --seed 0 --no-progress --json -")),
+              (lama(f"evaluate --agents lookahead optimal --games 4000 --seed 0 {NUMPY} --no-progress --json -"),
+               lama(f"evaluate --agents lookahead:points optimal --games 2000 --seed 0 {NUMPY} --no-progress "
+                    "--json -")),
               _lookahead_vs_optimal),
     Generator("mcts-strength", "mcts:N (OpenSpiel's MCTSBot) against lookahead and ppo:2p-v2, with decisions per "
               "second (needs the openspiel extra)", "long: ~40 min on 2 busy cores",
@@ -900,17 +918,19 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
               "long: ~1 h on 2 cores",
               (lama("solve --json"),
-               lama("evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 --no-progress --json -"),
+               lama(f"evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 {NUMPY} --no-progress "
+                    "--json -"),
                lama("evaluate --players 1 --agents optimal --games 20000 --seed 1 --no-progress --json -"),
-               lama("evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 --no-progress --json -"),
-               lama("evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 --no-progress "
+               lama(f"evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 {NUMPY} --no-progress "
                     "--json -"),
-               lama("evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
+               lama(f"evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 {NUMPY} "
                     "--no-progress --json -"),
-               lama("evaluate --agents ppo:2p ppo:2p-v2 --games 20000 --seed 2026 --workers 2 --no-progress "
-                    "--json -"),
-               lama("evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
+               lama(f"evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
+                    f"{NUMPY} --no-progress --json -"),
+               lama(f"evaluate --agents ppo:2p ppo:2p-v2 --games 20000 --seed 2026 --workers 2 {NUMPY} "
                     "--no-progress --json -"),
+               lama(f"evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
+                    f"{NUMPY} --no-progress --json -"),
                lama(f"solve --agents ppo:solo --totals {SOLO_TOTALS} --json")),
               _shipped_agents, commands_in_body=True),
     Generator("shipped-tables", f"ppo:3p, ppo:5p and ppo:6p against N-1 copies of lookahead, rendered from "
@@ -937,13 +957,15 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("time-to-strength", "configs/ppo_2p_fast.yaml from scratch, each checkpoint against lookahead "
               "(writes docs/time_to_strength_2p.json and its picture)", "long: ~20 min on 2 cores",
               (lama("train ppo_2p_fast --run-dir {tmp}/ppo_2p_fast --no-progress"),
-               lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 --goal 0.5 "
-                    f"--json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate against "
-                    "lookahead (2,000 games per checkpoint)'")),
+               lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 --streams numpy "
+                    f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
+                    "against lookahead (2,000 games per checkpoint)'")),
               _time_to_strength),
-    Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1",
+    Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1 "
+              "(the five tasks of /2 and /3; --suite 1: as published, on the python backend's former streams)",
               "long: ~15-20 min on 2 cores",
-              tuple(lama(f"score {a} --workers 2 --no-progress --json -") for a in SCORE_AGENTS), _score_table),
+              tuple(lama(f"score {a} --suite 1 --workers 2 --no-progress --json -") for a in SCORE_AGENTS),
+              _score_table),
     Generator("league-curve", "the shipped ppo:2p's training run against lookahead, rendered from "
               f"{LEAGUE_CURVE_JSON}", "instant (reads what lama-dice curves --json wrote)", (), _league_curve,
               exact=True, source=f"{LEAGUE_CURVE_JSON}, written by `{LEAGUE_CURVE}`"),

@@ -7,8 +7,11 @@
 
 One spec per seat; seats rotate so that every agent plays every seat equally
 often (exactly so when --games is a multiple of --players). A game won
-jointly by k players gives each of them 1/k win. The same --seed gives the
-same result whatever --workers is.
+jointly by k players gives each of them 1/k win. The same --seed plays the
+same games on either --backend, with any --chunk-size and --workers (game i
+is the compiled engine's game i of the seed), so it gives the same result
+(for agents without randomness of their own); --streams numpy replays the
+python backend's former streams, which the figures measured before were made on.
 
 --league plays a round-robin between the agents (2 players: --games games
 per pair) or, for more players, --games games with random lineups, and rates
@@ -66,11 +69,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "python: the rules engine")
     p.add_argument("--chunk-size", type=at_least(1), default=None, metavar="C",
                    help="games played in lockstep / per worker task (default 128; part of what the result "
-                        "depends on with --streams numpy)")
-    p.add_argument("--streams", choices=("numpy", "compiled"), default="numpy",
-                   help="the python backend's random streams: numpy (default: drawn per chunk) or compiled "
-                        "(game i is the fast backend's game i: native agents give one result on both "
-                        "backends, whatever --chunk-size and --workers)")
+                        "depends on only with --streams numpy, or for an agent with randomness of its own)")
+    p.add_argument("--streams", choices=("compiled", "numpy"), default="compiled",
+                   help="the python backend's random streams: compiled (default: game i of the seed is the "
+                        "fast backend's game i, so native agents give one result on both backends, whatever "
+                        "--chunk-size and --workers) or numpy (the former default, drawn per chunk: reproduces "
+                        "the figures measured on it)")
     p.add_argument("--solo-values", action="store_true",
                    help="with --league: add each agent's solo points per round (exact from the solver "
                         "where the agent allows, else measured over --games solo games)")
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         if args.solo_values:
             from lama_dice.evaluation import solo_values
 
-            result.solo = solo_values(args.league, rules, games=games, seed=args.seed)
+            result.solo = solo_values(args.league, rules, games=games, seed=args.seed, streams=args.streams)
         render = _render_league
     else:
         from lama_dice.evaluation import evaluate
