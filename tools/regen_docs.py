@@ -546,6 +546,9 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
     ("search_2p", ("search:ppo:2p,rollouts=128,rounds=1,z=2", "ppo:2p"), 20000, 2026, 1 / 2, "`ppo:2p`"),
     ("search_4p", ("search:ppo:4p,rollouts=128,rounds=1,z=2", "ppo:4p", "ppo:4p", "ppo:4p"), 4000, 2026, 1 / 4,
      "three `ppo:4p`"),
+    # the policy network distilled from the two-player search (python -m lama_dice.train.distil, docs/training.md)
+    ("distilled_2p", ("ppo:docs/search_results/ppo_2p_distilled.safetensors", "ppo:2p"), 100000, 3000, 1 / 2,
+     "`ppo:2p`"),
 )
 
 

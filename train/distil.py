@@ -17,10 +17,12 @@ The steps, in order:
    deterministic for a given ``--seed``.
 2. **Held out**: the positions of the last ``--holdout`` share of the games (by game).
 3. **Fit** (:func:`fit`): ``NET``'s own network (same layers, same activation), started from
-   its weights, trained with Adam on the cross-entropy of the search's choice over the legal
-   actions (illegal ones masked as the agent masks them), ``--epochs`` passes in minibatches
-   of ``--batch-fit``.  Started from ``NET``, the network already plays the search's choice
-   wherever the search keeps ``NET``'s; the fit is about the rest (where the search differs).
+   its weights, trained with Adam (cosine decay) on a cross-entropy over the legal actions
+   (illegal ones masked as the agent masks them), ``--epochs`` passes in minibatches of
+   ``--batch-fit``, towards ``--target`` (:func:`targets`): ``differences`` (default), ``NET``'s
+   own distribution where the search keeps its choice and the search's choice where it
+   differs, so that the network is pulled only where the search leaves it; or ``search``, the
+   search's choice everywhere (which also sharpens the network where it agrees).
 4. **Agreement** on the held-out positions: the share of positions where the new network's
    most likely legal action is the search's, overall and where the search differs from
    ``NET``, beside ``NET``'s own (which agrees with the search wherever it does not differ).
@@ -40,7 +42,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,6 +53,12 @@ from lama_dice.agents.rollout import RolloutPolicy
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
 from lama_env.vector import VectorGame
+
+if TYPE_CHECKING:
+    from lama_dice.agents.mlp import MLP
+
+#: What the fit can imitate (:func:`targets`).
+TARGETS = ("search", "differences")
 
 
 @dataclass
@@ -144,7 +152,9 @@ def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: 
         log: Any = None) -> dict[str, np.ndarray]:
     """Fine-tune the MLP ``tensors`` (``NET``'s) on the cross-entropy of ``target`` over the legal actions.
 
-    Returns the new tensors, named as in agent files.
+    ``target``: an action per position (``int[B]``), or a distribution over the actions per
+    position (``float[B, NUM_ACTIONS]``, zero on the illegal ones).  Returns the new tensors,
+    named as in agent files.
     """
     import torch
     from torch.nn import functional as F
@@ -179,7 +189,7 @@ def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: 
         total = 0.0
         for i in range(0, len(obs), batch):
             j = perm[i:i + batch]
-            z = model(x_all[j]).masked_fill(~m_all[j], float("-inf"))
+            z = model(x_all[j]).masked_fill(~m_all[j], -1e9)  # not -inf: a soft target's 0 there adds 0
             loss = F.cross_entropy(z, y_all[j])
             opt.zero_grad()
             loss.backward()
@@ -197,6 +207,23 @@ def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: 
     new["logits.weight"] = linears[-1].weight.detach().numpy().astype(np.float32)
     new["logits.bias"] = linears[-1].bias.detach().numpy().astype(np.float32)
     return new
+
+
+def targets(kind: str, data: Labelled, base: MLP) -> np.ndarray:
+    """What the fit imitates: ``search``, the search's choice everywhere (an action per position);
+    ``differences``, ``NET``'s own distribution where the search keeps ``NET``'s choice and the
+    search's choice where it differs (a distribution per position: the network is pulled only
+    where the search leaves it).
+    """
+    if kind == "search":
+        return data.search
+    logits = np.where(data.mask, base(data.obs), -np.inf)
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    differs = np.flatnonzero(data.search != data.prior)
+    p[differs] = 0.0
+    p[differs, data.search[differs]] = 1.0
+    return p.astype(np.float32)
 
 
 def agreement(choice: np.ndarray, search: np.ndarray, prior: np.ndarray) -> dict[str, Any]:
@@ -225,9 +252,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", type=float, default=0.5, help="share of the decisions (with a choice) kept")
     ap.add_argument("--batch", type=int, default=256, help="positions searched together")
     ap.add_argument("--holdout", type=float, default=0.1, help="share of the games held out for the agreement")
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--target", choices=TARGETS, default="differences",
+                    help="differences (default): NET's own distribution where the search keeps NET's choice, "
+                         "the search's choice where it differs; search: the search's choice everywhere")
+    ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--batch-fit", type=int, default=1024)
-    ap.add_argument("--lr", type=float, default=1e-4)
+    ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", help="save the labelled positions here (.npz), or load them from it if it exists")
     ap.add_argument("--out", required=True, help="the agent file to write (.safetensors)")
@@ -278,8 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"positions: {len(data.obs):,} ({data.seconds:.0f} s), the search differs from {net_spec} at "
           f"{np.mean(data.search != data.prior):.2%}; {int(test_sel.sum()):,} held out", flush=True)
     t1 = time.perf_counter()
+    base_mlp = MLP(base["network"], base_tensors)
+    target = targets(args.target, data, base_mlp)
     tensors = fit(base_tensors, base["network"]["activation"], data.obs[train_sel], data.mask[train_sel],
-                  data.search[train_sel], epochs=args.epochs, batch=args.batch_fit, lr=args.lr, seed=args.seed,
+                  target[train_sel], epochs=args.epochs, batch=args.batch_fit, lr=args.lr, seed=args.seed,
                   log=sys.stdout)
     fit_seconds = time.perf_counter() - t1
     new = MLP(base["network"], tensors)
@@ -290,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     description = {k: v for k, v in base.items() if k != "training"}
     training = {"algorithm": "distillation of a search (expert iteration): cross-entropy of the search's choice",
                 "command": "python -m lama_dice.train.distil " + " ".join(argv),
-                "search": args.search, "init_from": net_spec, "positions": int(train_sel.sum()),
+                "search": args.search, "init_from": net_spec, "target": args.target, "positions": int(train_sel.sum()),
                 "games": data.games, "heldout_positions": int(test_sel.sum()), "keep": args.keep,
                 "epochs": args.epochs, "batch": args.batch_fit, "lr": args.lr, "seed": args.seed,
                 "search_seconds": round(data.seconds, 1), "fit_seconds": round(fit_seconds, 1),
