@@ -1,7 +1,7 @@
 """Distil a search agent into a policy network (expert iteration): imitate ``search:NET,...``.
 
-    python -m lama_dice.train.distil --search search:ppo:2p,rollouts=128,rounds=1,z=2 \\
-        --positions 200000 --out ppo_2p_distilled.safetensors
+    python -m lama_dice.train.distil --positions 100000 --batch 128 --data distil_100k.npz --out distilled.safetensors
+    python -m lama_dice.train.distil --search search:ppo:2p,rollouts=256,rounds=1,z=2 --out stronger.safetensors
 
 The steps, in order:
 
@@ -46,9 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lama_dice.agents.registry import AgentSpecError
 from lama_dice.agents.learned import LearnedPolicy
-from lama_dice.agents.registry import make_agent
+from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_dice.agents.rollout import RolloutPolicy
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
@@ -210,8 +209,10 @@ def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: 
 
 
 def targets(kind: str, data: Labelled, base: MLP) -> np.ndarray:
-    """What the fit imitates: ``search``, the search's choice everywhere (an action per position);
-    ``differences``, ``NET``'s own distribution where the search keeps ``NET``'s choice and the
+    """What the fit imitates (``kind``: one of :data:`TARGETS`).
+
+    ``search``: the search's choice everywhere (an action per position);
+    ``differences``: ``NET``'s own distribution where the search keeps ``NET``'s choice and the
     search's choice where it differs (a distribution per position: the network is pulled only
     where the search leaves it).
     """
@@ -300,9 +301,11 @@ def main(argv: list[str] | None = None) -> int:
         data = search_positions(search, args.positions, envs=args.envs, keep=args.keep, batch=args.batch,
                                 seed=args.seed, log=sys.stdout)
         if args.data:
-            extra = {} if data.states is None else {"states": data.states}
-            np.savez_compressed(args.data, obs=data.obs, mask=data.mask, search=data.search, prior=data.prior,
-                                game=data.game, games=data.games, seconds=data.seconds, **extra)
+            arrays: dict[str, Any] = {"obs": data.obs, "mask": data.mask, "search": data.search, "prior": data.prior,
+                                      "game": data.game, "games": data.games, "seconds": data.seconds}
+            if data.states is not None:
+                arrays["states"] = data.states
+            np.savez_compressed(args.data, **arrays)
     cut = np.quantile(data.game, 1 - args.holdout)
     train_sel, test_sel = data.game < cut, data.game >= cut
     print(f"positions: {len(data.obs):,} ({data.seconds:.0f} s), the search differs from {net_spec} at "
