@@ -741,7 +741,8 @@ def _score_table(runs: list[Run]) -> str:
 EXPLOIT_DIR = "docs/exploitability"
 #: The targets the exploitability table covers, in its order (a target without a JSON file is listed as not measured).
 EXPLOIT_TARGETS = ("random", "always-roll", "threshold:0.2", "points:10", "solo-optimal", "lookahead", "ppo:2p",
-                   "ppo:2p-v2", "ppo:2p-v1", "ppo:4p --players 4")
+                   "ppo:docs/search_results/ppo_2p_distilled.safetensors", "ppo:2p-v2", "ppo:2p-v1",
+                   "ppo:4p --players 4")
 
 
 def exploit_results() -> dict[str, dict]:
