@@ -830,7 +830,7 @@ def lama(command: str) -> tuple[str, ...]:
 #: regeneration on the default streams drops it.
 NUMPY = "--streams numpy"
 LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal lookahead --games 1000 --seed 0 "
-          f"--solo-values {NUMPY} --json {LEAGUE_JSON}")
+          f"--solo-values --json {LEAGUE_JSON}")
 SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
 RLLIB = ("-m", "lama_dice.train.rllib", "configs/rllib_2p.yaml", "--measure-sampling")
 
@@ -906,9 +906,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               source=f"{LEAGUE_JSON}, written by `python -m lama_dice {LEAGUE}` (the heuristics-league block)"),
     Generator("lookahead-vs-optimal", "lookahead and lookahead:points against optimal, two players",
               "long: ~3 min on 2 cores",
-              (lama(f"evaluate --agents lookahead optimal --games 4000 --seed 0 {NUMPY} --no-progress --json -"),
-               lama(f"evaluate --agents lookahead:points optimal --games 2000 --seed 0 {NUMPY} --no-progress "
-                    "--json -")),
+              (lama("evaluate --agents lookahead optimal --games 4000 --seed 0 --no-progress --json -"),
+               lama("evaluate --agents lookahead:points optimal --games 2000 --seed 0 --no-progress --json -")),
               _lookahead_vs_optimal),
     Generator("mcts-strength", "mcts:N (OpenSpiel's MCTSBot) against lookahead and ppo:2p-v2, with decisions per "
               "second (needs the openspiel extra)", "long: ~40 min on 2 busy cores",
