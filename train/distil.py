@@ -49,6 +49,7 @@ import numpy as np
 from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_dice.agents.rollout import RolloutPolicy
+from lama_dice.train.fit import minibatch_fit, mlp_tensors
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
 from lama_env.vector import VectorGame
@@ -159,53 +160,26 @@ def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: 
     from torch.nn import functional as F
 
     torch.manual_seed(seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a small network: one thread is fastest on a busy machine
     hidden = sorted({int(k.split(".")[1]) for k in tensors if k.startswith("hidden.")})
     act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
            "leaky_relu": torch.nn.LeakyReLU}[activation]
     layers: list[Any] = []
-    for i in hidden:
-        w = tensors[f"hidden.{i}.weight"]
+    for name in [f"hidden.{i}" for i in hidden] + ["logits"]:
+        w = tensors[f"{name}.weight"]
         lin = torch.nn.Linear(w.shape[1], w.shape[0])
         lin.weight.data = torch.as_tensor(w.copy())
-        lin.bias.data = torch.as_tensor(tensors[f"hidden.{i}.bias"].copy())
-        layers += [lin, act()]
-    w = tensors["logits.weight"]
-    out = torch.nn.Linear(w.shape[1], w.shape[0])
-    out.weight.data = torch.as_tensor(w.copy())
-    out.bias.data = torch.as_tensor(tensors["logits.bias"].copy())
-    layers.append(out)
+        lin.bias.data = torch.as_tensor(tensors[f"{name}.bias"].copy())
+        layers += [lin, act()] if name != "logits" else [lin]
     model = torch.nn.Sequential(*layers)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    steps = epochs * ((len(obs) + batch - 1) // batch)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
     x_all, m_all = torch.as_tensor(obs), torch.as_tensor(mask)
     y_all = torch.as_tensor(target)
-    gen = torch.Generator().manual_seed(seed)
-    for epoch in range(epochs):
-        perm = torch.randperm(len(obs), generator=gen)
-        total = 0.0
-        for i in range(0, len(obs), batch):
-            j = perm[i:i + batch]
-            z = model(x_all[j]).masked_fill(~m_all[j], -1e9)  # not -inf: a soft target's 0 there adds 0
-            loss = F.cross_entropy(z, y_all[j])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(j)
-        if log is not None:
-            print(f"  fit: epoch {epoch + 1}/{epochs}, cross-entropy {total / len(obs):.4f}", file=log, flush=True)
-    torch.set_num_threads(threads)
-    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
-    new: dict[str, np.ndarray] = {}
-    for i, m in zip(hidden, linears[:-1], strict=True):
-        new[f"hidden.{i}.weight"] = m.weight.detach().numpy().astype(np.float32)
-        new[f"hidden.{i}.bias"] = m.bias.detach().numpy().astype(np.float32)
-    new["logits.weight"] = linears[-1].weight.detach().numpy().astype(np.float32)
-    new["logits.bias"] = linears[-1].bias.detach().numpy().astype(np.float32)
-    return new
+
+    def loss(j: Any) -> Any:
+        z = model(x_all[j]).masked_fill(~m_all[j], -1e9)  # not -inf: a soft target's 0 there adds 0
+        return F.cross_entropy(z, y_all[j])
+
+    minibatch_fit(model, loss, len(obs), epochs=epochs, batch=batch, lr=lr, seed=seed, log=log)
+    return mlp_tensors(model)
 
 
 def targets(kind: str, data: Labelled, base: MLP) -> np.ndarray:

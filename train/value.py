@@ -46,6 +46,7 @@ import numpy as np
 
 from lama_dice.agents.learned import LearnedPolicy, observation_fingerprint
 from lama_dice.agents.registry import make_agent
+from lama_dice.train.fit import minibatch_fit, mlp_tensors
 from lama_env.observation import observation_size
 from lama_env.rules import RulesConfig
 from lama_env.vector import VectorGame
@@ -155,43 +156,20 @@ def fit(obs: np.ndarray, target: np.ndarray, hidden: list[int], *, epochs: int =
     from torch.nn import functional as F
 
     torch.manual_seed(seed)
-    # One thread: on a busy machine torch's intra-op threads cost far more than they save.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     sizes = [obs.shape[1], *hidden]
     layers: list[Any] = []
     for a, b in itertools.pairwise(sizes):
         layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
     layers.append(torch.nn.Linear(sizes[-1], target.shape[1]))
     model = torch.nn.Sequential(*layers)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    steps = epochs * ((len(obs) + batch - 1) // batch)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, max(steps, 1))
     x_all = torch.as_tensor(obs)
     y_all = torch.as_tensor(target)
-    gen = torch.Generator().manual_seed(seed)
-    for epoch in range(epochs):
-        perm = torch.randperm(len(obs), generator=gen)
-        total = 0.0
-        for i in range(0, len(obs), batch):
-            j = perm[i:i + batch]
-            loss = -(y_all[j] * F.log_softmax(model(x_all[j]), dim=1)).sum(dim=1).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(j)
-        if log is not None:
-            print(f"  fit: epoch {epoch + 1}/{epochs}, cross-entropy {total / len(obs):.4f}", file=log, flush=True)
-    torch.set_num_threads(threads)
-    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
-    out: dict[str, np.ndarray] = {}
-    for i, m in enumerate(linears[:-1]):
-        out[f"hidden.{i}.weight"] = m.weight.detach().numpy().astype(np.float32)
-        out[f"hidden.{i}.bias"] = m.bias.detach().numpy().astype(np.float32)
-    out["logits.weight"] = linears[-1].weight.detach().numpy().astype(np.float32)
-    out["logits.bias"] = linears[-1].bias.detach().numpy().astype(np.float32)
-    return out
+
+    def loss(j: Any) -> Any:
+        return -(y_all[j] * F.log_softmax(model(x_all[j]), dim=1)).sum(dim=1).mean()
+
+    minibatch_fit(model, loss, len(obs), epochs=epochs, batch=batch, lr=lr, seed=seed, log=log)
+    return mlp_tensors(model)
 
 
 def calibration(pred: np.ndarray, target: np.ndarray, bins: int = 10) -> dict[str, Any]:
