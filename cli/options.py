@@ -68,6 +68,23 @@ def add_workers(p: argparse.ArgumentParser, what: str = "processes to play in") 
                    help=f"{what} (default 1; 0 = all cores); does not change the result")
 
 
+#: The python evaluation backend's random streams, the default first (``lama_dice.evaluation.scalar.STREAMS`` and
+#: ``DEFAULT_STREAMS``; tests/test_same_seed.py checks they agree), here so that building a parser imports no
+#: evaluation code.
+STREAM_CHOICES = ("compiled", "numpy")
+
+
+def add_streams(p: argparse.ArgumentParser, what: str, detail: str = "",
+                default: str | None = STREAM_CHOICES[0]) -> None:
+    """``--streams {compiled,numpy}``: ``what`` plays on the compiled engine's streams (default) or the former ones.
+
+    ``detail`` is said of the default; ``default=None`` leaves the choice to the caller (a budget's).
+    """
+    p.add_argument("--streams", choices=STREAM_CHOICES, default=default,
+                   help=f"{what}: compiled (default{detail}) or numpy (the former default, drawn per chunk: "
+                        "reproduces the figures measured on it)")
+
+
 def add_json(p: argparse.ArgumentParser, what: str = "the results") -> None:
     """``--json [OUT]``: write ``what`` as JSON to OUT (``-`` or no OUT: standard output)."""
     p.add_argument("--json", metavar="OUT", nargs="?", const="-", default=None,

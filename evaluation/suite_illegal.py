@@ -12,6 +12,7 @@ from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
 
 from .evaluate import evaluate
+from .scalar import DEFAULT_STREAMS
 from .seating import rotation_seating
 from .suite_tasks import CHUNK_SIZE, Match, Task
 
@@ -96,7 +97,7 @@ class _Watch(Policy):
 
 
 def locate_illegal(agents: list[str | Policy], task: Task, match: Match, games: int, where: str,
-                   streams: str = "compiled") -> str | None:
+                   streams: str = DEFAULT_STREAMS) -> str | None:
     """Play the match again in this process with every move checked; the message naming the game, or None.
 
     ``streams``: the suite's (the match's games are those it played).

@@ -338,3 +338,11 @@ def test_retired_env_versions_name_the_new_one():
 
     with pytest.raises(AttributeError):
         _ = lama_env.lama_dice_v9
+
+
+def test_the_cli_streams_choices_are_the_evaluations():
+    """The parsers name the streams without importing evaluation code: the same choices, the same default first."""
+    from lama_dice.cli.options import STREAM_CHOICES
+    from lama_dice.evaluation.scalar import DEFAULT_STREAMS, STREAMS
+
+    assert set(STREAM_CHOICES) == set(STREAMS) and STREAM_CHOICES[0] == DEFAULT_STREAMS

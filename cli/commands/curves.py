@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from lama_dice.cli.options import add_json, add_seed, add_workers
+from lama_dice.cli.options import add_json, add_seed, add_streams, add_workers
 
 HELP = "plot a training run's learning curves (evaluation win rates with CIs) to a PNG"
 
@@ -28,9 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=2000, help="with --evaluate: games per checkpoint and opponent")
     add_seed(p, help="with --evaluate: the seed, an integer >= 0 (default 0; the same games for each checkpoint)")
     add_workers(p, "with --evaluate: processes to play in")
-    p.add_argument("--streams", choices=("compiled", "numpy"), default="compiled",
-                   help="with --evaluate: the evaluations' random streams on the python backend: compiled "
-                        "(default) or numpy (the former default, which reproduces the curves measured before)")
+    add_streams(p, "with --evaluate: the evaluations' random streams on the python backend")
     p.add_argument("--goal", type=float, default=None, help="with --evaluate: a win rate to mark, e.g. 0.5")
     add_json(p, "the points (with --evaluate)")
 

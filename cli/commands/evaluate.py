@@ -32,6 +32,7 @@ from lama_dice.cli.options import (
     add_progress,
     add_rules,
     add_seed,
+    add_streams,
     add_workers,
     at_least,
     rules_from_args,
@@ -70,11 +71,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-size", type=at_least(1), default=None, metavar="C",
                    help="games played in lockstep / per worker task (default 128; part of what the result "
                         "depends on only with --streams numpy, or for an agent with randomness of its own)")
-    p.add_argument("--streams", choices=("compiled", "numpy"), default="compiled",
-                   help="the python backend's random streams: compiled (default: game i of the seed is the "
-                        "fast backend's game i, so native agents give one result on both backends, whatever "
-                        "--chunk-size and --workers) or numpy (the former default, drawn per chunk: reproduces "
-                        "the figures measured on it)")
+    add_streams(p, "the python backend's random streams",
+                ": game i of the seed is the fast backend's game i, so native agents give one result on both "
+                "backends, whatever --chunk-size and --workers")
     p.add_argument("--solo-values", action="store_true",
                    help="with --league: add each agent's solo points per round (exact from the solver "
                         "where the agent allows, else measured over --games solo games)")
