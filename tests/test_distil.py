@@ -99,3 +99,39 @@ def test_a_data_file_that_is_not_one_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         distil.main(["--search", SPEC, "--data", str(bad), "--out", str(tmp_path / "x.safetensors")])
     assert "is not a file of labelled positions" in capsys.readouterr().err
+
+
+def _saved(path, **change):
+    rng = np.random.default_rng(0)
+    mask = np.zeros((6, 129), dtype=bool)
+    mask[:, [0, 1]] = True
+    arrays = {"obs": rng.random((6, 52), dtype=np.float32), "mask": mask, "search": np.zeros(6, dtype=np.int64),
+              "prior": np.ones(6, dtype=np.int64), "game": np.arange(6), "games": 6, "seconds": 1.0}
+    arrays.update(change)
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"obs": np.zeros((6, 7), dtype=np.float32)}, "observations of shape (6, 7)"),
+    ({"mask": np.ones((6, 129), dtype=np.int64)}, "not 6 x 129 booleans"),
+    ({"search": np.zeros(5, dtype=np.int64)}, "search of shape (5,)"),
+    ({"search": np.full(6, 7, dtype=np.int64)}, "a search action that is not legal"),
+    ({"prior": np.full(6, 500, dtype=np.int64)}, "a prior action that is not legal"),
+    ({"game": np.zeros(6, dtype=np.int64)}, "cannot be split into trained and held-out games"),
+])
+def test_saved_positions_that_do_not_fit_are_one_line_errors(tmp_path, capsys, change, words):
+    data = _saved(tmp_path / "d.npz", **change)
+    with pytest.raises(SystemExit) as e:
+        distil.main(["--search", SPEC, "--data", str(data), "--out", str(tmp_path / "x.safetensors")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert words in err[-1] and "Traceback" not in "".join(err)
+    assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_fitting_saved_positions_writes_the_agent(tmp_path):
+    data = _saved(tmp_path / "d.npz")
+    out = tmp_path / "x.safetensors"
+    assert distil.main(["--search", SPEC, "--data", str(data), "--epochs", "1", "--out", str(out)]) == 0
+    assert make_agent(f"ppo:{out}").num_players == 2

@@ -201,6 +201,26 @@ def targets(kind: str, data: Labelled, base: MLP) -> np.ndarray:
     return p.astype(np.float32)
 
 
+def _data_problem(data: Labelled, inputs: int) -> str | None:
+    """What makes loaded positions unfit to train a network reading ``inputs`` observations on (None: nothing)."""
+    from lama_env.actions import NUM_ACTIONS
+
+    b = len(data.obs)
+    if data.obs.ndim != 2 or data.obs.shape[1] != inputs or data.obs.dtype.kind != "f":
+        return f"observations of shape {data.obs.shape} ({data.obs.dtype}), the network reads {inputs} floats"
+    if data.mask.shape != (b, NUM_ACTIONS) or data.mask.dtype != np.bool_:
+        return f"masks of shape {data.mask.shape} ({data.mask.dtype}), not {b} x {NUM_ACTIONS} booleans"
+    for name in ("search", "prior", "game"):
+        a = getattr(data, name)
+        if a.shape != (b,) or a.dtype.kind not in "iu":
+            return f"{name} of shape {a.shape} ({a.dtype}), not {b} integers"
+    for name in ("search", "prior"):
+        a = getattr(data, name)
+        if ((a < 0) | (a >= NUM_ACTIONS)).any() or not data.mask[np.arange(b), np.clip(a, 0, NUM_ACTIONS - 1)].all():
+            return f"a {name} action that is not legal at its position"
+    return None
+
+
 def agreement(choice: np.ndarray, search: np.ndarray, prior: np.ndarray) -> dict[str, Any]:
     """How often ``choice`` is the search's: overall, and where the search differs from ``NET``."""
     differs = search != prior
@@ -265,10 +285,9 @@ def main(argv: list[str] | None = None) -> int:
                             states=z["states"] if "states" in z.files else None)
         except (OSError, KeyError, ValueError) as e:
             ap.error(f"--data {args.data} is not a file of labelled positions this command wrote: {e}")
-        if data.obs.shape[1:] != (base["network"]["inputs"],) or not (
-                len(data.obs) == len(data.mask) == len(data.search) == len(data.prior) == len(data.game)):
-            ap.error(f"--data {args.data} does not fit {net_spec} (observations {data.obs.shape[1:]}, "
-                     f"the network reads {base['network']['inputs']})")
+        problem = _data_problem(data, base["network"]["inputs"])
+        if problem:
+            ap.error(f"--data {args.data} does not fit {net_spec}: {problem}")
         print(f"positions: {len(data.obs):,} loaded from {args.data}", flush=True)
     else:
         print(f"positions: {args.positions:,} of {net_spec}'s self-play, labelled by {args.search}", flush=True)
@@ -282,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
             np.savez_compressed(args.data, **arrays)
     cut = np.quantile(data.game, 1 - args.holdout)
     train_sel, test_sel = data.game < cut, data.game >= cut
+    if not train_sel.any() or not test_sel.any():
+        ap.error(f"{len(data.obs):,} positions from {len(np.unique(data.game))} game(s) cannot be split into "
+                 f"trained and held-out games (--holdout {args.holdout}): ask for more --positions")
     print(f"positions: {len(data.obs):,} ({data.seconds:.0f} s), the search differs from {net_spec} at "
           f"{np.mean(data.search != data.prior):.2%}; {int(test_sel.sum()):,} held out", flush=True)
     t1 = time.perf_counter()
