@@ -484,7 +484,7 @@ def _shipped_agents(runs: list[Run]) -> str:
                  f"`{runs[8].shown}`; `{runs[1].shown}`"])
     for d, r, against, goal in ((vs_opt, runs[3], "`optimal`", 0.5),
                                 (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.58),
-                                (vs_prev, runs[6], "`ppo:2p-v2` (the previous shipped agent)", 0.5),
+                                (vs_prev, runs[6], "`ppo:2p-v3` (the previous shipped agent)", 0.5),
                                 (four_prev, runs[7], "three `ppo:4p-v1` (the previous shipped agent)", 0.25),
                                 (four, runs[5], "three `optimal`", 0.25)):
         a = d["agents"][0]
@@ -543,12 +543,13 @@ def _shipped_tables(_runs: list[Run]) -> str:
 SEARCH_DIR = "docs/search_results"
 #: (file name, agents, games, seed, fair share of seat 0, what seat 0 is compared with)
 SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
-    ("search_2p", ("search:ppo:2p,rollouts=128,rounds=1,z=2", "ppo:2p"), 20000, 2026, 1 / 2, "`ppo:2p`"),
+    ("search_2p", ("search:ppo:2p-v3,rollouts=128,rounds=1,z=2", "ppo:2p-v3"), 20000, 2026, 1 / 2,
+     "`ppo:2p-v3`"),
     ("search_4p", ("search:ppo:4p,rollouts=128,rounds=1,z=2", "ppo:4p", "ppo:4p", "ppo:4p"), 4000, 2026, 1 / 4,
      "three `ppo:4p`"),
-    # the policy network distilled from the two-player search (python -m lama_dice.train.distil, docs/training.md)
-    ("distilled_2p", ("ppo:docs/search_results/ppo_2p_distilled.safetensors", "ppo:2p"), 100000, 3000, 1 / 2,
-     "`ppo:2p`"),
+    # the policy network distilled from the two-player search (python -m lama_dice.train.distil, docs/training.md),
+    # shipped as ppo:2p because it beat the network it learned from (ppo:2p-v3, the previous ppo:2p)
+    ("distilled_2p", ("ppo:2p", "ppo:2p-v3"), 100000, 3000, 1 / 2, "`ppo:2p-v3`"),
 )
 
 
@@ -660,7 +661,7 @@ LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --game
 
 
 def _league_curve(_runs: list[Run]) -> str:
-    """The shipped ppo:2p's run (configs/ppo_2p_league.yaml): each checkpoint against lookahead, from its JSON."""
+    """ppo:2p-v3's run (configs/ppo_2p_league.yaml): each checkpoint against lookahead, from its JSON."""
     data = json.loads((ROOT / LEAGUE_CURVE_JSON).read_text(encoding="utf-8"))
     opp = data["opponents"][0]
     rows = [_curve_row(p, opp) for p in data["points"]]
@@ -684,7 +685,8 @@ def _rllib_sampling(runs: list[Run]) -> str:
 #: The agents of the benchmark's results table (docs/benchmark.md), each scored on every task it can play
 #: (the shipped networks: the tasks of their player count).
 SCORE_AGENTS = ("random", "always-roll", "threshold:0.2", "points:10", "optimal", "lookahead",
-                "ppo:solo", "ppo:solo-v1", "ppo:2p", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p", "ppo:4p-v1")
+                "ppo:solo", "ppo:solo-v1", "ppo:2p", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p",
+                "ppo:4p-v1")
 
 
 def _score_cell(m: dict | None) -> str:
@@ -741,8 +743,7 @@ def _score_table(runs: list[Run]) -> str:
 EXPLOIT_DIR = "docs/exploitability"
 #: The targets the exploitability table covers, in its order (a target without a JSON file is listed as not measured).
 EXPLOIT_TARGETS = ("random", "always-roll", "threshold:0.2", "points:10", "solo-optimal", "lookahead", "ppo:2p",
-                   "ppo:docs/search_results/ppo_2p_distilled.safetensors", "ppo:2p-v2", "ppo:2p-v1",
-                   "ppo:4p --players 4")
+                   "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p --players 4")
 
 
 def exploit_results() -> dict[str, dict]:
@@ -918,20 +919,22 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                lama(f"evaluate --agents mcts:200 lookahead --games 200 {MCTS_EVAL}"),
                lama(f"evaluate --agents mcts:200 ppo:2p-v2 --games 200 {MCTS_EVAL}")),
               _mcts_strength, commands_in_body=True, needs="pyspiel"),
-    Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
+    Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each; 100,000 against "
+              "the previous ppo:2p)",
               "long: ~1 h on 2 cores",
               (lama("solve --json"),
                lama(f"evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 {NUMPY} --no-progress "
                     "--json -"),
                lama("evaluate --players 1 --agents optimal --games 20000 --seed 1 --no-progress --json -"),
-               lama(f"evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 {NUMPY} --no-progress "
+               # ppo:2p (distilled, shipped 2026-12) on the compiled streams, the default; the others stay pinned
+               lama("evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 --no-progress --json -"),
+               lama("evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 --no-progress "
                     "--json -"),
-               lama(f"evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 {NUMPY} "
-                    "--no-progress --json -"),
                lama(f"evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
                     f"{NUMPY} --no-progress --json -"),
-               lama(f"evaluate --agents ppo:2p ppo:2p-v2 --games 20000 --seed 2026 --workers 2 {NUMPY} "
-                    "--no-progress --json -"),
+               # the games that decided the swap (seed 2026 chose the search it learned from: a fresh seed)
+               lama("evaluate --agents ppo:2p ppo:2p-v3 --games 100000 --seed 3000 --workers 2 --no-progress "
+                    "--json -"),
                lama(f"evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
                     f"{NUMPY} --no-progress --json -"),
                lama(f"solve --agents ppo:solo --totals {SOLO_TOTALS} --json")),
@@ -969,7 +972,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               "long: ~15-20 min on 2 cores",
               tuple(lama(f"score {a} --suite 1 --workers 2 --no-progress --json -") for a in SCORE_AGENTS),
               _score_table),
-    Generator("league-curve", "the shipped ppo:2p's training run against lookahead, rendered from "
+    Generator("league-curve", "ppo:2p-v3's training run (the league) against lookahead, rendered from "
               f"{LEAGUE_CURVE_JSON}", "instant (reads what lama-dice curves --json wrote)", (), _league_curve,
               exact=True, source=f"{LEAGUE_CURVE_JSON}, written by `{LEAGUE_CURVE}`"),
     Generator("exploit-table", "approximate exploitability of the heuristics and shipped agents (docs/benchmark.md), "
