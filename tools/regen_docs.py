@@ -516,7 +516,7 @@ def table_command(n: int, games: int, seed: int = 2026) -> str:
     """``ppo:Np`` against N-1 copies of lookahead (seats rotating), as the ``lama-dice evaluate`` of its JSON file."""
     seats = " ".join(["lookahead"] * (n - 1))
     return (f"python -m lama_dice evaluate --agents ppo:{n}p {seats} --games {games} --seed {seed} --workers 2 "
-            f"{NUMPY} --no-progress --json {TABLES_DIR}/ppo_{n}p.json")
+            f"--no-progress --json {TABLES_DIR}/ppo_{n}p.json")
 
 
 def _shipped_tables(_runs: list[Run]) -> str:
@@ -550,13 +550,19 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
     # the policy network distilled from the two-player search (python -m lama_dice.train.distil, docs/training.md),
     # shipped as ppo:2p because it beat the network it learned from (ppo:2p-v3, the previous ppo:2p)
     ("distilled_2p", ("ppo:2p", "ppo:2p-v3"), 100000, 3000, 1 / 2, "`ppo:2p-v3`"),
+    # and the same search over the shipped ppo:2p (the distilled network) against it, on fresh games
+    ("search_2p_distilled", ("search:ppo:2p,rollouts=128,rounds=1,z=2", "ppo:2p"), 4000, 4000, 1 / 2, "`ppo:2p`"),
 )
 
 
-def search_command(name: str, agents: Sequence[str], games: int, seed: int) -> str:
-    """The ``lama-dice evaluate`` that writes ``SEARCH_DIR/NAME.json`` (one worker, the compiled streams)."""
-    return (f"python -m lama_dice evaluate --agents {' '.join(agents)} --games {games} --seed {seed} --workers 1 "
-            f"--streams compiled --no-progress --json {SEARCH_DIR}/{name}.json")
+def search_command(name: str, agents: Sequence[str], games: int, seed: int, workers: int = 1) -> str:
+    """The ``lama-dice evaluate`` that writes ``SEARCH_DIR/NAME.json``, on the compiled streams.
+
+    The result is the same with any ``workers``: every agent is reseeded per chunk of games,
+    whichever process plays it.
+    """
+    return (f"python -m lama_dice evaluate --agents {' '.join(agents)} --games {games} --seed {seed} "
+            f"--workers {workers} --streams compiled --no-progress --json {SEARCH_DIR}/{name}.json")
 
 
 def _search_strength(_runs: list[Run]) -> str:
@@ -564,19 +570,20 @@ def _search_strength(_runs: list[Run]) -> str:
     rows = []
     for name, agents, games, seed, share, against in SEARCH_RUNS:
         f = ROOT / SEARCH_DIR / f"{name}.json"
-        cmd = f"`{search_command(name, agents, games, seed)}`"
+        meta_f = ROOT / SEARCH_DIR / f"{name}.meta.json"
+        meta = json.loads(meta_f.read_text(encoding="utf-8")) if meta_f.is_file() else {}
+        workers = int(meta.get("workers", 1))  # the --workers of the run (1 unless its meta file says)
+        cmd = f"`{search_command(name, agents, games, seed, workers)}`"
         if not f.is_file():
             rows.append([f"`{agents[0]}`", against, "-", "not measured", "-", "-", "-", cmd])
             continue
         d = json.loads(f.read_text(encoding="utf-8"))
         a = d["agents"][0]
-        meta_f = ROOT / SEARCH_DIR / f"{name}.meta.json"
-        meta = json.loads(meta_f.read_text(encoding="utf-8")) if meta_f.is_file() else {}
         res = f"{pct(a['win_rate'])} wins" + (f" (mean place {a['mean_rank']:.2f})" if len(agents) > 2 else "")
         low = a["win_rate_ci95"][0]
         rows.append([f"`{a['spec']}`", against, f"{a['games']:,}", res, pct_range(a["win_rate_ci95"]),
                      f"lower end {low:.2%} > {share:.0%}: " + ("met" if low > share else "**not met**"),
-                     meta.get("wall", "-"), f"`{search_command(name, agents, d['games'], d['seed'])}`"])
+                     meta.get("wall", "-"), f"`{search_command(name, agents, d['games'], d['seed'], workers)}`"])
     return md_table(["agent", "against", "games", "result", "95% CI", "target", "wall time (machine load)",
                      "command"], rows)
 
@@ -825,11 +832,6 @@ def lama(command: str) -> tuple[str, ...]:
     """``-m lama_dice COMMAND...``: a ``lama-dice`` command as arguments of ``sys.executable``."""
     return (*LAMA, *shlex.split(command))
 
-
-#: ``--streams numpy``: the python evaluation backend's former streams, which the figures of the blocks that
-#: pass it were measured on (too long to regenerate at once when the default became the compiled streams); a
-#: regeneration on the default streams drops it.
-NUMPY = "--streams numpy"
 LEAGUE = ("evaluate --league random always-roll threshold:0.2 points:10 optimal lookahead --games 1000 --seed 0 "
           f"--solo-values --json {LEAGUE_JSON}")
 SAMPLE = "evaluate --players 2 --agents threshold:0.2 random --games 2000 --seed 0 --no-progress"
@@ -880,7 +882,7 @@ def _inference_speed(runs: list[Run]) -> str:
                                       "torch time / NumPy time (paired median)"], fwd)
 
 
-MCTS_EVAL = f"--seed 0 --workers 2 {NUMPY} --no-progress --json -"
+MCTS_EVAL = "--seed 0 --workers 2 --no-progress --json -"
 GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("observation-table", "the observation vector's layout (docs/environments.md)", "instant", (),
               _observation_table, exact=True, source="`lama_env.observation.layout_table()`"),
@@ -923,20 +925,18 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               "the previous ppo:2p)",
               "long: ~1 h on 2 cores",
               (lama("solve --json"),
-               lama(f"evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 {NUMPY} --no-progress "
-                    "--json -"),
+               lama("evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 --no-progress --json -"),
                lama("evaluate --players 1 --agents optimal --games 20000 --seed 1 --no-progress --json -"),
-               # ppo:2p (distilled, shipped 2026-12) on the compiled streams, the default; the others stay pinned
                lama("evaluate --agents ppo:2p optimal --games 20000 --seed 2026 --workers 2 --no-progress --json -"),
                lama("evaluate --agents ppo:2p lookahead --games 20000 --seed 2026 --workers 2 --no-progress "
                     "--json -"),
-               lama(f"evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
-                    f"{NUMPY} --no-progress --json -"),
+               lama("evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
+                    "--no-progress --json -"),
                # the games that decided the swap (seed 2026 chose the search it learned from: a fresh seed)
                lama("evaluate --agents ppo:2p ppo:2p-v3 --games 100000 --seed 3000 --workers 2 --no-progress "
                     "--json -"),
-               lama(f"evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
-                    f"{NUMPY} --no-progress --json -"),
+               lama("evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
+                    "--no-progress --json -"),
                lama(f"solve --agents ppo:solo --totals {SOLO_TOTALS} --json")),
               _shipped_agents, commands_in_body=True),
     Generator("shipped-tables", f"ppo:3p, ppo:5p and ppo:6p against N-1 copies of lookahead, rendered from "
@@ -963,7 +963,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("time-to-strength", "configs/ppo_2p_fast.yaml from scratch, each checkpoint against lookahead "
               "(writes docs/time_to_strength_2p.json and its picture)", "long: ~20 min on 2 cores",
               (lama("train ppo_2p_fast --run-dir {tmp}/ppo_2p_fast --no-progress"),
-               lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 --streams numpy "
+               lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 "
                     f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
                     "against lookahead (2,000 games per checkpoint)'")),
               _time_to_strength),

@@ -1,16 +1,16 @@
 """How noisy the rollout search's choices are: many rollouts on the same positions, and what fewer would pick.
 
-    python -m tools.search_noise measure --positions 400 --rollouts 2048 --rounds 100 --out full.json
-    python -m tools.search_noise measure --positions 400 --rollouts 2048 --rounds 1 --out round.json
+    python -m tools.search_noise measure --net ppo:2p --positions 400 --rollouts 2048 --rounds 100 --out full.json
+    python -m tools.search_noise measure --net ppo:2p --positions 400 --rollouts 2048 --rounds 1 --out round.json
     python -m tools.search_noise compare full.json round.json
     python -m tools.search_noise simulate round.json
 
-``measure``: decision positions (with more than one legal action) of seeded ``ppo:2p``
-self-play games, each kept with probability 0.15; at each, every legal action is rolled out
+``measure``: decision positions (with more than one legal action) of seeded ``--net``
+(default ``ppo:2p``) self-play games, each kept with probability 0.15; at each, every legal action is rolled out
 ``--rollouts`` times by :class:`lama_dice.agents.rollout.RolloutPolicy` (``top=0``: all of them,
 on common random numbers) to the end of the game (``--rounds 100``) or of the round
 (``--rounds 1``, the value network at the cut), and each action's mean and the standard error of
-its paired difference with ``ppo:2p``'s choice are written.  ``compare``: the same positions
+its paired difference with the network's choice are written.  ``compare``: the same positions
 under two settings: the correlation of the differences and their standard errors.
 ``simulate``: taking a file's differences as the truth, what a search with ``R`` rollouts and
 threshold ``z`` would gain per decision in expectation (its estimate drawn about the truth with
@@ -31,9 +31,9 @@ from lama_dice.agents.rollout import RolloutPolicy
 from lama_env.engine import LamaGame
 
 
-def positions(count: int, seed: int = 0, keep: float = 0.15) -> list[LamaGame]:
-    """``count`` decision positions of seeded ``ppo:2p`` self-play games (each decision kept with ``keep``)."""
-    player = make_agent("ppo:2p")
+def positions(count: int, seed: int = 0, keep: float = 0.15, net: str = "ppo:2p") -> list[LamaGame]:
+    """``count`` decision positions of seeded ``net`` self-play games (each decision kept with ``keep``)."""
+    player = make_agent(net)
     rng = np.random.default_rng(seed)
     out: list[LamaGame] = []
     g = 0
@@ -53,8 +53,8 @@ def positions(count: int, seed: int = 0, keep: float = 0.15) -> list[LamaGame]:
 
 def measure(args: argparse.Namespace) -> int:
     """Every legal action's rollout mean and paired standard error at each position (the module docstring)."""
-    pos = positions(args.positions, seed=args.seed)
-    search = RolloutPolicy("ppo:2p", rollouts=args.rollouts, rounds=args.rounds, top=0, seed=123)
+    pos = positions(args.positions, seed=args.seed, net=args.net)
+    search = RolloutPolicy(args.net, rollouts=args.rollouts, rounds=args.rounds, top=0, seed=123)
     t0 = time.perf_counter()
     rows = []
     for i in range(0, len(pos), 8):
@@ -64,7 +64,8 @@ def measure(args: argparse.Namespace) -> int:
                          "vals": {int(k): [float(v[0]), float(v[1])] for k, v in vals.items()}})
     seconds = time.perf_counter() - t0
     with open(args.out, "w", encoding="utf-8") as f:
-        json.dump({"rollouts": args.rollouts, "rounds": args.rounds, "seconds": seconds, "positions": rows}, f)
+        json.dump({"net": args.net, "rollouts": args.rollouts, "rounds": args.rounds, "seconds": seconds,
+                   "positions": rows}, f)
     print(f"{len(rows)} positions, {args.rollouts} rollouts per action, rounds={args.rounds}: {seconds:.0f} s; "
           f"wrote {args.out}")
     return 0
@@ -78,6 +79,8 @@ def _diffs(row: dict) -> dict[str, tuple[float, float]]:
 def compare(args: argparse.Namespace) -> int:
     """The two files' differences on the same positions: correlation, standard errors, agreement of the switches."""
     a, b = (json.load(open(p, encoding="utf-8")) for p in (args.a, args.b))
+    if a.get("net", "ppo:2p") != b.get("net", "ppo:2p"):
+        sys.exit(f"compare: the files come from other networks ({a.get('net')} and {b.get('net')})")
     xs, ys, sa, sb = [], [], [], []
     for ra, rb in zip(a["positions"], b["positions"], strict=True):
         if ra["base"] != rb["base"]:
@@ -132,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.search_noise", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     m = sub.add_parser("measure")
+    m.add_argument("--net", default="ppo:2p", help="the network that plays the games and the rollouts")
     m.add_argument("--positions", type=int, default=400)
     m.add_argument("--rollouts", type=int, default=2048)
     m.add_argument("--rounds", type=int, default=100)
