@@ -266,7 +266,10 @@ def test_openspiel_cuts_the_round():
 
 # ------------------------------------------------------------------ Ctrl-C
 _INTERRUPTED = """
-import sys, time
+import signal, sys, time
+# a shell without job control starts background commands with SIGINT ignored, and Python keeps that:
+# give the command the handler an interactive shell's Ctrl-C finds
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from lama_dice.cli.main import main
 from lama_env.batched import compile_kernel
 compile_kernel()
