@@ -17,6 +17,7 @@ import numpy as np
 from lama_env.actions import NUM_ACTIONS
 from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError, bounded
+from lama_env.streams import uniform
 
 from .base import Policy
 from .mlp import MLP
@@ -91,8 +92,13 @@ class LearnedPolicy(Policy):
             )
 
     # --------------------------------------------------------------- acting
-    def _batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> np.ndarray:
-        """Masked logits (illegal actions at -inf) for the seats to act in ``games``."""
+    def _batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]],
+               invariant: bool = False) -> np.ndarray:
+        """Masked logits (illegal actions at -inf) for the seats to act in ``games``.
+
+        ``invariant``: a game's logits the same bits whatever games are batched with it
+        (:meth:`lama_dice.agents.mlp.MLP.invariant`; for a NumPy network, else ignored).
+        """
         from lama_env.observation import encode
 
         n = games[0].num_players
@@ -102,7 +108,8 @@ class LearnedPolicy(Policy):
         mask = np.zeros((len(games), NUM_ACTIONS), dtype=bool)
         for i, legal in enumerate(legals):
             mask[i, list(legal)] = True
-        return np.where(mask, self.logits(obs, mask), -np.inf)
+        mlp = self.mlp if invariant else None
+        return np.where(mask, mlp.invariant(obs) if mlp is not None else self.logits(obs, mask), -np.inf)
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """The network's action for the seat to act (:meth:`act_batch`; a forced move needs no forward pass)."""
@@ -114,7 +121,7 @@ class LearnedPolicy(Policy):
         """Actions for many games with one forward pass."""
         if not games:
             return []
-        return self._choose(self._batch(games, legals)).tolist()
+        return self._choose(self._batch(games, legals), games).tolist()
 
     def act_observations(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Actions for a batch of encoded observations and boolean masks, with one forward pass.
@@ -131,13 +138,25 @@ class LearnedPolicy(Policy):
                                   f"{observation_size(self.num_players)}, got {obs.shape[1]}")
         return self._choose(np.where(mask, self.logits(obs, mask), -np.inf))
 
-    def _choose(self, logits: np.ndarray) -> np.ndarray:
-        """The most likely legal action (deterministic), else a sample of the masked distribution."""
+    def _choose(self, logits: np.ndarray, games: Sequence[LamaGame] | None = None) -> np.ndarray:
+        """The most likely legal action (deterministic), else a sample of the masked distribution.
+
+        A sample draws one uniform per row: from the row's game's decision seed
+        (:meth:`~lama_dice.agents.base.Policy.decision_seed`) where ``games`` give one, else from :attr:`rng`.
+        """
         if self.deterministic:
             return logits.argmax(axis=1)
         z = logits - logits.max(axis=1, keepdims=True)
         cum = np.exp(z).cumsum(axis=1)  # masked entries: exp(-inf) = 0
-        u = self.rng.random(len(logits))[:, None] * cum[:, -1:]
+        seeds = [self.decision_seed(g) for g in games] if games is not None else []
+        if seeds and all(s is not None for s in seeds):
+            u01 = np.array([uniform(s) for s in seeds if s is not None])
+        else:
+            u01 = self.rng.random(len(logits))
+            for i, s in enumerate(seeds):
+                if s is not None:
+                    u01[i] = uniform(s)
+        u = u01[:, None] * cum[:, -1:]
         # first index whose cumulative mass passes u: always one with positive probability
         return (cum > u).argmax(axis=1)
 

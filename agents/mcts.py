@@ -149,6 +149,11 @@ class MCTSPolicy(Policy):
         if self.rollout_policy is not None:
             self.rollout_policy.seed(None if seed is None else int(self.rng.integers(2**31)))
 
+    def seed_decisions(self, salt: int | None) -> None:
+        """Set the salt of the draws keyed by the decision (a ``seed=S`` of the spec keeps its own)."""
+        if self.fixed_seed is None:
+            super().seed_decisions(salt)
+
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """Search from ``game`` and return the most visited action (a forced one at once)."""
         if len(legal) == 1:
@@ -158,13 +163,16 @@ class MCTSPolicy(Policy):
         reward = self.reward or ("win" if game.num_players > 1 else "points")
         spiel_game = _spiel_game(game.num_players, game.rules, reward)
         mcts = _require_openspiel()
+        rng = self.decision_rng(game)  # keyed by the decision where the game allows: the same in any batch
+        if rng is not self.rng and self.rollout_policy is not None:
+            self.rollout_policy.seed(int(rng.integers(2**31)))
         if self.rollout == "openspiel":
             evaluator = mcts.RandomRolloutEvaluator(
-                self.rollouts, np.random.RandomState(int(self.rng.integers(2**31))))
+                self.rollouts, np.random.RandomState(int(rng.integers(2**31))))
         else:
-            evaluator = EngineRolloutEvaluator(self.rollouts, self.rollout_policy, reward, self.rng)
+            evaluator = EngineRolloutEvaluator(self.rollouts, self.rollout_policy, reward, rng)
         bot = mcts.MCTSBot(spiel_game, self.uct, self.simulations, evaluator,
-                                 random_state=np.random.RandomState(int(self.rng.integers(2**31))))
+                                 random_state=np.random.RandomState(int(rng.integers(2**31))))
         return int(bot.step(state_from_game(game, spiel_game)))
 
 

@@ -31,8 +31,10 @@ Example, a file ``my_agent.py``::
 and ``lama-dice score python:my_agent.py:QuitAtTen`` (or ``python:my_agent:QuitAtTen``).
 Worker processes (``--workers``) rebuild the agent from its spec, so the
 module must import there too (it does, unless it depends on state built at run
-time).  Seed your randomness from ``self.rng`` (reseeded by the evaluator) so
-that the same seed gives the same result.
+time).  Take your random draws from ``self.decision_rng(game)`` (a generator keyed
+by the game and the decision in a seeded evaluation), so that the same seed gives
+the same result whatever ``--chunk-size`` and ``--workers``; ``self.rng`` (reseeded by
+the evaluator per chunk of games) gives the same result for the same seed and chunk size.
 """
 
 from __future__ import annotations
@@ -72,6 +74,13 @@ class ActAdapter(Policy):
         inner = getattr(self, "inner", None)
         if inner is not None and callable(getattr(inner, "seed", None)):
             inner.seed(seed)
+
+    def seed_decisions(self, salt: int | None) -> None:
+        """Set this adapter's decision salt and, if it has ``seed_decisions``, the wrapped object's."""
+        super().seed_decisions(salt)
+        inner = getattr(self, "inner", None)
+        if inner is not None and callable(getattr(inner, "seed_decisions", None)):
+            inner.seed_decisions(salt)
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """The wrapped object's action."""

@@ -32,8 +32,11 @@ the rollouts run in compiled code (``engine=compiled``, the default:
 records, the same NumPy networks run between its lockstep steps) on the same random numbers
 as in Python (``engine=python``: :class:`lama_env.engine.LamaGame` copies, the reference the
 compiled rollouts are tested against).  The two give the same choices and the same scores,
-but for the last bits of float32 sums that BLAS orders by the make-up of a batch (the two
-batch the rollouts differently; tests/test_search.py compares them).  The Python rollouts are
+bit for bit: the networks run through :meth:`lama_dice.agents.mlp.MLP.invariant`, which gives
+a row the same outputs in any batch (the two batch the rollouts differently;
+tests/test_search.py compares them).  The seeds of a decision's rollouts come from
+:meth:`~lama_dice.agents.base.Policy.decision_integers` (keyed by the game and the decision in
+a seeded evaluation), so the search plays the same whatever games are batched with it.  The Python rollouts are
 played instead where the compiled ones do not apply: ``playout=sample`` (a rollout's draws
 past its first 256 come from a generator seeded per move, which compiled code does not
 reproduce), a policy network that is not a NumPy MLP (an in-memory SB3 policy, an RLlib
@@ -98,7 +101,7 @@ class RolloutPolicy(SearchPolicy):
         for game in games:
             if game.num_players != self.num_players:
                 self.prior.check_compatible(game.num_players)
-        seeds = self.rng.integers(2**63, size=(len(games), self.rollouts))
+        seeds = self.decision_integers(games, 2**63, self.rollouts)
         cands = self._orders(list(games))
         score = self._compiled_scores(games, cands, seeds) if self.compiled else None
         if score is None:
@@ -176,7 +179,7 @@ class RolloutPolicy(SearchPolicy):
             self.steps_played += int(steps)
             if not rows:
                 break
-            logits = mlp(x[:rows])
+            logits = mlp.invariant(x[:rows])
             choose = True
         cut = RK.encode_cut(sims, rec, status, x, idx)
         if cut:
@@ -273,7 +276,7 @@ class RolloutPolicy(SearchPolicy):
         ask = [k for k, f in enumerate(forced) if not f]
         chosen = [legal[0] for legal in legals]
         if ask:
-            logits = self.prior._batch([sims[k] for k in ask], [legals[k] for k in ask])
+            logits = self.prior._batch([sims[k] for k in ask], [legals[k] for k in ask], invariant=True)
             if self.playout == "greedy":
                 picks = logits.argmax(axis=1)
             else:

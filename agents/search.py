@@ -31,7 +31,11 @@ from the player to act there.  The tree is expanded a level of decisions at a ti
 forward pass of the policy network per level, and all its leaves are valued with one forward
 pass of the value network; :meth:`SearchPolicy.act_batch` (what ``evaluate`` calls for the
 games it plays in lockstep) grows the trees of all its games together, so that those passes
-are shared.  Given its seed the agent is deterministic.
+are shared.  Given its seed the agent is deterministic, and in a seeded evaluation it decides
+alike whatever games are batched with it: each game's deals are drawn from
+:meth:`~lama_dice.agents.base.Policy.decision_integers` (keyed by the game and the decision),
+and the networks run through :meth:`lama_dice.agents.mlp.MLP.invariant` (a row's outputs the
+same bits in any batch).
 """
 
 from __future__ import annotations
@@ -143,6 +147,11 @@ class SearchPolicy(Policy):
         """Reseed the deals drawn (a ``seed=S`` of the spec wins over ``seed``)."""
         super().seed(self.fixed_seed if self.fixed_seed is not None else seed)
 
+    def seed_decisions(self, salt: int | None) -> None:
+        """Set the salt of the draws keyed by the decision (a ``seed=S`` of the spec keeps its own)."""
+        if self.fixed_seed is None:
+            super().seed_decisions(salt)
+
     # ------------------------------------------------------------------ acting
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """Search from ``game`` and return the best choice for the player to act (a forced one at once)."""
@@ -167,7 +176,7 @@ class SearchPolicy(Policy):
         for game in games:
             if game.num_players != self.num_players:
                 self.prior.check_compatible(game.num_players)
-        deal_seeds = self.rng.integers(2**63, size=(len(games), self.deals))
+        deal_seeds = self.decision_integers(games, 2**63, self.deals)
         scratch = np.random.default_rng(0)  # the copies' own stream: never drawn from (the dice are given)
         leaves: list[LamaGame] = []
         roots: list[_Node] = []
@@ -200,7 +209,7 @@ class SearchPolicy(Policy):
     def _orders(self, games: list[LamaGame]) -> list[list[int]]:
         """Each game's legal actions, most likely first under the prior, cut to :attr:`top`."""
         legals = [g.legal_actions() for g in games]
-        logits = self.prior._batch(games, legals)
+        logits = self.prior._batch(games, legals, invariant=True)
         out = []
         for z, legal in zip(logits, legals, strict=True):
             order = sorted(legal, key=lambda a: -z[a])

@@ -125,8 +125,12 @@ class ValueNet:
         self._seat = (rot[:, None] + rot[None, :]) % n
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
-        """The network's ``[B, N]`` outputs for ``[B, O]`` observations (:class:`lama_dice.agents.mlp.MLP`)."""
-        return self.mlp(np.ascontiguousarray(obs, dtype=np.float32))
+        """The network's ``[B, N]`` outputs for ``[B, O]`` observations (:meth:`lama_dice.agents.mlp.MLP.invariant`).
+
+        Each row's outputs are the same bits whatever rows are batched with it, so that a search
+        values a position alike in any batch.
+        """
+        return self.mlp.invariant(np.ascontiguousarray(obs, dtype=np.float32))
 
     def win_probabilities(self, obs: np.ndarray) -> np.ndarray:
         """``[B, N]`` chances to win of ``[B, O]`` observations, in their seat order (the observing seat first)."""

@@ -39,10 +39,12 @@ How games are played
   either backend, with any ``chunk_size`` and any ``workers``: the compiled
   engine's game ``i`` (``LamaGame(seed=seed, game_id=i)``, its deals, dice
   and a ``random`` seat's draws).  So native agents give one result on both
-  backends, and any agent whose choices depend only on the game gives one
-  result whatever ``chunk_size`` and ``workers``; an agent that draws from its
-  own generator (reseeded per chunk: ``mcts:N``, a sampling network) still
-  depends on ``chunk_size``.  ``streams="numpy"`` is the scalar backend's
+  backends, and every shipped agent gives one result whatever ``chunk_size``
+  and ``workers``: the ones that draw randomness of their own (``mcts:N``,
+  ``search:``, a sampling network) take it from
+  :meth:`~lama_dice.agents.base.Policy.decision_rng`, keyed by the game and the
+  decision (a policy of your own that draws from its ``rng`` instead depends on
+  ``chunk_size``).  ``streams="numpy"`` is the scalar backend's
   former streams (drawn per chunk, so the result depends on ``chunk_size``),
   kept to reproduce the figures measured on them.  Policies must choose actions
   from the game, the legal actions and their own seeded randomness only.

@@ -8,14 +8,19 @@
   draws its deals and dice from the compiled engine's streams of ``(seed, i)``
   (``LamaGame(seed=seed, game_id=i)``) and a ``random`` seat from that game's
   policy stream, so game ``i`` is game ``i`` of the fast backend: native
-  agents give the fast backend's result exactly, and every agent that draws
-  no randomness of its own gives one result whatever ``chunk_size`` and
-  ``workers``.  With ``streams="numpy"`` (the former default, which the
+  agents give the fast backend's result exactly, and every agent gives one
+  result whatever ``chunk_size`` and ``workers`` (see below for the agents
+  that draw randomness of their own).  With ``streams="numpy"`` (the former default, which the
   figures measured before it changed were made on, kept to reproduce them) chunk ``c`` draws them from
   ``SeedSequence(seed, spawn_key=(0, c))``, so the result depends on ``seed``
   and ``chunk_size`` but not on ``workers``.  Either way every policy is reseeded from
-  ``SeedSequence(seed, spawn_key=(1, c))`` before chunk ``c`` (an agent that
-  draws from its own generator, such as ``mcts:N``, still depends on ``chunk_size``).
+  ``SeedSequence(seed, spawn_key=(1, c))`` before chunk ``c``.  On the compiled streams
+  each policy also gets one salt for the run (``SeedSequence(seed, spawn_key=(4,))``,
+  :meth:`~lama_dice.agents.base.Policy.seed_decisions`): the agents that draw randomness of
+  their own (``mcts:N``, ``search:``, a sampling network) take it from
+  :meth:`~lama_dice.agents.base.Policy.decision_rng`, keyed by the game and the decision, so
+  they too give one result whatever ``chunk_size`` and ``workers``.  A policy that draws
+  from its ``rng`` instead depends on ``chunk_size`` (not on ``workers``).
 * **Workers.**  ``workers > 1`` plays chunks in that many processes; spec
   strings are rebuilt in each worker, policy objects are pickled to it.
 * **Records.**  The games listed in ``record`` are recorded by the engine and
@@ -43,8 +48,8 @@ __all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_STREAMS", "STREAMS", "ScalarBackend"]
 DEFAULT_CHUNK_SIZE = 128
 
 # SeedSequence spawn keys of the chunks' random streams (2: the saved sample, see .saving;
-# 3: league lineups, see .seating).
-_KEY_GAMES, _KEY_POLICIES = 0, 1
+# 3: league lineups, see .seating; 4: the policies' decision salts, one per run).
+_KEY_GAMES, _KEY_POLICIES, _KEY_SALTS = 0, 1, 4
 
 #: The random streams the scalar backend's games can draw from (see the module docstring).
 STREAMS = ("numpy", "compiled")
@@ -144,21 +149,31 @@ def _run_tasks(agents: Sequence[str | Policy], policies: list[Policy], tasks: li
         yield from pool.imap(_worker_chunk, tasks)
 
 
-def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int) -> None:
-    states = np.random.SeedSequence(seed, spawn_key=(_KEY_POLICIES, chunk)).generate_state(
-        max(1, len(policies)), dtype=np.uint64)
+def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int, streams: str = DEFAULT_STREAMS) -> None:
+    """Reseed every policy for chunk ``chunk``: its generator per chunk; on the compiled streams, one salt per run.
+
+    The salt (:meth:`~lama_dice.agents.base.Policy.seed_decisions`) keys the draws a policy takes
+    from :meth:`~lama_dice.agents.base.Policy.decision_rng`: the same for every chunk, so that those
+    draws depend on the game and the decision only.
+    """
+    k = max(1, len(policies))  # one entry even with no policy
+    states = np.random.SeedSequence(seed, spawn_key=(_KEY_POLICIES, chunk)).generate_state(k, dtype=np.uint64)
+    salts = (np.random.SeedSequence(seed, spawn_key=(_KEY_SALTS,)).generate_state(k, dtype=np.uint64)
+             if streams == "compiled" else None)
     seen: set[int] = set()
-    for pol, s in zip(policies, states, strict=False):  # states has one entry even with no policy
+    for i, (pol, s) in enumerate(zip(policies, states, strict=False)):
         if id(pol) not in seen:
             seen.add(id(pol))
             pol.seed(int(s))
+            if salts is not None:
+                pol.seed_decisions(int(salts[i]))
 
 
 def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig, seed: int,
                 chunk: int, start: int, seating: np.ndarray, record: frozenset[int],
                 streams: str = DEFAULT_STREAMS) -> _ChunkResult:
     """Play games ``start .. start+len(seating)-1`` (chunk ``chunk``) in lockstep."""
-    _seed_policies(policies, seed, chunk)
+    _seed_policies(policies, seed, chunk, streams)
     n = num_players
     b = len(seating)
     if streams == "compiled":

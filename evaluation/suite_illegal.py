@@ -83,6 +83,9 @@ class _Watch(Policy):
             self.games.new_chunk()
         inner.seed(seed)
 
+    def seed_decisions(self, salt: int | None) -> None:
+        self.inner.seed_decisions(salt)
+
     def act_batch(self, games: Sequence[Any], legals: Sequence[Sequence[int]]) -> list[int]:
         index = self.games.lookup(self.agent, games)
         acts = self.inner.act_batch(games, legals)

@@ -62,7 +62,7 @@ from .rules import (
     win_rewards,
 )
 from .rules import winners as _winners
-from .streams import Streams
+from .streams import Streams, decision_key
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
     FULL_ROW,
@@ -561,6 +561,22 @@ class LamaGame:
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
         order = A.sample_order(self._legal)
         return order[rng.draw_policy(len(order))]
+
+    def decision_seed(self, salt: int) -> int | None:
+        """A 64-bit seed for an agent's own draws at this decision, or None off the compiled engine's streams.
+
+        For a game given a ``game_id`` (:attr:`on_compiled_streams`) the seed is a hash of the
+        game's stream states, its :attr:`version` and ``salt`` (the agent's; see
+        :meth:`lama_dice.agents.base.Policy.decision_rng`): the same at the same point of the same
+        game, whatever other games are played beside it, in which order, chunk or process.  It
+        draws nothing from the game's streams, so the game and its other seats are unchanged.
+        A game on a NumPy generator has no such identity (None: the agent draws from its own
+        generator).
+        """
+        rng = self._rng
+        if type(rng) is not Streams:
+            return None
+        return decision_key(rng.es, rng.ps, self._version, salt)
 
     def action_mask(self) -> np.ndarray:
         """int8 mask over :data:`~lama_env.actions.NUM_ACTIONS`."""

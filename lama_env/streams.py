@@ -20,7 +20,7 @@ import numpy as np
 
 from .errors import clip
 
-__all__ = ["Streams", "base_seed", "below", "mix", "seed_mix", "start_streams"]
+__all__ = ["Streams", "base_seed", "below", "decision_key", "mix", "seed_mix", "start_streams", "uniform"]
 
 
 def base_seed(seed: Any, error: type[Exception] = ValueError) -> int:
@@ -56,6 +56,24 @@ def start_streams(seed_mixed: int, game_id: int) -> tuple[int, int]:
     """``(es, ps)``: game ``game_id``'s deal-and-dice stream and its policies' stream."""
     e = mix(seed_mixed ^ mix(((game_id & MASK64) * GOLDEN + GOLDEN) & MASK64))
     return e, mix(e ^ POLICY_SALT)
+
+
+def decision_key(es: int, ps: int, version: int, salt: int) -> int:
+    """A 64-bit key of one decision: a hash of a game's two stream states, its version and an agent's ``salt``.
+
+    What :meth:`lama_env.engine.LamaGame.decision_seed` returns: the states and the version
+    are the game's own (the same in every copy and at the same point of every replay of the
+    game), so an agent that draws from it makes the same draws whatever other games it is
+    batched with; the version grows with every change of the state, so no two decisions of
+    a game share a key.
+    """
+    z = mix(((version & MASK64) * GOLDEN + (salt & MASK64)) & MASK64)
+    return mix(es ^ mix(ps ^ z))
+
+
+def uniform(key: int) -> float:
+    """A uniform float in ``[0, 1)`` (53 bits) from a 64-bit ``key`` (its splitmix64 hash)."""
+    return (mix((key + GOLDEN) & MASK64) >> 11) * 2.0**-53
 
 
 def below(state: int, k: int) -> tuple[int, int]:

@@ -346,3 +346,81 @@ def test_the_cli_streams_choices_are_the_evaluations():
     from lama_dice.evaluation.scalar import DEFAULT_STREAMS, STREAMS
 
     assert set(STREAM_CHOICES) == set(STREAMS) and STREAM_CHOICES[0] == DEFAULT_STREAMS
+
+
+# ----------------------------------------------------------------- agents with randomness of their own
+RANDOM_DRAWING_POLICY = '''
+from lama_dice.agents.base import Policy
+
+
+class DecisionCoin(Policy):
+    """Draws every choice from decision_rng(game): one result whatever the chunk size."""
+
+    def act(self, game, legal):
+        return legal[int(self.decision_rng(game).integers(len(legal)))]
+'''
+
+
+def _sampling_net():
+    from lama_dice.agents.registry import make_agent
+
+    net = make_agent("ppo:2p")
+    net.deterministic = False  # samples its masked distribution
+    return net
+
+
+@pytest.mark.parametrize("first", ["sampling-net", "search:ppo:2p,deals=2", "search:ppo:2p,rollouts=3,top=2",
+                                   "python:coin.py:DecisionCoin", "mcts:4"])
+def test_an_agent_drawing_randomness_gives_one_result_whatever_the_chunk_size_and_the_workers(first, tmp_path,
+                                                                                                monkeypatch):
+    """mcts, the searches, a sampling network and a python: agent draw from decision_rng: chunks change nothing."""
+    if first.startswith("mcts"):
+        pytest.importorskip("pyspiel", reason="OpenSpiel is not installed (the openspiel extra)")
+    (tmp_path / "coin.py").write_text(RANDOM_DRAWING_POLICY, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    agent = _sampling_net() if first == "sampling-net" else first
+    games = 6 if first.startswith(("search", "mcts")) else 40
+    runs = [evaluate([agent, "threshold:0.2"], games=games, seed=3, chunk_size=c, workers=w)
+            for c, w in ((128, 1), (1, 1), (4, 2))]
+    first_run = _report(runs[0])
+    for r in runs[1:]:
+        assert _report(r) == first_run
+    # the draws matter: another salt for the agent (another seed of its own) plays other games
+    if first == "sampling-net":
+        other = _sampling_net()
+        other.decision_salt = 12345
+
+        class Salted(type(other)):  # keeps its salt when the evaluator sets one
+            def seed_decisions(self, salt):
+                pass
+
+        other.__class__ = Salted
+        assert _report(evaluate([other, "threshold:0.2"], games=games, seed=3))[1] != first_run[1]
+
+
+def test_decision_seed_is_the_games_and_the_decisions_only():
+    g = LamaGame(2, seed=4, game_id=9)
+    same = LamaGame(2, seed=4, game_id=9)
+    assert g.decision_seed(1) == same.decision_seed(1) == g.clone().decision_seed(1)
+    assert pickle.loads(pickle.dumps(g)).decision_seed(1) == g.decision_seed(1)
+    assert g.decision_seed(1) != g.decision_seed(2)  # the salt: one agent's draws are not another's
+    assert g.decision_seed(1) != LamaGame(2, seed=4, game_id=10).decision_seed(1)
+    before = g.decision_seed(1)
+    g.step(g.legal_actions()[0])
+    assert g.decision_seed(1) != before  # every decision its own key
+    assert LamaGame(2, seed=4).decision_seed(1) is None  # a NumPy generator: no identity
+    # the policy side: seeded -> keyed by the game; unseeded or off the streams -> its own rng
+    pol = RandomPolicy()
+    assert pol.decision_seed(g) is None and pol.decision_rng(g) is pol.rng
+    pol.seed(5)
+    assert pol.decision_seed(g) == g.decision_seed(5)
+    a, b = pol.decision_rng(g).integers(2**62), pol.decision_rng(g).integers(2**62)
+    assert a == b  # the same decision, the same draws
+    pol.seed_decisions(None)
+    assert pol.decision_rng(g) is pol.rng
+    numpy_game = LamaGame(2, seed=4)
+    pol.seed(5)
+    assert pol.decision_rng(numpy_game) is pol.rng
+    rows = pol.decision_integers([g, numpy_game, g], 100, 3)
+    assert rows.shape == (3, 3) and rows[0].tolist() == rows[2].tolist()

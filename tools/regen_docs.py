@@ -589,10 +589,13 @@ def _search_strength(_runs: list[Run]) -> str:
 
 
 def _bench(runs: list[Run]) -> str:
+    """The full ``lama-dice bench`` report, less its first_use section (the first-use block shows that one)."""
     from lama_dice.bench.report import markdown
 
     r = runs[0]
-    return markdown(last_json(r.stdout, r.shown))
+    rep = last_json(r.stdout, r.shown)
+    rep["sections"].pop("first_use", None)
+    return markdown(rep)
 
 
 def _first_use(runs: list[Run]) -> str:
