@@ -319,8 +319,44 @@ def log_deal(gs, r, log, g):
 @_inline
 def begin_round(gs, r, start_player):
     """Deal a round that ``start_player`` starts (log it with :func:`log_deal`)."""
-    gs.start = start_player
     _deal(gs, r)
+    open_round(gs, r, start_player)
+
+
+@_inline
+def deal_hands(gs, r, hands):
+    """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet).
+
+    What :func:`_deal` does with the cards drawn from the stream, for a deal that comes from
+    elsewhere (injected, drawn from a NumPy generator, or dealt card by card at explicit chance
+    nodes, each card then added by :func:`deal_card`).  The stream is not drawn from.
+    """
+    none = hands[0, 0] < 0
+    for p in range(r.n):
+        gs.quit[p] = 0
+        for f in range(7):
+            gs.disp[p, f] = 0
+        for k in range(6):
+            if none:
+                gs.hands[p, k] = 0
+            else:
+                c = hands[p, k]
+                gs.disp[p, c] += 1
+                gs.hands[p, k] = c
+
+
+@_inline
+def deal_card(gs, card, f):
+    """The ``card``-th card of a deal dealt card by card (six to each seat in seat order) shows face ``f``."""
+    p = card // 6
+    gs.disp[p, f] += 1
+    gs.hands[p, card - 6 * p] = f
+
+
+@_inline
+def open_round(gs, r, start_player):
+    """Everything a new round sets but its deal: ``start_player`` starts, the full row, nobody quit, no turn."""
+    gs.start = start_player
     gs.row = 127
     gs.active = r.n
     gs.cur = start_player

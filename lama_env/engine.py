@@ -1,12 +1,22 @@
 """The rules engine: one game of *Don't L.L.A.M.A. Dice* as ``docs/RULES.md`` specifies it.
 
-Pure Python/NumPy (no gym, torch or I/O).  A :class:`LamaGame` is a state
-machine driven by integer actions from :mod:`lama_env.actions`::
+A :class:`LamaGame` is a state machine driven by integer actions from :mod:`lama_env.actions`::
 
     game = LamaGame(num_players=2, seed=7)
     while not game.game_over:
         game.step(random.choice(game.legal_actions()))
     print(game.totals, game.winners)
+
+**One game state, one step.** The game's state is the compiled engine's record of it (one
+``lama_env._kernel.STATE_DTYPE`` record: what :func:`lama_env.batched.play_batch` and
+:class:`lama_env.vector.VectorGame` keep per game), and every action goes through the compiled
+engine's own step (``lama_env._kernel.transition_roll``, driven by ``lama_env._game``), its one
+legality function and its deal: a :class:`LamaGame` is a Python view over that record, keeping
+beside it only what a record does not hold (the turn log, the finished rounds' results, a pending
+chance event, a NumPy generator's draws).  So ``LamaGame(seed=s, game_id=g)`` and game ``g`` of
+the compiled engines are not two implementations kept in step but one.  The pure functions of
+:mod:`lama_env.transitions` are the rules' independent reference (the tests replay every engine
+against them) and the enumerations of the solvers.
 
 Every state is a decision, a chance node (``chance="explicit"``) or the end of
 the game: rounds flow on, the step that ends a round deals the next one (the
@@ -14,7 +24,8 @@ ended round: :attr:`LamaGame.last_round`).  ``LamaGame(rounds="manual")`` is
 the compatibility path: the game stops at :attr:`Phase.ROUND_OVER` until
 :meth:`LamaGame.next_round` deals.
 
-Dice and deals are drawn from a seeded :class:`numpy.random.Generator`, or
+Dice and deals are drawn from the compiled engine's streams (``game_id``, or a
+:class:`~lama_env.streams.Streams`), from a seeded :class:`numpy.random.Generator`, or
 injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance,
 ``next_round(hands=...)`` in the manual mode) for tests and replay.  The state is exposed
 read-only through properties; :meth:`LamaGame.copy` is cheap.
@@ -25,20 +36,15 @@ at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outc
 :meth:`~LamaGame.apply_chance`, :meth:`~LamaGame.sample_chance`); :meth:`~LamaGame.clone`,
 :meth:`~LamaGame.serialize` / :meth:`LamaGame.deserialize`, pickling and
 :meth:`~LamaGame.returns` work in both modes.  :meth:`~LamaGame.to_state` and
-:meth:`LamaGame.from_state` convert a game to and from the compiled engine's one-game record
-(:mod:`lama_env._kernel`), which the kernel's step continues as this game would.
-
-What each action does (a roll, a discard, a take, a quit, the end of a round)
-is worked out by the pure functions of :mod:`lama_env.transitions`; this
-module strings them together and keeps the books (phases, whose turn, the
-turn log, per-round results and statistics, the random stream).
+:meth:`LamaGame.from_state` hand the record out and take one in.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
-from operator import add
+from operator import add, sub
 from typing import Any
 
 import numpy as np
@@ -57,7 +63,6 @@ from .rules import (
     RulesConfig,
     check_num_players,
     game_over,
-    return_chip,
     score_display,
     win_rewards,
 )
@@ -71,17 +76,9 @@ from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, 
     ROLL_TAKE,
     ROLL_TRIPLE_LLAMA,
     ROUND_ENDINGS,
-    apply_discard,
-    apply_quit,
-    apply_roll,
-    apply_take,
-    cut_round,
     deal_outcomes,
-    deal_seat,
     match_limits,
-    next_player,
     resolve_roll,
-    score_round,
 )
 from .transitions import chance_outcomes as roll_outcomes
 
@@ -164,8 +161,94 @@ class GameSetupError(LamaDiceError, ValueError):
     """A bad argument to :class:`LamaGame` (player count, start points, start player)."""
 
 
+
+
+# ---------------------------------------------------------------------------- the compiled engine, loaded on first use
+# (import lama_env loads no Numba; the first game does, from its on-disk cache.)
+_G: Any = None  #: lama_env._game
+_step: Any = None  #: lama_env._game.step
+K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
+K_TURN, K_DISCARD = 0, 1  #: the record's phases (lama_env._kernel.TURN, DISCARD)
+_K_GAME_OVER = 2  #: the compiled step's code of a game's end (lama_env._kernel.GAME_OVER)
+_RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
+_NO_DEAL = np.full((1, HAND_SIZE), -1, np.int64)  #: _game.begin: no card dealt yet (explicit chance)
+_STREAM_DEAL = np.zeros((0, HAND_SIZE), np.int64)  #: _game.begin: deal from the record's stream
+_LOCK = threading.Lock()
+#: _game.step's round-end output: how it ended, who went out, per seat the points, quits, triple llamas, totals.
+_OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_SIZE = 0, 1, 2, 8, 14, 20, 26
+#: _game.view's scalars between the per-seat blocks (see lama_env._game.view).
+VIEW_SCALARS = 17
+#: The "no decision" column of the observation's decision block (a round or the game is over).
+_DECISION_NONE = 3
+#: What to_state writes neutral (the kernel's scratch and log fields).
+_SCRATCH = ("deck", "cnt", "logpos", "done_len", "l_player", "l_phase", "l_action", "l_out", "l_detail",
+            "l_ended", "l_wo")
+_NUM_ACTIONS = A.NUM_ACTIONS
+_BUST_END = ROUND_ENDINGS[2]
+#: The record's phases as the engine's (TURN, DISCARD, TAKE).
+_PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
+#: A llama row bit set -> the row as a tuple of 0/1 per face.
+_ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
+_RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
+# scratch of the compiled calls that list (legal actions, the view): read at once, under the GIL
+_LEGAL_BUF = np.zeros(A.NUM_ACTIONS, np.int64)
+_VIEW_BUF = np.zeros(MAX_PLAYERS * 15 + VIEW_SCALARS, np.int64)
+
+
+def _load() -> None:
+    """Import the compiled engine (Numba) once."""
+    global _G, _step, K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER, _RANDOM_AGENT
+    with _LOCK:
+        if _G is not None:
+            return
+        from . import _game
+        from . import _kernel as K
+
+        assert _game.OUT_SIZE == _OUT_SIZE and _game.VIEW_SCALARS == VIEW_SCALARS
+        K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER = K.STATE_DTYPE, K.TURN, K.DISCARD, K.GAME_OVER
+        _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
+                                       np.zeros((1, 128, 7), np.int64))
+        _step = _game.step
+        _G = _game
+
+
+def _new_record() -> np.ndarray:
+    """A zeroed one-game state (a one-element array of ``lama_env._kernel.STATE_DTYPE``)."""
+    if _G is None:
+        _load()
+    s = np.zeros(1, K_STATE_DTYPE)
+    s["pend"] = -1
+    return s
+
+
+def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
+    """The compiled engine's rules record for ``n`` players under ``rules``, with the observation's tables (cached)."""
+    key = (n, rules)
+    rr = _RULES.get(key)
+    if rr is None:
+        if _G is None:
+            _load()
+        from .vector import encoder_rules
+
+        rr = _RULES[key] = encoder_rules(n, rules).reshape(1)
+    return rr
+
+
+def _as_action(action: Any) -> int | None:
+    """An action as an int (a NumPy integer, or a number equal to one), else None (no action)."""
+    if isinstance(action, (int, np.integer)):
+        return int(action)
+    if isinstance(action, str):
+        return None
+    try:
+        a = int(action)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return a if a == action else None
+
+
 class LamaGame:
-    """One game for ``num_players`` players (1 = the solo variant).
+    """One game for ``num_players`` players (1 = the solo variant): a view over the compiled engine's record.
 
     Args:
         num_players: 1..6.
@@ -192,45 +275,45 @@ class LamaGame:
             random stream or, with explicit chance, as the next chance node; the ended round
             is :attr:`last_round`) or ``"manual"`` (the compatibility path: the game stops at
             :attr:`Phase.ROUND_OVER` until :meth:`next_round`).
+
+    The state is one record of ``lama_env._kernel.STATE_DTYPE`` (what the batched engine and
+    the vector game keep per game), changed only by the compiled engine's own step
+    (``lama_env._game``); the game keeps beside it only what a record does not hold: the turn
+    log, the finished rounds' results, a pending chance event, and a NumPy generator's
+    block of draws.  Its properties read the record (once per :attr:`version`).
     """
 
     __slots__ = (
-        "_active",
         "_buf",
         "_buf_state",
         "_bufpos",
-        "_busted",
-        "_carried",
+        "_carried_rounds",
         "_chance",
         "_current",
-        "_dice",
-        "_dice_faces",
+        "_deal_next",
         "_discarded",
-        "_displays",
-        "_ended_by",
+        "_end",
         "_explicit",
         "_flow",
-        "_hands",
+        "_hands_known",
         "_legal",
+        "_legal_v",
         "_n",
+        "_out",
         "_pending",
         "_phase",
-        "_quit",
         "_record",
         "_results",
         "_rng",
-        "_round",
-        "_round_points",
         "_rounds",
-        "_row",
+        "_rr",
         "_rules",
-        "_start",
+        "_s",
         "_start_points",
-        "_totals",
-        "_triples",
-        "_turns_in_round",
+        "_triples0",
         "_version",
-        "_went_out",
+        "_view",
+        "_view_v",
     )
 
     def __init__(
@@ -259,97 +342,116 @@ class LamaGame:
         self._n = n = check_num_players(num_players, GameSetupError)
         self._rules = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None \
             else RulesConfig.from_dict(rules)
-        self._rng: np.random.Generator | Streams
+        own: Streams | None = None
+        self._rng: np.random.Generator | Streams | None
         if game_id is None:
             self._rng = rng if rng is not None else np.random.default_rng(seed)
         elif rng is not None:
             raise GameSetupError("give rng or game_id, not both (game_id draws from the compiled engine's streams)")
         else:
-            self._rng = Streams.of_game(seed, game_id, GameSetupError)
-        self._buf: list[float] = []
-        self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
-        self._bufpos = 0
+            own = Streams.of_game(seed, game_id, GameSetupError)
+            self._rng = None  # the record's own streams
         self._explicit = _is_explicit(chance)
-        self._chance: tuple[int, ...] | str | None = None
-        self._dice_faces = self._rules.dice_index
+        self._flow = _is_flow(rounds)
         if start_points is None:
-            self._totals = [0] * n
+            totals = [0] * n
         else:
             if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
                     or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
                                for t in start_points)):
                 raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
-            self._totals = [int(t) for t in start_points]
-        self._start_points = list(self._totals)
+            totals = [int(t) for t in start_points]
         if type(start_player) is not int and (
                 isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
         if not 0 <= start_player < n:
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+        self._start_points = list(totals)
+        self._rr = _rules_record(n, self._rules)
+        self._s = s = _new_record()
+        s["tot"][0, :n] = totals
+        streams = own if own is not None else self._rng if type(self._rng) is Streams else None
+        if streams is not None:
+            s["es"], s["ps"] = streams.es, streams.ps
+        self._out = np.zeros(_OUT_SIZE, np.int64)
+        self._buf: list[float] = []
+        self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
+        self._bufpos = 0
+        self._chance: tuple[int, ...] | str | None = None
         self._record = record
-        self._flow = _is_flow(rounds)
         self._rounds: list[dict] = []
         self._results: list[dict] = []
         self._pending: dict | None = None
-        self._carried: dict[str, Any] | None = None  # statistics carried in from a state record (from_state)
-        self._round = -1
+        self._carried_rounds = 0  # rounds a state record carried in (from_state)
         self._version = 0
-        self._start = int(start_player)
-        self._begin_round(self._start, hands)
+        self._view_v = self._legal_v = -1
+        self._view: list[int] = []
+        self._legal: tuple[int, ...] = ()
+        self._triples0 = [0] * n
+        self._hands_known = True
+        self._end: dict | None = None
+        self._set_modes()
+        self._begin(int(start_player), 0, hands)
+
+    def _set_modes(self) -> None:
+        """Whether the compiled step deals the next round itself (rounds flow, sampled, on the record's streams)."""
+        self._deal_next = self._flow and not self._explicit and type(self._rng) is not np.random.Generator
 
     # ------------------------------------------------------------------ rounds
-    def _begin_round(self, start_player: int, hands: Sequence[Sequence[Any]] | None) -> None:
+    def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None) -> None:
+        """Open round ``nround``, which ``start_player`` starts: dealt from the stream, as given, or card by card."""
         n = self._n
-        hand_faces: list[list[int]] | None
+        faces: list[list[int]] | None = None
         if hands is None and self._explicit:
-            hand_faces = None  # dealt card by card through apply_chance
-        elif hands is None and type(self._rng) is Streams:
-            hand_faces = _stream_deal(self._rng, n)
+            arr = _NO_DEAL  # dealt card by card through apply_chance
+        elif hands is None and type(self._rng) is np.random.Generator:
+            faces = self._numpy_deal()
+            arr = np.array(faces, np.int64)
         elif hands is None:
-            k = n * HAND_SIZE
-            pos = self._bufpos
-            buf = self._buf
-            if pos + k > len(buf):
-                buf = self._refill()
-                pos = 0
-            self._bufpos = pos + k
-            deck = _DECK_LIST[:]
-            left = len(deck)
-            for i in range(k):  # partial Fisher-Yates: the first k cards are a uniform deal
-                j = i + int(buf[pos + i] * (left - i))
-                deck[i], deck[j] = deck[j], deck[i]
-            hand_faces = [deck[i:i + HAND_SIZE] for i in range(0, k, HAND_SIZE)]
+            arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
         else:
-            hand_faces = check_hands(hands, n)
-        self._round += 1
-        self._start = start_player
-        # each display: its hand's cards counted by face (none yet before an explicit deal)
-        self._displays = [tuple(map(hand.count, _FACE_RANGE)) for hand in hand_faces] if hand_faces is not None \
-            else [_EMPTY_DISPLAY] * n
-        self._row = FULL_ROW
-        self._quit = [False] * n
-        self._active = n
-        self._discarded: list[int] = []  # the discard actions of this round
-        self._current = start_player
+            faces = check_hands(hands, n)
+            arr = np.array(faces, np.int64)
+        _G.begin(self._s, self._rr, start_player, nround, arr)
+        self._opened(start_player, arr is _NO_DEAL, faces)
+
+    def _opened(self, start_player: int, explicit_deal: bool, faces: list[list[int]] | None) -> None:
+        """The books of a round just opened (by :meth:`_begin` or the compiled step's own deal)."""
         self._phase = _TURN
-        self._dice: tuple[int, ...] | None = None
-        self._legal: tuple[int, ...] = _TURN_ACTIONS
-        self._round_points: list[int] | None = None
-        self._ended_by: str | None = None
-        self._went_out: int | None = None
-        self._busted: int | None = None
-        self._triples = [0] * n
-        self._turns_in_round = 0
-        self._hands: Sequence[Sequence[int]] | None = hand_faces  # the round's deal (fresh lists, never changed)
-        if hand_faces is None:
+        self._current = start_player
+        self._view_v = self._legal_v = -1  # the record changed under the same version (a step's own deal)
+        n = self._n
+        k = 10 * n + VIEW_SCALARS + 4 * n
+        self._triples0 = self._v()[k:k + n]  # the game's triple llamas before this round
+        self._discarded: list[int] = []  # the discard actions of this round
+        self._end = None
+        self._hands_known = True
+        if explicit_deal:
             self._chance = ()  # the deal's chance node: no card dealt yet
-            self._legal = ()
-        elif self._record:
-            self._rounds.append({
-                "start_player": start_player,
-                "hands": [[FACES[f] for f in h] for h in hand_faces],
-                "turns": [],
-            })
+            return
+        if type(self._rng) is Streams:
+            self._sync()
+        if self._record:
+            if faces is None:
+                faces = self._s["hands"][0, :self._n].tolist()
+            self._rounds.append({"start_player": start_player, "hands": [[FACES[f] for f in h] for h in faces],
+                                 "turns": []})
+
+    def _numpy_deal(self) -> list[list[int]]:
+        """A deal from the NumPy generator's block: a partial Fisher-Yates shuffle, one uniform float a card."""
+        k = self._n * HAND_SIZE
+        pos = self._bufpos
+        buf = self._buf
+        if pos + k > len(buf):
+            buf = self._refill()
+            pos = 0
+        self._bufpos = pos + k
+        deck = _DECK_LIST[:]
+        left = len(deck)
+        for i in range(k):  # partial Fisher-Yates: the first k cards are a uniform deal
+            j = i + int(buf[pos + i] * (left - i))
+            deck[i], deck[j] = deck[j], deck[i]
+        return [deck[i:i + HAND_SIZE] for i in range(0, k, HAND_SIZE)]
 
     def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
         """Deal the next round (after :attr:`Phase.ROUND_OVER`, ``rounds="manual"`` only); the start player rotates.
@@ -363,25 +465,38 @@ class LamaGame:
             raise IllegalActionError("the round is still in progress" + (
                 " (rounds='flow': the next round is dealt by the step that ends a round; "
                 "next_round() is for rounds='manual')" if self._flow else ""))
-        self._begin_round((self._start + 1) % self._n, hands)
+        self._begin((self.start_player + 1) % self._n, self.round_index + 1, hands)
         self._version += 1
 
-    def _end_round(self, ended_by: str, went_out: int | None = None) -> None:
-        pts, totals, over = score_round(self._displays, self._totals, went_out, self._rules)
-        self._totals = totals
-        self._round_points = pts
-        self._ended_by = ended_by
-        self._went_out = went_out
-        self._dice = None
-        self._legal = ()
-        self._phase = _GAME_OVER if over else _ROUND_OVER
+    def _round_ended(self, code: int, player: int) -> None:
+        """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
+        n = self._n
+        out = self._out.tolist()
+        ended_by = ROUND_ENDINGS[out[_OUT_ENDED]]
+        wo = out[_OUT_WENT_OUT]
+        went_out = wo if wo >= 0 else None
+        points = out[_OUT_POINTS:_OUT_POINTS + n]
+        triples = out[_OUT_TRIPLES:_OUT_TRIPLES + n]
+        busted = player if ended_by == _BUST_END else None
         self._results.append({
             "finished": True, "ended_by": ended_by, "went_out": went_out,
-            "points": list(pts), "totals": list(totals),
-            "busted": self._busted, "quit": tuple(self._quit), "triple_llamas": tuple(self._triples),
+            "points": points, "totals": out[_OUT_TOTALS:_OUT_TOTALS + n],
+            "busted": busted, "quit": tuple(q == 1 for q in out[_OUT_QUIT:_OUT_QUIT + n]),
+            "triple_llamas": tuple(map(sub, triples, self._triples0)),
         })
-        if self._flow and not over:  # rounds flow on: deal now, at the point of the stream next_round() drew at
-            self._begin_round((self._start + 1) % self._n, None)
+        self._pending = None
+        if code == _K_GAME_OVER:
+            self._phase = _GAME_OVER
+        elif not self._flow:
+            self._phase = _ROUND_OVER
+        else:  # rounds flow on: the next deal, at the point of the stream next_round() draws it
+            if self._deal_next:  # the compiled step dealt it already
+                self._opened(self._s["start"][0].item(), False, None)
+            else:
+                self._begin((self.start_player + 1) % n, self.round_index + 1, None)
+            return
+        self._current = player
+        self._end = {"points": points, "ended_by": ended_by, "went_out": went_out, "busted": busted}
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
@@ -393,110 +508,96 @@ class LamaGame:
         Raises:
             IllegalActionError: the action is not legal now; the state is unchanged.
         """
-        if action not in self._legal:
+        ph = self._phase
+        if type(action) is not int:
+            a = _as_action(action)
+            if a is None:
+                raise IllegalActionError(self._illegal_message(action))
+            action = a
+        if self._chance is not None or ph >= _ROUND_OVER or not 0 <= action < _NUM_ACTIONS:
             raise IllegalActionError(self._illegal_message(action))
-        if dice is not None and action != _ROLL:
-            raise IllegalActionError("dice can only be given with a roll")
-        self._version += 1
-        phase = self._phase
-        p = self._current
-        if phase == _TURN:
-            if action == _QUIT:
-                self._turns_in_round += 1
-                if self._record:
-                    self._rounds[-1]["turns"].append({"player": p, "action": "quit"})
-                self._quit[p] = True
-                self._active, ended = apply_quit(self._active)
-                if ended:
-                    self._end_round(ended)
-                else:
-                    self._advance()
-            elif dice is None and self._explicit:  # the roll's chance node: apply_chance gives the dice
-                self._turns_in_round += 1
+        x = -1
+        if dice is not None:
+            if action != _ROLL or ph != _TURN:
+                raise IllegalActionError(self._illegal_message(action) if action not in self.legal_actions()
+                                         else "dice can only be given with a roll")
+            x = self._side_index(self.check_dice(dice))  # may raise: state unchanged
+        elif action == _ROLL and ph == _TURN:
+            if self._explicit:  # the roll's chance node: apply_chance gives the dice
+                self._version += 1
                 self._chance = _ROLL_NODE
-                self._legal = ()
-            else:
-                rolled = self._draw_dice() if dice is None else self.check_dice(dice)  # may raise: state unchanged
-                self._turns_in_round += 1
-                self._roll(p, rolled)
-        elif phase == _DISCARD:
-            self._displays[p], ended = apply_discard(self._displays[p], action)
+                return
+            if type(self._rng) is np.random.Generator:
+                x = self._draw_sides()
+        p = self._current
+        res = _step(self._s, self._rr, action, x, self._deal_next, self._out)
+        if res < 0:
+            raise IllegalActionError(self._illegal_message(action))
+        self._version += 1
+        if ph == _DISCARD:
             self._discarded.append(action)
-            if self._pending is not None:
-                counts = _DISCARDS[action - _DISCARD_BASE]
-                self._pending["discard"] = [FACES[f] for f in _FACE_RANGE for _ in range(counts[f])]
-                self._pending = None
-            if ended:
-                self._end_round(ended, p)
-            else:
-                self._advance()
-        else:  # Phase.TAKE
-            self._displays[p], self._row, ended = apply_take(self._displays[p], self._row, action)
-            if self._pending is not None:
-                self._pending["take"] = FACES[action - _TAKE_BASE]
-                self._pending = None
-            if ended:
-                self._end_round(ended)
-            else:
-                self._advance()
-
-    def _roll(self, p: int, dice: tuple[int, ...]) -> None:
-        self._dice = dice
         if self._record:
-            self._pending = {"player": p, "action": "roll", "dice": [FACES[f] for f in dice]}
-            self._rounds[-1]["turns"].append(self._pending)
-        kind, legal, chip, disp, row = apply_roll(self._displays[p], self._row, dice, self._active == 1, self._rules)
-        if chip:
-            self._totals[p] = return_chip(self._totals[p])
-            self._triples[p] += 1
-        if kind is ROLL_DISCARD:
-            self._phase = _DISCARD
-            self._legal = legal
+            self._log(p, ph, action, res)
+        code = res & 3
+        if code:
+            self._round_ended(code, p)
+        else:
+            self._phase = _PHASES[res >> 2 & 3]
+            self._current = res >> 4 & 7
+        if x < 0 and type(self._rng) is Streams and ph == _TURN:
+            self._sync()
+
+    def _log(self, p: int, ph: Phase, action: int, res: int) -> None:
+        """The turn log's entry of the action just applied (``res``: what the compiled step returned)."""
+        turns = self._rounds[-1]["turns"]
+        if ph == _TURN:
+            if action == _QUIT:
+                turns.append({"player": p, "action": "quit"})
+                return
+            self._pending = t = {"player": p, "action": "roll",
+                                 "dice": [FACES[res >> 7 & 7], FACES[res >> 10 & 7], FACES[res >> 13 & 7]]}
+            turns.append(t)
+            if res & 3 or _PHASES[res >> 2 & 3] == _TURN:  # a triple llama or a bust: no decision follows
+                self._pending = None
             return
-        if kind is ROLL_TAKE:
-            self._phase = _TAKE
-            self._legal = legal
-            return
-        if kind is ROLL_TRIPLE_LLAMA:
+        pending = self._pending
+        if pending is not None:
+            if ph == _DISCARD:
+                counts = _DISCARDS[action - _DISCARD_BASE]
+                pending["discard"] = [FACES[f] for f in _FACE_RANGE for _ in range(counts[f])]
+            else:
+                pending["take"] = FACES[action - _TAKE_BASE]
             self._pending = None
-            self._advance()
-            return
-        # bust: the whole row went into the display; the round ends at once
-        self._displays[p] = disp
-        self._row = row
-        self._busted = p
-        self._pending = None
-        self._end_round(kind)
 
-    def _advance(self) -> None:
-        """The turn is over and the round goes on: the next player's turn, unless the turn cap cuts the round."""
-        cut = cut_round(self._turns_in_round, self._rules)
-        if cut:
-            self._end_round(cut)
-            return
-        self._current = next_player(self._current, self._quit)
-        self._phase = _TURN
-        self._dice = None
-        self._legal = _TURN_ACTIONS
+    def _sync(self) -> None:
+        """Move the caller's :class:`~lama_env.streams.Streams` (``rng=``) on to the record's stream states."""
+        rng = self._rng
+        assert type(rng) is Streams
+        es, ps = self._s[0][["es", "ps"]].tolist()
+        if rng.es != es:
+            rng.es = es
+        rng.ps = ps
 
-    def _draw_dice(self) -> tuple[int, ...]:
-        df = self._dice_faces
-        if type(self._rng) is Streams:  # one draw of 6**3, as the compiled engine rolls
-            x = self._rng.draw(216)
-            return (df[0][x // 36], df[1][(x // 6) % 6], df[2][x % 6])
+    def _side_index(self, dice: tuple[int, ...]) -> int:
+        """The roll ``x`` (die 0's side * 36 + die 1's * 6 + die 2's) of the dice faces ``dice`` (a side of each)."""
+        di = self._rules.dice_index
+        return di[0].index(dice[0]) * 36 + di[1].index(dice[1]) * 6 + di[2].index(dice[2])
+
+    def _draw_sides(self) -> int:
+        """A roll from the NumPy generator's block: side ``floor(6 u)`` of each die."""
         pos = self._bufpos
         buf = self._buf
         if pos + NUM_DICE > len(buf):
             buf = self._refill()
             pos = 0
         self._bufpos = pos + NUM_DICE
-        return (df[0][int(buf[pos] * 6.0)], df[1][int(buf[pos + 1] * 6.0)], df[2][int(buf[pos + 2] * 6.0)])
+        return int(buf[pos] * 6.0) * 36 + int(buf[pos + 1] * 6.0) * 6 + int(buf[pos + 2] * 6.0)
 
     def _refill(self) -> list[float]:
         """A new block of random numbers (see ``_RANDOM_BLOCK``); the rest of the old one is dropped."""
         size = min(2 * len(self._buf), _RANDOM_BLOCK_MAX) if self._buf else _RANDOM_BLOCK
         rng = self._rng
-        assert not isinstance(rng, Streams)  # a game on the compiled streams draws no blocks
+        assert type(rng) is np.random.Generator  # a game on the compiled streams draws no blocks
         self._buf_state = rng.bit_generator.state
         buf = self._buf = rng.random(size).tolist()
         self._bufpos = 0
@@ -507,11 +608,12 @@ class LamaGame:
         if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
             raise IllegalActionError(f"dice must list {NUM_DICE} faces, got {dice!r}")
         out = []
+        faces = self._rules.dice_index
         for d, f in enumerate(dice):
             idx = _to_face(f)
             if idx is None:
                 raise IllegalActionError(f"die {d} shows an unknown face {f!r}")
-            if idx not in self._dice_faces[d]:
+            if idx not in faces[d]:
                 raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
             out.append(idx)
         return tuple(out)
@@ -525,20 +627,32 @@ class LamaGame:
             return f"no action is legal: {'the game is over' if ph == _GAME_OVER else 'the round is over'}"
         try:
             name = A.describe(int(action))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
-        legal = ", ".join(A.describe(a) for a in self._legal)
+        legal = ", ".join(A.describe(a) for a in self.legal_actions())
         return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
-        """Legal actions of the current player, sorted (empty at a chance node and once the round or game is over)."""
-        return self._legal
+        """Legal actions of the current player, sorted (empty at a chance node and once the round or game is over).
+
+        Listed by the compiled engine's one legality function (``lama_env._kernel.legal``).
+        """
+        if self._legal_v == self._version:
+            return self._legal
+        if self._chance is not None or self._phase >= _ROUND_OVER:
+            legal: tuple[int, ...] = ()
+        else:
+            buf = _LEGAL_BUF
+            legal = tuple(sorted(buf[:_G.legal_actions(self._s, self._rr, buf)].tolist()))
+        self._legal = legal
+        self._legal_v = self._version
+        return legal
 
     @property
     def on_compiled_streams(self) -> bool:
-        """Whether the game draws from the compiled engine's streams (it was given a ``game_id``)."""
-        return type(self._rng) is Streams
+        """Whether the game draws from the compiled engine's streams (``game_id``, a ``Streams`` or a record)."""
+        return type(self._rng) is not np.random.Generator
 
     def sample_action(self) -> int:
         """A uniformly random legal action from the game's policy stream, as the compiled ``random`` agent draws.
@@ -552,15 +666,16 @@ class LamaGame:
         Raises:
             IllegalActionError: no decision is pending, or the game draws from a NumPy generator.
         """
-        rng = self._rng
-        if type(rng) is not Streams:
+        if type(self._rng) is np.random.Generator:
             raise IllegalActionError("sample_action needs a game on the compiled engine's streams "
                                      "(LamaGame(..., game_id=...)); this one draws from a NumPy generator")
-        if not self._legal:
+        if self._chance is not None or self._phase >= _ROUND_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
-        order = A.sample_order(self._legal)
-        return order[rng.draw_policy(len(order))]
+        a = _G.sample(self._s, self._rr, _RANDOM_AGENT)
+        if self._rng is not None:
+            self._rng.ps = self._s["ps"][0].item()
+        return a
 
     def decision_seed(self, salt: int) -> int | None:
         """A 64-bit seed for an agent's own draws at this decision, or None off the compiled engine's streams.
@@ -573,19 +688,45 @@ class LamaGame:
         A game on a NumPy generator has no such identity (None: the agent draws from its own
         generator).
         """
-        rng = self._rng
-        if type(rng) is not Streams:
+        if type(self._rng) is np.random.Generator:
             return None
-        return decision_key(rng.es, rng.ps, self._version, salt)
+        es, ps = self._s[0][["es", "ps"]].tolist()
+        return decision_key(es, ps, self._version, salt)
 
     def action_mask(self) -> np.ndarray:
         """int8 mask over :data:`~lama_env.actions.NUM_ACTIONS`."""
-        return A.legal_mask(self._legal)
+        return A.legal_mask(self.legal_actions())
+
+    def observe(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """The observation from ``seat`` (:func:`lama_env.observation.encode`), encoded by the compiled encoder.
+
+        The vector game's encoder (``lama_env._vector_kernel.encode``) over this game's record,
+        bit-equal to the Python encoder (``tests/test_observation.py``).
+        """
+        n = self._n
+        if not 0 <= seat < n:
+            raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
+        if out is None:
+            out = np.empty(15 * n + 22, np.float32)
+        ph = self._phase
+        if ph >= _ROUND_OVER:
+            _G.observe(self._s, self._rr, seat, -1, _DECISION_NONE, False, out)
+        else:
+            _G.observe(self._s, self._rr, seat, self._current, int(ph), ph != _TURN, out)
+        return out
 
     @property
     def num_players(self) -> int:
         """Players in the game (1..6)."""
         return self._n
+
+    def _v(self) -> list[int]:
+        """The record's fields that the properties read, as one flat list (``lama_env._game.view``), per version."""
+        if self._view_v != self._version:
+            buf = _VIEW_BUF
+            self._view = buf[:_G.view(self._s, self._n, buf)].tolist()
+            self._view_v = self._version
+        return self._view
 
     def encoder_view(self) -> tuple:
         """The state an observation encoder reads, in one call (:func:`lama_env.observation.encode`).
@@ -593,13 +734,19 @@ class LamaGame:
         Returns:
             ``(num_players, rules, version, displays, totals, quit, current_player,
             start_player, row, phase, dice, num_active)``.  ``displays`` (a list of
-            per-player lists of counts per face), ``totals``, ``quit`` and ``row``
-            are the game's own lists, not copies, for speed: read them at once,
+            per-player tuples of counts per face), ``totals``, ``quit`` and ``row``
+            are read from the game's record once per version: read them at once,
             never change or keep them (the properties of the same names return
             copies).
         """
-        return (self._n, self._rules, self._version, self._displays, self._totals, self._quit, self._current,
-                self._start, self._row, self._phase, self._dice, self._active)
+        n = self._n
+        v = self._v()
+        k = 10 * n
+        return (n, self._rules, self._version, self._displays(v), v[7 * n:8 * n], [q == 1 for q in v[8 * n:9 * n]],
+                self._current, v[k + 3], _ROWS[v[k]], self._phase, self.dice, v[k + 1])
+
+    def _displays(self, v: list[int]) -> list[tuple[int, ...]]:
+        return [tuple(v[i:i + NUM_FACES]) for i in range(0, NUM_FACES * self._n, NUM_FACES)]
 
     @property
     def version(self) -> int:
@@ -629,51 +776,59 @@ class LamaGame:
     @property
     def round_index(self) -> int:
         """The current round, 0-based."""
-        return self._round
+        return self._v()[10 * self._n + 5]
 
     @property
     def start_player(self) -> int:
         """Start player of the current round."""
-        return self._start
+        return self._v()[10 * self._n + 3]
 
     @property
     def totals(self) -> tuple[int, ...]:
         """Chip totals (points so far, lower is better)."""
-        return tuple(self._totals)
+        n = self._n
+        return tuple(self._v()[7 * n:8 * n])
 
     @property
     def displays(self) -> tuple[tuple[int, ...], ...]:
         """Each player's display as card counts per face index."""
-        return tuple(self._displays)
+        return tuple(self._displays(self._v()))
 
     def display(self, player: int) -> tuple[int, ...]:
         """``player``'s display as card counts per face index."""
-        return self._displays[player]
+        if not -self._n <= player < self._n:
+            raise IndexError(f"player {player} out of range")
+        i = NUM_FACES * (player % self._n)
+        return tuple(self._v()[i:i + NUM_FACES])
 
     @property
     def row(self) -> tuple[int, ...]:
         """The llama row: 1 where the card of that face is still there."""
-        return self._row
+        return _ROWS[self._v()[10 * self._n]]
 
     @property
     def quit(self) -> tuple[bool, ...]:
         """Who has quit this round."""
-        return tuple(self._quit)
+        n = self._n
+        return tuple(q == 1 for q in self._v()[8 * n:9 * n])
 
     @property
     def num_active(self) -> int:
         """Players who have not quit this round."""
-        return self._active
+        return self._v()[10 * self._n + 1]
 
     @property
     def last_player_rule(self) -> bool:
         """Whether the current player is the only one left (no takes: a non-matching roll busts)."""
-        return self._active == 1
+        return self.num_active == 1
 
     @property
     def dice(self) -> tuple[int, ...] | None:
         """The dice of the pending roll (during a discard or take decision), else None."""
-        return self._dice
+        if self._phase != _DISCARD and self._phase != _TAKE:
+            return None
+        k = 10 * self._n + 7
+        return tuple(self._v()[k:k + 3])
 
     @property
     def discarded(self) -> tuple[int, ...]:
@@ -686,7 +841,7 @@ class LamaGame:
     @property
     def turns_in_round(self) -> int:
         """Turns taken so far in the current round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
-        return self._turns_in_round
+        return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
 
     @property
     def round_over(self) -> bool:
@@ -715,7 +870,7 @@ class LamaGame:
     @property
     def rounds_finished(self) -> int:
         """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
-        return len(self._results) + (self._carried["rounds"] if self._carried is not None else 0)
+        return len(self._results) + self._carried_rounds
 
     @property
     def rounds(self) -> str:
@@ -728,32 +883,35 @@ class LamaGame:
 
         With ``rounds="flow"`` a round-over state never lasts: see :attr:`last_round`.
         """
-        return None if self._round_points is None else tuple(self._round_points)
+        end = self._end
+        return None if end is None else tuple(end["points"])
 
     @property
     def ended_by(self) -> str | None:
         """How the round just ended (one of :data:`ROUND_ENDINGS`; at a round-over or game-over state), else None."""
-        return self._ended_by
+        return None if self._end is None else self._end["ended_by"]
 
     @property
     def went_out(self) -> int | None:
         """Who went out to end the round just ended (at a round-over or game-over state), else None."""
-        return self._went_out
+        return None if self._end is None else self._end["went_out"]
 
     @property
     def busted(self) -> int | None:
         """Who busted to end the round just ended (``ended_by == "bust"``), else None."""
-        return self._busted
+        return None if self._end is None else self._end["busted"]
 
     @property
     def triple_llamas(self) -> tuple[int, ...]:
         """Triple llamas each player has rolled this round."""
-        return tuple(self._triples)
+        n = self._n
+        k = 10 * n + VIEW_SCALARS + 4 * n
+        return tuple(map(sub, self._v()[k:k + n], self._triples0))
 
     @property
     def winners(self) -> list[int]:
         """Seats tied for the fewest points once the game is over, else ``[]``."""
-        return _winners(self._totals) if self._phase == _GAME_OVER else []
+        return _winners(self.totals) if self._phase == _GAME_OVER else []
 
     def round_results(self) -> list[dict]:
         """The finished rounds' results.
@@ -773,21 +931,21 @@ class LamaGame:
             "went_out": [...], "triple_llamas": [...]}``: the finished rounds and
             each seat's round points, busts, rounds gone out (from the finished
             rounds) and quits and triple llamas (also those of the round in
-            progress), lists indexed by seat.  A game made by :meth:`from_state` also counts what its
-            record carried in (the record's ``stats`` and rounds before it).
+            progress), lists indexed by seat: the record's ``stats``.  A game made by
+            :meth:`from_state` also counts what its record carried in (the record's ``stats``
+            and rounds before it).
         """
-        st = round_statistics(self._results, self._n,
-                              None if self._phase >= _ROUND_OVER else (self._quit, self._triples))
-        carried = self._carried
-        if carried is not None:
-            st["rounds"] += carried["rounds"]
-            for k in _COUNTS:
-                st[k] = list(map(add, st[k], carried[k]))
+        n = self._n
+        v = self._v()
+        k = 10 * n + VIEW_SCALARS
+        st: dict[str, Any] = {"rounds": self.rounds_finished}
+        for i, key in enumerate(_COUNTS):
+            st[key] = v[k + i * n:k + (i + 1) * n]
         return st
 
     def current_points(self, player: int) -> int:
         """What ``player``'s display would score if the round ended now."""
-        return score_display(self._displays[player])
+        return score_display(self.display(player))
 
     # ---------------------------------------------------------------- chance
     @property
@@ -832,16 +990,32 @@ class LamaGame:
         if c is None:
             raise IllegalActionError("apply_chance: no chance event is pending (is_chance_node() is False)")
         if c == _ROLL_NODE:
-            rolled = self.check_dice(outcome)  # may raise: state unchanged
-            self._chance = None
-            self._version += 1
-            self._roll(self._current, rolled)
+            self._roll_chance(self._side_index(self.check_dice(outcome)))  # may raise: state unchanged
             return
         f = _to_face(outcome)
         if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
             raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} "
                                      f"(left in the deck: {self._deck_left_text()})")
         self._deal_card(f)
+
+    def _roll_chance(self, x: int) -> tuple[int, ...]:
+        """Resolve the pending roll with ``x`` (a side of each die; -1: drawn from the record's stream)."""
+        self._chance = None
+        p = self._current
+        res = _step(self._s, self._rr, _ROLL, x, self._deal_next, self._out)
+        assert res >= 0  # a roll at a turn
+        self._version += 1
+        if self._record:
+            self._log(p, _TURN, _ROLL, res)
+        code = res & 3
+        if code:
+            self._round_ended(code, p)
+        else:
+            self._phase = _PHASES[res >> 2 & 3]
+            self._current = res >> 4 & 7
+        if x < 0 and type(self._rng) is Streams:
+            self._sync()
+        return (res >> 7 & 7, res >> 10 & 7, res >> 13 & 7)
 
     def sample_chance(self) -> Any:
         """Resolve the pending chance event from the game's own random stream; return the outcome applied.
@@ -854,14 +1028,11 @@ class LamaGame:
         c = self._chance
         if c is None:
             raise IllegalActionError("sample_chance: no chance event is pending (is_chance_node() is False)")
+        numpy_rng = type(self._rng) is np.random.Generator
         if c == _ROLL_NODE:
-            rolled = self._draw_dice()
-            self.apply_chance(rolled)
-            return rolled
+            return self._roll_chance(self._draw_sides() if numpy_rng else -1)
         left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
-        if type(self._rng) is Streams:
-            i = self._rng.draw(sum(left))
-        else:
+        if numpy_rng:
             pos = self._bufpos
             buf = self._buf
             if pos + 1 > len(buf):
@@ -869,6 +1040,12 @@ class LamaGame:
                 pos = 0
             self._bufpos = pos + 1
             i = int(buf[pos] * sum(left))
+        else:  # one draw of the cards left from the record's deal-and-dice stream
+            st = Streams(*self._s[0][["es", "ps"]].tolist())
+            i = st.draw(sum(left))
+            self._s["es"] = st.es
+            if self._rng is not None:
+                self._rng.es = st.es
         f = 0
         while i >= left[f]:
             i -= left[f]
@@ -879,28 +1056,23 @@ class LamaGame:
     def _deal_card(self, f: int) -> None:
         dealt = self._chance
         assert isinstance(dealt, tuple)
-        p = deal_seat(len(dealt))
-        d = list(self._displays[p])
-        d[f] += 1
-        self._displays[p] = tuple(d)
+        _G.deal_card(self._s, len(dealt), f)
         dealt = (*dealt, f)
         self._version += 1
         if len(dealt) < self._n * HAND_SIZE:
             self._chance = dealt
             return
         self._chance = None
-        self._legal = _TURN_ACTIONS
-        self._hands = tuple(dealt[i:i + HAND_SIZE] for i in range(0, len(dealt), HAND_SIZE))
         if self._record:
             self._rounds.append({
-                "start_player": self._start,
+                "start_player": self.start_player,
                 "hands": [[FACES[f] for f in dealt[i:i + HAND_SIZE]] for i in range(0, len(dealt), HAND_SIZE)],
                 "turns": [],
             })
 
     def _dealt_counts(self) -> list[int]:
         """Cards dealt so far in a deal under way (the displays hold nothing else yet), per face."""
-        return [sum(col) for col in zip(*self._displays, strict=True)]
+        return [sum(col) for col in zip(*self.displays, strict=True)]
 
     def _deck_left_text(self) -> str:
         dealt = self._dealt_counts()
@@ -926,13 +1098,12 @@ class LamaGame:
             ValueError: an unknown ``reward``.
         """
         if reward == "win":
-            return tuple(win_rewards(self._totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
+            return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
         if reward != "points":
             raise ValueError(f"reward must be one of {', '.join(map(repr, RETURNS))}, got {reward!r}")
-        if self._phase >= _ROUND_OVER:
-            ref = self._totals
-        else:
-            ref = self._results[-1]["totals"] if self._results else self._start_points
+        n = self._n
+        v = self._v()
+        ref = v[7 * n:8 * n] if self._phase >= _ROUND_OVER else v[9 * n:10 * n]  # totals, or the round's start
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
     # ----------------------------------------------------------- copy/record
@@ -957,26 +1128,29 @@ class LamaGame:
         else:
             g = self._copy_with(rng)
             g._buf, g._buf_state, g._bufpos = [], None, 0
+            if type(rng) is Streams:
+                g._s["es"], g._s["ps"] = rng.es, rng.ps
         if chance is not None:
             g._explicit = _is_explicit(chance)
         if rounds is not None:
             g._flow = _is_flow(rounds)
+        g._set_modes()
         return g
 
     def copy(self) -> LamaGame:
         """An independent copy (its random stream continues the same way as this one's)."""
         own = self._rng
-        if isinstance(own, Streams):
-            return self._copy_with(own.copy())
-        rng = np.random.Generator(type(own.bit_generator)())
-        rng.bit_generator.state = own.bit_generator.state
-        return self._copy_with(rng)
+        if type(own) is np.random.Generator:
+            rng = np.random.Generator(type(own.bit_generator)())
+            rng.bit_generator.state = own.bit_generator.state
+            return self._copy_with(rng)
+        return self._copy_with(None)  # the record's streams, copied with it
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
-        """A :meth:`copy` whose random generator is ``deepcopy``'d with ``memo``.
+        """A :meth:`copy` whose random generator (or shared streams) is ``deepcopy``'d with ``memo``.
 
         So a generator shared with other objects copied together (an environment's
-        ``np_random``) stays shared between the copies.
+        ``np_random`` or streams) stays shared between the copies.
         """
         from copy import deepcopy
 
@@ -985,38 +1159,43 @@ class LamaGame:
         return g
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle every slot (with the state format, checked on loading)."""
-        state = {name: getattr(self, name) for name in LamaGame.__slots__}
+        """Pickle the record and the books (with the state format, checked on loading); the rules record is rebuilt."""
+        state = {name: getattr(self, name) for name in _PICKLED}
         state["format"] = STATE_FORMAT
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore a pickled game (see :meth:`__getstate__`)."""
+        """Restore a pickled game (see :meth:`__getstate__`; a game pickled by the engine before records, too)."""
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             got = state.get("format") if isinstance(state, dict) else type(state).__name__
             raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                                  f"{STATE_FORMAT!r})")
-        for name in LamaGame.__slots__:
-            # a game pickled before rounds flowed on stopped between rounds; one pickled before state
-            # records has no deal kept (None: unknown) and nothing carried
-            setattr(self, name, state.get(name, False) if name == "_flow" else
-                    state.get(name) if name in ("_hands", "_carried") else state[name])
+        if "_s" not in state:  # pickled by the engine before its state was a record: its fields, as serialize's
+            self._restore(_legacy_data(state))
+            return
+        for name in _PICKLED:
+            # a game pickled before rounds flowed on stopped between rounds
+            setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
+        self._rr = _rules_record(self._n, self._rules)
+        self._out = np.zeros(_OUT_SIZE, np.int64)
+        self._view_v = self._legal_v = -1
+        self._view, self._legal = [], ()
+        self._set_modes()
 
-    def _copy_with(self, rng: np.random.Generator | Streams) -> LamaGame:
+    def _copy_with(self, rng: np.random.Generator | Streams | None) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
-        for name in LamaGame.__slots__:
+        for name in _SHARED:  # immutable values, or replaced (never changed in place) by the step
             setattr(g, name, getattr(self, name))
         g._rng = rng
-        g._buf = self._buf  # never mutated in place, only replaced
-        g._totals = list(self._totals)
-        g._displays = list(self._displays)  # of tuples
-        g._quit = list(self._quit)
-        g._triples = list(self._triples)
+        g._s = self._s.copy()
+        g._out = np.zeros(_OUT_SIZE, np.int64)
         g._discarded = list(self._discarded)
         g._results = [dict(r) for r in self._results]
         if self._record:
             g._rounds = [dict(r, turns=[dict(t) for t in r["turns"]]) for r in self._rounds]
             g._pending = g._rounds[-1]["turns"][-1] if self._pending is not None else None
+        else:
+            g._rounds, g._pending = [], None
         return g
 
     # ---------------------------------------------------------- serialize
@@ -1032,21 +1211,35 @@ class LamaGame:
         """
         n = self._n
         c = self._chance
+        stats = self.statistics()
+        counted = round_statistics(self._results, n, None if self._phase >= _ROUND_OVER else
+                                   (self.quit, self.triple_llamas))
+        carried: dict[str, Any] | None = {"rounds": self._carried_rounds, **{
+            k: list(map(sub, stats[k], counted[k])) for k in _COUNTS}}
+        assert carried is not None
+        if not self._carried_rounds and not any(any(carried[k]) for k in _COUNTS):
+            carried = None
+        end = self._end or {}
+        rng = self._rng
+        if type(rng) is not np.random.Generator:
+            rng = Streams(*self._s[0][["es", "ps"]].tolist())
         data = {
             "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
             "chance": self.chance, "rounds": self.rounds, "record": self._record, "version": self._version,
-            "start_points": self._start_points, "totals": self._totals, "round": self._round,
-            "start_player": self._start, "current_player": self._current, "phase": self._phase.name.lower(),
-            "displays": [list(d) for d in self._displays], "row": list(self._row), "quit": self._quit,
-            "dice": None if self._dice is None else list(self._dice), "discarded": self._discarded,
-            "triple_llamas": self._triples, "turns_in_round": self._turns_in_round,
-            "round_points": self._round_points, "ended_by": self._ended_by, "went_out": self._went_out,
-            "busted": self._busted, "hands": None if self._hands is None else [list(h) for h in self._hands],
-            "carried": self._carried,
+            "start_points": self._start_points, "totals": list(self.totals), "round": self.round_index,
+            "start_player": self.start_player, "current_player": self._current,
+            "phase": self._phase.name.lower(),
+            "displays": [list(d) for d in self.displays], "row": list(self.row), "quit": list(self.quit),
+            "dice": None if self.dice is None else list(self.dice), "discarded": self._discarded,
+            "triple_llamas": list(self.triple_llamas), "turns_in_round": self.turns_in_round,
+            "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
+            "busted": end.get("busted"),
+            "hands": self._s["hands"][0, :n].tolist() if self._hands_known and not isinstance(c, tuple) else None,
+            "carried": carried,
             "chance_node": None if c is None else "roll" if c == _ROLL_NODE else {"deal": list(c)},
             "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
             "log": self._rounds if self._record else None, "log_pending": self._pending is not None,
-            "random": S.random_state(self._rng, self._buf_state, len(self._buf), self._bufpos),
+            "random": S.random_state(rng, self._buf_state, len(self._buf), self._bufpos),
         }
         return S.dumps(data)
 
@@ -1060,57 +1253,67 @@ class LamaGame:
         """
         data = S.parse(text, STATE_FORMAT)
         g = cls.__new__(cls)
+        g._restore(data)
+        return g
+
+    def _restore(self, data: dict[str, Any]) -> None:
+        """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError)."""
         try:
-            g._restore_setup(data)
-            g._restore_round(data)
-            g._restore_history(data)
+            fields = self._restore_setup(data)
+            fields.update(self._restore_round(data))
+            self._restore_history(data, fields)
         except LamaDiceError as e:
             if isinstance(e, S.StateFormatError):
                 raise
             raise S.StateFormatError(f"serialized game state: {e}") from None
-        return g
 
-    def _restore_setup(self, data: dict[str, Any]) -> None:
+    def _restore_setup(self, data: dict[str, Any]) -> dict[str, Any]:
         self._n = n = S.check_int(S.field(data, "players"), "players", 1, MAX_PLAYERS)
         rules = S.field(data, "rules")
         if not isinstance(rules, dict):
             raise S.StateFormatError("serialized game state: rules must be an object")
         self._rules = RulesConfig.from_dict(rules)
-        self._dice_faces = self._rules.dice_index
+        self._rr = _rules_record(n, self._rules)
         self._explicit = S.check_choice(S.field(data, "chance"), "chance", CHANCE_MODES) == "explicit"
         # a state written before rounds flowed on (no "rounds" field) stopped between rounds
         self._flow = S.check_choice(data.get("rounds", "manual"), "rounds", ROUNDS_MODES) == "flow"
         self._record = S.check_bool(S.field(data, "record"), "record")
         self._version = S.check_int(S.field(data, "version"), "version", 0)
         self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)
-        self._totals = S.check_ints(S.field(data, "totals"), "totals", n, 0)
-        self._round = S.check_int(S.field(data, "round"), "round", 0)
-        self._rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
+        rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
+        self._rng = None if type(rng) is Streams else rng
+        self._out = np.zeros(_OUT_SIZE, np.int64)
+        self._view_v = self._legal_v = -1
+        self._view, self._legal = [], ()
+        self._set_modes()
+        return {"tot": S.check_ints(S.field(data, "totals"), "totals", n, 0),
+                "nround": S.check_int(S.field(data, "round"), "round", 0),
+                "streams": rng if type(rng) is Streams else None}
 
-    def _restore_round(self, data: dict[str, Any]) -> None:
+    def _restore_round(self, data: dict[str, Any]) -> dict[str, Any]:
         n = self._n
-        self._start = S.check_int(S.field(data, "start_player"), "start_player", 0, n - 1)
+        start = S.check_int(S.field(data, "start_player"), "start_player", 0, n - 1)
         self._current = S.check_int(S.field(data, "current_player"), "current_player", 0, n - 1)
         phases = tuple(p.name.lower() for p in Phase)
         self._phase = Phase[S.check_choice(S.field(data, "phase"), "phase", phases).upper()]
         displays = S.field(data, "displays")
         if not isinstance(displays, list) or len(displays) != n:
             raise S.StateFormatError(f"serialized game state: displays must list {n} displays")
-        self._displays = [tuple(S.check_ints(d, "displays", NUM_FACES, 0, HAND_SIZE + NUM_FACES)) for d in displays]
-        self._row = tuple(S.check_ints(S.field(data, "row"), "row", NUM_FACES, 0, 1))
-        self._quit = [S.check_bool(q, "quit") for q in S.check_list(S.field(data, "quit"), "quit", n)]
-        self._active = n - sum(self._quit)
+        disp = [S.check_ints(d, "displays", NUM_FACES, 0, HAND_SIZE + NUM_FACES) for d in displays]
+        row = S.check_ints(S.field(data, "row"), "row", NUM_FACES, 0, 1)
+        quit = [S.check_bool(q, "quit") for q in S.check_list(S.field(data, "quit"), "quit", n)]
         dice = S.field(data, "dice")
-        self._dice = None if dice is None else self.check_dice(S.check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
+        dice = None if dice is None else self.check_dice(S.check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
         self._discarded = S.check_ints(S.field(data, "discarded"), "discarded", None, _DISCARD_BASE,
                                        A.NUM_ACTIONS - 1)
-        self._triples = S.check_ints(S.field(data, "triple_llamas"), "triple_llamas", n, 0)
-        self._turns_in_round = S.check_int(S.field(data, "turns_in_round"), "turns_in_round", 0)
+        triples = S.check_ints(S.field(data, "triple_llamas"), "triple_llamas", n, 0)
+        turns = S.check_int(S.field(data, "turns_in_round"), "turns_in_round", 0)
         pts = S.field(data, "round_points")
-        self._round_points = None if pts is None else S.check_ints(pts, "round_points", n, 0)
-        self._ended_by = S.check_choice(S.field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS))
-        self._went_out = S.check_optional_int(S.field(data, "went_out"), "went_out", 0, n - 1)
-        self._busted = S.check_optional_int(S.field(data, "busted"), "busted", 0, n - 1)
+        end = {"points": None if pts is None else S.check_ints(pts, "round_points", n, 0),
+               "ended_by": S.check_choice(S.field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS)),
+               "went_out": S.check_optional_int(S.field(data, "went_out"), "went_out", 0, n - 1),
+               "busted": S.check_optional_int(S.field(data, "busted"), "busted", 0, n - 1)}
+        self._end = end if self._phase >= _ROUND_OVER else None
         node = S.field(data, "chance_node")
         if node is None or node == "roll":
             self._chance = None if node is None else _ROLL_NODE
@@ -1120,29 +1323,36 @@ class LamaGame:
             raise S.StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
         # the round's deal (absent from a state written before state records: unknown, so no to_state)
         hands = data.get("hands")
-        self._hands = None if hands is None else tuple(
-            tuple(S.check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1)) for h in S.check_list(hands, "hands", n))
-        self._legal = self._derive_legal()
+        hands = None if hands is None else [
+            S.check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1) for h in S.check_list(hands, "hands", n)]
+        if isinstance(self._chance, tuple):  # a deal under way: its cards so far, in deal order
+            c = list(self._chance)
+            hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
+        self._hands_known = hands is not None
+        self._check_decision(disp, row, quit, dice)
+        return {"start": start, "disp": disp, "row": row, "quit": quit, "dice": dice, "triples": triples,
+                "nturn": turns - (self._chance == _ROLL_NODE), "hands": hands}
 
-    def _derive_legal(self, what: str = "serialized game state") -> tuple[int, ...]:
-        """The legal actions of the restored state (worked out again, and checked against its phase)."""
+    def _check_decision(self, disp: list[list[int]], row: list[int], quit: list[bool],
+                        dice: tuple[int, ...] | None, what: str = "serialized game state") -> None:
+        """Check a restored state's phase against its dice: the dice ask for that decision (the rules' oracle)."""
         ph = self._phase
         if self._chance is not None or ph >= _ROUND_OVER:
-            return ()
+            return
         if ph == _TURN:
-            if self._dice is not None:
+            if dice is not None:
                 raise S.StateFormatError(f"{what}: dice are shown at the start of a turn")
-            return _TURN_ACTIONS
-        if self._dice is None:
+            return
+        if dice is None:
             raise S.StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
-        kind, legal, _, _, _ = apply_roll(self._displays[self._current], self._row, self._dice, self._active == 1,
-                                          self._rules)
+        kind, _ = resolve_roll(disp[self._current], row, dice, last_player=len(quit) - sum(quit) == 1,
+                               rules=self._rules)
         if kind != (ROLL_DISCARD if ph == _DISCARD else ROLL_TAKE):
-            raise S.StateFormatError(f"{what}: the dice {list(self._dice)} ask for a {kind}, "
+            raise S.StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, "
                                      f"not a {ph.name.lower()} decision")
-        return legal
 
-    def _restore_history(self, data: dict[str, Any]) -> None:
+    def _restore_history(self, data: dict[str, Any], fields: dict[str, Any]) -> None:
+        n = self._n
         results = S.check_list(S.field(data, "results"), "results", None)
         keys = {"finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas"}
         for r in results:
@@ -1156,8 +1366,8 @@ class LamaGame:
                 raise S.StateFormatError(f"serialized game state: carried must have the fields rounds, "
                                          f"{', '.join(_COUNTS)}")
             carried = {"rounds": S.check_int(carried["rounds"], "carried.rounds", 0),
-                       **{k: S.check_ints(carried[k], f"carried.{k}", self._n, 0) for k in _COUNTS}}
-        self._carried = carried
+                       **{k: S.check_ints(carried[k], f"carried.{k}", n, 0) for k in _COUNTS}}
+        self._carried_rounds = 0 if carried is None else carried["rounds"]
         self._rounds = []
         self._pending = None
         if self._record:
@@ -1172,15 +1382,49 @@ class LamaGame:
                 if not log or not log[-1]["turns"]:
                     raise S.StateFormatError("serialized game state: log_pending without a turn")
                 self._pending = log[-1]["turns"][-1]
+        # the record: what the fields say, its statistics those of the results, the round so far and what was carried
+        over = self._phase >= _ROUND_OVER
+        res = self._results
+        if over:
+            rstart = res[-2]["totals"] if len(res) > 1 else self._start_points
+        else:
+            rstart = res[-1]["totals"] if res else self._start_points
+        st = round_statistics(res, n, None if over else (fields["quit"], fields["triples"]))
+        if carried is not None:
+            for k in _COUNTS:
+                st[k] = list(map(add, st[k], carried[k]))
+        self._triples0 = list(map(sub, st["triple_llamas"], fields["triples"]))
+        s = self._s = _new_record()
+        rec = s[0]
+        streams = fields["streams"]
+        if streams is not None:
+            rec["es"], rec["ps"] = streams.es, streams.ps
+        rec["tot"][:n], rec["rstart"][:n], rec["disp"][:n] = fields["tot"], rstart, fields["disp"]
+        rec["row"] = sum(1 << f for f in _FACE_RANGE if fields["row"][f])
+        rec["quit"][:n] = fields["quit"]
+        rec["active"] = n - sum(fields["quit"])
+        rec["cur"], rec["start"], rec["nround"], rec["nturn"] = self._current, fields["start"], fields["nround"], \
+            fields["nturn"]
+        ph = self._phase
+        rec["phase"] = int(ph) if ph < _ROUND_OVER else K_TURN
+        dice = fields["dice"]
+        if dice is not None and ph < _ROUND_OVER:
+            rec["dice"] = dice
+            if ph == _DISCARD:
+                rec["lim"] = match_limits(fields["disp"][self._current], dice)
+        if fields["hands"] is not None:
+            rec["hands"][:n] = fields["hands"]
+        for k, key in enumerate(_COUNTS):
+            rec["stats"][k, :n] = st[key]
 
     # ---------------------------------------------------------- the compiled engine's record
     def to_state(self) -> np.ndarray:
         """The game now as the compiled engine's record of it: a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
 
-        The record holds what the compiled engine (:mod:`lama_env._kernel`, the one record that
-        :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame` keep per game)
-        holds at the same point of the same game, field for field, so its step continues the game.
-        For a game on the compiled streams (``game_id=...``, or ``rng=`` a
+        The game's own record (a copy): what the compiled engine (:mod:`lama_env._kernel`, the one
+        record that :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
+        keep per game) holds at the same point of the same game, field for field, so its step
+        continues the game.  For a game on the compiled streams (``game_id=...``, or ``rng=`` a
         :class:`~lama_env.streams.Streams`) ``es`` and ``ps`` are the streams' positions: the
         kernel then draws the deals, dice and ``random`` agent actions this game would draw.  For a
         game on a NumPy generator they are 0 and mean nothing (a generator is no splitmix64
@@ -1202,8 +1446,6 @@ class LamaGame:
                 reached the end threshold while it goes on (``start_points``: such a record is a
                 finished game).
         """
-        from . import _kernel as K  # (Numba: loaded on first use only)
-
         if self._chance is not None:
             raise IllegalActionError(f"to_state: the game waits for chance ({self._chance_name()}); "
                                      "a state record holds a decision or the game's end")
@@ -1211,44 +1453,22 @@ class LamaGame:
         if ph == _ROUND_OVER:
             raise IllegalActionError("to_state: the round is over (rounds='manual'): call next_round() first; "
                                      "a state record holds a decision or the game's end")
-        hands = self._hands
-        if hands is None:
+        if not self._hands_known:
             raise IllegalActionError("to_state: the round's deal is unknown (a game restored from a state or "
                                      "pickle written before state records)")
-        over = ph == _GAME_OVER
-        if not over and game_over(self._totals, self._rules):
+        if ph != _GAME_OVER and game_over(self.totals, self._rules):
             raise IllegalActionError(f"to_state: a total has reached the end threshold ({self._rules.end_threshold}) "
                                      "while the game goes on; a record with one is a finished game")
-        n = self._n
-        s = np.zeros((), K.STATE_DTYPE)
+        s = self._s[0].copy()
+        for f in _SCRATCH:
+            s[f] = 0
         s["pend"] = -1
-        rng = self._rng
-        if type(rng) is Streams:
-            s["es"], s["ps"] = rng.es, rng.ps
-        row = self._row
-        s["row"] = sum(1 << f for f in _FACE_RANGE if row[f])
-        s["active"], s["cur"], s["start"] = self._active, self._current, self._start
-        s["phase"] = K.TURN if over else (K.TURN, K.DISCARD, K.TAKE)[ph]
-        s["nround"], s["nturn"] = self._round, self._turns_in_round
-        if ph == _DISCARD or ph == _TAKE:
-            dice = self._dice
-            assert dice is not None  # a discard or take decision follows a roll
-            s["dice"] = dice
-            if ph == _DISCARD:
-                s["lim"] = match_limits(self._displays[self._current], dice)
-        s["quit"][:n] = self._quit
-        s["tot"][:n] = self._totals
-        res = self._results
-        if over:  # the round that ended the game began with the totals after the round before it
-            s["rstart"][:n] = res[-2]["totals"] if len(res) > 1 else self._start_points
-        else:
-            s["rstart"][:n] = res[-1]["totals"] if res else self._start_points
-        s["disp"][:n] = self._displays
-        s["hands"][:n] = hands
-        st = self.statistics()
-        for k, key in enumerate(_COUNTS):
-            s["stats"][k, :n] = st[key]
-        return s
+        if ph != _DISCARD and ph != _TAKE:
+            s["dice"] = 0
+            s["lim"] = 0
+        if type(self._rng) is np.random.Generator:
+            s["es"] = s["ps"] = 0
+        return np.array(s, K_STATE_DTYPE).reshape(())
 
     @classmethod
     def from_state(cls, state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
@@ -1257,13 +1477,13 @@ class LamaGame:
 
         ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
         an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
-        hold them).  The game draws from :class:`~lama_env.streams.Streams` at the record's
-        ``es`` and ``ps``, so it plays on exactly as the kernel's step plays the record under the
-        same actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the
-        kernel's record again at every decision.  A record whose totals reach the end threshold
-        is the game's end (:attr:`Phase.GAME_OVER`; its ``round_points`` are what the displays
-        score, how the round ended is unknown).  The fields that :meth:`to_state` writes
-        neutral are not read (``dice`` and ``lim`` only at a discard or take decision).
+        hold them).  The game's state is a copy of the record: it draws from the record's ``es``
+        and ``ps``, so it plays on exactly as the kernel's step plays the record under the same
+        actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the kernel's
+        record again at every decision.  A record whose totals reach the end threshold is the
+        game's end (:attr:`Phase.GAME_OVER`; its ``round_points`` are what the displays score,
+        how the round ended is unknown).  The fields that :meth:`to_state` writes neutral are not
+        read (``dice`` and ``lim`` only at a discard or take decision).
 
         What a record does not hold starts there: the game keeps no turn log (``record=False``:
         no :meth:`to_record`), :meth:`round_results` and :meth:`returns` ``("points")`` count
@@ -1277,19 +1497,17 @@ class LamaGame:
             GameSetupError: a bad player count, ``chance`` or ``rounds``.
             lama_env.rules.RulesError: bad ``rules``.
         """
-        from . import _kernel as K  # (Numba: loaded on first use only)
-
         n = check_num_players(num_players, GameSetupError)
         rc = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
         explicit, flow = _is_explicit(chance), _is_flow(rounds)
-        rec = _one_record(state, K.STATE_DTYPE)
+        rec = _one_record(state, K_STATE_DTYPE)
         phase = _record_ints(rec, "phase", 0, 2)
         row = _record_ints(rec, "row", 0, _FULL_MASK)
         cur = _record_ints(rec, "cur", 0, n - 1)
-        start = _record_ints(rec, "start", 0, n - 1)
+        _record_ints(rec, "start", 0, n - 1)
         active = _record_ints(rec, "active", 0, n)
-        nround = _record_ints(rec, "nround", 0)
-        nturn = _record_ints(rec, "nturn", 0, rc.max_round_turns)
+        _record_ints(rec, "nround", 0)
+        _record_ints(rec, "nturn", 0, rc.max_round_turns)
         quit = _record_ints(rec, "quit", 0, 1, n)
         tot = _record_ints(rec, "tot", 0, None, n)
         rstart = _record_ints(rec, "rstart", 0, None, n)
@@ -1312,46 +1530,46 @@ class LamaGame:
                                          "row gave them")
             pile += [A.DISCARD_ACTION[tuple(int(i == f) for i in _FACE_RANGE)]] * left
         over = game_over(tot, rc)
-        if over and phase != K.TURN:
+        if over and phase != K_TURN:
             raise S.StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
-                                     f"at a turn (phase {K.TURN}), got phase {phase}")
+                                     f"at a turn (phase {K_TURN}), got phase {phase}")
         if not over and (quit[cur] or row == 0):
             raise S.StateFormatError(f"{bad}no decision to take: " + (
                 f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
         if any(stats[2][p] < quit[p] for p in range(n)):
             raise S.StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
         g = cls.__new__(cls)
-        g._n, g._rules, g._dice_faces = n, rc, rc.dice_index
-        g._rng = Streams(int(rec["es"]), int(rec["ps"]))
+        g._n, g._rules, g._rr = n, rc, _rules_record(n, rc)
+        g._s = s = _new_record()
+        s[0] = rec
+        g._rng = None
+        g._out = np.zeros(_OUT_SIZE, np.int64)
         g._buf, g._buf_state, g._bufpos = [], None, 0
         g._explicit, g._flow, g._chance = explicit, flow, None
+        g._set_modes()
         g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-        g._round, g._start, g._current, g._turns_in_round = nround, start, cur, nturn
+        g._view_v = g._legal_v = -1
+        g._view, g._legal = [], ()
+        g._current = cur
         g._phase = _GAME_OVER if over else Phase(phase)
-        g._totals, g._start_points = tot, rstart
-        g._displays = [tuple(d) for d in disp]
-        g._row = tuple(row >> f & 1 for f in _FACE_RANGE)
-        g._quit = [bool(q) for q in quit]
-        g._active = active
+        g._start_points = rstart
         g._discarded = pile
-        g._triples = [0] * n
-        g._hands = tuple(tuple(h) for h in hands)
-        g._round_points = list(map(score_display, g._displays)) if over else None
-        g._ended_by = g._went_out = g._busted = None
-        g._carried = {"rounds": nround + over, **{k: stats[i] for i, k in enumerate(_COUNTS)}}
-        if not over:
-            g._carried["quits"] = [q - x for q, x in zip(stats[2], quit, strict=True)]  # the round's: in _quit
-        g._dice = None
-        if phase != K.TURN and not over:
+        g._triples0 = stats[4]
+        g._hands_known = True
+        g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
+                  "busted": None} if over else None
+        g._carried_rounds = rec["nround"].item() + over
+        if phase != K_TURN and not over:
             try:
-                g._dice = g.check_dice([int(x) for x in rec["dice"]])
+                dice = g.check_dice([int(x) for x in rec["dice"]])
             except IllegalActionError as e:
                 raise S.StateFormatError(f"{bad}dice: {e}") from None
             lim = [int(x) for x in rec["lim"]]
-            if phase == K.DISCARD and tuple(lim) != match_limits(g._displays[cur], g._dice):
+            if phase == K_DISCARD and tuple(lim) != match_limits(disp[cur], dice):
                 raise S.StateFormatError(f"{bad}lim must be the roll's discard limits per face "
-                                         f"{list(match_limits(g._displays[cur], g._dice) or ())}, got {lim}")
-        g._legal = g._derive_legal("state record")
+                                         f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
+            g._check_decision(disp, [row >> f & 1 for f in _FACE_RANGE], [bool(q) for q in quit], dice,
+                              "state record")
         return g
 
     def to_record(self) -> dict:
@@ -1381,16 +1599,55 @@ class LamaGame:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
         rounds = [{"finished": r["finished"], "ended_by": r["ended_by"], "went_out": r["went_out"],
                    "points": list(r["points"]), "totals": list(r["totals"])} for r in self._results]
+        totals = list(self.totals)
         if not self.round_over:
             rounds.append({"finished": False, "ended_by": None, "went_out": None,
-                           "points": None, "totals": list(self._totals)})
-        return {"valid": True, "rounds": rounds, "totals": list(self._totals),
+                           "points": None, "totals": totals})
+        return {"valid": True, "rounds": rounds, "totals": totals,
                 "game_over": self.game_over, "winners": self.winners}
 
     def __repr__(self) -> str:
         """Show the players, round, phase, current player and totals."""
-        return (f"LamaGame(players={self._n}, round={self._round}, phase={self._phase.name}, "
-                f"current={self._current}, totals={self._totals})")
+        return (f"LamaGame(players={self._n}, round={self.round_index}, phase={self._phase.name}, "
+                f"current={self._current}, totals={list(self.totals)})")
+
+
+#: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
+_PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_out", "_view", "_view_v", "_legal",
+                                                                      "_legal_v"))
+#: What a copy shares with its original (values never changed in place; the rest is copied).
+_SHARED = tuple(name for name in LamaGame.__slots__ if name not in (
+    "_rng", "_s", "_out", "_discarded", "_results", "_rounds", "_pending"))
+
+
+def _legacy_data(state: dict[str, Any]) -> dict[str, Any]:
+    """:meth:`LamaGame.serialize`'s data of a game pickled by the engine before its state was a record (its slots)."""
+    try:
+        rules, chance = state["_rules"], state["_chance"]
+        hands = state.get("_hands")
+        carried = state.get("_carried")
+        rng = state["_rng"]
+        return {
+            "format": STATE_FORMAT, "players": state["_n"], "rules": rules.to_dict(include_dice=True),
+            "chance": "explicit" if state["_explicit"] else "sampled",
+            "rounds": "flow" if state.get("_flow", False) else "manual", "record": state["_record"],
+            "version": state["_version"], "start_points": state["_start_points"], "totals": state["_totals"],
+            "round": state["_round"], "start_player": state["_start"], "current_player": state["_current"],
+            "phase": Phase(state["_phase"]).name.lower(), "displays": [list(d) for d in state["_displays"]],
+            "row": list(state["_row"]), "quit": list(state["_quit"]),
+            "dice": None if state["_dice"] is None else list(state["_dice"]), "discarded": state["_discarded"],
+            "triple_llamas": state["_triples"], "turns_in_round": state["_turns_in_round"],
+            "round_points": state["_round_points"], "ended_by": state["_ended_by"], "went_out": state["_went_out"],
+            "busted": state["_busted"], "hands": None if hands is None else [list(h) for h in hands],
+            "carried": carried,
+            "chance_node": None if chance is None else "roll" if chance == _ROLL_NODE else {"deal": list(chance)},
+            "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"]))
+                        for r in state["_results"]],
+            "log": state["_rounds"] if state["_record"] else None, "log_pending": state["_pending"] is not None,
+            "random": S.random_state(rng, state["_buf_state"], len(state["_buf"]), state["_bufpos"]),
+        }
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise GameSetupError(f"cannot unpickle a LamaGame: a pickled field is missing or bad ({clip(str(e))})") from None
 
 
 def round_statistics(results: Sequence[dict], num_players: int,
@@ -1428,10 +1685,6 @@ def round_statistics(results: Sequence[dict], num_players: int,
 
 def _stream_deal(streams: Streams, n: int) -> list[list[int]]:
     """A round's hands drawn as the compiled engine deals them: a partial Fisher-Yates shuffle, one draw a card."""
-    deck = _DECK_LIST[:]
-    for i, j in enumerate(map(add, _DECK_POSITIONS, streams.draw_each(_DEAL_DRAWS[n]))):  # j = i + the draw
-        deck[i], deck[j] = deck[j], deck[i]
-    return [deck[i:i + HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
 
 
 def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:

@@ -7,7 +7,12 @@ and trained agents acting as a :class:`~lama_dice.agents.base.Policy` all call t
 function (``encode(game, game.current_player)`` for the player to act), so a
 network trained in one place acts correctly in the others.
 
-Pure Python/NumPy.  Everything in the game is public, so the vector holds the
+A :class:`~lama_env.engine.LamaGame` is encoded by the compiled engine's encoder over its
+record (:meth:`~lama_env.engine.LamaGame.observe`: the vector game's own encoder,
+``lama_env._vector_kernel.encode``); any other object with an ``encoder_view()`` (the exact
+solo solver's states) by the Python code below, which writes the same bits
+(``tests/test_observation.py`` checks both against a plain reference encoder).
+Everything in the game is public, so the vector holds the
 whole state, arranged *from the observing seat*: wherever a block has one
 entry per player, the observing seat comes first and the others follow in
 turn order (seat ``s``, ``s+1``, ... mod N).  Every entry lies in ``[0, 1]``.
@@ -370,6 +375,8 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
         every entry in ``[0, 1]``.
     """
     global _LAST, _MEMO
+    if type(game) is LamaGame:  # the compiled encoder over the game's record (bit-equal to the code below)
+        return game.observe(seat, out)
     n, rules, version, displays, totals, quit_, current, start, row, phase, dice, active = game.encoder_view()
     last = _LAST
     if last[0] is game and last[1] == version and last[2] == seat:  # a seat cached here passed the check
