@@ -10,9 +10,9 @@ largest logit, the lowest among exact ties, as ``argmax`` of the masked logits),
 rollout's forced moves until its next decision, whose observation it writes for the next
 forward pass; :func:`encode_cut` writes the observations of the rollouts cut at a round's end
 for the value network.  The caller runs the forward passes between the calls, with the very
-NumPy networks the Python rollouts run (:meth:`lama_dice.agents.mlp.MLP.invariant`: BLAS, which a
-forward pass compiled here as loops did not match in speed, measured in the docs; products of a
-fixed number of rows, so that a row's outputs are the same bits in the two engines' batches).
+networks the Python rollouts run (:meth:`lama_dice.agents.mlp.MLP.invariant`: compiled products
+and NumPy activations, a row's outputs a function of that row alone, so that they are the same
+bits in the two engines' batches).
 
 Everything else is the compiled engine's own: the step
 (:func:`lama_env._kernel.transition_roll`: a roll's dice from the rollout's common table while

@@ -20,7 +20,9 @@ that need a fast forward pass on a batch of observations (value networks, search
 The matrix products run on one BLAS thread (the caller's setting is restored after each
 pass, with :mod:`threadpoolctl`): a network this small on a few hundred observations is
 fastest so, and several BLAS threads per evaluation worker on a busy machine are many
-times slower (torch's path set one torch thread for the same reason).
+times slower (torch's path set one torch thread for the same reason).  :meth:`MLP.invariant`,
+what the searches call, runs its products in compiled loops instead, so that a row's outputs
+are the same bits in any batch (BLAS's are not).
 """
 
 from __future__ import annotations
@@ -60,14 +62,9 @@ ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 _BLAS: list[Any] | None = None
 
 
-#: The rows of every matrix product of :meth:`MLP.invariant` (32: rows computed alike, and about as fast per
-#: row as a product on a few hundred; OpenBLAS computes the rows of a 64-row product unlike those of others).
-BLOCK = 32
-
-
 @contextmanager
 def _one_blas_thread() -> Iterator[None]:
-    """Run the block's matrix products on one BLAS thread; restore the caller's setting afterwards."""
+    """Run the matrix products on one BLAS thread; restore the caller's setting afterwards."""
     blas = _blas()
     saved = [c.num_threads for c in blas]
     for c, n in zip(blas, saved, strict=True):
@@ -151,26 +148,34 @@ class MLP:
             return self._forward(np.asarray(obs, dtype=np.float32))
 
     def invariant(self, obs: np.ndarray) -> np.ndarray:
-        """:meth:`__call__`, each row's outputs independent of the batch: computed in blocks of :data:`BLOCK` rows.
+        """:meth:`__call__`, each row's outputs a function of that row alone: the same bits in any batch.
 
-        BLAS picks its kernels by the shape of a product, and their float32 sums differ in
-        the last bits: a row's outputs in one batch of ``B`` rows differ from its outputs in
-        another batch of another size.  Here every product has :data:`BLOCK` rows (the last
-        block padded with zeros), whose rows BLAS computes alike whatever their neighbours
-        and place (``tests/test_mlp.py``), so the outputs of an observation are the same bits
-        in any batch: what a search that must decide the same whatever games are batched
-        with it calls (:mod:`lama_dice.agents.search`, :mod:`lama_dice.agents.rollout`).  About
-        as fast as one product on a few hundred rows.
+        BLAS picks its kernels by the shape of a product, and computes a row differently
+        depending on its place among the rows of a product, whatever the other rows hold
+        (OpenBLAS here: a row's last bits at rows 0-5 of a product of 32 differ from its bits
+        at rows 6-11), so no blocking of the rows makes a row's float32 sums its own.  Here the
+        products run in compiled loops instead (:func:`lama_dice.agents._mlp_kernel.affine`, no
+        BLAS): each output is the sum of its row's products in a fixed order, then the bias,
+        every operation rounded to float32 as written (no fastmath), and the activations are
+        elementwise (NumPy).  So the outputs of an observation are the same bits whatever rows,
+        and however many, are batched with it, on any machine and BLAS: what a search that must
+        decide alike whatever games are batched with it calls (:mod:`lama_dice.agents.search`,
+        :mod:`lama_dice.agents.rollout`, ``tests/test_mlp.py``).  The results equal
+        :meth:`__call__`'s to float32 rounding.  Faster than BLAS on a few rows, 1.0-1.5 times
+        its time on hundreds (docs/agents-and-evaluation.md); the first call in a process
+        imports Numba and loads the kernel from its cache (compiled once, about a second).
         """
-        x = np.asarray(obs, dtype=np.float32)
+        from ._mlp_kernel import affine
+
+        x = np.ascontiguousarray(obs, dtype=np.float32)
         single = x.ndim == 1
         x = x.reshape(-1, x.shape[-1])
-        n = len(x)
-        pad = (-n) % BLOCK
-        if pad or n == 0:
-            x = np.concatenate([x, np.zeros((pad or BLOCK, x.shape[1]), dtype=np.float32)])
-        with _one_blas_thread():
-            out = np.concatenate([self._forward(x[i:i + BLOCK]) for i in range(0, len(x), BLOCK)])[:n]
+        if not x.flags.writeable:  # a read-only array would be another type for Numba: one more compile
+            x = x.copy()
+        *hidden, (w_out, b_out) = self.layers
+        for w, b in hidden:
+            x = np.ascontiguousarray(self.activation(affine(x, w, b)))
+        out = affine(x, w_out, b_out)
         return out[0] if single else out
 
     def _forward(self, x: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from lama_dice.agents.mlp import ACTIVATIONS, MLP, tensor_shapes
 from lama_dice.agents.registry import make_agent
 from lama_dice.agents.value import load_value
 
@@ -26,3 +27,20 @@ def test_invariant_rows_do_not_depend_on_the_batch(name, net):
     assert np.array_equal(net.invariant(x[7]), ref[7])  # one observation, 1-D
     assert net.invariant(x[:0]).shape == (0, net.outputs)
     np.testing.assert_allclose(ref, net(x), rtol=1e-5, atol=1e-5)  # the same network, to float32 rounding
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_invariant_rows_do_not_depend_on_their_place_or_neighbours(activation):
+    """One row at every place of batches of other rows, for every activation: the same bits."""
+    network = {"inputs": 52, "hidden": [64, 48], "activation": activation, "outputs": 37}
+    rng = np.random.default_rng(1)
+    tensors = {name: rng.normal(0, 0.3, shape).astype(np.float32) for name, shape in tensor_shapes(network).items()}
+    net = MLP(network, tensors)
+    row = rng.normal(0, 1, 52).astype(np.float32)
+    ref = net.invariant(row)
+    for size in (1, 7, 8, 9, 17, 40):
+        for place in range(size):
+            x = rng.normal(0, 1, (size, 52)).astype(np.float32)
+            x[place] = row
+            assert np.array_equal(net.invariant(x)[place], ref), (size, place)
+    np.testing.assert_allclose(ref, net(row), rtol=1e-5, atol=1e-5)
