@@ -99,14 +99,15 @@ def deal_card(s, card, f):
 
 
 @njit(cache=True)
-def legal_actions(s, rr, out):
-    """Write the legal actions of game ``s[0]``'s decision into ``out`` (the kernel's order); return their count."""
+def legal_actions(s, rr):
+    """The legal actions of game ``s[0]``'s decision (an array, in the kernel's order)."""
     gs = s[0]
     r = rr[0]
     count = K.legal(gs, r, -1)[0]
+    out = np.empty(count, np.int64)
     for i in range(count):
         out[i] = K.legal(gs, r, i)[1]
-    return count
+    return out
 
 
 @njit(cache=True)

@@ -99,7 +99,9 @@ from . import (
     _jit_cache,  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
     streams,
 )
-from .rules import RulesConfig, return_chip
+from . import actions as _actions
+from .odds import p_no_match
+from .rules import DECK, DECK_COUNTS, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, return_chip, score_display
 from .rules import win_result as _win_result
 from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, TURN_CAP, WENT_OUT
 
@@ -208,6 +210,45 @@ def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], loggi
     for k, v in settings.items():
         r[k] = v
     return r
+
+
+# ------------------------------------------------------------------ the rules' tables
+def _mask_display(mask: int) -> tuple[int, ...]:
+    """The display holding one card of each face in ``mask`` (bit ``f`` = face ``f``)."""
+    return tuple((mask >> f) & 1 for f in range(NUM_FACES))
+
+
+#: The points of a display by the set of faces it holds (a bit set).
+SCORE = np.array([score_display(_mask_display(m)) for m in range(1 << NUM_FACES)], dtype=np.int64)
+#: The discards by action (counts per face) and the discard action of packed counts (2 bits a face; -1: none).
+DISC = np.array(_actions.DISCARDS, dtype=np.int64)
+DACT = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
+for _i, _counts in enumerate(_actions.DISCARDS):
+    DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = _actions.DISCARD_BASE + _i
+#: ``make_rules``'s tables of the rules: discards, discard actions, the deck, the points of a display.
+TABLES = (DISC, DACT, np.array(DECK, dtype=np.int64), SCORE)
+
+
+def observation_tables(rules: RulesConfig) -> dict[str, np.ndarray]:
+    """The observation's per-value entries (:data:`RULES_DTYPE`'s ``t_*``), by the encoder's own expressions."""
+    scale = [1.0 / (c + 1) for c in DECK_COUNTS]
+    t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(NUM_FACES)], dtype=np.float32)
+    masks = [_mask_display(m) for m in range(1 << NUM_FACES)]
+    t_pts = np.array([int(SCORE[m]) / MAX_ROUND_POINTS for m in range(len(masks))], dtype=np.float32)
+    t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
+    t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
+    return {"t_disp": t_disp, "t_pts": t_pts, "t_pnm": t_pnm, "t_third": t_third}
+
+
+def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
+    """The rules record (0-d) of ``n`` players under ``rules`` with the observation's tables.
+
+    What compiled code that steps state records (:func:`transition`) and encodes them
+    (:func:`lama_env._vector_kernel.encode`, bit-equal to :func:`lama_env.observation.encode`)
+    reads: a :class:`~lama_env.engine.LamaGame`'s own record, a search's rollouts
+    (``lama_dice.agents._rollout_kernel``); no logs, rewards or episodes.
+    """
+    return make_rules(n, rules, TABLES, False, **observation_tables(rules))
 
 
 @njit(cache=True)

@@ -67,7 +67,6 @@ import numpy as np
 from numba import njit
 
 from . import _kernel as K
-from . import actions as A
 from . import streams
 from ._kernel import (
     KIND_RANDOM,
@@ -82,13 +81,11 @@ from ._kernel import (
 from .engine import RECORD_FORMAT
 from .errors import LamaDiceError
 from .rules import (
-    DECK,
     FACES,
     HAND_SIZE,
     NUM_FACES,
     RulesConfig,
     check_num_players,
-    score_display,
 )
 from .rules import winners as _winners
 from .transitions import ROUND_ENDINGS
@@ -207,17 +204,8 @@ def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
 
 
 # ----------------------------------------------------------- rule tables
-_SCORE = np.array([score_display(mask_display(m)) for m in range(NUM_MASKS)], dtype=np.int64)
-_DECK = np.array(DECK, dtype=np.int64)
-
-# ------------------------------------------------------------------ kernel
-#: The kernel's tables of the rules: discards by action and actions by packed counts, the deck,
-#: the points of a display by the set of faces it holds.
-_DISC = np.array(A.DISCARDS, dtype=np.int64)
-_DACT = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
-for _i, _counts in enumerate(A.DISCARDS):
-    _DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = A.DISCARD_BASE + _i
-_TABLES = (_DISC, _DACT, _DECK, _SCORE)
+_DISC, _DACT, _DECK, _SCORE = K.TABLES  # (the kernel's tables of the rules)
+_TABLES = K.TABLES
 
 
 #: Transitions per call of the compiled kernel (:func:`play_batch` calls it until the batch is

@@ -190,8 +190,7 @@ _PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
 #: A llama row bit set -> the row as a tuple of 0/1 per face.
 _ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
 _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
-# scratch of the compiled calls that list (legal actions, the view): read at once, under the GIL
-_LEGAL_BUF = np.zeros(A.NUM_ACTIONS, np.int64)
+# scratch of the compiled call that lists the record's fields (the view): read at once, under the GIL
 _VIEW_BUF = np.zeros(MAX_PLAYERS * 15 + VIEW_SCALARS, np.int64)
 
 
@@ -228,7 +227,7 @@ def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     if rr is None:
         if _G is None:
             _load()
-        from .vector import encoder_rules
+        from ._kernel import encoder_rules
 
         rr = _RULES[key] = encoder_rules(n, rules).reshape(1)
     return rr
@@ -293,27 +292,27 @@ class LamaGame:
         "_deal_next",
         "_discarded",
         "_end",
+        "_ends",
         "_explicit",
+        "_fields",
+        "_fields_v",
         "_flow",
         "_hands_known",
         "_legal",
         "_legal_v",
         "_n",
-        "_out",
         "_pending",
         "_phase",
+        "_rec",
         "_record",
         "_results",
         "_rng",
         "_rounds",
         "_rr",
         "_rules",
-        "_s",
         "_start_points",
         "_triples0",
         "_version",
-        "_view",
-        "_view_v",
     )
 
     def __init__(
@@ -368,12 +367,12 @@ class LamaGame:
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
         self._start_points = list(totals)
         self._rr = _rules_record(n, self._rules)
-        self._s = s = _new_record()
+        self._rec = s = _new_record()
         s["tot"][0, :n] = totals
         streams = own if own is not None else self._rng if type(self._rng) is Streams else None
         if streams is not None:
             s["es"], s["ps"] = streams.es, streams.ps
-        self._out = np.zeros(_OUT_SIZE, np.int64)
+        self._ends = np.zeros(_OUT_SIZE, np.int64)
         self._buf: list[float] = []
         self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
         self._bufpos = 0
@@ -384,8 +383,8 @@ class LamaGame:
         self._pending: dict | None = None
         self._carried_rounds = 0  # rounds a state record carried in (from_state)
         self._version = 0
-        self._view_v = self._legal_v = -1
-        self._view: list[int] = []
+        self._fields_v = self._legal_v = -1
+        self._fields: list[int] = []
         self._legal: tuple[int, ...] = ()
         self._triples0 = [0] * n
         self._hands_known = True
@@ -412,14 +411,14 @@ class LamaGame:
         else:
             faces = check_hands(hands, n)
             arr = np.array(faces, np.int64)
-        _G.begin(self._s, self._rr, start_player, nround, arr)
+        _G.begin(self._rec, self._rr, start_player, nround, arr)
         self._opened(start_player, arr is _NO_DEAL, faces)
 
     def _opened(self, start_player: int, explicit_deal: bool, faces: list[list[int]] | None) -> None:
         """The books of a round just opened (by :meth:`_begin` or the compiled step's own deal)."""
         self._phase = _TURN
         self._current = start_player
-        self._view_v = self._legal_v = -1  # the record changed under the same version (a step's own deal)
+        self._fields_v = self._legal_v = -1  # the record changed under the same version (a step's own deal)
         n = self._n
         k = 10 * n + VIEW_SCALARS + 4 * n
         self._triples0 = self._v()[k:k + n]  # the game's triple llamas before this round
@@ -433,7 +432,7 @@ class LamaGame:
             self._sync()
         if self._record:
             if faces is None:
-                faces = self._s["hands"][0, :self._n].tolist()
+                faces = self._rec["hands"][0, :self._n].tolist()
             self._rounds.append({"start_player": start_player, "hands": [[FACES[f] for f in h] for h in faces],
                                  "turns": []})
 
@@ -471,7 +470,7 @@ class LamaGame:
     def _round_ended(self, code: int, player: int) -> None:
         """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
         n = self._n
-        out = self._out.tolist()
+        out = self._ends.tolist()
         ended_by = ROUND_ENDINGS[out[_OUT_ENDED]]
         wo = out[_OUT_WENT_OUT]
         went_out = wo if wo >= 0 else None
@@ -491,7 +490,7 @@ class LamaGame:
             self._phase = _ROUND_OVER
         else:  # rounds flow on: the next deal, at the point of the stream next_round() draws it
             if self._deal_next:  # the compiled step dealt it already
-                self._opened(self._s["start"][0].item(), False, None)
+                self._opened(self._rec["start"][0].item(), False, None)
             else:
                 self._begin((self.start_player + 1) % n, self.round_index + 1, None)
             return
@@ -530,7 +529,7 @@ class LamaGame:
             if type(self._rng) is np.random.Generator:
                 x = self._draw_sides()
         p = self._current
-        res = _step(self._s, self._rr, action, x, self._deal_next, self._out)
+        res = _step(self._rec, self._rr, action, x, self._deal_next, self._ends)
         if res < 0:
             raise IllegalActionError(self._illegal_message(action))
         self._version += 1
@@ -573,7 +572,7 @@ class LamaGame:
         """Move the caller's :class:`~lama_env.streams.Streams` (``rng=``) on to the record's stream states."""
         rng = self._rng
         assert type(rng) is Streams
-        es, ps = self._s[0][["es", "ps"]].tolist()
+        es, ps = self._rec[0][["es", "ps"]].tolist()
         if rng.es != es:
             rng.es = es
         rng.ps = ps
@@ -643,8 +642,7 @@ class LamaGame:
         if self._chance is not None or self._phase >= _ROUND_OVER:
             legal: tuple[int, ...] = ()
         else:
-            buf = _LEGAL_BUF
-            legal = tuple(sorted(buf[:_G.legal_actions(self._s, self._rr, buf)].tolist()))
+            legal = tuple(sorted(_G.legal_actions(self._rec, self._rr).tolist()))
         self._legal = legal
         self._legal_v = self._version
         return legal
@@ -672,9 +670,9 @@ class LamaGame:
         if self._chance is not None or self._phase >= _ROUND_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
-        a = _G.sample(self._s, self._rr, _RANDOM_AGENT)
+        a = _G.sample(self._rec, self._rr, _RANDOM_AGENT)
         if self._rng is not None:
-            self._rng.ps = self._s["ps"][0].item()
+            self._rng.ps = self._rec["ps"][0].item()
         return a
 
     def decision_seed(self, salt: int) -> int | None:
@@ -690,7 +688,7 @@ class LamaGame:
         """
         if type(self._rng) is np.random.Generator:
             return None
-        es, ps = self._s[0][["es", "ps"]].tolist()
+        es, ps = self._rec[0][["es", "ps"]].tolist()
         return decision_key(es, ps, self._version, salt)
 
     def action_mask(self) -> np.ndarray:
@@ -710,9 +708,9 @@ class LamaGame:
             out = np.empty(15 * n + 22, np.float32)
         ph = self._phase
         if ph >= _ROUND_OVER:
-            _G.observe(self._s, self._rr, seat, -1, _DECISION_NONE, False, out)
+            _G.observe(self._rec, self._rr, seat, -1, _DECISION_NONE, False, out)
         else:
-            _G.observe(self._s, self._rr, seat, self._current, int(ph), ph != _TURN, out)
+            _G.observe(self._rec, self._rr, seat, self._current, int(ph), ph != _TURN, out)
         return out
 
     @property
@@ -722,11 +720,11 @@ class LamaGame:
 
     def _v(self) -> list[int]:
         """The record's fields that the properties read, as one flat list (``lama_env._game.view``), per version."""
-        if self._view_v != self._version:
+        if self._fields_v != self._version:
             buf = _VIEW_BUF
-            self._view = buf[:_G.view(self._s, self._n, buf)].tolist()
-            self._view_v = self._version
-        return self._view
+            self._fields = buf[:_G.view(self._rec, self._n, buf)].tolist()
+            self._fields_v = self._version
+        return self._fields
 
     def encoder_view(self) -> tuple:
         """The state an observation encoder reads, in one call (:func:`lama_env.observation.encode`).
@@ -1002,7 +1000,7 @@ class LamaGame:
         """Resolve the pending roll with ``x`` (a side of each die; -1: drawn from the record's stream)."""
         self._chance = None
         p = self._current
-        res = _step(self._s, self._rr, _ROLL, x, self._deal_next, self._out)
+        res = _step(self._rec, self._rr, _ROLL, x, self._deal_next, self._ends)
         assert res >= 0  # a roll at a turn
         self._version += 1
         if self._record:
@@ -1041,9 +1039,9 @@ class LamaGame:
             self._bufpos = pos + 1
             i = int(buf[pos] * sum(left))
         else:  # one draw of the cards left from the record's deal-and-dice stream
-            st = Streams(*self._s[0][["es", "ps"]].tolist())
+            st = Streams(*self._rec[0][["es", "ps"]].tolist())
             i = st.draw(sum(left))
-            self._s["es"] = st.es
+            self._rec["es"] = st.es
             if self._rng is not None:
                 self._rng.es = st.es
         f = 0
@@ -1056,7 +1054,7 @@ class LamaGame:
     def _deal_card(self, f: int) -> None:
         dealt = self._chance
         assert isinstance(dealt, tuple)
-        _G.deal_card(self._s, len(dealt), f)
+        _G.deal_card(self._rec, len(dealt), f)
         dealt = (*dealt, f)
         self._version += 1
         if len(dealt) < self._n * HAND_SIZE:
@@ -1129,7 +1127,7 @@ class LamaGame:
             g = self._copy_with(rng)
             g._buf, g._buf_state, g._bufpos = [], None, 0
             if type(rng) is Streams:
-                g._s["es"], g._s["ps"] = rng.es, rng.ps
+                g._rec["es"], g._rec["ps"] = rng.es, rng.ps
         if chance is not None:
             g._explicit = _is_explicit(chance)
         if rounds is not None:
@@ -1170,16 +1168,16 @@ class LamaGame:
             got = state.get("format") if isinstance(state, dict) else type(state).__name__
             raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                                  f"{STATE_FORMAT!r})")
-        if "_s" not in state:  # pickled by the engine before its state was a record: its fields, as serialize's
+        if "_rec" not in state:  # pickled by the engine before its state was a record: its fields, as serialize's
             self._restore(_legacy_data(state))
             return
         for name in _PICKLED:
             # a game pickled before rounds flowed on stopped between rounds
             setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
         self._rr = _rules_record(self._n, self._rules)
-        self._out = np.zeros(_OUT_SIZE, np.int64)
-        self._view_v = self._legal_v = -1
-        self._view, self._legal = [], ()
+        self._ends = np.zeros(_OUT_SIZE, np.int64)
+        self._fields_v = self._legal_v = -1
+        self._fields, self._legal = [], ()
         self._set_modes()
 
     def _copy_with(self, rng: np.random.Generator | Streams | None) -> LamaGame:
@@ -1187,8 +1185,8 @@ class LamaGame:
         for name in _SHARED:  # immutable values, or replaced (never changed in place) by the step
             setattr(g, name, getattr(self, name))
         g._rng = rng
-        g._s = self._s.copy()
-        g._out = np.zeros(_OUT_SIZE, np.int64)
+        g._rec = self._rec.copy()
+        g._ends = np.zeros(_OUT_SIZE, np.int64)
         g._discarded = list(self._discarded)
         g._results = [dict(r) for r in self._results]
         if self._record:
@@ -1222,7 +1220,7 @@ class LamaGame:
         end = self._end or {}
         rng = self._rng
         if type(rng) is not np.random.Generator:
-            rng = Streams(*self._s[0][["es", "ps"]].tolist())
+            rng = Streams(*self._rec[0][["es", "ps"]].tolist())
         data = {
             "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
             "chance": self.chance, "rounds": self.rounds, "record": self._record, "version": self._version,
@@ -1234,7 +1232,7 @@ class LamaGame:
             "triple_llamas": list(self.triple_llamas), "turns_in_round": self.turns_in_round,
             "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
             "busted": end.get("busted"),
-            "hands": self._s["hands"][0, :n].tolist() if self._hands_known and not isinstance(c, tuple) else None,
+            "hands": self._rec["hands"][0, :n].tolist() if self._hands_known and not isinstance(c, tuple) else None,
             "carried": carried,
             "chance_node": None if c is None else "roll" if c == _ROLL_NODE else {"deal": list(c)},
             "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
@@ -1282,9 +1280,9 @@ class LamaGame:
         self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)
         rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
         self._rng = None if type(rng) is Streams else rng
-        self._out = np.zeros(_OUT_SIZE, np.int64)
-        self._view_v = self._legal_v = -1
-        self._view, self._legal = [], ()
+        self._ends = np.zeros(_OUT_SIZE, np.int64)
+        self._fields_v = self._legal_v = -1
+        self._fields, self._legal = [], ()
         self._set_modes()
         return {"tot": S.check_ints(S.field(data, "totals"), "totals", n, 0),
                 "nround": S.check_int(S.field(data, "round"), "round", 0),
@@ -1382,6 +1380,11 @@ class LamaGame:
                 if not log or not log[-1]["turns"]:
                     raise S.StateFormatError("serialized game state: log_pending without a turn")
                 self._pending = log[-1]["turns"][-1]
+        self._build_record(fields, carried)
+
+    def _build_record(self, fields: dict[str, Any], carried: dict[str, Any] | None) -> None:
+        """The restored game's record: the fields, and the statistics of the results, the round and what was carried."""
+        n = self._n
         # the record: what the fields say, its statistics those of the results, the round so far and what was carried
         over = self._phase >= _ROUND_OVER
         res = self._results
@@ -1394,7 +1397,7 @@ class LamaGame:
             for k in _COUNTS:
                 st[k] = list(map(add, st[k], carried[k]))
         self._triples0 = list(map(sub, st["triple_llamas"], fields["triples"]))
-        s = self._s = _new_record()
+        s = self._rec = _new_record()
         rec = s[0]
         streams = fields["streams"]
         if streams is not None:
@@ -1459,7 +1462,7 @@ class LamaGame:
         if ph != _GAME_OVER and game_over(self.totals, self._rules):
             raise IllegalActionError(f"to_state: a total has reached the end threshold ({self._rules.end_threshold}) "
                                      "while the game goes on; a record with one is a finished game")
-        s = self._s[0].copy()
+        s = self._rec[0].copy()
         for f in _SCRATCH:
             s[f] = 0
         s["pend"] = -1
@@ -1540,16 +1543,16 @@ class LamaGame:
             raise S.StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
         g = cls.__new__(cls)
         g._n, g._rules, g._rr = n, rc, _rules_record(n, rc)
-        g._s = s = _new_record()
+        g._rec = s = _new_record()
         s[0] = rec
         g._rng = None
-        g._out = np.zeros(_OUT_SIZE, np.int64)
+        g._ends = np.zeros(_OUT_SIZE, np.int64)
         g._buf, g._buf_state, g._bufpos = [], None, 0
         g._explicit, g._flow, g._chance = explicit, flow, None
         g._set_modes()
         g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-        g._view_v = g._legal_v = -1
-        g._view, g._legal = [], ()
+        g._fields_v = g._legal_v = -1
+        g._fields, g._legal = [], ()
         g._current = cur
         g._phase = _GAME_OVER if over else Phase(phase)
         g._start_points = rstart
@@ -1613,11 +1616,11 @@ class LamaGame:
 
 
 #: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
-_PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_out", "_view", "_view_v", "_legal",
+_PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_ends", "_fields", "_fields_v", "_legal",
                                                                       "_legal_v"))
 #: What a copy shares with its original (values never changed in place; the rest is copied).
 _SHARED = tuple(name for name in LamaGame.__slots__ if name not in (
-    "_rng", "_s", "_out", "_discarded", "_results", "_rounds", "_pending"))
+    "_rng", "_rec", "_ends", "_discarded", "_results", "_rounds", "_pending"))
 
 
 def _legacy_data(state: dict[str, Any]) -> dict[str, Any]:
@@ -1647,7 +1650,8 @@ def _legacy_data(state: dict[str, Any]) -> dict[str, Any]:
             "random": S.random_state(rng, state["_buf_state"], len(state["_buf"]), state["_bufpos"]),
         }
     except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise GameSetupError(f"cannot unpickle a LamaGame: a pickled field is missing or bad ({clip(str(e))})") from None
+        raise GameSetupError(f"cannot unpickle a LamaGame: a pickled field is missing or bad ({clip(str(e))})") \
+            from None
 
 
 def round_statistics(results: Sequence[dict], num_players: int,

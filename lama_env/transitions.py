@@ -33,21 +33,26 @@ the dice three face indices in die order, totals a list of ints.  A function
 whose action can end the round also returns how it ended (one of
 :data:`ROUND_ENDINGS`) or None.
 
-:class:`lama_env.engine.LamaGame` is the state machine that strings them
-together (whose decision it is, the phases, the turn log, the random stream);
-the exact solo solver and the lookahead agent call the same functions to
-enumerate what can happen.  The compiled step (:mod:`lama_env._kernel`:
-:func:`~lama_env._kernel.transition`, which the batched evaluation engine
-:mod:`lama_env.batched` and the vector game :mod:`lama_env.vector` and its envs
-all play through) is the one other copy of the turn flow, written again in
-compiled form for speed and kept identical by differential tests
-(``tests/test_batched.py``, ``tests/test_vector.py``: every player count and
-rules configuration, records replayed through :class:`~lama_env.engine.LamaGame`).
+The game's one step is the compiled one (:mod:`lama_env._kernel`:
+:func:`~lama_env._kernel.transition_roll` over a game's one record of
+``STATE_DTYPE``): :class:`lama_env.engine.LamaGame` (a Python view over one
+such record), the batched evaluation engine :mod:`lama_env.batched` and the
+vector game :mod:`lama_env.vector` and its envs all play through it.  This
+module is the rules written as pure functions, for two uses.  It is the
+reference the tests replay the engines against: ``tests/test_transitions.py``
+drives a turn flow of its own with these functions beside
+:class:`~lama_env.engine.LamaGame` (and so beside the step every engine
+shares), step by step, for 1, 2, 3 and 6 players under every rules
+configuration.  And it is the enumeration of what can happen that the exact
+solo solver, the lookahead and search agents,
+:mod:`lama_dice.agents.solo_random`, the heuristics and the terminal front end
+use: they enumerate abstract states, not games.  No engine steps through these
+functions; :class:`~lama_env.engine.LamaGame` lists its chance nodes' outcomes
+with :func:`chance_outcomes` and :func:`deal_outcomes`.
 
-Speed: :class:`~lama_env.engine.LamaGame` calls these on every action, so they
-take and return tuples and ints (no state objects, no keyword-only
-arguments) to keep that cheap; the engine holds its displays and row as
-tuples and hands them over as they are.
+Speed: the solvers and the lookahead call these functions many times per
+decision, so they take and return tuples and ints (no state objects, no
+keyword-only arguments) to keep that cheap.
 """
 
 from __future__ import annotations

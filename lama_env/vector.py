@@ -129,12 +129,11 @@ from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
 from ._kernel import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
-from .batched import _DACT, _SCORE, _TABLES, iter_log, log_to_record, mask_display
+from .batched import _DACT, _TABLES, iter_log, log_to_record
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
-from .odds import p_no_match
-from .rules import DECK_COUNTS, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
+from .rules import MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
 
 __all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError",
            "encoder_rules"]
@@ -191,26 +190,9 @@ def _seed_mix(seed: int | None) -> np.uint64:
     return np.uint64(_kernel.seed_mix(np.uint64(streams.base_seed(seed, VectorGameError))))
 
 
-def _tables(rules: RulesConfig) -> dict[str, np.ndarray]:
-    """The encoder's per-value entries, computed by :mod:`lama_env.observation`'s own expressions."""
-    scale = [1.0 / (c + 1) for c in DECK_COUNTS]
-    t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(NUM_FACES)], dtype=np.float32)
-    masks = [mask_display(m) for m in range(1 << NUM_FACES)]
-    t_pts = np.array([int(_SCORE[m]) / MAX_ROUND_POINTS for m in range(len(masks))], dtype=np.float32)
-    t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
-    t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
-    return {"t_disp": t_disp, "t_pts": t_pts, "t_pnm": t_pnm, "t_third": t_third}
-
-
-def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
-    """The compiled engine's rules record (``lama_env._kernel.RULES_DTYPE``, 0-d) with the observation's tables.
-
-    What compiled code that steps state records (:func:`lama_env._kernel.transition`) and encodes
-    them (:func:`lama_env._vector_kernel.encode`, bit-equal to :func:`lama_env.observation.encode`)
-    reads, for ``n`` players under ``rules``; no logs, rewards or episodes (a search's rollouts:
-    ``lama_dice.agents._rollout_kernel``).
-    """
-    return _kernel.make_rules(n, rules, _TABLES, False, **_tables(rules))
+_tables = _kernel.observation_tables
+#: The rules record with the observation's tables (:func:`lama_env._kernel.encoder_rules`).
+encoder_rules = _kernel.encoder_rules
 
 
 _LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _OUT_DISCARD, _OUT_TAKE = (

@@ -483,3 +483,41 @@ def test_the_episode_check_sees_a_second_home():
     }
     for src, lines in cases.items():
         assert decides_an_episode_end(ast.parse(src).body[0]) == lines, src
+
+
+#: The rules' step written as pure functions (lama_env.transitions): the reference every engine is
+#: tested against, and the enumeration of the solvers (lama_dice.agents); never a game's step.
+STEP_FUNCTIONS = {"apply_roll", "apply_discard", "apply_take", "apply_quit", "apply_bust", "score_round",
+                  "cut_round", "next_player"}
+
+
+def steps_a_game_in_python(tree: ast.AST) -> list[int]:
+    """The lines where ``tree`` calls one of the reference's step functions."""
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and getattr(n.func, "id", getattr(n.func, "attr", None)) in STEP_FUNCTIONS]
+
+
+def test_one_step_plays_every_game():
+    """One game state and one step: every game of lama_env is a record stepped by ``_kernel.transition_roll``.
+
+    ``LamaGame`` (through ``lama_env._game``), the batched engine and the vector game call the
+    compiled step; no module of lama_env steps a game with the reference's pure functions (only
+    ``transitions`` itself defines them, for the tests and the solvers).
+    """
+    bad = [f"{m}:{line}" for m, tree in TREES.items() if m.startswith("lama_env") and m != "lama_env.transitions"
+           for line in steps_a_game_in_python(tree)]
+    assert not bad, f"a game stepped outside the compiled step: {bad}"
+    callers = {m for m in TREES if m.startswith("lama_env") and any(
+        isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("transition", "transition_roll")
+        for n in ast.walk(TREES[m]))}
+    assert callers == {"lama_env._game", "lama_env._vector_kernel", "lama_env.batched"}, callers
+    engine = _names(TREES["lama_env.engine"])
+    assert "_step" in engine and not engine & STEP_FUNCTIONS  # LamaGame: the compiled step, nothing else
+
+
+def test_the_step_check_sees_a_python_step():
+    """The detector flags a game stepped with the reference (the engine before its state was a record did)."""
+    old = ast.parse("def step(self, a):\n    self._displays[p], ended = apply_discard(self._displays[p], a)\n"
+                    "    pts, totals, over = score_round(self._displays, self._totals, None, self._rules)\n")
+    assert steps_a_game_in_python(old) == [2, 3]
+    assert not steps_a_game_in_python(ast.parse("x = transitions.chance_outcomes(rules)"))

@@ -437,7 +437,7 @@ def test_the_compiled_rollouts_are_the_default_where_they_apply(value2):
     # a game with no state record (its deal unknown) is searched in Python, with the same result
     g = _positions(2, 3, seed=1)[2]
     old = g.clone()
-    old._hands = None  # as a game restored from a pickle written before state records
+    old._hands_known = False  # as a game restored from a state or pickle written before state records
     (a, va), (b, vb) = make_agent(base, seed=1).search(old), make_agent(base, seed=1).search(g)
     assert a == b and all(np.array_equal(va[x], vb[x]) for x in va)
 

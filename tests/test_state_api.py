@@ -20,6 +20,7 @@ from lama_env import actions as A
 from lama_env.engine import STATE_FORMAT, GameSetupError, IllegalActionError
 from lama_env.rules import DECK_COUNTS, FACES, win_rewards
 from lama_env.snapshot import StateFormatError
+from lama_env.streams import Streams
 from lama_env.transitions import chance_outcomes, deal_outcomes
 
 RULES = [RulesConfig(), RulesConfig(triple_llama="also_match"), RulesConfig(must_discard=False, end_threshold=25),
@@ -339,3 +340,44 @@ def test_the_docs_table_lists_the_state_api():
         assert f"`{call}`" in section or call in section, call
         name = call.split("(")[0].rpartition(".")[2]
         assert name in ("chance=\"explicit\"", 'rounds="flow"', "dumps", "deepcopy") or hasattr(LamaGame, name), name
+
+
+def _legacy_pickle(g):
+    """What the engine before its state was a record pickled of ``g`` (its slots), at a turn."""
+    d = json.loads(g.serialize())
+    rng = g._rng if g._rng is not None else Streams(int(d["random"]["streams"]["es"], 16),
+                                                      int(d["random"]["streams"]["ps"], 16))
+    return {"format": STATE_FORMAT, "_n": g.num_players, "_rules": g.rules, "_chance": None,
+            "_hands": tuple(map(tuple, d["hands"])), "_carried": None, "_rng": rng, "_explicit": False,
+            "_flow": True, "_record": True, "_version": g.version, "_start_points": d["start_points"],
+            "_totals": list(g.totals), "_round": g.round_index, "_start": g.start_player, "_current": g.current_player,
+            "_phase": g.phase, "_displays": list(g.displays), "_row": g.row, "_quit": list(g.quit), "_dice": g.dice,
+            "_discarded": d["discarded"], "_triples": list(g.triple_llamas), "_turns_in_round": g.turns_in_round,
+            "_round_points": None, "_ended_by": None, "_went_out": None, "_busted": None,
+            "_results": g.round_results(), "_rounds": d["log"], "_pending": None, "_buf_state": g._buf_state,
+            "_buf": g._buf, "_bufpos": g._bufpos, "_legal": g.legal_actions(), "_active": g.num_active,
+            "_dice_faces": g.rules.dice_index}
+
+
+@pytest.mark.parametrize("game_id", [None, 1])
+def test_a_pickle_of_the_engine_before_records_still_loads(game_id):
+    g = LamaGame(3, seed=5, game_id=game_id)
+    pick = random.Random(0)
+    while not g.round_results() or g.phase != Phase.TURN:  # into the second round, at a turn
+        legal = g.legal_actions()
+        g.step(A.ROLL if A.ROLL in legal and pick.random() < 0.8 else pick.choice(legal))
+    assert not g.game_over
+    restored = LamaGame.__new__(LamaGame)
+    restored.__setstate__(_legacy_pickle(g))
+    assert restored.serialize() == g.serialize()
+    for _ in range(40):  # and it plays on the same way
+        if g.game_over:
+            break
+        a = pick.choice(g.legal_actions())
+        g.step(a)
+        restored.step(a)
+    assert restored.serialize() == g.serialize()
+    broken = _legacy_pickle(g)
+    del broken["_displays"]
+    with pytest.raises(GameSetupError, match="a pickled field is missing or bad"):
+        LamaGame.__new__(LamaGame).__setstate__(broken)
