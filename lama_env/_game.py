@@ -36,9 +36,11 @@ from . import _vector_kernel as VK
 #: :func:`step`'s result when the action is not legal (nothing was changed).
 ILLEGAL = -1
 #: What :func:`step` writes into ``out`` at a round's end: how it ended, who went out (or -1), then per seat
-#: (six entries each) the round's points, who had quit, the triple llamas of the game so far and the totals.
+#: (six entries each) the round's points, who had quit, the triple llamas of the game so far, the totals;
+#: then the round's start player and index.
 OUT_ENDED, OUT_WENT_OUT, OUT_POINTS, OUT_QUIT, OUT_TRIPLES, OUT_TOTALS = 0, 1, 2, 8, 14, 20
-OUT_SIZE = 26
+OUT_START, OUT_ROUND = 26, 27
+OUT_SIZE = 28
 #: The layout of :func:`view`'s array for ``n`` players: ``disp`` (7 n), ``tot``, ``quit``, ``rstart`` (n
 #: each), then ``row`` (a bit set), ``active``, ``cur``, ``start``, ``phase``, ``nround``, ``nturn``,
 #: ``dice`` (3), ``lim`` (7), ``stats`` (5 n).
@@ -69,9 +71,31 @@ def step(s, rr, a, x, deal_next, out):
             out[OUT_QUIT + q] = gs.quit[q]
             out[OUT_TRIPLES + q] = gs.stats[4, q]
             out[OUT_TOTALS + q] = gs.tot[q]
+        out[OUT_START] = gs.start
+        out[OUT_ROUND] = gs.nround
         if code == K.ROUND_OVER and deal_next:
             K.next_round(gs, r)
-    return code | (gs.phase << 2) | (gs.cur << 4) | (gs.dice[0] << 7) | (gs.dice[1] << 10) | (gs.dice[2] << 13)
+    return (code | (gs.phase << 2) | (gs.cur << 4) | (gs.dice[0] << 7) | (gs.dice[1] << 10) | (gs.dice[2] << 13)
+            | (legal_key(gs, r) << 16))
+
+
+@njit(cache=True, inline="always")
+def legal_key(gs, r):
+    """What :func:`lama_env._kernel.legal` reads of the decision, packed: the key of a cache of its legal actions.
+
+    The phase (2 bits), and at a discard the limits (2 bits a face) and ``must``, at a take the
+    row cards the dice show (7 bits from bit 16): the same key, the same legal actions.
+    """
+    ph = gs.phase
+    key = ph
+    if ph == K.DISCARD:
+        for f in range(7):
+            key |= gs.lim[f] << (2 + 2 * f)
+        if r.must:
+            key |= 1 << 23
+    elif ph == K.TAKE:
+        key |= (((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row) << 16
+    return key
 
 
 @njit(cache=True)

@@ -41,6 +41,8 @@ at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outc
 
 from __future__ import annotations
 
+import gc
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from enum import IntEnum
@@ -171,11 +173,16 @@ K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
 K_TURN, K_DISCARD = 0, 1  #: the record's phases (lama_env._kernel.TURN, DISCARD)
 _K_GAME_OVER = 2  #: the compiled step's code of a game's end (lama_env._kernel.GAME_OVER)
 _RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
+_BLANK = b""  #: a zeroed record's bytes (``pend`` -1)
+#: The legal actions by the compiled step's key of a decision (lama_env._game.legal_key), filled by the one
+#: legality function (lama_env._kernel.legal) the first time a key is seen.
+_LEGAL: dict[int, tuple[int, ...]] = {}
 _NO_DEAL = np.full((1, HAND_SIZE), -1, np.int64)  #: _game.begin: no card dealt yet (explicit chance)
 _STREAM_DEAL = np.zeros((0, HAND_SIZE), np.int64)  #: _game.begin: deal from the record's stream
 _LOCK = threading.Lock()
 #: _game.step's round-end output: how it ended, who went out, per seat the points, quits, triple llamas, totals.
-_OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_SIZE = 0, 1, 2, 8, 14, 20, 26
+_OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND, _OUT_SIZE = (
+    0, 1, 2, 8, 14, 20, 26, 27, 28)
 #: _game.view's scalars between the per-seat blocks (see lama_env._game.view).
 VIEW_SCALARS = 17
 #: The "no decision" column of the observation's decision block (a round or the game is over).
@@ -196,28 +203,36 @@ _VIEW_BUF = np.zeros(MAX_PLAYERS * 15 + VIEW_SCALARS, np.int64)
 
 def _load() -> None:
     """Import the compiled engine (Numba) once."""
-    global _G, _step, K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER, _RANDOM_AGENT
+    global _G, _step, K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER, _RANDOM_AGENT, _BLANK
     with _LOCK:
         if _G is not None:
             return
         from . import _game
         from . import _kernel as K
 
-        assert _game.OUT_SIZE == _OUT_SIZE and _game.VIEW_SCALARS == VIEW_SCALARS
+        assert (_game.OUT_SIZE, _game.OUT_START, _game.VIEW_SCALARS) == (_OUT_SIZE, _OUT_START, VIEW_SCALARS)
         K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER = K.STATE_DTYPE, K.TURN, K.DISCARD, K.GAME_OVER
+        _BLANK = K.new_state(1).tobytes()
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
                                        np.zeros((1, 128, 7), np.int64))
         _step = _game.step
         _G = _game
+        if os.environ.get("LAMA_DICE_GC_FREEZE", "1") != "0":
+            # Numba's import leaves about 100,000 objects that live as long as the process; in the cyclic
+            # GC's oldest generation every full collection scans them again, which made allocation-heavy
+            # Python code beside a game (the solo solver filling its tables) up to 1.8x slower.  Move
+            # what is alive now to the permanent generation once (gc.freeze; LAMA_DICE_GC_FREEZE=0: not).
+            gc.freeze()
 
 
-def _new_record() -> np.ndarray:
-    """A zeroed one-game state (a one-element array of ``lama_env._kernel.STATE_DTYPE``)."""
+def _new_record(raw: Any = None) -> np.ndarray:
+    """A one-game state (a one-element array of ``lama_env._kernel.STATE_DTYPE``) over a copy of the bytes ``raw``.
+
+    None: a zeroed record (``pend`` -1).  Over a ``bytearray`` (a structured array's copy is slow).
+    """
     if _G is None:
         _load()
-    s = np.zeros(1, K_STATE_DTYPE)
-    s["pend"] = -1
-    return s
+    return np.frombuffer(bytearray(_BLANK if raw is None else raw), K_STATE_DTYPE)
 
 
 def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
@@ -293,6 +308,7 @@ class LamaGame:
         "_discarded",
         "_end",
         "_ends",
+        "_esps",
         "_explicit",
         "_fields",
         "_fields_v",
@@ -367,8 +383,9 @@ class LamaGame:
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
         self._start_points = list(totals)
         self._rr = _rules_record(n, self._rules)
-        self._rec = s = _new_record()
-        s["tot"][0, :n] = totals
+        self._set_record(s := _new_record())
+        if start_points is not None:
+            s["tot"][0, :n] = totals
         streams = own if own is not None else self._rng if type(self._rng) is Streams else None
         if streams is not None:
             s["es"], s["ps"] = streams.es, streams.ps
@@ -390,15 +407,24 @@ class LamaGame:
         self._hands_known = True
         self._end: dict | None = None
         self._set_modes()
-        self._begin(int(start_player), 0, hands)
+        self._begin(int(start_player), 0, hands, [0] * n)
+
+    def _set_record(self, rec: np.ndarray) -> None:
+        """Hold ``rec`` (a one-game record) as the game's state, with a view of its stream states ``es`` and ``ps``."""
+        self._rec = rec
+        self._esps = rec.view(np.uint8)[:16].view(np.uint64)  # (es and ps lead the record)
 
     def _set_modes(self) -> None:
         """Whether the compiled step deals the next round itself (rounds flow, sampled, on the record's streams)."""
         self._deal_next = self._flow and not self._explicit and type(self._rng) is not np.random.Generator
 
     # ------------------------------------------------------------------ rounds
-    def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None) -> None:
-        """Open round ``nround``, which ``start_player`` starts: dealt from the stream, as given, or card by card."""
+    def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None,
+               triples: list[int] | None = None) -> None:
+        """Open round ``nround``, which ``start_player`` starts: dealt from the stream, as given, or card by card.
+
+        ``triples``: the game's triple llamas so far (None: read from the record).
+        """
         n = self._n
         faces: list[list[int]] | None = None
         if hands is None and self._explicit:
@@ -412,22 +438,30 @@ class LamaGame:
             faces = check_hands(hands, n)
             arr = np.array(faces, np.int64)
         _G.begin(self._rec, self._rr, start_player, nround, arr)
-        self._opened(start_player, arr is _NO_DEAL, faces)
+        self._opened(start_player, arr is _NO_DEAL, faces, triples)
 
-    def _opened(self, start_player: int, explicit_deal: bool, faces: list[list[int]] | None) -> None:
-        """The books of a round just opened (by :meth:`_begin` or the compiled step's own deal)."""
+    def _opened(self, start_player: int, explicit_deal: bool, faces: list[list[int]] | None,
+                triples: list[int] | None = None) -> None:
+        """The books of a round just opened (by :meth:`_begin` or the compiled step's own deal).
+
+        ``triples``: the game's triple llamas before the round, per seat (None: read from the record).
+        """
         self._phase = _TURN
         self._current = start_player
         self._fields_v = self._legal_v = -1  # the record changed under the same version (a step's own deal)
-        n = self._n
-        k = 10 * n + VIEW_SCALARS + 4 * n
-        self._triples0 = self._v()[k:k + n]  # the game's triple llamas before this round
+        if triples is None:
+            n = self._n
+            k = 10 * n + VIEW_SCALARS + 4 * n
+            triples = self._v()[k:k + n]
+        self._triples0 = triples  # the game's triple llamas before this round
         self._discarded: list[int] = []  # the discard actions of this round
         self._end = None
         self._hands_known = True
         if explicit_deal:
             self._chance = ()  # the deal's chance node: no card dealt yet
             return
+        self._legal = _LEGAL.get(0) or self._list_legal(0)  # (key 0: a turn)
+        self._legal_v = self._version
         if type(self._rng) is Streams:
             self._sync()
         if self._record:
@@ -464,8 +498,8 @@ class LamaGame:
             raise IllegalActionError("the round is still in progress" + (
                 " (rounds='flow': the next round is dealt by the step that ends a round; "
                 "next_round() is for rounds='manual')" if self._flow else ""))
-        self._begin((self.start_player + 1) % self._n, self.round_index + 1, hands)
         self._version += 1
+        self._begin((self.start_player + 1) % self._n, self.round_index + 1, hands)
 
     def _round_ended(self, code: int, player: int) -> None:
         """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
@@ -489,10 +523,13 @@ class LamaGame:
         elif not self._flow:
             self._phase = _ROUND_OVER
         else:  # rounds flow on: the next deal, at the point of the stream next_round() draws it
+            start = out[_OUT_START] + 1
+            if start == n:
+                start = 0
             if self._deal_next:  # the compiled step dealt it already
-                self._opened(self._rec["start"][0].item(), False, None)
+                self._opened(start, False, None, triples)
             else:
-                self._begin((self.start_player + 1) % n, self.round_index + 1, None)
+                self._begin(start, out[_OUT_ROUND] + 1, None, triples)
             return
         self._current = player
         self._end = {"points": points, "ended_by": ended_by, "went_out": went_out, "busted": busted}
@@ -543,6 +580,8 @@ class LamaGame:
         else:
             self._phase = _PHASES[res >> 2 & 3]
             self._current = res >> 4 & 7
+            self._legal = _LEGAL.get(res >> 16) or self._list_legal(res >> 16)
+            self._legal_v = self._version
         if x < 0 and type(self._rng) is Streams and ph == _TURN:
             self._sync()
 
@@ -572,10 +611,7 @@ class LamaGame:
         """Move the caller's :class:`~lama_env.streams.Streams` (``rng=``) on to the record's stream states."""
         rng = self._rng
         assert type(rng) is Streams
-        es, ps = self._rec[0][["es", "ps"]].tolist()
-        if rng.es != es:
-            rng.es = es
-        rng.ps = ps
+        rng.es, rng.ps = self._esps.tolist()
 
     def _side_index(self, dice: tuple[int, ...]) -> int:
         """The roll ``x`` (die 0's side * 36 + die 1's * 6 + die 2's) of the dice faces ``dice`` (a side of each)."""
@@ -637,14 +673,19 @@ class LamaGame:
 
         Listed by the compiled engine's one legality function (``lama_env._kernel.legal``).
         """
-        if self._legal_v == self._version:
+        if self._legal_v == self._version and self._chance is None:
             return self._legal
         if self._chance is not None or self._phase >= _ROUND_OVER:
-            legal: tuple[int, ...] = ()
-        else:
-            legal = tuple(sorted(_G.legal_actions(self._rec, self._rr).tolist()))
-        self._legal = legal
+            return ()
+        legal = self._legal = self._list_legal(None)
         self._legal_v = self._version
+        return legal
+
+    def _list_legal(self, key: int | None) -> tuple[int, ...]:
+        """The decision's legal actions, sorted, listed by the compiled legality (cached under its ``key``)."""
+        legal = tuple(sorted(_G.legal_actions(self._rec, self._rr).tolist()))
+        if key is not None:
+            _LEGAL[key] = legal
         return legal
 
     @property
@@ -672,7 +713,7 @@ class LamaGame:
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
         a = _G.sample(self._rec, self._rr, _RANDOM_AGENT)
         if self._rng is not None:
-            self._rng.ps = self._rec["ps"][0].item()
+            self._rng.ps = self._esps.tolist()[1]
         return a
 
     def decision_seed(self, salt: int) -> int | None:
@@ -688,7 +729,7 @@ class LamaGame:
         """
         if type(self._rng) is np.random.Generator:
             return None
-        es, ps = self._rec[0][["es", "ps"]].tolist()
+        es, ps = self._esps.tolist()
         return decision_key(es, ps, self._version, salt)
 
     def action_mask(self) -> np.ndarray:
@@ -1039,9 +1080,9 @@ class LamaGame:
             self._bufpos = pos + 1
             i = int(buf[pos] * sum(left))
         else:  # one draw of the cards left from the record's deal-and-dice stream
-            st = Streams(*self._rec[0][["es", "ps"]].tolist())
+            st = Streams(*self._esps.tolist())
             i = st.draw(sum(left))
-            self._rec["es"] = st.es
+            self._esps[0] = st.es
             if self._rng is not None:
                 self._rng.es = st.es
         f = 0
@@ -1175,6 +1216,7 @@ class LamaGame:
             # a game pickled before rounds flowed on stopped between rounds
             setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
         self._rr = _rules_record(self._n, self._rules)
+        self._set_record(self._rec)
         self._ends = np.zeros(_OUT_SIZE, np.int64)
         self._fields_v = self._legal_v = -1
         self._fields, self._legal = [], ()
@@ -1185,7 +1227,7 @@ class LamaGame:
         for name in _SHARED:  # immutable values, or replaced (never changed in place) by the step
             setattr(g, name, getattr(self, name))
         g._rng = rng
-        g._rec = self._rec.copy()
+        g._set_record(_new_record(self._rec))
         g._ends = np.zeros(_OUT_SIZE, np.int64)
         g._discarded = list(self._discarded)
         g._results = [dict(r) for r in self._results]
@@ -1220,7 +1262,7 @@ class LamaGame:
         end = self._end or {}
         rng = self._rng
         if type(rng) is not np.random.Generator:
-            rng = Streams(*self._rec[0][["es", "ps"]].tolist())
+            rng = Streams(*self._esps.tolist())
         data = {
             "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
             "chance": self.chance, "rounds": self.rounds, "record": self._record, "version": self._version,
@@ -1397,7 +1439,7 @@ class LamaGame:
             for k in _COUNTS:
                 st[k] = list(map(add, st[k], carried[k]))
         self._triples0 = list(map(sub, st["triple_llamas"], fields["triples"]))
-        s = self._rec = _new_record()
+        self._set_record(s := _new_record())
         rec = s[0]
         streams = fields["streams"]
         if streams is not None:
@@ -1543,7 +1585,7 @@ class LamaGame:
             raise S.StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
         g = cls.__new__(cls)
         g._n, g._rules, g._rr = n, rc, _rules_record(n, rc)
-        g._rec = s = _new_record()
+        g._set_record(s := _new_record())
         s[0] = rec
         g._rng = None
         g._ends = np.zeros(_OUT_SIZE, np.int64)
@@ -1617,10 +1659,10 @@ class LamaGame:
 
 #: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
 _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_ends", "_fields", "_fields_v", "_legal",
-                                                                      "_legal_v"))
+                                                                      "_legal_v", "_esps"))
 #: What a copy shares with its original (values never changed in place; the rest is copied).
 _SHARED = tuple(name for name in LamaGame.__slots__ if name not in (
-    "_rng", "_rec", "_ends", "_discarded", "_results", "_rounds", "_pending"))
+    "_rng", "_rec", "_esps", "_ends", "_discarded", "_results", "_rounds", "_pending"))
 
 
 def _legacy_data(state: dict[str, Any]) -> dict[str, Any]:
