@@ -565,3 +565,21 @@ def test_to_record_holds_the_turns_and_the_deal():
     rec["rounds"][0]["turns"].clear()  # a fresh copy each call
     assert len(g.to_record()["rounds"][0]["turns"]) == 4
     assert g.totals == (1, 1)
+
+
+@pytest.mark.parametrize("setting,frozen", [(None, True), ("0", False)])
+def test_the_first_game_freezes_what_numbas_import_left(setting, frozen):
+    """Loading the compiled engine moves the objects alive then to the GC's permanent generation (opt-out: 0)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import gc\nfrom lama_env import LamaGame\nbefore = gc.get_freeze_count()\nLamaGame(2, seed=0)\n"
+            "print(before, gc.get_freeze_count())\n")
+    env = {k: v for k, v in os.environ.items() if k != "LAMA_DICE_GC_FREEZE"}
+    if setting is not None:
+        env["LAMA_DICE_GC_FREEZE"] = setting
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    before, after = map(int, run.stdout.split())
+    assert before == 0 and (after > 10_000 if frozen else after == 0)

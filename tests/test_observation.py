@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lama_env import actions as A
 from lama_env import observation as O
 from lama_env.engine import LamaGame, Phase
 from lama_env.odds import p_no_match
@@ -162,3 +163,46 @@ def test_encode_returns_fresh_writable_arrays():
 def test_bad_seat():
     with pytest.raises(ValueError):
         O.encode(LamaGame(2, seed=0), 2)
+
+
+class _Viewed:
+    """A game seen only through ``encoder_view()``: what the Python encoder reads (not a LamaGame)."""
+
+    def __init__(self, game: LamaGame) -> None:
+        self.game = game
+
+    def encoder_view(self) -> tuple:
+        return self.game.encoder_view()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+@pytest.mark.parametrize("chance,rounds", [("sampled", "flow"), ("explicit", "flow"), ("sampled", "manual")])
+def test_the_compiled_encoder_writes_the_python_encoders_bits(n, chance, rounds):
+    """``encode`` of a LamaGame is the compiled encoder over its record: bit for bit the Python encoder's vector.
+
+    At every kind of state: decisions, chance nodes (a deal under way, a roll's dice), round over
+    (the manual mode) and the game's end, from every seat.
+    """
+    kinds = set()
+    for seed, rules in enumerate([RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=True,
+                                                             end_threshold=20)] * 2):
+        g = LamaGame(n, rules, seed=seed, chance=chance, rounds=rounds)
+        pick = random.Random(seed)
+        while True:
+            kinds.add("chance" if g.is_chance_node() else g.phase.name)
+            for s in range(n):
+                fast = O.encode(g, s)
+                np.testing.assert_array_equal(fast, g.observe(s))
+                np.testing.assert_array_equal(fast, O.encode(_Viewed(g), s), err_msg=f"seat {s}, {g!r}")
+            if g.game_over:
+                break
+            if g.is_chance_node():
+                g.sample_chance()
+            elif g.round_over:
+                g.next_round()
+            else:
+                legal = g.legal_actions()
+                g.step(A.ROLL if A.ROLL in legal and pick.random() < 0.7 else pick.choice(legal))
+    expected = {"TURN", "DISCARD", "GAME_OVER"} | ({"chance"} if chance == "explicit" else set()) \
+        | ({"ROUND_OVER"} if rounds == "manual" else set()) | ({"TAKE"} if n > 1 else set())
+    assert expected <= kinds, kinds

@@ -1,4 +1,7 @@
-"""What a record-backed LamaGame would cost (issue 31 item 1): LamaGame vs a compiled one-game step from Python.
+"""What LamaGame's Python view costs over the compiled step it drives (issue 31 item 1).
+
+LamaGame is a view over one compiled record (lama_env._game); this measures it against the bare
+compiled one-game step called from Python.
 
 Measured alternating in one process (R rounds of N steps of every variant, the median and range
 of microseconds per step): ``LamaGame.step`` with random legal actions (on a NumPy generator and
