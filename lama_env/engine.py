@@ -217,11 +217,21 @@ def _load() -> None:
                                        np.zeros((1, 128, 7), np.int64))
         _step = _game.step
         _G = _game
+        # every compiled call once (loaded from Numba's on-disk cache: what the first games would load)
+        rr, rec = _rules_record(2, _DEFAULT_RULES), _new_record()
+        _game.begin(rec, rr, 0, 0, _STREAM_DEAL)
+        _game.view(rec, 2, _VIEW_BUF)
+        _game.observe(rec, rr, 0, 0, 0, False, np.empty(52, np.float32))
+        _game.legal_actions(rec, rr)
+        _game.sample(rec, rr, _RANDOM_AGENT)
+        _game.step(rec, rr, _QUIT, -1, False, np.zeros(_OUT_SIZE, np.int64))
+        _game.deal_card(rec, 0, 0)
         if os.environ.get("LAMA_DICE_GC_FREEZE", "1") != "0":
-            # Numba's import leaves about 100,000 objects that live as long as the process; in the cyclic
-            # GC's oldest generation every full collection scans them again, which made allocation-heavy
-            # Python code beside a game (the solo solver filling its tables) up to 1.8x slower.  Move
-            # what is alive now to the permanent generation once (gc.freeze; LAMA_DICE_GC_FREEZE=0: not).
+            # Numba's import and loading leave about 120,000 objects that live as long as the process; in
+            # the cyclic GC's oldest generation every full collection scans them again, which made
+            # allocation-heavy Python code beside a game (the solo solver filling its tables) up to 1.8x
+            # slower.  Move what is alive now to the permanent generation, once (gc.freeze;
+            # LAMA_DICE_GC_FREEZE=0: not).
             gc.freeze()
 
 
