@@ -153,9 +153,10 @@ def observe(s, rr, seat, to_act, decision, show_dice, out):
 
 
 @njit(cache=True)
-def view(s, n, out):
-    """Write the fields the Python properties read into ``out`` (int64, the layout of :data:`VIEW_SCALARS`)."""
+def view(s, n):
+    """The fields the Python properties read, as one int64 array (the layout of :data:`VIEW_SCALARS`)."""
     gs = s[0]
+    out = np.empty(15 * n + VIEW_SCALARS, np.int64)
     k = 0
     for p in range(n):
         for f in range(7):
@@ -183,4 +184,4 @@ def view(s, n, out):
         for p in range(n):
             out[k] = gs.stats[j, p]
             k += 1
-    return k
+    return out

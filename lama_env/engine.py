@@ -197,8 +197,6 @@ _PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
 #: A llama row bit set -> the row as a tuple of 0/1 per face.
 _ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
 _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
-# scratch of the compiled call that lists the record's fields (the view): read at once, under the GIL
-_VIEW_BUF = np.zeros(MAX_PLAYERS * 15 + VIEW_SCALARS, np.int64)
 
 
 def _load() -> None:
@@ -220,7 +218,7 @@ def _load() -> None:
         # every compiled call once (loaded from Numba's on-disk cache: what the first games would load)
         rr, rec = _rules_record(2, _DEFAULT_RULES), _new_record()
         _game.begin(rec, rr, 0, 0, _STREAM_DEAL)
-        _game.view(rec, 2, _VIEW_BUF)
+        _game.view(rec, 2)
         _game.observe(rec, rr, 0, 0, 0, False, np.empty(52, np.float32))
         _game.legal_actions(rec, rr)
         _game.sample(rec, rr, _RANDOM_AGENT)
@@ -772,8 +770,7 @@ class LamaGame:
     def _v(self) -> list[int]:
         """The record's fields that the properties read, as one flat list (``lama_env._game.view``), per version."""
         if self._fields_v != self._version:
-            buf = _VIEW_BUF
-            self._fields = buf[:_G.view(self._rec, self._n, buf)].tolist()
+            self._fields = _G.view(self._rec, self._n).tolist()
             self._fields_v = self._version
         return self._fields
 

@@ -1,0 +1,96 @@
+"""Everything a LamaGame shows, over 384 varied games, hashes to the digest of the engine before one state and one step.
+
+The games: 1, 2, 3 and 5 players; four rules configurations; NumPy generators and the compiled
+streams (``game_id``); flowing and manual rounds; sampled and explicit chance; three seeds each.
+At every state the digest takes the phase, the player, the legal actions, totals, displays, row,
+dice, quits, turns, round, start player, version, the round's triple llamas and discards, the
+round-end fields, the chance outcomes, the statistics and both returns; along the way games go
+through ``serialize``/``deserialize``, pickling and copies, rolls with injected dice,
+``sample_action`` and refused actions (their messages); at the end the record, the result, the
+round results and the ``serialize()`` text.
+
+``EXPECTED`` was computed with the engine of 2026-12-04 (commit 4edaffa: ``LamaGame`` a state
+machine of its own in Python), and the engine that is a view over the compiled record
+reproduces it: the refactor changed no behaviour. A change of anything a game shows changes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+import random
+import zlib
+
+from lama_env.engine import LamaGame
+from lama_env.rules import RulesConfig
+
+EXPECTED = "c28f22d26392f0046bdc7909e46e5962c8177b6ea4bb2cc775ffca7f29286d43"
+RULES = [RulesConfig(), RulesConfig(triple_llama="also_match"), RulesConfig(must_discard=True),
+         RulesConfig(end_threshold=15, max_round_turns=7)]
+
+
+def _snap(g: LamaGame) -> list:
+    return [int(g.phase), g.current_player, list(g.legal_actions()), list(g.totals), [list(d) for d in g.displays],
+            list(g.row), g.dice and list(g.dice), list(g.quit), g.turns_in_round, g.round_index, g.start_player,
+            g.version, list(g.triple_llamas), list(g.discarded), g.num_active, g.round_over, g.game_over,
+            g.round_points and list(g.round_points), g.ended_by, g.went_out, g.busted, g.rounds_finished,
+            g.is_chance_node(), [list(map(str, o)) for o in g.chance_outcomes()][:3], g.statistics(),
+            list(g.returns("points")), list(g.returns("win")), g.winners]
+
+
+def _play(n: int, rules: RulesConfig, seed: int, mode: str, rounds: str, chance: str, pick: random.Random) -> list:
+    def new() -> LamaGame:
+        return LamaGame(n, rules, seed=seed, game_id=seed % 5 if mode == "ids" else None, rounds=rounds,
+                        chance=chance)
+    g = new()
+    out: list = []
+    steps = 0
+    while not g.game_over and steps < 3000:
+        steps += 1
+        out.append(_snap(g))
+        if g.is_chance_node():
+            if pick.random() < 0.5:
+                o = g.chance_outcomes()
+                g.apply_chance(o[pick.randrange(len(o))][0])
+            else:
+                g.sample_chance()
+            continue
+        if g.round_over:
+            g.next_round()
+            continue
+        if pick.random() < 0.02:
+            text = g.serialize()
+            g = LamaGame.deserialize(text)
+            out.append(json.loads(text)["results"])
+        if pick.random() < 0.02:
+            g = pickle.loads(pickle.dumps(g))
+        if pick.random() < 0.02:
+            g = g.copy()
+        a = g.sample_action() if mode == "ids" and pick.random() < 0.3 else pick.choice(g.legal_actions())
+        if g.phase == 0 and a == 0 and pick.random() < 0.1 and not g.is_chance_node():
+            faces = g.rules.dice_index
+            g.step(0, dice=[faces[i][pick.randrange(6)] for i in range(3)])
+        else:
+            g.step(a)
+        if pick.random() < 0.05:
+            try:
+                g.step(128)
+            except Exception as e:
+                out.append(str(e))
+    out += [_snap(g), g.to_record(), g.result(), g.round_results(), json.loads(g.serialize())]
+    return out
+
+
+def test_every_observable_is_the_engines_before_one_state_and_one_step():
+    h = hashlib.sha256()
+    for n in (1, 2, 3, 5):
+        for ri, rules in enumerate(RULES):
+            for mode in ("numpy", "ids"):
+                for rounds in ("flow", "manual"):
+                    for chance in ("sampled", "explicit"):
+                        for seed in range(3):
+                            pick = random.Random(zlib.crc32(repr((n, ri, mode, rounds, chance, seed)).encode()))
+                            trace = _play(n, rules, seed, mode, rounds, chance, pick)
+                            h.update(json.dumps(trace, sort_keys=True, default=str).encode())
+    assert h.hexdigest() == EXPECTED
