@@ -5,7 +5,8 @@ Each case runs in a fresh process (``python -m lama_dice ...`` or ``python -c ..
 * ``evaluate``: ``lama-dice evaluate --agents threshold:0.2 random --games 1000`` (the fast
   backend: the compiled evaluation kernel);
 * ``evaluate_shipped``: ``lama-dice evaluate --agents ppo:2p threshold:0.2 --games 100`` (a
-  shipped network: the scalar engine, nothing compiled);
+  shipped network: the python backend, whose ``LamaGame`` steps through the compiled step of
+  ``lama_env._game``);
 * ``vector_game``: import :mod:`lama_env.vector`, ``VectorGame(256)``, ``reset`` and 20
   steps of random legal actions;
 * ``make_vec``: ``gymnasium.make_vec("LamaDice-v1", num_envs=16,
@@ -69,7 +70,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "evaluate": ("lama-dice evaluate --agents threshold:0.2 random --games 1000 (compiled kernel)",
                  ["-m", "lama_dice", "evaluate", "--agents", "threshold:0.2", "random", "--games", "1000",
                   "--no-progress"]),
-    "evaluate_shipped": ("lama-dice evaluate --agents ppo:2p threshold:0.2 --games 100 (scalar engine)",
+    "evaluate_shipped": ("lama-dice evaluate --agents ppo:2p threshold:0.2 --games 100 (python backend: LamaGame)",
                          ["-m", "lama_dice", "evaluate", "--agents", "ppo:2p", "threshold:0.2", "--games", "100",
                           "--no-progress"]),
     "vector_game": ("import lama_env.vector; VectorGame(256): reset + 20 steps", ["-c", _VECTOR_GAME]),

@@ -117,6 +117,16 @@ def begin(s, rr, start_player, nround, hands):
 
 
 @njit(cache=True)
+def begin_uniform(s, rr, start_player, nround, u, pos):
+    """:func:`begin` with the deal shuffled by the uniform floats ``u[pos:pos + 6 n]`` (a NumPy generator's draws)."""
+    gs = s[0]
+    r = rr[0]
+    K.deal_uniform(gs, r, u, pos)
+    K.open_round(gs, r, start_player)
+    gs.nround = nround
+
+
+@njit(cache=True)
 def deal_card(s, card, f):
     """The ``card``-th card of the deal under way in game ``s[0]`` shows face ``f``."""
     K.deal_card(s[0], card, f)

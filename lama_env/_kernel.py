@@ -336,7 +336,14 @@ def _deal(gs, r):
         deck[i] = deck[j]
         deck[j] = c
     gs.es = st
-    for p in range(n):
+    _hand_out(gs, r)
+
+
+@_inline
+def _hand_out(gs, r):
+    """Give each seat the six cards of the deal at the top of ``gs.deck`` (nobody has quit yet)."""
+    deck = gs.deck
+    for p in range(r.n):
         gs.quit[p] = 0
         for f in range(7):
             gs.disp[p, f] = 0
@@ -344,6 +351,24 @@ def _deal(gs, r):
             c = deck[6 * p + k]
             gs.disp[p, c] += 1
             gs.hands[p, k] = c
+
+
+@_inline
+def deal_uniform(gs, r, u, pos):
+    """Deal the round with the uniform floats ``u[pos:pos + 6 n]`` (a NumPy generator's draws).
+
+    Card ``i`` swaps with card ``i + floor(u * (cards left))``: the partial Fisher-Yates shuffle of
+    :func:`_deal`, whose draws come from the game's stream instead.
+    """
+    deck = gs.deck
+    for i in range(36):
+        deck[i] = r.deck0[i]
+    for i in range(6 * r.n):
+        j = i + int(u[pos + i] * (36 - i))
+        c = deck[i]
+        deck[i] = deck[j]
+        deck[j] = c
+    _hand_out(gs, r)
 
 
 @njit(cache=True)

@@ -55,7 +55,6 @@ from . import actions as A
 from . import snapshot as S
 from .errors import LamaDiceError, clip
 from .rules import (
-    DECK,
     DECK_COUNTS,
     FACES,
     HAND_SIZE,
@@ -88,14 +87,8 @@ RECORD_FORMAT = "lama-dice-record/1"
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/1"
 
-_TURN_ACTIONS = (A.ROLL, A.QUIT)
 _ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _FACE_RANGE = range(NUM_FACES)
-_EMPTY_DISPLAY: tuple[int, ...] = (0,) * NUM_FACES
-_DECK_LIST: list[int] = list(DECK)
-#: Per player count: the bounds of a deal's draws (card i is swapped with one of the cards i .. 35).
-_DECK_POSITIONS = range(len(DECK))  # the deck's positions
-_DEAL_DRAWS: tuple[tuple[int, ...], ...] = tuple(tuple(len(DECK) - i for i in range(n * HAND_SIZE)) for n in range(7))
 #: Random numbers: a game draws uniform floats in [0, 1) from its generator in
 #: blocks (``rng.random(size)``, one NumPy call per block) and spends them on
 #: deals (a partial Fisher-Yates shuffle of the deck: card ``i`` swaps with
@@ -307,6 +300,7 @@ class LamaGame:
 
     __slots__ = (
         "_buf",
+        "_buf_arr",
         "_buf_state",
         "_bufpos",
         "_carried_rounds",
@@ -399,6 +393,7 @@ class LamaGame:
             s["es"], s["ps"] = streams.es, streams.ps
         self._ends = np.zeros(_OUT_SIZE, np.int64)
         self._buf: list[float] = []
+        self._buf_arr: np.ndarray | None = None  # the block as an array (the compiled deal reads it)
         self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
         self._bufpos = 0
         self._chance: tuple[int, ...] | str | None = None
@@ -437,9 +432,19 @@ class LamaGame:
         faces: list[list[int]] | None = None
         if hands is None and self._explicit:
             arr = _NO_DEAL  # dealt card by card through apply_chance
-        elif hands is None and type(self._rng) is np.random.Generator:
-            faces = self._numpy_deal()
-            arr = np.array(faces, np.int64)
+        elif hands is None and type(self._rng) is np.random.Generator:  # shuffled with the block's floats
+            k = n * HAND_SIZE
+            pos = self._bufpos
+            if pos + k > len(self._buf):
+                self._refill()
+                pos = 0
+            self._bufpos = pos + k
+            u = self._buf_arr
+            if u is None:  # (a block restored from a state: its floats as an array, once)
+                u = self._buf_arr = np.array(self._buf)
+            _G.begin_uniform(self._rec, self._rr, start_player, nround, u, pos)
+            self._opened(start_player, False, None, triples)
+            return
         elif hands is None:
             arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
         else:
@@ -477,22 +482,6 @@ class LamaGame:
                 faces = self._rec["hands"][0, :self._n].tolist()
             self._rounds.append({"start_player": start_player, "hands": [[FACES[f] for f in h] for h in faces],
                                  "turns": []})
-
-    def _numpy_deal(self) -> list[list[int]]:
-        """A deal from the NumPy generator's block: a partial Fisher-Yates shuffle, one uniform float a card."""
-        k = self._n * HAND_SIZE
-        pos = self._bufpos
-        buf = self._buf
-        if pos + k > len(buf):
-            buf = self._refill()
-            pos = 0
-        self._bufpos = pos + k
-        deck = _DECK_LIST[:]
-        left = len(deck)
-        for i in range(k):  # partial Fisher-Yates: the first k cards are a uniform deal
-            j = i + int(buf[pos + i] * (left - i))
-            deck[i], deck[j] = deck[j], deck[i]
-        return [deck[i:i + HAND_SIZE] for i in range(0, k, HAND_SIZE)]
 
     def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
         """Deal the next round (after :attr:`Phase.ROUND_OVER`, ``rounds="manual"`` only); the start player rotates.
@@ -642,7 +631,8 @@ class LamaGame:
         rng = self._rng
         assert type(rng) is np.random.Generator  # a game on the compiled streams draws no blocks
         self._buf_state = rng.bit_generator.state
-        buf = self._buf = rng.random(size).tolist()
+        arr = self._buf_arr = rng.random(size)
+        buf = self._buf = arr.tolist()
         self._bufpos = 0
         return buf
 
@@ -1173,7 +1163,7 @@ class LamaGame:
             g = self.copy()
         else:
             g = self._copy_with(rng)
-            g._buf, g._buf_state, g._bufpos = [], None, 0
+            g._buf, g._buf_arr, g._buf_state, g._bufpos = [], None, None, 0
             if type(rng) is Streams:
                 g._rec["es"], g._rec["ps"] = rng.es, rng.ps
         if chance is not None:
@@ -1328,6 +1318,7 @@ class LamaGame:
         self._version = S.check_int(S.field(data, "version"), "version", 0)
         self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)
         rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
+        self._buf_arr = None
         self._rng = None if type(rng) is Streams else rng
         self._ends = np.zeros(_OUT_SIZE, np.int64)
         self._fields_v = self._legal_v = -1
@@ -1596,7 +1587,7 @@ class LamaGame:
         s[0] = rec
         g._rng = None
         g._ends = np.zeros(_OUT_SIZE, np.int64)
-        g._buf, g._buf_state, g._bufpos = [], None, 0
+        g._buf, g._buf_arr, g._buf_state, g._bufpos = [], None, None, 0
         g._explicit, g._flow, g._chance = explicit, flow, None
         g._set_modes()
         g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
