@@ -1,9 +1,9 @@
-"""The one compiled transition of the game (private): every compiled path plays through :func:`transition`.
+"""The one transition of the game (private): every game of lama_env plays through :func:`transition`.
 
-The compiled engines (:mod:`lama_env.batched`: whole games for evaluation;
-:mod:`lama_env._vector_kernel`: the vector game and its envs) hold each game
-as one record of :data:`STATE_DTYPE` (a batch of games: an array of them) and
-change it only through the functions of this module:
+Every engine (:class:`lama_env.engine.LamaGame`: one game, through :mod:`lama_env._game`;
+:mod:`lama_env.batched`: whole games for evaluation; :mod:`lama_env._vector_kernel`: the vector
+game and its envs) holds each game as one record of :data:`STATE_DTYPE` (a batch of games: an
+array of them) and changes it only through the functions of this module:
 
 ===========================  =================================================================
 function                     what it does to the game ``gs`` (a state record)
@@ -16,6 +16,9 @@ function                     what it does to the game ``gs`` (a state record)
                              take; ends and scores the round when the action ends it
 :func:`transition_roll`      the same, with the dice of a roll given (a search's common dice)
 :func:`next_round`           deals the next round (the start player rotating)
+:func:`deal_hands`,          a deal given (injected hands), a NumPy generator's deal, a deal card
+:func:`deal_uniform`,        by card (explicit chance); :func:`open_round` opens the round
+:func:`deal_card`            (``LamaGame``'s deals that do not come from the game's stream)
 :func:`log_step`,            write the trajectory log of the last transition, of the deal
 :func:`log_deal`             (when the rules record says ``logging``)
 :func:`legal`                the legal actions of the decision (their count, the ``i``-th): the
@@ -69,14 +72,17 @@ The log of a game is a flat ``int32`` sequence of entries ``tag, ...``:
 per face | taken face | 0``; ``LOG_END, ended_by, went_out or -1, N points, N totals``
 (:func:`lama_env.batched.log_to_record` reads it).
 
-The rules themselves are those of :mod:`lama_env.transitions` (the scalar
-reference, which :class:`lama_env.engine.LamaGame` strings together), written
-here in compiled form once; the chip rule is :func:`lama_env.rules.return_chip`
+This is the game's one step: :class:`lama_env.engine.LamaGame` (one record, through
+:mod:`lama_env._game`), :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
+all play through it.  The rules are those of :mod:`lama_env.transitions` (their reference as pure
+functions), written here in compiled form once; the chip rule is :func:`lama_env.rules.return_chip`
 itself, compiled, and so is the win rule (:func:`lama_env.rules.win_result`); the deck,
 the dice, the points of a display and the round endings come from the engine's modules
-as tables.  ``tests/test_batched.py``
-and ``tests/test_vector.py`` replay the games of every player count and rules
-configuration through the scalar engine.
+as tables (:data:`TABLES`, :func:`observation_tables`, :func:`encoder_rules`).
+``tests/test_transitions.py`` replays ``LamaGame``, and so this step, against a turn flow written
+with the reference's functions; ``tests/test_batched.py`` and ``tests/test_vector.py`` replay the
+batched and vector games of every player count and rules configuration through ``LamaGame``
+(their drivers: seats, round ends, logs, rewards).
 
 Random streams: game ``g`` draws deals and dice from ``es[g]``, its native
 agents from ``ps[g]``, both counter-based (splitmix64) and started from

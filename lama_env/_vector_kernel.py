@@ -28,7 +28,9 @@ envs need around it:
 The observation is :func:`lama_env.observation.encode`'s layout, every entry
 computed by the same expressions (or read from tables the Python side computes
 with them) and rounded to float32 once, so the two are bit-equal;
-``tests/test_vector.py`` checks all of it against the scalar engine.
+``tests/test_vector.py`` checks all of it against :class:`~lama_env.engine.LamaGame`
+(whose ``observe`` is this encoder over its own record; ``tests/test_observation.py``
+checks the Python encoder's bits against it).
 """
 
 from __future__ import annotations

@@ -47,9 +47,10 @@ the game, until a total reaches the end threshold.  The rules come from the
 engine's modules as tables: the deck (``DECK``), the rules' dice,
 :func:`lama_env.rules.score_display` per set of held faces, the round endings.
 ``tests/test_batched.py`` replays many games of every player count and rules
-configuration through the reference engine (:mod:`lama_env.transitions`) to
-keep the two identical, and checks that the native descriptions decide like
-the Python agents.
+configuration through :class:`~lama_env.engine.LamaGame` (the same step, one game
+at a time, whose turn flow ``tests/test_transitions.py`` checks against the rules'
+reference functions), and checks that the native descriptions decide like the
+Python agents.
 
 Pure Python/NumPy/Numba: no gym, torch or file I/O.  The kernel is compiled on
 first use and cached on disk (``cache=True``); :func:`compile_kernel` compiles

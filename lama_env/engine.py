@@ -566,6 +566,13 @@ class LamaGame:
         res = _step(self._rec, self._rr, action, x, self._deal_next, self._ends)
         if res < 0:
             raise IllegalActionError(self._illegal_message(action))
+        self._applied(p, ph, action, res, x < 0 and ph == _TURN)
+
+    def _applied(self, p: int, ph: Phase, action: int, res: int, drew: bool) -> None:
+        """The books of ``p``'s ``action`` at phase ``ph``, which the compiled step applied (``res``: its result).
+
+        ``drew``: the step drew from the record's stream (the caller's streams move on with it).
+        """
         self._version += 1
         if ph == _DISCARD:
             self._discarded.append(action)
@@ -579,7 +586,7 @@ class LamaGame:
             self._current = res >> 4 & 7
             self._legal = _LEGAL.get(res >> 16) or self._list_legal(res >> 16)
             self._legal_v = self._version
-        if x < 0 and type(self._rng) is Streams and ph == _TURN:
+        if drew and type(self._rng) is Streams:
             self._sync()
 
     def _log(self, p: int, ph: Phase, action: int, res: int) -> None:
@@ -710,8 +717,9 @@ class LamaGame:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
         a = _G.sample(self._rec, self._rr, _RANDOM_AGENT)
-        if self._rng is not None:
-            self._rng.ps = self._esps.tolist()[1]
+        rng = self._rng
+        if type(rng) is Streams:  # the caller's streams move on with the record's
+            rng.ps = self._esps.tolist()[1]
         return a
 
     def decision_seed(self, salt: int) -> int | None:
@@ -1040,17 +1048,7 @@ class LamaGame:
         p = self._current
         res = _step(self._rec, self._rr, _ROLL, x, self._deal_next, self._ends)
         assert res >= 0  # a roll at a turn
-        self._version += 1
-        if self._record:
-            self._log(p, _TURN, _ROLL, res)
-        code = res & 3
-        if code:
-            self._round_ended(code, p)
-        else:
-            self._phase = _PHASES[res >> 2 & 3]
-            self._current = res >> 4 & 7
-        if x < 0 and type(self._rng) is Streams:
-            self._sync()
+        self._applied(p, _TURN, _ROLL, res, x < 0)
         return (res >> 7 & 7, res >> 10 & 7, res >> 13 & 7)
 
     def sample_chance(self) -> Any:
@@ -1080,8 +1078,9 @@ class LamaGame:
             st = Streams(*self._esps.tolist())
             i = st.draw(sum(left))
             self._esps[0] = st.es
-            if self._rng is not None:
-                self._rng.es = st.es
+            rng = self._rng
+            if type(rng) is Streams:
+                rng.es = st.es
         f = 0
         while i >= left[f]:
             i -= left[f]
@@ -1457,8 +1456,8 @@ class LamaGame:
                 rec["lim"] = match_limits(fields["disp"][self._current], dice)
         if fields["hands"] is not None:
             rec["hands"][:n] = fields["hands"]
-        for k, key in enumerate(_COUNTS):
-            rec["stats"][k, :n] = st[key]
+        for row, key in enumerate(_COUNTS):
+            rec["stats"][row, :n] = st[key]
 
     # ---------------------------------------------------------- the compiled engine's record
     def to_state(self) -> np.ndarray:
@@ -1727,8 +1726,6 @@ def round_statistics(results: Sequence[dict], num_players: int,
             "triple_llamas": triples}
 
 
-def _stream_deal(streams: Streams, n: int) -> list[list[int]]:
-    """A round's hands drawn as the compiled engine deals them: a partial Fisher-Yates shuffle, one draw a card."""
 
 
 def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:

@@ -45,7 +45,7 @@ overwritten by the step after; copy what must live longer.
 Round ends and automatic resets
 -------------------------------
 
-Like the scalar engine's default (``LamaGame(rounds="flow")``; its
+Like ``LamaGame``'s default (``LamaGame(rounds="flow")``; its
 ``rounds="manual"`` stops at ``Phase.ROUND_OVER`` until ``next_round()``), a
 vector game never stops between rounds: every state it presents is a decision
 of some player.  The step whose action ends a round (going out,
