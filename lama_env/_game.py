@@ -17,8 +17,10 @@ function               what it does
                        what the round did into ``out`` and, when asked, deals the next round
 :func:`begin`          opens a round: dealt from the game's stream, as given, or not yet
                        (explicit chance: the cards come one by one through :func:`deal_card`)
+:func:`begin_uniform`  opens a round dealt with a NumPy generator's uniform floats
 :func:`deal_card`      one card of a deal dealt card by card
-:func:`legal_actions`  the decision's legal actions (the kernel's order), and their count
+:func:`legal_actions`  the decision's legal actions (the kernel's order)
+:func:`legal_key`      what the legal actions depend on, packed (the key of their cache)
 :func:`sample`         the compiled ``random`` agent's draw (from the game's policy stream)
 :func:`observe`        the observation from a seat (the vector game's encoder)
 :func:`view`           the fields the Python properties read, in one flat array
@@ -53,10 +55,11 @@ def step(s, rr, a, x, deal_next, out):
 
     ``x``: a roll's dice (die 0's side * 36 + die 1's * 6 + die 2's) or -1 (drawn from the game's
     stream). ``deal_next``: deal the next round from the stream when the action ends one.  Returns
-    ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10 | dice[2] << 13``, ``code`` the
-    kernel's ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER`` (phase, player and dice after the
-    step; the next round's when one was dealt); at a round's end ``out`` holds what it did
-    (:data:`OUT_ENDED` ...), read before the next deal.
+    ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10 | dice[2] << 13 | key << 16``,
+    ``code`` the kernel's ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER``, then the phase, player and
+    dice after the step (the next round's when one was dealt) and the :func:`legal_key` of the
+    decision now; at a round's end ``out`` holds what it did (:data:`OUT_ENDED` ...), read before
+    the next deal.
     """
     gs = s[0]
     r = rr[0]

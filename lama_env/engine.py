@@ -249,6 +249,14 @@ def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     return rr
 
 
+def _check_rng(rng: Any) -> np.random.Generator | Streams:
+    """``rng`` if it is a :class:`numpy.random.Generator` or a :class:`~lama_env.streams.Streams`, else raise."""
+    if type(rng) is not np.random.Generator and type(rng) is not Streams:
+        raise GameSetupError("rng must be a numpy.random.Generator or a lama_env.streams.Streams, "
+                             f"got {type(rng).__name__}")
+    return rng
+
+
 def _as_action(action: Any) -> int | None:
     """An action as an int (a NumPy integer, or a number equal to one), else None (no action)."""
     if isinstance(action, (int, np.integer)):
@@ -361,6 +369,8 @@ class LamaGame:
             else RulesConfig.from_dict(rules)
         own: Streams | None = None
         self._rng: np.random.Generator | Streams | None
+        if rng is not None:
+            _check_rng(rng)
         if game_id is None:
             self._rng = rng if rng is not None else np.random.default_rng(seed)
         elif rng is not None:
@@ -1161,7 +1171,7 @@ class LamaGame:
         if rng is None:
             g = self.copy()
         else:
-            g = self._copy_with(rng)
+            g = self._copy_with(_check_rng(rng))
             g._buf, g._buf_arr, g._buf_state, g._bufpos = [], None, None, 0
             if type(rng) is Streams:
                 g._rec["es"], g._rec["ps"] = rng.es, rng.ps

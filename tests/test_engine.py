@@ -583,3 +583,11 @@ def test_the_first_game_freezes_what_numbas_import_left(setting, frozen):
     assert run.returncode == 0, run.stderr[-2000:]
     before, after = map(int, run.stdout.split())
     assert before == 0 and (after > 10_000 if frozen else after == 0)
+
+
+def test_rng_must_be_a_generator_or_streams():
+    for bad in (np.random.RandomState(0), 7, "seed"):
+        with pytest.raises(GameSetupError, match="rng must be a numpy.random.Generator or a lama_env.streams.Streams"):
+            LamaGame(2, rng=bad)
+        with pytest.raises(GameSetupError, match="rng must be a numpy.random.Generator"):
+            LamaGame(2, seed=0).clone(rng=bad)

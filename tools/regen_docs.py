@@ -558,8 +558,8 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
 def search_command(name: str, agents: Sequence[str], games: int, seed: int, workers: int = 1) -> str:
     """The ``lama-dice evaluate`` that writes ``SEARCH_DIR/NAME.json``, on the compiled streams.
 
-    The result is the same with any ``workers``: every agent is reseeded per chunk of games,
-    whichever process plays it.
+    The result is the same with any ``workers``: the searches draw at each decision from
+    ``Policy.decision_rng`` (keyed by the game and the decision), whichever process plays it.
     """
     return (f"python -m lama_dice evaluate --agents {' '.join(agents)} --games {games} --seed {seed} "
             f"--workers {workers} --streams compiled --no-progress --json {SEARCH_DIR}/{name}.json")
