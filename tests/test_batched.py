@@ -1,7 +1,9 @@
-"""The compiled batched engine plays exactly the rules of the reference engine.
+"""The compiled batched engine plays exactly the games ``LamaGame`` replays.
 
 Every logged batched game is converted to a ``lama-dice-record/1`` record and
-replayed by :func:`lama_env.record.replay` (the scalar engine); the replay
+replayed by :func:`lama_env.record.replay` (``LamaGame``, the same compiled step
+driven one game at a time, its turn flow checked against the rules' reference by
+``tests/test_transitions.py``); the replay
 must be legal and give the batched engine's own per-round results, and the
 outcome arrays must agree with the record.  Native heuristics must take the
 decisions of the Python agents of the same spec at every state they meet.
