@@ -219,13 +219,17 @@ def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], loggi
 
 
 # ------------------------------------------------------------------ the rules' tables
-def _mask_display(mask: int) -> tuple[int, ...]:
-    """The display holding one card of each face in ``mask`` (bit ``f`` = face ``f``)."""
+def mask_display(mask: int) -> tuple[int, ...]:
+    """The display holding one card of each face in ``mask`` (bit ``f`` = face index ``f``).
+
+    The kernels' tables, and a table policy's (:mod:`lama_env.batched`), are indexed by such
+    masks: what they hold may depend on which faces a display holds, not on how many of each.
+    """
     return tuple((mask >> f) & 1 for f in range(NUM_FACES))
 
 
 #: The points of a display by the set of faces it holds (a bit set).
-SCORE = np.array([score_display(_mask_display(m)) for m in range(1 << NUM_FACES)], dtype=np.int64)
+SCORE = np.array([score_display(mask_display(m)) for m in range(1 << NUM_FACES)], dtype=np.int64)
 #: The discards by action (counts per face) and the discard action of packed counts (2 bits a face; -1: none).
 DISC = np.array(_actions.DISCARDS, dtype=np.int64)
 DACT = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
@@ -239,7 +243,7 @@ def observation_tables(rules: RulesConfig) -> dict[str, np.ndarray]:
     """The observation's per-value entries (:data:`RULES_DTYPE`'s ``t_*``), by the encoder's own expressions."""
     scale = [1.0 / (c + 1) for c in DECK_COUNTS]
     t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(NUM_FACES)], dtype=np.float32)
-    masks = [_mask_display(m) for m in range(1 << NUM_FACES)]
+    masks = [mask_display(m) for m in range(1 << NUM_FACES)]
     t_pts = np.array([int(SCORE[m]) / MAX_ROUND_POINTS for m in range(len(masks))], dtype=np.float32)
     t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
     t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
@@ -399,22 +403,22 @@ def begin_round(gs, r, start_player):
 def deal_hands(gs, r, hands):
     """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet).
 
-    What :func:`_deal` does with the cards drawn from the stream, for a deal that comes from
-    elsewhere (injected, drawn from a NumPy generator, or dealt card by card at explicit chance
-    nodes, each card then added by :func:`deal_card`).  The stream is not drawn from.
+    What :func:`_deal` does with the cards drawn from the stream (:func:`_hand_out`), for a deal
+    that comes from elsewhere (injected, or dealt card by card at explicit chance nodes, each card
+    then added by :func:`deal_card`).  The stream is not drawn from.
     """
-    none = hands[0, 0] < 0
-    for p in range(r.n):
-        gs.quit[p] = 0
-        for f in range(7):
-            gs.disp[p, f] = 0
-        for k in range(6):
-            if none:
+    if hands[0, 0] < 0:  # no card yet: empty displays (and hands), nobody has quit
+        for p in range(r.n):
+            gs.quit[p] = 0
+            for f in range(7):
+                gs.disp[p, f] = 0
+            for k in range(6):
                 gs.hands[p, k] = 0
-            else:
-                c = hands[p, k]
-                gs.disp[p, c] += 1
-                gs.hands[p, k] = c
+        return
+    for p in range(r.n):
+        for k in range(6):
+            gs.deck[6 * p + k] = hands[p, k]
+    _hand_out(gs, r)
 
 
 @_inline

@@ -112,13 +112,9 @@ class NativePolicyError(LamaDiceError, ValueError):
     """A policy that the batched engine cannot play natively, a malformed description or a bad argument."""
 
 
-def mask_display(mask: int) -> tuple[int, ...]:
-    """The display holding one card of each face in ``mask`` (bit ``f`` = face index ``f``).
-
-    A table policy's tables are indexed by such masks: its decisions may
-    depend on which faces the display holds, not on how many of each.
-    """
-    return tuple((mask >> f) & 1 for f in range(NUM_FACES))
+#: The display holding one card of each face of a mask (:func:`lama_env._kernel.mask_display`): a table
+#: policy's tables are indexed by such masks.
+mask_display = K.mask_display
 
 
 @dataclass(frozen=True, eq=False)

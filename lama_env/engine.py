@@ -173,13 +173,10 @@ _LEGAL: dict[int, tuple[int, ...]] = {}
 _NO_DEAL = np.full((1, HAND_SIZE), -1, np.int64)  #: _game.begin: no card dealt yet (explicit chance)
 _STREAM_DEAL = np.zeros((0, HAND_SIZE), np.int64)  #: _game.begin: deal from the record's stream
 _LOCK = threading.Lock()
-#: _game.step's round-end output: how it ended, who went out, per seat the points, quits, triple llamas, totals.
-_OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND, _OUT_SIZE = (
-    0, 1, 2, 8, 14, 20, 26, 27, 28)
-#: _game.view's scalars between the per-seat blocks (see lama_env._game.view).
-VIEW_SCALARS = 17
-#: The "no decision" column of the observation's decision block (a round or the game is over).
-_DECISION_NONE = 3
+# The layouts of lama_env._game's arrays (its OUT_* and VIEW_SCALARS) and the observation's "no decision" column
+# (lama_env._vector_kernel.DECISION_NONE): set by _load from their homes.
+_OUT_ENDED = _OUT_WENT_OUT = _OUT_POINTS = _OUT_QUIT = _OUT_TRIPLES = _OUT_TOTALS = _OUT_START = _OUT_ROUND = 0
+_OUT_SIZE = VIEW_SCALARS = _DECISION_NONE = 0
 #: What to_state writes neutral (the kernel's scratch and log fields).
 _SCRATCH = ("deck", "cnt", "logpos", "done_len", "l_player", "l_phase", "l_action", "l_out", "l_detail",
             "l_ended", "l_wo")
@@ -194,14 +191,20 @@ _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
 
 def _load() -> None:
     """Import the compiled engine (Numba) once."""
-    global _G, _step, K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER, _RANDOM_AGENT, _BLANK
+    global _G, _step, K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER, _RANDOM_AGENT, _BLANK, VIEW_SCALARS
+    global _OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND
+    global _OUT_SIZE, _DECISION_NONE
     with _LOCK:
         if _G is not None:
             return
         from . import _game
         from . import _kernel as K
+        from ._vector_kernel import DECISION_NONE
 
-        assert (_game.OUT_SIZE, _game.OUT_START, _game.VIEW_SCALARS) == (_OUT_SIZE, _OUT_START, VIEW_SCALARS)
+        _OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND = (
+            _game.OUT_ENDED, _game.OUT_WENT_OUT, _game.OUT_POINTS, _game.OUT_QUIT, _game.OUT_TRIPLES,
+            _game.OUT_TOTALS, _game.OUT_START, _game.OUT_ROUND)
+        _OUT_SIZE, VIEW_SCALARS, _DECISION_NONE = _game.OUT_SIZE, _game.VIEW_SCALARS, DECISION_NONE
         K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER = K.STATE_DTYPE, K.TURN, K.DISCARD, K.GAME_OVER
         _BLANK = K.new_state(1).tobytes()
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
@@ -401,7 +404,6 @@ class LamaGame:
         streams = own if own is not None else self._rng if type(self._rng) is Streams else None
         if streams is not None:
             s["es"], s["ps"] = streams.es, streams.ps
-        self._ends = np.zeros(_OUT_SIZE, np.int64)
         self._buf: list[float] = []
         self._buf_arr: np.ndarray | None = None  # the block as an array (the compiled deal reads it)
         self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
@@ -413,13 +415,10 @@ class LamaGame:
         self._pending: dict | None = None
         self._carried_rounds = 0  # rounds a state record carried in (from_state)
         self._version = 0
-        self._fields_v = self._legal_v = -1
-        self._fields: list[int] = []
-        self._legal: tuple[int, ...] = ()
         self._triples0 = [0] * n
         self._hands_known = True
         self._end: dict | None = None
-        self._set_modes()
+        self._fresh()
         self._begin(int(start_player), 0, hands, [0] * n)
 
     def _set_record(self, rec: np.ndarray) -> None:
@@ -430,6 +429,14 @@ class LamaGame:
     def _set_modes(self) -> None:
         """Whether the compiled step deals the next round itself (rounds flow, sampled, on the record's streams)."""
         self._deal_next = self._flow and not self._explicit and type(self._rng) is not np.random.Generator
+
+    def _fresh(self) -> None:
+        """What is derived or scratch, not state: the deal mode, the step's round-end buffer, no cached reads."""
+        self._set_modes()
+        self._ends = np.zeros(_OUT_SIZE, np.int64)
+        self._fields_v = self._legal_v = -1
+        self._fields: list[int] = []
+        self._legal: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ rounds
     def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None,
@@ -1223,10 +1230,7 @@ class LamaGame:
             setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
         self._rr = _rules_record(self._n, self._rules)
         self._set_record(self._rec)
-        self._ends = np.zeros(_OUT_SIZE, np.int64)
-        self._fields_v = self._legal_v = -1
-        self._fields, self._legal = [], ()
-        self._set_modes()
+        self._fresh()
 
     def _copy_with(self, rng: np.random.Generator | Streams | None) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
@@ -1329,10 +1333,7 @@ class LamaGame:
         rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
         self._buf_arr = None
         self._rng = None if type(rng) is Streams else rng
-        self._ends = np.zeros(_OUT_SIZE, np.int64)
-        self._fields_v = self._legal_v = -1
-        self._fields, self._legal = [], ()
-        self._set_modes()
+        self._fresh()
         return {"tot": S.check_ints(S.field(data, "totals"), "totals", n, 0),
                 "nround": S.check_int(S.field(data, "round"), "round", 0),
                 "streams": rng if type(rng) is Streams else None}
@@ -1595,13 +1596,10 @@ class LamaGame:
         g._set_record(s := _new_record())
         s[0] = rec
         g._rng = None
-        g._ends = np.zeros(_OUT_SIZE, np.int64)
         g._buf, g._buf_arr, g._buf_state, g._bufpos = [], None, None, 0
         g._explicit, g._flow, g._chance = explicit, flow, None
-        g._set_modes()
+        g._fresh()
         g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-        g._fields_v = g._legal_v = -1
-        g._fields, g._legal = [], ()
         g._current = cur
         g._phase = _GAME_OVER if over else Phase(phase)
         g._start_points = rstart
