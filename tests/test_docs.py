@@ -6,11 +6,17 @@
 * every relative link of README.md and docs/*.md points to a file that exists
   (and to a heading that exists, for ``#anchor`` links into Markdown files);
 * README.md has at most 300 lines and exactly two commands in its set-up block;
-* no Markdown file of the repository links outside it (no ``../shared``).
+* no Markdown file of the repository links outside it (no ``../shared``);
+* CHANGELOG.md is in Keep a Changelog's form: version headings (``[Unreleased]``, then
+  ``[X.Y.Z] - YYYY-MM-DD``, newest first), its six kinds of change as the headings under them,
+  entries of one to three lines, no line over 400 characters, each entry linking the docs page
+  of its detail, every link to a file and heading that exist.
 """
 
 from __future__ import annotations
 
+import datetime
+import itertools
 import re
 import subprocess
 import sys
@@ -64,14 +70,16 @@ def slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
 
 
-def anchors(path: Path) -> set[str]:
+def anchors(path: Path, max_level: int = 6) -> set[str]:
+    """The ``#anchor`` of every heading of ``path`` down to ``max_level`` (``####``: 4)."""
     seen: dict[str, int] = {}
     out = set()
     for m in HEADING.finditer(FENCE.sub("", path.read_text(encoding="utf-8"))):
         s = slug(m.group(2))
         n = seen.get(s, 0)
         seen[s] = n + 1
-        out.add(s if n == 0 else f"{s}-{n}")
+        if len(m.group(1)) <= max_level:
+            out.add(s if n == 0 else f"{s}-{n}")
     return out
 
 
@@ -200,3 +208,158 @@ def test_the_site_has_every_docs_page_and_the_api_packages():
         assert re.search(rf"^   {re.escape(package)}$", api, re.M), f"the API reference lacks {package}"
     conf = (ROOT / "docs" / "conf.py").read_text(encoding="utf-8")
     assert "sphinx.ext.intersphinx" not in conf  # offline: nothing fetched at build time
+
+
+# --------------------------------------------------------------------------- the changelog
+CHANGELOG = ROOT / "CHANGELOG.md"
+#: Keep a Changelog's kinds of change, in its order: the only headings under a version.
+CHANGE_KINDS = ("Added", "Changed", "Deprecated", "Removed", "Fixed", "Security")
+VERSION = re.compile(r"\[Unreleased\]|\[(\d+)\.(\d+)\.(\d+)\] - (\d{4}-\d{2}-\d{2})")
+MAX_CHANGELOG_LINE = 400
+MAX_ENTRY_LINES = 3
+#: The documentation site (docs/conf.py) gives anchors to headings down to this level only.
+SITE_ANCHOR_LEVELS = 4
+
+
+def changelog_problems(text: str) -> list[str]:
+    """Where ``text``, a CHANGELOG.md at the repository's top, breaks the changelog's form; [] if nowhere."""
+    lines = text.splitlines()
+    problems = [] if lines[:1] == ["# Changelog"] else ["line 1: the title must be '# Changelog'"]
+    problems += [f"line {n}: {len(line)} characters (at most {MAX_CHANGELOG_LINE})"
+                 for n, line in enumerate(lines, 1) if len(line) > MAX_CHANGELOG_LINE]
+    versions, entries, structure = _changelog_structure(lines)
+    problems += structure
+    problems += [p for entry in entries for p in _entry_problems(entry)]
+    problems += _version_problems(versions)
+    problems += _changelog_link_problems(text)
+    return problems
+
+
+def _changelog_structure(lines: list[str]) -> tuple[list[tuple[int, str]], list[list[tuple[int, str]]], list[str]]:
+    """The version headings (line, title), the entries (their numbered lines) and what is out of place."""
+    problems: list[str] = []
+    versions: list[tuple[int, str]] = []
+    entries: list[list[tuple[int, str]]] = [[]]  # the last one is open
+    kinds: list[str] = []  # the kinds of change so far under the current version
+    for number, line in enumerate(lines[1:], 2):
+        heading = HEADING.match(line)
+        if heading:
+            level, title = len(heading.group(1)), heading.group(2)
+            if level == 2:
+                versions.append((number, title))
+                kinds = []
+            problems += _heading_problems(number, line, level, title, bool(versions), kinds)
+            if level == 3:
+                kinds.append(title)
+            entries.append([])
+        elif not versions or not line.strip():  # the title's introduction; the blank lines between entries
+            entries.append([])
+        elif not kinds:
+            problems.append(f"line {number}: text under a version heading but not under a kind of change")
+        elif line.startswith(("- ", "* ")):
+            entries.append([(number, line)])
+        elif line.startswith(" ") and entries[-1]:
+            entries[-1].append((number, line))
+        else:
+            problems.append(f"line {number}: not part of an entry ('- ' then lines indented under it)")
+    return versions, [e for e in entries if e], problems
+
+
+def _heading_problems(number: int, line: str, level: int, title: str, in_version: bool, kinds: list[str]) -> list[str]:
+    if level == 2:
+        return [] if VERSION.fullmatch(title) else [
+            f"line {number}: '{line}' is not a version heading ('## [Unreleased]' or '## [X.Y.Z] - YYYY-MM-DD')"]
+    if level != 3 or not in_version:
+        return [f"line {number}: '{line}': only version (##) and kind-of-change (###) headings"]
+    if title not in CHANGE_KINDS:
+        return [f"line {number}: '{line}' is not one of Keep a Changelog's headings ({', '.join(CHANGE_KINDS)})"]
+    if title in kinds:
+        return [f"line {number}: a second '### {title}' under one version"]
+    before = [k for k in kinds if k in CHANGE_KINDS]
+    if before and CHANGE_KINDS.index(title) < CHANGE_KINDS.index(before[-1]):
+        return [f"line {number}: '### {title}' after '### {before[-1]}' (the order is {', '.join(CHANGE_KINDS)})"]
+    return []
+
+
+def _entry_problems(entry: list[tuple[int, str]]) -> list[str]:
+    first, problems = entry[0][0], []
+    if len(entry) > MAX_ENTRY_LINES:
+        problems.append(f"line {first}: an entry of {len(entry)} lines (at most {MAX_ENTRY_LINES}); "
+                        "move the detail into docs/")
+    targets = links("\n".join(line for _, line in entry))
+    if not any(t.startswith("docs/") and t.partition("#")[0].endswith(".md") for t in targets):
+        problems.append(f"line {first}: an entry without a link to the docs page of its detail (docs/*.md)")
+    return problems
+
+
+def _version_problems(versions: list[tuple[int, str]]) -> list[str]:
+    problems = []
+    if versions and versions[0][1] != "[Unreleased]":
+        problems.append(f"line {versions[0][0]}: the first version must be '## [Unreleased]'")
+    if [title for _, title in versions].count("[Unreleased]") > 1:
+        problems.append("a second '## [Unreleased]'")
+    released = [(n, m) for n, title in versions if (m := VERSION.fullmatch(title)) and m.group(1)]
+    for (_, newer), (n, older) in itertools.pairwise(released):
+        if tuple(map(int, older.groups()[:3])) >= tuple(map(int, newer.groups()[:3])):
+            problems.append(f"line {n}: versions must go from the newest down")
+    for n, m in released:
+        try:
+            datetime.date.fromisoformat(m.group(4))
+        except ValueError:
+            problems.append(f"line {n}: {m.group(4)} is not a date")
+    return problems
+
+
+def _changelog_link_problems(text: str) -> list[str]:
+    """Every relative link names a file, and a heading the site anchors too (docs/conf.py: levels 1 to 4)."""
+    problems = []
+    for target in links(text):
+        if is_external(target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (ROOT / file_part).resolve() if file_part else CHANGELOG
+        if not dest.exists():
+            problems.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest, SITE_ANCHOR_LEVELS):
+            problems.append(f"{target}: no heading #{anchor} (of levels 1 to {SITE_ANCHOR_LEVELS}) in {_name(dest)}")
+    return problems
+
+
+def test_changelog_is_in_keep_a_changelog_form():
+    problems = changelog_problems(CHANGELOG.read_text(encoding="utf-8"))
+    assert not problems, "CHANGELOG.md: " + "; ".join(problems)
+
+
+def test_changelog_keeps_an_unreleased_section_on_top():
+    text = CHANGELOG.read_text(encoding="utf-8")
+    assert re.search(r"^## ", text, re.M).start() == text.index("## [Unreleased]")
+
+
+GOOD_ENTRY = "- A thing ([docs/RULES.md](docs/RULES.md#game-records)).\n"
+GOOD_CHANGELOG = "# Changelog\n\nIntro.\n\n## [Unreleased]\n\n### Added\n\n" + GOOD_ENTRY + \
+    "\n## [0.2.0] - 2026-12-09\n\n### Changed\n\n" + GOOD_ENTRY + "  more\n  and more\n\n### Fixed\n\n" + GOOD_ENTRY
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("", "", None),
+    ("A thing", "A" + "x" * 400, "characters (at most 400)"),
+    ("  and more\n", "  and more\n  and a fourth line\n", "an entry of 4 lines"),
+    ("### Fixed", "### Bug fixes", "is not one of Keep a Changelog's headings"),
+    ("### Fixed", "### Added", "'### Added' after '### Changed'"),
+    ("## [0.2.0] - 2026-12-09", "## 0.2.0", "is not a version heading"),
+    ("## [0.2.0] - 2026-12-09", "## [0.2.0] - 2026-13-09", "is not a date"),
+    ("## [Unreleased]", "## [0.3.0] - 2026-12-10", "the first version must be"),
+    ("Intro.\n\n## [Unreleased]", "Intro.\n\n## [Unreleased]\n\n#### Notes", "only version (##) and kind"),
+    ("### Added\n\n", "### Added\n\nSome prose.\n", "not part of an entry"),
+    ("## [Unreleased]\n\n", "## [Unreleased]\n\nSome prose.\n\n", "not under a kind of change"),
+    ("docs/RULES.md](docs/RULES.md#game-records)", "x](https://example.org/)", "without a link to the docs"),
+    ("(docs/RULES.md#game-records)", "(docs/NO_SUCH_PAGE.md)", "no such file"),
+    ("(docs/RULES.md#game-records)", "(docs/RULES.md#no-such-heading)", "no heading #no-such-heading"),
+])
+def test_changelog_checks_find_each_fault(old, new, message):
+    text = GOOD_CHANGELOG.replace(old, new, 1)
+    problems = changelog_problems(text)
+    if message is None:
+        assert problems == []
+    else:
+        assert any(message in p for p in problems), problems
