@@ -1,33 +1,20 @@
-"""The JSON form of a game's state (:meth:`lama_env.engine.LamaGame.serialize`): checks and the random stream.
+"""The JSON form of a game's state (:meth:`lama_env.engine.LamaGame.serialize`): checks and the random streams.
 
 A serialized state is data a user may load from anywhere, so every field is
 checked on the way in and a bad one is named in a one-line
-:class:`StateFormatError`; nothing in it is executed or looked up by name
-beyond the allow-listed NumPy bit generators.
+:class:`StateFormatError`; nothing in it is executed or looked up by name.
 
-The random stream is kept exactly: the generator's state now, and the block of
-uniforms the game is spending (``LamaGame`` draws them in blocks, see
-``engine._RANDOM_BLOCK``) as the generator state it was drawn from, its size
-and the position reached, so a restored game draws the same future deals and
-dice as the original.
+The random streams are kept exactly (the compiled engine's two 64-bit stream states), so a
+restored game draws the same future deals and dice as the original.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
 from typing import Any
-
-import numpy as np
 
 from .errors import LamaDiceError, clip
 from .streams import Streams
-
-#: The bit generators a state may name (NumPy's own; each restores from its ``state`` dict).
-BIT_GENERATORS: dict[str, Callable[[], np.random.BitGenerator]] = {
-    "PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM, "MT19937": np.random.MT19937,
-    "Philox": np.random.Philox, "SFC64": np.random.SFC64,
-}
 
 
 class StateFormatError(LamaDiceError, ValueError):
@@ -106,74 +93,23 @@ def check_choice(value: Any, key: str, options: tuple[Any, ...]) -> Any:
 
 
 # ------------------------------------------------------------------------- the random stream
-def _to_json(value: Any) -> Any:
-    """A bit generator's state as JSON data (arrays become ``{"array": [...], "dtype": ...}``)."""
-    if isinstance(value, np.ndarray):
-        return {"array": value.tolist(), "dtype": str(value.dtype)}
-    if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
+def restore_streams(data: Any) -> Streams:
+    """The game's streams from a state's ``random`` field, ``{"streams": {"es": HEX, "ps": HEX}}``.
 
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"array", "dtype"}:
-            if value["dtype"] not in ("uint32", "uint64"):
-                raise StateFormatError(f"serialized game state: bad random state array type {clip(value['dtype'])}")
-            return np.array(value["array"], dtype=value["dtype"])
-        return {k: _from_json(v) for k, v in value.items()}
-    return value
-
-
-def make_generator(state: Any) -> np.random.Generator:
-    """A generator in the bit-generator ``state`` of :func:`random_state` (one of :data:`BIT_GENERATORS`)."""
-    if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
-        raise StateFormatError(f"serialized game state: the random state must name one of "
-                               f"{', '.join(BIT_GENERATORS)}")
-    bits = BIT_GENERATORS[state["bit_generator"]]()
-    try:
-        bits.state = _from_json(state)
-    except (ValueError, TypeError, KeyError, OverflowError) as e:
-        raise StateFormatError(f"serialized game state: bad random state ({e})") from None
-    return np.random.Generator(bits)
-
-
-def random_state(rng: np.random.Generator | Streams, block_state: Mapping[str, Any] | None, block_size: int,
-                 pos: int) -> dict[str, Any]:
-    """The random stream as JSON data: the generator's state and the block being spent (or None), or two stream states.
-
-    A game on the compiled engine's streams (:class:`lama_env.streams.Streams`) writes
-    ``{"streams": {"es": HEX, "ps": HEX}}``.
+    A NumPy generator's state (``{"generator": ...}``, written by lama-dice 0.1.0 and earlier) is retired.
     """
-    if isinstance(rng, Streams):
-        return {"streams": rng.to_json()}
-    block = None if block_state is None else {"state": _to_json(block_state), "size": block_size, "pos": pos}
-    return {"generator": _to_json(rng.bit_generator.state), "block": block}
-
-
-def restore_random(data: Any) -> tuple[np.random.Generator | Streams, Mapping[str, Any] | None, list[float], int]:
-    """``(rng, block_state, block, pos)`` from :func:`random_state`'s data: the block is drawn again."""
     if not isinstance(data, dict):
         raise StateFormatError("serialized game state: random must be an object")
-    if "streams" in data:
-        st = data["streams"]
-        if not isinstance(st, dict):
-            raise StateFormatError("serialized game state: random.streams must be an object")
-        return Streams(_hex64(field(st, "es"), "random.streams.es"), _hex64(field(st, "ps"), "random.streams.ps")), \
-            None, [], 0
-    rng = make_generator(field(data, "generator"))
-    block = field(data, "block")
-    if block is None:
-        return rng, None, [], 0
-    if not isinstance(block, dict):
-        raise StateFormatError("serialized game state: random.block must be an object or null")
-    size = check_int(field(block, "size"), "random.block.size", 1, 1 << 20)
-    pos = check_int(field(block, "pos"), "random.block.pos", 0, size)
-    drawn = make_generator(field(block, "state"))
-    state = drawn.bit_generator.state
-    return rng, state, drawn.random(size).tolist(), pos
+    if "streams" not in data:
+        if "generator" in data:
+            raise StateFormatError("serialized game state: a NumPy generator's random state was retired in lama-dice "
+                                   "0.2.0 (0.1.0 was the last version with it): serialize the game again with "
+                                   "this version, or keep games as records (to_record)")
+        raise StateFormatError("serialized game state: random must hold streams")
+    st = data["streams"]
+    if not isinstance(st, dict):
+        raise StateFormatError("serialized game state: random.streams must be an object")
+    return Streams(_hex64(field(st, "es"), "random.streams.es"), _hex64(field(st, "ps"), "random.streams.ps"))
 
 
 def _hex64(value: Any, name: str) -> int:
