@@ -48,18 +48,15 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from . import snapshot as S
 from .errors import LamaDiceError, clip
 from .rules import (
     DECK_COUNTS,
     FACES,
     HAND_SIZE,
-    MAX_PLAYERS,
     NUM_DICE,
     NUM_FACES,
     RulesConfig,
     check_num_players,
-    game_over,
     score_display,
     win_rewards,
 )
@@ -231,6 +228,13 @@ def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
 
         rr = _RULES[key] = encoder_rules(n, rules).reshape(1)
     return rr
+
+
+def _snapshot() -> Any:
+    """:mod:`lama_env.snapshot`, the persistence of a game (imported on first use: it imports this module)."""
+    from . import snapshot
+
+    return snapshot
 
 
 def _check_rng(rng: Any) -> Streams:
@@ -1092,27 +1096,6 @@ class LamaGame:
         memo[id(self)] = g
         return g
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle the record and the books (with the state format, checked on loading); the rules record is rebuilt."""
-        state = {name: getattr(self, name) for name in _PICKLED}
-        state["format"] = STATE_FORMAT
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore a pickled game (see :meth:`__getstate__`): one pickled by this version of the engine."""
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
-                                 f"{STATE_FORMAT!r})")
-        if set(state) != {*_PICKLED, "format"}:
-            raise GameSetupError(retired("unpickling a LamaGame pickled by an earlier engine",
-                                         "pickle it again, or save games as records (to_record) or serialize() text"))
-        for name in _PICKLED:
-            setattr(self, name, state[name])
-        self._rr = _rules_record(self._n, self._rules)
-        self._set_record(self._rec)
-        self._fresh()
-
     def _copy_with(self, rng: Streams | None) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
         for name in _SHARED:  # immutable values, or replaced (never changed in place) by the step
@@ -1129,366 +1112,33 @@ class LamaGame:
             g._rounds, g._pending = [], None
         return g
 
-    # ---------------------------------------------------------- serialize
-    def serialize(self) -> str:
-        """The whole state as a stable, versioned string (JSON of format :data:`STATE_FORMAT`).
+    # ---------------------------------------------------------- persistence (lama_env.snapshot)
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the record and the books (:func:`lama_env.snapshot.getstate`)."""
+        return _snapshot().getstate(self)
 
-        It keeps everything: whose turn, the phase and pending dice, quits, the
-        llama row, the displays, chips, the round and its start player, the
-        finished rounds' results, the turn log (with ``record=True``), the rules,
-        the chance and round modes and any pending chance event, and the random stream's
-        exact position, so :meth:`deserialize` gives a game that continues the
-        same way (same future deals and dice).  The same state gives the same text.
-        """
-        n = self._n
-        c = self._chance
-        stats = self.statistics()
-        counted = round_statistics(self._results, n, None if self._phase == _GAME_OVER else
-                                   (self.quit, self.triple_llamas))
-        carried: dict[str, Any] | None = {"rounds": self._carried_rounds, **{
-            k: list(map(sub, stats[k], counted[k])) for k in _COUNTS}}
-        assert carried is not None
-        if not self._carried_rounds and not any(any(carried[k]) for k in _COUNTS):
-            carried = None
-        end = self._end or {}
-        data = {
-            "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
-            "chance": self.chance, "rounds": "flow", "record": self._record, "version": self._version,
-            "start_points": self._start_points, "totals": list(self.totals), "round": self.round_index,
-            "start_player": self.start_player, "current_player": self._current,
-            "phase": self._phase.name.lower(),
-            "displays": [list(d) for d in self.displays], "row": list(self.row), "quit": list(self.quit),
-            "dice": None if self.dice is None else list(self.dice), "discarded": self._discarded,
-            "triple_llamas": list(self.triple_llamas), "turns_in_round": self.turns_in_round,
-            "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
-            "busted": end.get("busted"),
-            "hands": None if isinstance(c, tuple) else self._rec["hands"][0, :n].tolist(),
-            "carried": carried,
-            "chance_node": None if c is None else "roll" if c == _ROLL_NODE else {"deal": list(c)},
-            "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
-            "log": self._rounds if self._record else None, "log_pending": self._pending is not None,
-            "random": {"streams": Streams(*self._esps.tolist()).to_json()},
-        }
-        if self._max_rounds:
-            data["max_rounds"] = self._max_rounds
-        return S.dumps(data)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled game (:func:`lama_env.snapshot.setstate`)."""
+        _snapshot().setstate(self, state)
+
+    def serialize(self) -> str:
+        """The whole state as a stable, versioned string (:func:`lama_env.snapshot.serialize`)."""
+        return _snapshot().serialize(self)
 
     @classmethod
     def deserialize(cls, text: str) -> LamaGame:
-        """The game that :meth:`serialize` wrote ``text`` from (its own random generator, in the same state).
+        """The game that :meth:`serialize` wrote ``text`` from (:func:`lama_env.snapshot.deserialize`)."""
+        return _snapshot().deserialize(text)
 
-        Raises:
-            lama_env.snapshot.StateFormatError: ``text`` is not a readable
-                :data:`STATE_FORMAT` string (the message names the bad field).
-        """
-        data = S.parse(text, STATE_FORMAT)
-        g = cls.__new__(cls)
-        g._restore(data)
-        return g
-
-    def _restore(self, data: dict[str, Any]) -> None:
-        """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError)."""
-        try:
-            fields = self._restore_setup(data)
-            fields.update(self._restore_round(data))
-            self._restore_history(data, fields)
-        except LamaDiceError as e:
-            if isinstance(e, S.StateFormatError):
-                raise
-            raise S.StateFormatError(f"serialized game state: {e}") from None
-
-    def _restore_setup(self, data: dict[str, Any]) -> dict[str, Any]:
-        self._n = n = S.check_int(S.field(data, "players"), "players", 1, MAX_PLAYERS)
-        rules = S.field(data, "rules")
-        if not isinstance(rules, dict):
-            raise S.StateFormatError("serialized game state: rules must be an object")
-        self._rules = RulesConfig.from_dict(rules)
-        self._rr = _rules_record(n, self._rules)
-        self._explicit = S.check_choice(S.field(data, "chance"), "chance", CHANCE_MODES) == "explicit"
-        # a state written before rounds flowed on (no "rounds" field) stopped between rounds: retired
-        if data.get("rounds", "manual") != "flow":
-            raise S.StateFormatError(retired("a serialized state with manual rounds", "serialize the game again "
-                                             "with this version, or keep games as records (to_record)"))
-        self._record = S.check_bool(S.field(data, "record"), "record")
-        self._max_rounds = S.check_int(data.get("max_rounds", 0), "max_rounds", 0)
-        self._version = S.check_int(S.field(data, "version"), "version", 0)
-        self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)
-        streams = S.restore_streams(S.field(data, "random"))
-        self._rng = None
-        self._fresh()
-        return {"tot": S.check_ints(S.field(data, "totals"), "totals", n, 0),
-                "nround": S.check_int(S.field(data, "round"), "round", 0), "streams": streams}
-
-    def _restore_round(self, data: dict[str, Any]) -> dict[str, Any]:
-        n = self._n
-        start = S.check_int(S.field(data, "start_player"), "start_player", 0, n - 1)
-        self._current = S.check_int(S.field(data, "current_player"), "current_player", 0, n - 1)
-        phases = tuple(p.name.lower() for p in Phase)
-        self._phase = Phase[S.check_choice(S.field(data, "phase"), "phase", phases).upper()]
-        displays = S.field(data, "displays")
-        if not isinstance(displays, list) or len(displays) != n:
-            raise S.StateFormatError(f"serialized game state: displays must list {n} displays")
-        disp = [S.check_ints(d, "displays", NUM_FACES, 0, HAND_SIZE + NUM_FACES) for d in displays]
-        row = S.check_ints(S.field(data, "row"), "row", NUM_FACES, 0, 1)
-        quit = [S.check_bool(q, "quit") for q in S.check_list(S.field(data, "quit"), "quit", n)]
-        dice = S.field(data, "dice")
-        dice = None if dice is None else self.check_dice(S.check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
-        self._discarded = S.check_ints(S.field(data, "discarded"), "discarded", None, _DISCARD_BASE,
-                                       A.NUM_ACTIONS - 1)
-        triples = S.check_ints(S.field(data, "triple_llamas"), "triple_llamas", n, 0)
-        turns = S.check_int(S.field(data, "turns_in_round"), "turns_in_round", 0)
-        pts = S.field(data, "round_points")
-        end = {"points": None if pts is None else S.check_ints(pts, "round_points", n, 0),
-               "ended_by": S.check_choice(S.field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS)),
-               "went_out": S.check_optional_int(S.field(data, "went_out"), "went_out", 0, n - 1),
-               "busted": S.check_optional_int(S.field(data, "busted"), "busted", 0, n - 1)}
-        self._end = end if self._phase == _GAME_OVER else None
-        node = S.field(data, "chance_node")
-        if node is None or node == "roll":
-            self._chance = None if node is None else _ROLL_NODE
-        elif isinstance(node, dict) and set(node) == {"deal"}:
-            self._chance = tuple(S.check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
-        else:
-            raise S.StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
-        if isinstance(self._chance, tuple):  # a deal under way: its cards so far, in deal order
-            c = list(self._chance)
-            hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
-        else:  # the round's deal (a state written before state records has none: retired)
-            raw = data.get("hands")
-            if raw is None:
-                raise S.StateFormatError(retired("a serialized state without the round's deal (hands)",
-                                                 "serialize the game again with this version"))
-            hands = [S.check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1) for h in S.check_list(raw, "hands", n)]
-        self._check_decision(disp, row, quit, dice)
-        return {"start": start, "disp": disp, "row": row, "quit": quit, "dice": dice, "triples": triples,
-                "nturn": turns - (self._chance == _ROLL_NODE), "hands": hands}
-
-    def _check_decision(self, disp: list[list[int]], row: list[int], quit: list[bool],
-                        dice: tuple[int, ...] | None, what: str = "serialized game state") -> None:
-        """Check a restored state's phase against its dice: the dice ask for that decision (the rules' oracle)."""
-        ph = self._phase
-        if self._chance is not None or ph == _GAME_OVER:
-            return
-        if ph == _TURN:
-            if dice is not None:
-                raise S.StateFormatError(f"{what}: dice are shown at the start of a turn")
-            return
-        if dice is None:
-            raise S.StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
-        kind, _ = resolve_roll(disp[self._current], row, dice, last_player=len(quit) - sum(quit) == 1,
-                               rules=self._rules)
-        if kind != (ROLL_DISCARD if ph == _DISCARD else ROLL_TAKE):
-            raise S.StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, "
-                                     f"not a {ph.name.lower()} decision")
-
-    def _restore_history(self, data: dict[str, Any], fields: dict[str, Any]) -> None:
-        n = self._n
-        results = S.check_list(S.field(data, "results"), "results", None)
-        keys = {"finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas"}
-        for r in results:
-            if not isinstance(r, dict) or set(r) != keys:
-                raise S.StateFormatError(f"serialized game state: a round result must have the fields "
-                                         f"{', '.join(sorted(keys))}")
-        self._results = [dict(r, quit=tuple(r["quit"]), triple_llamas=tuple(r["triple_llamas"])) for r in results]
-        carried = data.get("carried")  # the statistics a game made by from_state carried in (absent: none)
-        if carried is not None:
-            if not isinstance(carried, dict) or set(carried) != {"rounds", *_COUNTS}:
-                raise S.StateFormatError(f"serialized game state: carried must have the fields rounds, "
-                                         f"{', '.join(_COUNTS)}")
-            carried = {"rounds": S.check_int(carried["rounds"], "carried.rounds", 0),
-                       **{k: S.check_ints(carried[k], f"carried.{k}", n, 0) for k in _COUNTS}}
-        self._carried_rounds = 0 if carried is None else carried["rounds"]
-        self._set_modes()
-        self._rounds = []
-        self._pending = None
-        if self._record:
-            log = S.check_list(S.field(data, "log"), "log", None)
-            for r in log:
-                if (not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"}
-                        or not isinstance(r["turns"], list) or not all(isinstance(t, dict) for t in r["turns"])):
-                    raise S.StateFormatError("serialized game state: a log round must have start_player, hands "
-                                             "and a list of turns")
-            self._rounds = log
-            if S.check_bool(S.field(data, "log_pending"), "log_pending"):
-                if not log or not log[-1]["turns"]:
-                    raise S.StateFormatError("serialized game state: log_pending without a turn")
-                self._pending = log[-1]["turns"][-1]
-        self._build_record(fields, carried)
-
-    def _build_record(self, fields: dict[str, Any], carried: dict[str, Any] | None) -> None:
-        """The restored game's record: the fields, and the statistics of the results, the round and what was carried."""
-        n = self._n
-        # the record: what the fields say, its statistics those of the results, the round so far and what was carried
-        over = self._phase == _GAME_OVER
-        res = self._results
-        if over:
-            rstart = res[-2]["totals"] if len(res) > 1 else self._start_points
-        else:
-            rstart = res[-1]["totals"] if res else self._start_points
-        st = round_statistics(res, n, None if over else (fields["quit"], fields["triples"]))
-        if carried is not None:
-            for k in _COUNTS:
-                st[k] = list(map(add, st[k], carried[k]))
-        self._triples0 = list(map(sub, st["triple_llamas"], fields["triples"]))
-        self._set_record(s := _new_record())
-        rec = s[0]
-        streams = fields["streams"]
-        rec["es"], rec["ps"] = streams.es, streams.ps
-        rec["tot"][:n], rec["rstart"][:n], rec["disp"][:n] = fields["tot"], rstart, fields["disp"]
-        rec["row"] = sum(1 << f for f in _FACE_RANGE if fields["row"][f])
-        rec["quit"][:n] = fields["quit"]
-        rec["active"] = n - sum(fields["quit"])
-        rec["cur"], rec["start"], rec["nround"], rec["nturn"] = self._current, fields["start"], fields["nround"], \
-            fields["nturn"]
-        ph = self._phase
-        rec["phase"] = int(ph) if ph != _GAME_OVER else K_TURN
-        dice = fields["dice"]
-        if dice is not None and ph != _GAME_OVER:
-            rec["dice"] = dice
-            if ph == _DISCARD:
-                rec["lim"] = match_limits(fields["disp"][self._current], dice)
-        rec["hands"][:n] = fields["hands"]
-        for row, key in enumerate(_COUNTS):
-            rec["stats"][row, :n] = st[key]
-
-    # ---------------------------------------------------------- the compiled engine's record
     def to_state(self) -> np.ndarray:
-        """The game now as the compiled engine's record of it: a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
-
-        The game's own record (a copy): what the compiled engine (:mod:`lama_env._kernel`, the one
-        record that :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
-        keep per game) holds at the same point of the same game, field for field, so its step
-        continues the game.  ``es`` and ``ps`` are the game's stream positions: the kernel then
-        draws the deals, dice and ``random`` agent actions this game would draw.
-
-        A decision converts, and so does the game's end (the record's ``phase`` is then ``TURN``
-        and ``cur`` whoever acted last, as the kernel leaves them).  Fields the kernel's step
-        never reads get neutral values: ``deck`` and ``cnt`` (scratch), the ``l_*`` fields,
-        ``logpos`` and ``done_len`` (its logs) 0, ``pend`` -1; ``dice`` and ``lim`` are 0 outside a
-        discard or take decision (the kernel leaves the last roll's there); per-seat entries past
-        the players, 0.  ``stats`` are :meth:`statistics` (round points, busts, quits, rounds gone
-        out, triple llamas), ``rstart`` the totals the round began with, ``hands`` its deal in deal
-        order, ``nround`` :attr:`round_index`, ``nturn`` :attr:`turns_in_round`.
-
-        Raises:
-            IllegalActionError: the game waits for chance, or a total has reached the end threshold
-                while it goes on (``start_points``: such a record is a finished game).
-        """
-        if self._chance is not None:
-            raise IllegalActionError(f"to_state: the game waits for chance ({self._chance_name()}); "
-                                     "a state record holds a decision or the game's end")
-        ph = self._phase
-        if ph != _GAME_OVER and game_over(self.totals, self._rules):
-            raise IllegalActionError(f"to_state: a total has reached the end threshold ({self._rules.end_threshold}) "
-                                     "while the game goes on; a record with one is a finished game")
-        s = self._rec[0].copy()
-        for f in _SCRATCH:
-            s[f] = 0
-        s["pend"] = -1
-        if ph != _DISCARD and ph != _TAKE:
-            s["dice"] = 0
-            s["lim"] = 0
-        return np.array(s, K_STATE_DTYPE).reshape(())
+        """The game now as the compiled engine's record of it (:func:`lama_env.snapshot.to_state`)."""
+        return _snapshot().to_state(self)
 
     @classmethod
     def from_state(cls, state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
                    chance: str = "sampled", rounds: str = "flow") -> LamaGame:
-        """The game that a compiled-engine record holds (:meth:`to_state`'s inverse), on the record's streams.
-
-        ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
-        an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
-        hold them).  The game's state is a copy of the record: it draws from the record's ``es``
-        and ``ps``, so it plays on exactly as the kernel's step plays the record under the same
-        actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the kernel's
-        record again at every decision.  A record whose totals reach the end threshold is the
-        game's end (:attr:`Phase.GAME_OVER`; its ``round_points`` are what the displays score,
-        how the round ended is unknown).  The fields that :meth:`to_state` writes neutral are not
-        read (``dice`` and ``lim`` only at a discard or take decision).
-
-        What a record does not hold starts there: the game keeps no turn log (``record=False``:
-        no :meth:`to_record`), :meth:`round_results` and :meth:`returns` ``("points")`` count
-        from the totals the round began with (``rstart``), the round's triple llamas so far are
-        counted in :meth:`statistics` (from ``stats``) but not in :attr:`triple_llamas`, and
-        :attr:`discarded` is the pile the displays, the deal and the row imply.
-
-        Raises:
-            lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
-                range or disagrees with the others (the message names it).
-            GameSetupError: a bad player count, ``chance`` or ``rounds``.
-            lama_env.rules.RulesError: bad ``rules``.
-        """
-        n = check_num_players(num_players, GameSetupError)
-        rc = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
-        explicit = _is_explicit(chance)
-        _check_rounds(rounds)
-        rec = _one_record(state, K_STATE_DTYPE)
-        phase = _record_ints(rec, "phase", 0, 2)
-        row = _record_ints(rec, "row", 0, _FULL_MASK)
-        cur = _record_ints(rec, "cur", 0, n - 1)
-        _record_ints(rec, "start", 0, n - 1)
-        active = _record_ints(rec, "active", 0, n)
-        _record_ints(rec, "nround", 0)
-        _record_ints(rec, "nturn", 0, rc.max_round_turns)
-        quit = _record_ints(rec, "quit", 0, 1, n)
-        tot = _record_ints(rec, "tot", 0, None, n)
-        rstart = _record_ints(rec, "rstart", 0, None, n)
-        disp = _record_ints(rec, "disp", 0, HAND_SIZE + NUM_FACES, n)
-        hands = _record_ints(rec, "hands", 0, NUM_FACES - 1, n)
-        stats = [_record_ints(rec, "stats", 0, None, n, k) for k in range(len(_COUNTS))]
-        bad = "state record: "
-        if active != n - sum(quit):
-            raise S.StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
-                                     f"got {active}")
-        dealt = [sum(h.count(f) for h in hands) for f in _FACE_RANGE]
-        pile = []
-        for f in _FACE_RANGE:
-            if dealt[f] > DECK_COUNTS[f]:
-                raise S.StateFormatError(f"{bad}hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
-                                         f"{DECK_COUNTS[f]}")
-            left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
-            if left < 0:
-                raise S.StateFormatError(f"{bad}the displays hold more cards '{FACES[f]}' than the deal and the "
-                                         "row gave them")
-            pile += [A.DISCARD_ACTION[tuple(int(i == f) for i in _FACE_RANGE)]] * left
-        over = game_over(tot, rc)
-        if over and phase != K_TURN:
-            raise S.StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
-                                     f"at a turn (phase {K_TURN}), got phase {phase}")
-        if not over and (quit[cur] or row == 0):
-            raise S.StateFormatError(f"{bad}no decision to take: " + (
-                f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
-        if any(stats[2][p] < quit[p] for p in range(n)):
-            raise S.StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
-        g = cls.__new__(cls)
-        g._n, g._rules, g._rr = n, rc, _rules_record(n, rc)
-        g._set_record(s := _new_record())
-        s[0] = rec
-        g._rng = None
-        g._explicit, g._chance = explicit, None
-        g._fresh()
-        g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-        g._current = cur
-        g._phase = _GAME_OVER if over else Phase(phase)
-        g._start_points = rstart
-        g._discarded = pile
-        g._triples0 = stats[4]
-        g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
-                  "busted": None} if over else None
-        g._carried_rounds = rec["nround"].item() + over
-        g._max_rounds = 0
-        g._set_modes()
-        if phase != K_TURN and not over:
-            try:
-                dice = g.check_dice([int(x) for x in rec["dice"]])
-            except IllegalActionError as e:
-                raise S.StateFormatError(f"{bad}dice: {e}") from None
-            lim = [int(x) for x in rec["lim"]]
-            if phase == K_DISCARD and tuple(lim) != match_limits(disp[cur], dice):
-                raise S.StateFormatError(f"{bad}lim must be the roll's discard limits per face "
-                                         f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
-            g._check_decision(disp, [row >> f & 1 for f in _FACE_RANGE], [bool(q) for q in quit], dice,
-                              "state record")
-        return g
+        """The game that a compiled-engine record holds (:func:`lama_env.snapshot.from_state`)."""
+        return _snapshot().from_state(state, num_players, rules, chance=chance, rounds=rounds)
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
@@ -1536,67 +1186,6 @@ _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_en
 #: What a copy shares with its original (values never changed in place; the rest is copied).
 _SHARED = tuple(name for name in LamaGame.__slots__ if name not in (
     "_rng", "_rec", "_esps", "_ends", "_discarded", "_results", "_rounds", "_pending"))
-
-
-def round_statistics(results: Sequence[dict], num_players: int,
-                     in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
-    """Per-seat counts over finished rounds (:meth:`LamaGame.round_results`); see :meth:`LamaGame.statistics`.
-
-    Args:
-        results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.
-        num_players: seats.
-        in_progress: the ``(quit, triple_llamas)`` of a round still being played, counted too.
-    """
-    n = num_players
-    points = [0] * n
-    busts = [0] * n
-    quits = [0] * n
-    went_out = [0] * n
-    triples = [0] * n
-    for r in results:
-        for p, x in enumerate(r["points"]):
-            points[p] += x
-        if r["busted"] is not None:
-            busts[r["busted"]] += 1
-        if r["went_out"] is not None:
-            went_out[r["went_out"]] += 1
-        for p in range(n):
-            quits[p] += r["quit"][p]
-            triples[p] += r["triple_llamas"][p]
-    if in_progress is not None:
-        for p in range(n):
-            quits[p] += in_progress[0][p]
-            triples[p] += in_progress[1][p]
-    return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
-            "triple_llamas": triples}
-
-
-
-
-def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:
-    """``state`` (one record of ``dtype``: 0-d or one-element, or an element of a batch) as a 0-d copy."""
-    if isinstance(state, (np.ndarray, np.void)) and state.dtype == dtype and np.shape(state) in ((), (1,)):
-        return np.array(state, dtype).reshape(())
-    got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}" if isinstance(state, (np.ndarray, np.void))
-           else clip(state))
-    raise S.StateFormatError("state record: must be one record of lama_env._kernel.STATE_DTYPE (a 0-d or "
-                             f"one-element array), got {got}")
-
-
-def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int | None = None, n: int | None = None,
-                 row: int | None = None) -> Any:
-    """Field ``key`` of record ``rec`` (row ``row``, its first ``n`` seats) as Python ints in ``lo..hi``."""
-    v = rec[key]
-    if row is not None:
-        v = v[row]
-    if n is not None:
-        v = v[:n]
-    a = np.asarray(v, dtype=np.int64)
-    out = (a < lo) | (a > hi) if hi is not None else a < lo
-    if out.any():
-        span = f"{lo}.." + ("" if hi is None else str(hi))
-        raise S.StateFormatError(f"state record: {key} must hold integers {span}, got {int(a[out].flat[0])}")
-    return a.tolist()
 
 
 def _to_face(f: Any) -> int | None:
