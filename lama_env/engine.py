@@ -40,7 +40,7 @@ at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outc
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from operator import add, sub
 from typing import Any
@@ -172,6 +172,9 @@ _PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
 #: A llama row bit set -> the row as a tuple of 0/1 per face.
 _ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
 _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
+#: Called once the compiled engine is loaded (the first game of a process): the library adds none; the
+#: ``lama-dice`` command adds ``gc.freeze`` (:func:`lama_dice.cli.main.main`).
+LOAD_HOOKS: list[Callable[[], None]] = []
 
 
 def _load() -> None:
@@ -205,6 +208,8 @@ def _load() -> None:
         _game.sample(rec, rr, _RANDOM_AGENT)
         _game.step(rec, rr, _QUIT, -1, False, np.zeros(_OUT_SIZE, np.int64))
         _game.deal_card(rec, 0, 0)
+        for hook in LOAD_HOOKS:
+            hook()
 
 
 def _new_record(raw: Any = None) -> np.ndarray:
