@@ -39,6 +39,7 @@ at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outc
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from enum import IntEnum
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
+from . import snapshot as S
 from .errors import LamaDiceError, clip
 from .rules import (
     DECK_COUNTS,
@@ -235,13 +237,6 @@ def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     return rr
 
 
-def _snapshot() -> Any:
-    """:mod:`lama_env.snapshot`, the persistence of a game (imported on first use: it imports this module)."""
-    from . import snapshot
-
-    return snapshot
-
-
 def _check_rng(rng: Any) -> Streams:
     """``rng`` if it is a :class:`~lama_env.streams.Streams`, else raise (a NumPy generator: retired)."""
     if type(rng) is not Streams:
@@ -358,8 +353,7 @@ class LamaGame:
             lama_env.rules.RulesError: bad ``rules``.
         """
         self._n = n = check_num_players(num_players, GameSetupError)
-        self._rules = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None \
-            else RulesConfig.from_dict(rules)
+        self._rules = _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
         own: Streams | None = None
         self._rng: Streams | None = None  # the caller's streams, moved on with the record's (None: the record's own)
         if rng is not None:
@@ -1120,30 +1114,30 @@ class LamaGame:
     # ---------------------------------------------------------- persistence (lama_env.snapshot)
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the record and the books (:func:`lama_env.snapshot.getstate`)."""
-        return _snapshot().getstate(self)
+        return S.getstate(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore a pickled game (:func:`lama_env.snapshot.setstate`)."""
-        _snapshot().setstate(self, state)
+        S.setstate(self, state)
 
     def serialize(self) -> str:
         """The whole state as a stable, versioned string (:func:`lama_env.snapshot.serialize`)."""
-        return _snapshot().serialize(self)
+        return S.serialize(self)
 
     @classmethod
     def deserialize(cls, text: str) -> LamaGame:
         """The game that :meth:`serialize` wrote ``text`` from (:func:`lama_env.snapshot.deserialize`)."""
-        return _snapshot().deserialize(text)
+        return S.deserialize(text)
 
     def to_state(self) -> np.ndarray:
         """The game now as the compiled engine's record of it (:func:`lama_env.snapshot.to_state`)."""
-        return _snapshot().to_state(self)
+        return S.to_state(self)
 
     @classmethod
     def from_state(cls, state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
                    chance: str = "sampled", rounds: str = "flow") -> LamaGame:
         """The game that a compiled-engine record holds (:func:`lama_env.snapshot.from_state`)."""
-        return _snapshot().from_state(state, num_players, rules, chance=chance, rounds=rounds)
+        return S.from_state(state, num_players, rules, chance=chance, rounds=rounds)
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
@@ -1226,3 +1220,6 @@ def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[i
                 f"hands hold {used[f]} cards '{FACES[f]}' but the deck has only {DECK_COUNTS[f]}"
             )
     return out
+
+
+S.bind(sys.modules[__name__])  # the persistence of a game (lama_env.snapshot) builds LamaGames

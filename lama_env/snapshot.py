@@ -29,8 +29,6 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from . import engine as E
-from .engine import LamaGame
 from .errors import LamaDiceError, clip
 from .rules import (
     DECK_COUNTS,
@@ -46,6 +44,19 @@ from .rules import (
 )
 from .streams import Streams
 from .transitions import ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS, match_limits, resolve_roll
+
+#: The games this module reads and builds (:class:`lama_env.engine.LamaGame`; the engine imports this module).
+LamaGame = Any
+
+#: :mod:`lama_env.engine`, which imports this module and hands itself over once its game is defined (:func:`bind`):
+#: the persistence reads the engine's layout and builds its games, and the import graph stays one-way.
+E: Any = None
+
+
+def bind(engine: Any) -> None:
+    """Hand the persistence the engine module (called once, at the end of :mod:`lama_env.engine`'s import)."""
+    global E
+    E = engine
 
 
 class StateFormatError(LamaDiceError, ValueError):
@@ -230,7 +241,7 @@ def deserialize(text: str) -> LamaGame:
             :data:`E.STATE_FORMAT` string (the message names the bad field).
     """
     data = parse(text, E.STATE_FORMAT)
-    g = LamaGame.__new__(LamaGame)
+    g = E.LamaGame.__new__(E.LamaGame)
     _restore(g, data)
     return g
 
@@ -472,8 +483,10 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
         E.GameSetupError: a bad player count, ``chance`` or ``rounds``.
         lama_env.rules.RulesError: bad ``rules``.
     """
+    if E._G is None:  # the record dtype comes with the compiled engine
+        E._load()
     n = check_num_players(num_players, E.GameSetupError)
-    rc = rules if type(rules) is RulesConfig else E._DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
+    rc = RulesConfig.from_dict(rules)
     explicit = E._is_explicit(chance)
     E._check_rounds(rounds)
     rec = _one_record(state, E.K_STATE_DTYPE)
@@ -514,7 +527,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
             f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
     if any(stats[2][p] < quit[p] for p in range(n)):
         raise StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
-    g = LamaGame.__new__(LamaGame)
+    g = E.LamaGame.__new__(E.LamaGame)
     g._n, g._rules, g._rr = n, rc, E._rules_record(n, rc)
     g._set_record(s := E._new_record())
     s[0] = rec
