@@ -72,8 +72,7 @@ class Policy:
     def decision_seed(self, game: LamaGame) -> int | None:
         """This policy's 64-bit seed at ``game``'s current decision, or None (draw from :attr:`rng`).
 
-        None unless the policy is seeded and ``game`` is on the compiled engine's streams
-        (``LamaGame(..., game_id=...)``, as ``evaluate`` plays): then
+        None unless the policy is seeded: then
         :meth:`lama_env.engine.LamaGame.decision_seed` of the policy's salt, the same at the same
         point of the same game in any batch, chunk or process.
         """
@@ -84,8 +83,7 @@ class Policy:
         """The generator of this policy's draws at ``game``'s current decision.
 
         A fresh generator of :meth:`decision_seed` where there is one, else :attr:`rng`
-        itself (an unseeded policy, or a game on a NumPy generator: draws then depend on the
-        order in which the policy is asked).
+        itself (an unseeded policy: draws then depend on the order in which the policy is asked).
         """
         s = self.decision_seed(game)
         return self.rng if s is None else np.random.default_rng(s)
@@ -132,12 +130,12 @@ class RandomPolicy(Policy):
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """Pick a legal action uniformly at random.
 
-        In a game on the compiled engine's streams (``LamaGame(..., game_id=...)``) the draw
-        is the game's own (:meth:`lama_env.engine.LamaGame.sample_action`, one draw at every
-        decision), as the compiled engine's ``random`` agent draws; otherwise it comes from
-        this policy's generator (no draw when only one action is legal).
+        The draw is the game's own (:meth:`lama_env.engine.LamaGame.sample_action`, one draw
+        at every decision), as the compiled engine's ``random`` agent draws; over another
+        list of actions than the game's legal ones it comes from this policy's generator (no
+        draw when only one action is legal).
         """
-        if game.on_compiled_streams and (legal is game.legal_actions() or tuple(legal) == game.legal_actions()):
+        if legal is game.legal_actions() or tuple(legal) == game.legal_actions():
             return game.sample_action()
         return legal[int(self.rng.integers(len(legal)))] if len(legal) > 1 else legal[0]
 

@@ -28,7 +28,7 @@ __all__ = ["NativePolicy", "NativePolicyError", "is_native", "native_policy", "p
 
 
 def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
-    return rules if isinstance(rules, RulesConfig) else RulesConfig.from_dict(rules)
+    return RulesConfig.from_dict(rules)
 
 
 def native_policy(agent: str | Policy | NativePolicy, rules: RulesConfig | Mapping | None = None) -> NativePolicy:

@@ -68,11 +68,10 @@ def supports(policies: Sequence[Policy], num_players: int, rules: RulesConfig) -
     """Whether every one of ``policies`` can be played natively with ``num_players`` under ``rules``."""
     if not is_num_players(num_players) or not policies:
         return False
-    if not isinstance(rules, RulesConfig):
-        try:
-            rules = RulesConfig.from_dict(rules)
-        except (ValueError, TypeError):
-            return False
+    try:
+        rules = RulesConfig.from_dict(rules)
+    except (ValueError, TypeError):
+        return False
     return all(native_spec(p, rules) is not None for p in policies)
 
 

@@ -234,7 +234,7 @@ def run_games(
     num_games = seating.shape[0]
     if num_games and (seating.min() < 0 or seating.max() >= len(agents)):
         raise EvaluationError(f"seating must index the {len(agents)} agents")
-    rules = rules if isinstance(rules, RulesConfig) else RulesConfig.from_dict(rules)
+    rules = RulesConfig.from_dict(rules)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     workers = _resolve_workers(workers)
     recorded = frozenset(record or ())
@@ -324,7 +324,7 @@ def evaluate(
             f"{num_players} players need {num_players} agent specs (one per seat), got {len(agents)}")
     games = check_int("games", games, 1)
     seed = resolve_seed(seed)
-    rules = rules if isinstance(rules, RulesConfig) else RulesConfig.from_dict(rules)
+    rules = RulesConfig.from_dict(rules)
     save_sample = check_save_args(save_games, save_sample, backend)
     t0 = time.perf_counter()
     seating = rotation_seating(num_players, games)

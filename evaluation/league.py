@@ -263,7 +263,7 @@ def league(
             f"a {num_players}-player league needs at least {max(2, num_players)} agents, got {len(agents)}")
     games = check_int("games", games, 1)
     seed = resolve_seed(seed)
-    rules = rules if isinstance(rules, RulesConfig) else RulesConfig.from_dict(rules)
+    rules = RulesConfig.from_dict(rules)
     save_sample = check_save_args(save_games, save_sample, backend)
     t0 = time.perf_counter()
     policies = build_policies(agents)

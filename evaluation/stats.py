@@ -17,6 +17,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from lama_env.rules import win_shares_of_games
+
 __all__ = ["fractional_ranks", "mean_se", "ratio_interval", "tied_games", "wilson_interval", "win_shares", "z_value"]
 
 
@@ -68,9 +70,7 @@ def win_shares(totals: np.ndarray) -> np.ndarray:
     Returns:
         float array ``(G, N)``; each row sums to 1.
     """
-    totals = np.asarray(totals)
-    best = totals == totals.min(axis=1, keepdims=True)
-    return best / best.sum(axis=1, keepdims=True)
+    return win_shares_of_games(totals)
 
 
 def tied_games(totals: np.ndarray) -> int:

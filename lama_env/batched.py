@@ -197,7 +197,7 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
 
 
 def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
-    return rules if isinstance(rules, RulesConfig) else RulesConfig.from_dict(rules)
+    return RulesConfig.from_dict(rules)
 
 
 # ----------------------------------------------------------- rule tables

@@ -20,14 +20,12 @@ against them) and the enumerations of the solvers.
 
 Every state is a decision, a chance node (``chance="explicit"``) or the end of
 the game: rounds flow on, the step that ends a round deals the next one (the
-ended round: :attr:`LamaGame.last_round`).  ``LamaGame(rounds="manual")`` is
-the compatibility path: the game stops at :attr:`Phase.ROUND_OVER` until
-:meth:`LamaGame.next_round` deals.
+ended round: :attr:`LamaGame.last_round`).
 
-Dice and deals are drawn from the compiled engine's streams (``game_id``, or a
-:class:`~lama_env.streams.Streams`), from a seeded :class:`numpy.random.Generator`, or
-injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance,
-``next_round(hands=...)`` in the manual mode) for tests and replay.  The state is exposed
+Dice and deals are drawn from the compiled engine's counter streams (``seed`` and
+``game_id``, or a :class:`~lama_env.streams.Streams`), the one source of randomness, or
+injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance) for tests and
+replay.  The state is exposed
 read-only through properties; :meth:`LamaGame.copy` is cheap.
 
 For search (the state API, a table in docs/environments.md): with
@@ -41,10 +39,9 @@ at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outc
 
 from __future__ import annotations
 
-import gc
-import os
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 from operator import add, sub
 from typing import Any
@@ -58,12 +55,10 @@ from .rules import (
     DECK_COUNTS,
     FACES,
     HAND_SIZE,
-    MAX_PLAYERS,
     NUM_DICE,
     NUM_FACES,
     RulesConfig,
     check_num_players,
-    game_over,
     score_display,
     win_rewards,
 )
@@ -89,26 +84,13 @@ STATE_FORMAT = "lama-dice-state/1"
 
 _ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
 _FACE_RANGE = range(NUM_FACES)
-#: Random numbers: a game draws uniform floats in [0, 1) from its generator in
-#: blocks (``rng.random(size)``, one NumPy call per block) and spends them on
-#: deals (a partial Fisher-Yates shuffle of the deck: card ``i`` swaps with
-#: ``i + floor(u * (cards left))``) and dice (face ``floor(6 u)`` of the die).
-#: The first block holds ``_RANDOM_BLOCK`` numbers (a deal and 20-odd rolls,
-#: enough for most games), each later one twice the previous, up to
-#: ``_RANDOM_BLOCK_MAX``: a new game stays cheap and a long one needs few
-#: refills.  ``floor(m u)`` of a double ``u`` is uniform on ``0..m-1`` to within
-#: 2**-52; the stream is a function of the generator alone (same seed, same game).
-_RANDOM_BLOCK = 96
-_RANDOM_BLOCK_MAX = 3 * 512
 #: The rules of a game created without any (a frozen dataclass: one shared instance saves building one per game).
 _DEFAULT_RULES = RulesConfig()
 #: How chance is resolved: ``"sampled"`` (the default: deals and dice are drawn from the game's random
 #: stream as they happen) or ``"explicit"`` (they wait at a chance node for :meth:`LamaGame.apply_chance`).
 CHANCE_MODES = ("sampled", "explicit")
-#: What happens when a round ends: ``"flow"`` (the default: the same step deals the next round, so every
-#: state is a decision, a chance node or the end of the game) or ``"manual"`` (the compatibility path: the
-#: game waits at :attr:`Phase.ROUND_OVER` until :meth:`LamaGame.next_round`).
-ROUNDS_MODES = ("flow", "manual")
+#: The version that retired the NumPy-generator randomness and manual rounds, and the last one that had them.
+RETIRED_IN, LAST_WITH = "0.2.0", "0.1.0"
 #: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
 _ROLL_NODE = "roll"
 #: The llama row as a bit set (a state record's ``row``) when every card is there.
@@ -126,26 +108,31 @@ def _is_explicit(chance: Any) -> bool:
     return bool(chance == "explicit")
 
 
-def _is_flow(rounds: Any) -> bool:
-    """Whether a ``rounds`` argument (one of :data:`ROUNDS_MODES`) asks for rounds that flow on."""
-    if rounds not in ROUNDS_MODES:
-        raise GameSetupError(f"rounds must be one of {', '.join(map(repr, ROUNDS_MODES))}, got {clip(rounds)}")
-    return bool(rounds == "flow")
+def retired(what: str, instead: str) -> str:
+    """The one-line answer to a retired mode: what it was, its replacement and the last version that had it."""
+    return f"{what} was retired in lama-dice {RETIRED_IN} ({LAST_WITH} was the last version with it): {instead}"
+
+
+def _check_rounds(rounds: Any) -> None:
+    """Refuse ``rounds="manual"`` (retired) or anything but ``"flow"``."""
+    if rounds == "manual":
+        raise GameSetupError(retired("rounds='manual'", "rounds always flow; the step that ends a round deals "
+                                     "the next one and LamaGame.last_round describes the round it ended"))
+    if rounds != "flow":
+        raise GameSetupError(f"rounds must be 'flow', got {clip(rounds)}")
 
 
 class Phase(IntEnum):
-    """The decision the current player faces (or the end of a round / game)."""
+    """The decision the current player faces, or the end of the game (3 was a retired round-over phase)."""
 
     TURN = 0  #: roll or quit
     DISCARD = 1  #: choose which matched cards to discard
     TAKE = 2  #: choose which llama-row card to take
-    ROUND_OVER = 3  #: only with ``rounds="manual"``: the round has ended; call :meth:`LamaGame.next_round`
     GAME_OVER = 4  #: the game has ended
 
 
 # The members as module globals: ``Phase.TURN`` is a (slow) enum class attribute lookup.
-_TURN, _DISCARD, _TAKE, _ROUND_OVER, _GAME_OVER = (
-    Phase.TURN, Phase.DISCARD, Phase.TAKE, Phase.ROUND_OVER, Phase.GAME_OVER)
+_TURN, _DISCARD, _TAKE, _GAME_OVER = Phase.TURN, Phase.DISCARD, Phase.TAKE, Phase.GAME_OVER
 
 
 class IllegalActionError(LamaDiceError, ValueError):
@@ -187,6 +174,9 @@ _PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
 #: A llama row bit set -> the row as a tuple of 0/1 per face.
 _ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
 _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
+#: Called once the compiled engine is loaded (the first game of a process): the library adds none; the
+#: ``lama-dice`` command adds ``gc.freeze`` (:func:`lama_dice.cli.main.main`).
+LOAD_HOOKS: list[Callable[[], None]] = []
 
 
 def _load() -> None:
@@ -220,13 +210,8 @@ def _load() -> None:
         _game.sample(rec, rr, _RANDOM_AGENT)
         _game.step(rec, rr, _QUIT, -1, False, np.zeros(_OUT_SIZE, np.int64))
         _game.deal_card(rec, 0, 0)
-        if os.environ.get("LAMA_DICE_GC_FREEZE", "1") != "0":
-            # Numba's import and loading leave about 120,000 objects that live as long as the process; in
-            # the cyclic GC's oldest generation every full collection scans them again, which made
-            # allocation-heavy Python code beside a game (the solo solver filling its tables) up to 1.8x
-            # slower.  Move what is alive now to the permanent generation, once (gc.freeze;
-            # LAMA_DICE_GC_FREEZE=0: not).
-            gc.freeze()
+        for hook in LOAD_HOOKS:
+            hook()
 
 
 def _new_record(raw: Any = None) -> np.ndarray:
@@ -252,11 +237,13 @@ def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     return rr
 
 
-def _check_rng(rng: Any) -> np.random.Generator | Streams:
-    """``rng`` if it is a :class:`numpy.random.Generator` or a :class:`~lama_env.streams.Streams`, else raise."""
-    if type(rng) is not np.random.Generator and type(rng) is not Streams:
-        raise GameSetupError("rng must be a numpy.random.Generator or a lama_env.streams.Streams, "
-                             f"got {type(rng).__name__}")
+def _check_rng(rng: Any) -> Streams:
+    """``rng`` if it is a :class:`~lama_env.streams.Streams`, else raise (a NumPy generator: retired)."""
+    if type(rng) is not Streams:
+        if isinstance(rng, np.random.Generator):
+            raise GameSetupError(retired("a game drawing from a numpy.random.Generator", "pass seed= and "
+                                         "game_id=, or rng=lama_env.streams.Streams (the compiled engine's streams)"))
+        raise GameSetupError(f"rng must be a lama_env.streams.Streams, got {type(rng).__name__}")
     return rng
 
 
@@ -279,17 +266,15 @@ class LamaGame:
     Args:
         num_players: 1..6.
         rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
-        seed: the seed of the game's random stream (an integer >= 0, or None: fresh entropy).
-        rng: a :class:`numpy.random.Generator` to draw deals and dice from, or a
-            :class:`lama_env.streams.Streams` (the compiled engine's streams, drawn from and moved
-            on in place: how an env plays its games one after another on one stream); not with ``game_id``.
-        game_id: draw from the compiled engine's streams of ``(seed, game_id)``
-            (:class:`lama_env.streams.Streams`): the deals and dice of game ``game_id`` of
-            :func:`lama_env.batched.play_batch` with ``seed`` (and of slot ``game_id`` of a
-            :class:`lama_env.vector.VectorGame` after ``reset(seed=seed)``), so the same
-            actions play the same game there and here; :meth:`sample_action` draws as the
-            compiled engine's ``random`` agent.  None (default): a
-            :class:`numpy.random.Generator` seeded with ``seed``.
+        seed: the seed of the game's random streams (an integer >= 0, or None: fresh entropy).
+        rng: a :class:`lama_env.streams.Streams` (the compiled engine's streams, drawn from and moved
+            on in place: how an env plays its games one after another on one stream); not with
+            ``seed`` or ``game_id``.
+        game_id: the game of ``seed`` whose streams to draw from (default 0): the deals and dice of
+            game ``game_id`` of :func:`lama_env.batched.play_batch` with ``seed`` (and of slot
+            ``game_id`` of a :class:`lama_env.vector.VectorGame` after ``reset(seed=seed)``), so the
+            same actions play the same game there and here; :meth:`sample_action` draws as the
+            compiled engine's ``random`` agent.
         start_points: chip totals at the start (a record may start mid-game).
         start_player: who starts the first round.
         hands: the first round's deal (per player, six face indices or names); dealt at random if None.
@@ -297,23 +282,23 @@ class LamaGame:
         chance: ``"sampled"`` (default: deals and dice come from the random stream as they
             happen) or ``"explicit"`` (each card of a deal and each roll waits at a chance
             node for :meth:`apply_chance`); see :meth:`is_chance_node`.
-        rounds: ``"flow"`` (default: the step that ends a round deals the next one, from the
-            random stream or, with explicit chance, as the next chance node; the ended round
-            is :attr:`last_round`) or ``"manual"`` (the compatibility path: the game stops at
-            :attr:`Phase.ROUND_OVER` until :meth:`next_round`).
+        rounds: ``"flow"``, the only mode: the step that ends a round deals the next one, from the
+            random stream or, with explicit chance, as the next chance node; the ended round is
+            :attr:`last_round` (``"manual"`` is retired: a one-line error).
+        max_rounds: end the game after this many rounds (None: only the rules end it): the round
+            that reaches it ends in the terminal state, :attr:`game_over` then true, with no next
+            deal (how the environments end an episode at a round's end: ``episode="round"`` is 1,
+            their ``max_rounds`` the same).  A game so cut may end with no total at
+            ``rules.end_threshold``.
 
     The state is one record of ``lama_env._kernel.STATE_DTYPE`` (what the batched engine and
     the vector game keep per game), changed only by the compiled engine's own step
     (``lama_env._game``); the game keeps beside it only what a record does not hold: the turn
-    log, the finished rounds' results, a pending chance event, and a NumPy generator's
-    block of draws.  Its properties read the record (once per :attr:`version`).
+    log, the finished rounds' results and a pending chance event.  Its properties read the
+    record (once per :attr:`version`).
     """
 
     __slots__ = (
-        "_buf",
-        "_buf_arr",
-        "_buf_state",
-        "_bufpos",
         "_carried_rounds",
         "_chance",
         "_current",
@@ -325,10 +310,9 @@ class LamaGame:
         "_explicit",
         "_fields",
         "_fields_v",
-        "_flow",
-        "_hands_known",
         "_legal",
         "_legal_v",
+        "_max_rounds",
         "_n",
         "_pending",
         "_phase",
@@ -350,7 +334,7 @@ class LamaGame:
         rules: RulesConfig | dict | None = None,
         *,
         seed: int | None = None,
-        rng: np.random.Generator | Streams | None = None,
+        rng: Streams | None = None,
         game_id: int | None = None,
         start_points: Sequence[int] | None = None,
         start_player: int = 0,
@@ -358,6 +342,7 @@ class LamaGame:
         record: bool = True,
         chance: str = "sampled",
         rounds: str = "flow",
+        max_rounds: int | None = None,
     ) -> None:
         """Set up the game and deal its first round (see the class docstring).
 
@@ -368,21 +353,21 @@ class LamaGame:
             lama_env.rules.RulesError: bad ``rules``.
         """
         self._n = n = check_num_players(num_players, GameSetupError)
-        self._rules = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None \
-            else RulesConfig.from_dict(rules)
+        self._rules = _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
         own: Streams | None = None
-        self._rng: np.random.Generator | Streams | None
+        self._rng: Streams | None = None  # the caller's streams, moved on with the record's (None: the record's own)
         if rng is not None:
-            _check_rng(rng)
-        if game_id is None:
-            self._rng = rng if rng is not None else np.random.default_rng(seed)
-        elif rng is not None:
-            raise GameSetupError("give rng or game_id, not both (game_id draws from the compiled engine's streams)")
+            self._rng = _check_rng(rng)
+            if game_id is not None:
+                raise GameSetupError("give rng or game_id, not both (game_id draws from the compiled engine's streams)")
         else:
-            own = Streams.of_game(seed, game_id, GameSetupError)
-            self._rng = None  # the record's own streams
+            own = Streams.of_game(seed, 0 if game_id is None else game_id, GameSetupError)
         self._explicit = _is_explicit(chance)
-        self._flow = _is_flow(rounds)
+        _check_rounds(rounds)
+        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
+                                       or max_rounds < 1):
+            raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
+        self._max_rounds = int(max_rounds or 0)
         if start_points is None:
             totals = [0] * n
         else:
@@ -401,13 +386,9 @@ class LamaGame:
         self._set_record(s := _new_record())
         if start_points is not None:
             s["tot"][0, :n] = totals
-        streams = own if own is not None else self._rng if type(self._rng) is Streams else None
-        if streams is not None:
-            s["es"], s["ps"] = streams.es, streams.ps
-        self._buf: list[float] = []
-        self._buf_arr: np.ndarray | None = None  # the block as an array (the compiled deal reads it)
-        self._buf_state: Mapping[str, Any] | None = None  # the generator's state just before it drew _buf
-        self._bufpos = 0
+        streams = own if own is not None else self._rng
+        assert streams is not None
+        s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
         self._record = record
         self._rounds: list[dict] = []
@@ -416,9 +397,9 @@ class LamaGame:
         self._carried_rounds = 0  # rounds a state record carried in (from_state)
         self._version = 0
         self._triples0 = [0] * n
-        self._hands_known = True
         self._end: dict | None = None
         self._fresh()
+        self._set_modes()
         self._begin(int(start_player), 0, hands, [0] * n)
 
     def _set_record(self, rec: np.ndarray) -> None:
@@ -427,12 +408,12 @@ class LamaGame:
         self._esps = rec.view(np.uint8)[:16].view(np.uint64)  # (es and ps lead the record)
 
     def _set_modes(self) -> None:
-        """Whether the compiled step deals the next round itself (rounds flow, sampled, on the record's streams)."""
-        self._deal_next = self._flow and not self._explicit and type(self._rng) is not np.random.Generator
+        """Whether the compiled step deals the next round itself: chance sampled, and the next round's end not a cut."""
+        self._deal_next = not self._explicit and not (
+            self._max_rounds and len(self._results) + self._carried_rounds + 1 >= self._max_rounds)
 
     def _fresh(self) -> None:
-        """What is derived or scratch, not state: the deal mode, the step's round-end buffer, no cached reads."""
-        self._set_modes()
+        """What is derived or scratch, not state: the step's round-end buffer, no cached reads."""
         self._ends = np.zeros(_OUT_SIZE, np.int64)
         self._fields_v = self._legal_v = -1
         self._fields: list[int] = []
@@ -449,19 +430,6 @@ class LamaGame:
         faces: list[list[int]] | None = None
         if hands is None and self._explicit:
             arr = _NO_DEAL  # dealt card by card through apply_chance
-        elif hands is None and type(self._rng) is np.random.Generator:  # shuffled with the block's floats
-            k = n * HAND_SIZE
-            pos = self._bufpos
-            if pos + k > len(self._buf):
-                self._refill()
-                pos = 0
-            self._bufpos = pos + k
-            u = self._buf_arr
-            if u is None:  # (a block restored from a state: its floats as an array, once)
-                u = self._buf_arr = np.array(self._buf)
-            _G.begin_uniform(self._rec, self._rr, start_player, nround, u, pos)
-            self._opened(start_player, False, None, triples)
-            return
         elif hands is None:
             arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
         else:
@@ -486,7 +454,6 @@ class LamaGame:
         self._triples0 = triples  # the game's triple llamas before this round
         self._discarded: list[int] = []  # the discard actions of this round
         self._end = None
-        self._hands_known = True
         if explicit_deal:
             self._chance = ()  # the deal's chance node: no card dealt yet
             return
@@ -501,19 +468,9 @@ class LamaGame:
                                  "turns": []})
 
     def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
-        """Deal the next round (after :attr:`Phase.ROUND_OVER`, ``rounds="manual"`` only); the start player rotates.
-
-        With ``rounds="flow"`` (the default) the step that ends a round deals the next one, so there
-        is never a round-over state to call this in.
-        """
-        if self._phase != _ROUND_OVER:
-            if self._phase == _GAME_OVER:
-                raise IllegalActionError("the game is over")
-            raise IllegalActionError("the round is still in progress" + (
-                " (rounds='flow': the next round is dealt by the step that ends a round; "
-                "next_round() is for rounds='manual')" if self._flow else ""))
-        self._version += 1
-        self._begin((self.start_player + 1) % self._n, self.round_index + 1, hands)
+        """Retired with ``rounds="manual"``: a one-line error (the step that ends a round deals the next one)."""
+        raise IllegalActionError(retired("LamaGame.next_round()", "rounds flow: the step that ends a round deals "
+                                         "the next one, and LamaGame.last_round describes the round it ended"))
 
     def _round_ended(self, code: int, player: int) -> None:
         """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
@@ -532,19 +489,18 @@ class LamaGame:
             "triple_llamas": tuple(map(sub, triples, self._triples0)),
         })
         self._pending = None
-        if code == _K_GAME_OVER:
-            self._phase = _GAME_OVER
-        elif not self._flow:
-            self._phase = _ROUND_OVER
-        else:  # rounds flow on: the next deal, at the point of the stream next_round() draws it
+        cut = self._max_rounds and len(self._results) + self._carried_rounds >= self._max_rounds
+        if code != _K_GAME_OVER and not cut:  # rounds flow on: the next deal
+            self._set_modes()
             start = out[_OUT_START] + 1
             if start == n:
                 start = 0
-            if self._deal_next:  # the compiled step dealt it already
+            if not self._explicit:  # the compiled step dealt it already (the round's end was no cut)
                 self._opened(start, False, None, triples)
             else:
                 self._begin(start, out[_OUT_ROUND] + 1, None, triples)
             return
+        self._phase = _GAME_OVER
         self._current = player
         self._end = {"points": points, "ended_by": ended_by, "went_out": went_out, "busted": busted}
 
@@ -564,7 +520,7 @@ class LamaGame:
             if a is None:
                 raise IllegalActionError(self._illegal_message(action))
             action = a
-        if self._chance is not None or ph >= _ROUND_OVER or not 0 <= action < _NUM_ACTIONS:
+        if self._chance is not None or ph == _GAME_OVER or not 0 <= action < _NUM_ACTIONS:
             raise IllegalActionError(self._illegal_message(action))
         x = -1
         if dice is not None:
@@ -577,8 +533,6 @@ class LamaGame:
                 self._version += 1
                 self._chance = _ROLL_NODE
                 return
-            if type(self._rng) is np.random.Generator:
-                x = self._draw_sides()
         p = self._current
         res = _step(self._rec, self._rr, action, x, self._deal_next, self._ends)
         if res < 0:
@@ -603,7 +557,7 @@ class LamaGame:
             self._current = res >> 4 & 7
             self._legal = _LEGAL.get(res >> 16) or self._list_legal(res >> 16)
             self._legal_v = self._version
-        if drew and type(self._rng) is Streams:
+        if drew and self._rng is not None:
             self._sync()
 
     def _log(self, p: int, ph: Phase, action: int, res: int) -> None:
@@ -631,34 +585,13 @@ class LamaGame:
     def _sync(self) -> None:
         """Move the caller's :class:`~lama_env.streams.Streams` (``rng=``) on to the record's stream states."""
         rng = self._rng
-        assert type(rng) is Streams
+        assert rng is not None
         rng.es, rng.ps = self._esps.tolist()
 
     def _side_index(self, dice: tuple[int, ...]) -> int:
         """The roll ``x`` (die 0's side * 36 + die 1's * 6 + die 2's) of the dice faces ``dice`` (a side of each)."""
         di = self._rules.dice_index
         return di[0].index(dice[0]) * 36 + di[1].index(dice[1]) * 6 + di[2].index(dice[2])
-
-    def _draw_sides(self) -> int:
-        """A roll from the NumPy generator's block: side ``floor(6 u)`` of each die."""
-        pos = self._bufpos
-        buf = self._buf
-        if pos + NUM_DICE > len(buf):
-            buf = self._refill()
-            pos = 0
-        self._bufpos = pos + NUM_DICE
-        return int(buf[pos] * 6.0) * 36 + int(buf[pos + 1] * 6.0) * 6 + int(buf[pos + 2] * 6.0)
-
-    def _refill(self) -> list[float]:
-        """A new block of random numbers (see ``_RANDOM_BLOCK``); the rest of the old one is dropped."""
-        size = min(2 * len(self._buf), _RANDOM_BLOCK_MAX) if self._buf else _RANDOM_BLOCK
-        rng = self._rng
-        assert type(rng) is np.random.Generator  # a game on the compiled streams draws no blocks
-        self._buf_state = rng.bit_generator.state
-        arr = self._buf_arr = rng.random(size)
-        buf = self._buf = arr.tolist()
-        self._bufpos = 0
-        return buf
 
     def check_dice(self, dice: Sequence[Any]) -> tuple[int, ...]:
         """Validate injected dice (indices or names) against the rules' dice; return indices."""
@@ -679,9 +612,8 @@ class LamaGame:
         if self._chance is not None:
             return (f"no action is legal: the game waits for chance ({self._chance_name()}); "
                     "call apply_chance(outcome) or sample_chance()")
-        ph = self._phase
-        if ph in (_ROUND_OVER, _GAME_OVER):
-            return f"no action is legal: {'the game is over' if ph == _GAME_OVER else 'the round is over'}"
+        if self._phase == _GAME_OVER:
+            return "no action is legal: the game is over"
         try:
             name = A.describe(int(action))
         except (ValueError, TypeError, OverflowError):
@@ -691,13 +623,13 @@ class LamaGame:
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
-        """Legal actions of the current player, sorted (empty at a chance node and once the round or game is over).
+        """Legal actions of the current player, sorted (empty at a chance node and once the game is over).
 
         Listed by the compiled engine's one legality function (``lama_env._kernel.legal``).
         """
         if self._legal_v == self._version and self._chance is None:
             return self._legal
-        if self._chance is not None or self._phase >= _ROUND_OVER:
+        if self._chance is not None or self._phase == _GAME_OVER:
             return ()
         legal = self._legal = self._list_legal(None)
         self._legal_v = self._version
@@ -710,48 +642,34 @@ class LamaGame:
             _LEGAL[key] = legal
         return legal
 
-    @property
-    def on_compiled_streams(self) -> bool:
-        """Whether the game draws from the compiled engine's streams (``game_id``, a ``Streams`` or a record)."""
-        return type(self._rng) is not np.random.Generator
-
     def sample_action(self) -> int:
         """A uniformly random legal action from the game's policy stream, as the compiled ``random`` agent draws.
 
-        Only for a game on the compiled engine's streams (``game_id=...``): the draw is the
-        one that :func:`lama_env.batched.play_batch`'s native ``random`` agent (and
+        The draw is the one that :func:`lama_env.batched.play_batch`'s native ``random`` agent (and
         :meth:`lama_env.vector.VectorGame.sample_actions`) makes in that game, so a
         ``random`` seat plays the same there and here (:func:`lama_env.actions.sample_order`
         lists the actions in the order of its draw).  One draw at every decision, forced or not.
 
         Raises:
-            IllegalActionError: no decision is pending, or the game draws from a NumPy generator.
+            IllegalActionError: no decision is pending.
         """
-        if type(self._rng) is np.random.Generator:
-            raise IllegalActionError("sample_action needs a game on the compiled engine's streams "
-                                     "(LamaGame(..., game_id=...)); this one draws from a NumPy generator")
-        if self._chance is not None or self._phase >= _ROUND_OVER:
+        if self._chance is not None or self._phase == _GAME_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
         a = _G.sample(self._rec, self._rr, _RANDOM_AGENT)
         rng = self._rng
-        if type(rng) is Streams:  # the caller's streams move on with the record's
+        if rng is not None:  # the caller's streams move on with the record's
             rng.ps = self._esps.tolist()[1]
         return a
 
-    def decision_seed(self, salt: int) -> int | None:
-        """A 64-bit seed for an agent's own draws at this decision, or None off the compiled engine's streams.
+    def decision_seed(self, salt: int) -> int:
+        """A 64-bit seed for an agent's own draws at this decision.
 
-        For a game given a ``game_id`` (:attr:`on_compiled_streams`) the seed is a hash of the
-        game's stream states, its :attr:`version` and ``salt`` (the agent's; see
+        The seed is a hash of the game's stream states, its :attr:`version` and ``salt`` (the agent's; see
         :meth:`lama_dice.agents.base.Policy.decision_rng`): the same at the same point of the same
         game, whatever other games are played beside it, in which order, chunk or process.  It
         draws nothing from the game's streams, so the game and its other seats are unchanged.
-        A game on a NumPy generator has no such identity (None: the agent draws from its own
-        generator).
         """
-        if type(self._rng) is np.random.Generator:
-            return None
         es, ps = self._esps.tolist()
         return decision_key(es, ps, self._version, salt)
 
@@ -771,7 +689,7 @@ class LamaGame:
         if out is None:
             out = np.empty(15 * n + 22, np.float32)
         ph = self._phase
-        if ph >= _ROUND_OVER:
+        if ph == _GAME_OVER:
             _G.observe(self._rec, self._rr, seat, -1, _DECISION_NONE, False, out)
         else:
             _G.observe(self._rec, self._rr, seat, self._current, int(ph), ph != _TURN, out)
@@ -811,7 +729,7 @@ class LamaGame:
 
     @property
     def version(self) -> int:
-        """A counter that grows with every change of the state (:meth:`step`, :meth:`apply_chance`, :meth:`next_round`).
+        """A counter that grows with every change of the state (:meth:`step`, :meth:`apply_chance`).
 
         Together with the game's identity it keys caches of derived data: the
         observation encoder reuses its last result while ``(game, version, seat)``
@@ -826,12 +744,12 @@ class LamaGame:
 
     @property
     def phase(self) -> Phase:
-        """The decision asked now (turn, discard, take), or that the game (``rounds="manual"``: the round) is over."""
+        """The decision asked now (turn, discard, take), or that the game is over."""
         return self._phase
 
     @property
     def current_player(self) -> int:
-        """Whose decision it is (the last actor once the round is over)."""
+        """Whose decision it is (the last actor once the game is over)."""
         return self._current
 
     @property
@@ -905,11 +823,6 @@ class LamaGame:
         return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
 
     @property
-    def round_over(self) -> bool:
-        """Whether the current round is over (also once the game is; with ``rounds="flow"`` only then)."""
-        return self._phase >= _ROUND_OVER
-
-    @property
     def game_over(self) -> bool:
         """Whether the game is over."""
         return self._phase == _GAME_OVER
@@ -918,7 +831,7 @@ class LamaGame:
     def last_round(self) -> dict | None:
         """The last finished round's result (one of :meth:`round_results`), None before the first ends.
 
-        With ``rounds="flow"`` this is how a caller sees the round that the last step ended
+        This is how a caller sees the round that the last step ended
         (its ``points``, ``ended_by``, ``went_out``, ``busted``, ``totals`` after it, ...): the
         game has dealt the next round already; its totals before it are ``totals`` minus
         ``points`` (and a chip returned for going out or a triple llama).
@@ -934,32 +847,24 @@ class LamaGame:
         return len(self._results) + self._carried_rounds
 
     @property
-    def rounds(self) -> str:
-        """What happens when a round ends: ``"flow"`` or ``"manual"`` (see :data:`ROUNDS_MODES`)."""
-        return "flow" if self._flow else "manual"
-
-    @property
     def round_points(self) -> tuple[int, ...] | None:
-        """Points each player scored in the round just ended (at a round-over or game-over state), else None.
-
-        With ``rounds="flow"`` a round-over state never lasts: see :attr:`last_round`.
-        """
+        """Points each player scored in the last round once the game is over, else None (see :attr:`last_round`)."""
         end = self._end
         return None if end is None else tuple(end["points"])
 
     @property
     def ended_by(self) -> str | None:
-        """How the round just ended (one of :data:`ROUND_ENDINGS`; at a round-over or game-over state), else None."""
+        """How the last round ended (one of :data:`ROUND_ENDINGS`) once the game is over, else None."""
         return None if self._end is None else self._end["ended_by"]
 
     @property
     def went_out(self) -> int | None:
-        """Who went out to end the round just ended (at a round-over or game-over state), else None."""
+        """Who went out to end the last round once the game is over, else None."""
         return None if self._end is None else self._end["went_out"]
 
     @property
     def busted(self) -> int | None:
-        """Who busted to end the round just ended (``ended_by == "bust"``), else None."""
+        """Who busted to end the last round (``ended_by == "bust"``) once the game is over, else None."""
         return None if self._end is None else self._end["busted"]
 
     @property
@@ -1079,25 +984,15 @@ class LamaGame:
         c = self._chance
         if c is None:
             raise IllegalActionError("sample_chance: no chance event is pending (is_chance_node() is False)")
-        numpy_rng = type(self._rng) is np.random.Generator
         if c == _ROLL_NODE:
-            return self._roll_chance(self._draw_sides() if numpy_rng else -1)
+            return self._roll_chance(-1)
         left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
-        if numpy_rng:
-            pos = self._bufpos
-            buf = self._buf
-            if pos + 1 > len(buf):
-                buf = self._refill()
-                pos = 0
-            self._bufpos = pos + 1
-            i = int(buf[pos] * sum(left))
-        else:  # one draw of the cards left from the record's deal-and-dice stream
-            st = Streams(*self._esps.tolist())
-            i = st.draw(sum(left))
-            self._esps[0] = st.es
-            rng = self._rng
-            if type(rng) is Streams:
-                rng.es = st.es
+        st = Streams(*self._esps.tolist())  # one draw of the cards left from the record's deal-and-dice stream
+        i = st.draw(sum(left))
+        self._esps[0] = st.es
+        rng = self._rng
+        if rng is not None:
+            rng.es = st.es
         f = 0
         while i >= left[f]:
             i -= left[f]
@@ -1155,54 +1050,44 @@ class LamaGame:
             raise ValueError(f"reward must be one of {', '.join(map(repr, RETURNS))}, got {reward!r}")
         n = self._n
         v = self._v()
-        ref = v[7 * n:8 * n] if self._phase >= _ROUND_OVER else v[9 * n:10 * n]  # totals, or the round's start
+        ref = v[7 * n:8 * n] if self._phase == _GAME_OVER else v[9 * n:10 * n]  # totals, or the round's start
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
     # ----------------------------------------------------------- copy/record
-    def clone(self, chance: str | None = None, rng: np.random.Generator | Streams | None = None,
-              rounds: str | None = None) -> LamaGame:
+    def clone(self, chance: str | None = None, rng: Streams | None = None, rounds: str | None = None) -> LamaGame:
         """An independent copy, as :meth:`copy`, optionally in another chance mode or on another random stream.
 
         Args:
             chance: ``"sampled"`` or ``"explicit"``: the copy's chance mode for what
                 follows (a chance event already pending stays pending: resolve it with
                 :meth:`apply_chance` or :meth:`sample_chance`); None keeps this game's.
-            rng: a generator the copy draws its future deals and dice from, or streams of the
-                compiled engine's scheme (:class:`~lama_env.streams.Streams`; used as it is,
-                not copied: a planner's own stream for its playouts); None: a copy of this
-                game's stream, which continues the same way.
-            rounds: ``"flow"`` or ``"manual"``: the copy's round mode for the rounds that end
-                from now on (a planner that values a round's end asks for ``"manual"``); None
-                keeps this game's.
+            rng: streams of the compiled engine's scheme (:class:`~lama_env.streams.Streams`)
+                the copy draws its future deals and dice from (used as it is, not copied: a
+                planner's own stream for its playouts); None: a copy of this game's stream,
+                which continues the same way.
+            rounds: ``"flow"`` (the only mode; ``"manual"`` is retired) or None.
         """
+        if rounds is not None:
+            _check_rounds(rounds)
         if rng is None:
             g = self.copy()
         else:
             g = self._copy_with(_check_rng(rng))
-            g._buf, g._buf_arr, g._buf_state, g._bufpos = [], None, None, 0
-            if type(rng) is Streams:
-                g._rec["es"], g._rec["ps"] = rng.es, rng.ps
+            g._rec["es"], g._rec["ps"] = rng.es, rng.ps
         if chance is not None:
             g._explicit = _is_explicit(chance)
-        if rounds is not None:
-            g._flow = _is_flow(rounds)
-        g._set_modes()
+            g._set_modes()
         return g
 
     def copy(self) -> LamaGame:
         """An independent copy (its random stream continues the same way as this one's)."""
-        own = self._rng
-        if type(own) is np.random.Generator:
-            rng = np.random.Generator(type(own.bit_generator)())
-            rng.bit_generator.state = own.bit_generator.state
-            return self._copy_with(rng)
         return self._copy_with(None)  # the record's streams, copied with it
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
-        """A :meth:`copy` whose random generator (or shared streams) is ``deepcopy``'d with ``memo``.
+        """A :meth:`copy` whose shared streams (``rng=``) are ``deepcopy``'d with ``memo``.
 
-        So a generator shared with other objects copied together (an environment's
-        ``np_random`` or streams) stays shared between the copies.
+        So streams shared with other objects copied together (an environment's) stay shared
+        between the copies.
         """
         from copy import deepcopy
 
@@ -1210,29 +1095,7 @@ class LamaGame:
         memo[id(self)] = g
         return g
 
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle the record and the books (with the state format, checked on loading); the rules record is rebuilt."""
-        state = {name: getattr(self, name) for name in _PICKLED}
-        state["format"] = STATE_FORMAT
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore a pickled game (see :meth:`__getstate__`; a game pickled by the engine before records, too)."""
-        if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
-            got = state.get("format") if isinstance(state, dict) else type(state).__name__
-            raise GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
-                                 f"{STATE_FORMAT!r})")
-        if "_rec" not in state:  # pickled by the engine before its state was a record: its fields, as serialize's
-            self._restore(_legacy_data(state))
-            return
-        for name in _PICKLED:
-            # a game pickled before rounds flowed on stopped between rounds
-            setattr(self, name, state.get(name, False) if name == "_flow" else state[name])
-        self._rr = _rules_record(self._n, self._rules)
-        self._set_record(self._rec)
-        self._fresh()
-
-    def _copy_with(self, rng: np.random.Generator | Streams | None) -> LamaGame:
+    def _copy_with(self, rng: Streams | None) -> LamaGame:
         g = LamaGame.__new__(LamaGame)
         for name in _SHARED:  # immutable values, or replaced (never changed in place) by the step
             setattr(g, name, getattr(self, name))
@@ -1248,379 +1111,33 @@ class LamaGame:
             g._rounds, g._pending = [], None
         return g
 
-    # ---------------------------------------------------------- serialize
-    def serialize(self) -> str:
-        """The whole state as a stable, versioned string (JSON of format :data:`STATE_FORMAT`).
+    # ---------------------------------------------------------- persistence (lama_env.snapshot)
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the record and the books (:func:`lama_env.snapshot.getstate`)."""
+        return S.getstate(self)
 
-        It keeps everything: whose turn, the phase and pending dice, quits, the
-        llama row, the displays, chips, the round and its start player, the
-        finished rounds' results, the turn log (with ``record=True``), the rules,
-        the chance and round modes and any pending chance event, and the random stream's
-        exact position, so :meth:`deserialize` gives a game that continues the
-        same way (same future deals and dice).  The same state gives the same text.
-        """
-        n = self._n
-        c = self._chance
-        stats = self.statistics()
-        counted = round_statistics(self._results, n, None if self._phase >= _ROUND_OVER else
-                                   (self.quit, self.triple_llamas))
-        carried: dict[str, Any] | None = {"rounds": self._carried_rounds, **{
-            k: list(map(sub, stats[k], counted[k])) for k in _COUNTS}}
-        assert carried is not None
-        if not self._carried_rounds and not any(any(carried[k]) for k in _COUNTS):
-            carried = None
-        end = self._end or {}
-        rng = self._rng
-        if type(rng) is not np.random.Generator:
-            rng = Streams(*self._esps.tolist())
-        data = {
-            "format": STATE_FORMAT, "players": n, "rules": self._rules.to_dict(include_dice=True),
-            "chance": self.chance, "rounds": self.rounds, "record": self._record, "version": self._version,
-            "start_points": self._start_points, "totals": list(self.totals), "round": self.round_index,
-            "start_player": self.start_player, "current_player": self._current,
-            "phase": self._phase.name.lower(),
-            "displays": [list(d) for d in self.displays], "row": list(self.row), "quit": list(self.quit),
-            "dice": None if self.dice is None else list(self.dice), "discarded": self._discarded,
-            "triple_llamas": list(self.triple_llamas), "turns_in_round": self.turns_in_round,
-            "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
-            "busted": end.get("busted"),
-            "hands": self._rec["hands"][0, :n].tolist() if self._hands_known and not isinstance(c, tuple) else None,
-            "carried": carried,
-            "chance_node": None if c is None else "roll" if c == _ROLL_NODE else {"deal": list(c)},
-            "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in self._results],
-            "log": self._rounds if self._record else None, "log_pending": self._pending is not None,
-            "random": S.random_state(rng, self._buf_state, len(self._buf), self._bufpos),
-        }
-        return S.dumps(data)
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore a pickled game (:func:`lama_env.snapshot.setstate`)."""
+        S.setstate(self, state)
+
+    def serialize(self) -> str:
+        """The whole state as a stable, versioned string (:func:`lama_env.snapshot.serialize`)."""
+        return S.serialize(self)
 
     @classmethod
     def deserialize(cls, text: str) -> LamaGame:
-        """The game that :meth:`serialize` wrote ``text`` from (its own random generator, in the same state).
+        """The game that :meth:`serialize` wrote ``text`` from (:func:`lama_env.snapshot.deserialize`)."""
+        return S.deserialize(text)
 
-        Raises:
-            lama_env.snapshot.StateFormatError: ``text`` is not a readable
-                :data:`STATE_FORMAT` string (the message names the bad field).
-        """
-        data = S.parse(text, STATE_FORMAT)
-        g = cls.__new__(cls)
-        g._restore(data)
-        return g
-
-    def _restore(self, data: dict[str, Any]) -> None:
-        """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError)."""
-        try:
-            fields = self._restore_setup(data)
-            fields.update(self._restore_round(data))
-            self._restore_history(data, fields)
-        except LamaDiceError as e:
-            if isinstance(e, S.StateFormatError):
-                raise
-            raise S.StateFormatError(f"serialized game state: {e}") from None
-
-    def _restore_setup(self, data: dict[str, Any]) -> dict[str, Any]:
-        self._n = n = S.check_int(S.field(data, "players"), "players", 1, MAX_PLAYERS)
-        rules = S.field(data, "rules")
-        if not isinstance(rules, dict):
-            raise S.StateFormatError("serialized game state: rules must be an object")
-        self._rules = RulesConfig.from_dict(rules)
-        self._rr = _rules_record(n, self._rules)
-        self._explicit = S.check_choice(S.field(data, "chance"), "chance", CHANCE_MODES) == "explicit"
-        # a state written before rounds flowed on (no "rounds" field) stopped between rounds
-        self._flow = S.check_choice(data.get("rounds", "manual"), "rounds", ROUNDS_MODES) == "flow"
-        self._record = S.check_bool(S.field(data, "record"), "record")
-        self._version = S.check_int(S.field(data, "version"), "version", 0)
-        self._start_points = S.check_ints(S.field(data, "start_points"), "start_points", n, 0)
-        rng, self._buf_state, self._buf, self._bufpos = S.restore_random(S.field(data, "random"))
-        self._buf_arr = None
-        self._rng = None if type(rng) is Streams else rng
-        self._fresh()
-        return {"tot": S.check_ints(S.field(data, "totals"), "totals", n, 0),
-                "nround": S.check_int(S.field(data, "round"), "round", 0),
-                "streams": rng if type(rng) is Streams else None}
-
-    def _restore_round(self, data: dict[str, Any]) -> dict[str, Any]:
-        n = self._n
-        start = S.check_int(S.field(data, "start_player"), "start_player", 0, n - 1)
-        self._current = S.check_int(S.field(data, "current_player"), "current_player", 0, n - 1)
-        phases = tuple(p.name.lower() for p in Phase)
-        self._phase = Phase[S.check_choice(S.field(data, "phase"), "phase", phases).upper()]
-        displays = S.field(data, "displays")
-        if not isinstance(displays, list) or len(displays) != n:
-            raise S.StateFormatError(f"serialized game state: displays must list {n} displays")
-        disp = [S.check_ints(d, "displays", NUM_FACES, 0, HAND_SIZE + NUM_FACES) for d in displays]
-        row = S.check_ints(S.field(data, "row"), "row", NUM_FACES, 0, 1)
-        quit = [S.check_bool(q, "quit") for q in S.check_list(S.field(data, "quit"), "quit", n)]
-        dice = S.field(data, "dice")
-        dice = None if dice is None else self.check_dice(S.check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
-        self._discarded = S.check_ints(S.field(data, "discarded"), "discarded", None, _DISCARD_BASE,
-                                       A.NUM_ACTIONS - 1)
-        triples = S.check_ints(S.field(data, "triple_llamas"), "triple_llamas", n, 0)
-        turns = S.check_int(S.field(data, "turns_in_round"), "turns_in_round", 0)
-        pts = S.field(data, "round_points")
-        end = {"points": None if pts is None else S.check_ints(pts, "round_points", n, 0),
-               "ended_by": S.check_choice(S.field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS)),
-               "went_out": S.check_optional_int(S.field(data, "went_out"), "went_out", 0, n - 1),
-               "busted": S.check_optional_int(S.field(data, "busted"), "busted", 0, n - 1)}
-        self._end = end if self._phase >= _ROUND_OVER else None
-        node = S.field(data, "chance_node")
-        if node is None or node == "roll":
-            self._chance = None if node is None else _ROLL_NODE
-        elif isinstance(node, dict) and set(node) == {"deal"}:
-            self._chance = tuple(S.check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
-        else:
-            raise S.StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
-        # the round's deal (absent from a state written before state records: unknown, so no to_state)
-        hands = data.get("hands")
-        hands = None if hands is None else [
-            S.check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1) for h in S.check_list(hands, "hands", n)]
-        if isinstance(self._chance, tuple):  # a deal under way: its cards so far, in deal order
-            c = list(self._chance)
-            hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
-        self._hands_known = hands is not None
-        self._check_decision(disp, row, quit, dice)
-        return {"start": start, "disp": disp, "row": row, "quit": quit, "dice": dice, "triples": triples,
-                "nturn": turns - (self._chance == _ROLL_NODE), "hands": hands}
-
-    def _check_decision(self, disp: list[list[int]], row: list[int], quit: list[bool],
-                        dice: tuple[int, ...] | None, what: str = "serialized game state") -> None:
-        """Check a restored state's phase against its dice: the dice ask for that decision (the rules' oracle)."""
-        ph = self._phase
-        if self._chance is not None or ph >= _ROUND_OVER:
-            return
-        if ph == _TURN:
-            if dice is not None:
-                raise S.StateFormatError(f"{what}: dice are shown at the start of a turn")
-            return
-        if dice is None:
-            raise S.StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
-        kind, _ = resolve_roll(disp[self._current], row, dice, last_player=len(quit) - sum(quit) == 1,
-                               rules=self._rules)
-        if kind != (ROLL_DISCARD if ph == _DISCARD else ROLL_TAKE):
-            raise S.StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, "
-                                     f"not a {ph.name.lower()} decision")
-
-    def _restore_history(self, data: dict[str, Any], fields: dict[str, Any]) -> None:
-        n = self._n
-        results = S.check_list(S.field(data, "results"), "results", None)
-        keys = {"finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas"}
-        for r in results:
-            if not isinstance(r, dict) or set(r) != keys:
-                raise S.StateFormatError(f"serialized game state: a round result must have the fields "
-                                         f"{', '.join(sorted(keys))}")
-        self._results = [dict(r, quit=tuple(r["quit"]), triple_llamas=tuple(r["triple_llamas"])) for r in results]
-        carried = data.get("carried")  # the statistics a game made by from_state carried in (absent: none)
-        if carried is not None:
-            if not isinstance(carried, dict) or set(carried) != {"rounds", *_COUNTS}:
-                raise S.StateFormatError(f"serialized game state: carried must have the fields rounds, "
-                                         f"{', '.join(_COUNTS)}")
-            carried = {"rounds": S.check_int(carried["rounds"], "carried.rounds", 0),
-                       **{k: S.check_ints(carried[k], f"carried.{k}", n, 0) for k in _COUNTS}}
-        self._carried_rounds = 0 if carried is None else carried["rounds"]
-        self._rounds = []
-        self._pending = None
-        if self._record:
-            log = S.check_list(S.field(data, "log"), "log", None)
-            for r in log:
-                if (not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"}
-                        or not isinstance(r["turns"], list) or not all(isinstance(t, dict) for t in r["turns"])):
-                    raise S.StateFormatError("serialized game state: a log round must have start_player, hands "
-                                             "and a list of turns")
-            self._rounds = log
-            if S.check_bool(S.field(data, "log_pending"), "log_pending"):
-                if not log or not log[-1]["turns"]:
-                    raise S.StateFormatError("serialized game state: log_pending without a turn")
-                self._pending = log[-1]["turns"][-1]
-        self._build_record(fields, carried)
-
-    def _build_record(self, fields: dict[str, Any], carried: dict[str, Any] | None) -> None:
-        """The restored game's record: the fields, and the statistics of the results, the round and what was carried."""
-        n = self._n
-        # the record: what the fields say, its statistics those of the results, the round so far and what was carried
-        over = self._phase >= _ROUND_OVER
-        res = self._results
-        if over:
-            rstart = res[-2]["totals"] if len(res) > 1 else self._start_points
-        else:
-            rstart = res[-1]["totals"] if res else self._start_points
-        st = round_statistics(res, n, None if over else (fields["quit"], fields["triples"]))
-        if carried is not None:
-            for k in _COUNTS:
-                st[k] = list(map(add, st[k], carried[k]))
-        self._triples0 = list(map(sub, st["triple_llamas"], fields["triples"]))
-        self._set_record(s := _new_record())
-        rec = s[0]
-        streams = fields["streams"]
-        if streams is not None:
-            rec["es"], rec["ps"] = streams.es, streams.ps
-        rec["tot"][:n], rec["rstart"][:n], rec["disp"][:n] = fields["tot"], rstart, fields["disp"]
-        rec["row"] = sum(1 << f for f in _FACE_RANGE if fields["row"][f])
-        rec["quit"][:n] = fields["quit"]
-        rec["active"] = n - sum(fields["quit"])
-        rec["cur"], rec["start"], rec["nround"], rec["nturn"] = self._current, fields["start"], fields["nround"], \
-            fields["nturn"]
-        ph = self._phase
-        rec["phase"] = int(ph) if ph < _ROUND_OVER else K_TURN
-        dice = fields["dice"]
-        if dice is not None and ph < _ROUND_OVER:
-            rec["dice"] = dice
-            if ph == _DISCARD:
-                rec["lim"] = match_limits(fields["disp"][self._current], dice)
-        if fields["hands"] is not None:
-            rec["hands"][:n] = fields["hands"]
-        for row, key in enumerate(_COUNTS):
-            rec["stats"][row, :n] = st[key]
-
-    # ---------------------------------------------------------- the compiled engine's record
     def to_state(self) -> np.ndarray:
-        """The game now as the compiled engine's record of it: a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
-
-        The game's own record (a copy): what the compiled engine (:mod:`lama_env._kernel`, the one
-        record that :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
-        keep per game) holds at the same point of the same game, field for field, so its step
-        continues the game.  For a game on the compiled streams (``game_id=...``, or ``rng=`` a
-        :class:`~lama_env.streams.Streams`) ``es`` and ``ps`` are the streams' positions: the
-        kernel then draws the deals, dice and ``random`` agent actions this game would draw.  For a
-        game on a NumPy generator they are 0 and mean nothing (a generator is no splitmix64
-        stream; :meth:`from_state` of that record plays on the streams at 0, another future).
-
-        A decision converts, and so does the game's end (the record's ``phase`` is then ``TURN``
-        and ``cur`` whoever acted last, as the kernel leaves them).  Fields the kernel's step
-        never reads get neutral values: ``deck`` and ``cnt`` (scratch), the ``l_*`` fields,
-        ``logpos`` and ``done_len`` (its logs) 0, ``pend`` -1; ``dice`` and ``lim`` are 0 outside a
-        discard or take decision (the kernel leaves the last roll's there); per-seat entries past
-        the players, 0.  ``stats`` are :meth:`statistics` (round points, busts, quits, rounds gone
-        out, triple llamas), ``rstart`` the totals the round began with, ``hands`` its deal in deal
-        order, ``nround`` :attr:`round_index`, ``nturn`` :attr:`turns_in_round`.
-
-        Raises:
-            IllegalActionError: the game waits for chance, stands at :attr:`Phase.ROUND_OVER`
-                (``rounds="manual"``: call :meth:`next_round` first), its round's deal is unknown (a
-                game restored from a state or pickle written before state records), or a total has
-                reached the end threshold while it goes on (``start_points``: such a record is a
-                finished game).
-        """
-        if self._chance is not None:
-            raise IllegalActionError(f"to_state: the game waits for chance ({self._chance_name()}); "
-                                     "a state record holds a decision or the game's end")
-        ph = self._phase
-        if ph == _ROUND_OVER:
-            raise IllegalActionError("to_state: the round is over (rounds='manual'): call next_round() first; "
-                                     "a state record holds a decision or the game's end")
-        if not self._hands_known:
-            raise IllegalActionError("to_state: the round's deal is unknown (a game restored from a state or "
-                                     "pickle written before state records)")
-        if ph != _GAME_OVER and game_over(self.totals, self._rules):
-            raise IllegalActionError(f"to_state: a total has reached the end threshold ({self._rules.end_threshold}) "
-                                     "while the game goes on; a record with one is a finished game")
-        s = self._rec[0].copy()
-        for f in _SCRATCH:
-            s[f] = 0
-        s["pend"] = -1
-        if ph != _DISCARD and ph != _TAKE:
-            s["dice"] = 0
-            s["lim"] = 0
-        if type(self._rng) is np.random.Generator:
-            s["es"] = s["ps"] = 0
-        return np.array(s, K_STATE_DTYPE).reshape(())
+        """The game now as the compiled engine's record of it (:func:`lama_env.snapshot.to_state`)."""
+        return S.to_state(self)
 
     @classmethod
     def from_state(cls, state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
                    chance: str = "sampled", rounds: str = "flow") -> LamaGame:
-        """The game that a compiled-engine record holds (:meth:`to_state`'s inverse), on the record's streams.
-
-        ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
-        an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
-        hold them).  The game's state is a copy of the record: it draws from the record's ``es``
-        and ``ps``, so it plays on exactly as the kernel's step plays the record under the same
-        actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the kernel's
-        record again at every decision.  A record whose totals reach the end threshold is the
-        game's end (:attr:`Phase.GAME_OVER`; its ``round_points`` are what the displays score,
-        how the round ended is unknown).  The fields that :meth:`to_state` writes neutral are not
-        read (``dice`` and ``lim`` only at a discard or take decision).
-
-        What a record does not hold starts there: the game keeps no turn log (``record=False``:
-        no :meth:`to_record`), :meth:`round_results` and :meth:`returns` ``("points")`` count
-        from the totals the round began with (``rstart``), the round's triple llamas so far are
-        counted in :meth:`statistics` (from ``stats``) but not in :attr:`triple_llamas`, and
-        :attr:`discarded` is the pile the displays, the deal and the row imply.
-
-        Raises:
-            lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
-                range or disagrees with the others (the message names it).
-            GameSetupError: a bad player count, ``chance`` or ``rounds``.
-            lama_env.rules.RulesError: bad ``rules``.
-        """
-        n = check_num_players(num_players, GameSetupError)
-        rc = rules if type(rules) is RulesConfig else _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
-        explicit, flow = _is_explicit(chance), _is_flow(rounds)
-        rec = _one_record(state, K_STATE_DTYPE)
-        phase = _record_ints(rec, "phase", 0, 2)
-        row = _record_ints(rec, "row", 0, _FULL_MASK)
-        cur = _record_ints(rec, "cur", 0, n - 1)
-        _record_ints(rec, "start", 0, n - 1)
-        active = _record_ints(rec, "active", 0, n)
-        _record_ints(rec, "nround", 0)
-        _record_ints(rec, "nturn", 0, rc.max_round_turns)
-        quit = _record_ints(rec, "quit", 0, 1, n)
-        tot = _record_ints(rec, "tot", 0, None, n)
-        rstart = _record_ints(rec, "rstart", 0, None, n)
-        disp = _record_ints(rec, "disp", 0, HAND_SIZE + NUM_FACES, n)
-        hands = _record_ints(rec, "hands", 0, NUM_FACES - 1, n)
-        stats = [_record_ints(rec, "stats", 0, None, n, k) for k in range(len(_COUNTS))]
-        bad = "state record: "
-        if active != n - sum(quit):
-            raise S.StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
-                                     f"got {active}")
-        dealt = [sum(h.count(f) for h in hands) for f in _FACE_RANGE]
-        pile = []
-        for f in _FACE_RANGE:
-            if dealt[f] > DECK_COUNTS[f]:
-                raise S.StateFormatError(f"{bad}hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
-                                         f"{DECK_COUNTS[f]}")
-            left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
-            if left < 0:
-                raise S.StateFormatError(f"{bad}the displays hold more cards '{FACES[f]}' than the deal and the "
-                                         "row gave them")
-            pile += [A.DISCARD_ACTION[tuple(int(i == f) for i in _FACE_RANGE)]] * left
-        over = game_over(tot, rc)
-        if over and phase != K_TURN:
-            raise S.StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
-                                     f"at a turn (phase {K_TURN}), got phase {phase}")
-        if not over and (quit[cur] or row == 0):
-            raise S.StateFormatError(f"{bad}no decision to take: " + (
-                f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
-        if any(stats[2][p] < quit[p] for p in range(n)):
-            raise S.StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
-        g = cls.__new__(cls)
-        g._n, g._rules, g._rr = n, rc, _rules_record(n, rc)
-        g._set_record(s := _new_record())
-        s[0] = rec
-        g._rng = None
-        g._buf, g._buf_arr, g._buf_state, g._bufpos = [], None, None, 0
-        g._explicit, g._flow, g._chance = explicit, flow, None
-        g._fresh()
-        g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-        g._current = cur
-        g._phase = _GAME_OVER if over else Phase(phase)
-        g._start_points = rstart
-        g._discarded = pile
-        g._triples0 = stats[4]
-        g._hands_known = True
-        g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
-                  "busted": None} if over else None
-        g._carried_rounds = rec["nround"].item() + over
-        if phase != K_TURN and not over:
-            try:
-                dice = g.check_dice([int(x) for x in rec["dice"]])
-            except IllegalActionError as e:
-                raise S.StateFormatError(f"{bad}dice: {e}") from None
-            lim = [int(x) for x in rec["lim"]]
-            if phase == K_DISCARD and tuple(lim) != match_limits(disp[cur], dice):
-                raise S.StateFormatError(f"{bad}lim must be the roll's discard limits per face "
-                                         f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
-            g._check_decision(disp, [row >> f & 1 for f in _FACE_RANGE], [bool(q) for q in quit], dice,
-                              "state record")
-        return g
+        """The game that a compiled-engine record holds (:func:`lama_env.snapshot.from_state`)."""
+        return S.from_state(state, num_players, rules, chance=chance, rounds=rounds)
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
@@ -1650,7 +1167,7 @@ class LamaGame:
         rounds = [{"finished": r["finished"], "ended_by": r["ended_by"], "went_out": r["went_out"],
                    "points": list(r["points"]), "totals": list(r["totals"])} for r in self._results]
         totals = list(self.totals)
-        if not self.round_over:
+        if not self.game_over and not isinstance(self._chance, tuple):  # (a deal's chance node: no round yet)
             rounds.append({"finished": False, "ended_by": None, "went_out": None,
                            "points": None, "totals": totals})
         return {"valid": True, "rounds": rounds, "totals": totals,
@@ -1668,98 +1185,6 @@ _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_en
 #: What a copy shares with its original (values never changed in place; the rest is copied).
 _SHARED = tuple(name for name in LamaGame.__slots__ if name not in (
     "_rng", "_rec", "_esps", "_ends", "_discarded", "_results", "_rounds", "_pending"))
-
-
-def _legacy_data(state: dict[str, Any]) -> dict[str, Any]:
-    """:meth:`LamaGame.serialize`'s data of a game pickled by the engine before its state was a record (its slots)."""
-    try:
-        rules, chance = state["_rules"], state["_chance"]
-        hands = state.get("_hands")
-        carried = state.get("_carried")
-        rng = state["_rng"]
-        return {
-            "format": STATE_FORMAT, "players": state["_n"], "rules": rules.to_dict(include_dice=True),
-            "chance": "explicit" if state["_explicit"] else "sampled",
-            "rounds": "flow" if state.get("_flow", False) else "manual", "record": state["_record"],
-            "version": state["_version"], "start_points": state["_start_points"], "totals": state["_totals"],
-            "round": state["_round"], "start_player": state["_start"], "current_player": state["_current"],
-            "phase": Phase(state["_phase"]).name.lower(), "displays": [list(d) for d in state["_displays"]],
-            "row": list(state["_row"]), "quit": list(state["_quit"]),
-            "dice": None if state["_dice"] is None else list(state["_dice"]), "discarded": state["_discarded"],
-            "triple_llamas": state["_triples"], "turns_in_round": state["_turns_in_round"],
-            "round_points": state["_round_points"], "ended_by": state["_ended_by"], "went_out": state["_went_out"],
-            "busted": state["_busted"], "hands": None if hands is None else [list(h) for h in hands],
-            "carried": carried,
-            "chance_node": None if chance is None else "roll" if chance == _ROLL_NODE else {"deal": list(chance)},
-            "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"]))
-                        for r in state["_results"]],
-            "log": state["_rounds"] if state["_record"] else None, "log_pending": state["_pending"] is not None,
-            "random": S.random_state(rng, state["_buf_state"], len(state["_buf"]), state["_bufpos"]),
-        }
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise GameSetupError(f"cannot unpickle a LamaGame: a pickled field is missing or bad ({clip(str(e))})") \
-            from None
-
-
-def round_statistics(results: Sequence[dict], num_players: int,
-                     in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
-    """Per-seat counts over finished rounds (:meth:`LamaGame.round_results`); see :meth:`LamaGame.statistics`.
-
-    Args:
-        results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.
-        num_players: seats.
-        in_progress: the ``(quit, triple_llamas)`` of a round still being played, counted too.
-    """
-    n = num_players
-    points = [0] * n
-    busts = [0] * n
-    quits = [0] * n
-    went_out = [0] * n
-    triples = [0] * n
-    for r in results:
-        for p, x in enumerate(r["points"]):
-            points[p] += x
-        if r["busted"] is not None:
-            busts[r["busted"]] += 1
-        if r["went_out"] is not None:
-            went_out[r["went_out"]] += 1
-        for p in range(n):
-            quits[p] += r["quit"][p]
-            triples[p] += r["triple_llamas"][p]
-    if in_progress is not None:
-        for p in range(n):
-            quits[p] += in_progress[0][p]
-            triples[p] += in_progress[1][p]
-    return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
-            "triple_llamas": triples}
-
-
-
-
-def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:
-    """``state`` (one record of ``dtype``: 0-d or one-element, or an element of a batch) as a 0-d copy."""
-    if isinstance(state, (np.ndarray, np.void)) and state.dtype == dtype and np.shape(state) in ((), (1,)):
-        return np.array(state, dtype).reshape(())
-    got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}" if isinstance(state, (np.ndarray, np.void))
-           else clip(state))
-    raise S.StateFormatError("state record: must be one record of lama_env._kernel.STATE_DTYPE (a 0-d or "
-                             f"one-element array), got {got}")
-
-
-def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int | None = None, n: int | None = None,
-                 row: int | None = None) -> Any:
-    """Field ``key`` of record ``rec`` (row ``row``, its first ``n`` seats) as Python ints in ``lo..hi``."""
-    v = rec[key]
-    if row is not None:
-        v = v[row]
-    if n is not None:
-        v = v[:n]
-    a = np.asarray(v, dtype=np.int64)
-    out = (a < lo) | (a > hi) if hi is not None else a < lo
-    if out.any():
-        span = f"{lo}.." + ("" if hi is None else str(hi))
-        raise S.StateFormatError(f"state record: {key} must hold integers {span}, got {int(a[out].flat[0])}")
-    return a.tolist()
 
 
 def _to_face(f: Any) -> int | None:
@@ -1795,3 +1220,6 @@ def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[i
                 f"hands hold {used[f]} cards '{FACES[f]}' but the deck has only {DECK_COUNTS[f]}"
             )
     return out
+
+
+S.bind(sys.modules[__name__])  # the persistence of a game (lama_env.snapshot) builds LamaGames

@@ -120,7 +120,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import actions as A
-from .engine import IllegalActionError, LamaGame, Phase
+from .engine import IllegalActionError, LamaGame
 from .episode import CONTINUES, TERMINATED, episode_end, round_reward
 from .observation import encode, observation_size
 from .opponents import PolicyLike
@@ -143,11 +143,9 @@ from .options import (
     warn_solo_win,
 )
 from .render import render_text
-from .rules import RulesConfig, win_shares
+from .rules import RulesConfig, game_over, win_shares
 from .streams import Streams
 from .viewer import HumanView
-
-_ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
 
 
 # --------------------------------------------------------------------------------- the Gym env
@@ -298,9 +296,11 @@ class LamaDiceEnv(gym.Env):
         return encode(g, learner), self._info(g)
 
     def _start_game(self) -> LamaGame:
-        # rounds="manual": an episode may end with a round (episode="round", max_rounds) before the next deal
-        self._game = g = LamaGame(self.num_players, self.rules, rng=self._streams, record=False, rounds="manual")
+        # the game ends with the episode's last round (episode="round", max_rounds): no deal after it
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self._streams, record=False,
+                                  max_rounds=1 if self.episode == "round" else self.max_rounds)
         self._round_start = g.totals
+        self._rounds_seen = 0
         self._done = False
         self._terminated = False
         self._illegal = 0
@@ -354,11 +354,11 @@ class LamaDiceEnv(gym.Env):
         learner = self._learner
         reward = 0.0
         while True:
-            if g.phase >= _ROUND_OVER:
+            if g.rounds_finished != self._rounds_seen:  # the last step ended a round (and dealt the next, if any)
+                self._rounds_seen += 1
                 reward += self._round_end(g)
                 if self._done:
                     return reward
-                g.next_round()
                 self._round_start = g.totals
                 continue
             p = g.current_player
@@ -377,7 +377,8 @@ class LamaDiceEnv(gym.Env):
 
     def _round_end(self, g: LamaGame) -> float:
         """The episode step of a round's end (:mod:`lama_env.episode`): the learner's reward; ends the episode."""
-        end = episode_end(g.game_over, g.rounds_finished, self.episode == "round", self.max_rounds or 0)
+        end = episode_end(game_over(g.totals, self.rules), g.rounds_finished, self.episode == "round",
+                          self.max_rounds or 0)
         if end != CONTINUES:
             self._done = True
             self._terminated = end == TERMINATED

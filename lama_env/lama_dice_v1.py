@@ -124,7 +124,7 @@ from pettingzoo import AECEnv
 
 from . import actions as A
 from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
-from .engine import LamaGame, Phase
+from .engine import LamaGame
 from .episode import CONTINUES, TERMINATED, episode_end, round_reward
 from .observation import encode, observation_size
 from .options import (
@@ -139,13 +139,12 @@ from .options import (
     warn_solo_win,
 )
 from .render import render_text
-from .rules import RulesConfig
+from .rules import RulesConfig, game_over
 from .streams import Streams
 from .viewer import HumanView
 
 __all__ = ["env", "raw_env"]
 
-_ROUND_OVER = Phase.ROUND_OVER  # a module global: enum attribute look-ups are slow
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -265,8 +264,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Start a new game (a new random stream when ``seed`` is given)."""
         if seed is not None or self._rng is None:
             self._rng = Streams.of_game(seed, 0, LamaEnvError)
-        # rounds="manual": an episode may end with a round (episode="round", max_rounds) before the next deal
-        self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record, rounds="manual")
+        # the game ends with the episode's last round (episode="round", max_rounds): no deal after it
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record,
+                                  max_rounds=1 if self.episode == "round" else self.max_rounds)
+        self._rounds_seen = 0
         self.agents = list(self.possible_agents)
         self.rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
@@ -277,7 +278,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._over = False
         self._dirty = False
         self._skip_agent_selection = None
-        if self.auto_forced or g.phase >= _ROUND_OVER:  # else nothing to settle: a decision is asked
+        if self.auto_forced:  # else nothing to settle: a decision is asked
             self._settle(g)
         self.agent_selection = self._names[g.current_player]
 
@@ -314,7 +315,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self._clear_rewards()
             self._dirty = False
         self._cumulative_rewards[agent] = 0
-        if g.phase >= _ROUND_OVER or (self.auto_forced and len(g.legal_actions()) == 1):
+        if g.rounds_finished != self._rounds_seen or (self.auto_forced and len(g.legal_actions()) == 1):
             self._settle(g)
         self.agent_selection = self._names[g.current_player]
         if self._dirty:
@@ -325,11 +326,11 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def _settle(self, g: LamaGame) -> None:
         """Handle ``g``'s round ends (rewards, the next deal, the episode's end) and forced decisions."""
         while True:
-            if g.phase >= _ROUND_OVER:
+            if g.rounds_finished != self._rounds_seen:  # the last step ended a round (and dealt the next, if any)
+                self._rounds_seen += 1
                 self._round_end(g)
                 if self._over:
                     return
-                g.next_round()
                 self._round_start = g.totals
                 continue
             if self.auto_forced:
@@ -344,7 +345,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         totals = g.totals
         names = self._names
         rewards = self.rewards
-        end = episode_end(g.game_over, g.rounds_finished, self.episode == "round", self.max_rounds or 0)
+        end = episode_end(game_over(totals, self.rules), g.rounds_finished, self.episode == "round",
+                          self.max_rounds or 0)
         points, terminated, start, n = self.reward_mode == "points", end == TERMINATED, self._round_start, len(names)
         for p, a in enumerate(names):
             rewards[a] += round_reward(points, terminated, totals, start, n, p)

@@ -78,7 +78,6 @@ _PHASE_ONE_HOT = {
     Phase.TURN: (1.0, 0.0, 0.0, 0.0),
     Phase.DISCARD: (0.0, 1.0, 0.0, 0.0),
     Phase.TAKE: (0.0, 0.0, 1.0, 0.0),
-    Phase.ROUND_OVER: (0.0, 0.0, 0.0, 1.0),
     Phase.GAME_OVER: (0.0, 0.0, 0.0, 1.0),
 }
 
@@ -194,7 +193,7 @@ _DISPLAY_FLOATS = NUM_FACES + 2
 _PLAYER_FLOATS = _DISPLAY_FLOATS + 3
 _TABLE_FLOATS = 2 * NUM_FACES + 4 + 4  # llama_row, decision, dice, then the four single entries
 _F32 = np.dtype(np.float32)
-_ROUND_OVER = Phase.ROUND_OVER
+_GAME_OVER = Phase.GAME_OVER
 
 
 class _Consts(NamedTuple):
@@ -404,7 +403,7 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
                 append(df[1][t])
             except KeyError:
                 append(_total_features(c, df, t))
-        context_key = (tuple(quit_), current if phase < _ROUND_OVER else -1, start)
+        context_key = (tuple(quit_), current if phase != _GAME_OVER else -1, start)
         try:
             append(contexts[seat][context_key])
         except KeyError:

@@ -274,14 +274,6 @@ def status_text(game: LamaGame, names: Sequence[str]) -> str:
     phase = game.phase
     if phase in _DECISION:
         return f"{names[game.current_player]} {_DECISION[phase]}"
-    if game.went_out is not None:
-        how = f"{names[game.went_out]} went out"
-    elif game.busted is not None:
-        how = f"{names[game.busted]} went bust"
-    else:
-        how = _ENDINGS.get(str(game.ended_by), str(game.ended_by))
-    if phase == Phase.ROUND_OVER:
-        return f"Round over: {how}"
     if game.num_players == 1:
         return f"Game over: {game.totals[0]} points"
     won = game.winners
@@ -292,7 +284,7 @@ def status_text(game: LamaGame, names: Sequence[str]) -> str:
 
 def seat_tag(game: LamaGame, p: int) -> str:
     """A seat's tag: ``"to act"``, ``"quit"``, at a round's end ``"winner"``, ``"went out"``, ``"bust"``; or ``""``."""
-    if game.phase >= Phase.ROUND_OVER:
+    if game.phase == Phase.GAME_OVER:
         if p in game.winners and game.num_players > 1:
             return "winner"
         if game.went_out == p:
@@ -383,7 +375,7 @@ class TablePicture:
             raise ValueError(f"this picture is for {n} players, the game has {game.num_players}")
         out = self._base.copy()
         phase = game.phase
-        over = phase >= Phase.ROUND_OVER
+        over = phase == Phase.GAME_OVER
         names = self.names
         cur = game.current_player
         pending = game.dice

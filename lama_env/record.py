@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import actions as A
-from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase
+from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase, check_hands
 from .errors import LamaDiceError, bounded, clip
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
@@ -382,33 +382,41 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         if game is not None:
             if game.game_over:
                 raise RecordError("round after the end of the game", r)
-            if not game.round_over:
+            if game.rounds_finished == r - 1:
                 raise RecordError("the round is unfinished but another round follows", r - 1)
         _check_round_shape(rnd, r)
-        sp = rnd["start_player"]
-        if game is None:
-            if not 0 <= sp < n:
-                raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
-            try:
-                game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"],
-                                rounds="manual")
-            except IllegalActionError as e:
-                raise RecordError(str(e), r) from None
-        else:
-            expected = (game.start_player + 1) % n
-            if sp != expected:
-                raise RecordError(f"start_player must be {expected} (the rotation), got {clip(sp)}", r)
-            try:
-                game.next_round(hands=rnd["hands"])
-            except IllegalActionError as e:
-                raise RecordError(str(e), r) from None
+        game = _deal_round(game, rnd, r, n, rules, start_points)
         yield game, r, None
         for t, turn in enumerate(rnd["turns"]):
-            if game.round_over:
+            if game.rounds_finished > r:
                 raise RecordError("turn after the end of the round", r, t)
             _check_turn_shape(turn, r, t)
             _play_turn(game, turn, r, t)
             yield game, r, t
+
+
+def _deal_round(game: LamaGame | None, rnd: dict, r: int, n: int, rules: RulesConfig,
+                start_points: list[int]) -> LamaGame:
+    """Deal round ``r`` of a record: the game's first deal, or the next round's at its deal's chance node."""
+    sp = rnd["start_player"]
+    if game is None:
+        if not 0 <= sp < n:
+            raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
+        try:  # explicit chance: the record's own deals and dice (rounds flow into the next deal's chance node)
+            return LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"],
+                            chance="explicit")
+        except IllegalActionError as e:
+            raise RecordError(str(e), r) from None
+    expected = game.start_player  # the next round's start player (the rotation), dealt card by card now
+    if sp != expected:
+        raise RecordError(f"start_player must be {expected} (the rotation), got {clip(sp)}", r)
+    try:
+        for hand in check_hands(rnd["hands"], n):
+            for face in hand:
+                game.apply_chance(face)
+    except IllegalActionError as e:
+        raise RecordError(str(e), r) from None
+    return game
 
 
 def _replay(rec: Any) -> LamaGame:

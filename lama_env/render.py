@@ -55,8 +55,6 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
         head += f"{names[game.current_player]} {_DECISION[phase]}"
         if game.dice is not None:
             head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
-    elif phase == Phase.ROUND_OVER:
-        head += f"round over ({game.ended_by})"
     else:
         head += f"game over ({game.ended_by}); winners: {', '.join(names[p] for p in game.winners)}"
     row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
@@ -64,7 +62,7 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
     cw = max(12, max(len(c) for c in cards))
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in _DECISION else None
-    over = game.round_over
+    over = game.game_over
     for p in range(n):
         mark = ">" if p == deciding else " "
         status = ""

@@ -328,6 +328,16 @@ def win_shares(totals: Sequence[int]) -> list[float]:
     return [win_result(totals, n, p)[0] for p in range(n)]
 
 
+def win_shares_of_games(totals: Any) -> np.ndarray:
+    """Each seat's share of the win of each game: ``(G, N)`` floats of final ``totals`` (:func:`win_shares`).
+
+    The evaluation's win rates and the value networks' targets: every row sums to 1 (a sole
+    winner's share is 1, ``k`` tied winners' 1/k).
+    """
+    totals = np.asarray(totals)
+    return np.array([win_shares(row.tolist()) for row in totals], dtype=np.float64).reshape(totals.shape)
+
+
 def win_rewards(totals: Sequence[int]) -> list[float]:
     """Zero-sum win/loss results of final ``totals`` (the environments' ``reward="win"``; :func:`win_result`).
 

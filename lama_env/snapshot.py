@@ -1,33 +1,62 @@
-"""The JSON form of a game's state (:meth:`lama_env.engine.LamaGame.serialize`): checks and the random stream.
+"""The persistence of a :class:`~lama_env.engine.LamaGame`: its JSON string, its pickle and its compiled record.
+
+=====================  ===========================================================================
+function               what it does (the method of ``LamaGame`` that calls it)
+=====================  ===========================================================================
+:func:`serialize`      the whole state as a stable, versioned JSON string (``serialize``)
+:func:`deserialize`    the game such a string holds, every field checked (``deserialize``)
+:func:`getstate`       what a pickle of a game holds (``__getstate__``)
+:func:`setstate`       a pickled game restored (``__setstate__``)
+:func:`to_state`       the game as one record of the compiled engine (``to_state``)
+:func:`from_state`     the game a compiled-engine record holds, every field checked (``from_state``)
+=====================  ===========================================================================
 
 A serialized state is data a user may load from anywhere, so every field is
 checked on the way in and a bad one is named in a one-line
-:class:`StateFormatError`; nothing in it is executed or looked up by name
-beyond the allow-listed NumPy bit generators.
-
-The random stream is kept exactly: the generator's state now, and the block of
-uniforms the game is spending (``LamaGame`` draws them in blocks, see
-``engine._RANDOM_BLOCK``) as the generator state it was drawn from, its size
-and the position reached, so a restored game draws the same future deals and
-dice as the original.
+:class:`StateFormatError`; nothing in it is executed or looked up by name.
+The random streams are kept exactly (the compiled engine's two 64-bit stream states), so a
+restored game draws the same future deals and dice as the original.  What lama-dice 0.1.0 wrote
+with a NumPy generator's state or manual rounds, and its pickles, are refused in one line (retired).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Sequence
+from operator import add, sub
 from typing import Any
 
 import numpy as np
 
+from . import actions as A
 from .errors import LamaDiceError, clip
+from .rules import (
+    DECK_COUNTS,
+    FACES,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    NUM_DICE,
+    NUM_FACES,
+    RulesConfig,
+    check_num_players,
+    game_over,
+    score_display,
+)
 from .streams import Streams
+from .transitions import ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS, match_limits, resolve_roll
 
-#: The bit generators a state may name (NumPy's own; each restores from its ``state`` dict).
-BIT_GENERATORS: dict[str, Callable[[], np.random.BitGenerator]] = {
-    "PCG64": np.random.PCG64, "PCG64DXSM": np.random.PCG64DXSM, "MT19937": np.random.MT19937,
-    "Philox": np.random.Philox, "SFC64": np.random.SFC64,
-}
+#: The games this module reads and builds (:class:`lama_env.engine.LamaGame`; the engine imports this module).
+LamaGame = Any
+
+#: :mod:`lama_env.engine`, which imports this module and hands itself over once its game is defined (:func:`bind`):
+#: the persistence reads the engine's layout and builds its games, and the import graph stays one-way.
+E: Any = None
+
+
+def bind(engine: Any) -> None:
+    """Hand the persistence the engine module (called once, at the end of :mod:`lama_env.engine`'s import)."""
+    global E
+    E = engine
 
 
 class StateFormatError(LamaDiceError, ValueError):
@@ -106,74 +135,23 @@ def check_choice(value: Any, key: str, options: tuple[Any, ...]) -> Any:
 
 
 # ------------------------------------------------------------------------- the random stream
-def _to_json(value: Any) -> Any:
-    """A bit generator's state as JSON data (arrays become ``{"array": [...], "dtype": ...}``)."""
-    if isinstance(value, np.ndarray):
-        return {"array": value.tolist(), "dtype": str(value.dtype)}
-    if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
+def restore_streams(data: Any) -> Streams:
+    """The game's streams from a state's ``random`` field, ``{"streams": {"es": HEX, "ps": HEX}}``.
 
-
-def _from_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        if set(value) == {"array", "dtype"}:
-            if value["dtype"] not in ("uint32", "uint64"):
-                raise StateFormatError(f"serialized game state: bad random state array type {clip(value['dtype'])}")
-            return np.array(value["array"], dtype=value["dtype"])
-        return {k: _from_json(v) for k, v in value.items()}
-    return value
-
-
-def make_generator(state: Any) -> np.random.Generator:
-    """A generator in the bit-generator ``state`` of :func:`random_state` (one of :data:`BIT_GENERATORS`)."""
-    if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
-        raise StateFormatError(f"serialized game state: the random state must name one of "
-                               f"{', '.join(BIT_GENERATORS)}")
-    bits = BIT_GENERATORS[state["bit_generator"]]()
-    try:
-        bits.state = _from_json(state)
-    except (ValueError, TypeError, KeyError, OverflowError) as e:
-        raise StateFormatError(f"serialized game state: bad random state ({e})") from None
-    return np.random.Generator(bits)
-
-
-def random_state(rng: np.random.Generator | Streams, block_state: Mapping[str, Any] | None, block_size: int,
-                 pos: int) -> dict[str, Any]:
-    """The random stream as JSON data: the generator's state and the block being spent (or None), or two stream states.
-
-    A game on the compiled engine's streams (:class:`lama_env.streams.Streams`) writes
-    ``{"streams": {"es": HEX, "ps": HEX}}``.
+    A NumPy generator's state (``{"generator": ...}``, written by lama-dice 0.1.0 and earlier) is retired.
     """
-    if isinstance(rng, Streams):
-        return {"streams": rng.to_json()}
-    block = None if block_state is None else {"state": _to_json(block_state), "size": block_size, "pos": pos}
-    return {"generator": _to_json(rng.bit_generator.state), "block": block}
-
-
-def restore_random(data: Any) -> tuple[np.random.Generator | Streams, Mapping[str, Any] | None, list[float], int]:
-    """``(rng, block_state, block, pos)`` from :func:`random_state`'s data: the block is drawn again."""
     if not isinstance(data, dict):
         raise StateFormatError("serialized game state: random must be an object")
-    if "streams" in data:
-        st = data["streams"]
-        if not isinstance(st, dict):
-            raise StateFormatError("serialized game state: random.streams must be an object")
-        return Streams(_hex64(field(st, "es"), "random.streams.es"), _hex64(field(st, "ps"), "random.streams.ps")), \
-            None, [], 0
-    rng = make_generator(field(data, "generator"))
-    block = field(data, "block")
-    if block is None:
-        return rng, None, [], 0
-    if not isinstance(block, dict):
-        raise StateFormatError("serialized game state: random.block must be an object or null")
-    size = check_int(field(block, "size"), "random.block.size", 1, 1 << 20)
-    pos = check_int(field(block, "pos"), "random.block.pos", 0, size)
-    drawn = make_generator(field(block, "state"))
-    state = drawn.bit_generator.state
-    return rng, state, drawn.random(size).tolist(), pos
+    if "streams" not in data:
+        if "generator" in data:
+            raise StateFormatError("serialized game state: a NumPy generator's random state was retired in lama-dice "
+                                   "0.2.0 (0.1.0 was the last version with it): serialize the game again with "
+                                   "this version, or keep games as records (to_record)")
+        raise StateFormatError("serialized game state: random must hold streams")
+    st = data["streams"]
+    if not isinstance(st, dict):
+        raise StateFormatError("serialized game state: random.streams must be an object")
+    return Streams(_hex64(field(st, "es"), "random.streams.es"), _hex64(field(st, "ps"), "random.streams.ps"))
 
 
 def _hex64(value: Any, name: str) -> int:
@@ -185,3 +163,458 @@ def _hex64(value: Any, name: str) -> int:
     except ValueError:
         raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, "
                                f"got {clip(value)}") from None
+
+
+# ------------------------------------------------------------------------- a game's persistence
+def getstate(g: LamaGame) -> dict[str, Any]:
+    """Pickle the record and the books (with the state format, checked on loading); the rules record is rebuilt."""
+    state = {name: getattr(g, name) for name in E._PICKLED}
+    state["format"] = E.STATE_FORMAT
+    return state
+
+
+def setstate(g: LamaGame, state: dict[str, Any]) -> None:
+    """Restore a pickled game (see :meth:`__getstate__`): one pickled by this version of the engine."""
+    if not isinstance(state, dict) or state.get("format") != E.STATE_FORMAT:
+        got = state.get("format") if isinstance(state, dict) else type(state).__name__
+        raise E.GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
+                             f"{E.STATE_FORMAT!r})")
+    if set(state) != {*E._PICKLED, "format"}:
+        raise E.GameSetupError(E.retired("unpickling a LamaGame pickled by an earlier engine",
+                                     "pickle it again, or save games as records (to_record) or serialize() text"))
+    for name in E._PICKLED:
+        setattr(g, name, state[name])
+    g._rr = E._rules_record(g._n, g._rules)
+    g._set_record(g._rec)
+    g._fresh()
+
+
+def serialize(g: LamaGame) -> str:
+    """The whole state as a stable, versioned string (JSON of format :data:`E.STATE_FORMAT`).
+
+    It keeps everything: whose turn, the phase and pending dice, quits, the
+    llama row, the displays, chips, the round and its start player, the
+    finished rounds' results, the turn log (with ``record=True``), the rules,
+    the chance and round modes and any pending chance event, and the random stream's
+    exact position, so :meth:`deserialize` gives a game that continues the
+    same way (same future deals and dice).  The same state gives the same text.
+    """
+    n = g._n
+    c = g._chance
+    stats = g.statistics()
+    counted = round_statistics(g._results, n, None if g._phase == E._GAME_OVER else
+                               (g.quit, g.triple_llamas))
+    carried: dict[str, Any] | None = {"rounds": g._carried_rounds, **{
+        k: list(map(sub, stats[k], counted[k])) for k in E._COUNTS}}
+    assert carried is not None
+    if not g._carried_rounds and not any(any(carried[k]) for k in E._COUNTS):
+        carried = None
+    end = g._end or {}
+    data = {
+        "format": E.STATE_FORMAT, "players": n, "rules": g._rules.to_dict(include_dice=True),
+        "chance": g.chance, "rounds": "flow", "record": g._record, "version": g._version,
+        "start_points": g._start_points, "totals": list(g.totals), "round": g.round_index,
+        "start_player": g.start_player, "current_player": g._current,
+        "phase": g._phase.name.lower(),
+        "displays": [list(d) for d in g.displays], "row": list(g.row), "quit": list(g.quit),
+        "dice": None if g.dice is None else list(g.dice), "discarded": g._discarded,
+        "triple_llamas": list(g.triple_llamas), "turns_in_round": g.turns_in_round,
+        "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
+        "busted": end.get("busted"),
+        "hands": None if isinstance(c, tuple) else g._rec["hands"][0, :n].tolist(),
+        "carried": carried,
+        "chance_node": None if c is None else "roll" if c == E._ROLL_NODE else {"deal": list(c)},
+        "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in g._results],
+        "log": g._rounds if g._record else None, "log_pending": g._pending is not None,
+        "random": {"streams": Streams(*g._esps.tolist()).to_json()},
+    }
+    if g._max_rounds:
+        data["max_rounds"] = g._max_rounds
+    return dumps(data)
+
+
+def deserialize(text: str) -> LamaGame:
+    """The game that :meth:`serialize` wrote ``text`` from (its own random generator, in the same state).
+
+    Raises:
+        lama_env.snapshot.StateFormatError: ``text`` is not a readable
+            :data:`E.STATE_FORMAT` string (the message names the bad field).
+    """
+    data = parse(text, E.STATE_FORMAT)
+    g = E.LamaGame.__new__(E.LamaGame)
+    _restore(g, data)
+    return g
+
+
+def _restore(g: LamaGame, data: dict[str, Any]) -> None:
+    """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError)."""
+    try:
+        fields = _restore_setup(g, data)
+        fields.update(_restore_round(g, data))
+        _restore_history(g, data, fields)
+    except LamaDiceError as e:
+        if isinstance(e, StateFormatError):
+            raise
+        raise StateFormatError(f"serialized game state: {e}") from None
+
+
+def _restore_setup(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
+    g._n = n = check_int(field(data, "players"), "players", 1, MAX_PLAYERS)
+    rules = field(data, "rules")
+    if not isinstance(rules, dict):
+        raise StateFormatError("serialized game state: rules must be an object")
+    g._rules = RulesConfig.from_dict(rules)
+    g._rr = E._rules_record(n, g._rules)
+    g._explicit = check_choice(field(data, "chance"), "chance", E.CHANCE_MODES) == "explicit"
+    # a state written before rounds flowed on (no "rounds" field) stopped between rounds: E.retired
+    if data.get("rounds", "manual") != "flow":
+        raise StateFormatError(E.retired("a serialized state with manual rounds", "serialize the game again "
+                                         "with this version, or keep games as records (to_record)"))
+    g._record = check_bool(field(data, "record"), "record")
+    g._max_rounds = check_int(data.get("max_rounds", 0), "max_rounds", 0)
+    g._version = check_int(field(data, "version"), "version", 0)
+    g._start_points = check_ints(field(data, "start_points"), "start_points", n, 0)
+    streams = restore_streams(field(data, "random"))
+    g._rng = None
+    g._fresh()
+    return {"tot": check_ints(field(data, "totals"), "totals", n, 0),
+            "nround": check_int(field(data, "round"), "round", 0), "streams": streams}
+
+
+def _restore_round(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
+    n = g._n
+    start = check_int(field(data, "start_player"), "start_player", 0, n - 1)
+    g._current = check_int(field(data, "current_player"), "current_player", 0, n - 1)
+    phases = tuple(p.name.lower() for p in E.Phase)
+    g._phase = E.Phase[check_choice(field(data, "phase"), "phase", phases).upper()]
+    displays = field(data, "displays")
+    if not isinstance(displays, list) or len(displays) != n:
+        raise StateFormatError(f"serialized game state: displays must list {n} displays")
+    disp = [check_ints(d, "displays", NUM_FACES, 0, HAND_SIZE + NUM_FACES) for d in displays]
+    row = check_ints(field(data, "row"), "row", NUM_FACES, 0, 1)
+    quit = [check_bool(q, "quit") for q in check_list(field(data, "quit"), "quit", n)]
+    dice = field(data, "dice")
+    dice = None if dice is None else g.check_dice(check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
+    g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE,
+                                   A.NUM_ACTIONS - 1)
+    triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0)
+    turns = check_int(field(data, "turns_in_round"), "turns_in_round", 0)
+    pts = field(data, "round_points")
+    end = {"points": None if pts is None else check_ints(pts, "round_points", n, 0),
+           "ended_by": check_choice(field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS)),
+           "went_out": check_optional_int(field(data, "went_out"), "went_out", 0, n - 1),
+           "busted": check_optional_int(field(data, "busted"), "busted", 0, n - 1)}
+    g._end = end if g._phase == E._GAME_OVER else None
+    node = field(data, "chance_node")
+    if node is None or node == "roll":
+        g._chance = None if node is None else E._ROLL_NODE
+    elif isinstance(node, dict) and set(node) == {"deal"}:
+        g._chance = tuple(check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
+    else:
+        raise StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
+    if isinstance(g._chance, tuple):  # a deal under way: its cards so far, in deal order
+        c = list(g._chance)
+        hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
+    else:  # the round's deal (a state written before state records has none: E.retired)
+        raw = data.get("hands")
+        if raw is None:
+            raise StateFormatError(E.retired("a serialized state without the round's deal (hands)",
+                                             "serialize the game again with this version"))
+        hands = [check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1) for h in check_list(raw, "hands", n)]
+    _check_decision(g, disp, row, quit, dice)
+    return {"start": start, "disp": disp, "row": row, "quit": quit, "dice": dice, "triples": triples,
+            "nturn": turns - (g._chance == E._ROLL_NODE), "hands": hands}
+
+
+def _check_decision(g: LamaGame, disp: list[list[int]], row: list[int], quit: list[bool],
+                    dice: tuple[int, ...] | None, what: str = "serialized game state") -> None:
+    """Check a restored state's phase against its dice: the dice ask for that decision (the rules' oracle)."""
+    ph = g._phase
+    if g._chance is not None or ph == E._GAME_OVER:
+        return
+    if ph == E._TURN:
+        if dice is not None:
+            raise StateFormatError(f"{what}: dice are shown at the start of a turn")
+        return
+    if dice is None:
+        raise StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
+    kind, _ = resolve_roll(disp[g._current], row, dice, last_player=len(quit) - sum(quit) == 1,
+                           rules=g._rules)
+    if kind != (ROLL_DISCARD if ph == E._DISCARD else ROLL_TAKE):
+        raise StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, "
+                                 f"not a {ph.name.lower()} decision")
+
+
+def _restore_history(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) -> None:
+    n = g._n
+    results = check_list(field(data, "results"), "results", None)
+    keys = {"finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas"}
+    for r in results:
+        if not isinstance(r, dict) or set(r) != keys:
+            raise StateFormatError(f"serialized game state: a round result must have the fields "
+                                     f"{', '.join(sorted(keys))}")
+    g._results = [dict(r, quit=tuple(r["quit"]), triple_llamas=tuple(r["triple_llamas"])) for r in results]
+    carried = data.get("carried")  # the statistics a game made by from_state carried in (absent: none)
+    if carried is not None:
+        if not isinstance(carried, dict) or set(carried) != {"rounds", *E._COUNTS}:
+            raise StateFormatError(f"serialized game state: carried must have the fields rounds, "
+                                     f"{', '.join(E._COUNTS)}")
+        carried = {"rounds": check_int(carried["rounds"], "carried.rounds", 0),
+                   **{k: check_ints(carried[k], f"carried.{k}", n, 0) for k in E._COUNTS}}
+    g._carried_rounds = 0 if carried is None else carried["rounds"]
+    g._set_modes()
+    g._rounds = []
+    g._pending = None
+    if g._record:
+        log = check_list(field(data, "log"), "log", None)
+        for r in log:
+            if (not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"}
+                    or not isinstance(r["turns"], list) or not all(isinstance(t, dict) for t in r["turns"])):
+                raise StateFormatError("serialized game state: a log round must have start_player, hands "
+                                         "and a list of turns")
+        g._rounds = log
+        if check_bool(field(data, "log_pending"), "log_pending"):
+            if not log or not log[-1]["turns"]:
+                raise StateFormatError("serialized game state: log_pending without a turn")
+            g._pending = log[-1]["turns"][-1]
+    _build_record(g, fields, carried)
+
+
+def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] | None) -> None:
+    """The restored game's record: the fields, and the statistics of the results, the round and what was carried."""
+    n = g._n
+    # the record: what the fields say, its statistics those of the results, the round so far and what was carried
+    over = g._phase == E._GAME_OVER
+    res = g._results
+    if over:
+        rstart = res[-2]["totals"] if len(res) > 1 else g._start_points
+    else:
+        rstart = res[-1]["totals"] if res else g._start_points
+    st = round_statistics(res, n, None if over else (fields["quit"], fields["triples"]))
+    if carried is not None:
+        for k in E._COUNTS:
+            st[k] = list(map(add, st[k], carried[k]))
+    g._triples0 = list(map(sub, st["triple_llamas"], fields["triples"]))
+    g._set_record(s := E._new_record())
+    rec = s[0]
+    streams = fields["streams"]
+    rec["es"], rec["ps"] = streams.es, streams.ps
+    rec["tot"][:n], rec["rstart"][:n], rec["disp"][:n] = fields["tot"], rstart, fields["disp"]
+    rec["row"] = sum(1 << f for f in E._FACE_RANGE if fields["row"][f])
+    rec["quit"][:n] = fields["quit"]
+    rec["active"] = n - sum(fields["quit"])
+    rec["cur"], rec["start"], rec["nround"], rec["nturn"] = g._current, fields["start"], fields["nround"], \
+        fields["nturn"]
+    ph = g._phase
+    rec["phase"] = int(ph) if ph != E._GAME_OVER else E.K_TURN
+    dice = fields["dice"]
+    if dice is not None and ph != E._GAME_OVER:
+        rec["dice"] = dice
+        if ph == E._DISCARD:
+            rec["lim"] = match_limits(fields["disp"][g._current], dice)
+    rec["hands"][:n] = fields["hands"]
+    for row, key in enumerate(E._COUNTS):
+        rec["stats"][row, :n] = st[key]
+
+# ---------------------------------------------------------- the compiled engine's record
+
+def to_state(g: LamaGame) -> np.ndarray:
+    """The game now as the compiled engine's record of it: a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
+
+    The game's own record (a copy): what the compiled engine (:mod:`lama_env._kernel`, the one
+    record that :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
+    keep per game) holds at the same point of the same game, field for field, so its step
+    continues the game.  ``es`` and ``ps`` are the game's stream positions: the kernel then
+    draws the deals, dice and ``random`` agent actions this game would draw.
+
+    A decision converts, and so does the game's end (the record's ``phase`` is then ``TURN``
+    and ``cur`` whoever acted last, as the kernel leaves them).  Fields the kernel's step
+    never reads get neutral values: ``deck`` and ``cnt`` (scratch), the ``l_*`` fields,
+    ``logpos`` and ``done_len`` (its logs) 0, ``pend`` -1; ``dice`` and ``lim`` are 0 outside a
+    discard or take decision (the kernel leaves the last roll's there); per-seat entries past
+    the players, 0.  ``stats`` are :meth:`statistics` (round points, busts, quits, rounds gone
+    out, triple llamas), ``rstart`` the totals the round began with, ``hands`` its deal in deal
+    order, ``nround`` :attr:`round_index`, ``nturn`` :attr:`turns_in_round`.
+
+    Raises:
+        E.IllegalActionError: the game waits for chance, or a total has reached the end threshold
+            while it goes on (``start_points``: such a record is a finished game).
+    """
+    if g._chance is not None:
+        raise E.IllegalActionError(f"to_state: the game waits for chance ({g._chance_name()}); "
+                                 "a state record holds a decision or the game's end")
+    ph = g._phase
+    if ph != E._GAME_OVER and game_over(g.totals, g._rules):
+        raise E.IllegalActionError(f"to_state: a total has reached the end threshold ({g._rules.end_threshold}) "
+                                 "while the game goes on; a record with one is a finished game")
+    s = g._rec[0].copy()
+    for f in E._SCRATCH:
+        s[f] = 0
+    s["pend"] = -1
+    if ph != E._DISCARD and ph != E._TAKE:
+        s["dice"] = 0
+        s["lim"] = 0
+    return np.array(s, E.K_STATE_DTYPE).reshape(())
+
+
+def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
+               chance: str = "sampled", rounds: str = "flow") -> LamaGame:
+    """The game that a compiled-engine record holds (:meth:`to_state`'s inverse), on the record's streams.
+
+    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
+    an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
+    hold them).  The game's state is a copy of the record: it draws from the record's ``es``
+    and ``ps``, so it plays on exactly as the kernel's step plays the record under the same
+    actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the kernel's
+    record again at every decision.  A record whose totals reach the end threshold is the
+    game's end (:attr:`E.Phase.GAME_OVER`; its ``round_points`` are what the displays score,
+    how the round ended is unknown).  The fields that :meth:`to_state` writes neutral are not
+    read (``dice`` and ``lim`` only at a discard or take decision).
+
+    What a record does not hold starts there: the game keeps no turn log (``record=False``:
+    no :meth:`to_record`), :meth:`round_results` and :meth:`returns` ``("points")`` count
+    from the totals the round began with (``rstart``), the round's triple llamas so far are
+    counted in :meth:`statistics` (from ``stats``) but not in :attr:`triple_llamas`, and
+    :attr:`discarded` is the pile the displays, the deal and the row imply.
+
+    Raises:
+        lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
+            range or disagrees with the others (the message names it).
+        E.GameSetupError: a bad player count, ``chance`` or ``rounds``.
+        lama_env.rules.RulesError: bad ``rules``.
+    """
+    if E._G is None:  # the record dtype comes with the compiled engine
+        E._load()
+    n = check_num_players(num_players, E.GameSetupError)
+    rc = RulesConfig.from_dict(rules)
+    explicit = E._is_explicit(chance)
+    E._check_rounds(rounds)
+    rec = _one_record(state, E.K_STATE_DTYPE)
+    phase = _record_ints(rec, "phase", 0, 2)
+    row = _record_ints(rec, "row", 0, E._FULL_MASK)
+    cur = _record_ints(rec, "cur", 0, n - 1)
+    _record_ints(rec, "start", 0, n - 1)
+    active = _record_ints(rec, "active", 0, n)
+    _record_ints(rec, "nround", 0)
+    _record_ints(rec, "nturn", 0, rc.max_round_turns)
+    quit = _record_ints(rec, "quit", 0, 1, n)
+    tot = _record_ints(rec, "tot", 0, None, n)
+    rstart = _record_ints(rec, "rstart", 0, None, n)
+    disp = _record_ints(rec, "disp", 0, HAND_SIZE + NUM_FACES, n)
+    hands = _record_ints(rec, "hands", 0, NUM_FACES - 1, n)
+    stats = [_record_ints(rec, "stats", 0, None, n, k) for k in range(len(E._COUNTS))]
+    bad = "state record: "
+    if active != n - sum(quit):
+        raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
+                                 f"got {active}")
+    dealt = [sum(h.count(f) for h in hands) for f in E._FACE_RANGE]
+    pile = []
+    for f in E._FACE_RANGE:
+        if dealt[f] > DECK_COUNTS[f]:
+            raise StateFormatError(f"{bad}hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
+                                     f"{DECK_COUNTS[f]}")
+        left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
+        if left < 0:
+            raise StateFormatError(f"{bad}the displays hold more cards '{FACES[f]}' than the deal and the "
+                                     "row gave them")
+        pile += [A.DISCARD_ACTION[tuple(int(i == f) for i in E._FACE_RANGE)]] * left
+    over = game_over(tot, rc)
+    if over and phase != E.K_TURN:
+        raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
+                                 f"at a turn (phase {E.K_TURN}), got phase {phase}")
+    if not over and (quit[cur] or row == 0):
+        raise StateFormatError(f"{bad}no decision to take: " + (
+            f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
+    if any(stats[2][p] < quit[p] for p in range(n)):
+        raise StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
+    g = E.LamaGame.__new__(E.LamaGame)
+    g._n, g._rules, g._rr = n, rc, E._rules_record(n, rc)
+    g._set_record(s := E._new_record())
+    s[0] = rec
+    g._rng = None
+    g._explicit, g._chance = explicit, None
+    g._fresh()
+    g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
+    g._current = cur
+    g._phase = E._GAME_OVER if over else E.Phase(phase)
+    g._start_points = rstart
+    g._discarded = pile
+    g._triples0 = stats[4]
+    g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
+              "busted": None} if over else None
+    g._carried_rounds = rec["nround"].item() + over
+    g._max_rounds = 0
+    g._set_modes()
+    if phase != E.K_TURN and not over:
+        try:
+            dice = g.check_dice([int(x) for x in rec["dice"]])
+        except E.IllegalActionError as e:
+            raise StateFormatError(f"{bad}dice: {e}") from None
+        lim = [int(x) for x in rec["lim"]]
+        if phase == E.K_DISCARD and tuple(lim) != match_limits(disp[cur], dice):
+            raise StateFormatError(f"{bad}lim must be the roll's discard limits per face "
+                                     f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
+        _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice,
+                          "state record")
+    return g
+
+
+def round_statistics(results: Sequence[dict], num_players: int,
+                     in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
+    """Per-seat counts over finished rounds (:meth:`LamaGame.round_results`); see :meth:`LamaGame.statistics`.
+
+    Args:
+        results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.
+        num_players: seats.
+        in_progress: the ``(quit, triple_llamas)`` of a round still being played, counted too.
+    """
+    n = num_players
+    points = [0] * n
+    busts = [0] * n
+    quits = [0] * n
+    went_out = [0] * n
+    triples = [0] * n
+    for r in results:
+        for p, x in enumerate(r["points"]):
+            points[p] += x
+        if r["busted"] is not None:
+            busts[r["busted"]] += 1
+        if r["went_out"] is not None:
+            went_out[r["went_out"]] += 1
+        for p in range(n):
+            quits[p] += r["quit"][p]
+            triples[p] += r["triple_llamas"][p]
+    if in_progress is not None:
+        for p in range(n):
+            quits[p] += in_progress[0][p]
+            triples[p] += in_progress[1][p]
+    return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
+            "triple_llamas": triples}
+
+
+
+
+def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:
+    """``state`` (one record of ``dtype``: 0-d or one-element, or an element of a batch) as a 0-d copy."""
+    if isinstance(state, (np.ndarray, np.void)) and state.dtype == dtype and np.shape(state) in ((), (1,)):
+        return np.array(state, dtype).reshape(())
+    got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}" if isinstance(state, (np.ndarray, np.void))
+           else clip(state))
+    raise StateFormatError("state record: must be one record of lama_env._kernel.STATE_DTYPE (a 0-d or "
+                             f"one-element array), got {got}")
+
+
+def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int | None = None, n: int | None = None,
+                 row: int | None = None) -> Any:
+    """Field ``key`` of record ``rec`` (row ``row``, its first ``n`` seats) as Python ints in ``lo..hi``."""
+    v = rec[key]
+    if row is not None:
+        v = v[row]
+    if n is not None:
+        v = v[:n]
+    a = np.asarray(v, dtype=np.int64)
+    out = (a < lo) | (a > hi) if hi is not None else a < lo
+    if out.any():
+        span = f"{lo}.." + ("" if hi is None else str(hi))
+        raise StateFormatError(f"state record: {key} must hold integers {span}, got {int(a[out].flat[0])}")
+    return a.tolist()

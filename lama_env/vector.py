@@ -229,7 +229,7 @@ class _Outputs:
         self.rew, self.term, self.trunc, self.round_end, self.final_obs, self.rolled, self.fin, self.fin_rounds = ends
         self.k = K.Outputs(self.obs, self.mask, self.player, *ends)
         self.views: dict[str, np.ndarray] = {}
-        for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled"):
+        for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled", "fin"):
             v = getattr(self, name).view()
             v.flags.writeable = False
             self.views[name] = v
@@ -624,6 +624,15 @@ class VectorGame:
         (Where :attr:`terminated` or :attr:`truncated`.)
         """
         return self._view("final_obs")
+
+    @property
+    def final_totals(self) -> np.ndarray:
+        """``(G, N)`` int64: the ended game's chip totals where an episode ended on the last step (else stale).
+
+        (Where :attr:`terminated` or :attr:`truncated`; the winners and their shares:
+        :func:`lama_env.rules.win_shares_of_games`.)
+        """
+        return self._view("fin")[:, 0, :]
 
     @property
     def round_ended(self) -> np.ndarray:

@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from lama_env import actions as A
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import LamaGame
 from lama_env.rules import FACES, NUM_FACES, RulesConfig
 
 #: Dice with three llamas on two dice: triple llamas and matches everywhere.
@@ -38,13 +38,21 @@ def counts(faces: str) -> tuple[int, ...]:
 
 
 def scenario(*hands: str, rules: Any = None, start_points=None, start_player: int = 0,
-             rounds: str = "manual") -> LamaGame:
+             chance: str = "explicit") -> LamaGame:
     """A game whose first round deals ``hands`` (one face string per player).
 
-    ``rounds="manual"`` by default: the scenarios look at the round-over state (the compatibility path).
+    ``chance="explicit"`` by default: after a round ends the game waits at the next deal's chance
+    node (:func:`deal` gives it the scenario's hands); the ended round is ``game.last_round``.
     """
     return LamaGame(len(hands), rules, seed=0, hands=[list(h) for h in hands],
-                    start_points=start_points, start_player=start_player, rounds=rounds)
+                    start_points=start_points, start_player=start_player, chance=chance)
+
+
+def deal(game: LamaGame, *hands: str) -> None:
+    """Deal the next round's ``hands`` (one face string per player) at the deal's chance node, card by card."""
+    for hand in hands:
+        for face in hand:
+            game.apply_chance(face)
 
 
 def roll(game: LamaGame, dice: str) -> None:
@@ -72,9 +80,6 @@ def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool 
     g = game if game is not None else LamaGame(num_players, rules, seed=seed, record=record)
     pick = random.Random(seed)
     while not g.game_over and g.round_index < max_rounds:
-        if g.phase == Phase.ROUND_OVER:
-            g.next_round()
-            continue
         g.step(pick.choice(g.legal_actions()))
     return g
 

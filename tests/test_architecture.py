@@ -292,6 +292,39 @@ def shares_a_win(node: ast.AST) -> bool:
     return getattr(arg, "id", None) in ("won", "winners") or getattr(getattr(arg, "func", None), "id", "") == "winners"
 
 
+def shares_by_hand(node: ast.AST) -> bool:
+    """``best / best.sum(...)`` or ``won / np.maximum(k, 1)``: win shares of a table of games computed by hand."""
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name)
+            and isinstance(node.right, ast.Call)):
+        return False
+    f = node.right.func
+    return node.left.id in ("won", "best", "winners") and getattr(f, "attr", "") in ("maximum", "sum")
+
+
+def test_win_shares_have_one_home_in_every_package():
+    """No package defines a function of its own for win shares, or computes them over a table by hand."""
+    assert shares_by_hand(ast.parse("best / best.sum(axis=1)", mode="eval").body)  # the check sees the old ones
+    assert shares_by_hand(ast.parse("won / np.maximum(k, 1)", mode="eval").body)
+    bad = [f"{m}:{n.lineno}" for m, tree in TREES.items() if m != "lama_env.rules" and m not in KERNELS
+           for n in ast.walk(tree) if shares_by_hand(n)]
+    bad += [f"{m}:{f.lineno} {f.name}" for m, tree in TREES.items() if m != "lama_env.rules"
+            for f in _functions(tree) if f.name in ("win_shares", "win_shares_of_games", "winners")
+            and not _names(f) - {f.name} & {"win_shares", "win_shares_of_games", "winners", "_winners", "win_result"}]
+    assert not bad, f"win shares computed outside lama_env.rules: {bad}"
+
+
+def test_one_entry_point_normalises_rules():
+    """``RulesConfig.from_dict`` (keywords: ``from_keywords``, on top of it) turns a dict or None into rules."""
+    bad = []
+    for m, tree in TREES.items():
+        if m == "lama_env.rules":
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.IfExp) and "RulesConfig" in _names(n.test) and "from_dict" in _names(n):
+                bad.append(f"{m}:{n.lineno}")
+    assert not bad, f"rules normalised by hand beside RulesConfig.from_dict: {bad}"
+
+
 def test_one_function_computes_win_shares():
     """``rules.win_shares`` (and ``rules.win_rewards``) are the Python side's win shares, both from ``win_result``."""
     bad = [f"{m}:{n.lineno}" for m, tree in TREES.items() if m != "lama_env.rules" and m not in KERNELS

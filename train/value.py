@@ -48,7 +48,7 @@ from lama_dice.agents.learned import LearnedPolicy, observation_fingerprint
 from lama_dice.agents.registry import make_agent
 from lama_dice.train.fit import minibatch_fit, mlp_tensors
 from lama_env.observation import observation_size
-from lama_env.rules import RulesConfig
+from lama_env.rules import RulesConfig, win_shares_of_games
 from lama_env.vector import VectorGame
 
 
@@ -66,17 +66,6 @@ class Positions:
     games: int
     decisions: int
     seconds: float
-
-
-def win_shares(rewards: np.ndarray) -> np.ndarray:
-    """Each seat's share of the win from the final ``reward="win"`` rewards (``[G, N]``).
-
-    Winners (positive reward) share 1; when everyone ties (all rewards 0), each seat gets 1/N.
-    """
-    won = rewards > 0
-    k = won.sum(axis=1, keepdims=True)
-    n = rewards.shape[1]
-    return np.where(k > 0, won / np.maximum(k, 1), 1.0 / n).astype(np.float32)
 
 
 def selfplay_positions(num_players: int, agent: str, games: int, *, envs: int = 1024, explore: float = 0.05,
@@ -122,7 +111,7 @@ def selfplay_positions(num_players: int, agent: str, games: int, *, envs: int = 
         if ended.any():
             slots = np.flatnonzero(ended)
             done_key.append(episode[slots] * envs + slots)
-            done_share.append(win_shares(np.asarray(vg.rewards)[slots]))
+            done_share.append(win_shares_of_games(vg.final_totals[slots]).astype(np.float32))
             episode[slots] += 1
             finished += len(slots)
             if log is not None and finished // 5000 != (finished - len(slots)) // 5000:
