@@ -220,7 +220,7 @@ class Reference:
             assert g.last_round == {"finished": True, "ended_by": self.ended, "went_out": self.went_out,
                                     "points": self.points, "totals": self.totals, "busted": self.busted,
                                     "quit": tuple(self.quit), "triple_llamas": tuple(self.triples)}
-        if self.phase == ROUND_OVER:  # LamaGame has dealt the next round already (see check_deal)
+        if self.phase == ROUND_OVER:  # LamaGame has dealt the next round already: the driver deals it
             assert not g.game_over and g.round_points is None and g.ended_by is None
             return
         assert g.displays == tuple(self.displays)
