@@ -17,7 +17,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import CUSTOM_DICE, RULES_CONFIG_IDS, RULES_CONFIGS
+from conftest import CUSTOM_DICE, RULES_CONFIG_IDS, RULES_CONFIGS, deal
 
 from lama_dice.agents.native import is_native, native_policy, play_batch
 from lama_env import actions as A
@@ -229,11 +229,13 @@ def test_native_heuristics_decide_like_the_python_agents(n, config):
         rec = res.record(g)
         game: LamaGame | None = None
         for rnd in rec["rounds"]:
-            if game is None:
+            if game is None:  # explicit chance: the round that ends waits at the next deal's chance node
                 game = LamaGame(n, rules, hands=rnd["hands"], start_player=rnd["start_player"],
-                                rounds="manual")
+                                chance="explicit")
             else:
-                game.next_round(hands=rnd["hands"])
+                assert game.is_chance_node() and not game.game_over
+                deal(game, *rnd["hands"])
+            assert game.start_player == rnd["start_player"] and not game.is_chance_node()
             for t in rnd["turns"]:
                 agent_index = seating[g, t["player"]]
                 heuristic = AGENTS[agent_index] != "random"

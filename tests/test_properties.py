@@ -47,7 +47,7 @@ def _check_invariants(game: LamaGame, dealt: np.ndarray) -> None:
     legal = game.legal_actions()
     mask = game.action_mask()
     assert set(np.flatnonzero(mask)) == set(legal)
-    if game.round_over:
+    if game.game_over:
         assert legal == ()
         return
     # a live player always has a legal action
@@ -63,22 +63,35 @@ def _check_invariants(game: LamaGame, dealt: np.ndarray) -> None:
 
 
 def _play_checked(g: dict, record: bool = True) -> LamaGame:
-    game = LamaGame(g["n"], _rules(g), seed=g["seed"], record=record, rounds="manual")  # checks each round's end
+    """Play ``g`` with random legal actions, checking the invariants before every step and at each round's end.
+
+    Rounds flow: the step that ends a round deals the next one (``rounds_finished`` grows and
+    ``last_round`` describes the round it ended).
+    """
+    game = LamaGame(g["n"], _rules(g), seed=g["seed"], record=record)
     rng = random.Random(g["seed"])
     while True:
         dealt = np.array(game.displays).sum(axis=0)
         assert (dealt <= DECK_COUNTS).all() and dealt.sum() == 6 * g["n"]
-        steps = 0
-        while not game.round_over:
+        steps, finished = 0, game.rounds_finished
+        while game.rounds_finished == finished:
             _check_invariants(game, dealt)
             game.step(_pick(rng, game.legal_actions(), g["quit_weight"]))
             steps += 1
             assert steps < MAX_STEPS_PER_ROUND, "a round did not terminate"
-        _check_invariants(game, dealt)
-        assert game.ended_by in ("went_out", "row_empty", "bust", "all_quit")
-        if game.game_over or game.round_index + 1 >= MAX_ROUNDS:
+        assert game.rounds_finished == finished + 1
+        assert game.last_round["ended_by"] in ("went_out", "row_empty", "bust", "all_quit")
+        if game.game_over:
+            _check_invariants(game, dealt)  # the game's last round stays on the table
+            assert game.ended_by == game.last_round["ended_by"]
             return game
-        game.next_round()
+        # the step that ended the round dealt the next one: a fresh round, its start player to roll or quit
+        assert game.ended_by is None and game.round_points is None
+        assert game.phase == Phase.TURN and game.dice is None and game.turns_in_round == 0
+        assert game.row == (1,) * len(game.row) and not any(game.discarded) and not any(game.quit)
+        assert game.totals == tuple(game.last_round["totals"])
+        if game.round_index >= MAX_ROUNDS:
+            return game
 
 
 @PROFILE
@@ -107,16 +120,13 @@ def test_a_game_in_progress_replays(g, cut):
     for _ in range(stop):
         if game.game_over:
             break
-        if game.phase == Phase.ROUND_OVER:
-            game.next_round()
-            continue
         game.step(_pick(rng, game.legal_actions(), g["quit_weight"]))
     if game.phase in (Phase.DISCARD, Phase.TAKE):
         # a roll waiting for its discard / take is not a whole turn yet: finish it
         game.step(rng.choice(game.legal_actions()))
     result = game.result()
     assert replay(game.to_record()) == result
-    if not game.round_over:
+    if not game.game_over:  # a round that ended has dealt the next one: the record's last round is unfinished
         last = result["rounds"][-1]
         assert last["finished"] is False and last["points"] is None and last["totals"] == list(game.totals)
     # a copy continues exactly like the original

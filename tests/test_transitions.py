@@ -3,8 +3,9 @@
 * the chance outcomes are the dice's exact distribution and agree with lama_env.odds;
 * each transition does what RULES.md says, on hand-made states;
 * a reference driver written here with the transitions alone (its own turn
-  order, phases and round ends) reproduces LamaGame step by step on random
-  games with injected dice;
+  order, phases and round ends, with a round-over phase of its own) reproduces
+  LamaGame step by step on random games with injected dice, LamaGame's flowing
+  rounds compared by the round each step ended (``rounds_finished``, ``last_round``);
 * the per-round records (who busted, who quit, triple llamas) and the episode
   statistics agree with the turn log.
 """
@@ -148,6 +149,12 @@ def test_discard_take_quit_next_player_and_round_end():
 
 
 # ------------------------------------------------------- reference driver
+#: The reference's own phase between a round's end and the next deal (LamaGame has none: its rounds flow,
+#: the step that ends a round deals the next one).
+ROUND_OVER = 3
+assert ROUND_OVER not in set(Phase) and Phase.TAKE < ROUND_OVER < Phase.GAME_OVER
+
+
 class Reference:
     """One game driven by the transitions alone: its own turn order, phases and round ends."""
 
@@ -155,6 +162,7 @@ class Reference:
         self.n, self.rules = n, rules
         self.totals = list(totals)
         self.start = start
+        self.finished = 0  # rounds ended
         self.deal(displays, start)
 
     def deal(self, displays, start: int) -> None:
@@ -172,7 +180,8 @@ class Reference:
     def end(self, ended, went_out=None) -> None:
         self.points, self.totals, over = T.score_round(self.displays, self.totals, went_out, self.rules)
         self.ended, self.went_out = ended, went_out
-        self.phase = Phase.GAME_OVER if over else Phase.ROUND_OVER
+        self.finished += 1
+        self.phase = Phase.GAME_OVER if over else ROUND_OVER
         self.legal = ()
 
     def advance(self) -> None:
@@ -206,11 +215,19 @@ class Reference:
             self.end(ended) if ended else self.advance()
 
     def check(self, g: LamaGame) -> None:
+        assert g.rounds_finished == self.finished and g.totals == tuple(self.totals)
+        if self.phase >= ROUND_OVER:  # the round that the last step ended, as LamaGame recorded it
+            assert g.last_round == {"finished": True, "ended_by": self.ended, "went_out": self.went_out,
+                                    "points": self.points, "totals": self.totals, "busted": self.busted,
+                                    "quit": tuple(self.quit), "triple_llamas": tuple(self.triples)}
+        if self.phase == ROUND_OVER:  # LamaGame has dealt the next round already: the driver deals it
+            assert not g.game_over and g.round_points is None and g.ended_by is None
+            return
         assert g.displays == tuple(self.displays)
-        assert g.row == self.row and g.totals == tuple(self.totals) and g.quit == tuple(self.quit)
+        assert g.row == self.row and g.quit == tuple(self.quit)
         assert g.phase == self.phase and g.legal_actions() == self.legal
         assert g.triple_llamas == tuple(self.triples)
-        if self.phase < Phase.ROUND_OVER:
+        if self.phase < ROUND_OVER:
             assert g.current_player == self.current
         else:
             assert g.round_points == tuple(self.points) and g.ended_by == self.ended
@@ -224,15 +241,10 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
     pick = random.Random(100 * n + config)
     seen: set = set()
     for s in range(25):
-        g = LamaGame(n, rules, seed=s, start_points=[pick.randrange(12) for _ in range(n)], rounds="manual")
+        g = LamaGame(n, rules, seed=s, start_points=[pick.randrange(12) for _ in range(n)])
         ref = Reference(n, rules, g.displays, g.start_player, g.totals)
         ref.check(g)
         while not g.game_over and g.round_index < 60:
-            if g.phase == Phase.ROUND_OVER:
-                g.next_round()
-                ref.deal(g.displays, g.start_player)
-                ref.check(g)
-                continue
             legal = g.legal_actions()
             if g.phase == Phase.TURN:  # roll mostly, so that rounds also end by going out
                 a = A.QUIT if pick.random() < 0.15 else A.ROLL
@@ -247,9 +259,13 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
             g.step(a, dice=dice)
             ref.step(a, dice)
             ref.check(g)
-            if g.phase >= Phase.ROUND_OVER:
-                seen.add(g.ended_by)
-                seen |= {"triple"} if any(g.triple_llamas) else set()
+            if ref.phase >= ROUND_OVER:
+                seen.add(ref.ended)
+                seen |= {"triple"} if any(ref.triples) else set()
+            if ref.phase == ROUND_OVER:  # the step that ended the round dealt the next one: the reference deals it
+                assert g.round_index == ref.finished
+                ref.deal(g.displays, g.start_player)
+                ref.check(g)
     if n > 1:
         assert {"bust", "went_out", "all_quit", "triple"} <= seen, seen
 
@@ -260,12 +276,9 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
 def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, rules):
     pick = random.Random(n)
     busts = triples = 0
-    for s in range(25):
-        g = LamaGame(n, rules, seed=1000 + s)
-        while not g.game_over and g.round_index < 60:
-            if g.phase == Phase.ROUND_OVER:
-                g.next_round()
-                continue
+    for s in range(40):  # (25 games of the compiled streams roll no triple llama with t15 and 4 players)
+        g = LamaGame(n, rules, seed=1000 + s, max_rounds=60)
+        while not g.game_over:
             g.step(pick.choice(g.legal_actions()))
         rec, results = g.to_record(), g.round_results()
         assert len(rec["rounds"]) == len(results)
@@ -303,7 +316,7 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
 
 
 def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
-    g = LamaGame(3, hands=[list("L12345"), list("556666"), list("L23456")], rounds="manual")
+    g = LamaGame(3, hands=[list("L12345"), list("556666"), list("L23456")])
     g.step(A.QUIT)  # seat 0
     g.step(A.ROLL, dice=["L", "L", "L"])  # seat 1: a chip only
     st = g.statistics()
@@ -313,25 +326,32 @@ def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
     assert g.statistics()["quits"] == [1, 0, 0] and c.statistics()["quits"] == [1, 0, 1]
     assert g.triple_llamas == (0, 1, 0) and g.busted is None
     c.step(A.ROLL, dice=["1", "3", "2"])  # no 5 or 6, and no takes for the last player: bust
-    assert c.ended_by == "bust" and c.busted == 1
+    assert c.rounds_finished == 1 and not c.game_over  # the bust dealt the next round
+    assert c.last_round["ended_by"] == "bust" and c.last_round["busted"] == 1
     res = c.round_results()[-1]
+    assert res == c.last_round
     assert res["busted"] == 1 and res["quit"] == (True, False, True) and res["triple_llamas"] == (0, 1, 0)
-    st = c.statistics()
+    st = c.statistics()  # the new round has no quits or triple llamas yet
     assert st["rounds"] == 1 and st["busts"] == [0, 1, 0] and st["quits"] == [1, 0, 1]
-    assert st["triple_llamas"] == [0, 1, 0] and st["points"] == list(c.round_points)
-    assert g.round_results() == [] and not g.round_over  # the copy's round end is its own
+    assert st["triple_llamas"] == [0, 1, 0] and st["points"] == c.last_round["points"]
+    assert g.round_results() == [] and g.rounds_finished == 0  # the copy's round end is its own
+    assert g.quit == (True, False, False) and g.current_player == 2
 
 
 def test_a_bust_is_recorded_for_the_roller():
-    g = LamaGame(2, hands=[list("111222"), list("333444")], rounds="manual")
+    hands = [list("111222"), list("333444")]
+    g = LamaGame(2, hands=hands, max_rounds=1)  # the game ends with the round: its last state stays on the table
     g.step(A.QUIT)  # seat 0 quits: seat 1 is the last player in
     g.step(A.ROLL, dice=["1", "5", "1"])  # no 3 or 4: bust
-    assert g.ended_by == "bust" and g.busted == 1 and g.went_out is None
+    assert g.game_over and g.ended_by == "bust" and g.busted == 1 and g.went_out is None
     assert g.display(1) == tuple(c + 1 for c in counts("333444"))
     assert g.round_results()[-1]["busted"] == 1
     assert g.statistics()["busts"] == [0, 1]
-    g.next_round()
-    assert g.busted is None and g.triple_llamas == (0, 0)
+    f = LamaGame(2, hands=hands)  # rounds flow: the bust deals the next round
+    f.step(A.QUIT)
+    f.step(A.ROLL, dice=["1", "5", "1"])
+    assert not f.game_over and f.last_round == g.last_round and f.statistics()["busts"] == [0, 1]
+    assert f.busted is None and f.triple_llamas == (0, 0)
 
 
 # ------------------------------------------------------------- constants
