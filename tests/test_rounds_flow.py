@@ -1,45 +1,38 @@
 """Rounds flow on (issue 31 item 3): every state is a decision, a chance node or the end of the game.
 
-``LamaGame(rounds="flow")`` (the default) deals the next round in the step that ends one, at the
-point of the random stream where ``next_round()`` drew it; ``rounds="manual"`` is the compatibility
-path that stops at ``Phase.ROUND_OVER``.
+The step that ends a round deals the next one (with ``chance="explicit"``: the next deal is a chance
+node), and ``LamaGame.last_round`` describes the round it ended.  What lama-dice 0.2.0 retired with
+that (``rounds="manual"``, ``next_round()``, a NumPy generator as ``rng``, and the readers of 0.1.0's
+pickles and state strings) each answers with a one-line error naming its replacement.
 """
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
 
+import numpy as np
 import pytest
 
 from lama_env import actions as A
-from lama_env.engine import GameSetupError, IllegalActionError, LamaGame, Phase
+from lama_env.engine import LAST_WITH, RETIRED_IN, GameSetupError, IllegalActionError, LamaGame, Phase
+from lama_env.record import replay, replay_game
 from lama_env.rules import RulesConfig
 from lama_env.snapshot import StateFormatError
+from lama_env.streams import Streams
 
 RULES = [RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=False),
          RulesConfig(end_threshold=15, max_round_turns=6)]
-
-
-def _play_manual(game: LamaGame, pick: random.Random) -> list[dict]:
-    """Random play, ``next_round()`` at once after each round; the round results seen at each round end."""
-    ends = []
-    while not game.game_over:
-        if game.phase is Phase.ROUND_OVER:
-            ends.append(game.last_round)
-            game.next_round()
-        elif game.is_chance_node():
-            game.sample_chance()
-        else:
-            game.step(pick.choice(game.legal_actions()))
-    return [*ends, game.last_round]  # the last round ends the game
+#: What every retired thing's message says (``lama_env.engine.retired``).
+RETIRED = f"was retired in lama-dice {RETIRED_IN} \\({LAST_WITH} was the last version with it\\): "
 
 
 def _play_flow(game: LamaGame, pick: random.Random) -> list[dict]:
     """Random play of a flowing game, checking that each state is a decision, a chance node or the end."""
     ends = []
     while not game.game_over:
-        assert game.phase is not Phase.ROUND_OVER and not game.round_over
+        assert game.phase in (Phase.TURN, Phase.DISCARD, Phase.TAKE)
         assert bool(game.legal_actions()) != game.is_chance_node()  # exactly one of the two
         finished, rnd = game.rounds_finished, game.round_index
         if game.is_chance_node():
@@ -59,19 +52,26 @@ def _play_flow(game: LamaGame, pick: random.Random) -> list[dict]:
 
 @pytest.mark.parametrize("chance", ["sampled", "explicit"])
 @pytest.mark.parametrize("n", range(1, 7))
-def test_flowing_rounds_play_the_same_games_as_next_round_at_once(n, chance):
-    """Same seed, same actions: the same game, record, results and statistics as the manual path."""
+def test_flowing_rounds_play_the_games_their_records_replay(n, chance):
+    """Each round end seen as it happens is the game's round result, and its record replays the same game.
+
+    The replay deals each round at its deal's chance node from the record (the path that dealt rounds
+    apart from the step that ended one): the same record, results, statistics and returns.
+    """
     for s in range(12):
         rules = RULES[s % len(RULES)]
-        manual = LamaGame(n, rules, seed=s, chance=chance, rounds="manual")
         flow = LamaGame(n, rules, seed=s, chance=chance)
-        assert flow.rounds == "flow" and manual.rounds == "manual"
-        ends_m = _play_manual(manual, random.Random(s))
-        ends_f = _play_flow(flow, random.Random(s))
-        assert ends_f == ends_m and len(ends_f) == flow.rounds_finished >= 1
-        assert flow.to_record() == manual.to_record() and flow.result() == manual.result()
-        assert flow.statistics() == manual.statistics() and flow.totals == manual.totals
-        assert flow.returns() == manual.returns() and flow.returns("points") == manual.returns("points")
+        ends = _play_flow(flow, random.Random(s))
+        assert ends == flow.round_results() and len(ends) == flow.rounds_finished >= 1
+        assert ends[-1] == flow.last_round and flow.ended_by == ends[-1]["ended_by"]
+        assert flow.round_points == tuple(ends[-1]["points"]) and flow.went_out == ends[-1]["went_out"]
+        record = flow.to_record()
+        assert len(record["rounds"]) == len(ends)
+        again = replay_game(record)
+        assert replay(record) == flow.result() == again.result()
+        assert again.to_record() == record and again.round_results() == ends
+        assert again.statistics() == flow.statistics() and again.totals == flow.totals
+        assert again.returns() == flow.returns() and again.returns("points") == flow.returns("points")
 
 
 def test_last_round_says_how_the_round_ended():
@@ -88,53 +88,92 @@ def test_last_round_says_how_the_round_ended():
     assert len(g.last_round["points"]) == 2
 
 
-def test_next_round_is_the_manual_paths():
+# ------------------------------------------------------------------ what 0.2.0 retired
+def _one_line(e: pytest.ExceptionInfo) -> str:
+    text = str(e.value)
+    assert "\n" not in text and len(text) < 300, text
+    return text
+
+
+def test_manual_rounds_are_retired():
     g = LamaGame(2, seed=0)
-    with pytest.raises(IllegalActionError, match="next_round\\(\\) is for rounds='manual'"):
-        g.next_round()
-    m = LamaGame(2, seed=0, rounds="manual")
-    while not m.round_over:
-        m.step(A.QUIT)
-    assert m.phase is Phase.ROUND_OVER
-    m.next_round()
-    assert m.round_index == 1
-    with pytest.raises(GameSetupError, match="rounds must be one of 'flow', 'manual', got 'auto'"):
-        LamaGame(2, rounds="auto")
+    for make in (lambda: LamaGame(2, rounds="manual"), lambda: g.clone(rounds="manual"),
+                 lambda: LamaGame.from_state(g.to_state(), 2, rounds="manual")):
+        with pytest.raises(GameSetupError, match="rounds='manual' " + RETIRED + "rounds always flow") as e:
+            make()
+        _one_line(e)
+    for make in (lambda: LamaGame(2, rounds="auto"), lambda: g.clone(rounds="never")):
+        with pytest.raises(GameSetupError, match=r"rounds must be 'flow', got '(auto|never)'"):
+            make()
+    assert g.clone(rounds="flow").serialize() == g.serialize()
+    assert [int(p) for p in Phase] == [0, 1, 2, 4]  # (3 was the round-over phase)
 
 
-def test_clone_serialize_and_pickle_keep_the_round_mode():
-    m = LamaGame(3, {"end_threshold": 1000}, seed=4, rounds="manual")
-    while not m.round_over:
-        m.step(A.QUIT)
-    for g in (m.copy(), pickle.loads(pickle.dumps(m)), LamaGame.deserialize(m.serialize())):
-        assert g.rounds == "manual" and g.phase is Phase.ROUND_OVER
-    f = m.clone(rounds="flow")  # a manual game between rounds still deals with next_round() ...
-    f.next_round()
-    assert f.rounds == "flow" and f.round_index == 1
-    while f.rounds_finished < 2:  # ... and then flows on
-        f.step(A.QUIT)
-    assert f.round_index == 2 and f.phase is Phase.TURN
-    for g in (f.copy(), pickle.loads(pickle.dumps(f)), LamaGame.deserialize(f.serialize())):
-        assert g.rounds == "flow" and g.serialize() == f.serialize()
-    assert m.clone(rounds="manual").rounds == "manual" and f.clone().rounds == "flow"
-    with pytest.raises(GameSetupError, match="rounds must be one of"):
-        f.clone(rounds="never")
+def test_next_round_is_retired():
+    g = LamaGame(2, seed=0, chance="explicit")
+    while g.is_chance_node():
+        g.sample_chance()
+    while not g.rounds_finished:  # between rounds now is the next deal's chance node
+        g.step(A.QUIT)
+    for game in (LamaGame(2, seed=0), g):
+        before = game.serialize()
+        with pytest.raises(IllegalActionError, match=r"LamaGame\.next_round\(\) " + RETIRED + "rounds flow") as e:
+            game.next_round()
+        _one_line(e)
+        with pytest.raises(IllegalActionError, match="retired"):
+            game.next_round(hands=[list("L12345"), list("L12345")])
+        assert game.serialize() == before
 
 
-def test_states_from_before_the_round_mode_stop_between_rounds():
-    """A state string or pickle without the round mode was written by an engine that stopped between rounds."""
-    import json
+def test_a_numpy_generator_as_rng_is_retired():
+    for rng in (np.random.default_rng(0), np.random.Generator(np.random.MT19937(1))):
+        with pytest.raises(GameSetupError, match="a game drawing from a numpy.random.Generator " + RETIRED +
+                           "pass seed= and game_id=, or rng=lama_env.streams.Streams") as e:
+            LamaGame(2, rng=rng)
+        _one_line(e)
+        with pytest.raises(GameSetupError, match="numpy.random.Generator " + RETIRED):
+            LamaGame(2, seed=0).clone(rng=rng)
+    LamaGame(2, rng=Streams.of_game(0, 0))  # the streams are the one source of randomness
 
+
+def test_an_old_pickle_is_retired():
+    """A pickle of 0.1.0's engine (its round mode ``_flow``, no ``_max_rounds``) is refused in one line."""
     g = LamaGame(2, seed=1)
+    for change in ({"_flow": False}, {"_flow": True}, {"_max_rounds": None}):
+        state = g.__getstate__()
+        for key, value in change.items():
+            if value is None:
+                del state[key]
+            else:
+                state[key] = value
+        with pytest.raises(GameSetupError, match="unpickling a LamaGame pickled by an earlier engine " + RETIRED +
+                           "pickle it again") as e:
+            LamaGame.__new__(LamaGame).__setstate__(state)
+        _one_line(e)
+    assert pickle.loads(pickle.dumps(g)).serialize() == g.serialize()  # this version's pickles load
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"rounds": None}, "a serialized state with manual rounds " + RETIRED + "serialize the game again"),
+    ({"rounds": "manual"}, "a serialized state with manual rounds " + RETIRED),
+    ({"random": {"generator": {"bit_generator": "PCG64", "state": {}}}},
+     "a NumPy generator's random state " + RETIRED + "serialize the game again"),
+    ({"hands": None}, "a serialized state without the round's deal \\(hands\\) " + RETIRED),
+])
+def test_an_old_state_string_is_retired(change, words):
+    """A state string that 0.1.0 wrote is refused in one line.
+
+    It has no round mode (it stopped between rounds), manual rounds, a NumPy generator's random state or no deal.
+    """
+    g = LamaGame(2, seed=1)
+    g.step(A.ROLL)
     data = json.loads(g.serialize())
-    del data["rounds"]
-    old = LamaGame.deserialize(json.dumps(data))
-    assert old.rounds == "manual" and old.legal_actions() == g.legal_actions()
-    data["rounds"] = "sometimes"
-    with pytest.raises(StateFormatError, match="rounds must be one of 'flow', 'manual'"):
+    assert data["rounds"] == "flow" and "streams" in data["random"]
+    for key, value in change.items():
+        if value is None:
+            del data[key]
+        else:
+            data[key] = value
+    with pytest.raises(StateFormatError, match=words) as e:
         LamaGame.deserialize(json.dumps(data))
-    state = g.__getstate__()
-    del state["_flow"]
-    restored = LamaGame.__new__(LamaGame)
-    restored.__setstate__(state)
-    assert restored.rounds == "manual"
+    _one_line(e)
