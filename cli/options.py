@@ -72,27 +72,31 @@ def add_workers(p: argparse.ArgumentParser, what: str = "processes to play in") 
 class _Retired(argparse.Action):
     """A retired option: using it is a usage error whose one line names its replacement (:func:`add_retired`)."""
 
-    def __init__(self, option_strings: list[str], dest: str, instead: str = "", **kw: Any) -> None:
-        self.instead = instead
+    def __init__(self, option_strings: list[str], dest: str, instead: str = "", what: str = "", **kw: Any) -> None:
+        self.instead, self.what = instead, what
         super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kw)
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         from lama_env.errors import retired
 
-        parser.error(retired(option_string or self.dest, self.instead))
+        name = option_string or self.dest
+        parser.error(retired(f"{name} ({self.what})" if self.what else name, self.instead))
 
 
-def add_retired(p: argparse.ArgumentParser, option: str, instead: str) -> None:
-    """A retired ``option`` (with or without a value): hidden from ``--help``; given, one line naming ``instead``."""
-    p.add_argument(option, action=_Retired, instead=instead, default=argparse.SUPPRESS)
+def add_retired(p: argparse.ArgumentParser, option: str, instead: str, what: str = "") -> None:
+    """A retired ``option`` (with or without a value): hidden from ``--help``; given, one line naming ``instead``.
+
+    ``what``: what the option chose, said after its name (``"the python backend's NumPy streams"``).
+    """
+    p.add_argument(option, action=_Retired, instead=instead, what=what, default=argparse.SUPPRESS)
 
 
 def add_streams(p: argparse.ArgumentParser) -> None:
     """``--streams`` (retired in 0.2.0): the python evaluation backend plays only the compiled engine's streams."""
     from lama_env.errors import INSTEAD_OF_STREAMS
 
-    add_retired(p, "--streams", INSTEAD_OF_STREAMS)
+    add_retired(p, "--streams", INSTEAD_OF_STREAMS, "the python backend's NumPy streams")
 
 
 def add_json(p: argparse.ArgumentParser, what: str = "the results") -> None:

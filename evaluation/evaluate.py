@@ -313,7 +313,8 @@ def evaluate(
         lama_env.errors.RetiredError: ``streams`` given.
     """
     if streams is not None:
-        raise RetiredError(retired(f"evaluate(streams={streams!r})", INSTEAD_OF_STREAMS))
+        raise RetiredError(retired(f"evaluate(streams={streams!r}) (the python backend's NumPy streams)",
+                                   INSTEAD_OF_STREAMS))
     agents = check_agents(agents)
     if num_players is None:
         num_players = len(agents)

@@ -134,8 +134,8 @@ def test_the_streams_option_is_retired_in_one_line(capsys, command, value):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "Traceback" not in err
-    assert f"lama-dice {command[0]}: error: --streams was retired in 0.2.0 (0.1.0 was the last version with it): " \
-           "the compiled engine's streams are the only ones" in err
+    assert (f"lama-dice {command[0]}: error: --streams (the python backend's NumPy streams) was retired in 0.2.0 "
+            "(0.1.0 was the last version with it): the compiled engine's streams are the only ones") in err
     assert "drop it" in err
 
 
