@@ -35,6 +35,7 @@ import numpy as np
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import clip
 from lama_env.rules import RulesConfig
+from lama_env.streams import Streams
 
 from .base import Policy
 from .registry import AgentSpecError, register
@@ -87,7 +88,7 @@ class EngineRolloutEvaluator:
         return total / self.rollouts
 
     def _playout(self, start: LamaGame) -> np.ndarray:
-        game = start.clone(chance="sampled", rng=self.rng)
+        game = start.clone(chance="sampled", rng=Streams(int(self.rng.integers(2**63)), 0))  # dice: at a drawn state
         rng, policy = self.rng, self.policy
         for _ in range(_ROLLOUT_LIMIT):
             if game.game_over:

@@ -4,7 +4,7 @@ Its name says what it optimizes: the expected points of one round of the
 solo game.  At a table it ignores the other players, the llama row and the
 chips, so it is a strong heuristic there but not an optimal player of the
 multiplayer game.  ``optimal`` is its earlier name, kept as an alias so
-that every published command (``lama-dice-suite/1`` included) still runs;
+that every published command (the suite's included) still runs;
 an agent built from ``optimal`` prints as ``optimal``.
 
 Decisions (``d`` = the acting player's display, values from

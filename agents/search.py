@@ -50,6 +50,7 @@ from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import clip
 from lama_env.rules import win_shares
+from lama_env.streams import Streams
 from lama_env.transitions import chance_outcomes, grouped_chance_outcomes
 
 from .base import Policy
@@ -106,7 +107,7 @@ class _Tree:
 
     __slots__ = ("deal_seeds", "following", "leaves", "player", "rounds", "scratch")
 
-    def __init__(self, player: int, deal_seeds: np.ndarray, scratch: np.random.Generator, leaves: list[LamaGame],
+    def __init__(self, player: int, deal_seeds: np.ndarray, scratch: Streams, leaves: list[LamaGame],
                  following: list[tuple[_Node, LamaGame, int, np.ndarray]]) -> None:
         self.player = player
         self.deal_seeds = deal_seeds
@@ -177,7 +178,7 @@ class SearchPolicy(Policy):
             if game.num_players != self.num_players:
                 self.prior.check_compatible(game.num_players)
         deal_seeds = self.decision_integers(games, 2**63, self.deals)
-        scratch = np.random.default_rng(0)  # the copies' own stream: never drawn from (the dice are given)
+        scratch = Streams(0, 0)  # the copies' own streams: never drawn from (the dice are given)
         leaves: list[LamaGame] = []
         roots: list[_Node] = []
         frontier: list[tuple[_Node, LamaGame, int, np.ndarray]] = []
@@ -243,7 +244,7 @@ class SearchPolicy(Policy):
                 return known
             node = tree.rounds[key] = _Node(_MEAN)
             for s in tree.deal_seeds:
-                nxt = c.clone(rng=np.random.default_rng(int(s)))
+                nxt = c.clone(rng=Streams(int(s), 0))  # the deal from the compiled streams at state s
                 nxt.next_round()
                 node.children.append(self._leaf(nxt, tree.leaves))
                 node.weights.append(1.0 / len(tree.deal_seeds))

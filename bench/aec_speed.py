@@ -27,8 +27,6 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from .measure import Sample, alternate, ratio_entry, summary, timed
 from .probes import aec_loop as agent_steps  # PettingZoo's loop, kept once in probes.py (it also runs on a baseline)
 
@@ -39,16 +37,17 @@ TARGET = 6.0
 def engine_steps(steps: int, seed: int) -> int:
     """``steps`` random legal actions in the rules engine alone (new games as games end)."""
     from lama_env.engine import LamaGame
+    from lama_env.streams import Streams
 
     rng = random.Random(seed)
     choice = rng.choice
-    npr = np.random.default_rng(seed)
+    streams = Streams.of_game(seed, 0)  # the games one after another along game 0's streams, as an env plays them
     n = 0
-    game = LamaGame(2, rng=npr, record=False)
+    game = LamaGame(2, rng=streams, record=False)
     while n < steps:
         if game.round_over:
             if game.game_over:
-                game = LamaGame(2, rng=npr, record=False)
+                game = LamaGame(2, rng=streams, record=False)
             else:
                 game.next_round()
             continue

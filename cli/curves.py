@@ -111,15 +111,12 @@ def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
 
 
 def checkpoint_curve(run_dir: str | os.PathLike, opponents: Sequence[str], games: int, seed: int = 0,
-                     workers: int = 1, progress: Callable[[str], None] | None = None,
-                     streams: str = "compiled") -> dict[str, Any]:
+                     workers: int = 1, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Evaluate every checkpoint of ``run_dir`` against each of ``opponents`` (all seats but the learner's).
 
-    ``streams``: the evaluations' random streams (``"compiled"`` or ``"numpy"``, as for
-    :func:`lama_dice.evaluation.evaluate.evaluate`).
-
     Returns:
-        A JSON-ready dict: ``run``, ``opponents``, ``games``, ``seed``, ``streams`` and ``points``, one per
+        A JSON-ready dict: ``run``, ``opponents``, ``games``, ``seed``, ``streams`` (``"compiled"``: the
+        evaluations' streams, the only ones since 0.2.0) and ``points``, one per
         checkpoint: ``checkpoint``, ``timesteps``, ``train_seconds`` (None if its sidecar has
         none) and per opponent ``win_rate`` with ``win_rate_ci95`` (solo: ``points_per_round``
         with ``points_per_round_ci95``).
@@ -138,8 +135,7 @@ def checkpoint_curve(run_dir: str | os.PathLike, opponents: Sequence[str], games
         point: dict[str, Any] = {"checkpoint": ckpt.name, "timesteps": side.get("timesteps"),
                                  "train_seconds": side.get("train_seconds"), "results": {}}
         for opp in opponents:
-            res = evaluate([learner, *([opp] * (n - 1))], num_players=n, games=games, seed=seed, workers=workers,
-                           streams=streams)
+            res = evaluate([learner, *([opp] * (n - 1))], num_players=n, games=games, seed=seed, workers=workers)
             a = res.agents[0]
             if n == 1:
                 point["results"][opp] = {"points_per_round": a.mean_points_per_round,
@@ -149,7 +145,7 @@ def checkpoint_curve(run_dir: str | os.PathLike, opponents: Sequence[str], games
         points.append(point)
         if progress is not None:
             progress(_point_line(point))
-    return {"run": str(run_dir), "opponents": list(opponents), "games": games, "seed": seed, "streams": streams,
+    return {"run": str(run_dir), "opponents": list(opponents), "games": games, "seed": seed, "streams": "compiled",
             "points": points}
 
 

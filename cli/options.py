@@ -8,6 +8,7 @@ spelling, type, checks and meaning everywhere:
 * ``--json [OUT]`` (:func:`add_json`): write the command's JSON to OUT; ``-`` or no OUT:
   standard output (the table, if any, then goes to stderr);
 * ``--no-progress`` (:func:`add_progress`);
+* ``--streams`` (:func:`add_streams`), retired: a usage error naming its replacement (:func:`add_retired`);
 * ``--rule KEY=VALUE`` (:func:`add_rules`, read with :func:`rules_from_args`): a
   :class:`lama_env.rules.RulesConfig` field, repeatable, on every command that plays games
   under rules of the user's choosing (``evaluate``, ``solve``, ``play``).
@@ -26,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from lama_env.rules import RulesConfig
 
-__all__ = ["add_json", "add_progress", "add_rules", "add_seed", "add_workers", "at_least", "parse_rules",
-           "rules_from_args"]
+__all__ = ["add_json", "add_progress", "add_retired", "add_rules", "add_seed", "add_streams", "add_workers", "at_least",
+           "parse_rules", "rules_from_args"]
 
 
 def at_least(low: int) -> Callable[[str], int]:
@@ -68,21 +69,34 @@ def add_workers(p: argparse.ArgumentParser, what: str = "processes to play in") 
                    help=f"{what} (default 1; 0 = all cores); does not change the result")
 
 
-#: The python evaluation backend's random streams, the default first (``lama_dice.evaluation.scalar.STREAMS`` and
-#: ``DEFAULT_STREAMS``; tests/test_same_seed.py checks they agree), here so that building a parser imports no
-#: evaluation code.
-STREAM_CHOICES = ("compiled", "numpy")
+class _Retired(argparse.Action):
+    """A retired option: using it is a usage error whose one line names its replacement (:func:`add_retired`)."""
+
+    def __init__(self, option_strings: list[str], dest: str, instead: str = "", what: str = "", **kw: Any) -> None:
+        self.instead, self.what = instead, what
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from lama_env.errors import retired
+
+        name = option_string or self.dest
+        parser.error(retired(f"{name} ({self.what})" if self.what else name, self.instead))
 
 
-def add_streams(p: argparse.ArgumentParser, what: str, detail: str = "",
-                default: str | None = STREAM_CHOICES[0]) -> None:
-    """``--streams {compiled,numpy}``: ``what`` plays on the compiled engine's streams (default) or the former ones.
+def add_retired(p: argparse.ArgumentParser, option: str, instead: str, what: str = "") -> None:
+    """A retired ``option`` (with or without a value): hidden from ``--help``; given, one line naming ``instead``.
 
-    ``detail`` is said of the default; ``default=None`` leaves the choice to the caller (a budget's).
+    ``what``: what the option chose, said after its name (``"the python backend's NumPy streams"``).
     """
-    p.add_argument("--streams", choices=STREAM_CHOICES, default=default,
-                   help=f"{what}: compiled (default{detail}) or numpy (the former default, drawn per chunk: "
-                        "reproduces the figures measured on it)")
+    p.add_argument(option, action=_Retired, instead=instead, what=what, default=argparse.SUPPRESS)
+
+
+def add_streams(p: argparse.ArgumentParser) -> None:
+    """``--streams`` (retired in 0.2.0): the python evaluation backend plays only the compiled engine's streams."""
+    from lama_env.errors import INSTEAD_OF_STREAMS
+
+    add_retired(p, "--streams", INSTEAD_OF_STREAMS, "the python backend's NumPy streams")
 
 
 def add_json(p: argparse.ArgumentParser, what: str = "the results") -> None:

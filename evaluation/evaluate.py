@@ -44,10 +44,10 @@ How games are played
   ``search:``, a sampling network) take it from
   :meth:`~lama_dice.agents.base.Policy.decision_rng`, keyed by the game and the
   decision (a policy of your own that draws from its ``rng`` instead depends on
-  ``chunk_size``).  ``streams="numpy"`` is the scalar backend's
-  former streams (drawn per chunk, so the result depends on ``chunk_size``),
-  kept to reproduce the figures measured on them.  Policies must choose actions
-  from the game, the legal actions and their own seeded randomness only.
+  ``chunk_size``).  These are the only streams: the scalar backend's former
+  per-chunk NumPy streams (``streams="numpy"``) are retired (0.1.0 was the last
+  version with them).  Policies must choose actions from the game, the legal
+  actions and their own seeded randomness only.
 
 Where the rest lives
 --------------------
@@ -72,13 +72,14 @@ import numpy as np
 
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
+from lama_env.errors import INSTEAD_OF_STREAMS, RetiredError, retired
 from lama_env.rules import RulesConfig, check_num_players
 
 from .backends import Backend, choose_backend
 from .outcomes import EvaluationError, GameOutcomes, agent_stats
 from .report import EvalResult
 from .saving import GameSaver, sample_games
-from .scalar import DEFAULT_CHUNK_SIZE, DEFAULT_STREAMS, ScalarBackend
+from .scalar import DEFAULT_CHUNK_SIZE, ScalarBackend
 from .seating import rotation_seating
 from .stats import tied_games
 
@@ -215,7 +216,6 @@ def run_games(
     on_record: Callable[[int, dict], None] | None = None,
     description: str = "evaluating",
     policies: Sequence[Policy] | None = None,
-    streams: str = DEFAULT_STREAMS,
 ) -> tuple[GameOutcomes, str]:
     """Play the games of ``seating`` (``int64[G, N]`` indices into ``agents``) and return their outcomes.
 
@@ -241,8 +241,7 @@ def run_games(
     policies = list(policies) if policies is not None else build_policies(agents)
     if len(policies) != len(agents):
         raise EvaluationError(f"got {len(policies)} policies for {len(agents)} agents")
-    scalar = ScalarBackend(agents, workers=workers, chunk_size=chunk_size, record=recorded, on_record=on_record,
-                           streams=streams)
+    scalar = ScalarBackend(agents, workers=workers, chunk_size=chunk_size, record=recorded, on_record=on_record)
     chosen = choose_backend(backend, policies, num_players, rules, scalar, need_records=bool(recorded))
     bar = _Progress(progress, num_games, description)
     scalar.on_chunk = bar.advance
@@ -285,7 +284,7 @@ def evaluate(
     *,
     save_sample: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    streams: str = DEFAULT_STREAMS,
+    streams: None = None,
 ) -> EvalResult:
     """Play ``games`` games between ``agents`` (one per seat, seats rotating) and report per-agent statistics.
 
@@ -301,12 +300,9 @@ def evaluate(
         backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
         save_sample: save only this many games, chosen at random from the seed (default: all).
         chunk_size: games played in lockstep (and per worker task); part of what the result depends on
-            only with ``streams="numpy"`` (or for an agent that draws from its own generator).
-        streams: the scalar backend's random streams: ``"compiled"`` (default: game ``i`` is the fast
-            backend's game ``i``, so native agents give the fast backend's result exactly, whatever
-            ``chunk_size`` and ``workers``) or ``"numpy"`` (the former default, drawn per chunk: it
-            reproduces the figures measured on it; see :mod:`lama_dice.evaluation.scalar`).  The fast
-            backend always plays the compiled streams.
+            only for an agent that draws from its own generator.
+        streams: retired (a :class:`~lama_env.errors.RetiredError` if given): every backend plays the
+            compiled engine's streams, game ``i`` of ``seed`` the same game on either.
 
     Returns:
         An :class:`~lama_dice.evaluation.report.EvalResult`.
@@ -314,7 +310,11 @@ def evaluate(
     Raises:
         EvaluationError: bad arguments (one-line message).
         lama_dice.agents.registry.AgentSpecError: an unknown or malformed agent spec.
+        lama_env.errors.RetiredError: ``streams`` given.
     """
+    if streams is not None:
+        raise RetiredError(retired(f"evaluate(streams={streams!r}) (the python backend's NumPy streams)",
+                                   INSTEAD_OF_STREAMS))
     agents = check_agents(agents)
     if num_players is None:
         num_players = len(agents)
@@ -335,7 +335,7 @@ def evaluate(
     outcomes, used = run_games(agents, seating, num_players, rules, seed, workers=workers,
                                chunk_size=chunk_size, backend=backend, progress=progress,
                                record=record, on_record=saver.save if saver else None,
-                               policies=policies, streams=streams)
+                               policies=policies)
     if saver is not None:
         saver.write_index(specs, outcomes, seed, rules)
     stats = agent_stats(outcomes, specs)

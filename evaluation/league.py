@@ -54,7 +54,7 @@ from .evaluate import (
 )
 from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes, agent_stats
 from .saving import GameSaver, sample_games
-from .scalar import DEFAULT_CHUNK_SIZE, DEFAULT_STREAMS
+from .scalar import DEFAULT_CHUNK_SIZE
 from .seating import league_seating
 from .stats import win_shares
 
@@ -234,7 +234,6 @@ def league(
     *,
     save_sample: int | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    streams: str = DEFAULT_STREAMS,
 ) -> LeagueResult:
     """Play a league between ``agents`` and rate them with OpenSkill.
 
@@ -249,9 +248,8 @@ def league(
         save_games: directory to save game records in (forces the scalar backend).
         backend: ``"auto"`` (the fast backend when it supports the agents), ``"python"`` or ``"fast"``.
         save_sample: save only this many games, chosen at random from the seed (default: all).
-        chunk_size: games played in lockstep (and per worker task); part of what the result depends on.
-        streams: the scalar backend's random streams, ``"compiled"`` (default) or ``"numpy"`` (as for
-            :func:`lama_dice.evaluation.evaluate`).
+        chunk_size: games played in lockstep (and per worker task); part of what the result depends on
+            only for an agent that draws from its own generator.
 
     Returns:
         A :class:`LeagueResult`.
@@ -275,7 +273,7 @@ def league(
     outcomes, used = run_games(agents, seating, num_players, rules, seed, workers=workers,
                                chunk_size=chunk_size, backend=backend, progress=progress,
                                record=record, on_record=saver.save if saver else None,
-                               description="league", streams=streams, policies=policies)
+                               description="league", policies=policies)
     if saver is not None:
         saver.write_index(specs, outcomes, seed, rules)
     mu, sigma = _rate(outcomes, len(agents))
@@ -312,11 +310,8 @@ class SoloValue:
 
 
 def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = None, games: int = 1000,
-                seed: int | None = 0, *, streams: str = DEFAULT_STREAMS) -> list[SoloValue]:
-    """Each agent's solo value: exact when the solver can evaluate its policy, else measured.
-
-    ``streams``: the measured values' random streams, as for :func:`lama_dice.evaluation.evaluate`.
-    """
+                seed: int | None = 0) -> list[SoloValue]:
+    """Each agent's solo value: exact when the solver can evaluate its policy, else measured."""
     from lama_dice.agents.registry import make_agent
     from lama_dice.agents.solver import solver_for
 
@@ -328,7 +323,7 @@ def solo_values(agents: Sequence[AgentLike], rules: RulesConfig | dict | None = 
         if hasattr(policy, "wants_quit") and hasattr(policy, "choose_discard"):  # a SoloPolicy
             out.append(SoloValue(policy.spec, solver.policy_value(policy), True))
         else:
-            res = evaluate([policy], num_players=1, games=games, seed=seed, rules=rules, streams=streams)
+            res = evaluate([policy], num_players=1, games=games, seed=seed, rules=rules)
             o = res.outcomes
             assert o is not None  # evaluate() always returns its outcomes
             per_game = o.round_points[:, 0] / np.maximum(o.rounds, 1)

@@ -4,23 +4,20 @@
   games advanced together; at each step the games are grouped by the policy
   to act and each policy's :meth:`~lama_dice.agents.base.Policy.act_batch` is called
   once per group, so a learned policy runs one forward pass for many games.
-* **Deterministic.**  With ``streams="compiled"`` (the default) game ``i``
-  draws its deals and dice from the compiled engine's streams of ``(seed, i)``
-  (``LamaGame(seed=seed, game_id=i)``) and a ``random`` seat from that game's
-  policy stream, so game ``i`` is game ``i`` of the fast backend: native
-  agents give the fast backend's result exactly, and every agent gives one
-  result whatever ``chunk_size`` and ``workers`` (see below for the agents
-  that draw randomness of their own).  With ``streams="numpy"`` (the former default, which the
-  figures measured before it changed were made on, kept to reproduce them) chunk ``c`` draws them from
-  ``SeedSequence(seed, spawn_key=(0, c))``, so the result depends on ``seed``
-  and ``chunk_size`` but not on ``workers``.  Either way every policy is reseeded from
-  ``SeedSequence(seed, spawn_key=(1, c))`` before chunk ``c``.  On the compiled streams
-  each policy also gets one salt for the run (``SeedSequence(seed, spawn_key=(4,))``,
+* **Deterministic.**  Game ``i`` draws its deals and dice from the compiled
+  engine's streams of ``(seed, i)`` (``LamaGame(seed=seed, game_id=i)``) and a
+  ``random`` seat from that game's policy stream, so game ``i`` is game ``i``
+  of the fast backend: native agents give the fast backend's result exactly,
+  and every agent gives one result whatever ``chunk_size`` and ``workers``
+  (see below for the agents that draw randomness of their own).  Every policy
+  is reseeded from ``SeedSequence(seed, spawn_key=(1, c))`` before chunk ``c``
+  and gets one salt for the run (``SeedSequence(seed, spawn_key=(4,))``,
   :meth:`~lama_dice.agents.base.Policy.seed_decisions`): the agents that draw randomness of
   their own (``mcts:N``, ``search:``, a sampling network) take it from
   :meth:`~lama_dice.agents.base.Policy.decision_rng`, keyed by the game and the decision, so
   they too give one result whatever ``chunk_size`` and ``workers``.  A policy that draws
-  from its ``rng`` instead depends on ``chunk_size`` (not on ``workers``).
+  from its ``rng`` instead depends on ``chunk_size`` (not on ``workers``).  (The former
+  per-chunk NumPy streams, ``streams="numpy"``, are retired: 0.1.0 was the last version with them.)
 * **Workers.**  ``workers > 1`` plays chunks in that many processes; spec
   strings are rebuilt in each worker, policy objects are pickled to it.
 * **Records.**  The games listed in ``record`` are recorded by the engine and
@@ -42,22 +39,17 @@ from lama_env.rules import RulesConfig
 
 from .outcomes import EvaluationError, GameOutcomes
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_STREAMS", "STREAMS", "ScalarBackend"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "ScalarBackend"]
 
 #: Games advanced together (and the unit of work of a worker process).
 DEFAULT_CHUNK_SIZE = 128
 
-# SeedSequence spawn keys of the chunks' random streams (2: the saved sample, see .saving;
-# 3: league lineups, see .seating; 4: the policies' decision salts, one per run).
-_KEY_GAMES, _KEY_POLICIES, _KEY_SALTS = 0, 1, 4
+# SeedSequence spawn keys of the policies' streams (0: the retired per-chunk game streams; 2: the saved
+# sample, see .saving; 3: league lineups, see .seating; 4: the policies' decision salts, one per run).
+_KEY_POLICIES, _KEY_SALTS = 1, 4
 
-#: The random streams the scalar backend's games can draw from (see the module docstring).
-STREAMS = ("numpy", "compiled")
-#: The default: the compiled engine's streams (the canonical ones; game ``i`` is the fast backend's game ``i``).
-DEFAULT_STREAMS = "compiled"
-
-#: A chunk's task: (num_players, rules, seed, chunk, start, seating, games to record, streams).
-_Task = tuple[int, RulesConfig, int, int, int, np.ndarray, frozenset[int], str]
+#: A chunk's task: (num_players, rules, seed, chunk, start, seating, games to record).
+_Task = tuple[int, RulesConfig, int, int, int, np.ndarray, frozenset[int]]
 #: A chunk's result: its outcomes and the records of its recorded games, by game index.
 _ChunkResult = tuple[GameOutcomes, dict[int, dict]]
 
@@ -70,7 +62,7 @@ class ScalarBackend:
     def __init__(self, agents: Sequence[str | Policy] | None = None, *, workers: int = 1,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, record: Collection[int] = (),
                  on_record: Callable[[int, dict], None] | None = None,
-                 on_chunk: Callable[[int], None] | None = None, streams: str = DEFAULT_STREAMS) -> None:
+                 on_chunk: Callable[[int], None] | None = None) -> None:
         """Set up a run.
 
         Args:
@@ -81,14 +73,7 @@ class ScalarBackend:
             record: indices of the games to record.
             on_record: called with ``(game, record)`` for each recorded game, in game order.
             on_chunk: called with the number of games of each chunk played, in order.
-            streams: ``"compiled"`` (the default) or ``"numpy"`` (the module docstring).
-
-        Raises:
-            EvaluationError: an unknown ``streams``.
         """
-        if streams not in STREAMS:
-            raise EvaluationError(f"streams must be one of {', '.join(map(repr, STREAMS))}, got {streams!r}")
-        self.streams = streams
         self.agents = None if agents is None else list(agents)
         self.workers = workers
         self.chunk_size = chunk_size
@@ -109,7 +94,7 @@ class ScalarBackend:
             stop = min(start + self.chunk_size, num_games)
             lo, hi = np.searchsorted(self.record, [start, stop])
             tasks.append((num_players, rules, seed, c, start, seating[start:stop],
-                          frozenset(self.record[lo:hi].tolist()), self.streams))
+                          frozenset(self.record[lo:hi].tolist())))
         parts: list[GameOutcomes] = []
         agents = self.agents if self.agents is not None else list(policies)
         results = _run_tasks(agents, list(policies), tasks, self.workers)
@@ -149,8 +134,8 @@ def _run_tasks(agents: Sequence[str | Policy], policies: list[Policy], tasks: li
         yield from pool.imap(_worker_chunk, tasks)
 
 
-def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int, streams: str = DEFAULT_STREAMS) -> None:
-    """Reseed every policy for chunk ``chunk``: its generator per chunk; on the compiled streams, one salt per run.
+def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int) -> None:
+    """Reseed every policy for chunk ``chunk``: its generator per chunk, and one salt per run.
 
     The salt (:meth:`~lama_dice.agents.base.Policy.seed_decisions`) keys the draws a policy takes
     from :meth:`~lama_dice.agents.base.Policy.decision_rng`: the same for every chunk, so that those
@@ -158,29 +143,22 @@ def _seed_policies(policies: Sequence[Policy], seed: int, chunk: int, streams: s
     """
     k = max(1, len(policies))  # one entry even with no policy
     states = np.random.SeedSequence(seed, spawn_key=(_KEY_POLICIES, chunk)).generate_state(k, dtype=np.uint64)
-    salts = (np.random.SeedSequence(seed, spawn_key=(_KEY_SALTS,)).generate_state(k, dtype=np.uint64)
-             if streams == "compiled" else None)
+    salts = np.random.SeedSequence(seed, spawn_key=(_KEY_SALTS,)).generate_state(k, dtype=np.uint64)
     seen: set[int] = set()
     for i, (pol, s) in enumerate(zip(policies, states, strict=False)):
         if id(pol) not in seen:
             seen.add(id(pol))
             pol.seed(int(s))
-            if salts is not None:
-                pol.seed_decisions(int(salts[i]))
+            pol.seed_decisions(int(salts[i]))
 
 
 def _play_chunk(policies: Sequence[Policy], num_players: int, rules: RulesConfig, seed: int,
-                chunk: int, start: int, seating: np.ndarray, record: frozenset[int],
-                streams: str = DEFAULT_STREAMS) -> _ChunkResult:
+                chunk: int, start: int, seating: np.ndarray, record: frozenset[int]) -> _ChunkResult:
     """Play games ``start .. start+len(seating)-1`` (chunk ``chunk``) in lockstep."""
-    _seed_policies(policies, seed, chunk, streams)
+    _seed_policies(policies, seed, chunk)
     n = num_players
     b = len(seating)
-    if streams == "compiled":
-        games = [LamaGame(n, rules, seed=seed, game_id=start + k, record=(start + k) in record) for k in range(b)]
-    else:
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_KEY_GAMES, chunk)))
-        games = [LamaGame(n, rules, rng=rng, record=(start + k) in record) for k in range(b)]
+    games = [LamaGame(n, rules, seed=seed, game_id=start + k, record=(start + k) in record) for k in range(b)]
     seat_pol = [[policies[a] for a in row] for row in seating.tolist()]
     active = list(range(b))
     while active:

@@ -1,4 +1,4 @@
-"""The benchmark suites ``lama-dice-suite/3``, ``/2`` and ``/1``: a fixed definition of "the score of an agent".
+"""The benchmark suite ``lama-dice-suite/3``: a fixed definition of "the score of an agent".
 
 A suite is a small set of named tasks with fixed rules, opponents, game counts
 and seeds (docs/benchmark.md states them and the reasons for the numbers).
@@ -15,21 +15,17 @@ task                 players  opponents                                   games 
 ``table4``           4        three ``optimal``                           10,000       4001
 ``duel-also-match``  2        ``optimal``, ``triple_llama=also_match``    10,000       5001
 ``solo-lean-dice``   1        none, one llama per die (normalized)        15,000       6001
-``exploit`` (/2)     2        best responders trained against the agent   10,000       2201, 2202, 2203
+``exploit``          2        best responders trained against the agent   10,000       2201, 2202, 2203
 ===================  =======  ==========================================  ===========  ================
 
-``lama-dice-suite/2`` (``--suite 2``) is ``lama-dice-suite/1``'s
-five tasks, unchanged (so their numbers are the same under either version),
-plus ``exploit``: optional (played only when named: ``--tasks exploit``)
+``exploit`` is optional (played only when named: ``--tasks exploit``)
 because it trains best responders (:mod:`lama_dice.evaluation.exploitability`;
 its headline is the best responder's win rate against the agent, lower is
-better). ``--suite 1`` plays ``lama-dice-suite/1`` exactly as before.  Both
-play the python evaluation backend on its former streams (``streams="numpy"``).
-``lama-dice-suite/3`` (the default) is ``/2``'s six tasks, unchanged, on the
-compiled engine's streams (``streams="compiled"``: game ``i`` of a seed is one
-game on either backend); only the matches the python backend plays (those
-with ``lookahead``, a network or a ``python:`` agent, and the ``exploit``
-task's evaluations) give other numbers than under ``/2``.
+better).  Every evaluation plays the compiled engine's streams: game ``i`` of
+a seed is one game on either backend.  ``lama-dice-suite/1`` (the first five
+tasks) and ``/2`` (the six) played the same tasks on the python backend's
+former NumPy streams; they are retired (0.1.0 was the last version with them:
+``suite=1`` or ``2`` answers one line naming ``/3``).
 
 The last two are generalization tasks (rules the shipped agents were not
 trained on).  A solo task's headline is the **normalized score**
@@ -79,6 +75,7 @@ from .suite_tasks import (
     LEAN_DICE,
     NORMALIZATION_DEFAULT,
     NORMALIZATION_LEAN_DICE,
+    RETIRED_SUITES,
     SUITE,
     SUITE_VERSION,
     SUITES,
@@ -93,7 +90,8 @@ from .suite_tasks import (
 )
 
 __all__ = [
-    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITES",
+    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "RETIRED_SUITES", "SUITE",
+    "SUITES",
     "SUITE_VERSION", "TASKS", "ExploitRunner", "Match", "MatchResult", "Measure", "Suite", "SuiteError",
     "SuiteProgress", "SuiteResult", "Task", "TaskResult", "environment", "evaluate_command", "normalize",
     "resolve_tasks", "run_suite", "score_command", "suite_of",
@@ -130,8 +128,8 @@ def run_suite(
         progress: called as ``progress(label, games_done, games_total)`` over the whole run.
         backend: ``"auto"`` (the suite's), ``"python"`` or ``"fast"`` (see :func:`evaluate`); another
             than ``"auto"`` may change the numbers of native heuristics: the score is then not official.
-        suite: the suite's number: 3 (``lama-dice-suite/3``, the default), 2 or 1 (their numbers as published:
-            the python backend on its former streams, ``streams="numpy"``).
+        suite: the suite's number: 3 (``lama-dice-suite/3``, the default and the only one; 1 and 2 are
+            retired).
         exploit: what plays the ``exploit`` task (needed only when it is asked for).
 
     Returns:
@@ -141,9 +139,9 @@ def run_suite(
         SuiteError: an unknown suite or task, a bad agent spec or ``games``, the ``exploit`` task
             without a runner or for a policy object, or an illegal action (the message names the
             task, the match and the game).
+        lama_env.errors.RetiredError: a retired suite (1, 2).
     """
     chosen = resolve_tasks(tasks, suite)
-    streams = suite_of(suite).streams
     if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
         raise SuiteError(f"games must be a positive integer, got {games!r}")
     check_int("workers", workers, 0)
@@ -179,12 +177,11 @@ def run_suite(
                     progress(_label, _base + k, total)
 
             tick(0, n)
-            res = _play(agent, task, match, n, workers=workers, backend=backend, progress=tick, label=label,
-                        streams=streams)
+            res = _play(agent, task, match, n, workers=workers, backend=backend, progress=tick, label=label)
             played.append((match, res))
             done += n
         measures = solo_measures(task, played[0][1]) if task.players == 1 else table_measures(task, played)
-        mres = [MatchResult(m, r, evaluate_command([spec, *m.opponents], task, n, m.seed, streams))
+        mres = [MatchResult(m, r, evaluate_command([spec, *m.opponents], task, n, m.seed))
                 for m, r in played]
         results.append(TaskResult(task, n, measures, mres, time.perf_counter() - t_task))
     return SuiteResult(spec, results, official=games is None and backend == "auto", games_override=games,
@@ -211,19 +208,18 @@ def _playable(built: Policy, chosen: list[Task], *, named: bool, spec: str, suit
 
 
 def _play(agent: str | Policy, task: Task, match: Match, games: int, *, workers: int, backend: str,
-          progress: Callable[[int, int], None], label: str, streams: str) -> EvalResult:
+          progress: Callable[[int, int], None], label: str) -> EvalResult:
     agents: list[str | Policy] = [agent, *match.opponents]
     where = f"task {label} (seed {match.seed})"
     try:
         return evaluate(agents, num_players=task.players, games=games, seed=match.seed, workers=workers,
-                        rules=task.rules, progress=progress, backend=backend, chunk_size=CHUNK_SIZE,
-                        streams=streams)
+                        rules=task.rules, progress=progress, backend=backend, chunk_size=CHUNK_SIZE)
     except LamaDiceError as e:
         if not isinstance(e, EvaluationError) or "illegal action" not in str(e):
             raise SuiteError(f"{where}: {e}") from None
         # find the game: play the match again in this process, watching every move (the same seeds
         # make the same games, so the first illegal action comes again)
-        raise SuiteError(locate_illegal(agents, task, match, games, where, streams) or f"{where}: {e}") from None
+        raise SuiteError(locate_illegal(agents, task, match, games, where) or f"{where}: {e}") from None
     except Exception as e:
         e.add_note(f"while playing {where} of the suite")
         raise

@@ -8,7 +8,6 @@ from typing import Any
 
 from lama_env.rules import RulesConfig
 
-from .scalar import DEFAULT_STREAMS
 from .suite_tasks import LATEST, Task, resolve_tasks
 
 __all__ = ["evaluate_command", "score_command"]
@@ -30,16 +29,10 @@ def score_command(agent: str, tasks: Sequence[str], games: int | None = None, *,
     return shlex.join(args)
 
 
-def evaluate_command(agents: Sequence[str], task: Task, games: int, seed: int,
-                     streams: str = DEFAULT_STREAMS) -> str:
-    """The ``lama-dice evaluate`` command that plays one match alone (same seed, same result).
-
-    ``streams``: the suite's (``"numpy"`` for suites 1 and 2: the command then says ``--streams numpy``).
-    """
+def evaluate_command(agents: Sequence[str], task: Task, games: int, seed: int) -> str:
+    """The ``lama-dice evaluate`` command that plays one match alone (same seed, same result)."""
     args = ["lama-dice", "evaluate", "--players", str(task.players), "--agents", *agents,
             "--games", str(games), "--seed", str(seed)]
-    if streams != DEFAULT_STREAMS:
-        args += ["--streams", streams]
     default = RulesConfig().to_dict(include_dice=True)
     for key, value in task.rules.to_dict(include_dice=True).items():
         if default.get(key) != value:

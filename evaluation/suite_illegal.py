@@ -12,7 +12,6 @@ from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
 
 from .evaluate import evaluate
-from .scalar import DEFAULT_STREAMS
 from .seating import rotation_seating
 from .suite_tasks import CHUNK_SIZE, Match, Task
 
@@ -99,18 +98,14 @@ class _Watch(Policy):
         return list(acts)
 
 
-def locate_illegal(agents: list[str | Policy], task: Task, match: Match, games: int, where: str,
-                   streams: str = DEFAULT_STREAMS) -> str | None:
-    """Play the match again in this process with every move checked; the message naming the game, or None.
-
-    ``streams``: the suite's (the match's games are those it played).
-    """
+def locate_illegal(agents: list[str | Policy], task: Task, match: Match, games: int, where: str) -> str | None:
+    """Play the match again in this process with every move checked; the message naming the game, or None."""
     seating = rotation_seating(task.players, games)
     index = _GameIndex(seating, CHUNK_SIZE)
     watched = [_Watch(make_agent(a), i, index, where) for i, a in enumerate(agents)]
     try:
         evaluate(watched, num_players=task.players, games=games, seed=match.seed, workers=1, rules=task.rules,
-                 backend="python", chunk_size=CHUNK_SIZE, streams=streams)
+                 backend="python", chunk_size=CHUNK_SIZE)
     except _IllegalActionError as e:
         return e.message
     return None

@@ -119,7 +119,7 @@ class SuiteResult:
     workers: int = 1
     #: tasks of the suite the agent cannot play (a network trained for another player count), with why
     skipped: dict[str, str] = field(default_factory=dict)
-    #: the suite's number (``--suite``): 1, 2 or 3
+    #: the suite's number (``--suite``): 3, the only one (1 and 2 are retired)
     suite: int = LATEST
 
     def to_json(self) -> dict:

@@ -1,16 +1,14 @@
-"""The tasks of the suites ``lama-dice-suite/1``, ``/2`` and ``/3``: definitions, constants, normalization.
+"""The tasks of the suite ``lama-dice-suite/3``: definitions, constants, normalization.
 
-``lama-dice-suite/2`` is ``lama-dice-suite/1`` (the same five tasks: rules,
-opponents, games and seeds, so their numbers are the same under either
-version) plus the optional ``exploit`` task, which trains best responders
-against the agent (:mod:`lama_dice.evaluation.exploitability`) and is played
-only when named (``--tasks exploit``).  Both play the python evaluation
-backend on its former streams (``streams="numpy"``, drawn per chunk), as they
-were published.  ``lama-dice-suite/3`` is ``/2``'s tasks, unchanged, on the
-compiled engine's streams (``streams="compiled"``, game ``i`` of a seed the
-same game on either backend): only the random streams of the matches the
-python backend plays (and of the ``exploit`` task's evaluations) differ, so
-matches on the fast backend give the same numbers under all three.
+``lama-dice-suite/3`` is five tasks (rules, opponents, games and seeds) plus
+the optional ``exploit`` task, which trains best responders against the agent
+(:mod:`lama_dice.evaluation.exploitability`) and is played only when named
+(``--tasks exploit``); every evaluation plays the compiled engine's streams
+(game ``i`` of a seed the same game on either backend).  The earlier versions,
+``lama-dice-suite/1`` (the five tasks) and ``/2`` (the six), played the same
+tasks on the python backend's former per-chunk NumPy streams; they are retired
+(:data:`RETIRED_SUITES`: 0.1.0 was the last version with them), and asking for
+one answers one line naming ``/3``.
 
 See :mod:`lama_dice.evaluation.suite` for what a suite is and the table of its tasks.
 """
@@ -18,8 +16,9 @@ See :mod:`lama_dice.evaluation.suite` for what a suite is and the table of its t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from lama_env.errors import INSTEAD_OF_SUITES, RetiredError, retired
 from lama_env.rules import RulesConfig
 
 from .exploitability import DEFAULT_BUDGET, ExploitBudget
@@ -27,13 +26,13 @@ from .outcomes import EvaluationError
 from .scalar import DEFAULT_CHUNK_SIZE
 
 __all__ = [
-    "CHUNK_SIZE", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT", "NORMALIZATION_LEAN_DICE", "SUITE", "SUITE2_EXPLOIT",
-    "SUITE3_EXPLOIT", "SUITES", "SUITE_VERSION", "TASKS", "Match", "Suite", "SuiteError", "Task", "normalize",
-    "resolve_tasks", "suite_of",
+    "CHUNK_SIZE", "EXPLOIT_BUDGET", "EXPLOIT_TASK", "LATEST", "LEAN_DICE", "NORMALIZATION_DEFAULT",
+    "NORMALIZATION_LEAN_DICE", "RETIRED_SUITES", "SUITE", "SUITES", "SUITE_VERSION", "TASKS", "Match", "Suite",
+    "SuiteError", "Task", "normalize", "resolve_tasks", "suite_of",
 ]
 
-#: The first suite's name and version; a change of any task, count, seed or constant makes a new version.
-SUITE_VERSION = "lama-dice-suite/1"
+#: The suite's name and version; a change of any task, count, seed, constant or random stream makes a new version.
+SUITE_VERSION = "lama-dice-suite/3"
 #: Games played in lockstep by the scalar backend (part of what a result depends on), fixed by the suite.
 CHUNK_SIZE = DEFAULT_CHUNK_SIZE
 #: The dice of ``solo-lean-dice``: one llama per die (docs/RULES.md's dice have two).
@@ -104,7 +103,7 @@ class Task:
 NORMALIZATION_DEFAULT = (18.56915923870641, 10.177902880507007)
 NORMALIZATION_LEAN_DICE = (18.792916356648856, 11.807685708994475)
 
-#: lama-dice-suite/1, in score-card order.
+#: The five tasks every version of the suite has played, in score-card order.
 SUITE: tuple[Task, ...] = (
     Task("solo", 1, 15_000, (Match("solo", (), 1001),),
          about="solo points per round, normalized: 0 = random, 1 = optimal",
@@ -125,18 +124,15 @@ SUITE: tuple[Task, ...] = (
 )
 TASKS: dict[str, Task] = {t.name: t for t in SUITE}
 
-#: The ``exploit`` task of lama-dice-suite/2: best responders trained against the agent (two players).
+#: The budget of the ``exploit`` task: best responders trained against the agent (two players).
 #: Its ``shipped`` start is pinned to ``ppo:2p-v2`` (the ``ppo:2p`` of the release that added the task), so
-#: that a newer shipped agent does not change the task; its evaluations play the former streams (``"numpy"``).
-SUITE2_EXPLOIT = DEFAULT_BUDGET.replace(shipped="ppo:2p-v2", streams="numpy")
-EXPLOIT_TASK = Task("exploit", 2, SUITE2_EXPLOIT.report_games,
-                    (Match("best responder", (), SUITE2_EXPLOIT.report_seed),),
+#: that a newer shipped agent does not change the task.
+EXPLOIT_BUDGET = DEFAULT_BUDGET.replace(shipped="ppo:2p-v2")
+EXPLOIT_TASK = Task("exploit", 2, EXPLOIT_BUDGET.report_games,
+                    (Match("best responder", (), EXPLOIT_BUDGET.report_seed),),
                     about="approximate exploitability: the best responder's win rate against the agent "
                           "(lower is better; 50% = nothing found to exploit)",
-                    optional=True, exploit=SUITE2_EXPLOIT)
-#: The ``exploit`` task of lama-dice-suite/3: /2's, its evaluations on the compiled streams.
-SUITE3_EXPLOIT = SUITE2_EXPLOIT.replace(streams="compiled")
-EXPLOIT_TASK3 = replace(EXPLOIT_TASK, exploit=SUITE3_EXPLOIT)
+                    optional=True, exploit=EXPLOIT_BUDGET)
 
 
 @dataclass(frozen=True)
@@ -145,8 +141,6 @@ class Suite:
 
     version: str
     tasks: tuple[Task, ...]
-    #: the python evaluation backend's random streams (``evaluate(streams=...)``): ``"numpy"`` or ``"compiled"``
-    streams: str = "compiled"
 
     @property
     def by_name(self) -> dict[str, Task]:
@@ -155,24 +149,31 @@ class Suite:
 
 
 #: Every suite by number (``--suite N``); :data:`LATEST` is the default.
-SUITES: dict[int, Suite] = {1: Suite(SUITE_VERSION, SUITE, streams="numpy"),
-                            2: Suite("lama-dice-suite/2", (*SUITE, EXPLOIT_TASK), streams="numpy"),
-                            3: Suite("lama-dice-suite/3", (*SUITE, EXPLOIT_TASK3), streams="compiled")}
+SUITES: dict[int, Suite] = {3: Suite(SUITE_VERSION, (*SUITE, EXPLOIT_TASK))}
 LATEST = 3
+#: The retired suites (the python backend's NumPy streams): ``lama-dice-suite/1`` and ``/2``, retired in 0.2.0.
+RETIRED_SUITES = (1, 2)
 
 
 def suite_of(number: int) -> Suite:
-    """The suite ``lama-dice-suite/NUMBER``; raises :class:`SuiteError` for an unknown one."""
+    """The suite ``lama-dice-suite/NUMBER``.
+
+    Raises:
+        lama_env.errors.RetiredError: a retired suite (1, 2): one line naming ``/3``.
+        SuiteError: an unknown one.
+    """
+    if not isinstance(number, bool) and number in RETIRED_SUITES:
+        raise RetiredError(retired(f"lama-dice-suite/{number}", INSTEAD_OF_SUITES))
     if isinstance(number, bool) or number not in SUITES:
         raise SuiteError(f"unknown suite {number!r} (suites: {', '.join(map(str, SUITES))})")
     return SUITES[number]
 
 
-def resolve_tasks(names: Sequence[str] | None, suite: int = 1) -> list[Task]:
+def resolve_tasks(names: Sequence[str] | None, suite: int = LATEST) -> list[Task]:
     """The tasks called ``names`` in suite order (for None: every task but the optional ones).
 
     Raises:
-        SuiteError: an unknown suite or task.
+        SuiteError: an unknown suite or task; lama_env.errors.RetiredError: a retired suite.
     """
     s = suite_of(suite)
     if names is None:

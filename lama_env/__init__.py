@@ -47,10 +47,11 @@ def __getattr__(name: str) -> Any:
     As PettingZoo answers a retired version of its own envs (``pettingzoo.utils.deprecated_module``).
     """
     if name in RETIRED_ENVS:
+        from .errors import retired
         from .options import DeprecatedEnvError
 
-        raise DeprecatedEnvError(f"lama_env.{name} is retired: use lama_env.{RETIRED_ENVS[name]} (the same env, its "
-                                 "seeds on the compiled engine's streams: docs/environments.md, Versions)")
+        raise DeprecatedEnvError(retired(f"lama_env.{name}", f"use lama_env.{RETIRED_ENVS[name]} (the same env, its "
+                                         "seeds on the compiled engine's streams: docs/environments.md, Versions)"))
     raise AttributeError(f"module 'lama_env' has no attribute {name!r}")
 
 

@@ -56,3 +56,30 @@ def bounded(message: str, limit: int = MESSAGE_LIMIT) -> str:
     if len(text) > limit:
         return f"{text[:limit]}... (message cut: {len(text)} chars)"
     return text
+
+
+#: The version that retired the compatibility modes (issue 50: the NumPy-generator games, ``--streams``,
+#: the suites ``lama-dice-suite/1`` and ``/2``, the env ``lama_dice_v0``) and the last version that had them.
+RETIRED_IN, LAST_WITH = "0.2.0", "0.1.0"
+
+
+class RetiredError(LamaDiceError):
+    """A retired option, mode or version was asked for; the message (:func:`retired`) names what replaced it."""
+
+
+def retired(what: str, instead: str, *, retired_in: str = RETIRED_IN, last: str = LAST_WITH) -> str:
+    """The one line a retired thing answers: what it was, when it went, and what to use instead.
+
+    ``retired("--streams", "drop it")`` ->
+    ``"--streams was retired in 0.2.0 (0.1.0 was the last version with it): drop it"``.
+    """
+    return f"{what} was retired in {retired_in} ({last} was the last version with it): {instead}"
+
+
+#: What replaced the NumPy streams (``--streams``, ``evaluate(streams=...)``, ``LamaGame(rng=Generator)``).
+INSTEAD_OF_STREAMS = ("the compiled engine's streams are the only ones (game i of a seed is the same game on every "
+                      "backend, with any chunk size and workers): drop it")
+#: What replaced the suites ``lama-dice-suite/1`` and ``/2`` (``--suite 1``, ``--suite 2``).
+INSTEAD_OF_SUITES = ("use lama-dice-suite/3 (--suite 3, the default: /2's tasks, seeds and game counts on the compiled "
+                     "engine's streams); a saved /1 or /2 score card still shows on the Results page of "
+                     "lama-dice serve --results DIR")

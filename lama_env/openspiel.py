@@ -79,6 +79,7 @@ from .engine import LamaGame, Phase
 from .observation import encode, observation_layout, observation_size
 from .render import render_text
 from .rules import DEFAULT_DICE, FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
+from .streams import Streams
 
 try:
     import pyspiel
@@ -211,7 +212,7 @@ class LamaDiceState(pyspiel.State):
         """A new game (or, through :func:`state_from_game`, a copy of ``lama`` in explicit-chance mode)."""
         super().__init__(game)
         if lama is None:
-            lama = LamaGame(game.num_players(), game.rules, chance="explicit", record=False, rng=_NO_RANDOM)
+            lama = LamaGame(game.num_players(), game.rules, chance="explicit", record=False, rng=Streams(0, 0))
         self._lama = lama
         self._reward = game.reward
         self._max_moves = game.max_game_length()
@@ -358,9 +359,5 @@ def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> L
          "max_round_turns": rules.max_round_turns, **params}
     return pyspiel.load_game(GAME_NAME, p)
 
-
-#: The generator of a new game's state: an explicit-chance game never draws from it unless
-#: ``sample_chance`` is called (OpenSpiel clones a state by building a new one and copying in).
-_NO_RANDOM = np.random.default_rng(0)
 
 pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), LamaDiceGame)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .errors import LamaDiceError
+from .errors import LamaDiceError, RetiredError
 from .rules import check_num_players as _check_num_players
 from .rules import win_rewards  # the rule lives in rules; re-exported for the envs
 
@@ -62,7 +62,7 @@ class LamaEnvError(LamaDiceError, ValueError):
     """A bad environment option (player count, opponents, episode, reward...) or a misuse of an env."""
 
 
-class DeprecatedEnvError(LamaDiceError, ImportError):
+class DeprecatedEnvError(RetiredError, ImportError):
     """A retired version of an environment was asked for; the message names the current one."""
 
 

@@ -3,11 +3,10 @@
 ``LamaGame(seed=s, game_id=g)`` draws the deals and dice of game ``g`` of seed ``s``
 of the compiled engine (``play_batch``, and slot ``g`` of a ``VectorGame`` after
 ``reset(seed=s)``); its ``sample_action`` draws what the compiled ``random`` agent
-draws; and the python evaluation backend, on its default streams (``"compiled"``),
-gives the fast backend's result exactly, whatever the chunk size and the workers, and
-any agent without randomness of its own one result whatever the chunk size and the
-workers (the tests that use no ``streams=`` argument check the default: they fail
-when it is ``"numpy"`` again).
+draws; and the python evaluation backend, on the compiled streams (its only ones: the
+NumPy streams are retired), gives the fast backend's result exactly, whatever the chunk
+size and the workers, and any agent without randomness of its own one result whatever
+the chunk size and the workers.
 """
 
 import json
@@ -18,12 +17,13 @@ import pytest
 
 from lama_dice.agents.base import RandomPolicy
 from lama_dice.cli.main import main as cli_main
-from lama_dice.evaluation import EvaluationError, evaluate
+from lama_dice.evaluation import evaluate
 from lama_env import _kernel as K
 from lama_env import streams as S
 from lama_env.actions import DISCARD_ACTION, discard_counts, legal_discards, sample_order
 from lama_env.batched import NativePolicy, play_batch
 from lama_env.engine import GameSetupError, IllegalActionError, LamaGame
+from lama_env.errors import RetiredError
 from lama_env.snapshot import StateFormatError
 from lama_env.vector import VectorGame
 
@@ -105,23 +105,44 @@ def test_sample_order_is_the_compiled_random_agents_order():
 def test_python_backend_on_compiled_streams_gives_the_fast_result(agents, rules):
     fast = evaluate(agents, games=60, seed=5, rules=rules, backend="fast").outcomes
     for chunk_size, workers in ((128, 1), (7, 1), (16, 2)):
-        py = evaluate(agents, games=60, seed=5, rules=rules, backend="python", streams="compiled",
+        py = evaluate(agents, games=60, seed=5, rules=rules, backend="python",
                       chunk_size=chunk_size, workers=workers).outcomes
         for f in OUTCOME_FIELDS:
             assert np.array_equal(getattr(py, f), getattr(fast, f)), (f, chunk_size, workers)
 
 
-def test_numpy_streams_still_depend_on_the_chunk_and_differ_from_fast():
-    # the former default, kept to reproduce the figures measured on it: drawn per chunk
-    a = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", streams="numpy").outcomes
-    b = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", streams="numpy",
-                 chunk_size=7).outcomes
-    fast = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="fast").outcomes
-    assert not np.array_equal(a.totals, b.totals)
-    assert not np.array_equal(a.totals, fast.totals)
-    # and exactly what it gave before the default changed (the issue's example: 367 wins, not 370)
-    old = evaluate(["threshold:0.2", "random"], games=400, seed=5, backend="python", streams="numpy")
-    assert [a.wins for a in old.agents] == [367.0, 33.0]
+@pytest.mark.parametrize("streams", ["numpy", "compiled"])
+def test_the_streams_argument_is_retired_in_one_line(streams):
+    """``evaluate(streams=...)`` (the NumPy streams' switch): one line naming the replacement and 0.1.0."""
+    with pytest.raises(RetiredError, match=r"streams.* was retired in 0\.2\.0 \(0\.1\.0 was the last version "
+                                           r"with it\): the compiled engine's streams are the only ones") as e:
+        evaluate(["threshold:0.2", "random"], games=2, seed=5, backend="python", streams=streams)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("command", [
+    ["evaluate", "--agents", "threshold:0.2", "random", "--games", "4"],
+    ["evaluate", "--league", "random", "threshold:0.2", "--games", "4"],
+    ["exploit", "random"],
+    ["curves", "runs/none", "--evaluate", "random"],
+])
+@pytest.mark.parametrize("value", [["numpy"], ["compiled"], []])
+def test_the_streams_option_is_retired_in_one_line(capsys, command, value):
+    """``--streams`` on every command that had it: a usage error of one line naming the replacement."""
+    with pytest.raises(SystemExit) as e:
+        cli_main([*command, "--streams", *value])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert (f"lama-dice {command[0]}: error: --streams (the python backend's NumPy streams) was retired in 0.2.0 "
+            "(0.1.0 was the last version with it): the compiled engine's streams are the only ones") in err
+    assert "drop it" in err
+
+
+def test_the_streams_option_is_hidden_from_help(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["evaluate", "--help"])
+    assert "--streams" not in capsys.readouterr().out
 
 
 # ----------------------------------------------------------------- the default streams: one game everywhere
@@ -213,10 +234,10 @@ def test_a_league_on_the_default_streams_is_the_same_on_either_backend():
     assert py == fast
 
 
-def test_cli_streams_compiled_matches_fast(capsys, tmp_path):
+def test_cli_python_backend_matches_fast(capsys, tmp_path):
     out = {}
     for name, extra in (("fast", ["--backend", "fast"]),
-                        ("py", ["--backend", "python", "--streams", "compiled", "--chunk-size", "9"])):
+                        ("py", ["--backend", "python", "--chunk-size", "9"])):
         path = tmp_path / f"{name}.json"
         assert cli_main(["evaluate", "--agents", "threshold:0.2", "random", "--games", "40", "--seed", "5",
                          "--no-progress", "--json", str(path), *extra]) == 0
@@ -224,14 +245,12 @@ def test_cli_streams_compiled_matches_fast(capsys, tmp_path):
     assert [a["wins"] for a in out["py"]["agents"]] == [a["wins"] for a in out["fast"]["agents"]]
 
 
-def test_bad_streams_and_game_id_are_one_line_errors():
-    with pytest.raises(EvaluationError, match="streams must be one of"):
-        evaluate(["random", "random"], games=2, backend="python", streams="jax")
+def test_bad_game_id_is_a_one_line_error():
     for bad in (-1, 1.5, "0", True):
         with pytest.raises(GameSetupError, match="game_id must be an integer >= 0"):
             LamaGame(2, seed=0, game_id=bad)
     with pytest.raises(GameSetupError, match="give rng or game_id, not both"):
-        LamaGame(2, rng=np.random.default_rng(0), game_id=0)
+        LamaGame(2, rng=S.Streams(1, 2), game_id=0)
     with pytest.raises(IllegalActionError, match="needs a game on the compiled engine's streams"):
         LamaGame(2, seed=0).sample_action()
     g = LamaGame(2, seed=0, game_id=0, chance="explicit")
@@ -253,8 +272,9 @@ def test_compiled_streams_survive_copy_clone_serialize_and_pickle():
     state["random"]["streams"]["es"] = "xyz"
     with pytest.raises(StateFormatError, match=r"random\.streams\.es must be 16 hexadecimal digits"):
         LamaGame.deserialize(json.dumps(state))
-    # a planner's own generator takes over (clone(rng=...)): the copy no longer draws the compiled streams
-    assert not g.clone(rng=np.random.default_rng(0)).on_compiled_streams
+    # a planner's own streams take over (clone(rng=...)): the copy draws from them
+    mine = [_play_random(g.clone(rng=S.Streams(7, 8))).to_record() for _ in range(2)]
+    assert mine[0] == mine[1] != want
 
 
 def test_random_policy_draws_from_the_games_policy_stream():
@@ -330,8 +350,8 @@ def test_retired_env_versions_name_the_new_one():
         gym.make("LamaDice-v0")
     with pytest.raises(DeprecatedEnvError, match="lama_dice_v1") as e:
         from lama_env import lama_dice_v0  # noqa: F401
-    assert isinstance(e.value, ImportError) and isinstance(e.value, LamaDiceError)
-    assert "\n" not in str(e.value)
+    assert isinstance(e.value, ImportError) and isinstance(e.value, RetiredError) and isinstance(e.value, LamaDiceError)
+    assert "\n" not in str(e.value) and "retired in 0.2.0 (0.1.0 was the last version with it)" in str(e.value)
     with pytest.raises(DeprecatedEnvError, match="lama_dice_v1"):
         import lama_env.lama_dice_v0
     import lama_env
@@ -340,12 +360,6 @@ def test_retired_env_versions_name_the_new_one():
         _ = lama_env.lama_dice_v9
 
 
-def test_the_cli_streams_choices_are_the_evaluations():
-    """The parsers name the streams without importing evaluation code: the same choices, the same default first."""
-    from lama_dice.cli.options import STREAM_CHOICES
-    from lama_dice.evaluation.scalar import DEFAULT_STREAMS, STREAMS
-
-    assert set(STREAM_CHOICES) == set(STREAMS) and STREAM_CHOICES[0] == DEFAULT_STREAMS
 
 
 # ----------------------------------------------------------------- agents with randomness of their own

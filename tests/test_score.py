@@ -1,4 +1,4 @@
-"""The benchmark suite lama-dice-suite/1 and ``lama-dice score``.
+"""The benchmark suite lama-dice-suite/3 and ``lama-dice score``.
 
 * the normalization constants are the solver's exact values (the optimum and the uniform-random policy),
   and the random policy's exact value is checked against plain value iteration;
@@ -7,7 +7,8 @@
   deterministic heuristic), and each match's ``lama-dice evaluate`` command replays it exactly;
 * ``python:MODULE:NAME`` specs work through the registry (so in every tool);
 * a malformed spec, an unknown task and an illegal action are one-line errors (exit 2) naming what failed,
-  the illegal action's task and game checked against the recorded games.
+  the illegal action's task and game checked against the recorded games;
+* the retired suites /1 and /2 answer one line naming /3 and 0.1.0, and a saved card of theirs still shows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import shlex
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 
 import pytest
 
@@ -29,6 +29,7 @@ from lama_dice.agents.solver import solver_for
 from lama_dice.cli.main import main
 from lama_dice.evaluation import evaluate
 from lama_dice.evaluation.suite import (
+    RETIRED_SUITES,
     SUITE,
     SUITE_VERSION,
     SUITES,
@@ -40,6 +41,7 @@ from lama_dice.evaluation.suite import (
     run_suite,
 )
 from lama_env import __version__
+from lama_env.errors import RetiredError
 from lama_env.rules import RulesConfig, score_display
 from lama_env.transitions import FULL_ROW, apply_bust, apply_discard, grouped_chance_outcomes, resolve_roll
 
@@ -89,7 +91,7 @@ def user_module(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ the suite's definition
 def test_the_suite_is_versioned_and_its_counts_give_one_point_intervals():
-    assert SUITE_VERSION == "lama-dice-suite/1"
+    assert SUITE_VERSION == "lama-dice-suite/3"
     assert [t.name for t in SUITE] == ["solo", "duel", "table4", "duel-also-match", "solo-lean-dice"]
     assert [t.name for t in SUITE if t.generalization] == ["duel-also-match", "solo-lean-dice"]
     seeds = [m.seed for t in SUITE for m in t.matches]
@@ -162,9 +164,9 @@ def test_optimal_scores_one_and_random_zero_within_their_intervals(spec, target)
 
 # ------------------------------------------------------------------ determinism
 #: threshold:0.2 on solo (fast backend) and table4 (scalar backend), 256 games each: wins, rounds,
-#: round points and final points summed over its games, under lama-dice-suite/2 (the python backend on its
-#: former numpy streams, as published).  The same on every machine.
-EXPECTED = {"solo": (256.0, 1145, 12503, 12095), "table4": (34.0, 1125, 9807, 9213)}
+#: round points and final points summed over its games, under lama-dice-suite/3 (every backend on the
+#: compiled engine's streams).  The same on every machine.
+EXPECTED = {"solo": (256.0, 1145, 12503, 12095), "table4": (32.5, 1112, 9804, 9264)}
 
 
 def _sums(card):
@@ -186,24 +188,19 @@ def _stable(data):
 
 
 def test_same_seeds_same_results_and_the_stored_values():
-    first = run_suite("threshold:0.2", ["solo", "table4"], games=256, suite=2)
-    again = run_suite("threshold:0.2", ["solo", "table4"], games=256, workers=2, suite=2)
+    first = run_suite("threshold:0.2", ["solo", "table4"], games=256)
+    again = run_suite("threshold:0.2", ["solo", "table4"], games=256, workers=2)
     assert _stable(first.to_json()) == _stable(again.to_json())
     assert _sums(first) == EXPECTED
     assert [t.matches[0].result.backend for t in first.tasks] == ["fast", "python"]
     assert not first.official and first.games_override == 256
 
 
-def test_suite_3_plays_suite_2s_tasks_on_the_compiled_streams():
-    """/3 is /2's tasks; only the python backend's matches move, each to the fast backend's games."""
-    assert SUITES[3].version == "lama-dice-suite/3" and SUITES[3].streams == "compiled"
-    assert SUITES[1].streams == SUITES[2].streams == "numpy"
-    assert [replace(t, exploit=None) for t in SUITES[3].tasks] == [replace(t, exploit=None) for t in SUITES[2].tasks]
-    assert SUITES[3].tasks[-1].exploit == SUITES[2].tasks[-1].exploit.replace(streams="compiled")
-    assert SUITES[2].tasks[-1].exploit.streams == "numpy"
+def test_suite_3_plays_the_compiled_streams_on_either_backend():
+    """/3's matches are the fast backend's games on either backend, with any chunk size and workers."""
+    assert list(SUITES) == [3] and SUITES[3].version == "lama-dice-suite/3"
     three = run_suite("threshold:0.2", ["solo", "table4"], games=256)
-    assert three.suite == 3 and _sums(three)["solo"] == EXPECTED["solo"]  # the fast backend: the same games
-    assert _sums(three)["table4"] != EXPECTED["table4"]  # the python backend: the compiled streams now
+    assert three.suite == 3
     by_chunk = evaluate(["threshold:0.2", "optimal", "optimal", "optimal"], games=256, seed=4001, chunk_size=7,
                         workers=2)  # table4's match alone, other chunks and workers: the same games
     assert _stable(by_chunk.to_json()) == _stable(three.tasks[1].matches[0].result.to_json())
@@ -350,29 +347,41 @@ def test_every_opponent_of_the_suite_builds():
         assert isinstance(make_agent(spec), Policy)
 
 
-# ------------------------------------------------------------------ lama-dice-suite/2
-def test_suite_2_is_suite_1_plus_the_optional_exploit_task():
-    assert SUITES[1].tasks == SUITE and SUITES[1].version == SUITE_VERSION == "lama-dice-suite/1"
-    assert SUITES[2].version == "lama-dice-suite/2" and SUITES[2].tasks[:-1] == SUITE  # the same five tasks
-    exploit = SUITES[2].tasks[-1]
+# ------------------------------------------------------------------ the optional exploit task; the retired suites
+def test_the_suite_is_the_five_tasks_plus_the_optional_exploit_task():
+    assert SUITES[3].tasks[:-1] == SUITE  # the five tasks every version has played
+    exploit = SUITES[3].tasks[-1]
     assert exploit.name == "exploit" and exploit.optional and exploit.exploit is not None and exploit.players == 2
-    assert [t.name for t in resolve_tasks(None, 2)] == [t.name for t in SUITE]  # optional: only when named
-    with pytest.raises(SuiteError, match="unknown task 'exploit'"):
-        resolve_tasks(["exploit"], 1)
-    with pytest.raises(SuiteError, match=r"unknown suite 4 \(suites: 1, 2, 3\)"):
+    assert [t.name for t in resolve_tasks(None)] == [t.name for t in SUITE]  # optional: only when named
+    with pytest.raises(SuiteError, match=r"unknown suite 4 \(suites: 3\)"):
         resolve_tasks(None, 4)
 
 
-def test_suite_1_reproduces_under_its_own_number():
-    one = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200, suite=1).to_json()
-    two = run_suite("threshold:0.2", ["solo", "duel-also-match"], games=200, suite=2).to_json()
-    assert one["suite"] == "lama-dice-suite/1" and two["suite"] == "lama-dice-suite/2"
-    assert one["rerun"] == "lama-dice score threshold:0.2 --suite 1 --tasks solo duel-also-match --games 200"
-    assert two["rerun"] == "lama-dice score threshold:0.2 --suite 2 --tasks solo duel-also-match --games 200"
-    assert _stable(one["tasks"]) == _stable(two["tasks"])  # the same games, the same numbers
-    for task in two["tasks"]:  # each match's command replays it on the suite's streams
-        assert task["matches"][0]["evaluate_command"].endswith(" --streams numpy") or \
-            " --streams numpy " in task["matches"][0]["evaluate_command"]
+@pytest.mark.parametrize("number", RETIRED_SUITES)
+def test_a_retired_suite_answers_one_line_naming_suite_3(number, capsys):
+    assert RETIRED_SUITES == (1, 2)
+    for call in (lambda: resolve_tasks(None, number), lambda: run_suite("random", ["solo"], games=4, suite=number)):
+        with pytest.raises(RetiredError, match=rf"^lama-dice-suite/{number} was retired in 0\.2\.0 \(0\.1\.0 was the "
+                                               r"last version with it\): use lama-dice-suite/3"):
+            call()
+    for argv in (["score", "random", "--suite", str(number)], ["score", "--list", "--suite", str(number)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"lama-dice score: error: lama-dice-suite/{number} was retired "
+                                                   "in 0.2.0 (0.1.0 was the last version with it): use "
+                                                   "lama-dice-suite/3")
+
+
+def test_a_saved_card_of_a_retired_suite_still_shows_on_the_results_page(tmp_path):
+    """A saved score card is the user's data: /1's and /2's still rank on the Results page, beside /3's."""
+    from lama_dice.cli.web.results import load_results
+
+    card = run_suite("threshold:0.2", ["solo"], games=8).to_json()
+    for n in (1, 2, 3):
+        (tmp_path / f"card{n}.json").write_text(json.dumps(dict(card, suite=f"lama-dice-suite/{n}")))
+    got = load_results(tmp_path)
+    assert not got["skipped"]
+    assert {(t["suite"], t["task"]) for t in got["tasks"]} == {(f"lama-dice-suite/{n}", "solo") for n in (1, 2, 3)}
 
 
 def test_the_exploit_task_needs_a_runner_and_reports_what_it_returns():
@@ -394,7 +403,7 @@ def test_the_exploit_task_needs_a_runner_and_reports_what_it_returns():
 def test_score_refuses_an_unknown_suite_in_one_line(capsys):
     assert main(["score", "random", "--suite", "7"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["lama-dice score: error: unknown suite 7 (suites: 1, 2, 3)"]
+    assert err == ["lama-dice score: error: unknown suite 7 (suites: 3)"]
 
 
 def test_the_scores_default_suite_is_the_latest():

@@ -26,6 +26,7 @@ from lama_env import actions as A
 from lama_env.engine import resolve_roll
 from lama_env.odds import roll_distribution
 from lama_env.rules import DECK_COUNTS, FACE_INDEX, RulesConfig, score_display
+from lama_env.streams import Streams
 
 DEFAULT = RulesConfig()
 RULE_VARIANTS = [
@@ -225,10 +226,10 @@ def test_distribution_mean_is_the_value():
 # --------------------------------------------------------- simulation with the engine
 def solo_round_points(spec: str, rounds: int, seed: int, rules: RulesConfig = DEFAULT) -> np.ndarray:
     agent = make_agent(spec, seed=seed)
-    rng = np.random.default_rng(seed)
+    streams = Streams.of_game(seed, 0)  # the rounds one after another along game 0's streams
     pts = []
     for _ in range(rounds):
-        g = LamaGame(1, rules=rules, rng=rng, record=False)
+        g = LamaGame(1, rules=rules, rng=streams, record=False)
         while not g.rounds_finished:  # rounds flow on: the round's result is last_round
             g.step(agent.act(g, g.legal_actions()))
         pts.append(g.last_round["points"][0])

@@ -4,8 +4,8 @@ LamaGame is a view over one compiled record (lama_env._game); this measures it a
 compiled one-game step called from Python.
 
 Measured alternating in one process (R rounds of N steps of every variant, the median and range
-of microseconds per step): ``LamaGame.step`` with random legal actions (on a NumPy generator and
-on the compiled streams) against one compiled step of a one-game record of
+of microseconds per step): ``LamaGame.step`` with random legal actions (on the compiled streams,
+the only ones since 0.2.0) against one compiled step of a one-game record of
 ``lama_env._kernel.STATE_DTYPE`` called from Python (Numba's dispatch with the record array, the
 rules record and the action), with the legal actions listed by a second compiled call or the
 action drawn inside; Numba's dispatch alone (the rules as ``np.void``, as the kernels take them,
@@ -102,16 +102,16 @@ MIXED = np.uint64(S.seed_mix(S.base_seed(1)))
 AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8), np.zeros((1, 128, 7), np.int64))
 
 
-def _lama_steps(n, streams):
+def _lama_steps(n):
     choice = random.Random(1).choice
     k = 0
     gid = 0
-    g = LamaGame(P, seed=1, game_id=gid, record=False) if streams else LamaGame(P, seed=1, record=False)
+    g = LamaGame(P, seed=1, game_id=gid, record=False)
     t = time.perf_counter()
     while k < n:
         if g.game_over:
             gid += 1
-            g = LamaGame(P, seed=1, game_id=gid, record=False) if streams else LamaGame(P, seed=1 + k, record=False)
+            g = LamaGame(P, seed=1, game_id=gid, record=False)
             continue
         g.step(choice(g.legal_actions()))
         k += 1
@@ -230,8 +230,7 @@ def _from_state_calls(n):
 
 
 VARIANTS = {
-    "LamaGame.step (NumPy generator), random legal": lambda: _lama_steps(N, False),
-    "LamaGame.step (compiled streams), random legal": lambda: _lama_steps(N, True),
+    "LamaGame.step (compiled streams), random legal": lambda: _lama_steps(N),
     "compiled step + compiled legal list (2 calls), Python pick": lambda: _kernel_steps(N),
     "compiled step choosing its random action (1 call)": lambda: _kernel_steps_random(N),
     "empty njit call (record array, rules (1,) array, int)": lambda: _calls(_k_noop, RULES_REC, N),
@@ -274,8 +273,8 @@ def main() -> None:
     for _ in range(R):
         for k, f in VARIANTS.items():
             times[k].append(f() / N * 1e6)
-    base = statistics.median(times["LamaGame.step (NumPy generator), random legal"])
-    print(f"N={N} steps a round, R={R} rounds alternating; median us per step (ratio to LamaGame.step NumPy)")
+    base = statistics.median(times["LamaGame.step (compiled streams), random legal"])
+    print(f"N={N} steps a round, R={R} rounds alternating; median us per step (ratio to LamaGame.step)")
     for k, v in times.items():
         m = statistics.median(v)
         print(f"  {k:62s} {m:7.3f} us  (x{m / base:.2f})  [min {min(v):.3f}, max {max(v):.3f}]")

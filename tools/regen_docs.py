@@ -562,7 +562,7 @@ def search_command(name: str, agents: Sequence[str], games: int, seed: int, work
     ``Policy.decision_rng`` (keyed by the game and the decision), whichever process plays it.
     """
     return (f"python -m lama_dice evaluate --agents {' '.join(agents)} --games {games} --seed {seed} "
-            f"--workers {workers} --streams compiled --no-progress --json {SEARCH_DIR}/{name}.json")
+            f"--workers {workers} --no-progress --json {SEARCH_DIR}/{name}.json")
 
 
 def _search_strength(_runs: list[Run]) -> str:
@@ -664,6 +664,8 @@ def _time_to_strength(runs: list[Run]) -> str:
 
 LEAGUE_CURVE_JSON = "docs/league_2p_curve.json"
 LEAGUE_CURVE_PNG = "docs/images/league_2p.png"
+#: The command of 0.1.0 that wrote LEAGUE_CURVE_JSON (its ``--streams numpy``: the python backend's NumPy streams,
+#: retired in 0.2.0; the run it evaluated is not in the repository, so the file is not remade).
 LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --games 1000 --seed 0 --streams numpy "
                 "--goal 0.58 "
                 f"--json {LEAGUE_CURVE_JSON} --out {LEAGUE_CURVE_PNG} --title 'ppo_2p_league (warm start from "
@@ -781,16 +783,18 @@ def _exploit_curves(d: dict) -> str:
                                                           for p in r["curve"]) for r in d["responders"])
 
 
-def _exploit_command(d: dict) -> str:
-    """The command that measures a result again.
+def _on_numpy_streams(d: dict) -> bool:
+    """Whether a result was measured on the python backend's NumPy streams (0.1.0; retired in 0.2.0).
 
-    A result whose budget names no ``streams`` was measured on the python backend's former streams, which
-    ``--streams numpy`` asks for now.
+    Such a result's budget names no ``streams`` (or ``"numpy"``); its command now plays the same measurement on
+    the compiled engine's streams, whose numbers differ within the interval.
     """
-    cmd = d["command"]
-    if "streams" not in d["budget"] and "--streams" not in cmd:
-        cmd += " --streams numpy"
-    return cmd
+    return d["budget"].get("streams", "numpy") == "numpy"
+
+
+def _exploit_command(d: dict) -> str:
+    """The command that measures a result again, marked † when the result came from 0.1.0's NumPy streams."""
+    return f"`{d['command']}`" + (" †" if _on_numpy_streams(d) else "")
 
 
 def _exploit_table(_runs: list[Run]) -> str:
@@ -808,13 +812,16 @@ def _exploit_table(_runs: list[Run]) -> str:
         rows.append([_exploit_label(target, d), pct(ex["win_rate"]), pct_range(ex["ci95"]), d["best"], starts,
                      _exploit_curves(d), f"{b['steps'] / 1e6:.2g}M x {len(d['starts'])} x seeds {b['seeds']}",
                      f"{mins:.0f} min" + (f" (load {load:.1f})" if load is not None else ""),
-                     f"`{_exploit_command(d)}`"])
+                     _exploit_command(d)])
     text = md_table(["target", "best responder's win rate", "95% CI", "best", "each start (choice games)",
                      "curves (steps: win rate %)", "budget (steps x starts x seeds)",
                      "wall time", "command"], rows)
     text += ("\n\nWin rates of the responder against the target (ties shared): the best is chosen on "
              "4,000 games per responder and reported on 10,000 fresh games (Wilson interval, about ±1 point); "
              "50% = nothing found to exploit. Curves: 1,000 games per checkpoint (±3 points).")
+    if any(_on_numpy_streams(d) for d in res.values()):
+        text += (" †: measured by 0.1.0, whose evaluations played the python backend's NumPy streams (`--streams "
+                 "numpy`, retired in 0.2.0); the command plays the same measurement on the compiled engine's streams.")
     if missing:
         text += " Not measured yet: " + ", ".join(missing) + "."
     return text
@@ -970,14 +977,15 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                     f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
                     "against lookahead (2,000 games per checkpoint)'")),
               _time_to_strength),
-    Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1 "
-              "(the five tasks of /2 and /3; --suite 1: as published, on the python backend's former streams)",
+    Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/3 "
+              "(its five tasks; the optional exploit task has its own table)",
               "long: ~15-20 min on 2 cores",
-              tuple(lama(f"score {a} --suite 1 --workers 2 --no-progress --json -") for a in SCORE_AGENTS),
+              tuple(lama(f"score {a} --workers 2 --no-progress --json -") for a in SCORE_AGENTS),
               _score_table),
     Generator("league-curve", "ppo:2p-v3's training run (the league) against lookahead, rendered from "
               f"{LEAGUE_CURVE_JSON}", "instant (reads what lama-dice curves --json wrote)", (), _league_curve,
-              exact=True, source=f"{LEAGUE_CURVE_JSON}, written by `{LEAGUE_CURVE}`"),
+              exact=True, source=f"{LEAGUE_CURVE_JSON}, written by 0.1.0's `{LEAGUE_CURVE}` (`--streams numpy` was "
+                                 "retired in 0.2.0: the same command without it plays the compiled engine's streams)"),
     Generator("exploit-table", "approximate exploitability of the heuristics and shipped agents (docs/benchmark.md), "
               "rendered from docs/exploitability/*.json", "instant (reads what lama-dice exploit --json wrote)",
               (), _exploit_table, exact=True,

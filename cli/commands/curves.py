@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=2000, help="with --evaluate: games per checkpoint and opponent")
     add_seed(p, help="with --evaluate: the seed, an integer >= 0 (default 0; the same games for each checkpoint)")
     add_workers(p, "with --evaluate: processes to play in")
-    add_streams(p, "with --evaluate: the evaluations' random streams on the python backend")
+    add_streams(p)
     p.add_argument("--goal", type=float, default=None, help="with --evaluate: a win rate to mark, e.g. 0.5")
     add_json(p, "the points (with --evaluate)")
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.json == "-"  # the JSON alone on stdout; the lines below on stderr
     out = sys.stderr if to_stdout else sys.stdout
     data = checkpoint_curve(args.run, args.evaluate, args.games, args.seed, args.workers,
-                            progress=lambda line: print(line, file=out, flush=True), streams=args.streams)
+                            progress=lambda line: print(line, file=out, flush=True))
     if args.json and not to_stdout:
         write_json_file(args.json, data, CurvesError)
         print(f"wrote {args.json}")

@@ -10,8 +10,7 @@ often (exactly so when --games is a multiple of --players). A game won
 jointly by k players gives each of them 1/k win. The same --seed plays the
 same games on either --backend, with any --chunk-size and --workers (game i
 is the compiled engine's game i of the seed), so it gives the same result
-(for agents without randomness of their own); --streams numpy replays the
-python backend's former streams, which the figures measured before were made on.
+(for agents without randomness of their own).
 
 --league plays a round-robin between the agents (2 players: --games games
 per pair) or, for more players, --games games with random lineups, and rates
@@ -70,10 +69,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "python: the rules engine")
     p.add_argument("--chunk-size", type=at_least(1), default=None, metavar="C",
                    help="games played in lockstep / per worker task (default 128; part of what the result "
-                        "depends on only with --streams numpy, or for an agent with randomness of its own)")
-    add_streams(p, "the python backend's random streams",
-                ": game i of the seed is the fast backend's game i, so native agents give one result on both "
-                "backends, whatever --chunk-size and --workers")
+                        "depends on only for an agent with randomness of its own)")
+    add_streams(p)
     p.add_argument("--solo-values", action="store_true",
                    help="with --league: add each agent's solo points per round (exact from the solver "
                         "where the agent allows, else measured over --games solo games)")
@@ -97,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(opt, path, EvaluationError)
     common = dict(seed=args.seed, workers=args.workers, rules=rules, progress=not args.no_progress,
                   save_games=args.save_games, backend=args.backend, save_sample=args.save_sample,
-                  chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE, streams=args.streams)
+                  chunk_size=args.chunk_size or DEFAULT_CHUNK_SIZE)
     result: EvalResult | LeagueResult
     if args.league is not None:
         from lama_dice.evaluation import league
@@ -108,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         if args.solo_values:
             from lama_dice.evaluation import solo_values
 
-            result.solo = solo_values(args.league, rules, games=games, seed=args.seed, streams=args.streams)
+            result.solo = solo_values(args.league, rules, games=games, seed=args.seed)
         render = _render_league
     else:
         from lama_dice.evaluation import evaluate

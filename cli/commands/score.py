@@ -1,10 +1,8 @@
-"""Score an agent on the benchmark suite lama-dice-suite/3 (or /2, /1) (docs/benchmark.md).
+"""Score an agent on the benchmark suite lama-dice-suite/3 (docs/benchmark.md).
 
   lama-dice score threshold:0.2
   lama-dice score ppo:2p --tasks duel duel-also-match --workers 2 --json ppo2p.json
   lama-dice score ppo:2p --tasks exploit --workers 2         (trains best responders: minutes)
-  lama-dice score threshold:0.2 --suite 2                    (lama-dice-suite/2, exactly as published)
-  lama-dice score threshold:0.2 --suite 1                    (lama-dice-suite/1, exactly as published)
   lama-dice score python:my_agent.py:MyPolicy --tasks solo
   lama-dice score --list
 
@@ -17,9 +15,11 @@ version, the rules, the seeds and every evaluation's full report, with the
 `lama-dice evaluate` command that replays each one. The same seeds give the
 same numbers whatever --workers is and on any machine (for an agent whose
 decisions depend only on the game and its own seeded randomness).
-lama-dice-suite/3 is /2's tasks on the compiled engine's random streams (game
-i of a seed is the same game on either evaluation backend); --suite 2 and
---suite 1 play the python backend's former streams, as published.
+lama-dice-suite/3 plays the compiled engine's random streams (game i of a seed
+is the same game on either evaluation backend). --suite 1 and --suite 2 (the
+same tasks on the python backend's former NumPy streams) are retired: 0.1.0
+was the last version with them; their saved JSON cards still show on the
+Results page of lama-dice serve --results DIR.
 
 Your own policy: the spec python:MODULE:NAME (a module on the path or in the
 current directory, or a path/to/file.py; NAME a Policy subclass or factory).
@@ -38,7 +38,7 @@ from lama_dice.cli.options import add_json, add_progress, add_workers
 #: that building the parser imports no evaluation code.
 LATEST = 3
 
-HELP = "score an agent on the benchmark suite (lama-dice-suite/3; --suite 2, 1): the numbers to report"
+HELP = "score an agent on the benchmark suite (lama-dice-suite/3): the numbers to report"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,9 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", nargs="+", metavar="TASK", default=None,
                    help="play only these tasks (default: all but the optional exploit, which trains; see --list)")
     p.add_argument("--suite", type=int, default=LATEST, metavar="N",
-                   help="the suite's version: 3 (default: /2's tasks on the compiled engine's streams), 2 (/1's "
-                        "tasks plus the optional exploit, on the python backend's former streams, as published) "
-                        "or 1")
+                   help="the suite's version: 3 (the default and the only one; 1 and 2 are retired)")
     add_json(p, "the score card")
     add_workers(p)
     p.add_argument("--games", type=int, default=None, metavar="G",
@@ -65,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from lama_dice.cli.recordfile import emit_json_report
     from lama_dice.evaluation.suite import SuiteError, run_suite, suite_of
 
-    suite_of(args.suite)  # an unknown suite: one line, before anything else
+    suite_of(args.suite)  # an unknown or retired suite: one line, before anything else
     if args.list:
         _print_suite(args.suite)
         return 0
@@ -202,7 +200,8 @@ def _print_suite(number: int) -> None:
     from lama_dice.evaluation.suite import CHUNK_SIZE, suite_of
 
     suite = suite_of(number)
-    print(f"{suite.version} (chunk size {CHUNK_SIZE}; {suite.streams} streams; the agent plays every seat in turn)")
+    print(f"{suite.version} (chunk size {CHUNK_SIZE}; the compiled engine's streams; the agent plays every seat in "
+          "turn)")
     for t in suite.tasks:
         rules = t.rules.to_dict()
         changed = {k: v for k, v in rules.items() if type(t.rules)().to_dict().get(k) != v}
