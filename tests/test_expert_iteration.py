@@ -105,6 +105,7 @@ def test_policy_targets_are_distributions_over_the_legal_actions():
     logits = np.where(mask, rng.normal(size=(b, NUM_ACTIONS)), -np.inf)
     searched = mask & (rng.random((b, NUM_ACTIONS)) < 0.7)
     searched[:, 0] = True
+    searched[np.arange(b), np.argmax(logits, axis=1)] = True  # as the rollout search: the prior's likeliest always
     q = np.where(searched, rng.random((b, NUM_ACTIONS)), np.nan)
     p = X.policy_targets(logits, q, rollouts=16)
     assert p.dtype == np.float32 and np.all(p >= 0) and np.all(p[~mask] == 0)
@@ -129,6 +130,16 @@ def test_policy_targets_are_distributions_over_the_legal_actions():
     same = X.policy_targets(logits, np.where(mask, 0.5, np.nan), rollouts=16)
     prior_all = np.exp(logits - logits.max(axis=1, keepdims=True))
     assert np.allclose(same, prior_all / prior_all.sum(axis=1, keepdims=True), atol=1e-6)
+    # z: each difference with the prior's likeliest action shrunk by z standard errors
+    se = np.where(searched, 0.05, np.nan)
+    assert np.allclose(X.policy_targets(logits, q, 16, se=se, z=100.0), same, atol=1e-6)  # nothing sure: the prior
+    shrunk = X.policy_targets(logits, q, 16, se=se, z=1.0)
+    top = np.argmax(logits[i])
+    d = np.where(s, q[i, legal] - q[i, top], 0.0)
+    qz = q[i, top] + np.sign(d) * np.maximum(np.abs(d) - 0.05, 0.0)
+    v_mix = (prior[s] * qz[s]).sum() / prior[s].sum()
+    z = logits[i, legal] + 6.6 * np.where(s, qz, v_mix)
+    assert np.allclose(shrunk[i, legal], np.exp(z - z.max()) / np.exp(z - z.max()).sum(), atol=1e-6)
     assert X.check_targets({"policy": p, "mask": mask, "value": np.full((b, 2), 0.5)}) is None
     bad = p.copy()
     bad[~mask] = 0.01
@@ -210,6 +221,8 @@ BAD = [
     ("start: {policy: ppo:no/such/file.safetensors}", "start.policy", ""),
     ("start: {value: 4p}", "start.value", "is for 4 players"),
     ("start: {policy: ppo:4p}", "start.policy", "4 players"),
+    ("measure: {search: 'rollouts=0'}", "measure.search", "rollouts must be an integer"),
+    ("measure: {search: 'rollouts=8,value=4p'}", "measure.search", "its value network is the run's"),
 ]
 
 
@@ -221,6 +234,19 @@ def test_bad_configs_are_refused_in_one_line(tmp_path, text, key, words):
         load_expert_config(path)
     msg = str(e.value)
     assert key in msg and words in msg and "\n" not in msg
+
+
+def test_the_measured_search_is_the_strongest_over_the_best_pair_by_default(smoke_run):
+    from lama_dice.agents.rollout import RolloutPolicy
+
+    cfg = load_expert_config(CONFIGS / "expert_iteration_2p.yaml", check_agents=False)
+    best = X._best(smoke_run)
+    search = X._measured_search(cfg, best)
+    assert isinstance(search, RolloutPolicy) and not isinstance(search, X.ExpertSearch)
+    assert (search.rollouts, search.rounds, search.z) == (128, 1, 2.0) and search.value_net.path == best["value"]
+    expert = X._measured_search(cfg.model_copy(update={"measure": cfg.measure.model_copy(update={"search": "expert"})}),
+                                best)
+    assert isinstance(expert, X.ExpertSearch) and expert.rollouts == cfg.search.rollouts
 
 
 def test_the_command_line_dispatches_and_refuses_what_does_not_apply(tmp_path, capsys):

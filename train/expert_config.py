@@ -17,7 +17,7 @@ tell this config from the others cheaply (:func:`is_expert_iteration_config`)::
       policy: {epochs: 4, batch: 1024, lr: 3.0e-4}
       value: {epochs: 4, batch: 4096, lr: 3.0e-4}
     gate: {games: 20000, block: 2000, workers: 1}
-    measure: {search_games: 2000, workers: 1}
+    measure: {search: "rollouts=128,rounds=1,z=2", search_games: 1000, workers: 1}
 
 Every key has a default; unknown keys, wrong types and out-of-range values are one-line errors
 naming the key (:func:`lama_dice.train.config.describe_error`), as are a start network that does
@@ -30,7 +30,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from lama_env.actions import NUM_ACTIONS
 from lama_env.rules import RulesConfig
@@ -72,6 +72,10 @@ class SearchConfig(Section):
     c_visit: float = Field(default=50.0, ge=0, description="Gumbel MuZero's c_visit: the policy target is "
                                                            "softmax(logits + (c_visit + rollouts) * c_scale * Q)")
     c_scale: float = Field(default=0.1, gt=0, description="Gumbel MuZero's c_scale (see c_visit)")
+    z: float = Field(default=0.0, ge=0, le=10, description="shrink each action's difference with the network's "
+                                                           "likeliest by z standard errors before the target "
+                                                           "(the rollouts' noise moves it only where the search "
+                                                           "is sure)")
 
 
 class SelfPlayConfig(Section):
@@ -113,9 +117,29 @@ class GateConfig(Section):
 class MeasureConfig(Section):
     """What each iteration measures besides the gate: the search's edge over the network it searches."""
 
-    search_games: int = Field(default=2_000, ge=0, description="games of the search against its network "
+    search: str = Field(default="rollouts=128,rounds=1,z=2",
+                        description="the search measured against its network, over the best pair: options of "
+                                    "search:NET (the default: the strongest search measured), or 'expert': the "
+                                    "labelling search playing its policy target's most likely action")
+    search_games: int = Field(default=1_000, ge=0, description="games of the search against its network "
                                                                "(0: not measured, no share kept)")
     workers: int = Field(default=1, ge=1, description="evaluation worker processes")
+
+    @field_validator("search")
+    @classmethod
+    def _search_options(cls, v: str) -> str:
+        from lama_dice.agents.registry import AgentSpecError
+        from lama_dice.agents.search import parse_options
+
+        if v == "expert":
+            return v
+        try:
+            opts = parse_options(f"ppo:NET,{v}")
+        except AgentSpecError as e:
+            raise ValueError(str(e)) from None
+        if "value" in opts:
+            raise ValueError("the search runs over the best pair: its value network is the run's, not value=")
+        return v
 
 
 class ExpertIterationConfig(RunConfig):

@@ -33,10 +33,11 @@ does, in order:
    lower end is above ``1/N``.  The candidate value network replaces the best one when its
    held-out Brier score is no worse (a value network is judged by its calibration: the search
    asks it for chances to win).
-4. **Measure**: the search over the best pair (the expert, playing the argmax of its policy
-   target) against the best policy network, ``measure.search_games`` games: the search's edge
-   over its network, and the **share of it kept**: the candidate's edge over the best network
-   (step 3) divided by the search's edge (step 4).
+4. **Measure**: the search over the best pair (``measure.search``: by default the strongest
+   search measured, ``search:BEST,rollouts=128,rounds=1,z=2``; ``expert``: the labelling search
+   playing its policy target's most likely action) against the best policy network,
+   ``measure.search_games`` games: the search's edge over its network, and the **share of it
+   kept**: the candidate's edge over the best network (step 3) divided by the search's edge.
 5. **Report**: one row per iteration in ``iterations/KKKK/report.json`` and TensorBoard
    (``tb/``), and the run's ``state.json`` (the best pair; written last, atomically).
 
@@ -93,7 +94,7 @@ _PLAY, _FIT, _GATE, _MEASURE = range(1, 5)
 
 
 def policy_targets(logits: np.ndarray, q: np.ndarray, rollouts: int, c_visit: float = 50.0,
-                   c_scale: float = 0.1) -> np.ndarray:
+                   c_scale: float = 0.1, se: np.ndarray | None = None, z: float = 0.0) -> np.ndarray:
     """Gumbel MuZero's improved policy: ``softmax(logits + sigma(completed Q))`` over the legal actions.
 
     Args:
@@ -104,23 +105,35 @@ def policy_targets(logits: np.ndarray, q: np.ndarray, rollouts: int, c_visit: fl
         c_visit: ``sigma(q) = (c_visit + N) * c_scale * q`` (the paper's monotone transform; ``q`` is
             already a win share in [0, 1], so it is not rescaled).
         c_scale: see ``c_visit``.
+        se: ``[B, A]`` the standard error of each searched action's paired difference with the
+            prior's most likely action (what the rollout search reports, which always searches that
+            one; a row where it is not searched is not shrunk; None: all 0).
+        z: shrink each difference with the prior's most likely action towards 0 by ``z`` standard
+            errors (soft thresholding: ``d -> sign(d) max(|d| - z se, 0)``), so that the rollouts'
+            noise moves the target only where the search is sure (the search's own ``z`` test).
 
     Returns:
         ``[B, A]`` float32 distributions: non-negative, summing to 1, zero on the illegal actions.
         An action not searched gets the completed value ``v_mix``, the prior-weighted mean of the
-        searched ones' ``Q`` (the paper's ``v_mix`` with the visits' weight in full).
+        searched ones' (shrunk) ``Q`` (the paper's ``v_mix`` with the visits' weight in full).
     """
     legal = np.isfinite(logits)
     searched = ~np.isnan(q) & legal
-    z = np.where(legal, logits, -np.inf).astype(np.float64)
-    prior = np.exp(z - z.max(axis=1, keepdims=True))
+    z_ = np.where(legal, logits, -np.inf).astype(np.float64)
+    prior = np.exp(z_ - z_.max(axis=1, keepdims=True))
     prior /= prior.sum(axis=1, keepdims=True)
+    qs = np.where(searched, q, 0.0).astype(np.float64)
+    if z > 0 and se is not None:
+        top = np.argmax(z_, axis=1)  # the prior's most likely action: the differences' reference
+        q0 = qs[np.arange(len(qs)), top][:, None]
+        d = qs - q0
+        sure = searched & searched[np.arange(len(qs)), top][:, None]  # a row without its reference: as it is
+        qs = np.where(sure, q0 + np.sign(d) * np.maximum(np.abs(d) - z * np.nan_to_num(se), 0.0), qs)
     w = np.where(searched, prior, 0.0)
-    qs = np.where(searched, q, 0.0)
     v_mix = (w * qs).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-300)
     completed = np.where(searched, qs, v_mix[:, None])
-    z = np.where(legal, z + (c_visit + rollouts) * c_scale * completed, -np.inf)
-    p = np.exp(z - z.max(axis=1, keepdims=True))
+    z_ = np.where(legal, z_ + (c_visit + rollouts) * c_scale * completed, -np.inf)
+    p = np.exp(z_ - z_.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     return p.astype(np.float32)
 
@@ -134,10 +147,11 @@ class ExpertSearch(RolloutPolicy):
     """
 
     def __init__(self, policy: str | os.PathLike, value: str | os.PathLike, *, rollouts: int, rounds: int = 1,
-                 top: int = 0, c_visit: float = 50.0, c_scale: float = 0.1, seed: int | None = None) -> None:
+                 top: int = 0, c_visit: float = 50.0, c_scale: float = 0.1, z: float = 0.0,
+                 seed: int | None = None) -> None:
         """The search ``search:ppo:POLICY,value=VALUE,rollouts=R,rounds=U,top=K`` (its draws from ``seed``)."""
         super().__init__(f"ppo:{policy}", rollouts=rollouts, rounds=rounds, top=top, value=str(value), seed=seed)
-        self.c_visit, self.c_scale = c_visit, c_scale
+        self.c_visit, self.c_scale, self.shrink = c_visit, c_scale, z
         self.spec = f"expert:{policy},rollouts={rollouts},rounds={rounds},top={top}"
 
     def label(self, games: Sequence[LamaGame]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,10 +159,11 @@ class ExpertSearch(RolloutPolicy):
         legals = [g.legal_actions() for g in games]
         logits = self.prior._batch(games, legals, invariant=True)
         q = np.full(logits.shape, np.nan, dtype=np.float32)
+        se = np.zeros(logits.shape, dtype=np.float32)
         for i, (_, values) in enumerate(self.search_many(games)):
             for a, v in values.items():
-                q[i, a] = v[0]
-        return logits, q, policy_targets(logits, q, self.rollouts, self.c_visit, self.c_scale)
+                q[i, a], se[i, a] = v[0], v[1]
+        return logits, q, policy_targets(logits, q, self.rollouts, self.c_visit, self.c_scale, se, self.shrink)
 
     def act_batch(self, games: Sequence[LamaGame], legals: Sequence[Sequence[int]]) -> list[int]:
         """The improved policy's most likely action in every game (a forced one at once)."""
@@ -428,6 +443,17 @@ def _state(run: Path) -> dict[str, Any]:
     return {"iterations": 0, "best": {"policy": f"iterations/0000/{POLICY}", "value": f"iterations/0000/{VALUE}"}}
 
 
+def _measured_search(cfg: ExpertIterationConfig, best: dict[str, Path]) -> Any:
+    """The search of step 4 over the best pair: ``search:BEST,value=BEST,OPTIONS``, or the expert itself."""
+    from lama_dice.agents.registry import make_agent
+
+    s = cfg.search
+    if cfg.measure.search == "expert":
+        return ExpertSearch(best["policy"], best["value"], rollouts=s.rollouts, rounds=s.rounds, top=s.top,
+                            c_visit=s.c_visit, c_scale=s.c_scale, z=s.z)
+    return make_agent(f"search:ppo:{best['policy']},value={best['value']},{cfg.measure.search}")
+
+
 def _evaluate_wins(agents: list[Any], games: int, seed: int, workers: int, rules: RulesConfig) -> float:
     """The first agent's wins (ties shared) in ``games`` games, seats rotating (the evaluation harness)."""
     from lama_dice.evaluation import evaluate
@@ -450,7 +476,7 @@ def iteration(cfg: ExpertIterationConfig, run: Path, k: int, writer: Any, out: T
         print(f"iteration {k}: 1. positions: {cfg.selfplay.positions:,}, labelled by the search "
               f"(rollouts={s.rollouts}, rounds={s.rounds}, top={s.top})", file=out, flush=True)
         expert = ExpertSearch(best["policy"], best["value"], rollouts=s.rollouts, rounds=s.rounds, top=s.top,
-                              c_visit=s.c_visit, c_scale=s.c_scale, seed=step_seed(cfg.seed, k, _PLAY, 1))
+                              c_visit=s.c_visit, c_scale=s.c_scale, z=s.z, seed=step_seed(cfg.seed, k, _PLAY, 1))
         data = play_positions(expert, cfg.selfplay.positions, envs=cfg.selfplay.envs, keep=cfg.selfplay.keep,
                               explore=cfg.selfplay.explore, batch=s.batch, seed=step_seed(cfg.seed, k, _PLAY),
                               rules=rules, log=out)
@@ -484,12 +510,11 @@ def iteration(cfg: ExpertIterationConfig, run: Path, k: int, writer: Any, out: T
         measure: dict[str, Any] = {"games": 0}
         t = time.perf_counter()
         if cfg.measure.search_games:
-            print(f"iteration {k}: 4. measure: the search against its network, {cfg.measure.search_games:,} games",
-                  file=out, flush=True)
-            expert = ExpertSearch(best["policy"], best["value"], rollouts=s.rollouts, rounds=s.rounds, top=s.top,
-                                  c_visit=s.c_visit, c_scale=s.c_scale)
-            wins = _evaluate_wins([expert] + [f"ppo:{best['policy']}"] * (n - 1), cfg.measure.search_games,
-                                  step_seed(cfg.seed, k, _MEASURE), cfg.measure.workers, rules)
+            print(f"iteration {k}: 4. measure: the search ({cfg.measure.search}) against its network, "
+                  f"{cfg.measure.search_games:,} games", file=out, flush=True)
+            wins = _evaluate_wins([_measured_search(cfg, best)] + [f"ppo:{best['policy']}"] * (n - 1),
+                                  cfg.measure.search_games, step_seed(cfg.seed, k, _MEASURE), cfg.measure.workers,
+                                  rules)
             measure = gate_decision(wins, cfg.measure.search_games, n)
         measure["seconds"] = time.perf_counter() - t
         write_json(folder / MEASURE, measure)
