@@ -6,10 +6,10 @@ tell this config from the others cheaply (:func:`is_expert_iteration_config`)::
     algorithm: expert_iteration
     name: expert_iteration_2p
     seed: 0
-    iterations: 20
+    iterations: 30
     env: {num_players: 2}
     start: {policy: ppo:2p, value: 2p}        # the networks the first iteration starts from
-    search: {rollouts: 16, rounds: 1, top: 0, batch: 256, c_visit: 50, c_scale: 0.1}
+    search: {rollouts: 64, rounds: 1, top: 3, batch: 256, c_visit: 50, c_scale: 10, z: 1}
     selfplay: {positions: 40000, envs: 256, keep: 0.25, explore: 0.05}
     fit:
       replay: 2
@@ -63,16 +63,17 @@ class StartConfig(Section):
 class SearchConfig(Section):
     """The expert: the rollout search (``search:NET,rollouts=R,rounds=U,top=K``) over the current networks."""
 
-    rollouts: int = Field(default=16, ge=1, le=4096, description="rollouts per searched action")
+    rollouts: int = Field(default=64, ge=1, le=4096, description="rollouts per searched action")
     rounds: int = Field(default=1, ge=1, le=100, description="play out to the end of this many rounds, then the "
                                                              "value network (100: to the game's end)")
-    top: int = Field(default=0, ge=0, le=NUM_ACTIONS, description="actions searched per position, the network's "
+    top: int = Field(default=3, ge=0, le=NUM_ACTIONS, description="actions searched per position, the network's "
                                                                   "likeliest first (0: every legal action)")
     batch: int = Field(default=256, ge=1, description="positions searched together (one lockstep search)")
     c_visit: float = Field(default=50.0, ge=0, description="Gumbel MuZero's c_visit: the policy target is "
                                                            "softmax(logits + (c_visit + rollouts) * c_scale * Q)")
-    c_scale: float = Field(default=0.1, gt=0, description="Gumbel MuZero's c_scale (see c_visit)")
-    z: float = Field(default=0.0, ge=0, le=10, description="shrink each action's difference with the network's "
+    c_scale: float = Field(default=10.0, gt=0, description="Gumbel MuZero's c_scale (see c_visit; 0.1 there, where Q "
+                                                          "is rescaled to [0, 1] per node: here a raw win share)")
+    z: float = Field(default=1.0, ge=0, le=10, description="shrink each action's difference with the network's "
                                                            "likeliest by z standard errors before the target "
                                                            "(the rollouts' noise moves it only where the search "
                                                            "is sure)")
