@@ -251,7 +251,7 @@ def play_positions(expert: ExpertSearch, positions: int, *, envs: int = 256, kee
             next_game += len(ended)
     if waiting:
         label()
-    data = {k: np.concatenate(v) for k, v in kept.items()}
+    data: dict[str, Any] = {k: np.concatenate(v) for k, v in kept.items()}
     seat = data.pop("seat")
     data["value"] = np.stack([outcome[int(g)] for g in data["game"]])[np.arange(len(seat))[:, None], rot[seat]]
     data.pop("logits")
