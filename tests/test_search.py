@@ -160,6 +160,13 @@ def test_the_bare_spec_is_the_strongest_search_and_depth_names_the_tree():
         assert kind == "tree" and "rollouts" not in opts
     tree = make_agent("search:ppo:2p,depth=1")
     assert type(tree) is SearchPolicy and tree.depth == 1
+    # the bare spec is the spelled-out search, decision for decision (its measurements carry over)
+    games = _positions(2, 4, seed=3)
+    one, two = (make_agent(spec, seed=4).search_many(games) for spec in ("search:ppo:2p",
+                                                                        "search:ppo:2p,rollouts=128,rounds=1,z=2"))
+    assert [a for a, _ in one] == [a for a, _ in two]
+    assert all(v1.keys() == v2.keys() and all(np.array_equal(v1[k], v2[k]) for k in v1)
+               for (_, v1), (_, v2) in zip(one, two, strict=True))
 
 
 @pytest.mark.parametrize(("spec", "words"), [
