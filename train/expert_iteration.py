@@ -713,6 +713,7 @@ def plot(rows: list[dict[str, Any]], out: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     k = [r["iteration"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6), dpi=110)
@@ -733,6 +734,8 @@ def plot(rows: list[dict[str, Any]], out: str) -> None:
     b.axhline(0, color="0.6", lw=1)
     b.set_xlabel("iteration")
     b.set_ylabel("share of the search's edge kept")
+    for ax in (a, b):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(out)
     plt.close(fig)
