@@ -1,7 +1,9 @@
 """``search:NET,rollouts=R``: Monte-Carlo rollouts of the policy network, on common random numbers.
 
 Spec: ``search:NET,rollouts=R[,rounds=U][,top=K][,playout=greedy|sample][,z=Z][,value=V][,seed=S]
-[,engine=compiled|python]``
+[,engine=compiled|python]``; ``search:NET`` with neither ``rollouts=R`` nor a tree option is this
+search at the strongest settings measured, ``rollouts=128,rounds=1,z=2``
+(:data:`lama_dice.agents.search.STRONGEST`).
 
 At each decision with more than one legal action, each candidate (the policy network's
 ``top`` most likely actions; ``0``: all) is played out ``R`` times: the action, then every
@@ -57,7 +59,7 @@ from lama_env.streams import Streams
 
 from .base import Policy
 from .registry import register
-from .search import USAGE, SearchPolicy, _final_shares, parse_options
+from .search import USAGE, SearchPolicy, _final_shares, parse_options, search_kind
 
 #: How the rollouts' seats choose: the network's most likely action, or a sample of its distribution.
 PLAYOUTS = ("greedy", "sample")
@@ -311,15 +313,15 @@ class RolloutPolicy(SearchPolicy):
 # The ``search:`` spec is registered here, in the module that knows both searches (the tree of
 # :mod:`lama_dice.agents.search` and the rollouts), so that neither imports the other's caller.
 def _make(arg: str | None) -> Policy:
-    opts = parse_options(arg)
-    if "rollouts" in opts:
+    kind, opts = search_kind(parse_options(arg))
+    if kind == "rollouts":
         return RolloutPolicy(**opts)
     return SearchPolicy(**opts)
 
 
 register("search", _make, USAGE,
-         "expectimax over the next decisions and the exact dice, a value network at the leaves, "
-         "the policy network NET ordering and pruning the choices (e.g. search:ppo:2p); with rollouts=R, "
-         "R rollouts of NET from each choice on common dice (e.g. search:ppo:2p,rollouts=16)")
+         "rollouts of the policy network NET from each of its likeliest choices on common dice, valued at the "
+         "round's end by a value network (search:ppo:2p alone: rollouts=128,rounds=1,z=2, the strongest measured); "
+         "with depth=D, expectimax over the next decisions and the exact dice instead (e.g. search:ppo:2p,depth=1)")
 
 __all__ = ["PLAYOUTS", "RolloutPolicy"]

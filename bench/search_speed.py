@@ -1,7 +1,7 @@
 """Decisions per second of search agents, side by side on the same positions.
 
     python -m lama_dice.bench.search_speed mcts:50 mcts:200 lookahead ppo:2p [--positions 60] [--json -]
-    python -m lama_dice.bench.search_speed search:ppo:2p search:ppo:2p,depth=2 ppo:2p lookahead
+    python -m lama_dice.bench.search_speed search:ppo:2p search:ppo:2p,depth=1 ppo:2p lookahead
 
 The positions are the decisions (with more than one legal action) of seeded two-player
 games between two ``threshold:0.2`` players (``--players 4``: four); every agent decides

@@ -81,7 +81,7 @@ def test_distil_command_writes_an_agent_file_that_plays(tmp_path):
 
 @pytest.mark.parametrize(("args", "words"), [
     (["--search", "lookahead"], "distil needs a rollout search"),
-    (["--search", "search:ppo:2p"], "distil needs a rollout search"),
+    (["--search", "search:ppo:2p,depth=1"], "distil needs a rollout search"),
     (["--positions", "0"], "--positions must be a positive integer"),
     (["--keep", "0"], "--keep must lie in (0, 1]"),
 ])

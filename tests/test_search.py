@@ -11,7 +11,8 @@ import pytest
 from lama_dice.agents.agentfile import CheckpointError, tensor_shapes
 from lama_dice.agents.learned import observation_fingerprint
 from lama_dice.agents.registry import make_agent
-from lama_dice.agents.search import SearchPolicy, parse_options
+from lama_dice.agents.rollout import RolloutPolicy
+from lama_dice.agents.search import STRONGEST, SearchPolicy, parse_options, search_kind
 from lama_dice.agents.value import VALUE_FORMAT, ValueNet, load_value, value_names, write_value_file
 from lama_dice.cli.main import main
 from lama_dice.train.value import calibration, selfplay_positions, win_shares
@@ -144,6 +145,30 @@ def test_spec_options():
         "net": "ppo:2p", "depth": 2, "top": 0, "deals": 3, "margin": 0.01, "seed": 5, "value": "4p"}
 
 
+def test_the_bare_spec_is_the_strongest_search_and_depth_names_the_tree():
+    # issue 51: search:NET as typed plays the strongest search measured (the rollouts), the tree has its own setting
+    bare = make_agent("search:ppo:2p")
+    assert isinstance(bare, RolloutPolicy)
+    assert (bare.rollouts, bare.rounds, bare.z, bare.top) == (STRONGEST["rollouts"], STRONGEST["rounds"],
+                                                             STRONGEST["z"], 3) == (128, 1, 2.0, 3)
+    assert search_kind(parse_options("ppo:2p,z=1")) == ("rollouts", {"net": "ppo:2p", "rollouts": 128, "rounds": 1,
+                                                                      "z": 1.0})
+    # rollouts=R spelled out keeps the rollout search's own defaults (z=0), as measured before
+    assert search_kind(parse_options("ppo:2p,rollouts=16")) == ("rollouts", {"net": "ppo:2p", "rollouts": 16})
+    for spec in ("ppo:2p,depth=1", "ppo:2p,deals=4", "ppo:2p,margin=0.01,top=2"):
+        kind, opts = search_kind(parse_options(spec))
+        assert kind == "tree" and "rollouts" not in opts
+    tree = make_agent("search:ppo:2p,depth=1")
+    assert type(tree) is SearchPolicy and tree.depth == 1
+    # the bare spec is the spelled-out search, decision for decision (its measurements carry over)
+    games = _positions(2, 4, seed=3)
+    one, two = (make_agent(spec, seed=4).search_many(games) for spec in ("search:ppo:2p",
+                                                                        "search:ppo:2p,rollouts=128,rounds=1,z=2"))
+    assert [a for a, _ in one] == [a for a, _ in two]
+    assert all(v1.keys() == v2.keys() and all(np.array_equal(v1[k], v2[k]) for k in v1)
+               for (_, v1), (_, v2) in zip(one, two, strict=True))
+
+
 @pytest.mark.parametrize(("spec", "words"), [
     ("search", "search needs a policy network: search:NET"),
     ("search:depth=2", "search's first part must be a policy network"),
@@ -204,8 +229,8 @@ def _rounds_go_on(game: LamaGame) -> bool:
 
 
 def test_depth_one_is_the_exact_expectimax_of_the_value_network(value2):
-    agent = make_agent(f"search:ppo:2p,value={value2},top=0", seed=0)
-    assert isinstance(agent, SearchPolicy)
+    agent = make_agent(f"search:ppo:2p,value={value2},depth=1,top=0", seed=0)
+    assert isinstance(agent, SearchPolicy) and not isinstance(agent, RolloutPolicy)
     checked = 0
     for game in _positions(2, 80, seed=11):
         if not _rounds_go_on(game):
@@ -221,7 +246,7 @@ def test_depth_one_is_the_exact_expectimax_of_the_value_network(value2):
 
 
 def test_top_k_prunes_by_the_prior_and_margin_keeps_the_prior(value2):
-    agent = make_agent(f"search:ppo:2p,value={value2},top=1", seed=0)
+    agent = make_agent(f"search:ppo:2p,value={value2},depth=1,top=1", seed=0)
     prior = make_agent("ppo:2p")
     games = _positions(2, 30, seed=5)
     for g in games:  # one choice searched: the network's own
@@ -240,14 +265,14 @@ def test_deterministic_batched_and_leaves_the_game_alone(value2):
     many = make_agent(spec, seed=3).act_batch(games, [g.legal_actions() for g in games])
     assert singly == many
     assert all(a in g.legal_actions() for a, g in zip(singly, games, strict=True))
-    fixed = f"search:ppo:2p,value={value2},seed=9"  # a seed of the spec wins over the tool's
+    fixed = f"search:ppo:2p,value={value2},depth=1,seed=9"  # a seed of the spec wins over the tool's
     a, b = make_agent(fixed, seed=1), make_agent(fixed, seed=2)
     assert a.rng.integers(2**63) == b.rng.integers(2**63)
 
 
 def test_four_players_and_deeper_trees_cost_more(value2, tmp_path):
     v4 = _random_value_file(tmp_path / "v4.safetensors", n=4, seed=2)[0]
-    agent = make_agent(f"search:ppo:4p,value={v4}", seed=0)
+    agent = make_agent(f"search:ppo:4p,value={v4},depth=1", seed=0)
     game = _positions(4, 1, seed=2)[0]
     assert agent.act(game, game.legal_actions()) in game.legal_actions()
     shallow, deep = (make_agent(f"search:ppo:2p,value={value2},depth={d}", seed=0) for d in (1, 2))
@@ -308,7 +333,7 @@ def test_rollout_spec_options_and_errors():
     for spec, words in [
         ("search:ppo:2p,rollouts=0", "search option rollouts must be an integer 1..4096"),
         ("search:ppo:2p,rollouts=4,depth=2", "search option 'depth' is not one of the rollout"),
-        ("search:ppo:2p,z=1", "search option 'z' needs rollouts=R"),
+        ("search:ppo:2p,depth=1,z=1", "search option 'z' is one of the rollout search, not of the tree"),
         ("search:ppo:2p,rollouts=4,playout=best", "search option playout must be greedy or sample"),
         ("search:ppo:2p,rollouts=4,z=-1", "search option z must be a number 0..10"),
     ]:

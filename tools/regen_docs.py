@@ -552,6 +552,8 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
     ("distilled_2p", ("ppo:2p", "ppo:2p-v3"), 100000, 3000, 1 / 2, "`ppo:2p-v3`"),
     # and the same search over the shipped ppo:2p (the distilled network) against it, on fresh games
     ("search_2p_distilled", ("search:ppo:2p,rollouts=128,rounds=1,z=2", "ppo:2p"), 4000, 4000, 1 / 2, "`ppo:2p`"),
+    # search:ppo:2p as typed: since issue 51 the bare spec is the strongest search measured (the rollouts above)
+    ("search_default_2p", ("search:ppo:2p", "ppo:2p"), 2000, 5151, 1 / 2, "`ppo:2p`"),
 )
 
 

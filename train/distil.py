@@ -49,7 +49,7 @@ import numpy as np
 from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_dice.agents.rollout import RolloutPolicy
-from lama_dice.train.fit import minibatch_fit, mlp_tensors
+from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
 from lama_env.vector import VectorGame
@@ -160,17 +160,7 @@ def fit(tensors: dict[str, np.ndarray], activation: str, obs: np.ndarray, mask: 
     from torch.nn import functional as F
 
     torch.manual_seed(seed)
-    hidden = sorted({int(k.split(".")[1]) for k in tensors if k.startswith("hidden.")})
-    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
-           "leaky_relu": torch.nn.LeakyReLU}[activation]
-    layers: list[Any] = []
-    for name in [f"hidden.{i}" for i in hidden] + ["logits"]:
-        w = tensors[f"{name}.weight"]
-        lin = torch.nn.Linear(w.shape[1], w.shape[0])
-        lin.weight.data = torch.as_tensor(w.copy())
-        lin.bias.data = torch.as_tensor(tensors[f"{name}.bias"].copy())
-        layers += [lin, act()] if name != "logits" else [lin]
-    model = torch.nn.Sequential(*layers)
+    model = mlp_model(tensors, activation)
     x_all, m_all = torch.as_tensor(obs), torch.as_tensor(mask)
     y_all = torch.as_tensor(target)
 

@@ -49,6 +49,27 @@ def minibatch_fit(model: Any, loss: Callable[[Any], Any], n: int, *, epochs: int
         torch.set_num_threads(threads)
 
 
+def mlp_model(tensors: dict[str, np.ndarray], activation: str) -> Any:
+    """A ``torch.nn.Sequential`` MLP holding copies of ``tensors`` (named as in agent and value files).
+
+    ``activation`` (``tanh``, ``relu``, ``elu``, ``leaky_relu``) follows every hidden layer; the
+    inverse of :func:`mlp_tensors`.  What a fine-tuning starts from (a network's own weights).
+    """
+    import torch
+
+    hidden = sorted({int(k.split(".")[1]) for k in tensors if k.startswith("hidden.")})
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU, "elu": torch.nn.ELU,
+           "leaky_relu": torch.nn.LeakyReLU}[activation]
+    layers: list[Any] = []
+    for name in [f"hidden.{i}" for i in hidden] + ["logits"]:
+        w = tensors[f"{name}.weight"]
+        lin = torch.nn.Linear(w.shape[1], w.shape[0])
+        lin.weight.data = torch.as_tensor(np.array(w, dtype=np.float32))
+        lin.bias.data = torch.as_tensor(np.array(tensors[f"{name}.bias"], dtype=np.float32))
+        layers += [lin, act()] if name != "logits" else [lin]
+    return torch.nn.Sequential(*layers)
+
+
 def mlp_tensors(model: Any) -> dict[str, np.ndarray]:
     """The tensors of ``model``'s linear layers, named as in agent and value files (the last one ``logits``)."""
     import torch

@@ -46,7 +46,7 @@ import numpy as np
 
 from lama_dice.agents.learned import LearnedPolicy, observation_fingerprint
 from lama_dice.agents.registry import make_agent
-from lama_dice.train.fit import minibatch_fit, mlp_tensors
+from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
 from lama_env.observation import observation_size
 from lama_env.rules import RulesConfig, win_shares_of_games
 from lama_env.vector import VectorGame
@@ -136,21 +136,27 @@ def selfplay_positions(num_players: int, agent: str, games: int, *, envs: int = 
 
 
 def fit(obs: np.ndarray, target: np.ndarray, hidden: list[int], *, epochs: int = 4, batch: int = 4096,
-        lr: float = 1e-3, seed: int = 0, log: Any = None) -> dict[str, np.ndarray]:
+        lr: float = 1e-3, seed: int = 0, log: Any = None,
+        init: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Fit an MLP (ReLU, softmax over the seats) to the win shares; return its tensors as NumPy arrays.
 
     The tensors are named as in value files (``hidden.I.weight``..., ``logits.weight``, ``logits.bias``).
+    ``init``: start from these tensors (a value network's, whose layers then replace ``hidden``)
+    instead of fresh weights.
     """
     import torch
     from torch.nn import functional as F
 
     torch.manual_seed(seed)
-    sizes = [obs.shape[1], *hidden]
-    layers: list[Any] = []
-    for a, b in itertools.pairwise(sizes):
-        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
-    layers.append(torch.nn.Linear(sizes[-1], target.shape[1]))
-    model = torch.nn.Sequential(*layers)
+    if init is not None:
+        model = mlp_model(init, "relu")
+    else:
+        sizes = [obs.shape[1], *hidden]
+        layers: list[Any] = []
+        for a, b in itertools.pairwise(sizes):
+            layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+        layers.append(torch.nn.Linear(sizes[-1], target.shape[1]))
+        model = torch.nn.Sequential(*layers)
     x_all = torch.as_tensor(obs)
     y_all = torch.as_tensor(target)
 

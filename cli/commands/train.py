@@ -13,6 +13,11 @@ Ctrl-C saves interrupted.zip and prints how to resume.  SB3 trains whole
 rollouts (ppo.n_steps x env.n_envs steps): when that rounds total_timesteps up,
 the run says so at the start, and reports the steps trained at the end.
 
+An `algorithm: expert_iteration` config (configs/expert_iteration_2p.yaml) runs expert
+iteration instead (lama_dice.train.expert_iteration: the rollout search labels self-play
+positions, the networks learn its improved policy, a gate keeps the better pair); it resumes
+with --resume RUN after Ctrl-C or a stop, and --iterations N runs it up to N iterations.
+
 --resume RUN continues a run with the run folder's own config (the command
 line's --total-timesteps and --seed of its first session included); CONFIG is
 then not needed, and if given must be that same config.  --check prints the
@@ -49,6 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="continue a run folder (from its latest checkpoint) or a checkpoint .zip, in its run "
                         "folder, with the run's own config.yaml. Resuming loads the whole SB3 model, which "
                         "unpickles it and can run code from the file: resume only runs you made or trust")
+    p.add_argument("--iterations", type=at_least(1), metavar="N", default=None,
+                   help="algorithm: expert_iteration only: run up to N iterations (with --resume: the total to reach)")
     p.add_argument("--runs-root", metavar="DIR", default="runs", help="parent of new run folders (default runs/)")
     add_progress(p)
     p.add_argument("--check", action="store_true", help="only validate the config and print it resolved")
@@ -59,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from lama_dice.train.config import ConfigError, load_config, resolve_config
+    from lama_dice.train.expert_config import is_expert_iteration_config
     from lama_dice.train.rllib.config import is_rllib_config
 
     if args.config is None and args.resume is None:
@@ -70,6 +78,14 @@ def run(args: argparse.Namespace) -> int:
             from lama_dice.train.rllib.trainer import run_command
 
             return run_command(args)
+    expert = (is_expert_iteration_config(args.config) if args.config is not None else
+              is_expert_iteration_config(f"{args.resume}/config.yaml"))
+    if expert:  # `algorithm: expert_iteration`: lama_dice.train.expert_iteration
+        from lama_dice.train.expert_iteration import run_command as run_expert_iteration
+
+        return run_expert_iteration(args)
+    if args.iterations is not None:
+        raise ConfigError("--iterations is an option of algorithm: expert_iteration configs only")
     if args.resume is not None:  # the run's own config; CONFIG, if given, must be that one (checked by the trainer)
         from lama_dice.train.trainer import run_config, train
 
