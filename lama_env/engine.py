@@ -50,7 +50,7 @@ import numpy as np
 
 from . import actions as A
 from . import snapshot as S
-from .errors import LamaDiceError, clip
+from .errors import LamaDiceError, clip, retired
 from .rules import (
     DECK_COUNTS,
     FACES,
@@ -89,8 +89,6 @@ _DEFAULT_RULES = RulesConfig()
 #: How chance is resolved: ``"sampled"`` (the default: deals and dice are drawn from the game's random
 #: stream as they happen) or ``"explicit"`` (they wait at a chance node for :meth:`LamaGame.apply_chance`).
 CHANCE_MODES = ("sampled", "explicit")
-#: The version that retired the NumPy-generator randomness and manual rounds, and the last one that had them.
-RETIRED_IN, LAST_WITH = "0.2.0", "0.1.0"
 #: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
 _ROLL_NODE = "roll"
 #: The llama row as a bit set (a state record's ``row``) when every card is there.
@@ -106,11 +104,6 @@ def _is_explicit(chance: Any) -> bool:
     if chance not in CHANCE_MODES:
         raise GameSetupError(f"chance must be one of {', '.join(map(repr, CHANCE_MODES))}, got {clip(chance)}")
     return bool(chance == "explicit")
-
-
-def retired(what: str, instead: str) -> str:
-    """The one-line answer to a retired mode: what it was, its replacement and the last version that had it."""
-    return f"{what} was retired in lama-dice {RETIRED_IN} ({LAST_WITH} was the last version with it): {instead}"
 
 
 def _check_rounds(rounds: Any) -> None:

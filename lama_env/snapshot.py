@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .errors import LamaDiceError, clip
+from .errors import LamaDiceError, clip, retired
 from .rules import (
     DECK_COUNTS,
     FACES,
@@ -144,9 +144,8 @@ def restore_streams(data: Any) -> Streams:
         raise StateFormatError("serialized game state: random must be an object")
     if "streams" not in data:
         if "generator" in data:
-            raise StateFormatError("serialized game state: a NumPy generator's random state was retired in lama-dice "
-                                   "0.2.0 (0.1.0 was the last version with it): serialize the game again with "
-                                   "this version, or keep games as records (to_record)")
+            raise StateFormatError(retired("a serialized state with a NumPy generator's random state", "serialize the "
+                                           "game again with this version, or keep games as records (to_record)"))
         raise StateFormatError("serialized game state: random must hold streams")
     st = data["streams"]
     if not isinstance(st, dict):
@@ -180,7 +179,7 @@ def setstate(g: LamaGame, state: dict[str, Any]) -> None:
         raise E.GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                              f"{E.STATE_FORMAT!r})")
     if set(state) != {*E._PICKLED, "format"}:
-        raise E.GameSetupError(E.retired("unpickling a LamaGame pickled by an earlier engine",
+        raise E.GameSetupError(retired("unpickling a LamaGame pickled by an earlier engine",
                                      "pickle it again, or save games as records (to_record) or serialize() text"))
     for name in E._PICKLED:
         setattr(g, name, state[name])
@@ -266,9 +265,9 @@ def _restore_setup(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
     g._rules = RulesConfig.from_dict(rules)
     g._rr = E._rules_record(n, g._rules)
     g._explicit = check_choice(field(data, "chance"), "chance", E.CHANCE_MODES) == "explicit"
-    # a state written before rounds flowed on (no "rounds" field) stopped between rounds: E.retired
+    # a state written before rounds flowed on (no "rounds" field) stopped between rounds: retired
     if data.get("rounds", "manual") != "flow":
-        raise StateFormatError(E.retired("a serialized state with manual rounds", "serialize the game again "
+        raise StateFormatError(retired("a serialized state with manual rounds", "serialize the game again "
                                          "with this version, or keep games as records (to_record)"))
     g._record = check_bool(field(data, "record"), "record")
     g._max_rounds = check_int(data.get("max_rounds", 0), "max_rounds", 0)
@@ -315,10 +314,10 @@ def _restore_round(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(g._chance, tuple):  # a deal under way: its cards so far, in deal order
         c = list(g._chance)
         hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
-    else:  # the round's deal (a state written before state records has none: E.retired)
+    else:  # the round's deal (a state written before state records has none: retired)
         raw = data.get("hands")
         if raw is None:
-            raise StateFormatError(E.retired("a serialized state without the round's deal (hands)",
+            raise StateFormatError(retired("a serialized state without the round's deal (hands)",
                                              "serialize the game again with this version"))
         hands = [check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1) for h in check_list(raw, "hands", n)]
     _check_decision(g, disp, row, quit, dice)

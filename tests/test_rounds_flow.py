@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from lama_env import actions as A
-from lama_env.engine import LAST_WITH, RETIRED_IN, GameSetupError, IllegalActionError, LamaGame, Phase
+from lama_env.engine import GameSetupError, IllegalActionError, LamaGame, Phase
+from lama_env.errors import LAST_WITH, RETIRED_IN
 from lama_env.record import replay, replay_game
 from lama_env.rules import RulesConfig
 from lama_env.snapshot import StateFormatError
@@ -24,8 +25,8 @@ from lama_env.streams import Streams
 
 RULES = [RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=False),
          RulesConfig(end_threshold=15, max_round_turns=6)]
-#: What every retired thing's message says (``lama_env.engine.retired``).
-RETIRED = f"was retired in lama-dice {RETIRED_IN} \\({LAST_WITH} was the last version with it\\): "
+#: What every retired thing's message says (``lama_env.errors.retired``).
+RETIRED = f"was retired in {RETIRED_IN} \\({LAST_WITH} was the last version with it\\): "
 
 
 def _play_flow(game: LamaGame, pick: random.Random) -> list[dict]:

@@ -15,7 +15,7 @@ from lama_dice.agents.rollout import RolloutPolicy
 from lama_dice.agents.search import STRONGEST, SearchPolicy, parse_options, search_kind
 from lama_dice.agents.value import VALUE_FORMAT, ValueNet, load_value, value_names, write_value_file
 from lama_dice.cli.main import main
-from lama_dice.train.value import calibration, selfplay_positions, win_shares
+from lama_dice.train.value import calibration, selfplay_positions
 from lama_env import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.observation import encode, observation_size
@@ -98,9 +98,10 @@ def test_the_shipped_value_networks_are_calibrated(name):
 # --------------------------------------------------------------------------- training
 
 def test_win_shares_and_self_play_targets():
-    r = np.array([[1.0, -1.0], [0.0, 0.0], [0.5, 0.5]])
-    assert win_shares(r[:2]).tolist() == [[1.0, 0.0], [0.5, 0.5]]
-    assert win_shares(np.array([[0.5, 0.5, -1.0]])).tolist() == [[0.5, 0.5, 0.0]]
+    from lama_env.rules import win_shares_of_games  # the targets' shares: the rules' one win rule
+
+    assert win_shares_of_games(np.array([[3, 9], [4, 4]])).tolist() == [[1.0, 0.0], [0.5, 0.5]]
+    assert win_shares_of_games(np.array([[2, 2, 7]])).tolist() == [[0.5, 0.5, 0.0]]
     pos = selfplay_positions(2, "ppo:2p", 40, envs=16, keep=0.5, seed=1)
     assert pos.games >= 40 and len(pos.obs) == len(pos.target) == len(pos.game) > 100
     assert np.allclose(pos.target.sum(axis=1), 1.0)
