@@ -49,7 +49,8 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import clip
-from lama_env.rules import win_shares
+from lama_env.rules import DECK, HAND_SIZE, win_shares
+from lama_env.streams import Streams
 from lama_env.transitions import chance_outcomes, grouped_chance_outcomes
 
 from .base import Policy
@@ -96,6 +97,22 @@ def _rolls(rules: Any) -> list[tuple[tuple[int, ...], float]]:
     return [(first[faces], p) for faces, p in grouped_chance_outcomes(rules)]
 
 
+def _deal(seed: int, num_players: int) -> list[int]:
+    """A deal of the search's own, card by card in seat order: the first ``6 n`` cards of a deck shuffled by ``seed``.
+
+    A partial Fisher-Yates shuffle of :data:`lama_env.rules.DECK` by ``numpy.random.default_rng(seed)``'s first
+    floats (card ``i`` swaps with card ``i + floor(u * (cards left))``), so the deals the search values a
+    round's end on are the same whatever stream the game plays on.
+    """
+    k = HAND_SIZE * num_players
+    u = np.random.default_rng(seed).random(k).tolist()
+    deck = list(DECK)
+    for i in range(k):
+        j = i + int(u[i] * (len(deck) - i))
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck[:k]
+
+
 def _final_shares(game: LamaGame) -> np.ndarray:
     """Each seat's share of the win of a finished game (1/N each when everyone ties)."""
     return np.array(win_shares(game.totals))
@@ -106,7 +123,7 @@ class _Tree:
 
     __slots__ = ("deal_seeds", "following", "leaves", "player", "rounds", "scratch")
 
-    def __init__(self, player: int, deal_seeds: np.ndarray, scratch: np.random.Generator, leaves: list[LamaGame],
+    def __init__(self, player: int, deal_seeds: np.ndarray, scratch: Streams, leaves: list[LamaGame],
                  following: list[tuple[_Node, LamaGame, int, np.ndarray]]) -> None:
         self.player = player
         self.deal_seeds = deal_seeds
@@ -177,7 +194,7 @@ class SearchPolicy(Policy):
             if game.num_players != self.num_players:
                 self.prior.check_compatible(game.num_players)
         deal_seeds = self.decision_integers(games, 2**63, self.deals)
-        scratch = np.random.default_rng(0)  # the copies' own stream: never drawn from (the dice are given)
+        scratch = Streams(0, 0)  # the copies' own stream: never drawn from (the dice are given, deals are chance nodes)
         leaves: list[LamaGame] = []
         roots: list[_Node] = []
         frontier: list[tuple[_Node, LamaGame, int, np.ndarray]] = []
@@ -221,12 +238,12 @@ class SearchPolicy(Policy):
         if action == A.ROLL and g.phase is Phase.TURN:
             node = _Node(_MEAN)
             for dice, p in _rolls(g.rules):
-                c = g.clone(rng=tree.scratch, rounds="manual")  # a round's end is a node: _settle
+                c = g.clone(chance="explicit", rng=tree.scratch)  # a round's end: the next deal's chance node
                 c.step(A.ROLL, dice=dice)
                 node.children.append(self._settle(c, d, tree))
                 node.weights.append(p)
             return node
-        c = g.clone(rng=tree.scratch, rounds="manual")
+        c = g.clone(chance="explicit", rng=tree.scratch)
         c.step(action)
         return self._settle(c, d, tree)
 
@@ -236,15 +253,16 @@ class SearchPolicy(Policy):
             node = _Node(_EXACT)
             node.value = _final_shares(c)
             return node
-        if c.phase is Phase.ROUND_OVER:  # the next round's deal: common deals, valued at once
+        if c.is_chance_node():  # a round ended: the next round's deal, on common deals, valued at once
             key = (c.totals, c.start_player)  # all a finished round leaves to the next (a bust: every bust roll)
             known = tree.rounds.get(key)
             if known is not None:
                 return known
             node = tree.rounds[key] = _Node(_MEAN)
             for s in tree.deal_seeds:
-                nxt = c.clone(rng=np.random.default_rng(int(s)))
-                nxt.next_round()
+                nxt = c.clone()
+                for card in _deal(int(s), nxt.num_players):
+                    nxt.apply_chance(card)
                 node.children.append(self._leaf(nxt, tree.leaves))
                 node.weights.append(1.0 / len(tree.deal_seeds))
             return node
