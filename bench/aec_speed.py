@@ -27,8 +27,6 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from .measure import Sample, alternate, ratio_entry, summary, timed
 from .probes import aec_loop as agent_steps  # PettingZoo's loop, kept once in probes.py (it also runs on a baseline)
 
@@ -42,15 +40,12 @@ def engine_steps(steps: int, seed: int) -> int:
 
     rng = random.Random(seed)
     choice = rng.choice
-    npr = np.random.default_rng(seed)
-    n = 0
-    game = LamaGame(2, rng=npr, record=False)
+    n = games = 0
+    game = LamaGame(2, seed=seed, record=False)
     while n < steps:
-        if game.round_over:
-            if game.game_over:
-                game = LamaGame(2, rng=npr, record=False)
-            else:
-                game.next_round()
+        if game.game_over:  # rounds flow: a step that ends one deals the next
+            games += 1
+            game = LamaGame(2, seed=seed, game_id=games, record=False)
             continue
         game.step(choice(game.legal_actions()))
         n += 1
