@@ -243,10 +243,10 @@ class RolloutPolicy(SearchPolicy):
             dice = faces[np.arange(3), sides]
             for ci in range(len(order)):
                 for i in range(r):
-                    # sampled chance whatever the mode of the game searched: the deals and the rolls past the
-                    # table from the rollout's stream of the compiled engine's scheme (as the compiled rollouts
-                    # draw them; a step that ends a round deals the next one from it)
-                    sims.append(game.clone(chance="sampled", rng=Streams(int(seeds[gi, i]), 0)))
+                    # sampled chance and flowing rounds whatever the modes of the game searched: the deals and
+                    # the rolls past the table from the rollout's stream of the compiled engine's scheme (as the
+                    # compiled rollouts draw them; a step that ends a round deals the next one from it)
+                    sims.append(game.clone(chance="sampled", rng=Streams(int(seeds[gi, i]), 0), rounds="flow"))
                     owner.append((gi, ci, i))
                     draws.append(u[i])
                     tables.append(dice[i])

@@ -238,12 +238,13 @@ class SearchPolicy(Policy):
         if action == A.ROLL and g.phase is Phase.TURN:
             node = _Node(_MEAN)
             for dice, p in _rolls(g.rules):
-                c = g.clone(chance="explicit", rng=tree.scratch)  # a round's end: the next deal's chance node
+                # flowing rounds, explicit chance: a round's end leaves the next deal's chance node (_settle)
+                c = g.clone(chance="explicit", rng=tree.scratch, rounds="flow")
                 c.step(A.ROLL, dice=dice)
                 node.children.append(self._settle(c, d, tree))
                 node.weights.append(p)
             return node
-        c = g.clone(chance="explicit", rng=tree.scratch)
+        c = g.clone(chance="explicit", rng=tree.scratch, rounds="flow")
         c.step(action)
         return self._settle(c, d, tree)
 

@@ -344,7 +344,7 @@ def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> L
         spiel_game = load(game.num_players, game.rules)
     if spiel_game.num_players() != game.num_players or spiel_game.rules != game.rules:
         raise ValueError("the OpenSpiel game must have the game's player count and rules")
-    return LamaDiceState(spiel_game, game.clone(chance="explicit"))
+    return LamaDiceState(spiel_game, game.clone(chance="explicit", rounds="flow"))
 
 
 def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> LamaDiceGame:

@@ -23,7 +23,7 @@ from lama_dice.cli.main import main
 from lama_env import actions as A
 from lama_env import lama_dice_v1
 from lama_env.animation import EncoderError, Frame, record_frames, write_gif, write_mp4
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import LamaGame
 from lama_env.picture import TablePicture, frame_shape, picture
 from lama_env.record import RecordError
 
@@ -40,8 +40,6 @@ def random_states(n: int, count: int, seed: int = 0) -> list[LamaGame]:
         out.append(g.copy())
         if g.game_over:
             g = LamaGame(n, seed=seed + len(out))
-        elif g.phase == Phase.ROUND_OVER:
-            g.next_round()
         else:
             g.step(rng.choice(g.legal_actions()))
     return out
@@ -102,10 +100,7 @@ def test_game_over_and_quit_states_draw():
     g.step(A.QUIT)
     quit_pic = picture(g)
     while not g.game_over:
-        if g.phase == Phase.ROUND_OVER:
-            g.next_round()
-        else:
-            g.step(A.QUIT if A.QUIT in g.legal_actions() else g.legal_actions()[0])
+        g.step(A.QUIT if A.QUIT in g.legal_actions() else g.legal_actions()[0])
     assert picture(g).shape == quit_pic.shape == frame_shape(3)
 
 
