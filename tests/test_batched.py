@@ -229,11 +229,12 @@ def test_native_heuristics_decide_like_the_python_agents(n, config):
         rec = res.record(g)
         game: LamaGame | None = None
         for rnd in rec["rounds"]:
-            if game is None:
-                game = LamaGame(n, rules, hands=rnd["hands"], start_player=rnd["start_player"],
-                                rounds="manual")
+            if game is None:  # explicit chance: each later deal is the record's, card by card (rounds flow)
+                game = LamaGame(n, rules, hands=rnd["hands"], start_player=rnd["start_player"], chance="explicit")
             else:
-                game.next_round(hands=rnd["hands"])
+                for hand in rnd["hands"]:
+                    for card in hand:
+                        game.apply_chance(card)
             for t in rnd["turns"]:
                 agent_index = seating[g, t["player"]]
                 heuristic = AGENTS[agent_index] != "random"

@@ -28,7 +28,7 @@ def reference_encode(g: LamaGame, s: int) -> list[float]:
     for p in order:
         v += [g.display(p)[f] / (DECK_COUNTS[f] + 1) for f in range(NUM_FACES)]
     v += [float(g.quit[p]) for p in order]
-    to_act = None if g.round_over else g.current_player
+    to_act = None if g.game_over else g.current_player
     v += [float(p == to_act) for p in order]
     v += [float(p == g.start_player) for p in order]
     v += [min(g.totals[p] / thr, 1.0) for p in order]
@@ -38,7 +38,7 @@ def reference_encode(g: LamaGame, s: int) -> list[float]:
     v += [p_no_match(g.display(p), g.rules) for p in order]
     v += [float(x) for x in g.row]
     v += [float(g.phase == Phase.TURN), float(g.phase == Phase.DISCARD), float(g.phase == Phase.TAKE),
-          float(g.round_over)]
+          float(g.game_over)]
     dice = g.dice or ()
     v += [sum(1 for d in dice if d == f) / 3 for f in range(NUM_FACES)]
     v += [float(g.num_active == 1), g.num_active / n]
@@ -47,17 +47,14 @@ def reference_encode(g: LamaGame, s: int) -> list[float]:
 
 
 def random_states(n: int, seed: int, rules: RulesConfig | None = None, limit: int = 400):
-    """Every state of a random game (decisions, round ends, the game end)."""
+    """Every state of a random game (decisions, new rounds' deals, the game end)."""
     rng = random.Random(seed)
-    g = LamaGame(n, rules, seed=seed, record=False, rounds="manual")  # the round-over phase too
+    g = LamaGame(n, rules, seed=seed, record=False)
     for _ in range(limit):
         yield g
         if g.game_over:
             return
-        if g.phase is Phase.ROUND_OVER:
-            g.next_round()
-        else:
-            g.step(rng.choice(g.legal_actions()))
+        g.step(rng.choice(g.legal_actions()))
 
 
 @pytest.mark.parametrize("n", range(1, 7))
@@ -127,7 +124,7 @@ def test_encode_matches_reference(n):
                 assert x.dtype == np.float32 and x.shape == (size,)
                 assert np.all(x >= 0.0) and np.all(x <= 1.0)
                 np.testing.assert_allclose(x, np.array(reference_encode(g, s), dtype=np.float32), rtol=0, atol=1e-7)
-    assert {Phase.TURN, Phase.DISCARD, Phase.ROUND_OVER} <= seen_phases
+    assert {Phase.TURN, Phase.DISCARD} <= seen_phases
 
 
 def test_own_seat_first_others_in_turn_order():
@@ -176,17 +173,17 @@ class _Viewed:
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6])
-@pytest.mark.parametrize("chance,rounds", [("sampled", "flow"), ("explicit", "flow"), ("sampled", "manual")])
-def test_the_compiled_encoder_writes_the_python_encoders_bits(n, chance, rounds):
+@pytest.mark.parametrize("chance", ["sampled", "explicit"])
+def test_the_compiled_encoder_writes_the_python_encoders_bits(n, chance):
     """``encode`` of a LamaGame is the compiled encoder over its record: bit for bit the Python encoder's vector.
 
-    At every kind of state: decisions, chance nodes (a deal under way, a roll's dice), round over
-    (the manual mode) and the game's end, from every seat.
+    At every kind of state: decisions, chance nodes (a deal under way, a roll's dice) and the
+    game's end, from every seat.
     """
     kinds = set()
     for seed, rules in enumerate([RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=True,
                                                              end_threshold=20)] * 2):
-        g = LamaGame(n, rules, seed=seed, chance=chance, rounds=rounds)
+        g = LamaGame(n, rules, seed=seed, chance=chance)
         pick = random.Random(seed)
         while True:
             kinds.add("chance" if g.is_chance_node() else g.phase.name)
@@ -198,11 +195,9 @@ def test_the_compiled_encoder_writes_the_python_encoders_bits(n, chance, rounds)
                 break
             if g.is_chance_node():
                 g.sample_chance()
-            elif g.round_over:
-                g.next_round()
             else:
                 legal = g.legal_actions()
                 g.step(A.ROLL if A.ROLL in legal and pick.random() < 0.7 else pick.choice(legal))
     expected = {"TURN", "DISCARD", "GAME_OVER"} | ({"chance"} if chance == "explicit" else set()) \
-        | ({"ROUND_OVER"} if rounds == "manual" else set()) | ({"TAKE"} if n > 1 else set())
+        | ({"TAKE"} if n > 1 else set())
     assert expected <= kinds, kinds

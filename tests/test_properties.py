@@ -47,7 +47,7 @@ def _check_invariants(game: LamaGame, dealt: np.ndarray) -> None:
     legal = game.legal_actions()
     mask = game.action_mask()
     assert set(np.flatnonzero(mask)) == set(legal)
-    if game.round_over:
+    if game.game_over:
         assert legal == ()
         return
     # a live player always has a legal action
@@ -63,22 +63,24 @@ def _check_invariants(game: LamaGame, dealt: np.ndarray) -> None:
 
 
 def _play_checked(g: dict, record: bool = True) -> LamaGame:
-    game = LamaGame(g["n"], _rules(g), seed=g["seed"], record=record, rounds="manual")  # checks each round's end
+    game = LamaGame(g["n"], _rules(g), seed=g["seed"], record=record)  # checks each round (rounds flow on)
     rng = random.Random(g["seed"])
     while True:
         dealt = np.array(game.displays).sum(axis=0)
         assert (dealt <= DECK_COUNTS).all() and dealt.sum() == 6 * g["n"]
         steps = 0
-        while not game.round_over:
+        finished = game.rounds_finished
+        while not game.game_over and game.rounds_finished == finished:
             _check_invariants(game, dealt)
             game.step(_pick(rng, game.legal_actions(), g["quit_weight"]))
             steps += 1
             assert steps < MAX_STEPS_PER_ROUND, "a round did not terminate"
-        _check_invariants(game, dealt)
-        assert game.ended_by in ("went_out", "row_empty", "bust", "all_quit")
-        if game.game_over or game.round_index + 1 >= MAX_ROUNDS:
+        if game.game_over:
+            _check_invariants(game, dealt)
+        assert game.rounds_finished == finished + 1
+        assert game.last_round["ended_by"] in ("went_out", "row_empty", "bust", "all_quit")
+        if game.game_over or game.round_index >= MAX_ROUNDS:  # (the next round is dealt, unplayed)
             return game
-        game.next_round()
 
 
 @PROFILE
@@ -107,16 +109,13 @@ def test_a_game_in_progress_replays(g, cut):
     for _ in range(stop):
         if game.game_over:
             break
-        if game.phase == Phase.ROUND_OVER:
-            game.next_round()
-            continue
         game.step(_pick(rng, game.legal_actions(), g["quit_weight"]))
     if game.phase in (Phase.DISCARD, Phase.TAKE):
         # a roll waiting for its discard / take is not a whole turn yet: finish it
         game.step(rng.choice(game.legal_actions()))
     result = game.result()
     assert replay(game.to_record()) == result
-    if not game.round_over:
+    if not game.game_over:
         last = result["rounds"][-1]
         assert last["finished"] is False and last["points"] is None and last["totals"] == list(game.totals)
     # a copy continues exactly like the original

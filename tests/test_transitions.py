@@ -24,6 +24,7 @@ from lama_env import actions as A
 from lama_env import transitions as T
 from lama_env.engine import GameSetupError, LamaGame, Phase
 from lama_env.odds import p_no_match, p_triple_llama, roll_distribution
+from lama_env.roundend import RoundEnd, step_with_round_end
 from lama_env.rules import (
     DECK,
     DECK_COUNTS,
@@ -172,7 +173,7 @@ class Reference:
     def end(self, ended, went_out=None) -> None:
         self.points, self.totals, over = T.score_round(self.displays, self.totals, went_out, self.rules)
         self.ended, self.went_out = ended, went_out
-        self.phase = Phase.GAME_OVER if over else Phase.ROUND_OVER
+        self.phase = Phase.GAME_OVER if over else None  # None: the round ended, the game goes on (the next deal)
         self.legal = ()
 
     def advance(self) -> None:
@@ -205,12 +206,24 @@ class Reference:
             self.displays[p], self.row, ended = T.apply_take(self.displays[p], self.row, action)
             self.end(ended) if ended else self.advance()
 
-    def check(self, g: LamaGame) -> None:
+    def check(self, g: LamaGame, end: RoundEnd | None = None) -> None:
+        """``g`` is as the reference says; at a round's end (rounds flow on) its ``last_round`` and ``end``'s table."""
+        if self.phase is None:
+            last = g.last_round
+            assert last is not None and g.rounds_finished > 0 and not g.game_over
+            assert last["points"] == list(self.points) and last["totals"] == self.totals == list(g.totals)
+            assert last["ended_by"] == self.ended and last["went_out"] == self.went_out
+            assert last["busted"] == self.busted and last["quit"] == tuple(self.quit)
+            assert last["triple_llamas"] == tuple(self.triples)
+            assert end is not None and end.displays == tuple(self.displays) and end.row == self.row
+            assert end.round_points == tuple(self.points) and end.quit == tuple(self.quit)
+            return
+        assert end is None
         assert g.displays == tuple(self.displays)
         assert g.row == self.row and g.totals == tuple(self.totals) and g.quit == tuple(self.quit)
         assert g.phase == self.phase and g.legal_actions() == self.legal
         assert g.triple_llamas == tuple(self.triples)
-        if self.phase < Phase.ROUND_OVER:
+        if self.phase != Phase.GAME_OVER:
             assert g.current_player == self.current
         else:
             assert g.round_points == tuple(self.points) and g.ended_by == self.ended
@@ -224,15 +237,10 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
     pick = random.Random(100 * n + config)
     seen: set = set()
     for s in range(25):
-        g = LamaGame(n, rules, seed=s, start_points=[pick.randrange(12) for _ in range(n)], rounds="manual")
+        g = LamaGame(n, rules, seed=s, start_points=[pick.randrange(12) for _ in range(n)])
         ref = Reference(n, rules, g.displays, g.start_player, g.totals)
         ref.check(g)
         while not g.game_over and g.round_index < 60:
-            if g.phase == Phase.ROUND_OVER:
-                g.next_round()
-                ref.deal(g.displays, g.start_player)
-                ref.check(g)
-                continue
             legal = g.legal_actions()
             if g.phase == Phase.TURN:  # roll mostly, so that rounds also end by going out
                 a = A.QUIT if pick.random() < 0.15 else A.ROLL
@@ -244,12 +252,15 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
             if a == A.ROLL:  # our own dice, injected: a triple llama (every die has an L) one roll in ten
                 dice = (LLAMA,) * 3 if pick.random() < 0.1 else tuple(
                     FACE_INDEX[pick.choice(die)] for die in rules.dice)
-            g.step(a, dice=dice)
+            end = step_with_round_end(g, a, dice)
             ref.step(a, dice)
-            ref.check(g)
-            if g.phase >= Phase.ROUND_OVER:
-                seen.add(g.ended_by)
-                seen |= {"triple"} if any(g.triple_llamas) else set()
+            ref.check(g, end)
+            if ref.phase is None or ref.phase == Phase.GAME_OVER:
+                seen.add(ref.ended)
+                seen |= {"triple"} if any(ref.triples) else set()
+            if ref.phase is None:  # rounds flow: the step dealt the next round
+                ref.deal(g.displays, g.start_player)
+                ref.check(g)
     if n > 1:
         assert {"bust", "went_out", "all_quit", "triple"} <= seen, seen
 
@@ -263,9 +274,6 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
     for s in range(25):
         g = LamaGame(n, rules, seed=1000 + s)
         while not g.game_over and g.round_index < 60:
-            if g.phase == Phase.ROUND_OVER:
-                g.next_round()
-                continue
             g.step(pick.choice(g.legal_actions()))
         rec, results = g.to_record(), g.round_results()
         assert len(rec["rounds"]) == len(results)
@@ -303,7 +311,7 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
 
 
 def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
-    g = LamaGame(3, hands=[list("L12345"), list("556666"), list("L23456")], rounds="manual")
+    g = LamaGame(3, hands=[list("L12345"), list("556666"), list("L23456")])
     g.step(A.QUIT)  # seat 0
     g.step(A.ROLL, dice=["L", "L", "L"])  # seat 1: a chip only
     st = g.statistics()
@@ -313,25 +321,24 @@ def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
     assert g.statistics()["quits"] == [1, 0, 0] and c.statistics()["quits"] == [1, 0, 1]
     assert g.triple_llamas == (0, 1, 0) and g.busted is None
     c.step(A.ROLL, dice=["1", "3", "2"])  # no 5 or 6, and no takes for the last player: bust
-    assert c.ended_by == "bust" and c.busted == 1
     res = c.round_results()[-1]
+    assert c.last_round == res and res["ended_by"] == "bust"
     assert res["busted"] == 1 and res["quit"] == (True, False, True) and res["triple_llamas"] == (0, 1, 0)
     st = c.statistics()
     assert st["rounds"] == 1 and st["busts"] == [0, 1, 0] and st["quits"] == [1, 0, 1]
-    assert st["triple_llamas"] == [0, 1, 0] and st["points"] == list(c.round_points)
-    assert g.round_results() == [] and not g.round_over  # the copy's round end is its own
+    assert st["triple_llamas"] == [0, 1, 0] and st["points"] == res["points"]
+    assert g.round_results() == [] and g.rounds_finished == 0  # the copy's round end is its own
 
 
 def test_a_bust_is_recorded_for_the_roller():
-    g = LamaGame(2, hands=[list("111222"), list("333444")], rounds="manual")
+    g = LamaGame(2, hands=[list("111222"), list("333444")])
     g.step(A.QUIT)  # seat 0 quits: seat 1 is the last player in
-    g.step(A.ROLL, dice=["1", "5", "1"])  # no 3 or 4: bust
-    assert g.ended_by == "bust" and g.busted == 1 and g.went_out is None
-    assert g.display(1) == tuple(c + 1 for c in counts("333444"))
-    assert g.round_results()[-1]["busted"] == 1
+    end = step_with_round_end(g, A.ROLL, ["1", "5", "1"])  # no 3 or 4: bust
+    assert end is not None and end.ended_by == "bust" and end.busted == 1 and end.went_out is None
+    assert end.display(1) == tuple(c + 1 for c in counts("333444"))  # the whole row joined the display
+    assert g.round_results()[-1]["busted"] == 1 and g.last_round["ended_by"] == "bust"
     assert g.statistics()["busts"] == [0, 1]
-    g.next_round()
-    assert g.busted is None and g.triple_llamas == (0, 0)
+    assert g.busted is None and g.triple_llamas == (0, 0)  # rounds flow: the next round is dealt
 
 
 # ------------------------------------------------------------- constants
