@@ -342,7 +342,7 @@ def show_record(
         console.print(Text(f"turn {t + 1}  ", style="dim").append_text(turn_text(turn, before, game, seat)))
         if game.game_over or is_round_end(game):
             console.print(round_summary(game, seat, start.totals))
-            if game.game_over:
+            if isinstance(game, LamaGame) and game.game_over:
                 console.print(game_summary(game, seat))
         else:
             console.print(table_view(game, seat, dice=turn.get("dice")))
