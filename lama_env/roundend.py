@@ -7,8 +7,8 @@ the round's end, displays and all, steps the game with :func:`step_with_round_en
 :class:`RoundEnd`: a read-only view of the ended round's table with the attributes the drawers read
 from a game (:func:`lama_env.picture.status_text`, :class:`lama_env.picture.TablePicture`,
 :func:`lama_env.render.render_text`, the terminal and web tables).  It is presentation, not
-game state: the displays and the row after the last action come from the rules' own transitions
-(:mod:`lama_env.transitions`), the points, totals and how the round ended from ``last_round``.
+game state: the displays and the row after the last action come from the rules' pure functions
+(:func:`lama_env.transitions.ended_table`), the points, totals and how the round ended from ``last_round``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .actions import QUIT, ROLL, is_discard, is_take
+from .actions import QUIT, ROLL
 from .rules import RulesConfig, score_display
-from .transitions import BUST, apply_bust, apply_discard, apply_take
+from .transitions import ended_table
 
 if TYPE_CHECKING:
     from .engine import LamaGame
@@ -51,19 +51,11 @@ class RoundEnd:
         last = game.last_round
         assert last is not None
         disp = list(displays)
-        d = disp[player]
-        if action == ROLL:
+        disp[player], row = ended_table(disp[player], row, action, last["ended_by"])
+        if action in (ROLL, QUIT):  # a turn (a discard or a take belongs to its roll's)
             turns += 1
-            if last["ended_by"] == BUST:
-                d, row = apply_bust(d, row)
-        elif action == QUIT:
-            turns += 1
+        if action == QUIT:
             active -= 1
-        elif is_discard(action):
-            d = apply_discard(d, action)[0]
-        elif is_take(action):
-            d, row, _ = apply_take(d, row, action)
-        disp[player] = d
         self.num_players: int = game.num_players
         self.rules: RulesConfig = game.rules
         self.displays: tuple[tuple[int, ...], ...] = tuple(tuple(x) for x in disp)
