@@ -133,7 +133,7 @@ def _description(num_players: int, rules: Any, network: dict[str, Any], training
 def _sample_observations(num_players: int, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``count`` observations and masks of states met in random play (every decision kind)."""
     from lama_env.actions import legal_mask
-    from lama_env.engine import LamaGame, Phase
+    from lama_env.engine import LamaGame
     from lama_env.observation import encode
 
     rng = np.random.default_rng(seed)
@@ -143,9 +143,6 @@ def _sample_observations(num_players: int, count: int, seed: int = 0) -> tuple[n
     while len(obs) < count:
         if game.game_over:
             game = LamaGame(num_players, seed=int(rng.integers(1 << 30)), record=False)
-        if game.phase is Phase.ROUND_OVER:
-            game.next_round()
-            continue
         legal = game.legal_actions()
         obs.append(encode(game, game.current_player))
         m = legal_mask(legal, bool)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import LamaGame
 from lama_env.errors import clip
 from lama_env.rules import RulesConfig
 from lama_env.streams import Streams
@@ -93,9 +93,7 @@ class EngineRolloutEvaluator:
         for _ in range(_ROLLOUT_LIMIT):
             if game.game_over:
                 break
-            if game.phase is Phase.ROUND_OVER:
-                game.next_round()
-            elif game.is_chance_node():
+            if game.is_chance_node():
                 game.sample_chance()
             else:
                 legal = game.legal_actions()

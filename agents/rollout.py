@@ -194,6 +194,7 @@ class RolloutPolicy(SearchPolicy):
         """The rollouts' scores, played on :class:`~lama_env.engine.LamaGame` copies (the reference)."""
         sims, owner, draws, tables = self._start(games, cands, seeds)
         first_round = np.array([games[gi].round_index for gi, _, _ in owner])
+        now = first_round.copy()  # the round each rollout plays: a step that ends one deals the next
         rolls = np.zeros((len(sims), self.num_players), dtype=np.int64)  # each seat's rolls this round
         for k, (gi, ci, _) in enumerate(owner):
             self._step(sims[k], cands[gi][ci], tables[k], rolls[k], 0)
@@ -208,8 +209,8 @@ class RolloutPolicy(SearchPolicy):
                 if c.game_over:
                     score[k] = _final_shares(c)[games[owner[k][0]].current_player]
                     continue
-                if c.round_over:
-                    c.next_round()
+                if c.round_index != now[k]:  # the last step ended a round (and dealt the next)
+                    now[k] = c.round_index
                     rolls[k] = 0
                 if c.round_index - first_round[k] >= self.rounds:
                     cut.append(k)
@@ -244,10 +245,10 @@ class RolloutPolicy(SearchPolicy):
             dice = faces[np.arange(3), sides]
             for ci in range(len(order)):
                 for i in range(r):
-                    # manual rounds: a round's end is where the rolls per seat restart (the common dice tables' rounds),
-                    # whatever the mode of the game searched; the deals and the rolls past the table from the
-                    # rollout's stream of the compiled engine's scheme (as the compiled rollouts draw them)
-                    sims.append(game.clone(rng=Streams(int(seeds[gi, i]), 0), rounds="manual"))
+                    # sampled chance and flowing rounds whatever the modes of the game searched: the deals and
+                    # the rolls past the table from the rollout's stream of the compiled engine's scheme (as the
+                    # compiled rollouts draw them; a step that ends a round deals the next one from it)
+                    sims.append(game.clone(chance="sampled", rng=Streams(int(seeds[gi, i]), 0), rounds="flow"))
                     owner.append((gi, ci, i))
                     draws.append(u[i])
                     tables.append(dice[i])

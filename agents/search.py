@@ -1,10 +1,8 @@
-"""``search:NET,depth=D``: expectimax over the next decisions, a value network at the leaves, a policy network as prior.
+"""``search:NET``: expectimax over the next decisions, a value network at the leaves, a policy network as prior.
 
-Spec: ``search:NET,depth=D[,top=K][,value=V][,deals=M][,margin=E][,seed=S]``.  Any of the tree's
-own options (``depth``, ``deals``, ``margin``) selects this tree; without them ``search:NET`` is the
-rollout search (:mod:`lama_dice.agents.rollout`), and ``search:NET`` alone plays the strongest
-search measured, :data:`STRONGEST`: ``search:NET,rollouts=128,rounds=1,z=2``
-(:func:`search_kind` says which; ``search:NET,depth=1`` is the former default, this tree at depth 1).
+Spec: ``search:NET[,depth=D][,top=K][,value=V][,deals=M][,margin=E][,seed=S]``; with
+``rollouts=R`` (and ``rounds=U``, ``playout=greedy|sample``, ``z=Z``, ``engine=compiled|python``)
+Monte-Carlo rollouts of the policy network instead of the tree (:mod:`lama_dice.agents.rollout`).
 
 * ``NET``: a policy network spec, ``ppo:2p``, ``ppo:runs/x/best.zip``...: its action
   probabilities order the choices at every decision of the tree, and only the ``top`` most
@@ -51,7 +49,7 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import clip
-from lama_env.rules import win_shares
+from lama_env.rules import DECK, HAND_SIZE, win_shares
 from lama_env.streams import Streams
 from lama_env.transitions import chance_outcomes, grouped_chance_outcomes
 
@@ -60,17 +58,13 @@ from .learned import LearnedPolicy
 from .registry import AgentSpecError, make_agent
 from .value import ValueNet, load_value, value_names
 
-USAGE = ("search:NET[,rollouts=R,rounds=U,playout=P,z=Z,engine=E,top=K,value=V,seed=S | ,depth=D,deals=M,margin=E,"
-         "top=K,value=V,seed=S]")
+USAGE = ("search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S | ,rollouts=R,rounds=U,playout=P,z=Z,"
+         "engine=E]")
 #: The options and their defaults (the last five: the rollout search, :mod:`lama_dice.agents.rollout`).
 DEFAULTS: dict[str, Any] = {"depth": 1, "top": 3, "value": None, "deals": 8, "margin": 0.0, "seed": None,
                             "rollouts": 0, "rounds": 1, "playout": "greedy", "z": 0.0, "engine": "compiled"}
 #: The options of the expectimax alone and of the rollout search alone.
 _TREE_ONLY, _ROLLOUT_ONLY = ("depth", "deals", "margin"), ("rounds", "playout", "z", "engine")
-#: What ``search:NET`` plays when no option names the kind of search (neither ``rollouts=R`` nor a tree
-#: option): the strongest search measured (docs/agents-and-evaluation.md, issue 51), the rollout search
-#: at these settings; each can be overridden (``search:ppo:2p,z=1`` is ``rollouts=128,rounds=1,z=1``).
-STRONGEST: dict[str, Any] = {"rollouts": 128, "rounds": 1, "z": 2.0}
 #: The options that name one of a few choices.
 _CHOICES = {"playout": ("greedy", "sample"), "engine": ("compiled", "python")}
 #: The most decisions a line may search (the tree grows about 70-fold with each roll).
@@ -101,6 +95,22 @@ def _rolls(rules: Any) -> list[tuple[tuple[int, ...], float]]:
     for dice, _ in chance_outcomes(rules):
         first.setdefault(tuple(sorted(dice)), tuple(dice))
     return [(first[faces], p) for faces, p in grouped_chance_outcomes(rules)]
+
+
+def _deal(seed: int, num_players: int) -> list[int]:
+    """A deal of the search's own, card by card in seat order: the first ``6 n`` cards of a deck shuffled by ``seed``.
+
+    A partial Fisher-Yates shuffle of :data:`lama_env.rules.DECK` by ``numpy.random.default_rng(seed)``'s first
+    floats (card ``i`` swaps with card ``i + floor(u * (cards left))``), so the deals the search values a
+    round's end on are the same whatever stream the game plays on.
+    """
+    k = HAND_SIZE * num_players
+    u = np.random.default_rng(seed).random(k).tolist()
+    deck = list(DECK)
+    for i in range(k):
+        j = i + int(u[i] * (len(deck) - i))
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck[:k]
 
 
 def _final_shares(game: LamaGame) -> np.ndarray:
@@ -184,7 +194,7 @@ class SearchPolicy(Policy):
             if game.num_players != self.num_players:
                 self.prior.check_compatible(game.num_players)
         deal_seeds = self.decision_integers(games, 2**63, self.deals)
-        scratch = Streams(0, 0)  # the copies' own streams: never drawn from (the dice are given)
+        scratch = Streams(0, 0)  # the copies' own stream: never drawn from (the dice are given, deals are chance nodes)
         leaves: list[LamaGame] = []
         roots: list[_Node] = []
         frontier: list[tuple[_Node, LamaGame, int, np.ndarray]] = []
@@ -228,12 +238,13 @@ class SearchPolicy(Policy):
         if action == A.ROLL and g.phase is Phase.TURN:
             node = _Node(_MEAN)
             for dice, p in _rolls(g.rules):
-                c = g.clone(rng=tree.scratch, rounds="manual")  # a round's end is a node: _settle
+                # flowing rounds, explicit chance: a round's end leaves the next deal's chance node (_settle)
+                c = g.clone(chance="explicit", rng=tree.scratch, rounds="flow")
                 c.step(A.ROLL, dice=dice)
                 node.children.append(self._settle(c, d, tree))
                 node.weights.append(p)
             return node
-        c = g.clone(rng=tree.scratch, rounds="manual")
+        c = g.clone(chance="explicit", rng=tree.scratch, rounds="flow")
         c.step(action)
         return self._settle(c, d, tree)
 
@@ -243,15 +254,16 @@ class SearchPolicy(Policy):
             node = _Node(_EXACT)
             node.value = _final_shares(c)
             return node
-        if c.phase is Phase.ROUND_OVER:  # the next round's deal: common deals, valued at once
+        if c.is_chance_node():  # a round ended: the next round's deal, on common deals, valued at once
             key = (c.totals, c.start_player)  # all a finished round leaves to the next (a bust: every bust roll)
             known = tree.rounds.get(key)
             if known is not None:
                 return known
             node = tree.rounds[key] = _Node(_MEAN)
             for s in tree.deal_seeds:
-                nxt = c.clone(rng=Streams(int(s), 0))  # the deal from the compiled streams at state s
-                nxt.next_round()
+                nxt = c.clone()
+                for card in _deal(int(s), nxt.num_players):
+                    nxt.apply_chance(card)
                 node.children.append(self._leaf(nxt, tree.leaves))
                 node.weights.append(1.0 / len(tree.deal_seeds))
             return node
@@ -340,28 +352,11 @@ def parse_options(arg: str | None) -> dict[str, Any]:
             if not value:
                 raise AgentSpecError("search option value needs a value file or a shipped name (value=2p)")
             opts[key] = value
-    rollout_keys = [k for k in ("rollouts", *_ROLLOUT_ONLY) if k in opts]
-    tree_keys = [k for k in _TREE_ONLY if k in opts]
-    if tree_keys and rollout_keys:
-        raise AgentSpecError(f"search option {(tree_keys if 'rollouts' in opts else rollout_keys)[0]!r} "
-                             + ("is not one of the rollout search (rollouts=R)" if "rollouts" in opts
-                                else f"is one of the rollout search, not of the tree ({tree_keys[0]}= selects "
-                                     "the tree: depth=D, deals=M, margin=E)"))
+    wrong = [k for k in (_TREE_ONLY if "rollouts" in opts else _ROLLOUT_ONLY) if k in opts]
+    if wrong:
+        raise AgentSpecError(f"search option {wrong[0]!r} " + ("is not one of the rollout search (rollouts=R)"
+                                                              if "rollouts" in opts else "needs rollouts=R"))
     return opts
 
 
-def search_kind(opts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Which search parsed options ask for, ``"tree"`` or ``"rollouts"``, and its keyword arguments.
-
-    A tree option (``depth``, ``deals``, ``margin``) selects the expectimax (:class:`SearchPolicy`);
-    else the rollout search, at :data:`STRONGEST`'s settings where ``rollouts=R`` is not given
-    (with ``rollouts=R`` spelled out, the rollout search's own defaults: ``z=0``, as measured before).
-    """
-    if any(k in opts for k in _TREE_ONLY):
-        return "tree", dict(opts)
-    if "rollouts" in opts:
-        return "rollouts", dict(opts)
-    return "rollouts", {**STRONGEST, **opts}
-
-
-__all__ = ["DEFAULTS", "STRONGEST", "USAGE", "SearchPolicy", "parse_options", "search_kind"]
+__all__ = ["DEFAULTS", "USAGE", "SearchPolicy", "parse_options"]

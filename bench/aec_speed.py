@@ -37,19 +37,15 @@ TARGET = 6.0
 def engine_steps(steps: int, seed: int) -> int:
     """``steps`` random legal actions in the rules engine alone (new games as games end)."""
     from lama_env.engine import LamaGame
-    from lama_env.streams import Streams
 
     rng = random.Random(seed)
     choice = rng.choice
-    streams = Streams.of_game(seed, 0)  # the games one after another along game 0's streams, as an env plays them
-    n = 0
-    game = LamaGame(2, rng=streams, record=False)
+    n = games = 0
+    game = LamaGame(2, seed=seed, record=False)
     while n < steps:
-        if game.round_over:
-            if game.game_over:
-                game = LamaGame(2, rng=streams, record=False)
-            else:
-                game.next_round()
+        if game.game_over:  # rounds flow: a step that ends one deals the next
+            games += 1
+            game = LamaGame(2, seed=seed, game_id=games, record=False)
             continue
         game.step(choice(game.legal_actions()))
         n += 1

@@ -12,7 +12,7 @@ import argparse
 import random
 import time
 
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import LamaGame
 
 
 def games_per_second(players: int, record: bool, seconds: float) -> tuple[float, float, int]:
@@ -22,10 +22,7 @@ def games_per_second(players: int, record: bool, seconds: float) -> tuple[float,
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         g = LamaGame(players, seed=games, record=record)
-        while not g.game_over:
-            if g.phase == Phase.ROUND_OVER:
-                g.next_round()
-                continue
+        while not g.game_over:  # rounds flow: a step that ends one deals the next
             g.step(rnd.choice(g.legal_actions()))
             actions += 1
         games += 1

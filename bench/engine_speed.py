@@ -47,7 +47,7 @@ def naive(games: int, seed: int) -> float:
 def scalar(games: int, seed: int) -> float:
     """The reference :class:`LamaGame` engine, one game at a time, with the Python ``threshold:0.2`` agent."""
     from lama_dice.agents.registry import make_agent
-    from lama_env.engine import LamaGame, Phase
+    from lama_env.engine import LamaGame
 
     pol = make_agent(SPEC, seed=seed)
 
@@ -55,9 +55,6 @@ def scalar(games: int, seed: int) -> float:
         for s in range(games):
             g = LamaGame(2, seed=seed * 1_000_003 + s, record=False)
             while not g.game_over:
-                if g.phase == Phase.ROUND_OVER:
-                    g.next_round()
-                    continue
                 g.step(pol.act(g, g.legal_actions()))
 
     return _rate(games, run)

@@ -34,8 +34,8 @@ PLAYERS = (2, 4, 6)
 
 
 def random_states(num_players: int, count: int, seed: int) -> list[Any]:
-    """``count`` copies of states of random games (uniform legal actions), round ends included."""
-    from lama_env.engine import LamaGame, Phase
+    """``count`` copies of states of random games (uniform legal actions), game ends included."""
+    from lama_env.engine import LamaGame
 
     rng = random.Random(seed)
     out: list[Any] = []
@@ -44,8 +44,6 @@ def random_states(num_players: int, count: int, seed: int) -> list[Any]:
         out.append(g.copy())
         if g.game_over:
             g = LamaGame(num_players, seed=seed + len(out), record=False)
-        elif g.phase == Phase.ROUND_OVER:
-            g.next_round()
         else:
             g.step(rng.choice(g.legal_actions()))
     return out

@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import LamaGame
 
 from ..agents.registry import make_agent
 
@@ -39,9 +39,6 @@ def positions(count: int, players: int = 2, seed: int = 0) -> list[LamaGame]:
         game = LamaGame(players, seed=seed + g, record=False)
         g += 1
         while not game.game_over and len(out) < count:
-            if game.phase is Phase.ROUND_OVER:
-                game.next_round()
-                continue
             legal = game.legal_actions()
             if len(legal) > 1:
                 out.append(game.copy())

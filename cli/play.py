@@ -3,7 +3,7 @@ r"""A person plays against agents in the terminal (``lama-dice play``).
 :class:`TerminalGame` runs the game loop over any input and output streams, so
 that tests drive it with scripted keys::
 
-    game = LamaGame(2, seed=1, game_id=0, rounds="manual")  # as `lama-dice play`: pauses between rounds
+    game = LamaGame(2, seed=1, game_id=0)  # as `lama-dice play` makes it
     players, specs = resolve_seats(2, ["random"], human=0)
     opponents = make_opponents(specs, seed=1, num_players=players)
     result = TerminalGame(game, opponents, human=0, stdin=io.StringIO("r\n1\n" * 500),
@@ -13,7 +13,9 @@ Keys (one per line, case does not matter): ``r`` roll, ``q`` quit; after a
 roll the discard or take choices are numbered (``1`` is the largest discard,
 ``a`` discards all the dice allow); Enter between rounds.  A wrong key is
 explained and asked again.  End of input (Ctrl-D) or Ctrl-C ends the game
-cleanly; the record is saved either way when a path is given.
+cleanly; the record is saved either way when a path is given.  Rounds flow on in
+the game (the step that ends a round deals the next); the loop pauses at each
+round's end on the table as the round ended (:class:`lama_env.roundend.RoundEnd`).
 
 The rules all come from the engine: legal choices from
 :meth:`LamaGame.legal_actions`, their names from :func:`lama_env.actions.describe`.
@@ -38,6 +40,7 @@ from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
+from lama_env.roundend import RoundEnd, step_with_round_end
 from lama_env.rules import FACES, score_display
 from lama_env.transitions import WENT_OUT, apply_discard, apply_take
 
@@ -157,12 +160,15 @@ def player_names(players: int, human: int | None, specs: Mapping[int, str]) -> l
 
 
 # ---------------------------------------------------------------- turns and choices (shared with the web app)
-def play_agent_turn(game: LamaGame, agent: Policy) -> None:
-    """Play one whole turn of the current player with ``agent``: roll or quit, then its discard or take."""
-    p = game.current_player
-    game.step(agent.act(game, game.legal_actions()))
-    if game.phase in (Phase.DISCARD, Phase.TAKE) and game.current_player == p:
-        game.step(agent.act(game, game.legal_actions()))
+def play_agent_turn(game: LamaGame, agent: Policy) -> RoundEnd | None:
+    """Play one whole turn of the current player with ``agent``: roll or quit, then its discard or take.
+
+    Returns the table of the round's end if the turn ended a round and the game goes on (else None).
+    """
+    end = step_with_round_end(game, agent.act(game, game.legal_actions()))
+    if end is None and game.phase in (Phase.DISCARD, Phase.TAKE):
+        end = step_with_round_end(game, agent.act(game, game.legal_actions()))
+    return end
 
 
 def ordered_choices(game: LamaGame) -> list[int]:
@@ -264,11 +270,8 @@ class TerminalGame:
         """Check the seats and the save path (see the class docstring).
 
         Raises:
-            PlayError: a seat but the human's has no agent, ``save`` is a folder or in no folder, or
-                ``game`` does not pause between rounds.
+            PlayError: a seat but the human's has no agent, or ``save`` is a folder or in no folder.
         """
-        if game.rounds != "manual":
-            raise PlayError("the terminal game pauses between rounds: give it a LamaGame(..., rounds='manual')")
         missing = [p for p in range(game.num_players) if p != human and p not in opponents]
         if missing:
             raise PlayError(f"no agent for seat {missing[0]}")
@@ -290,6 +293,7 @@ class TerminalGame:
         self._dirty = True  # something happened since the table was last drawn
         self._last_dice: list[str] | None = None
         self._round_start = game.totals
+        self._paused: RoundEnd | None = None  # the round whose end the loop waits on (Enter = next round)
         self._save_error: str | None = None
 
     # -------------------------------------------------------------- running
@@ -308,7 +312,8 @@ class TerminalGame:
         if stopped:
             why = "end of input" if stopped == "eof" else "Ctrl-C"
             self.console.print()
-            self.console.print(Text(f"Game stopped ({why}) in round {self.game.round_index + 1}.", style="bold"))
+            at = self._paused or self.game  # stopped at a round's end: that round (the next one is not shown)
+            self.console.print(Text(f"Game stopped ({why}) in round {at.round_index + 1}.", style="bold"))
         if saved:
             self.console.print(Text(f"Record saved to {saved}  (watch it again: lama-dice show {saved})"),
                                soft_wrap=True)  # keep the path in one piece
@@ -323,7 +328,10 @@ class TerminalGame:
         from lama_env.record import with_about
 
         n = self.game.num_players
-        return with_about(self.game.to_record(), names=self.names, agents=[self.specs.get(p) for p in range(n)],
+        rec = self.game.to_record()
+        if self._paused is not None:  # the next round is dealt but not shown yet: not in the record
+            del rec["rounds"][-1]
+        return with_about(rec, names=self.names, agents=[self.specs.get(p) for p in range(n)],
                           seed=self.seed, version=__version__)
 
     def _save(self) -> str | None:
@@ -352,17 +360,14 @@ class TerminalGame:
             if g.game_over:
                 self.console.print(game_summary(g, self.names))
                 return
-            if g.round_over:
+            end = self._human_turn() if g.current_player == self.human else self._opponent_turn()
+            if end is not None or g.game_over:
+                self.console.print(round_summary(end or g, self.names, self._round_start))
+            if end is not None:  # rounds flow on: pause on the round's end, then show the next deal
+                self._paused = end
                 self._ask_enter("Enter = next round")
-                g.next_round()
+                self._paused = None
                 self._round_header()
-                continue
-            if g.current_player == self.human:
-                self._human_turn()
-            else:
-                self._opponent_turn()
-            if g.round_over:
-                self.console.print(round_summary(g, self.names, self._round_start))
 
     def _round_header(self) -> None:
         g = self.game
@@ -374,13 +379,14 @@ class TerminalGame:
         self._dirty = False
 
     # -------------------------------------------------------------- turns
-    def _opponent_turn(self) -> None:
+    def _opponent_turn(self) -> RoundEnd | None:
         g = self.game
         before = snapshot(g)
-        play_agent_turn(g, self.opponents[g.current_player])
-        self._report(before)
+        end = play_agent_turn(g, self.opponents[g.current_player])
+        self._report(before, end)
+        return end
 
-    def _human_turn(self) -> None:
+    def _human_turn(self) -> RoundEnd | None:
         g = self.game
         p = self.human
         if self._dirty:
@@ -393,12 +399,13 @@ class TerminalGame:
         before = snapshot(g)
         key = self._ask("Your turn: r = roll, q = quit", {"r": A.ROLL, "roll": A.ROLL, "q": A.QUIT, "quit": A.QUIT},
                         "type r to roll or q to quit", hint)
-        g.step(key)
-        if g.phase in (Phase.DISCARD, Phase.TAKE):
-            self._choose(p)
-        self._report(before)
+        end = step_with_round_end(g, key)
+        if end is None and g.phase in (Phase.DISCARD, Phase.TAKE):
+            end = self._choose(p)
+        self._report(before, end)
+        return end
 
-    def _choose(self, p: int) -> None:
+    def _choose(self, p: int) -> RoundEnd | None:
         """The discard or take after the human's roll."""
         g = self.game
         disp = g.display(p)
@@ -413,8 +420,7 @@ class TerminalGame:
         labels = [f"{A.describe(a):<16} → {choice_outcome(g, a)}" for a in legal]
         if len(legal) == 1:
             self.console.print(Text(f"Only one choice: {' '.join(labels[0].split())}.", style="italic"))
-            g.step(legal[0])
-            return
+            return step_with_round_end(g, legal[0])
         for i, label in enumerate(labels, 1):
             self.console.print(f"  {i}  {label}")
         keys = {str(i): a for i, a in enumerate(legal, 1)}
@@ -422,13 +428,13 @@ class TerminalGame:
         if not take:
             keys["a"] = keys["all"] = legal[0]
             valid += " (a = discard all you can)"
-        g.step(self._ask("Your choice" + (", a = all" if not take else ""), keys, valid))
+        return step_with_round_end(g, self._ask("Your choice" + (", a = all" if not take else ""), keys, valid))
 
-    def _report(self, before: Snapshot) -> None:
-        """Print the line of the turn just completed (from the game's record)."""
+    def _report(self, before: Snapshot, end: RoundEnd | None) -> None:
+        """Print the line of the turn just completed (from the game's record; ``end``: the round it ended)."""
         g = self.game
-        turn = g.to_record()["rounds"][-1]["turns"][-1]
-        self.console.print(turn_text(turn, before, g, self.names))
+        turn = g.to_record()["rounds"][-2 if end is not None else -1]["turns"][-1]  # (a round's end: the next dealt)
+        self.console.print(turn_text(turn, before, end or g, self.names))
         self._last_dice = turn.get("dice")
         self._dirty = True
 

@@ -30,6 +30,7 @@ from rich.text import Text
 
 from lama_env.engine import LamaGame
 from lama_env.odds import p_no_match
+from lama_env.roundend import RoundEnd, is_round_end
 from lama_env.rules import FACES, NUM_FACES, face_index, score_display
 from lama_env.transitions import is_triple_llama
 
@@ -52,7 +53,7 @@ class Snapshot(NamedTuple):
     totals: tuple[int, ...]
 
 
-def snapshot(game: LamaGame) -> Snapshot:
+def snapshot(game: LamaGame | RoundEnd) -> Snapshot:
     """The llama row and chip totals of ``game`` now (take it before a turn)."""
     return Snapshot(game.row, game.totals)
 
@@ -118,7 +119,7 @@ def _chance(p: float) -> str:
 
 # ---------------------------------------------------------------- the table
 def table_view(
-    game: LamaGame,
+    game: LamaGame | RoundEnd,
     names: Sequence[str],
     *,
     dice: Sequence[Any] | None = None,
@@ -140,7 +141,7 @@ def table_view(
     """
     pending = game.dice
     shown = pending if pending is not None else dice
-    over = game.round_over
+    over = game.game_over or is_round_end(game)
     header = Text.assemble(
         (f"Round {game.round_index + 1}", "bold"),
         "   llama row ", row_text(game.row),
@@ -191,13 +192,13 @@ def table_view(
 
 
 # ---------------------------------------------------------------- turns
-def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame, names: Sequence[str]) -> Text:
+def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame | RoundEnd, names: Sequence[str]) -> Text:
     """One line saying what a turn did.
 
     Args:
         turn: the turn's record entry (``{"player", "action", "dice", "discard" | "take"}``).
         before: :func:`snapshot` of the game before the turn.
-        game: the game after the turn.
+        game: the game after the turn (the table of the round's end, a RoundEnd, if it ended one).
         names: a display name per seat.
     """
     p = turn["player"]
@@ -237,15 +238,17 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame, names: 
 
 
 # ---------------------------------------------------------------- summaries
-def round_summary(game: LamaGame, names: Sequence[str], start_totals: Sequence[int] | None = None) -> RenderableType:
+def round_summary(game: LamaGame | RoundEnd, names: Sequence[str],
+                  start_totals: Sequence[int] | None = None) -> RenderableType:
     """The end of a round: how it ended, each display, its points and the totals.
 
     Args:
-        game: a game whose round is over.
+        game: the table of a round's end (:class:`~lama_env.roundend.RoundEnd`), or a game that is over.
         names: a display name per seat.
         start_totals: the totals when the round was dealt, to show ``before → after``.
     """
-    res = game.round_results()[-1]
+    res = game.last_round
+    assert res is not None
     if res["went_out"] is not None:
         how = f"{names[res['went_out']]} went out (and returns a chip)"
     elif res["busted"] is not None:
@@ -337,9 +340,9 @@ def show_record(
         turn = rounds[r]["turns"][t]
         assert before is not None and start is not None  # set when the round was dealt (t is None)
         console.print(Text(f"turn {t + 1}  ", style="dim").append_text(turn_text(turn, before, game, seat)))
-        if game.round_over:
+        if game.game_over or is_round_end(game):
             console.print(round_summary(game, seat, start.totals))
-            if game.game_over:
+            if isinstance(game, LamaGame) and game.game_over:
                 console.print(game_summary(game, seat))
         else:
             console.print(table_view(game, seat, dice=turn.get("dice")))
@@ -347,7 +350,7 @@ def show_record(
         last = t == len(rounds[r]["turns"]) - 1 and r == len(rounds) - 1
         if not last and not _pause(console, step, stdin):
             return False
-    if not game.round_over:
+    if not (game.game_over or is_round_end(game)):
         console.print(Text(f"(round {game.round_index + 1} is unfinished: the record ends here)", style="italic"))
     return True
 

@@ -35,6 +35,7 @@ from .engine import LamaGame, Phase
 from .errors import LamaDiceError
 from .picture import TablePicture
 from .record import RecordError, record_names, replay
+from .roundend import RoundEnd, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig
 from .transitions import is_triple_llama
 
@@ -89,50 +90,58 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
     seat = list(names) if names is not None else record_names(record) or [f"P{p}" for p in range(n)]
     table = TablePicture(n, seat)
 
-    def frame(caption: str, dice: Sequence[str] | None = None, hold: bool = False) -> Frame:
-        assert game is not None
-        return Frame(table(game, dice, caption), hold, caption)
+    def frame(shown: LamaGame | RoundEnd, caption: str, dice: Sequence[str] | None = None,
+              hold: bool = False) -> Frame:
+        return Frame(table(shown, dice, caption), hold, caption)
 
     rules = RulesConfig.from_dict(record.get("rules"))
     game: LamaGame | None = None
     for r, rnd in enumerate(record["rounds"]):
-        if game is None:
+        if game is None:  # explicit chance: each round's deal from the record
             game = LamaGame(n, rules, start_points=record.get("start_points", [0] * n),
-                            start_player=rnd["start_player"], hands=rnd["hands"], record=False,
-                            rounds="manual")  # each round's deal from the record, and its round-end frame
-        else:
-            game.next_round(hands=rnd["hands"])
-        yield frame(f"Round {r + 1} is dealt: {seat[game.start_player]} starts", hold=True)
+                            start_player=rnd["start_player"], hands=rnd["hands"], record=False, chance="explicit")
+        else:  # the next deal's chance node, where the last round's end left the game: the record's cards
+            for hand in rnd["hands"]:
+                for card in hand:
+                    game.apply_chance(card)
+        yield frame(game, f"Round {r + 1} is dealt: {seat[game.start_player]} starts", hold=True)
         for turn in rnd["turns"]:
             p = turn["player"]
             who = seat[p]
             if turn["action"] == "quit":
-                game.step(A.QUIT)
-                yield frame(f"{who} quits (display scores {game.current_points(p)})", hold=game.round_over)
+                end = step_with_round_end(game, A.QUIT)
+                shown = end or game  # a round's end: the table as it ended (the game has moved on)
+                yield frame(shown, f"{who} quits (display scores {shown.current_points(p)})",
+                            hold=end is not None or game.game_over)
                 continue
             dice = turn["dice"]
             chips = game.totals[p]
             row = game.row
-            game.step(A.ROLL, dice=dice)
+            end = step_with_round_end(game, A.ROLL, dice)
+            shown = end or game
             said = f"{who} rolls {_faces(dice)}"
             if is_triple_llama([FACES.index(f) for f in dice]):
-                said += (f": triple llama! returns a chip ({chips} → {game.totals[p]})" if chips
+                said += (f": triple llama! returns a chip ({chips} → {shown.totals[p]})" if chips
                          else ": triple llama! no chip to return")
-            if game.phase == Phase.DISCARD:
-                yield frame(said + ": it matches, discard")
-                shown = sorted(turn["discard"], key=FACES.index)
-                game.step(A.discard_action(_counts(shown)))
-                out = " and goes out!" if game.went_out == p else ""
-                yield frame(f"{who} discards {_faces(shown)}{out}", dice, game.round_over)
-            elif game.phase == Phase.TAKE:
-                yield frame(said + ": it matches nothing, take a row card")
-                game.step(A.take_action(FACES.index(turn["take"])))
-                yield frame(f"{who} takes {turn['take']} from the llama row", dice, game.round_over)
+            if end is None and game.phase == Phase.DISCARD:
+                yield frame(game, said + ": it matches, discard")
+                shown_cards = sorted(turn["discard"], key=FACES.index)
+                end = step_with_round_end(game, A.discard_action(_counts(shown_cards)))
+                shown = end or game
+                out = " and goes out!" if shown.went_out == p else ""
+                yield frame(shown, f"{who} discards {_faces(shown_cards)}{out}", dice,
+                            end is not None or game.game_over)
+            elif end is None and game.phase == Phase.TAKE:
+                yield frame(game, said + ": it matches nothing, take a row card")
+                end = step_with_round_end(game, A.take_action(FACES.index(turn["take"])))
+                shown = end or game
+                yield frame(shown, f"{who} takes {turn['take']} from the llama row", dice,
+                            end is not None or game.game_over)
             else:
-                if game.busted == p:
-                    gained = _faces([FACES[f] for f in range(NUM_FACES) if row[f] and not game.row[f]])
+                if shown.busted == p:
+                    gained = _faces([FACES[f] for f in range(NUM_FACES) if row[f] and not shown.row[f]])
                     said += f": BUST! takes the rest of the llama row ({gained})"
-                yield frame(said, dice, game.round_over)
+                yield frame(shown, said, dice, end is not None or game.game_over)
 
 
 # ------------------------------------------------------------------ GIF
@@ -149,22 +158,22 @@ def _palette(num_players: int) -> Any:
 
     rnd = random.Random(0)
     draw = TablePicture(num_players)
-    game = LamaGame(num_players, seed=0, record=False, rounds="manual")  # round-over pictures too
+    game = LamaGame(num_players, seed=0, record=False)
     frames: list[np.ndarray] = []
     seen: set[tuple[int, bool, bool]] = set()
+    end: RoundEnd | None = None  # the round the last step ended (its picture too)
     while len(frames) < 24:
         if game.game_over:
             frames.append(draw(game, caption="Game over"))
-            game = LamaGame(num_players, seed=len(frames), record=False, rounds="manual")
-        if game.phase == Phase.ROUND_OVER:
-            frames.append(draw(game, caption="Round over"))
-            game.next_round()
+            game = LamaGame(num_players, seed=len(frames), record=False)
+        if end is not None:
+            frames.append(draw(end, caption="Round over"))
         key = (int(game.phase), any(game.quit), game.last_player_rule)
         if key not in seen or rnd.random() < 0.05:
             seen.add(key)
             frames.append(draw(game, caption="P0 rolls 1 2 L: it matches, discard"))
         legal = game.legal_actions()
-        game.step(A.ROLL if A.ROLL in legal and rnd.random() < 0.8 else rnd.choice(legal))
+        end = step_with_round_end(game, A.ROLL if A.ROLL in legal and rnd.random() < 0.8 else rnd.choice(legal))
     return Image.fromarray(np.vstack(frames)).quantize(255, method=Image.Quantize.MEDIANCUT)
 
 

@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .engine import LamaGame, Phase
+from .engine import LamaGame
 from .observation import encode, observation_layout, observation_size
 from .render import render_text
 from .rules import DEFAULT_DICE, FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
@@ -339,16 +339,13 @@ def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> L
 
     ``spiel_game`` (default: ``python_lama_dice`` with ``game``'s player count and rules,
     ``reward="win"``) must have the same player count and rules.  The state's history
-    starts here, not at the deal.  A round just ended is followed by the next deal.
+    starts here, not at the deal.
     """
     if spiel_game is None:
         spiel_game = load(game.num_players, game.rules)
     if spiel_game.num_players() != game.num_players or spiel_game.rules != game.rules:
         raise ValueError("the OpenSpiel game must have the game's player count and rules")
-    lama = game.clone(chance="explicit", rounds="flow")
-    if lama.phase is Phase.ROUND_OVER:  # a game of rounds="manual" between rounds
-        lama.next_round()
-    return LamaDiceState(spiel_game, lama)
+    return LamaDiceState(spiel_game, game.clone(chance="explicit", rounds="flow"))
 
 
 def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> LamaDiceGame:

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
+from .roundend import RoundEnd, is_round_end
 from .rules import FACES, NUM_FACES
 
 #: Frame width in pixels (every player count).
@@ -269,11 +270,19 @@ def _label(name: str) -> tuple[str, int]:
 _TAG_COLORS: dict[str, _Color] = {"winner": _WINNER, "went out": _ACCENT, "bust": _BUST, "to act": _ACCENT}
 
 
-def status_text(game: LamaGame, names: Sequence[str]) -> str:
+def status_text(game: LamaGame | RoundEnd, names: Sequence[str]) -> str:
     """The header line: whose decision it is (``"P1 to discard"``), or how the round or game ended."""
     phase = game.phase
     if phase in _DECISION:
         return f"{names[game.current_player]} {_DECISION[phase]}"
+    if game.went_out is not None:
+        how = f"{names[game.went_out]} went out"
+    elif game.busted is not None:
+        how = f"{names[game.busted]} went bust"
+    else:
+        how = _ENDINGS.get(str(game.ended_by), str(game.ended_by))
+    if is_round_end(game):
+        return f"Round over: {how}"
     if game.num_players == 1:
         return f"Game over: {game.totals[0]} points"
     won = game.winners
@@ -282,9 +291,9 @@ def status_text(game: LamaGame, names: Sequence[str]) -> str:
     return f"Game over: {who} {verb}"
 
 
-def seat_tag(game: LamaGame, p: int) -> str:
+def seat_tag(game: LamaGame | RoundEnd, p: int) -> str:
     """A seat's tag: ``"to act"``, ``"quit"``, at a round's end ``"winner"``, ``"went out"``, ``"bust"``; or ``""``."""
-    if game.phase == Phase.GAME_OVER:
+    if game.game_over or is_round_end(game):
         if p in game.winners and game.num_players > 1:
             return "winner"
         if game.went_out == p:
@@ -360,11 +369,13 @@ class TablePicture:
             _put_text(row, label, cx, 14, 12, _ROW_DIM, bg, bold=False, align="center")
         return _frozen(row)
 
-    def __call__(self, game: LamaGame, dice: Sequence[Any] | None = None, caption: str | None = None) -> np.ndarray:
+    def __call__(self, game: LamaGame | RoundEnd, dice: Sequence[Any] | None = None,
+                 caption: str | None = None) -> np.ndarray:
         """The picture of ``game`` now, a new ``(H, W, 3)`` ``uint8`` array.
 
         Args:
-            game: the game to draw (read only).
+            game: the game to draw (read only), or the table of a round's end
+                (:class:`~lama_env.roundend.RoundEnd`).
             dice: the dice just rolled (face indices or names), shown when no roll is pending
                 (a pending roll, :attr:`LamaGame.dice`, is always shown).
             caption: a line for the bottom of the picture (e.g. what the last turn did); by
@@ -375,7 +386,7 @@ class TablePicture:
             raise ValueError(f"this picture is for {n} players, the game has {game.num_players}")
         out = self._base.copy()
         phase = game.phase
-        over = phase == Phase.GAME_OVER
+        over = game.game_over or is_round_end(game)  # the table of a round's end (a RoundEnd) or the game's
         names = self.names
         cur = game.current_player
         pending = game.dice
@@ -446,7 +457,7 @@ class TablePicture:
                       _HEADER_FG, _HEADER_BG, bold=False)
         return out
 
-    def _status(self, game: LamaGame) -> str:
+    def _status(self, game: LamaGame | RoundEnd) -> str:
         return status_text(game, self._short)
 
 

@@ -5,7 +5,8 @@ result of docs/RULES.md; it never raises for bad input.  A fault is reported as
 ``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based
 indices of the first bad round and turn (``turn`` is None for a fault in the
 round itself, ``round`` is None for a fault in the record as a whole).
-:func:`iter_replay` yields the game after each turn, for turn-by-turn viewers.
+:func:`iter_replay` yields the game after each turn (at a round's end the table as it ended,
+:class:`~lama_env.roundend.RoundEnd`), for turn-by-turn viewers.
 
 A ``lama-dice-record/2`` record is a ``/1`` record with one more, optional,
 top-level field ``about``: who played (a name and an agent spec per seat), the
@@ -26,6 +27,7 @@ from typing import Any
 from . import actions as A
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase, check_hands
 from .errors import LamaDiceError, bounded, clip
+from .roundend import RoundEnd, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
 #: The format of a record with the optional ``about`` part (``/1`` records are read as before).
@@ -255,7 +257,8 @@ def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
+def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
+    """Apply the turn; the view of the round it ended (the game going on), else None."""
     player, action = turn["player"], turn["action"]
     if not _is_int(player) or not 0 <= player < game.num_players:
         raise RecordError(f"player must be 0..{game.num_players - 1}, got {clip(player)}", r, t)
@@ -265,24 +268,23 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
         extra = sorted(set(turn) & {"dice", "discard", "take"})
         if extra:
             raise RecordError(f"a quit carries no {clip(extra[0])}", r, t)
-        game.step(A.QUIT)
-        return
+        return step_with_round_end(game, A.QUIT)
     if action != "roll":
         raise RecordError(f"action must be 'roll' or 'quit', got {clip(action)}", r, t)
     try:
-        game.step(A.ROLL, dice=_turn_dice(turn, r, t))
+        end = step_with_round_end(game, A.ROLL, _turn_dice(turn, r, t))
     except IllegalActionError as e:
         raise RecordError(str(e), r, t) from None
     phase = game.phase
-    if phase == Phase.DISCARD:
-        _play_discard(game, turn, r, t)
-    elif phase == Phase.TAKE:
-        _play_take(game, turn, r, t)
-    else:
-        what = "a bust" if game.busted is not None else "a triple llama"
-        for key in ("discard", "take"):
-            if key in turn:
-                raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
+    if end is None and phase == Phase.DISCARD:
+        return _play_discard(game, turn, r, t)
+    if end is None and phase == Phase.TAKE:
+        return _play_take(game, turn, r, t)
+    what = "a bust" if (end or game).busted is not None else "a triple llama"
+    for key in ("discard", "take"):
+        if key in turn:
+            raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
+    return end
 
 
 def _turn_dice(turn: Mapping[str, Any], r: int, t: int) -> list[str]:
@@ -298,7 +300,7 @@ def _turn_dice(turn: Mapping[str, Any], r: int, t: int) -> list[str]:
     return dice
 
 
-def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
+def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
     """The turn's discard after a matching roll."""
     if "take" in turn:
         raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
@@ -307,10 +309,10 @@ def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> No
     counts = _faces_to_counts(turn["discard"], "discard", r, t)
     if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
         raise RecordError(_discard_fault(game, counts), r, t)
-    game.step(A.discard_action(counts))
+    return step_with_round_end(game, A.discard_action(counts))
 
 
-def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
+def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
     """The turn's take after a roll that matched nothing."""
     if "discard" in turn:
         raise RecordError("the roll matched nothing in the display: expected 'take', not 'discard'", r, t)
@@ -320,7 +322,7 @@ def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> None:
     if face not in FACES or A.take_action(FACES.index(face)) not in game.legal_actions():
         options = ", ".join(repr(FACES[a - A.TAKE_BASE]) for a in game.legal_actions())
         raise RecordError(f"cannot take {clip(face)}: the row cards shown by the dice are {options}", r, t)
-    game.step(A.take_action(FACES.index(face)))
+    return step_with_round_end(game, A.take_action(FACES.index(face)))
 
 
 def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:
@@ -342,26 +344,43 @@ def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:
 def replay(rec: Any) -> dict:
     """Check ``rec`` (a parsed JSON object) and return its replay result (never raises)."""
     try:
-        return _replay(rec).result()
+        game = _replay(rec)
     except RecordError as e:
         return e.as_result()
+    result = game.result()
+    if game.is_chance_node() and not result["rounds"][-1]["finished"]:
+        result["rounds"].pop()  # the record ends at a round's end: the next deal is not in it
+    return result
 
 
 def replay_game(rec: Any) -> LamaGame:
-    """Replay ``rec`` into a :class:`LamaGame` (raises :class:`RecordError` on any fault)."""
+    """Replay ``rec`` into a :class:`LamaGame` (raises :class:`RecordError` on any fault).
+
+    The game has explicit chance (:meth:`LamaGame.is_chance_node`): a record that ends at a
+    round's end leaves it at the next deal's chance node.
+    """
     return _replay(rec)
 
 
-def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
+def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None]]:
     """Replay ``rec`` step by step, for viewers that show a game turn by turn.
 
     Yields ``(game, r, None)`` once a round ``r`` is dealt and ``(game, r, t)``
     after its turn ``t`` is applied (0-based indices into the record).
     ``game`` is the same :class:`LamaGame` each time, advanced in place
-    (``game.copy()`` it to keep a state).  Raises :class:`RecordError` at the
-    first fault, after yielding every state before it; check the whole record
-    with :func:`replay` first to show only legal records.
+    (``game.copy()`` it to keep a state), except after a turn that ends a round
+    and not the game: then it is the :class:`~lama_env.roundend.RoundEnd` view of
+    the table as the round ended (rounds flow on: the game itself waits for the
+    next deal).  Raises :class:`RecordError` at the first fault, after yielding
+    every state before it; check the whole record with :func:`replay` first to
+    show only legal records.
     """
+    for game, end, r, t in _steps(rec):
+        yield (game if end is None else end), r, t
+
+
+def _steps(rec: Any) -> Iterator[tuple[LamaGame, RoundEnd | None, int, int | None]]:
+    """:func:`iter_replay`'s steps, each with the game and the view of a round the turn ended (else None)."""
     _check_shape(rec)
     n = rec["players"]
     check_num_players(n, RecordError, "players")
@@ -382,46 +401,45 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame, int, int | None]]:
         if game is not None:
             if game.game_over:
                 raise RecordError("round after the end of the game", r)
-            if game.rounds_finished == r - 1:
+            if not game.is_chance_node():  # (a round's end leaves the next deal's chance node)
                 raise RecordError("the round is unfinished but another round follows", r - 1)
         _check_round_shape(rnd, r)
-        game = _deal_round(game, rnd, r, n, rules, start_points)
-        yield game, r, None
+        sp = rnd["start_player"]
+        if game is None:
+            if not 0 <= sp < n:
+                raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
+            try:  # explicit chance: each later round's deal is the record's, card by card
+                game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"],
+                                chance="explicit")
+            except IllegalActionError as e:
+                raise RecordError(str(e), r) from None
+        else:
+            _deal(game, rnd, r)
+        yield game, None, r, None
         for t, turn in enumerate(rnd["turns"]):
-            if game.rounds_finished > r:
+            if game.game_over or game.is_chance_node():
                 raise RecordError("turn after the end of the round", r, t)
             _check_turn_shape(turn, r, t)
-            _play_turn(game, turn, r, t)
-            yield game, r, t
+            yield game, _play_turn(game, turn, r, t), r, t
 
 
-def _deal_round(game: LamaGame | None, rnd: dict, r: int, n: int, rules: RulesConfig,
-                start_points: list[int]) -> LamaGame:
-    """Deal round ``r`` of a record: the game's first deal, or the next round's at its deal's chance node."""
+def _deal(game: LamaGame, rnd: Mapping[str, Any], r: int) -> None:
+    """Deal round ``r`` of the record at the next deal's chance node, card by card (seat order)."""
     sp = rnd["start_player"]
-    if game is None:
-        if not 0 <= sp < n:
-            raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
-        try:  # explicit chance: the record's own deals and dice (rounds flow into the next deal's chance node)
-            return LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"],
-                            chance="explicit")
-        except IllegalActionError as e:
-            raise RecordError(str(e), r) from None
-    expected = game.start_player  # the next round's start player (the rotation), dealt card by card now
-    if sp != expected:
-        raise RecordError(f"start_player must be {expected} (the rotation), got {clip(sp)}", r)
+    if sp != game.start_player:
+        raise RecordError(f"start_player must be {game.start_player} (the rotation), got {clip(sp)}", r)
     try:
-        for hand in check_hands(rnd["hands"], n):
-            for face in hand:
-                game.apply_chance(face)
+        hands = check_hands(rnd["hands"], game.num_players)
     except IllegalActionError as e:
         raise RecordError(str(e), r) from None
-    return game
+    for hand in hands:
+        for face in hand:
+            game.apply_chance(face)
 
 
 def _replay(rec: Any) -> LamaGame:
     game: LamaGame | None = None
-    for step in iter_replay(rec):
+    for step in _steps(rec):
         game = step[0]  # the same game each time, advanced in place
-    assert game is not None  # iter_replay yields at least once or raises
+    assert game is not None  # _steps yields at least once or raises
     return game

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .engine import LamaGame, Phase
+from .roundend import RoundEnd, is_round_end
 from .rules import FACES, NUM_FACES
 
 _DECISION = {
@@ -30,11 +31,11 @@ def _cards(counts: Sequence[int]) -> str:
     return " ".join(cards) if cards else "(empty)"
 
 
-def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
+def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
     """Describe the table in a few lines of text.
 
     Args:
-        game: the game to draw.
+        game: the game to draw, or the table of a round's end (:class:`~lama_env.roundend.RoundEnd`).
         names: a name per seat (default ``player_0``, ``player_1``, ...).
         highlight: a seat to mark with ``*`` (e.g. the learner of a Gym env).
 
@@ -55,6 +56,8 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
         head += f"{names[game.current_player]} {_DECISION[phase]}"
         if game.dice is not None:
             head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
+    elif is_round_end(game):
+        head += f"round over ({game.ended_by})"
     else:
         head += f"game over ({game.ended_by}); winners: {', '.join(names[p] for p in game.winners)}"
     row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
@@ -62,7 +65,7 @@ def render_text(game: LamaGame, names: Sequence[str] | None = None, highlight: i
     cw = max(12, max(len(c) for c in cards))
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in _DECISION else None
-    over = game.game_over
+    over = game.game_over or is_round_end(game)
     for p in range(n):
         mark = ">" if p == deciding else " "
         status = ""

@@ -25,6 +25,8 @@ the turn cap: a round cut after          :func:`cut_round`
 ``max_round_turns`` turns
 the round's points, the chip for going   :func:`score_round`
 out, the game end
+the table as a round ended (for the      :func:`ended_table`
+viewers that pause on it)
 =======================================  ===================================
 
 The state they read and return is plain data: a display is a tuple of seven
@@ -299,6 +301,24 @@ def next_player(current: int, quit: Sequence[bool]) -> int:
 
 
 # -------------------------------------------------------------- round end
+def ended_table(display: Sequence[int], row: Sequence[int], action: int, ended_by: str) -> tuple[Display, Row]:
+    """The acting player's display and the llama row as the round ended, after ``action`` ended it.
+
+    For a viewer of the round's end (:class:`lama_env.roundend.RoundEnd`): the compiled step that
+    ended the round has dealt the next one.  A discard or a take changes the display (and a take
+    the row), a bust (``ended_by == "bust"``) adds the whole row; a quit, or a roll cut by the
+    turn cap, changes neither.
+    """
+    if A.is_discard(action):
+        return apply_discard(display, action)[0], tuple(row)
+    if A.is_take(action):
+        d, r, _ = apply_take(display, row, action)
+        return d, r
+    if action == A.ROLL and ended_by == BUST:
+        return apply_bust(display, row)
+    return tuple(display), tuple(row)
+
+
 def cut_round(turns_in_round: int, rules: RulesConfig) -> str | None:
     """When a turn is over and the round goes on: :data:`TURN_CAP` if the round is cut now, else None.
 
@@ -327,6 +347,6 @@ def score_round(
 __all__ = [
     "ALL_QUIT", "BUST", "EMPTY_ROW", "FULL_ROW", "ROLL_BUST", "ROLL_DISCARD", "ROLL_TAKE", "ROLL_TRIPLE_LLAMA",
     "ROUND_ENDINGS", "ROW_EMPTY", "TURN_CAP", "WENT_OUT", "apply_bust", "apply_discard", "apply_quit",
-    "apply_roll", "apply_take", "chance_outcomes", "cut_round", "deal_outcomes", "deal_seat",
+    "apply_roll", "apply_take", "chance_outcomes", "cut_round", "deal_outcomes", "deal_seat", "ended_table",
     "grouped_chance_outcomes", "is_triple_llama", "match_limits", "next_player", "resolve_roll", "score_round",
 ]

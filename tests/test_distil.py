@@ -26,7 +26,7 @@ def test_the_labels_are_the_searchs_choices_at_the_positions(labelled):
     d = labelled
     assert len(d.obs) == len(d.mask) == len(d.search) == len(d.prior) == len(d.game) == len(d.states) == 48
     assert (d.mask.sum(axis=1) > 1).all()  # only decisions with a choice
-    games = [LamaGame.from_state(s, 2, rounds="manual") for s in d.states]
+    games = [LamaGame.from_state(s, 2) for s in d.states]
     # the same search (same seed), asked the same positions in one batch, chooses the same
     again = [a for a, _ in distil._search_agent(SPEC, seed=3).search_many(games)]
     assert d.search.tolist() == again

@@ -23,7 +23,7 @@ from lama_dice.cli.main import main
 from lama_env import actions as A
 from lama_env import lama_dice_v1
 from lama_env.animation import EncoderError, Frame, record_frames, write_gif, write_mp4
-from lama_env.engine import LamaGame, Phase
+from lama_env.engine import LamaGame
 from lama_env.picture import TablePicture, frame_shape, picture
 from lama_env.record import RecordError
 
@@ -40,8 +40,6 @@ def random_states(n: int, count: int, seed: int = 0) -> list[LamaGame]:
         out.append(g.copy())
         if g.game_over:
             g = LamaGame(n, seed=seed + len(out))
-        elif g.phase == Phase.ROUND_OVER:
-            g.next_round()
         else:
             g.step(rng.choice(g.legal_actions()))
     return out
@@ -102,14 +100,32 @@ def test_game_over_and_quit_states_draw():
     g.step(A.QUIT)
     quit_pic = picture(g)
     while not g.game_over:
-        if g.phase == Phase.ROUND_OVER:
-            g.next_round()
-        else:
-            g.step(A.QUIT if A.QUIT in g.legal_actions() else g.legal_actions()[0])
+        g.step(A.QUIT if A.QUIT in g.legal_actions() else g.legal_actions()[0])
     assert picture(g).shape == quit_pic.shape == frame_shape(3)
 
 
 # ------------------------------------------------------------------ the environments
+def test_a_rounds_end_draws_as_the_table_stood():
+    """Rounds flow on: a step that ends a round deals the next; the pictures draw the ended round's table."""
+    from lama_env.picture import seat_tag, status_text
+    from lama_env.render import render_text
+    from lama_env.roundend import step_with_round_end
+
+    g = LamaGame(2, hands=[list("111222"), list("333444")], seed=0)
+    g.step(A.QUIT)  # seat 0 quits: seat 1 is the last one in
+    before = picture(g)
+    end = step_with_round_end(g, A.ROLL, ["1", "5", "1"])  # no 3 or 4: a bust
+    assert end is not None and g.round_index == 1 and g.rounds_finished == 1  # the game has dealt round 2
+    names = ["P0", "P1"]
+    assert status_text(end, names) == "Round over: P1 went bust" and seat_tag(end, 1) == "bust"
+    assert "round over (bust)" in render_text(end, names) and "[bust]" in render_text(end, names)
+    drawn = picture(end)
+    assert drawn.shape == before.shape and not np.array_equal(drawn, before)
+    assert not np.array_equal(drawn, picture(g))  # not the next round's deal
+    assert end.row == (0,) * 7 and end.display(1) == (1, 1, 1, 4, 4, 1, 1)  # 333444 and the whole row
+    assert step_with_round_end(g, A.QUIT) is None  # a step that ends no round
+
+
 def test_gym_rgb_array_and_check_env():
     from gymnasium.utils.env_checker import check_env
 

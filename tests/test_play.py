@@ -40,7 +40,7 @@ def console() -> tuple[Console, io.StringIO]:
 def new_game(players: int, specs, *, seed: int, human: int = 0, stdin, save=None):
     n, seats = resolve_seats(players, specs, human)
     con, out = console()
-    game = LamaGame(n, seed=seed, game_id=0, rounds="manual")  # as `lama-dice play` makes it
+    game = LamaGame(n, seed=seed, game_id=0)  # as `lama-dice play` makes it
     tg = TerminalGame(game, make_opponents(seats, seed), human=human, stdin=stdin, console=con, save=save,
                       names=player_names(n, human, seats))
     return tg, out
@@ -115,7 +115,7 @@ def test_human_who_always_quits_against_agents(tmp_path, spec):
 def _seed_with_discard_choice() -> tuple[int, tuple[int, ...]]:
     """A seed whose first roll (seat 0 starts) matches with at least three discard choices."""
     for seed in range(200):
-        g = LamaGame(2, seed=seed, game_id=0, rounds="manual").copy()
+        g = LamaGame(2, seed=seed, game_id=0).copy()
         g.step(A.ROLL)
         if g.phase == Phase.DISCARD and len(g.legal_actions()) >= 3:
             return seed, g.legal_actions()
@@ -180,13 +180,16 @@ def test_eof_during_a_discard_choice_drops_the_pending_roll(tmp_path):
 def test_eof_between_rounds_keeps_the_finished_rounds(tmp_path):
     path = tmp_path / "between.json"
     # quit every turn; the key list ends right after the first round
-    tg, _ = new_game(2, ["random"], seed=8, stdin=keys("q", n=1), save=str(path))
+    tg, out = new_game(2, ["random"], seed=8, stdin=keys("q", n=1), save=str(path))
     result = tg.run()
     game = result.game
-    assert result.stopped == "eof" and game.round_over and not game.game_over
+    # rounds flow: the game has dealt round 2, but the person stopped at round 1's end, before seeing it
+    assert result.stopped == "eof" and game.rounds_finished == 1 and not game.game_over
+    assert "Game stopped (end of input) in round 1." in out.getvalue()
     rec = json.loads(path.read_text())
-    assert replay(rec) == game.result()
-    assert len(rec["rounds"]) == 1
+    assert len(rec["rounds"]) == 1  # the finished round only: the unseen deal is left out
+    assert replay(rec) == {**game.result(), "rounds": game.result()["rounds"][:1]}
+    assert replay(rec)["rounds"][0]["finished"]
 
 
 def test_ctrl_c_ends_cleanly_and_saves(tmp_path):
@@ -290,14 +293,8 @@ def test_network_for_another_player_count_is_refused_before_the_first_move(monke
 def test_missing_agent_for_a_seat_is_refused():
     con, _ = console()
     with pytest.raises(PlayError):
-        TerminalGame(LamaGame(3, seed=0, rounds="manual"), make_opponents({1: "random"}), human=0,
+        TerminalGame(LamaGame(3, seed=0), make_opponents({1: "random"}), human=0,
                      stdin=io.StringIO(), console=con)
-
-
-def test_a_game_whose_rounds_flow_on_is_refused():
-    con, _ = console()
-    with pytest.raises(PlayError, match="pauses between rounds: give it a LamaGame"):
-        TerminalGame(LamaGame(2, seed=0), make_opponents({1: "random"}), human=0, stdin=io.StringIO(), console=con)
 
 
 

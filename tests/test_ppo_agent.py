@@ -64,9 +64,6 @@ def _states(num_players: int, count: int, seed: int) -> list[LamaGame]:
     while len(out) < count:
         if g.game_over:
             g = LamaGame(num_players, seed=int(rng.integers(1 << 30)))
-        if g.phase == Phase.ROUND_OVER:
-            g.next_round()
-            continue
         out.append(g.copy())
         legal = g.legal_actions()
         g.step(legal[int(rng.integers(len(legal)))])
@@ -231,16 +228,13 @@ SHIPPED_PLAYERS = {"solo": 1, "solo-v1": 1, "2p": 2, "2p-v3": 2, "2p-v2": 2, "2p
 def test_shipped_agents_load_and_play(name, players):
     """agents/pretrained/ppo_NAME.safetensors ships with the package and plays a whole game as ppo:NAME."""
     from lama_dice.agents.ppo import pretrained_names
-    from lama_env.engine import LamaGame, Phase
+    from lama_env.engine import LamaGame
 
     assert name in pretrained_names()
     agent = make_agent(f"ppo:{name}", seed=0)
     assert agent.num_players == players
     game = LamaGame(players, seed=7, record=False)
     while not game.game_over:
-        if game.phase is Phase.ROUND_OVER:
-            game.next_round()
-            continue
         legal = game.legal_actions()
         action = agent.act(game, legal)
         assert action in legal
@@ -254,9 +248,6 @@ def _self_play_actions(name: str, games: int = 20) -> list[int]:
     for seed in range(games):
         g = LamaGame(SHIPPED_PLAYERS[name], seed=seed, record=False)
         while not g.game_over:
-            if g.phase is Phase.ROUND_OVER:
-                g.next_round()
-                continue
             a = int(agent.act(g, g.legal_actions()))
             out.append(a)
             g.step(a)
@@ -307,9 +298,6 @@ def test_export_writes_an_agent_file_that_plays_the_same_games(ckpt2, model2, tm
     for seed in range(10):
         g = LamaGame(2, seed=seed, record=False)
         while not g.game_over:
-            if g.phase is Phase.ROUND_OVER:
-                g.next_round()
-                continue
             legal = g.legal_actions()
             a = exported.act(g, legal)
             assert a == original.act(g, legal)

@@ -14,7 +14,7 @@ from lama_env.record import RECORD_FORMAT_2, RecordError, record_names, replay, 
 
 def played(n=2, seed=3):
     g = LamaGame(n, seed=seed)
-    while not g.round_over:
+    while not g.game_over and g.rounds_finished == 0:  # the first round (the next one is dealt as it ends)
         g.step(sorted(g.legal_actions())[-1] if g.phase.name != "TURN" else 0)
     return g
 

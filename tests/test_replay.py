@@ -22,7 +22,7 @@ def two_round_game() -> LamaGame:
     round 1, start 1:  t0 p1 roll 345 take 3 | t1 p0 roll 455 take 4 | t2 p1 roll 455 take 5
                        t3 p0 roll 355: bust                         -> points 23, 17
     """
-    g = scenario("L33516", "2246L6")
+    g = LamaGame(2, seed=0, hands=[list("L33516"), list("2246L6")], chance="explicit")  # the deals are given
     roll(g, "345")
     discard(g, "35")
     roll(g, "135")
@@ -227,6 +227,28 @@ def test_later_rounds_follow_the_rotation_from_any_first_start():
     assert replay(rec) == g.result()
     rec["rounds"][1]["start_player"] = 1
     assert_fault(rec, 1, None, "must be 0")
+
+
+def test_a_record_that_ends_at_a_rounds_end_has_no_unfinished_round(rec):
+    rec["rounds"].pop()  # round 0 only: it ended (all quit), the game goes on
+    res = replay(rec)
+    assert res == {**EXPECTED, "rounds": EXPECTED["rounds"][:1], "totals": [20, 23], "game_over": False,
+                   "winners": []}
+    game = replay_game(rec)  # rounds flow: the game waits at the next deal's chance node
+    assert game.is_chance_node() and game.round_index == 1 and game.start_player == 1
+
+
+def test_iter_replay_shows_each_rounds_end_as_the_table_stood(rec):
+    from lama_env.record import iter_replay
+    from lama_env.roundend import RoundEnd
+    from lama_env.rules import score_display
+
+    ends = [(r, t, g) for g, r, t in iter_replay(rec) if isinstance(g, RoundEnd)]
+    assert [(r, t) for r, t, _ in ends] == [(0, 4)]  # round 1's bust ends the game: the game is the table
+    end = ends[0][2]
+    assert end.ended_by == "all_quit" and end.quit == (True, True) and end.totals == (20, 23)
+    assert end.round_points == (20, 23) == tuple(score_display(d) for d in end.displays)  # the displays as they ended
+    assert (end.round_index, end.start_player, end.current_player, end.legal_actions()) == (0, 0, 0, ())
 
 
 def test_round_in_a_non_list_rounds_entry(rec):

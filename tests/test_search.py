@@ -195,7 +195,7 @@ def _expectimax_depth1(game: LamaGame, net: ValueNet, action: int, me: int) -> f
         if g.game_over:
             won = g.winners
             return 1.0 / len(won) if me in won else 0.0
-        assert g.phase is not Phase.ROUND_OVER  # the test positions avoid round ends
+        assert not g.is_chance_node()  # the test positions avoid round ends (a next deal's chance node)
         if g.current_player == me and len(g.legal_actions()) == 1:
             c = g.clone()
             c.step(g.legal_actions()[0])
@@ -395,15 +395,19 @@ def test_rollouts_to_the_game_end_need_no_value_at_the_end(value2):
         assert mean * 6 == pytest.approx(round(mean * 6))
 
 
-def test_rollouts_search_a_flowing_game_as_a_manual_one(value2):
-    # the common dice restart at each round's end whatever the searched game's round mode: the same
-    # position, flowing or manual, gets the same scores from rollouts that cross a round's end
-    games = [g for g in _positions(2, 30, seed=11) if len(g.legal_actions()) > 1][:6]
-    spec = f"search:ppo:2p,value={value2},rollouts=4,rounds=3,top=0"
-    flow = make_agent(spec, seed=2).search_many([g.clone(rounds="flow") for g in games])
-    manual = make_agent(spec, seed=2).search_many([g.clone(rounds="manual") for g in games])
-    for (act_f, vf), (act_m, vm) in zip(flow, manual, strict=True):
-        assert act_f == act_m and all(np.array_equal(vf[x], vm[x]) for x in vm)
+def test_rollouts_and_the_tree_search_a_game_of_explicit_chance_as_a_sampled_one(value2):
+    # the rollouts play on their own streams whatever the searched game's chance mode, and the tree values
+    # a round's end on its own deals: the same position, sampled or explicit, gets the same scores from
+    # searches that cross a round's end
+    choices = [g for g in _positions(2, 300, seed=11) if len(g.legal_actions()) > 1]
+    ending = [g for g in choices if not _rounds_go_on(g)][:3]  # some choice (or roll) ends the round
+    assert len(ending) == 3
+    games = choices[:3] + ending
+    for spec in (f"search:ppo:2p,value={value2},rollouts=4,rounds=3,top=0", f"search:ppo:2p,value={value2},top=0"):
+        sampled = make_agent(spec, seed=2).search_many([g.clone(chance="sampled") for g in games])
+        explicit = make_agent(spec, seed=2).search_many([g.clone(chance="explicit") for g in games])
+        for (act_s, vs), (act_e, ve) in zip(sampled, explicit, strict=True):
+            assert act_s == act_e and all(np.array_equal(vs[x], ve[x]) for x in ve)
 
 
 # --------------------------------------------------------------------------- the compiled rollouts

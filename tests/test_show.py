@@ -47,7 +47,7 @@ def played_record(tmp_path, seed: int, players: int, stdin_text: str) -> Path:
     path = tmp_path / f"played-{seed}.json"
     n, seats = resolve_seats(players, ["random"], 0)
     con, _ = console()
-    TerminalGame(LamaGame(n, seed=seed, rounds="manual"), make_opponents(seats, seed), human=0,
+    TerminalGame(LamaGame(n, seed=seed), make_opponents(seats, seed), human=0,
                  stdin=io.StringIO(stdin_text), console=con, save=str(path), names=player_names(n, 0, seats)).run()
     return path
 

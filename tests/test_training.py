@@ -417,7 +417,7 @@ def test_pretrain_warm_start_imitates_the_teacher(tmp_path):
     same = total = 0
     for seed in range(40):
         game = LamaGame(1, seed=10_000 + seed, record=False)
-        while not game.round_over:
+        while not game.game_over and game.rounds_finished == 0:  # the first round
             legal = game.legal_actions()
             a = teacher.act(game, legal)
             same += learner.act(game, legal) == a

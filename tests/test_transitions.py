@@ -256,7 +256,7 @@ def test_transitions_reproduce_lama_game_step_by_step(n, config):
             if a == A.ROLL:  # our own dice, injected: a triple llama (every die has an L) one roll in ten
                 dice = (LLAMA,) * 3 if pick.random() < 0.1 else tuple(
                     FACE_INDEX[pick.choice(die)] for die in rules.dice)
-            g.step(a, dice=dice)
+            g.step(a, dice)
             ref.step(a, dice)
             ref.check(g)
             if ref.phase >= ROUND_OVER:

@@ -42,12 +42,9 @@ def play_to_end(client, state, seed=0, max_requests=3000):
     for _ in range(max_requests):
         if state["game_over"]:
             return state
-        if state["round_over"]:
-            r = client.post(f"/api/games/{gid}/next-round", json={"seq": state["seq"]})
-        else:
-            assert state["choices"], state
-            r = client.post(f"/api/games/{gid}/act", json={"action": pick.choice(state["choices"])["action"],
-                                                          "seq": state["seq"]})
+        assert state["choices"], state  # rounds flow: always a decision of the person's, until the game's end
+        r = client.post(f"/api/games/{gid}/act", json={"action": pick.choice(state["choices"])["action"],
+                                                      "seq": state["seq"]})
         assert r.status_code == 200, r.text
         state = r.json()
     raise AssertionError("the game did not end")
@@ -148,7 +145,7 @@ BAD_REQUESTS = [
     ("post", "/api/games/NOPE/act", {"action": 0}, 404, "no game"),
     ("get", "/api/games/NOPE", None, 404, "no game"),
     ("get", "/api/games/NOPE/record", None, 404, "no game"),
-    ("post", "/api/games/NOPE/next-round", {}, 404, "no game"),
+    ("post", "/api/games/NOPE/next-round", {}, 404, "Not Found"),  # retired: rounds flow on (round_end)
     ("post", "/api/games", {"players": 7}, 400, "players must be 1..6"),
     ("post", "/api/games", {"players": 0}, 400, "players must be 1..6"),
     ("post", "/api/games", {"players": 2, "seat": 2}, 400, "seat must be 0..1"),
@@ -194,15 +191,21 @@ def test_malformed_json_body_and_a_network_for_another_player_count(client):
 def test_moves_out_of_turn_and_round_flow(client):
     state = _new(client)
     gid = state["id"]
-    r = client.post(f"/api/games/{gid}/next-round", json={})
-    assert r.status_code == 409 and "not over" in r.json()["error"]
+    assert state["round_end"] is None and state["last_round"] is None
     r = client.post(f"/api/games/{gid}/act", json={"action": A.QUIT})  # quit: the agent plays the round out
     s = r.json()
-    assert s["round_over"] and s["choices"] == [] and s["last_round"] is not None
-    assert s["events"][0].startswith("You: quits") and s["events"][-1].startswith("Round over")
-    r = client.post(f"/api/games/{gid}/act", json={"action": A.ROLL})
-    assert r.status_code == 409 and "not your decision" in r.json()["error"]
-    assert client.post(f"/api/games/{gid}/next-round", json={"seq": s["seq"]}).json()["table"]["round"] == 2
+    # rounds flow: round 2 is dealt and it is the person's decision again; the page pauses on round 1's end first
+    end = s["round_end"]
+    assert s["table"]["round"] == 2 and s["choices"] and s["last_round"] is not None
+    assert end["table"]["round"] == 1 and end["table"]["phase"] == "round_end" and end["table"]["current"] is None
+    assert end["table"]["status"].startswith("Round over") and end["table"]["status"] == end["events"][-1]
+    assert end["events"][0].startswith("You: quits")
+    assert [seat["total"] for seat in end["table"]["seats"]] == s["last_round"]["totals"]
+    assert [seat["points"] for seat in end["table"]["seats"]] == s["last_round"]["points"]
+    assert not any(e.startswith("Round over") for e in s["events"])  # the new round's lines only
+    assert client.post(f"/api/games/{gid}/next-round", json={}).status_code == 404  # retired: nothing to call
+    r = client.post(f"/api/games/{gid}/act", json={"action": A.ROLL, "seq": s["seq"]})
+    assert r.status_code == 200 and r.json()["round_end"] is None  # the page showed it before this move
 
 
 def test_games_are_isolated(client):
@@ -362,10 +365,7 @@ def test_store_drops_finished_and_abandoned_games_and_is_bounded():
         games.append(store.new(2, 0, ["random"], seed=i))
     g = games[1]
     while not g.finished:  # finish one by quitting every round
-        if g.game.round_over:
-            g.next_round()
-        else:
-            g.act(A.QUIT)
+        g.act(A.QUIT)
     now[0] = 3.0
     store.get(games[0].id)  # touched after the others: the most recently used
     new = store.new(2, 0, ["random"], seed=9)  # full: the finished one makes room, though not the oldest
@@ -608,7 +608,6 @@ def test_the_openapi_schema_documents_every_status_and_body(client):
         ("POST", "/api/games"): {"201", "400", "413", "422"},
         ("GET", "/api/games/{game_id}"): {"200", "400", "404", "413", "422"},
         ("POST", "/api/games/{game_id}/act"): {"200", "400", "404", "409", "413", "422"},
-        ("POST", "/api/games/{game_id}/next-round"): {"200", "400", "404", "409", "413", "422"},
         ("GET", "/api/records/{path}"): {"200", "400", "404", "413", "422"},
         ("POST", "/api/replay"): {"200", "400", "413", "422"},
     }
@@ -707,7 +706,7 @@ def test_a_real_server_refuses_a_100_mb_body_while_it_is_sent():
 
 
 @pytest.mark.parametrize(("url", "body"), [("act", '{"action": %s}'), ("act", '{"action": 0, "seq": %s}'),
-                                           ("next-round", '{"seq": -%s}'), ("", '{"players": %s}')])
+                                           ("", '{"players": %s}')])
 def test_huge_numbers_in_a_body_get_a_short_one_line_refusal(client, url, body):
     state = _new(client)
     path = f"/api/games/{state['id']}/{url}" if url else "/api/games"

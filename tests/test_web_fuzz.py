@@ -73,7 +73,7 @@ def test_the_api_conforms_to_its_schema_under_fuzzing(case):
 _STATEFUL = schema.as_state_machine()
 _STATEFUL.TestCase.settings = settings(max_examples=3 * MAX_EXAMPLES, stateful_step_count=10, deadline=None,
                                        suppress_health_check=list(HealthCheck), derandomize=True, database=None)
-#: Sequences of requests that follow the schema's links: a game made, then its state, moves, next round, record.
+#: Sequences of requests that follow the schema's links: a game made, then its state, moves, record.
 TestTheApiStatefully = _STATEFUL.TestCase
 
 

@@ -28,15 +28,13 @@ def play(seed: int, rounds: int) -> dict:
     from lama_env.engine import LamaGame
 
     agents = [make_agent(spec, seed=seed + i) for i, spec in enumerate(AGENTS)]
-    game = LamaGame(len(AGENTS), seed=seed, rounds="manual")
-    while True:
-        if game.round_over:
-            if game.game_over or game.round_index + 1 >= rounds:
-                return game.to_record()
-            game.next_round()
-            continue
+    game = LamaGame(len(AGENTS), seed=seed)
+    while not game.game_over and game.rounds_finished < rounds:
         p = game.current_player
         game.step(int(agents[p].act(game, game.legal_actions())))
+    rec = game.to_record()
+    del rec["rounds"][rounds:]  # rounds flow: the next round, dealt as the last one ended, is not shown
+    return rec
 
 
 def main() -> None:

@@ -38,12 +38,9 @@ def positions(count: int, seed: int = 0, keep: float = 0.15, net: str = "ppo:2p"
     out: list[LamaGame] = []
     g = 0
     while len(out) < count:
-        game = LamaGame(2, seed=seed * 100_000 + g, record=False, rounds="manual")
+        game = LamaGame(2, seed=seed * 100_000 + g, record=False)
         g += 1
         while not game.game_over and len(out) < count:
-            if game.round_over:
-                game.next_round()
-                continue
             legal = game.legal_actions()
             if len(legal) > 1 and rng.random() < keep:
                 out.append(game.copy())

@@ -127,7 +127,7 @@ def search_positions(search: RolloutPolicy, positions: int, *, envs: int = 256, 
         sel = np.flatnonzero((mask.sum(axis=1) > 1) & (rng.random(envs) < keep))[: positions - kept]
         if len(sel):
             records = vg.state()["games"][sel]
-            pending += [LamaGame.from_state(rec, n, rules, rounds="manual") for rec in records]
+            pending += [LamaGame.from_state(rec, n, rules) for rec in records]
             state_l.append(records)
             obs_l.append(obs[sel].copy())
             mask_l.append(mask[sel].copy())

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     players, specs = resolve_seats(args.players, args.opponents, args.seat)
     opponents = make_opponents(specs, args.seed, num_players=players)
     # game 0 of the compiled engine's streams of the seed (as the envs, evaluate --backend fast); pauses between rounds
-    game = LamaGame(players, rules, seed=args.seed, game_id=0, rounds="manual")
+    game = LamaGame(players, rules, seed=args.seed, game_id=0)
     console = Console(highlight=False)
     terminal = TerminalGame(game, opponents, human=args.seat, stdin=sys.stdin, console=console,
                             save=args.save, names=player_names(players, args.seat, specs),

@@ -96,13 +96,6 @@ class Act(BaseModel):
     seq: JsonInt | None = Field(None, description="the state's seq: the move is refused (409) if the game moved on")
 
 
-class NextRound(BaseModel):
-    """``POST /api/games/{id}/next-round``."""
-
-    model_config = ConfigDict(extra="forbid")
-    seq: JsonInt | None = None
-
-
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any) -> JSONResponse:
     """The refusal ``{"error": message, **extra}``; the message on one line of at most about 500 characters."""
     return JSONResponse({"error": bounded(message, 500), **extra}, status_code=status,
@@ -312,7 +305,7 @@ def api_docs(request: Request) -> Response:
 # ---------------------------------------------------------------------- API: about the server
 _GAME_404 = {404: "no game with that id: never made, or dropped (docs/web.md, \"The limits\")"}
 _RULES_409 = {409: "an action the rules do not allow now (the engine names the legal ones), a move when it is "
-                   "not your decision, next-round before the round is over, or a stale seq"}
+                   "not your decision, or a stale seq"}
 _RECORD_422 = {422: "a file that is not a legal record: replay holds lama-dice replay's result for it "
                     "(or a record too long to show)"}
 
@@ -368,16 +361,6 @@ def act(request: Request, game_id: str, body: Act) -> dict[str, Any]:
     g = _settings(request).games.get(game_id)
     with g.lock:
         g.act(body.action, body.seq)
-        return g.state()
-
-
-@router.post("/api/games/{game_id}/next-round", tags=["games"], response_model=None, operation_id="next_round",
-             responses=answers(404, 409, 422, ok=GameState, why={**_GAME_404, **_RULES_409}, links=True))
-def next_round(request: Request, game_id: str, body: NextRound | None = None) -> dict[str, Any]:
-    """Deal the next round after a round is over."""
-    g = _settings(request).games.get(game_id)
-    with g.lock:
-        g.next_round(body.seq if body is not None else None)
         return g.state()
 
 

@@ -3,9 +3,12 @@
 A :class:`WebGame` is a :class:`~lama_env.engine.LamaGame` with the agents of
 the other seats.  After each of the person's moves the agents play (with
 :func:`lama_dice.cli.play.play_agent_turn`, as in the terminal game) until it
-is the person's decision again or the round is over; the lines of what
-happened since the person's last move are kept for the page, the person's own
-roll among them while its discard or take is pending.  A discard or take with
+is the person's decision again or the game is over.  Rounds flow on in the
+game (the step that ends a round deals the next); the page pauses at a round's
+end on what the state's ``round_end`` keeps of the last round that ended since
+the person's last move: the table as it ended (:class:`lama_env.roundend.RoundEnd`)
+and the lines up to it.  The lines of what happened since (and the person's
+own roll while its discard or take is pending) are kept for the page.  A discard or take with
 a single legal choice is played for the person at once (as ``lama-dice play``
 does), and a line says so.  Every action is
 checked by the engine (:meth:`LamaGame.step` refuses an illegal one and leaves
@@ -38,6 +41,7 @@ from typing import Any
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError, clip
 from lama_env.picture import status_text
+from lama_env.roundend import RoundEnd, step_with_round_end
 from lama_env.rules import FACES
 
 from ..play import (
@@ -149,8 +153,8 @@ class WebGame:
             n, seats = resolve_seats(players, specs or None, seat)
             agents = make_opponents(seats, seed, num_players=n)
             # game 0 of the compiled engine's streams of the seed (as `lama-dice play`, the envs and evaluate
-            # --backend fast); the page shows each round's end
-            self.game = LamaGame(n, seed=seed, game_id=0, rounds="manual")
+            # --backend fast); the page pauses on each round's end (round_end)
+            self.game = LamaGame(n, seed=seed, game_id=0)
         except LamaDiceError as e:  # the command line's option names (--players) become the API's fields
             line = re.sub(r"--(players|seat|opponents)\b", r"\1", str(e).splitlines()[0])
             raise WebError(hide_paths(line)) from None
@@ -163,6 +167,8 @@ class WebGame:
         self.events: list[str] = []
         self.seq = 0  #: moves the person made (the page sends it back, so that a repeated click changes nothing)
         self.last_dice: list[str] | None = None
+        #: the last round that ended since the person's last move (the game going on): its table and lines
+        self.round_end: dict[str, Any] | None = None
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self._advance()
@@ -184,23 +190,26 @@ class WebGame:
         if isinstance(action, bool) or not isinstance(action, int):
             raise WebError(f"action must be an integer action id, got {action!r}")
         g = self.game
-        if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
+        if g.game_over or g.current_player != self.seat:
             raise ConflictError(f"it is not your decision now ({status_text(g, self.names)})")
         before = snapshot(g)
-        g.step(action)  # IllegalActionError: a LamaDiceError with the legal actions named; nothing changed
+        end = step_with_round_end(g, action)  # IllegalActionError: the legal actions named; nothing changed
         self.seq += 1
+        self.round_end = None  # (the page showed it before offering this move)
         only = None
-        if g.phase in (Phase.DISCARD, Phase.TAKE):  # the person rolled: the discard or take is next
+        if end is None and g.phase in (Phase.DISCARD, Phase.TAKE):  # the person rolled: the discard or take is next
             legal = ordered_choices(g)
             if len(legal) != 1:
                 self.events.append(self._roll_line())
                 return
             only = f"Only one choice: {choice_label(legal[0])} ({choice_outcome(g, legal[0])}), played for you."
-            g.step(legal[0])
+            end = step_with_round_end(g, legal[0])
         self.events = []  # the person's turn is complete
-        self._report(before)
+        self._report(before, end)
         if only:
             self.events.append(only)
+        if end is not None:
+            self._round_ended(end)
         self._advance()
 
     def _roll_line(self) -> str:
@@ -211,46 +220,41 @@ class WebGame:
                 else "it matches nothing in your display: take a card from the llama row")
         return f"{self.names[self.seat]}: rolls {dice}: {what}"
 
-    def next_round(self, seq: int | None = None) -> None:
-        """Deal the next round (after a round is over); then the agents play until the person's decision.
-
-        Raises:
-            ConflictError: the round is not over (or the game is), or a stale ``seq``.
-        """
-        self._check_seq(seq)
-        g = self.game
-        if g.phase != Phase.ROUND_OVER:
-            raise ConflictError("the game is over" if g.game_over else "the round is not over yet")
-        g.next_round()
-        self.seq += 1
-        self.events = []
-        self._advance()
-
     def _check_seq(self, seq: int | None) -> None:
         if seq is not None and seq != self.seq:
             raise ConflictError(f"the game has moved on (move {self.seq}, the request was for move {clip(seq)}): "
                                 "reload its state")
 
     def _advance(self) -> None:
-        """Let the agents play until the person decides, the round ends or the game ends."""
+        """Let the agents play until the person decides or the game ends (through rounds' ends)."""
         g = self.game
-        while g.phase < Phase.ROUND_OVER and (g.current_player != self.seat or g.quit[self.seat]):
+        while not g.game_over and g.current_player != self.seat:
             before = snapshot(g)
-            play_agent_turn(g, self.agents[g.current_player])
-            self._report(before)
-        if g.phase >= Phase.ROUND_OVER:
+            end = play_agent_turn(g, self.agents[g.current_player])
+            self._report(before, end)
+            if end is not None:
+                self._round_ended(end)
+        if g.game_over:
             self.events.append(status_text(g, self.names))
 
-    def _report(self, before: Any) -> None:
-        turn = self.game.to_record()["rounds"][-1]["turns"][-1]
-        self.events.append(turn_text(turn, before, self.game, self.names).plain)
+    def _round_ended(self, end: RoundEnd) -> None:
+        """Keep the round's end for the page (its table, the lines up to it); the next round's lines start afresh."""
+        self.events.append(status_text(end, self.names))
+        earlier = self.round_end["events"] if self.round_end is not None else []  # (a round cut before your turn)
+        self.round_end = {"table": table_state(end, self.names, dice=self.last_dice), "events": earlier + self.events}
+        self.events = []
+
+    def _report(self, before: Any, end: RoundEnd | None) -> None:
+        rounds = self.game.to_record()["rounds"]
+        turn = rounds[-2 if end is not None else -1]["turns"][-1]  # (a round's end: the next one is dealt)
+        self.events.append(turn_text(turn, before, end or self.game, self.names).plain)
         self.last_dice = turn.get("dice")
 
     # -------------------------------------------------------------- views
     def choices(self) -> list[dict[str, Any]]:
         """The person's options now: ``action`` (its id), ``label`` (the button's name), ``outcome`` (its result)."""
         g = self.game
-        if g.phase >= Phase.ROUND_OVER or g.current_player != self.seat:
+        if g.game_over or g.current_player != self.seat:
             return []
         return [{"action": a, "label": choice_label(a), "outcome": choice_outcome(g, a)} for a in ordered_choices(g)]
 
@@ -272,11 +276,12 @@ class WebGame:
             "table": table_state(g, self.names, dice=self.last_dice),
             "choices": self.choices(), "events": list(self.events),
             "odds": roll_odds(g, self.seat) if g.phase == Phase.TURN and g.current_player == self.seat else None,
-            "round_over": g.phase == Phase.ROUND_OVER, "game_over": g.game_over,
+            "round_end": self.round_end, "game_over": g.game_over,
             "last_round": None, "result": None,
         }
-        if g.phase >= Phase.ROUND_OVER:
-            res = g.round_results()[-1]
+        if self.round_end is not None or g.game_over:  # the round that ended last
+            res = g.last_round
+            assert res is not None
             out["last_round"] = {"ended_by": res["ended_by"], "points": list(res["points"]),
                                  "totals": list(res["totals"])}
         if g.game_over:

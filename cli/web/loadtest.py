@@ -5,7 +5,7 @@
 
 Each game runs in its own thread with its own keep-alive connection (standard
 library only): it starts a game, picks among the offered choices at random
-(seeded) until the game is over, dealing each next round, then downloads the
+(seeded) until the game is over (rounds flow on: no call between rounds), then downloads the
 record and checks it with :func:`lama_env.record.replay`.  The run is bounded:
 ``--games`` games, each at most ``max_requests`` requests, and a ``timeout``
 per request.  ``tests/test_web_load.py`` runs it; docs/performance.md reports it.
@@ -142,9 +142,6 @@ def play_one(url: str, players: int, opponents: list[str], seed: int, result: Lo
         for _ in range(max_requests):
             if state["game_over"]:
                 break
-            if state["round_over"]:
-                state = client.call("POST", f"/api/games/{gid}/next-round", {"seq": state["seq"]})
-                continue
             choice = pick.choice(state["choices"])
             state = client.call("POST", f"/api/games/{gid}/act", {"action": choice["action"], "seq": state["seq"]})
         else:

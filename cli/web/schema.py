@@ -97,7 +97,7 @@ class Odds(BaseModel):
 
 
 class LastRound(BaseModel):
-    """The round just over."""
+    """The round that ended last: since the person's last move (``round_end``), or the game's last one."""
 
     ended_by: str
     points: list[int]
@@ -122,6 +122,13 @@ class GameResult(BaseModel):
     standings: list[Standing]
 
 
+class RoundEndView(BaseModel):
+    """A round's end the page pauses on (rounds flow on: the game has dealt the next round)."""
+
+    table: dict[str, Any] = Field(description="the table as the round ended (phase round_end), as table")
+    events: list[str] = Field(description="what happened up to the round's end, one line each")
+
+
 class GameState(BaseModel):
     """A game as the Play page draws it (docs/web.md, "The API")."""
 
@@ -135,7 +142,8 @@ class GameState(BaseModel):
     choices: list[Choice]
     events: list[str] = Field(description="what happened since the person's last move, one line each")
     odds: Odds | None
-    round_over: bool
+    round_end: RoundEndView | None = Field(description="the last round that ended since the person's last move, "
+                                                       "the game going on: the page pauses on it before the table")
     game_over: bool
     last_round: LastRound | None
     result: GameResult | None
@@ -226,8 +234,7 @@ def answers(*statuses: int, ok: type[BaseModel] | dict[str, Any] | None = None, 
 
 #: The routes of a game, from a game's state (its ``id``): the operation ids of :mod:`.app`'s game routes.
 GAME_LINKS = {name: {"operationId": op, "parameters": {"game_id": "$response.body#/id"}}
-              for name, op in (("State", "game_state"), ("Act", "act"), ("NextRound", "next_round"),
-                               ("Record", "game_record"))}
+              for name, op in (("State", "game_state"), ("Act", "act"), ("Record", "game_record"))}
 
 #: What each refusal means on any route (a route's own ``why`` says more).
 REFUSALS = {

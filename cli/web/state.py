@@ -19,6 +19,7 @@ from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.odds import p_no_match
 from lama_env.picture import seat_tag, status_text
+from lama_env.roundend import RoundEnd, is_round_end
 from lama_env.rules import face_index
 
 from ..tui import about_line, seat_names, snapshot, turn_text
@@ -34,16 +35,17 @@ def face_indices(dice: Sequence[Any] | None) -> list[int] | None:
     return [face_index(f) if isinstance(f, str) else int(f) for f in dice]
 
 
-def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | None = None) -> dict[str, Any]:
+def table_state(game: LamaGame | RoundEnd, names: Sequence[str], *,
+                dice: Sequence[Any] | None = None) -> dict[str, Any]:
     """The table of ``game`` as a JSON-ready dict.
 
     Args:
-        game: the game (read only).
+        game: the game (read only), or the table of a round's end (:class:`~lama_env.roundend.RoundEnd`).
         names: a display name per seat.
         dice: the dice just rolled, shown when no roll is pending (a pending roll is always shown).
 
     Returns:
-        ``round`` (1-based), ``phase`` (``turn``/``discard``/``take``/``round_over``/``game_over``),
+        ``round`` (1-based), ``phase`` (``turn``/``discard``/``take``/``round_end``/``game_over``),
         ``status`` (the picture's header line), ``current``, ``start_player``, ``row`` (cards per face),
         ``dice`` (face indices or None) and ``dice_pending``, ``turns_in_round`` (turns begun this round),
         ``turn`` (the turn being played, 1-based, or at a round's end the turns played), ``takeable`` (row faces
@@ -55,7 +57,7 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
     pending = game.dice
     shown = pending if pending is not None else dice
     points = game.round_points
-    over = phase >= Phase.ROUND_OVER
+    over = game.game_over or is_round_end(game)
     cur = game.current_player
     legal = game.legal_actions()
     seats = []
@@ -73,7 +75,7 @@ def table_state(game: LamaGame, names: Sequence[str], *, dice: Sequence[Any] | N
     return {
         "players": game.num_players,
         "round": game.round_index + 1,
-        "phase": phase.name.lower(),
+        "phase": "round_end" if phase is None else phase.name.lower(),
         "status": status_text(game, names),
         "current": None if over else cur,
         "start_player": game.start_player,

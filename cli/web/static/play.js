@@ -3,7 +3,8 @@
 (function () {
   const {api, serverInfo, drawTable, compact, esc} = window.lama;
   const $ = id => document.getElementById(id);
-  let info = null, state = null, busy = false;
+  // paused: the state whose round_end the page shows (rounds flow on: the next round is dealt already, shown on a click)
+  let info = null, state = null, busy = false, paused = null;
 
   // The opponent picker: the shipped networks, the heuristics (threshold and points take a number), the server's
   // own offers, and "other spec" (free text). The spec sent is built from the picks: threshold:0.2, points:10.
@@ -123,14 +124,27 @@
 
   function show(s) {
     state = s;
-    const t = s.table;
+    paused = s.round_end ? s : null;  // a round ended since your last move: its end first
+    const t = paused ? s.round_end.table : s.table;
+    const events = paused ? s.round_end.events : s.events;
     drawIt();
     $("status").textContent = t.status + (t.caption ? ` — ${t.caption}` : "");
-    $("odds").textContent = s.odds ? s.odds.text : "";
-    $("events").innerHTML = s.events.map(e => `<li>${esc(e)}</li>`).join("") || "<li>(nothing yet)</li>";
+    $("odds").textContent = s.odds && !paused ? s.odds.text : "";
+    $("events").innerHTML = events.map(e => `<li>${esc(e)}</li>`).join("") || "<li>(nothing yet)</li>";
     $("act-error").textContent = "";
     const box = $("choices");
     box.innerHTML = "";
+    roundTable(s);
+    resultPanel(s);
+    if (paused) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = "Next round";
+      b.dataset.key = "n";
+      b.addEventListener("click", toNextDeal);
+      box.appendChild(b);
+      return;
+    }
     s.choices.forEach((c, i) => {
       const key = c.action === 0 ? "r" : c.action === 1 ? "q" : i < 9 ? String(i + 1) : "";
       const row = document.createElement("div");
@@ -153,23 +167,13 @@
       }
       box.appendChild(row);
     });
-    if (s.round_over) {
-      const b = document.createElement("button");
-      b.type = "button";
-      b.textContent = "Next round";
-      b.dataset.key = "n";
-      b.addEventListener("click", nextRound);
-      box.appendChild(b);
-    }
-    if (!s.choices.length && !s.round_over) box.innerHTML = s.game_over ? "<p>The game is over.</p>" : "";
-    roundTable(s);
-    resultPanel(s);
+    if (!s.choices.length) box.innerHTML = s.game_over ? "<p>The game is over.</p>" : "";
   }
 
   function drawIt() {
-    const t = state.table;
-    $("table").innerHTML = drawTable(t, info.palette, t.caption || state.events[state.events.length - 1],
-      compact($("table")));
+    const t = paused ? paused.round_end.table : state.table;
+    const events = paused ? paused.round_end.events : state.events;
+    $("table").innerHTML = drawTable(t, info.palette, t.caption || events[events.length - 1], compact($("table")));
   }
 
   function roundTable(s) {
@@ -223,8 +227,10 @@
     return send(`/api/games/${encodeURIComponent(state.id)}/act`, {action, seq: state.seq});
   }
 
-  function nextRound() {
-    return send(`/api/games/${encodeURIComponent(state.id)}/next-round`, {seq: state.seq});
+  // On from a round's end to the next round's table (dealt already: nothing to ask the server).
+  function toNextDeal() {
+    show({...state, round_end: null, last_round: state.game_over ? state.last_round : null});
+    focusFirst();
   }
 
   function onKey(ev) {

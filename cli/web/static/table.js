@@ -128,7 +128,7 @@ function compact(el) {
 function drawCompact(t, pal, caption) {
   const W = 350, HEAD = 50, TAB = 128, ROW = 104, FOOT = 44, n = t.seats.length;
   const H = HEAD + TAB + ROW * n + FOOT;
-  const over = t.phase === "round_over" || t.phase === "game_over";
+  const over = t.phase === "round_end" || t.phase === "game_over";
   let s = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" role="img" class="table-svg" ` +
     `data-layout="compact" font-family="DejaVu Sans, Verdana, sans-serif"><title>${esc(describeTable(t))}</title>`;
   s += `<rect width="${W}" height="${HEAD}" fill="${pal.header}"/>`;
@@ -179,7 +179,7 @@ function drawTable(t, pal, caption, narrow = false) {
   if (narrow) return drawCompact(t, pal, caption);
   const n = t.seats.length;
   const H = HEADER_H + TABLE_H + ROW_H * n + FOOTER_H;
-  const over = t.phase === "round_over" || t.phase === "game_over";
+  const over = t.phase === "round_end" || t.phase === "game_over";
   let s = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${H}" role="img" class="table-svg" ` +
     `font-family="DejaVu Sans, Verdana, sans-serif"><title>${esc(describeTable(t))}</title>`;
   // header
