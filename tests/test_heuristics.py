@@ -131,9 +131,6 @@ def test_every_decision_follows_the_documented_rules(rules):
         agents = [make_agent(specs[(i + game_no) % 4], seed=i) for i in range(4)]
         turns = 0
         while not g.game_over and turns < 3000:
-            if g.phase == Phase.ROUND_OVER:
-                g.next_round()
-                continue
             p = g.current_player
             legal = g.legal_actions()
             agent = agents[p]
