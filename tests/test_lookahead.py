@@ -19,9 +19,6 @@ def play(specs, seed, rules=None, record=True) -> LamaGame:
     agents = [make_agent(s, seed=seed + i) for i, s in enumerate(specs)]
     g = LamaGame(len(specs), rules=rules, seed=seed, record=record)
     while not g.game_over:
-        if g.phase == Phase.ROUND_OVER:
-            g.next_round()
-            continue
         legal = g.legal_actions()
         a = agents[g.current_player].act(g, legal)
         assert a in legal
@@ -161,7 +158,7 @@ def test_free_rerolls_do_not_loop_forever(spec, total):
     g.step(A.QUIT)  # player 1 quits: player 0 is the last player
     agent = make_agent(spec)
     for _ in range(5000):
-        if g.round_over:
+        if g.rounds_finished:
             break
         g.step(agent.act(g, g.legal_actions()))
-    assert g.round_over
+    assert g.rounds_finished == 1
