@@ -64,9 +64,6 @@ def test_solo_observation_is_the_encoders(rules):
     for g in range(150):
         game = LamaGame(1, rules, seed=g, record=False)
         while not game.game_over:
-            if game.phase is Phase.ROUND_OVER:
-                game.next_round()
-                continue
             if game.phase in checked:
                 dice = tuple(sorted(game.dice)) if game.phase is Phase.DISCARD else None
                 mine = solo_observation(rules, game.display(0), game.totals[0], game.phase, dice)
