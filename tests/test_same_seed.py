@@ -24,6 +24,7 @@ from lama_env import streams as S
 from lama_env.actions import DISCARD_ACTION, discard_counts, legal_discards, sample_order
 from lama_env.batched import NativePolicy, play_batch
 from lama_env.engine import GameSetupError, IllegalActionError, LamaGame
+from lama_env.errors import LamaDiceError
 from lama_env.snapshot import StateFormatError
 from lama_env.vector import VectorGame
 
@@ -111,17 +112,11 @@ def test_python_backend_on_compiled_streams_gives_the_fast_result(agents, rules)
             assert np.array_equal(getattr(py, f), getattr(fast, f)), (f, chunk_size, workers)
 
 
-def test_numpy_streams_still_depend_on_the_chunk_and_differ_from_fast():
-    # the former default, kept to reproduce the figures measured on it: drawn per chunk
-    a = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", streams="numpy").outcomes
-    b = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="python", streams="numpy",
-                 chunk_size=7).outcomes
-    fast = evaluate(["threshold:0.2", "random"], games=60, seed=5, backend="fast").outcomes
-    assert not np.array_equal(a.totals, b.totals)
-    assert not np.array_equal(a.totals, fast.totals)
-    # and exactly what it gave before the default changed (the example: 367 wins, not 370)
-    old = evaluate(["threshold:0.2", "random"], games=400, seed=5, backend="python", streams="numpy")
-    assert [a.wins for a in old.agents] == [367.0, 33.0]
+def test_numpy_streams_are_retired_in_one_line():
+    # the former default drew per chunk from NumPy generators: retired with the engine's NumPy-generator mode
+    with pytest.raises(LamaDiceError, match="was retired in lama-dice") as e:
+        evaluate(["threshold:0.2", "random"], games=4, seed=5, backend="python", streams="numpy")
+    assert "\n" not in str(e.value)
 
 
 # ----------------------------------------------------------------- the default streams: one game everywhere
@@ -231,9 +226,8 @@ def test_bad_streams_and_game_id_are_one_line_errors():
         with pytest.raises(GameSetupError, match="game_id must be an integer >= 0"):
             LamaGame(2, seed=0, game_id=bad)
     with pytest.raises(GameSetupError, match="give rng or game_id, not both"):
-        LamaGame(2, rng=np.random.default_rng(0), game_id=0)
-    with pytest.raises(IllegalActionError, match="needs a game on the compiled engine's streams"):
-        LamaGame(2, seed=0).sample_action()
+        LamaGame(2, rng=S.Streams.of_game(0, 0), game_id=0)
+    assert LamaGame(2, seed=0).sample_action() == LamaGame(2, seed=0, game_id=0).sample_action()  # seed alone: game 0
     g = LamaGame(2, seed=0, game_id=0, chance="explicit")
     with pytest.raises(IllegalActionError, match="no decision is pending"):
         g.sample_action()
@@ -246,15 +240,16 @@ def test_compiled_streams_survive_copy_clone_serialize_and_pickle():
     copies = [g.copy(), g.clone(), LamaGame.deserialize(g.serialize()), pickle.loads(pickle.dumps(g))]
     want = _play_random(g.copy()).to_record()
     for c in copies:
-        assert c.on_compiled_streams
         assert _play_random(c).to_record() == want
     state = json.loads(g.serialize())
     assert set(state["random"]) == {"streams"}
     state["random"]["streams"]["es"] = "xyz"
     with pytest.raises(StateFormatError, match=r"random\.streams\.es must be 16 hexadecimal digits"):
         LamaGame.deserialize(json.dumps(state))
-    # a planner's own generator takes over (clone(rng=...)): the copy no longer draws the compiled streams
-    assert not g.clone(rng=np.random.default_rng(0)).on_compiled_streams
+    # a planner's own streams take over (clone(rng=...)): the copy draws them, not the game's
+    mine = S.Streams.of_game(99, 0)
+    assert _play_random(g.clone(rng=mine)).to_record() != want
+    assert mine.es != S.Streams.of_game(99, 0).es  # (used as it is: moved on by the copy's deals and dice)
 
 
 def test_random_policy_draws_from_the_games_policy_stream():
@@ -294,7 +289,7 @@ def test_aec_env_v1_plays_game_zero_of_its_seed_then_goes_on_along_the_streams(n
         if episode == 0:
             first = env.unwrapped.game.to_record()["rounds"][0]["hands"]
             streams = S.Streams.of_game(40 + n, 0)
-        game = LamaGame(n, {"end_threshold": 25}, rng=streams, rounds="manual")
+        game = LamaGame(n, {"end_threshold": 25}, rng=streams)
         for _agent in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             if term or trunc:
@@ -303,8 +298,6 @@ def test_aec_env_v1_plays_game_zero_of_its_seed_then_goes_on_along_the_streams(n
             a = int(np.flatnonzero(obs["action_mask"])[-1])  # a fixed choice: the largest legal action
             env.step(a)
             game.step(a)
-            if game.phase.name == "ROUND_OVER" and not game.game_over:
-                game.next_round()
         assert env.unwrapped.game.to_record() == game.to_record()
     assert first == LamaGame(n, seed=40 + n, game_id=0).to_record()["rounds"][0]["hands"]
 
@@ -409,8 +402,8 @@ def test_decision_seed_is_the_games_and_the_decisions_only():
     before = g.decision_seed(1)
     g.step(g.legal_actions()[0])
     assert g.decision_seed(1) != before  # every decision its own key
-    assert LamaGame(2, seed=4).decision_seed(1) is None  # a NumPy generator: no identity
-    # the policy side: seeded -> keyed by the game; unseeded or off the streams -> its own rng
+    assert LamaGame(2, seed=4).decision_seed(1) == LamaGame(2, seed=4, game_id=0).decision_seed(1)  # seed alone: game 0
+    # the policy side: seeded -> keyed by the game; unseeded -> its own rng
     pol = RandomPolicy()
     assert pol.decision_seed(g) is None and pol.decision_rng(g) is pol.rng
     pol.seed(5)
@@ -419,8 +412,8 @@ def test_decision_seed_is_the_games_and_the_decisions_only():
     assert a == b  # the same decision, the same draws
     pol.seed_decisions(None)
     assert pol.decision_rng(g) is pol.rng
-    numpy_game = LamaGame(2, seed=4)
+    other = LamaGame(2, seed=4)
     pol.seed(5)
-    assert pol.decision_rng(numpy_game) is pol.rng
-    rows = pol.decision_integers([g, numpy_game, g], 100, 3)
+    rows = pol.decision_integers([g, other, g], 100, 3)
     assert rows.shape == (3, 3) and rows[0].tolist() == rows[2].tolist()
+    assert rows[1].tolist() == np.random.default_rng(other.decision_seed(5)).integers(100, size=3).tolist()
