@@ -79,7 +79,8 @@ def test_pettingzoo_copy_continues_exactly(how, num_players, wrapped):
     rng = np.random.default_rng(num_players)
     for _ in range(3 + num_players):  # mid-round, some dice already rolled
         _aec_step(env, rng, roll=True)
-    assert env.agents and not env.unwrapped.game.game_over
+    game = env.unwrapped.game
+    assert env.agents and not game.game_over and game.rounds_finished == 0 and game.turns_in_round > 0
     twin = COPIES[how](env)
     assert type(twin) is type(env)
     assert twin.unwrapped is not env.unwrapped and twin.unwrapped.game is not env.unwrapped.game

@@ -99,6 +99,7 @@ def test_same_chance_and_actions_give_the_same_game_as_lama_game(players, reward
     pick = random.Random(players)
     decisions = 0
     while not lama.game_over:  # rounds flow on in both
+        assert lama.phase in (Phase.TURN, Phase.DISCARD, Phase.TAKE)
         if lama.turns_in_round == 0 and lama.phase is Phase.TURN and state.is_chance_node():
             for hand in lama.to_record()["rounds"][-1]["hands"]:
                 for card in hand:

@@ -250,9 +250,8 @@ def test_bad_game_id_is_a_one_line_error():
         with pytest.raises(GameSetupError, match="game_id must be an integer >= 0"):
             LamaGame(2, seed=0, game_id=bad)
     with pytest.raises(GameSetupError, match="give rng or game_id, not both"):
-        LamaGame(2, rng=S.Streams(1, 2), game_id=0)
-    with pytest.raises(IllegalActionError, match="needs a game on the compiled engine's streams"):
-        LamaGame(2, seed=0).sample_action()
+        LamaGame(2, rng=S.Streams.of_game(0, 0), game_id=0)
+    assert LamaGame(2, seed=0).sample_action() == LamaGame(2, seed=0, game_id=0).sample_action()  # seed alone: game 0
     g = LamaGame(2, seed=0, game_id=0, chance="explicit")
     with pytest.raises(IllegalActionError, match="no decision is pending"):
         g.sample_action()
@@ -265,16 +264,16 @@ def test_compiled_streams_survive_copy_clone_serialize_and_pickle():
     copies = [g.copy(), g.clone(), LamaGame.deserialize(g.serialize()), pickle.loads(pickle.dumps(g))]
     want = _play_random(g.copy()).to_record()
     for c in copies:
-        assert c.on_compiled_streams
         assert _play_random(c).to_record() == want
     state = json.loads(g.serialize())
     assert set(state["random"]) == {"streams"}
     state["random"]["streams"]["es"] = "xyz"
     with pytest.raises(StateFormatError, match=r"random\.streams\.es must be 16 hexadecimal digits"):
         LamaGame.deserialize(json.dumps(state))
-    # a planner's own streams take over (clone(rng=...)): the copy draws from them
-    mine = [_play_random(g.clone(rng=S.Streams(7, 8))).to_record() for _ in range(2)]
-    assert mine[0] == mine[1] != want
+    # a planner's own streams take over (clone(rng=...)): the copy draws them, not the game's
+    mine = S.Streams.of_game(99, 0)
+    assert _play_random(g.clone(rng=mine)).to_record() != want
+    assert mine.es != S.Streams.of_game(99, 0).es  # (used as it is: moved on by the copy's deals and dice)
 
 
 def test_random_policy_draws_from_the_games_policy_stream():
@@ -322,7 +321,7 @@ def test_aec_env_v1_plays_game_zero_of_its_seed_then_goes_on_along_the_streams(n
                 continue
             a = int(np.flatnonzero(obs["action_mask"])[-1])  # a fixed choice: the largest legal action
             env.step(a)
-            game.step(a)  # (a step that ends a round deals the next, as the env does)
+            game.step(a)
         assert env.unwrapped.game.to_record() == game.to_record()
     assert first == LamaGame(n, seed=40 + n, game_id=0).to_record()["rounds"][0]["hands"]
 
@@ -421,8 +420,8 @@ def test_decision_seed_is_the_games_and_the_decisions_only():
     before = g.decision_seed(1)
     g.step(g.legal_actions()[0])
     assert g.decision_seed(1) != before  # every decision its own key
-    assert LamaGame(2, seed=4).decision_seed(1) is None  # a NumPy generator: no identity
-    # the policy side: seeded -> keyed by the game; unseeded or off the streams -> its own rng
+    assert LamaGame(2, seed=4).decision_seed(1) == LamaGame(2, seed=4, game_id=0).decision_seed(1)  # seed alone: game 0
+    # the policy side: seeded -> keyed by the game; unseeded -> its own rng
     pol = RandomPolicy()
     assert pol.decision_seed(g) is None and pol.decision_rng(g) is pol.rng
     pol.seed(5)
@@ -431,8 +430,8 @@ def test_decision_seed_is_the_games_and_the_decisions_only():
     assert a == b  # the same decision, the same draws
     pol.seed_decisions(None)
     assert pol.decision_rng(g) is pol.rng
-    numpy_game = LamaGame(2, seed=4)
+    other = LamaGame(2, seed=4)
     pol.seed(5)
-    assert pol.decision_rng(numpy_game) is pol.rng
-    rows = pol.decision_integers([g, numpy_game, g], 100, 3)
+    rows = pol.decision_integers([g, other, g], 100, 3)
     assert rows.shape == (3, 3) and rows[0].tolist() == rows[2].tolist()
+    assert rows[1].tolist() == np.random.default_rng(other.decision_seed(5)).integers(100, size=3).tolist()

@@ -19,7 +19,7 @@ import random
 
 import numpy as np
 import pytest
-from conftest import RULES_CONFIG_IDS, RULES_CONFIGS
+from conftest import RULES_CONFIG_IDS, RULES_CONFIGS, deal
 from numba import njit
 
 from lama_env import _kernel as K
@@ -178,7 +178,7 @@ def test_from_state_of_to_state_plays_on_as_the_game(n, config):
         assert h.to_state().tobytes() == g.to_state().tobytes()
         assert (h.phase, h.current_player, h.dice, h.displays, h.row, h.quit, h.totals, h.statistics()) == \
                (g.phase, g.current_player, g.dice, g.displays, g.row, g.quit, g.totals, g.statistics())
-        assert h.on_compiled_streams and not h.game_over == (not g.game_over)
+        assert h.game_over == g.game_over
         copies = [h.copy(), pickle.loads(pickle.dumps(h)), LamaGame.deserialize(h.serialize()), copy.deepcopy(h)]
         _play_both(g, h, game_id)
         for c in copies:  # the state API keeps what the record carried in (statistics, the deal)
@@ -205,15 +205,21 @@ def test_at_the_games_end_the_record_is_the_kernels_and_converts_back():
     assert h.to_state().tobytes() == rec.tobytes()
 
 
-def test_a_numpy_generator_game_has_streams_that_mean_nothing():
+def test_a_seed_alone_is_game_0_of_its_streams_and_a_numpy_generator_is_retired():
     g = LamaGame(2, seed=3)
     rec = g.to_state()
-    assert int(rec["es"]) == 0 and int(rec["ps"]) == 0
+    assert rec.tobytes() == LamaGame(2, seed=3, game_id=0).to_state().tobytes()
+    s, _ = _kernel_game(2, RULES_CONFIGS[0], 0, seed=3)
+    assert not _differ(rec, _neutral(s[0]))
     h = LamaGame.from_state(rec, 2)
-    assert h.on_compiled_streams and h.displays == g.displays and h.legal_actions() == g.legal_actions()
+    assert h.displays == g.displays and h.legal_actions() == g.legal_actions()
+    with pytest.raises(GameSetupError, match=r"^a game drawing from a numpy.random.Generator was retired in "
+                                             r"lama-dice .*pass seed= and game_id=") as e:
+        LamaGame(2, rng=np.random.default_rng(3))
+    assert "\n" not in str(e.value)
 
 
-def test_to_state_refuses_chance_nodes_round_over_and_unknown_deals():
+def test_to_state_refuses_chance_nodes_and_old_pickles_and_state_strings_are_retired():
     g = LamaGame(2, seed=0, game_id=0, chance="explicit")
     with pytest.raises(IllegalActionError, match=r"to_state: the game waits for chance \(card 1 of the deal\)"):
         g.to_state()
@@ -223,28 +229,30 @@ def test_to_state_refuses_chance_nodes_round_over_and_unknown_deals():
     g.step(A.ROLL)
     with pytest.raises(IllegalActionError, match=r"waits for chance \(the dice of player 0's roll\)"):
         g.to_state()
-    m = LamaGame(2, seed=0, game_id=0, rounds="manual")
-    while m.phase != Phase.ROUND_OVER:
-        m.step(A.QUIT)
-    with pytest.raises(IllegalActionError, match=r"the round is over \(rounds='manual'\): call next_round\(\) first"):
-        m.to_state()
-    m.next_round()
     f = LamaGame(2, seed=0, game_id=0)
     f.step(A.QUIT)
     f.step(A.QUIT)
-    assert m.to_state().tobytes() == f.to_state().tobytes()  # the manual mode, once dealt, is the same record
+    deals = [r["hands"] for r in f.to_record()["rounds"]]
+    e = LamaGame(2, seed=0, game_id=0, chance="explicit")
+    deal(e, *map("".join, deals[0]))
+    e.step(A.QUIT)
+    e.step(A.QUIT)
+    assert e.rounds_finished == 1 and e.is_chance_node()  # the round is over: the next deal waits for chance
+    with pytest.raises(IllegalActionError, match=r"to_state: the game waits for chance \(card 1 of the deal\)"):
+        e.to_state()
+    deal(e, *map("".join, deals[1]))  # the flowing game's next deal, card by card
+    assert _differ(e.to_state(), f.to_state()) == ["es"]  # the same record but the stream f drew its deal from
     state = LamaGame(2, seed=0, game_id=0).__getstate__()
-    state["_hands_known"] = False  # as a game restored from a state or pickle written before state records
+    state["_hands_known"] = False  # as a pickle written before state records
     old = LamaGame.__new__(LamaGame)
-    old.__setstate__(state)
-    with pytest.raises(IllegalActionError, match="the round's deal is unknown"):
-        old.to_state()
+    with pytest.raises(GameSetupError, match=r"^unpickling a LamaGame pickled by an earlier engine was retired in "
+                                             r"lama-dice .*pickle it again"):
+        old.__setstate__(state)
     text = json.loads(f.serialize())
-    del text["hands"], text["carried"]
-    old = LamaGame.deserialize(json.dumps(text))
-    assert old.legal_actions() == f.legal_actions() and old.statistics() == f.statistics()
-    with pytest.raises(IllegalActionError, match="the round's deal is unknown"):
-        old.to_state()
+    del text["hands"], text["carried"]  # as a state string written before state records
+    with pytest.raises(StateFormatError, match=r"^a serialized state without the round's deal \(hands\) was "
+                                               r"retired in lama-dice .*serialize the game again"):
+        LamaGame.deserialize(json.dumps(text))
     with pytest.raises(IllegalActionError, match="a total has reached the end threshold"):
         LamaGame(2, seed=0, game_id=0, start_points=[40, 0]).to_state()
 
@@ -301,11 +309,13 @@ def test_from_state_checks_its_other_arguments():
         LamaGame.from_state(rec, 3).to_record()
 
 
-def test_from_state_takes_the_chance_and_round_modes():
+def test_from_state_takes_the_chance_mode_and_refuses_manual_rounds():
     g = LamaGame(2, seed=SEED, game_id=9)
     rec = g.to_state()
-    e = LamaGame.from_state(rec, 2, chance="explicit", rounds="manual")
-    assert e.chance == "explicit" and e.rounds == "manual"
+    with pytest.raises(GameSetupError, match=r"^rounds='manual' was retired in lama-dice .*rounds always flow"):
+        LamaGame.from_state(rec, 2, chance="explicit", rounds="manual")
+    e = LamaGame.from_state(rec, 2, chance="explicit", rounds="flow")
+    assert e.chance == "explicit"
     e.step(A.ROLL)
     assert e.is_chance_node()
     e.sample_chance()  # the roll drawn from the record's stream, as the sampled game rolls it

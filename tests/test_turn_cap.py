@@ -119,7 +119,7 @@ def test_the_cap_counts_turns_not_decisions():
     """A turn is a roll or a quit; a discard or a take after a roll belongs to its turn."""
     rules = RulesConfig(max_round_turns=2)
     for seed in range(30):
-        game = LamaGame(3, rules, seed=seed)
+        game = LamaGame(3, rules, seed=seed, max_rounds=1)  # the game ends with the round: its turns stay readable
         decisions = 0
         while not game.game_over and game.rounds_finished == 0:  # the first round (rounds flow on)
             game.step(A.ROLL if game.phase is Phase.TURN else game.legal_actions()[-1])

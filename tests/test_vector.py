@@ -24,6 +24,7 @@ from lama_env.observation import encode, observation_size
 from lama_env.options import win_rewards
 from lama_env.record import replay
 from lama_env.rules import RulesConfig, RulesError
+from lama_env.rules import game_over as rules_over
 from lama_env.vector import VectorGame, VectorGameError, VectorIllegalActionError
 
 CONFIGS, CONFIG_IDS = RULES_CONFIGS, RULES_CONFIG_IDS
@@ -37,9 +38,21 @@ def _choose(rng: np.random.Generator, mask: np.ndarray, p_roll: float = 0.8) -> 
     return a
 
 
-def _scalar(vg: VectorGame, g: int) -> LamaGame:
-    """A scalar game dealt the hands of slot ``g``'s new game."""
-    return LamaGame(vg.num_players, vg.rules, hands=vg.hands[g].tolist(), record=True, rounds="manual")
+def _scalar(vg: VectorGame, g: int, episode: str = "game") -> LamaGame:
+    """A scalar game dealt the hands of slot ``g``'s new game; the next rounds' deals wait at chance nodes.
+
+    ``episode="round"``: the game ends after its first round (``max_rounds=1``), as the slot's episode.
+    """
+    return LamaGame(vg.num_players, vg.rules, hands=vg.hands[g].tolist(), record=True, chance="explicit",
+                    max_rounds=1 if episode == "round" else None)
+
+
+def _deal(game: LamaGame, hands: np.ndarray) -> None:
+    """Deal the next round's ``hands`` (per seat, face indices) at the deal's chance node, card by card."""
+    assert game.is_chance_node() and not game.legal_actions()
+    for hand in hands.tolist():
+        for face in hand:
+            game.apply_chance(face)
 
 
 def _check_state(vg: VectorGame, games: list[LamaGame]) -> None:
@@ -47,7 +60,7 @@ def _check_state(vg: VectorGame, games: list[LamaGame]) -> None:
     displays, totals, row, quit_ = vg.displays, vg.totals, vg.row, vg.quit
     phase, dice, start, active, rnd = vg.phase, vg.dice, vg.start_player, vg.num_active, vg.round_index
     for g, game in enumerate(games):
-        assert game.phase < Phase.ROUND_OVER
+        assert not game.game_over and not game.is_chance_node()
         assert player[g] == game.current_player
         assert displays[g].tolist() == [list(d) for d in game.displays]
         assert totals[g].tolist() == list(game.totals)
@@ -66,7 +79,7 @@ def _drive(n: int, rules: RulesConfig, *, num_envs: int, steps: int, seed: int, 
     """Play ``steps`` steps against the scalar engine; return what was seen (endings, records)."""
     vg = VectorGame(num_envs, n, seed=seed, record=True, reward=reward, episode=episode, rules=rules)
     vg.reset()
-    games = [_scalar(vg, g) for g in range(num_envs)]
+    games = [_scalar(vg, g, episode) for g in range(num_envs)]
     round_start = [g.totals for g in games]
     rng = np.random.default_rng(seed)
     expected_records: list[dict] = []
@@ -84,6 +97,7 @@ def _drive(n: int, rules: RulesConfig, *, num_envs: int, steps: int, seed: int, 
         rolled, rewards, term, final = vg.rolled, vg.rewards, vg.terminated, vg.final_observation
         for g, game in enumerate(games):
             a = int(actions[g])
+            finished = game.rounds_finished
             if a == A.ROLL:
                 seen["rolls"] += 1
                 game.step(A.ROLL, dice=[int(f) for f in rolled[g]])
@@ -91,23 +105,26 @@ def _drive(n: int, rules: RulesConfig, *, num_envs: int, steps: int, seed: int, 
                 assert tuple(rolled[g]) == (-1, -1, -1)
                 game.step(a)
             expected = np.zeros(n)
-            assert vg.round_ended[g] == game.round_over
-            if game.round_over:
-                totals = game.totals
-                seen["endings"].add(game.ended_by)
+            ended = game.rounds_finished > finished
+            assert vg.round_ended[g] == ended
+            if ended:
+                last = game.last_round
+                totals = last["totals"]
+                seen["endings"].add(last["ended_by"])
                 if reward == "points":
                     expected -= np.array(totals) - np.array(round_start[g])
-                done = game.game_over or episode == "round"
-                assert term[g] == done
+                done = game.game_over
+                assert term[g] == done and done == (episode == "round" or rules_over(totals, game.rules))
                 if done:
                     seen["terminated"] += 1
+                    assert list(game.totals) == totals
                     if reward == "win":
                         expected += win_rewards(totals)
                     assert np.array_equal(final[g], encode(game, game.current_player))
                     expected_records.append(game.to_record())
-                    games[g] = _scalar(vg, g)
+                    games[g] = _scalar(vg, g, episode)
                 else:
-                    game.next_round(hands=vg.hands[g].tolist())
+                    _deal(game, vg.hands[g])
                 round_start[g] = games[g].totals
             else:
                 assert not term[g]

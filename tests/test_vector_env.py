@@ -474,7 +474,7 @@ def test_learned_policies_act_on_observations_as_on_games():
     games = [LamaGame(2, seed=s) for s in range(6)]
     for g in games[::2]:
         g.step(0)  # a roll: some games wait on a discard or take
-    games = [g for g in games if not g.round_over]
+    games = [g for g in games if not g.game_over]
     legals = [g.legal_actions() for g in games]
     obs = np.stack([encode(g, g.current_player) for g in games])
     mask = np.zeros((len(games), 129), dtype=bool)
