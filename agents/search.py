@@ -1,8 +1,10 @@
-"""``search:NET``: expectimax over the next decisions, a value network at the leaves, a policy network as prior.
+"""``search:NET,depth=D``: expectimax over the next decisions, a value network at the leaves, a policy network as prior.
 
-Spec: ``search:NET[,depth=D][,top=K][,value=V][,deals=M][,margin=E][,seed=S]``; with
-``rollouts=R`` (and ``rounds=U``, ``playout=greedy|sample``, ``z=Z``, ``engine=compiled|python``)
-Monte-Carlo rollouts of the policy network instead of the tree (:mod:`lama_dice.agents.rollout`).
+Spec: ``search:NET,depth=D[,top=K][,value=V][,deals=M][,margin=E][,seed=S]``.  Any of the tree's
+own options (``depth``, ``deals``, ``margin``) selects this tree; without them ``search:NET`` is the
+rollout search (:mod:`lama_dice.agents.rollout`), and ``search:NET`` alone plays the strongest
+search measured, :data:`STRONGEST`: ``search:NET,rollouts=128,rounds=1,z=2``
+(:func:`search_kind` says which; ``search:NET,depth=1`` is the former default, this tree at depth 1).
 
 * ``NET``: a policy network spec, ``ppo:2p``, ``ppo:runs/x/best.zip``...: its action
   probabilities order the choices at every decision of the tree, and only the ``top`` most
@@ -58,13 +60,17 @@ from .learned import LearnedPolicy
 from .registry import AgentSpecError, make_agent
 from .value import ValueNet, load_value, value_names
 
-USAGE = ("search:NET[,depth=D,top=K,value=V,deals=M,margin=E,seed=S | ,rollouts=R,rounds=U,playout=P,z=Z,"
-         "engine=E]")
+USAGE = ("search:NET[,rollouts=R,rounds=U,playout=P,z=Z,engine=E,top=K,value=V,seed=S | ,depth=D,deals=M,margin=E,"
+         "top=K,value=V,seed=S]")
 #: The options and their defaults (the last five: the rollout search, :mod:`lama_dice.agents.rollout`).
 DEFAULTS: dict[str, Any] = {"depth": 1, "top": 3, "value": None, "deals": 8, "margin": 0.0, "seed": None,
                             "rollouts": 0, "rounds": 1, "playout": "greedy", "z": 0.0, "engine": "compiled"}
 #: The options of the expectimax alone and of the rollout search alone.
 _TREE_ONLY, _ROLLOUT_ONLY = ("depth", "deals", "margin"), ("rounds", "playout", "z", "engine")
+#: What ``search:NET`` plays when no option names the kind of search (neither ``rollouts=R`` nor a tree
+#: option): the strongest search measured (docs/agents-and-evaluation.md, issue 51), the rollout search
+#: at these settings; each can be overridden (``search:ppo:2p,z=1`` is ``rollouts=128,rounds=1,z=1``).
+STRONGEST: dict[str, Any] = {"rollouts": 128, "rounds": 1, "z": 2.0}
 #: The options that name one of a few choices.
 _CHOICES = {"playout": ("greedy", "sample"), "engine": ("compiled", "python")}
 #: The most decisions a line may search (the tree grows about 70-fold with each roll).
@@ -352,11 +358,28 @@ def parse_options(arg: str | None) -> dict[str, Any]:
             if not value:
                 raise AgentSpecError("search option value needs a value file or a shipped name (value=2p)")
             opts[key] = value
-    wrong = [k for k in (_TREE_ONLY if "rollouts" in opts else _ROLLOUT_ONLY) if k in opts]
-    if wrong:
-        raise AgentSpecError(f"search option {wrong[0]!r} " + ("is not one of the rollout search (rollouts=R)"
-                                                              if "rollouts" in opts else "needs rollouts=R"))
+    rollout_keys = [k for k in ("rollouts", *_ROLLOUT_ONLY) if k in opts]
+    tree_keys = [k for k in _TREE_ONLY if k in opts]
+    if tree_keys and rollout_keys:
+        raise AgentSpecError(f"search option {(tree_keys if 'rollouts' in opts else rollout_keys)[0]!r} "
+                             + ("is not one of the rollout search (rollouts=R)" if "rollouts" in opts
+                                else f"is one of the rollout search, not of the tree ({tree_keys[0]}= selects "
+                                     "the tree: depth=D, deals=M, margin=E)"))
     return opts
 
 
-__all__ = ["DEFAULTS", "USAGE", "SearchPolicy", "parse_options"]
+def search_kind(opts: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Which search parsed options ask for, ``"tree"`` or ``"rollouts"``, and its keyword arguments.
+
+    A tree option (``depth``, ``deals``, ``margin``) selects the expectimax (:class:`SearchPolicy`);
+    else the rollout search, at :data:`STRONGEST`'s settings where ``rollouts=R`` is not given
+    (with ``rollouts=R`` spelled out, the rollout search's own defaults: ``z=0``, as measured before).
+    """
+    if any(k in opts for k in _TREE_ONLY):
+        return "tree", dict(opts)
+    if "rollouts" in opts:
+        return "rollouts", dict(opts)
+    return "rollouts", {**STRONGEST, **opts}
+
+
+__all__ = ["DEFAULTS", "STRONGEST", "USAGE", "SearchPolicy", "parse_options", "search_kind"]
