@@ -190,7 +190,7 @@ def play_positions(expert: ExpertSearch, positions: int, *, envs: int = 256, kee
     games started), with ``games``, ``decisions`` and the seconds of the play and of the labels.
     Deterministic for a given ``seed`` (and the expert's).
     """
-    from .value import win_shares
+    from lama_env.rules import win_shares_of_games
 
     rules = rules or RulesConfig()
     n = expert.num_players
@@ -241,7 +241,7 @@ def play_positions(expert: ExpertSearch, positions: int, *, envs: int = 256, kee
         decisions += envs
         ended = np.flatnonzero(vg.terminated)
         if len(ended):
-            shares = win_shares(np.asarray(vg.rewards)[ended])
+            shares = win_shares_of_games(vg.final_totals[ended]).astype(np.float32)
             for slot, share in zip(ended.tolist(), shares, strict=True):
                 outcome[int(episode[slot])] = share
                 open_games.discard(int(episode[slot]))
