@@ -288,6 +288,15 @@ def _tree(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
 
 
+def test_resume_of_a_folder_that_does_not_exist_says_so(tmp_path, capsys):
+    """Not a list of the shipped agents (a run is never resumed from one): the folder is not there."""
+    missing = tmp_path / "runs" / "nonexistent"
+    assert main(["train", "--resume", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot resume {missing}: there is no such run folder or checkpoint file" in err, err
+    assert "shipped" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_resume_refusals(smoke_run, tmp_path, capsys):
     run = smoke_run[0].run_dir
     before = _tree(run)
@@ -308,7 +317,7 @@ def test_resume_refusals(smoke_run, tmp_path, capsys):
         train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
     assert main(["train", str(three), "--resume", str(run), "--total-timesteps", "99999"]) == 2
     assert "differs from the run's config.yaml" in capsys.readouterr().err
-    with pytest.raises(CheckpointError, match="does not exist"):
+    with pytest.raises(CheckpointError, match="no such run folder or checkpoint file"):
         train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
     # a checkpoint outside a run folder needs the config it was trained with
     alone = tmp_path / "alone"

@@ -155,6 +155,10 @@ BAD_REQUESTS = [
     ("post", "/api/games", {"players": 1, "opponents": ["random"]}, 400, "no opponents"),
     ("post", "/api/games", {"players": 4, "opponents": ["random", "random"]}, 400, "2 specs for 3 opponents"),
     ("post", "/api/games", {"players": 2, "opponents": ["nosuchagent"]}, 400, "unknown agent spec"),
+    # a typo of a shipped network is an unknown spec with the nearest offered one, not a file to offer with --agents
+    ("post", "/api/games", {"players": 2, "opponents": ["ppo:2pp"]}, 400,
+     "unknown agent spec 'ppo:2pp' (did you mean 'ppo:2p'?)"),
+    ("post", "/api/games", {"players": 2, "opponents": ["treshold:0.2"]}, 400, "(did you mean 'threshold'?)"),
     ("post", "/api/games", {"players": 2, "opponents": ["threshold:abc"]}, 400, "threshold"),
     ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "not offered to web pages"),
     ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "not offered to web pages"),
