@@ -665,7 +665,7 @@ def _time_to_strength(runs: list[Run]) -> str:
 LEAGUE_CURVE_JSON = "docs/league_2p_curve.json"
 LEAGUE_CURVE_PNG = "docs/images/league_2p.png"
 LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --games 1000 --seed 0 --streams numpy "
-                "--goal 0.58 "
+                "--goal 0.58 --force "
                 f"--json {LEAGUE_CURVE_JSON} --out {LEAGUE_CURVE_PNG} --title 'ppo_2p_league (warm start from "
                 "ppo:2p-v2): win rate against lookahead (1,000 games per checkpoint)'")
 
@@ -967,7 +967,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               "(writes docs/time_to_strength_2p.json and its picture)", "long: ~20 min on 2 cores",
               (lama("train ppo_2p_fast --run-dir {tmp}/ppo_2p_fast --no-progress"),
                lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 "
-                    f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
+                    f"--goal 0.5 --force --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
                     "against lookahead (2,000 games per checkpoint)'")),
               _time_to_strength),
     Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/1 "
