@@ -332,19 +332,21 @@ def test_unwritable_save_folder_is_refused_before_the_game(tmp_path, capsys, mon
 
 
 def test_the_record_is_on_disk_at_every_prompt_and_the_final_write_ignores_ctrl_c(tmp_path, monkeypatch):
-    """A doubled SIGINT (timeout --foreground) cannot lose the record: it is written before each question, and
-    the last write runs with SIGINT ignored."""
+    """A doubled SIGINT (timeout --foreground) cannot lose the record.
+
+    It is written before each question, and the last write runs with SIGINT ignored.
+    """
     import signal
 
     import lama_dice.cli.play as play
 
     path = tmp_path / "g.json"
 
-    class Watching(io.StringIO):
-        seen: list[bool] = []
+    seen: list[bool] = []
 
+    class Watching(io.StringIO):
         def readline(self, *a):
-            self.seen.append(path.is_file() and replay(json.loads(path.read_text()))["valid"])
+            seen.append(path.is_file() and replay(json.loads(path.read_text()))["valid"])
             return super().readline(*a)
 
     handlers = []
@@ -354,7 +356,7 @@ def test_the_record_is_on_disk_at_every_prompt_and_the_final_write_ignores_ctrl_
     stdin = Watching("r\n1\n" * 5)
     tg, _ = new_game(2, ["random"], seed=6, stdin=stdin, save=str(path))
     result = tg.run()
-    assert stdin.seen and all(stdin.seen)  # on disk, a valid record, whenever the program waited
+    assert seen and all(seen)  # on disk, a valid record, whenever the program waited
     assert handlers[-1] is signal.SIG_IGN and handlers[0] is not signal.SIG_IGN  # the final write only
     assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # restored
     assert result.saved == str(path) and replay(json.loads(path.read_text()))["valid"]
