@@ -354,6 +354,17 @@ def test_results_of_the_shipped_league():
         d = c.get("/api/results").json()
     (rep,) = [r for r in d["reports"] if r["file"] == "heuristics_league.json"]
     assert rep["kind"] == "league" and len(rep["rows"]) >= 5
+    # ranked as lama-dice evaluate --league ranks the same file (by rating, not by win rate), and saying so
+    league = json.loads((docs / "heuristics_league.json").read_text())
+    by_rating = sorted(league["agents"], key=lambda a: -(a["mu"] - 3 * a["sigma"]))
+    assert [r["agent"] for r in rep["rows"]] == [a["spec"] for a in by_rating]
+    assert rep["ranked_by"].startswith("rating (OpenSkill μ − 3σ), as lama-dice evaluate --league ranks it")
+    from lama_dice.cli.web.results import _report
+
+    agents = [{"spec": "a", "win_rate": 0.6, "ordinal": 1.0}, {"spec": "b", "win_rate": 0.5, "ordinal": 2.0}]
+    assert [r["agent"] for r in _report({"league": True, "agents": agents}, "x.json")["rows"]] == ["b", "a"]
+    evaluated = _report({"agents": agents}, "y.json")  # an evaluation: by win rate
+    assert [r["agent"] for r in evaluated["rows"]] == ["a", "b"] and evaluated["ranked_by"] == "win rate"
 
 
 # ---------------------------------------------------------------- the store's bounds
