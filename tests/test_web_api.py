@@ -358,7 +358,7 @@ def test_results_of_the_shipped_league():
     league = json.loads((docs / "heuristics_league.json").read_text())
     by_rating = sorted(league["agents"], key=lambda a: -(a["mu"] - 3 * a["sigma"]))
     assert [r["agent"] for r in rep["rows"]] == [a["spec"] for a in by_rating]
-    assert rep["ranked_by"].startswith("rating (OpenSkill μ − 3σ), as lama-dice evaluate --league ranks it")
+    assert rep["ranked_by"].startswith("rating (OpenSkill mu - 3 sigma), as lama-dice evaluate --league ranks it")
     from lama_dice.cli.web.results import _report
 
     agents = [{"spec": "a", "win_rate": 0.6, "ordinal": 1.0}, {"spec": "b", "win_rate": 0.5, "ordinal": 2.0}]

@@ -67,7 +67,7 @@ def _report(data: dict, name: str) -> dict[str, Any]:
     league = bool(data.get("league"))
     by = "ordinal" if league and all(r["ordinal"] is not None for r in rows) else "value"
     rows.sort(key=lambda r: -(r[by] if r[by] is not None else -math.inf))
-    ranked_by = ("rating (OpenSkill μ − 3σ), as lama-dice evaluate --league ranks it: it weighs each game by "
+    ranked_by = ("rating (OpenSkill mu - 3 sigma), as lama-dice evaluate --league ranks it: it weighs each game by "
                  "the opponents' strength, so the order can differ from the win rates'") if by == "ordinal" \
         else "win rate"
     return {"file": name, "kind": "league" if league else "evaluate", "players": data.get("players"),
