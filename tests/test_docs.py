@@ -260,3 +260,14 @@ def test_markdown_in_docstrings_becomes_rest():
     assert conf.markdown_to_rest(rest, whole=False) == [
         "Some ``reST`` and `Markdown`-looking text:", "", ".. list-table::", "   :header-rows: 1", "",
         "   * - a", "     - b", "   * - ``x``", "     - 1", ""]
+
+
+def test_the_configs_table_lists_every_shipped_config():
+    """docs/training.md's Configs table has a row for every configs/*.yaml, and names no other."""
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Configs\n(.*?)^## ", text, re.S | re.M)
+    assert section, "docs/training.md has no '## Configs' section"
+    listed = set(re.findall(r"\[(\w+)\.yaml\]\(\.\./configs/\1\.yaml\)", section.group(1)))
+    shipped = {p.stem for p in (ROOT / "configs").glob("*.yaml")}
+    assert listed == shipped, f"missing from the table: {sorted(shipped - listed)}; not shipped: " \
+                              f"{sorted(listed - shipped)}"
