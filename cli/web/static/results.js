@@ -79,6 +79,8 @@
       table(r.rows, true, [["points / round", x => x.points_per_round === null ? "–" : x.points_per_round.toFixed(2)],
         ...(r.kind === "league" ? [["rating (μ − 3σ)", x => x.ordinal === null ? "–" : x.ordinal.toFixed(2)]] : [])]) +
       "</section>").join("");
+    markScrolling(document);
+    window.addEventListener("resize", () => markScrolling(document));
     if (d.skipped.length) {
       $("skipped").innerHTML = `<section class="panel"><h2>Not shown</h2><ul>` +
         d.skipped.map(([f, why]) => `<li>${esc(f)}: ${esc(why)}</li>`).join("") + "</ul></section>";
