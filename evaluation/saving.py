@@ -3,8 +3,9 @@
 ``DIR/game_NNNNNN.json`` are ``lama-dice-record/1`` records (replay them with
 ``lama-dice replay``) and ``DIR/index.json`` says who sat where and how each
 saved game ended.  A folder holds one run's games: one that holds saved games
-already (``game_*.json`` or ``index.json``) is refused before anything is played.  Only the scalar backend records games, so saving games
-always plays them there.
+already (``game_*.json`` or ``index.json``) is refused before anything is
+played.  Only the scalar backend records games, so saving games always plays
+them there.
 """
 
 from __future__ import annotations
