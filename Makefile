@@ -100,7 +100,8 @@ bench-pgx: $(VENV)/.bench-pgx
 	$(PY) -m lama_dice bench --only pgx
 
 # The site: docs/conf.py (Sphinx, MyST-Parser, autodoc); every warning is an error (-W), all reported (--keep-going);
-# nothing is fetched (no intersphinx, no CDN): it builds offline. Open docs/_build/html/index.html.
+# nothing is fetched (no intersphinx, no CDN): it builds offline. A broken local link or picture of the built site,
+# or a docstring's Markdown left raw, fails it too (tools/site_check.py). Open docs/_build/html/index.html.
 $(VENV)/.docs: $(VENV)/.test
 	$(PY) $(PIP) -e ".[docs]"
 	touch $@

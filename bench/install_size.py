@@ -11,8 +11,10 @@ Builds the wheel of the repository this module is in, then, each in a new venv:
 
 The train extra installs torch from the pin ``--torch`` first (the CPU build: what ``make train``
 does), never a CUDA build.  Packages come from pip's configured index and cache; sizes are of the
-files installed (``--no-compile``: no bytecode).  Prints one JSON document (``--json OUT`` also
-writes it); ``tools/regen_docs.py``'s ``install-size`` block renders it.
+files installed (``--no-compile``: no bytecode), and the core's once more with the bytecode that a
+plain ``pip install`` writes (``core_bytes_compiled``).  Prints one JSON document (``--json OUT``
+also writes it); ``tools/regen_docs.py``'s ``install-size`` block renders it.  ``--wheel-only``
+builds the wheel and prints its size alone (the ``wheel-size`` block: seconds, not an hour).
 """
 
 from __future__ import annotations
@@ -87,6 +89,23 @@ def has_modules(py: Path, names: tuple[str, ...]) -> list[str]:
     return _run([str(py), "-c", code, *names]).stdout.split()
 
 
+def build_wheel(dist: Path) -> Path:
+    """Build this repository's wheel into ``dist``; return its path."""
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)])
+    (wheel,) = dist.glob("lama_dice-*.whl")
+    return wheel
+
+
+def wheel_size() -> dict[str, Any]:
+    """The wheel's size in bytes and its number of files."""
+    import zipfile
+
+    with tempfile.TemporaryDirectory(prefix="lama-wheel-") as tmp:
+        wheel = build_wheel(Path(tmp))
+        return {"wheel": wheel.name, "wheel_bytes": wheel.stat().st_size,
+                "wheel_files": len(zipfile.ZipFile(wheel).namelist())}
+
+
 def measure(extras: tuple[str, ...] = EXTRAS, torch: str = TORCH, games: int = 200,
             log: Any = None) -> dict[str, Any]:
     """Build the wheel, install it fresh (and with each extra), measure; return the JSON-ready results."""
@@ -95,9 +114,7 @@ def measure(extras: tuple[str, ...] = EXTRAS, torch: str = TORCH, games: int = 2
     with tempfile.TemporaryDirectory(prefix="lama-install-") as tmp_s:
         tmp = Path(tmp_s)
         say("building the wheel")
-        _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-              str(tmp / "dist"), str(ROOT)])
-        (wheel,) = (tmp / "dist").glob("lama_dice-*.whl")
+        wheel = build_wheel(tmp / "dist")
         out["wheel_bytes"] = wheel.stat().st_size
         empty = site_packages(Path(new_venv(tmp / "empty")).parents[1])
         base = tree_bytes(empty)
@@ -107,6 +124,11 @@ def measure(extras: tuple[str, ...] = EXTRAS, torch: str = TORCH, games: int = 2
         core = tree_bytes(site_packages(py.parents[1])) - base
         out["core_bytes"] = core
         out["core_heavy_modules"] = has_modules(py, HEAVY)
+        # the bytecode a plain pip install writes (its default: compile every module installed; as pip does,
+        # a file that does not compile is skipped, so the exit status is not checked)
+        subprocess.run([str(py), "-m", "compileall", "-q", "-j", "0", str(site_packages(py.parents[1]))],
+                       capture_output=True, timeout=3600, check=False)
+        out["core_bytes_compiled"] = tree_bytes(site_packages(py.parents[1])) - base
         elsewhere = tmp / "elsewhere"
         elsewhere.mkdir()
         out["import_s"] = {m: import_seconds(py, m, cwd=elsewhere) for m in ("lama_env", "lama_dice.agents")}
@@ -141,7 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--torch", default=TORCH, help="the torch requirement installed before the train extra")
     ap.add_argument("--games", type=int, default=200, help="games of the evaluate runs")
     ap.add_argument("--json", default=None, metavar="OUT", help="also write the JSON to OUT")
+    ap.add_argument("--wheel-only", action="store_true", help="build the wheel and print its size alone")
     args = ap.parse_args(argv)
+    if args.wheel_only:
+        emit_json(wheel_size(), args.json)
+        return 0
     emit_json(measure(tuple(args.extras), args.torch, args.games, log=progress), args.json)
     return 0
 

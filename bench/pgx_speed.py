@@ -73,7 +73,6 @@ LABELS = {
     "pgx:leduc_holdem": "Pgx leduc_holdem",
     "pgx:backgammon": "Pgx backgammon",
 }
-INSTALL = "pip install 'lama-dice[bench-pgx]'"
 
 
 def missing_modules() -> list[str]:
@@ -345,7 +344,9 @@ def run(batch: int = 4096, sweep: Sequence[int] = SWEEP, games: Sequence[str] = 
     """
     missing = missing_modules()
     if missing:
-        return {"skipped": f"pgx: skipped, {' and '.join(missing)} not installed ({INSTALL})"}
+        from lama_env.extras import install_command
+
+        return {"skipped": f"pgx: skipped, {' and '.join(missing)} not installed ({install_command('bench-pgx')})"}
     names = ["vector", "vector_numpy", *(f"pgx:{g}" for g in games)]
     workers = {n: Worker(n) for n in names}
     try:

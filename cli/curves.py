@@ -50,11 +50,54 @@ def read_scalars(run_dir: str | os.PathLike) -> dict[str, tuple[list[int], list[
     return {tag: (sorted(d), [d[k] for k in sorted(d)]) for tag, d in merged.items()}
 
 
+def spec_names(run_dir: str | os.PathLike) -> dict[str, str]:
+    """The evaluation opponents' specs by their TensorBoard names (``threshold_0.2`` -> ``threshold:0.2``).
+
+    From the run folder's ``config.yaml`` (``eval.opponents``); empty when there is none to read.
+    """
+    import yaml
+
+    from lama_dice.train.callbacks import tag_of
+
+    run = Path(run_dir)
+    for config in (run / "config.yaml", run.parent / "config.yaml"):
+        if config.is_file():
+            try:
+                specs = ((yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("eval") or {}).get("opponents")
+            except (OSError, yaml.YAMLError, AttributeError):
+                return {}
+            return {tag_of(str(s)): str(s) for s in specs or ()}
+    return {}
+
+
+def _no_data(ax: Any, note: str) -> None:
+    """Say in an empty panel why it is empty (no ticks to read a scale from)."""
+    ax.text(0.5, 0.5, note, transform=ax.transAxes, ha="center", va="center", color="0.35", wrap=True)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def _millions(steps: Sequence[int]) -> list[float]:
+    return [s / 1e6 for s in steps]
+
+
 def plot_curves(run_dir: str | os.PathLike, out: str | os.PathLike, title: str | None = None) -> Path:
-    """Save the learning curves of ``run_dir`` to ``out`` (PNG or any format matplotlib knows)."""
+    """Save the learning curves of ``run_dir`` (:func:`curves_figure`) to ``out`` (PNG, or another format by suffix)."""
+    out = Path(out)
+    curves_figure(run_dir, title).savefig(out, dpi=110)
+    return out
+
+
+def curves_figure(run_dir: str | os.PathLike, title: str | None = None) -> Any:
+    """The learning curves of ``run_dir`` as a matplotlib ``Figure``: evaluations, then training episodes.
+
+    Steps are in millions (no offset label beside the axis label); the opponents are named by
+    their specs (the run's ``config.yaml``); a panel with no data says so.
+    """
     from matplotlib.figure import Figure
 
     sc = read_scalars(run_dir)
+    names = spec_names(run_dir)
     evals = sorted({t.split("/")[1] for t in sc if t.startswith("eval/") and t.endswith("/win_rate")})
     solo = "eval/solo/points_per_round" in sc
     fig = Figure(figsize=(10, 4), layout="constrained")
@@ -62,34 +105,38 @@ def plot_curves(run_dir: str | os.PathLike, out: str | os.PathLike, title: str |
     if solo:
         for t in sorted(x for x in sc if x.startswith("eval/") and x.endswith("/points_per_round")):
             steps, vals = sc[t]
-            ax1.plot(steps, vals, marker="o", ms=3, label=t.split("/")[1].replace("baseline_", ""))
+            name = t.split("/")[1].replace("baseline_", "")
+            ax1.plot(_millions(steps), vals, marker="o", ms=3, label=names.get(name, name))
         ax1.set_ylabel("points per round (fewer is better)")
         ax1.set_title("evaluation: solo points per round")
     else:
         for name in evals:
             steps, vals = sc[f"eval/{name}/win_rate"]
-            line = ax1.plot(steps, vals, marker="o", ms=3, label=f"vs {name}")[0]
+            line = ax1.plot(_millions(steps), vals, marker="o", ms=3, label=f"vs {names.get(name, name)}")[0]
             lo, hi = sc.get(f"eval/{name}/win_rate_ci_low"), sc.get(f"eval/{name}/win_rate_ci_high")
             if lo and hi and lo[0] == steps and hi[0] == steps:
-                ax1.fill_between(steps, lo[1], hi[1], color=line.get_color(), alpha=0.2)
+                ax1.fill_between(_millions(steps), lo[1], hi[1], color=line.get_color(), alpha=0.2)
         ax1.set_ylabel("learner win rate (95% Wilson band)")
         ax1.set_title("evaluation against fixed opponents")
-    ax1.set_xlabel("training steps")
+    ax1.set_xlabel("training steps (millions)")
     ax1.grid(alpha=0.3)
     if ax1.lines:
         ax1.legend()
+    else:
+        _no_data(ax1, "no evaluation in this run's events\n(a run with eval.every: 0 logs none:\n"
+                      "lama-dice curves RUN --evaluate SPEC\nplots its checkpoints)")
     tag = "game/points_per_round" if solo else "game/win_rate"
     if tag in sc:
         steps, vals = sc[tag]
-        ax2.plot(steps, vals, lw=1)
+        ax2.plot(_millions(steps), vals, lw=1)
+    else:
+        _no_data(ax2, f"no {tag} in this run's events")
     ax2.set_title(f"training episodes: {tag.split('/')[1].replace('_', ' ')}")
-    ax2.set_xlabel("training steps")
+    ax2.set_xlabel("training steps (millions)")
     ax2.grid(alpha=0.3)
     if title:
         fig.suptitle(title)
-    out = Path(out)
-    fig.savefig(out, dpi=110)
-    return out
+    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -187,6 +234,10 @@ def plot_checkpoint_curve(data: dict[str, Any], out: str | os.PathLike, title: s
             hi = [scale * p["results"][opp][f"{key}_ci95"][1] for p in use]
             line = ax.plot(xs, ys, marker="o", ms=3, label=f"vs {opp}" if not solo else opp)[0]
             ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2)
+        if not use:
+            _no_data(ax, "no checkpoint of this run records\nits training time (train_seconds)")
+            ax.set_xlabel(label)
+            continue
         if goal is not None:
             ax.axhline(scale * goal, color="grey", ls="--", lw=1)
         ax.set_xlabel(label)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -52,6 +53,18 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {bounded(message)} (see: {self.prog} --help)\n")
 
 
+#: reST in a command's docstring: inline literals, roles, a ``::`` that opens a literal block.
+_REST_LITERAL = re.compile(r"``(.+?)``", re.S)
+_REST_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_REST_BLOCK = re.compile(r"(\S)::$|^\s*::$", re.M)
+
+
+def plain_text(doc: str) -> str:
+    """A command's docstring as its ``--help`` shows it: reST's markup (````x````, ``:func:`x```, ``::``) as text."""
+    doc = _REST_ROLE.sub(r"\1", _REST_LITERAL.sub(r"\1", doc))
+    return _REST_BLOCK.sub(lambda m: f"{m.group(1)}:" if m.group(1) else "", doc)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``lama-dice`` parser, with one subparser per subcommand built into this version."""
     from lama_env import __version__
@@ -70,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
             if e.name == path:  # command not built in this version
                 continue
             raise
-        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "__doc__", None) or mod.HELP,
+        p = sub.add_parser(name, help=mod.HELP, description=plain_text(getattr(mod, "__doc__", None) or mod.HELP),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
         if name in LOADING_COMMANDS:

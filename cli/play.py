@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -220,10 +222,17 @@ def choice_label(action: int) -> str:
 
 # ---------------------------------------------------------------- records
 def write_record(record: dict, path: str) -> None:
-    """Write ``record`` as JSON to ``path`` atomically (a temporary file, then a rename)."""
+    """Write ``record`` as JSON to ``path`` atomically (a temporary file, then a rename).
+
+    The file gets the mode of any file the user creates (0644 under the usual umask 022), not the
+    temporary file's 0600.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".lama-record-", suffix=".json", dir=folder)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=1)
             fh.write("\n")
@@ -308,7 +317,7 @@ class TerminalGame:
         except KeyboardInterrupt:
             stopped = "interrupt"
         finally:
-            saved = self._save()
+            saved = self._save(final=True)
         if stopped:
             why = "end of input" if stopped == "eof" else "Ctrl-C"
             self.console.print()
@@ -334,14 +343,26 @@ class TerminalGame:
         return with_about(rec, names=self.names, agents=[self.specs.get(p) for p in range(n)],
                           seed=self.seed, version=__version__)
 
-    def _save(self) -> str | None:
+    def _save(self, final: bool = False) -> str | None:
+        """Write the record so far (at every prompt, and at the end): a game stopped anyhow leaves its record.
+
+        The final write ignores Ctrl-C (a wrapper such as ``timeout --foreground`` sends SIGINT
+        twice: the second must not cut the write short); the one before each prompt means that
+        even a Ctrl-C that lands before it leaves the record up to the last question.
+        """
         if not self.save:
             return None
+        quiet = final and threading.current_thread() is threading.main_thread()
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN) if quiet else None
         try:
             write_record(self.record(), self.save)
         except OSError as e:
             self._save_error = f"{self.save}: {e.strerror or e}"
             return None
+        finally:
+            if quiet:
+                signal.signal(signal.SIGINT, signal.default_int_handler if before is None else before)
+        self._save_error = None
         return self.save
 
     def _intro(self) -> None:
@@ -440,6 +461,7 @@ class TerminalGame:
 
     # -------------------------------------------------------------- input
     def _readline(self, prompt: str) -> str:
+        self._save()  # the record up to this question, before the program waits
         self.console.print(Text(prompt + " > ", style="bold cyan"), end="")
         self.console.file.flush()
         line = self.stdin.readline()

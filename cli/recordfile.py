@@ -89,10 +89,15 @@ def emit_json_report(console: Any, path: str | None, data: Any, error: type[Lama
         sys.stdout.write("\n")
 
 
-def check_output_path(option: str, path: str | None, error: type[LamaDiceError]) -> None:
-    """Refuse, before any work, an output file whose folder does not exist or cannot be written ('-': stdout)."""
+def check_output_path(option: str, path: str | None, error: type[LamaDiceError], force: bool | None = None) -> None:
+    """Refuse, before any work, an output file whose folder does not exist or cannot be written ('-': stdout).
+
+    ``force=False``: refuse a file that exists too (the command's ``--force`` overwrites it).
+    """
     if not path or path == "-":
         return
+    if force is False and Path(path).exists():
+        raise error(f"{option} {path}: the file exists; give another name, or --force to overwrite it")
     folder = Path(path).resolve().parent
     if not folder.is_dir():
         raise error(f"{option} {path}: the directory {Path(path).parent} does not exist")

@@ -155,16 +155,28 @@ class LeagueResult:
         return out
 
     def plot(self, path: str | os.PathLike) -> None:
-        """Save a figure: rating (mu +- sigma) over the games, and the final mu with a 3-sigma bar."""
+        """Save :meth:`figure` to ``path``."""
+        try:
+            self.figure().savefig(path)
+        except (OSError, ValueError) as e:
+            raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
+
+    def figure(self) -> Any:
+        """A figure: rating (mu +- sigma) over the games, and the final mu with a 3-sigma bar.
+
+        The agents are numbered as the command line's table numbers them: 1, 2, ... by
+        :meth:`ranking` (1 = best), and listed in that order in the legend.
+        """
         from matplotlib.figure import Figure  # no pyplot: no GUI backend needed
 
-        specs = [e.spec for e in self.entries]
-        labels = [f"{i}: {s}" for i, s in enumerate(specs)]
+        rank = {id(e): r for r, e in enumerate(self.ranking(), 1)}
+        labels = [f"{rank[id(e)]}: {e.spec}" for e in self.entries]
         fig = Figure(figsize=(11, 4.5), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
         if self.history_mu is not None and self.history_sigma is not None:
             x = np.arange(len(self.history_mu))
-            for a, label in enumerate(labels):
+            for a in sorted(range(len(labels)), key=lambda i: rank[id(self.entries[i])]):
+                label = labels[a]
                 mu, sd = self.history_mu[:, a], self.history_sigma[:, a]
                 (line,) = ax1.plot(x, mu, label=label, lw=1.2)
                 ax1.fill_between(x, mu - sd, mu + sd, color=line.get_color(), alpha=0.15, lw=0)
@@ -179,10 +191,7 @@ class LeagueResult:
         ax2.set_yticks(y, [labels[a] for a in order])
         ax2.set_xlabel("mu +- 3 sigma")
         ax2.set_title("final ratings")
-        try:
-            fig.savefig(path)
-        except (OSError, ValueError) as e:
-            raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
+        return fig
 
 
 def _rate(outcomes: GameOutcomes, num_agents: int) -> tuple[np.ndarray, np.ndarray]:

@@ -2,8 +2,10 @@
 
 ``DIR/game_NNNNNN.json`` are ``lama-dice-record/1`` records (replay them with
 ``lama-dice replay``) and ``DIR/index.json`` says who sat where and how each
-saved game ended.  Only the scalar backend records games, so saving games
-always plays them there.
+saved game ended.  A folder holds one run's games: one that holds saved games
+already (``game_*.json`` or ``index.json``) is refused before anything is
+played.  Only the scalar backend records games, so saving games always plays
+them there.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class GameSaver:
     """Writes the recorded games to ``DIR/game_NNNNNN.json`` as they arrive, then ``DIR/index.json``."""
 
     def __init__(self, directory: str | os.PathLike, games: int) -> None:
-        """Create ``directory`` if need be.
+        """Create ``directory`` if need be; refuse one that holds saved games already.
 
         Args:
             directory: where to save.
@@ -49,6 +51,11 @@ class GameSaver:
         """
         self.dir = Path(directory)
         self.width = max(6, len(str(games - 1)))
+        earlier = [*sorted(p.name for p in self.dir.glob("game_*.json"))[:1],
+                   *([INDEX_FILE] if (self.dir / INDEX_FILE).exists() else [])]
+        if earlier:  # one run's games a folder: never the new ones beside an earlier run's, unindexed
+            raise EvaluationError(f"cannot save games in {self.dir}: it holds saved games already ({', '.join(earlier)}"
+                                  "...); give a new or empty folder")
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:

@@ -14,7 +14,9 @@ installed* (:func:`install_command`): this package is not on a package index, so
 install, or the sources on ``sys.path``) it is ``pip install -e '/path/to/checkout[web]'``; for a
 wheel whose file is still there, ``pip install '/path/to/lama_dice-....whl[web]'``; else the
 extra's packages by name.  ``pip`` is this interpreter's (``.venv/bin/python -m pip`` when the
-environment is not activated).
+environment is not activated).  An extra that brings PyTorch (``train``, ``rllib``), asked for on
+Linux where torch is not installed yet, installs the CPU build of torch first
+(:data:`TORCH_CPU_INDEX`): pip would otherwise resolve PyPI's multi-GB CUDA build.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from urllib.parse import unquote, urlparse
 
 from .errors import LamaDiceError
 
-__all__ = ["EXTRA_MODULES", "MissingExtraError", "extra_packages", "install_command", "missing_extra",
-           "require_extra"]
+__all__ = ["EXTRA_MODULES", "TORCH_CPU_INDEX", "MissingExtraError", "extra_packages", "install_command",
+           "missing_extra", "require_extra"]
 
 #: The distribution's name (``pip install NAME``).
 DISTRIBUTION = "lama-dice"
@@ -48,6 +50,12 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench-pgx": ("jax", "pgx"),
     "docs": ("sphinx", "myst_parser"),
 }
+
+
+#: The extras that bring PyTorch (through the train extra).
+TORCH_EXTRAS = ("train", "rllib")
+#: PyTorch's package index of its CPU builds (on Linux, PyPI's torch is the multi-GB CUDA build).
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 class MissingExtraError(LamaDiceError, ImportError):
@@ -154,8 +162,31 @@ def _pip() -> str:
     return f"{shlex.quote(python if rel.startswith('..') else rel)} -m pip"
 
 
+def _needs_cpu_torch(extra: str) -> bool:
+    """True when installing ``extra`` here would pull PyPI's CUDA build of torch (Linux, torch not installed)."""
+    if extra not in TORCH_EXTRAS or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return importlib.util.find_spec("torch") is None
+    except (ImportError, ValueError):
+        return True
+
+
 def install_command(extra: str) -> str:
-    """A command that installs ``extra`` into this interpreter's environment, for how the package got there."""
+    """A command that installs ``extra`` into this interpreter's environment, for how the package got there.
+
+    For an extra that brings torch, on Linux without torch: the CPU build of torch first, then the extra
+    (``pip install torch --index-url ...cpu && pip install ...[train]``).
+    """
+    command = _install_extra(extra)
+    if _needs_cpu_torch(extra):
+        torch = next((p for p in extra_packages("train") if p.lower().startswith("torch")), "torch")
+        return f"{_pip()} install {shlex.quote(torch)} --index-url {TORCH_CPU_INDEX} && {command}"
+    return command
+
+
+def _install_extra(extra: str) -> str:
+    """:func:`install_command` without the CPU build of torch."""
     pip = _pip()
     root = _source_root()
     if root is not None:  # a checkout: an editable install, or the sources on sys.path

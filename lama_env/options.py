@@ -107,17 +107,21 @@ def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
 def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:
     """The opponents' list, one entry per opponent seat.
 
-    ``None`` means ``["random"]``; one entry (``is_single``, or a one-item list) fills every
-    seat; otherwise one entry per opponent seat is required.
+    ``None`` means ``["random"]`` (no opponent for one player); one entry (``is_single``, or a
+    one-item list) fills every seat; otherwise one entry per opponent seat is required.  The solo
+    variant (one player) has no opponent seat: any opponent given is refused.
     """
     k = num_players - 1
     if opponents is None:
-        opponents = ["random"]
+        opponents = ["random"] if k else []
     if is_single(opponents):
         opponents = [opponents]
     if not isinstance(opponents, (list, tuple)):
         raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
     if k == 0:
+        if opponents:  # as a list of the wrong length is refused for any other table
+            raise LamaEnvError(f"opponents must be empty (or None) for 1 player (the solo variant has no opponent "
+                               f"seat), got {len(opponents)}")
         return []
     if len(opponents) == 1:
         return list(opponents) * k

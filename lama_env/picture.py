@@ -136,6 +136,14 @@ def _fit(text: str, size: int, bold: bool, width: int) -> str:
     return text + "…"
 
 
+def start_line(name: str, width: int) -> str:
+    """The header's ``start: NAME`` in ``width`` pixels: the whole name, else its seat (``P5``), never cut mid-word."""
+    for text in (f"start: {name}", f"start: {name.split()[0] if name.split() else name}"):
+        if _font(13, False).getlength(text) <= width:
+            return text
+    return _fit(text, 13, False, width)
+
+
 @functools.lru_cache(maxsize=4096)
 def _text(text: str, size: int, fg: _Color, bg: _Color, bold: bool = True) -> np.ndarray:
     """``text`` drawn on ``bg`` (an opaque sprite, one line high)."""
@@ -396,8 +404,10 @@ class TablePicture:
 
         # header: round, status, start player
         _put_text(out, f"Round {game.round_index + 1}", 12, 8, 20, _HEADER_FG, _HEADER_BG)
-        _put_text(out, _fit(self._status(game), 17, True, 380), 128, 10, 17, _HEADER_FG, _HEADER_BG)
-        _put_text(out, _fit(f"start: {names[game.start_player]}", 13, False, 110), WIDTH - 12, 13, 13,
+        status = _fit(self._status(game), 17, True, 380)
+        _put_text(out, status, 128, 10, 17, _HEADER_FG, _HEADER_BG)
+        room = WIDTH - 12 - 16 - 128 - int(_font(17, True).getlength(status))  # right of the status
+        _put_text(out, start_line(names[game.start_player], max(room, 110)), WIDTH - 12, 13, 13,
                   _HEADER_DIM, _HEADER_BG, bold=False, align="right")
 
         # the table: llama row and dice

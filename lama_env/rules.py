@@ -15,6 +15,8 @@ the number ``k``.  Strings are used only at the edges (records, rendering).
 
 from __future__ import annotations
 
+import difflib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -170,14 +172,15 @@ class RulesConfig:
         Raises:
             TypeError: a keyword that is not a rules keyword, as Python words it for any function
                 (``"{owner} got an unexpected keyword argument 'frameskip'"``: libraries such as
-                TorchRL try optional keywords and drop them on this error).
+                TorchRL try optional keywords and drop them on this error), with the nearest valid
+                name among the constructor's own keywords and the rules keywords
+                (``oponents``: ``did you mean 'opponents'?``).
             RulesError: a bad value of a rules field, or a ``rules=`` that is neither a
                 :class:`RulesConfig` nor a mapping.
         """
         for key in keywords:
             if key not in RULES_KEYWORDS:
-                raise TypeError(f"{owner} got an unexpected keyword argument {key!r} "
-                                f"(the rules keywords are {', '.join(RULES_KEYWORDS)})")
+                raise TypeError(_unexpected_keyword(key, owner, _caller_keywords()))
         fields = dict(keywords)
         base = fields.pop("rules", None)
         if isinstance(base, RulesConfig):
@@ -200,6 +203,29 @@ class RulesConfig:
         if self.max_round_turns != DEFAULT_MAX_ROUND_TURNS:
             out["max_round_turns"] = self.max_round_turns
         return out
+
+
+def _caller_keywords() -> list[str]:
+    """The keywords of the constructor that called :meth:`RulesConfig.from_keywords` (for the message of a typo).
+
+    Every env and game passes its ``**rules`` straight from its ``__init__``: that frame's own
+    parameters are the other valid names.  Anything else (no ``__init__`` two frames up) has none.
+    """
+    frame = sys._getframe(2)
+    code = frame.f_code
+    if code.co_name != "__init__" or not code.co_argcount or code.co_varnames[0] != "self":
+        return []
+    return list(code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount])
+
+
+def _unexpected_keyword(key: str, owner: str, own: Sequence[str]) -> str:
+    """The TypeError's message of an unknown keyword ``key``, with the nearest valid name if there is one."""
+    near = difflib.get_close_matches(key, [*own, *RULES_KEYWORDS], n=1)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    known = f"the rules keywords are {', '.join(RULES_KEYWORDS)}"
+    if own:
+        known = f"its keywords are {', '.join(own)}; {known}"
+    return f"{owner} got an unexpected keyword argument {key!r} ({hint}{known})"
 
 
 def check_can_end(rules: RulesConfig) -> None:

@@ -70,6 +70,22 @@ def _options() -> dict[str, dict[str, object]]:
     return {name: {s: a for a in p._actions for s in a.option_strings} for name, p in sub.choices.items()}
 
 
+def test_help_shows_no_rest_markup():
+    """A command's --help is its module docstring as plain text: no ``x``, :func:`x` or a ``::`` line end."""
+    import argparse
+    import re
+
+    from lama_dice.cli.main import build_parser, plain_text
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert len(sub.choices) >= 10
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        assert "``" not in text and not re.search(r":[a-z]+:`", text), (name, text)
+        assert not [line for line in text.splitlines() if line.rstrip().endswith("::")], (name, text)
+    assert plain_text("From ``x`` (:func:`a.b`) and steps::\n\n    cmd\n") == "From x (a.b) and steps:\n\n    cmd\n"
+
+
 def test_shared_options_mean_the_same_in_every_command():
     """--seed, --workers, --json, --no-progress and --rule: one declaration, one meaning, wherever they appear."""
     opts = _options()

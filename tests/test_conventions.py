@@ -27,6 +27,7 @@ from lama_dice.train.callbacks import summarize_episodes
 from lama_env import RulesError, lama_dice_v1
 from lama_env.gym_env import IllegalMoveWarning, LamaDiceEnv
 from lama_env.options import NO_EPISODE_STATS
+from lama_env.vector_env import LamaDiceVectorEnv
 
 
 def run(code: str, *flags: str) -> subprocess.CompletedProcess:
@@ -324,3 +325,22 @@ def test_gym_illegal_moves_go_through_gymnasiums_logger(monkeypatch):
         warnings.simplefilter("error")
         _obs, r, term, _trunc, info = env.step(bad)
     assert (r, term, info["illegal_action"]) == (-1.0, True, True)
+
+
+@pytest.mark.parametrize(("typo", "near"), [("oponents", "opponents"), ("n_players", "num_players"),
+                                            ("treshold", "end_threshold"), ("must_discad", "must_discard")])
+@pytest.mark.parametrize("make", [lambda **kw: gymnasium.make("LamaDice-v1", **kw), lambda **kw: LamaDiceEnv(**kw),
+                                  lambda **kw: LamaDiceVectorEnv(num_envs=2, **kw)])
+def test_a_misspelled_keyword_gets_the_nearest_valid_name(make, typo, near):
+    """Among all the env's keywords (its own and the rules'), not only the rules keywords."""
+    with pytest.raises(TypeError) as err:
+        make(**{typo: 3})
+    msg = str(err.value)
+    assert f"unexpected keyword argument {typo!r} (did you mean {near!r}? its keywords are " in msg, msg
+    assert "num_players, opponents, episode" in msg
+    assert "the rules keywords are triple_llama" in msg and "\n" not in msg
+
+
+def test_a_misspelled_keyword_of_the_aec_env():
+    with pytest.raises(TypeError, match=r"'n_players' \(did you mean 'num_players'\? its keywords are num_players, "):
+        lama_dice_v1.env(n_players=3)

@@ -363,3 +363,74 @@ def test_changelog_checks_find_each_fault(old, new, message):
         assert problems == []
     else:
         assert any(message in p for p in problems), problems
+
+
+# --------------------------------------------------------------------------- the built site's links and markup
+def _conf():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lama_docs_conf", ROOT / "docs" / "conf.py")
+    assert spec is not None and spec.loader is not None
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_the_site_check_finds_missing_files_anchors_and_raw_markdown(tmp_path):
+    """The docs build fails on what tools.site_check.broken finds (docs/conf.py runs it when the build finishes)."""
+    from tools.site_check import broken
+
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "there.png").write_bytes(b"")
+    (tmp_path / "api").mkdir()
+    (tmp_path / "web.html").write_text(
+        '<img src="images/there.png"><img src="images/web-phone.png"><a href="https://x.org/a.png">x</a>'
+        '<a href="api/mod.html#mod.f">f</a><a href="api/mod.html#mod.gone">g</a><a href="#top" id="top">t</a>',
+        encoding="utf-8")
+    (tmp_path / "api" / "mod.html").write_text(
+        '<dt id="mod.f">f</dt><p>| a | b |</p><pre>x = 1  # a comment\n</pre><a href="../web.html">back</a>',
+        encoding="utf-8")
+    (tmp_path / "api" / "raw.html").write_text("<pre>### Arguments\n|------|------|\n</pre>", encoding="utf-8")
+    (tmp_path / "api" / "heading.html").write_text("<p>\n### Arguments\n</p>", encoding="utf-8")
+    found = broken(tmp_path)
+    assert found == ["api/heading.html: '### A' (a docstring's Markdown shown raw)",
+                     "api/raw.html: '|------|' (a docstring's Markdown shown raw)",
+                     "web.html: images/web-phone.png (a picture to a file the site lacks)",
+                     "web.html: api/mod.html#mod.gone (no #mod.gone on that page)"], found
+
+
+def test_the_docs_build_copies_raw_html_pictures_and_checks_the_site():
+    conf = (ROOT / "docs" / "conf.py").read_text(encoding="utf-8")
+    for hook in ('"source-read", _raw_pictures', '"build-finished", _finish', '"doctree-read", _viewcode_ids'):
+        assert hook in conf
+    assert _conf().RAW_IMG.findall('<img src="images/web-phone.png" alt="x" width="300">') == ["images/web-phone.png"]
+
+
+def test_markdown_in_docstrings_becomes_rest():
+    """The PettingZoo card (a Markdown module docstring) and a pipe table anywhere render on the API pages."""
+    conf = _conf()
+    card = ["# Title", "", "| Import | `x` |", "|---|---|", "| Agents | 1 to 6 |", "", "### Arguments", "",
+            "``` python", "env(a=1,", "    b=2)", "```", "", "A `reset()`s call, `a", "b` and [RULES](RULES.md)."]
+    assert conf.markdown_to_rest(card, whole=True) == [
+        "", ".. rubric:: Title", "",
+        "",
+        ".. list-table::", "   :header-rows: 1", "", "   * - Import", "     - ``x``", "   * - Agents", "     - 1 to 6",
+        "",
+        "", "", ".. rubric:: Arguments", "",
+        "", ".. code-block:: python", "", "   env(a=1,", "       b=2)", "",
+        "", "A ``reset()``\\ s call, ``a", "b`` and `RULES <RULES.md>`_."]
+    rest = ["Some ``reST`` and `Markdown`-looking text:", "", "| a | b |", "| --- | --- |", "| `x` | 1 |"]
+    assert conf.markdown_to_rest(rest, whole=False) == [
+        "Some ``reST`` and `Markdown`-looking text:", "", ".. list-table::", "   :header-rows: 1", "",
+        "   * - a", "     - b", "   * - ``x``", "     - 1", ""]
+
+
+def test_the_configs_table_lists_every_shipped_config():
+    """docs/training.md's Configs table has a row for every configs/*.yaml, and names no other."""
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Configs\n(.*?)^## ", text, re.S | re.M)
+    assert section, "docs/training.md has no '## Configs' section"
+    listed = set(re.findall(r"\[(\w+)\.yaml\]\(\.\./configs/\1\.yaml\)", section.group(1)))
+    shipped = {p.stem for p in (ROOT / "configs").glob("*.yaml")}
+    assert listed == shipped, f"missing from the table: {sorted(shipped - listed)}; not shipped: " \
+                              f"{sorted(listed - shipped)}"

@@ -181,6 +181,22 @@ def test_stats_match_the_replayed_records(tmp_path):
         assert st.rounds == rounds[a]
 
 
+def test_a_folder_of_saved_games_is_refused_before_anything_is_played(tmp_path, capsys):
+    """One run's games a folder: a second run would leave its games beside the first's, unindexed."""
+    evaluate(["random", "random"], 2, 4, seed=4, save_games=tmp_path / "a", **PY)
+    before = sorted(p.name for p in (tmp_path / "a").iterdir())
+    with pytest.raises(EvaluationError, match=r"cannot save games in .*a: it holds saved games already "
+                                              r"\(game_000000\.json, index\.json\.\.\.\); give a new or empty folder"):
+        evaluate(["random", "random"], 2, 6, seed=5, save_games=tmp_path / "a", **PY)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == before
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "notes.txt").write_text("mine")  # a folder with other files is fine
+    evaluate(["random", "random"], 2, 2, seed=4, save_games=tmp_path / "b", **PY)
+    assert main(["evaluate", "--agents", "random", "random", "--games", "2", "--backend", "python",
+                 "--save-games", str(tmp_path / "b")]) == 2
+    assert "it holds saved games already" in capsys.readouterr().err
+
+
 def test_save_sample(tmp_path):
     a = evaluate(["random", "random"], 2, 50, seed=4, save_games=tmp_path / "a", save_sample=3, **PY)
     evaluate(["random", "random"], 2, 50, seed=4, save_games=tmp_path / "b", save_sample=3, **PY)

@@ -112,3 +112,24 @@ def test_serve_help_says_how_to_install_the_web_extra_where_it_is_missing(monkey
     out = capsys.readouterr().out
     assert "The web extra is not installed; install it with: " in out and "[web]'" in out
     assert "pip install 'lama-dice[web]'" not in out
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin"])
+def test_the_train_hint_installs_the_cpu_build_of_torch_first_on_linux(installed, monkeypatch, platform):
+    """Without torch, pip would resolve PyPI's multi-GB CUDA build on Linux: the hint installs the CPU build first."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else find_spec(name, *a))
+    monkeypatch.setattr(sys, "platform", platform)
+    installed["data"] = None
+    cmd = install_command("train")
+    if platform == "linux":
+        assert cmd == (f"pip install 'torch>=2.3' --index-url {extras.TORCH_CPU_INDEX} && "
+                       "pip install 'lama-dice[train]'")
+        assert install_command("rllib").startswith("pip install 'torch>=2.3' --index-url ")
+    else:  # elsewhere PyPI's torch is the CPU build
+        assert cmd == "pip install 'lama-dice[train]'"
+    assert install_command("web") == "pip install 'lama-dice[web]'"  # no torch in it
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)  # torch installed: the extra alone
+    assert install_command("train") == "pip install 'lama-dice[train]'"

@@ -375,3 +375,18 @@ def opponents_first():
             return legal[0]
 
     return First()
+
+
+@pytest.mark.parametrize("opponents", [["random"], "random", ["random", "random"]])
+def test_solo_refuses_opponents_as_any_table_refuses_a_wrong_count(opponents):
+    """One player has no opponent seat: an opponent given is refused (as 3 specs for 3 players are), not dropped."""
+    from lama_env.options import LamaEnvError
+    from lama_env.vector_env import LamaDiceVectorEnv
+
+    for make in (lambda: LamaDiceEnv(num_players=1, reward="points", opponents=opponents),
+                 lambda: LamaDiceVectorEnv(num_envs=2, num_players=1, reward="points", opponents=opponents)):
+        with pytest.raises(LamaEnvError, match=r"^opponents must be empty \(or None\) for 1 player"):
+            make()
+    assert LamaDiceEnv(num_players=1, reward="points", opponents=[]).opponents == []
+    with pytest.raises(LamaEnvError, match="opponents must list 1 or 2 agents for 3 players, got 3"):
+        LamaDiceEnv(num_players=3, opponents=["random"] * 3)

@@ -136,3 +136,14 @@ def test_league_cli_solo_values_column(capsys):
     assert [v["spec"] for v in data["solo_values"]] == ["optimal", "random"]
     assert "solo pts/rd" in captured.err
     assert main(["evaluate", "--agents", "random", "random", "--solo-values"]) == 2
+
+
+def test_the_plot_numbers_agents_as_the_table_does():
+    """1, 2, ... by rating (1 = best), whatever the order on the command line: the plot and the table agree."""
+    res = league(["always-roll", "random", "threshold:0.2"], 2, 30, seed=0, **PY)
+    ranked = [e.spec for e in res.ranking()]
+    assert ranked[0] == "threshold:0.2" and ranked[-1] == "always-roll"  # not the command line's order
+    history, final = res.figure().axes
+    want = [f"{r}: {s}" for r, s in enumerate(ranked, 1)]
+    assert [t.get_text() for t in history.get_legend().get_texts()] == want
+    assert [t.get_text() for t in final.get_yticklabels()] == want[::-1]  # best at the top

@@ -99,8 +99,11 @@ def test_wheel_from_a_clone_without_symlinks_installs_and_runs(tmp_path):
     bindir = venv / ("Scripts" if os.name == "nt" else "bin")
     py, exe = bindir / "python", bindir / "lama-dice"
     # the core: the wheel alone, with its dependencies (--no-compile: faster)
+    (site,) = (venv / "lib").glob("python3*/site-packages") if os.name != "nt" else [venv / "Lib" / "site-packages"]
+    empty = _tree_bytes(site)
     _ok(subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
                        capture_output=True, text=True, timeout=900, check=False))
+    _check_documented_sizes(wheel.stat().st_size, _tree_bytes(site) - empty)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "LAMA_DICE_ALLOW_PICKLE")}
@@ -137,6 +140,33 @@ def test_wheel_from_a_clone_without_symlinks_installs_and_runs(tmp_path):
                        capture_output=True, text=True, timeout=900, check=False))
     proc = _ok(run(exe, "train", "default", "--check"))
     assert "total_timesteps" in proc.stdout
+
+
+def _tree_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+#: How far a documented size may be from the one measured here (the dependencies' versions move).
+SIZE_SLACK = 0.25
+
+
+def _check_documented_sizes(wheel_bytes: int, core_bytes: int) -> None:
+    """docs/performance.md's wheel and core install sizes (generated blocks) are those of the package now.
+
+    The wheel's is exact but for what changed since (within :data:`SIZE_SLACK`); the core's (no bytecode)
+    also depends on the dependencies' versions that pip resolved here.  Off by more: regenerate
+    (``python -m tools.regen_docs --only wheel-size`` / ``--only install-size``).
+    """
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    wheel = re.search(r"^The wheel \(`[^`]+`\): ([\d.,]+) MB", text, re.M)
+    core = re.search(r"^\| core \(the wheel alone\) \| ([\d.,]+) MB \|", text, re.M)
+    assert wheel and core, "docs/performance.md lacks the wheel-size or install-size figures"
+    for what, stated, actual, block in (("wheel", wheel, wheel_bytes, "wheel-size"),
+                                        ("core install", core, core_bytes, "install-size")):
+        mb = float(stated.group(1).replace(",", "")) * 1e6
+        assert abs(mb - actual) <= SIZE_SLACK * actual, \
+            f"docs/performance.md states the {what} at {stated.group(1)} MB, it is {actual / 1e6:.1f} MB here: " \
+            f"python -m tools.regen_docs --only {block}"
 
 
 def _ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:

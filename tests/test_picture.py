@@ -337,3 +337,21 @@ def test_lama_env_import_does_not_import_pillow_or_pygame():
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}).stdout.split()
     assert out == ["False", "False"]
     assert lama_env.__version__
+
+
+
+def test_the_start_line_is_never_cut_mid_name(monkeypatch):
+    """Six players named by their specs: the header's "start:" line shows the whole name or the seat, not "thres…"."""
+    import lama_env.picture as pic
+    from lama_env.engine import LamaGame
+
+    assert pic.start_line("P5 threshold:0.35", 400) == "start: P5 threshold:0.35"
+    assert pic.start_line("P5 threshold:0.35", 120) == "start: P5"  # no room: the seat, whole
+    names = ["P0 threshold:0.35", "P1 threshold:0.35", "P2 lookahead", "P3 points:10", "P4 always-roll", "You"]
+    real, shown = pic.start_line, []
+    monkeypatch.setattr(pic, "start_line", lambda name, width: shown.append(real(name, width)) or shown[-1])
+    for seed in range(6):
+        game = LamaGame(6, seed=seed, game_id=0)
+        pic.picture(game, names)
+    assert shown and not [s for s in shown if "…" in s]
+    assert any(s.startswith("start: P") and " " in s[len("start: "):] for s in shown)  # a whole long name fits

@@ -326,3 +326,43 @@ def test_unwritable_save_folder_is_refused_before_the_game(tmp_path, capsys, mon
     assert "--save" in captured.err and "is not writable" in captured.err
     assert len(captured.err.strip().splitlines()) == 1
     assert stdin.tell() == 0 and captured.out == ""  # not a key read, nothing shown: the game never started
+
+
+def test_the_record_is_on_disk_at_every_prompt_and_the_final_write_ignores_ctrl_c(tmp_path, monkeypatch):
+    """A doubled SIGINT (timeout --foreground) cannot lose the record.
+
+    It is written before each question, and the last write runs with SIGINT ignored.
+    """
+    import signal
+
+    import lama_dice.cli.play as play
+
+    path = tmp_path / "g.json"
+
+    seen: list[bool] = []
+
+    class Watching(io.StringIO):
+        def readline(self, *a):
+            seen.append(path.is_file() and replay(json.loads(path.read_text()))["valid"])
+            return super().readline(*a)
+
+    handlers = []
+    real = play.write_record
+    monkeypatch.setattr(play, "write_record", lambda r, p: (handlers.append(signal.getsignal(signal.SIGINT)),
+                                                            real(r, p)))
+    stdin = Watching("r\n1\n" * 5)
+    tg, _ = new_game(2, ["random"], seed=6, stdin=stdin, save=str(path))
+    result = tg.run()
+    assert seen and all(seen)  # on disk, a valid record, whenever the program waited
+    assert handlers[-1] is signal.SIG_IGN and handlers[0] is not signal.SIG_IGN  # the final write only
+    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # restored
+    assert result.saved == str(path) and replay(json.loads(path.read_text()))["valid"]
+
+
+def test_records_get_the_mode_of_the_users_other_files(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_record({"a": 1}, str(tmp_path / "r.json"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644

@@ -288,6 +288,15 @@ def _tree(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*")}
 
 
+def test_resume_of_a_folder_that_does_not_exist_says_so(tmp_path, capsys):
+    """Not a list of the shipped agents (a run is never resumed from one): the folder is not there."""
+    missing = tmp_path / "runs" / "nonexistent"
+    assert main(["train", "--resume", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot resume {missing}: there is no such run folder or checkpoint file" in err, err
+    assert "shipped" not in err and len(err.strip().splitlines()) == 1
+
+
 def test_resume_refusals(smoke_run, tmp_path, capsys):
     run = smoke_run[0].run_dir
     before = _tree(run)
@@ -308,7 +317,7 @@ def test_resume_refusals(smoke_run, tmp_path, capsys):
         train(three, resume=run / "final.zip", progress_bar=False, out=io.StringIO())
     assert main(["train", str(three), "--resume", str(run), "--total-timesteps", "99999"]) == 2
     assert "differs from the run's config.yaml" in capsys.readouterr().err
-    with pytest.raises(CheckpointError, match="does not exist"):
+    with pytest.raises(CheckpointError, match="no such run folder or checkpoint file"):
         train(SMOKE, resume=tmp_path / "nothing.zip", progress_bar=False, out=io.StringIO())
     # a checkpoint outside a run folder needs the config it was trained with
     alone = tmp_path / "alone"
@@ -486,6 +495,44 @@ def test_curves_plot_a_run(smoke_run, tmp_path):
     with pytest.raises(CurvesError, match="no TensorBoard events"):
         plot_curves(tmp_path, tmp_path / "d.png")
     assert main(["curves", str(tmp_path / "nothing"), "--out", str(tmp_path / "e.png")]) == 2
+
+
+def _events(run: Path, evals: bool) -> None:
+    """TensorBoard events as a run of a config logs them (eval/NAME/... only where it evaluates while it trains)."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(run / "tb"))
+    for i, step in enumerate(range(0, 4_000_000, 500_000)):
+        w.add_scalar("game/win_rate", 0.3 + i / 100, step)
+        for name in ("random", "threshold_0.2") if evals else ():
+            w.add_scalar(f"eval/{name}/win_rate", 0.5, step)
+            w.add_scalar(f"eval/{name}/win_rate_ci_low", 0.4, step)
+            w.add_scalar(f"eval/{name}/win_rate_ci_high", 0.6, step)
+    w.close()
+    (run / "config.yaml").write_text("eval:\n  opponents: [random, threshold:0.2]\n")
+
+
+def test_curves_say_what_a_panel_lacks_name_opponents_by_spec_and_never_overwrite(tmp_path, capsys):
+    from lama_dice.cli.curves import curves_figure
+
+    quiet, evaluated = tmp_path / "quiet", tmp_path / "evaluated"
+    _events(quiet, evals=False)  # the default config: eval.every: 0
+    _events(evaluated, evals=True)
+    ev, games = curves_figure(quiet).axes
+    assert not ev.lines and "no evaluation in this run's events" in ev.texts[0].get_text()
+    assert "--evaluate" in ev.texts[0].get_text() and games.lines and not games.texts
+    ev, games = curves_figure(evaluated).axes
+    assert [t.get_text() for t in ev.get_legend().get_texts()] == ["vs random", "vs threshold:0.2"]
+    assert ev.get_xlabel() == games.get_xlabel() == "training steps (millions)"
+    assert max(ev.lines[0].get_xdata()) == 3.5 and not ev.texts  # in millions: no "1e6" beside the label
+    png = tmp_path / "c.png"
+    assert main(["curves", str(quiet), "--out", str(png)]) == 0
+    first = png.read_bytes()
+    assert main(["curves", str(evaluated), "--out", str(png)]) == 2
+    assert "the file exists; give another name, or --force to overwrite it" in capsys.readouterr().err
+    assert png.read_bytes() == first
+    assert main(["curves", str(evaluated), "--out", str(png), "--force"]) == 0
+    assert png.read_bytes() != first
 
 
 def test_curves_evaluate_the_checkpoints(smoke_run, tmp_path):

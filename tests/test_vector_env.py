@@ -130,7 +130,7 @@ def check_against_scalar(kwargs: dict, num_envs: int = 6, steps: int = 300, seed
         records[g].append(rec)
     scalar_kwargs = {k: v for k, v in kwargs.items() if k != "opponents"}
     if scalar_opponents is None:  # the specs themselves: the scalar "random" draws as the kernel's does
-        scalar_opponents = kwargs.get("opponents") or ["random"]
+        scalar_opponents = kwargs.get("opponents") or (["random"] if kwargs.get("num_players", 2) > 1 else None)
     scalar = gym.make("LamaDice-v1", opponents=scalar_opponents, disable_env_checker=True, **scalar_kwargs).unwrapped
     scalar.reset(seed=seed)
     checked = 0

@@ -152,6 +152,10 @@ BAD_REQUESTS = [
     ("post", "/api/games", {"players": 1, "opponents": ["random"]}, 400, "no opponents"),
     ("post", "/api/games", {"players": 4, "opponents": ["random", "random"]}, 400, "2 specs for 3 opponents"),
     ("post", "/api/games", {"players": 2, "opponents": ["nosuchagent"]}, 400, "unknown agent spec"),
+    # a typo of a shipped network is an unknown spec with the nearest offered one, not a file to offer with --agents
+    ("post", "/api/games", {"players": 2, "opponents": ["ppo:2pp"]}, 400,
+     "unknown agent spec 'ppo:2pp' (did you mean 'ppo:2p'?)"),
+    ("post", "/api/games", {"players": 2, "opponents": ["treshold:0.2"]}, 400, "(did you mean 'threshold'?)"),
     ("post", "/api/games", {"players": 2, "opponents": ["threshold:abc"]}, 400, "threshold"),
     ("post", "/api/games", {"players": 2, "opponents": ["python:evil.py:Policy"]}, 400, "not offered to web pages"),
     ("post", "/api/games", {"players": 2, "opponents": ["ppo:/etc/passwd"]}, 400, "not offered to web pages"),
@@ -353,6 +357,17 @@ def test_results_of_the_shipped_league():
         d = c.get("/api/results").json()
     (rep,) = [r for r in d["reports"] if r["file"] == "heuristics_league.json"]
     assert rep["kind"] == "league" and len(rep["rows"]) >= 5
+    # ranked as lama-dice evaluate --league ranks the same file (by rating, not by win rate), and saying so
+    league = json.loads((docs / "heuristics_league.json").read_text())
+    by_rating = sorted(league["agents"], key=lambda a: -(a["mu"] - 3 * a["sigma"]))
+    assert [r["agent"] for r in rep["rows"]] == [a["spec"] for a in by_rating]
+    assert rep["ranked_by"].startswith("rating (OpenSkill mu - 3 sigma), as lama-dice evaluate --league ranks it")
+    from lama_dice.cli.web.results import _report
+
+    agents = [{"spec": "a", "win_rate": 0.6, "ordinal": 1.0}, {"spec": "b", "win_rate": 0.5, "ordinal": 2.0}]
+    assert [r["agent"] for r in _report({"league": True, "agents": agents}, "x.json")["rows"]] == ["b", "a"]
+    evaluated = _report({"agents": agents}, "y.json")  # an evaluation: by win rate
+    assert [r["agent"] for r in evaluated["rows"]] == ["a", "b"] and evaluated["ranked_by"] == "win rate"
 
 
 # ---------------------------------------------------------------- the store's bounds

@@ -425,11 +425,20 @@ def test_play_watch_and_results_on_a_phone(server, phone):
     d.get(url + "/results")
     wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#reports table"))
     phone_checks(d, "the Results page")
+    # a table cut by the screen says that it scrolls (a note above it, a shadow at its edge); one that fits does not
+    for wrapper in d.find_elements(By.CSS_SELECTOR, "#reports .scroll"):
+        over = d.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth + 1", wrapper)
+        noted = d.execute_script("const p = arguments[0].previousElementSibling; "
+                                 "return !!p && p.classList.contains('scroll-note')", wrapper)
+        assert over == noted == ("overflows" in wrapper.get_attribute("class")), (over, noted)
+    assert d.find_elements(By.CSS_SELECTOR, "#reports .scroll.overflows"), "no Results table is wider than a phone"
     d.save_screenshot(str(ARTIFACTS / "web-phone-results.png"))
-    # the API page, from the server's own files (no CDN)
+    # the API page, from the server's own files (no CDN), with the way back to the app
     d.get(url + "/docs")
     wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, ".swagger-ui .info .title"))
     assert d.find_element(By.CSS_SELECTOR, ".swagger-ui .info .title").text.startswith("lama-dice")
+    back = d.find_element(By.CSS_SELECTOR, "#back a")
+    assert back.get_attribute("href") == url + "/" and back.is_displayed() and back.size["height"] >= 44
     assert console_errors(d) == []
     # the record of the game played on the phone names its players and replays
     import urllib.request
@@ -448,3 +457,12 @@ def test_the_api_page_works_from_the_servers_files(server, browser):
     scripts = d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert scripts and all(s.startswith(url) for s in scripts), scripts  # nothing from the internet
     assert console_errors(d) == []
+
+
+def test_the_start_line_is_never_cut_mid_name(server, browser):
+    """The table's header names the start player whole, or by seat ("P5"), as the pictures do: never "P5 thres…"."""
+    url, _ = server
+    browser.get(url + "/")
+    got = browser.execute_script("return [startLine('P5 threshold:0.35', 30), startLine('P5 threshold:0.35', 16), "
+                                 "startLine('You', 26)]")
+    assert got == ["start: P5 threshold:0.35", "start: P5", "start: You"]

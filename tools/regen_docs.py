@@ -669,7 +669,7 @@ LEAGUE_CURVE_PNG = "docs/images/league_2p.png"
 #: The command of 0.1.0 that wrote LEAGUE_CURVE_JSON (its ``--streams numpy``: the python backend's NumPy streams,
 #: retired in 0.2.0; the run it evaluated is not in the repository, so the file is not remade).
 LEAGUE_CURVE = ("lama-dice curves runs/ppo_2p_league --evaluate lookahead --games 1000 --seed 0 --streams numpy "
-                "--goal 0.58 "
+                "--goal 0.58 --force "
                 f"--json {LEAGUE_CURVE_JSON} --out {LEAGUE_CURVE_PNG} --title 'ppo_2p_league (warm start from "
                 "ppo:2p-v2): win rate against lookahead (1,000 games per checkpoint)'")
 
@@ -863,7 +863,7 @@ def _web_load(runs: list[Run]) -> str:
 
 
 def _mb(n: float) -> str:
-    return f"{n / 1e6:,.0f} MB" if n >= 1e6 else f"{n / 1e6:,.1f} MB"
+    return f"{n / 1e6:,.0f} MB" if n >= 10e6 else f"{n / 1e6:,.1f} MB"
 
 
 def _install_size(runs: list[Run]) -> str:
@@ -873,12 +873,19 @@ def _install_size(runs: list[Run]) -> str:
     rows += [[f"core + `{name}`", f"+{_mb(x['bytes'])}", _mb(x["total_bytes"]), f"{x['install_s']:.0f} s"]
              for name, x in d["extras"].items()]
     imports = "; ".join(f"`import {m}` {t * 1000:,.0f} ms" for m, t in d["import_s"].items())
-    return (md_table(["install", "adds", "site-packages", "pip install"], rows)
+    compiled = (f" With the bytecode a plain `pip install` writes, the core is {_mb(d['core_bytes_compiled'])}."
+                if "core_bytes_compiled" in d else "")
+    return (md_table(["install", "adds", "site-packages (no bytecode)", "pip install"], rows) + compiled
             + f"\n\nIn the core venv: {heavy} installed (checked by import); {imports} (fresh interpreters, "
             f"median of 5, bytecode written); `{d['evaluate_command']}` (`lama-dice` from another folder) "
             f"{d['evaluate_first_s']:.1f} s the first time (Numba compiling the engine's kernels) and "
-            f"{d['evaluate_warm_s']:.1f} s warm. The wheel: {_mb(d['wheel_bytes'])}. Load average "
+            f"{d['evaluate_warm_s']:.1f} s warm. Load average "
             f"{d['load_average_start'][0]:.1f} at the start, {d['load_average_end'][0]:.1f} at the end.")
+
+
+def _wheel_size(runs: list[Run]) -> str:
+    d = last_json(runs[0].stdout, runs[0].shown)
+    return f"The wheel (`{d['wheel']}`): {_mb(d['wheel_bytes'])}, {d['wheel_files']:,} files."
 
 
 def _inference_speed(runs: list[Run]) -> str:
@@ -976,7 +983,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
               "(writes docs/time_to_strength_2p.json and its picture)", "long: ~20 min on 2 cores",
               (lama("train ppo_2p_fast --run-dir {tmp}/ppo_2p_fast --no-progress"),
                lama("curves {tmp}/ppo_2p_fast --evaluate lookahead --games 2000 --workers 2 "
-                    f"--goal 0.5 --json {TIME_JSON} --out {TIME_PNG} --title 'ppo_2p_fast from scratch: win rate "
+                    f"--goal 0.5 --force --json {TIME_JSON} --out {TIME_PNG} "
+                    "--title 'ppo_2p_fast from scratch: win rate "
                     "against lookahead (2,000 games per checkpoint)'")),
               _time_to_strength),
     Generator("score-table", "the benchmark's results: every heuristic and shipped agent on lama-dice-suite/3 "
@@ -1007,6 +1015,9 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
     Generator("install-size", "installed size of the core and of each extra, import times and the first and warm "
               "evaluate, in fresh venvs from the wheel", "long: ~10-20 min (installs torch and every extra)",
               (("-m", "lama_dice.bench.install_size"),), _install_size, timeout=7200),
+    Generator("wheel-size", "the wheel's size and number of files (docs/performance.md; checked by "
+              "tests/test_packaging.py)", "~15 s (builds the wheel)",
+              (("-m", "lama_dice.bench.install_size", "--wheel-only"),), _wheel_size),
     Generator("inference-speed", "ppo:2p against random with the NumPy and the torch forward pass, side by side "
               "(needs torch)", "~1 min", (("-m", "lama_dice.bench.inference_speed"),), _inference_speed,
               needs="torch"),

@@ -586,6 +586,8 @@ def _resumed_run_dir(ckpt: Path, cfg: TrainConfig, run_dir: str | os.PathLike | 
 def _resume_checkpoint(resume: str | os.PathLike) -> Path:
     """The checkpoint to resume from: a ``.zip``, or a run folder's latest one."""
     p = Path(resume)
+    if not p.exists():  # (not a shipped agent's name: a run is resumed from its own folder or checkpoint)
+        raise CheckpointError(f"cannot resume {p}: there is no such run folder or checkpoint file")
     if p.is_dir():
         cands = [p / "interrupted.zip", p / "final.zip", *sorted((p / "checkpoints").glob("step-*.zip"))]
         cands = [c for c in cands if c.is_file()]

@@ -177,6 +177,6 @@ def render(console: Any, report: dict[str, Any]) -> None:
         for i, col in enumerate(b.columns):
             t.add_column(col, justify="right" if i in numeric else "left",
                          overflow="fold" if i == len(b.columns) - 1 else "ellipsis")
-        for row in b.rows:
-            t.add_row(*row)
+        for row in b.rows:  # as text: a note's "[bench-pgx]" is not rich markup
+            t.add_row(*(Text(cell) for cell in row))
         console.print(t)

@@ -60,7 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="save a plot (win rates with intervals; for --league the rating history)")
     p.add_argument("--save-games", metavar="DIR", default=None,
-                   help="save the games played as lama-dice-record/1 files in DIR (with DIR/index.json)")
+                   help="save the games played as lama-dice-record/1 files in DIR (with DIR/index.json); DIR must "
+                        "be new or hold no saved games (one run's games a folder)")
     p.add_argument("--save-sample", type=int, metavar="K", default=None,
                    help="with --save-games: save only K games chosen at random (default: all)")
     add_rules(p)

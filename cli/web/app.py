@@ -281,6 +281,12 @@ def docs_assets() -> Path | None:
     return folder if (folder / "swagger-ui-bundle.js").is_file() else None
 
 
+#: The top of the API page: a link back to the app (Play, Watch, Results), a touch target on a phone.
+DOCS_BACK_LINK = ("<body><nav id='back' style='font-family: sans-serif; padding: .5rem 1rem; font-size: 1rem'>"
+                  "<a href='/' style='display: inline-flex; align-items: center; min-height: 44px'>"
+                  "← lama-dice: Play, Watch, Results</a></nav>")
+
+
 @router.get("/docs", include_in_schema=False)
 def api_docs(request: Request) -> Response:
     """The API's Swagger UI, every asset served from the installed packages (no CDN: it works offline)."""
@@ -291,15 +297,19 @@ def api_docs(request: Request) -> Response:
         return HTMLResponse(
             "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>API — lama-dice</title>"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            "<link rel='stylesheet' href='/static/style.css'></head><body><main><h1>The lama-dice API</h1>"
+            "<link rel='stylesheet' href='/static/style.css'></head><body><main><p><a href='/'>← lama-dice: "
+            "Play, Watch, Results</a></p><h1>The lama-dice API</h1>"
             "<p>This page shows the API with Swagger UI, whose files come from the <code>fastapi-offline</code> "
             "package (part of the <code>web</code> extra), which is not installed here: "
             "<code>pip install fastapi-offline</code>. The API's schema is at "
             "<a href='/openapi.json'>/openapi.json</a>; docs/web.md describes it.</p></main></body></html>")
-    return get_swagger_ui_html(openapi_url=request.app.openapi_url, title="lama-dice API",
+    page = get_swagger_ui_html(openapi_url=request.app.openapi_url, title="lama-dice API",
                                swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
                                swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
                                swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")
+    # the way back to the app, as on every page of it (Swagger UI's page has no header of its own)
+    body = bytes(page.body).replace(b"<body>", DOCS_BACK_LINK.encode(), 1)
+    return HTMLResponse(body.decode())
 
 
 # ---------------------------------------------------------------------- API: about the server

@@ -31,6 +31,7 @@ games, so a request is data, never a way to run a file (docs/web.md).
 
 from __future__ import annotations
 
+import difflib
 import re
 import secrets
 import threading
@@ -123,9 +124,14 @@ def check_spec(spec: Any, trusted: Iterable[str] = ()) -> str:
         return spec
     from lama_dice.agents.registry import registered
 
-    offered = ", ".join(builtin_specs() + shipped_specs() + list(trusted))
-    if name not in registered():
-        raise WebError(f"unknown agent spec {spec!r}; offered here: {offered}")
+    specs = builtin_specs() + shipped_specs() + list(trusted)
+    offered = ", ".join(specs)
+    arg = spec.partition(":")[2]
+    # ppo:NAME that is no shipped network (a typo such as ppo:2pp) is unknown, not a file to offer with --agents
+    if name not in registered() or (name == "ppo" and arg and not re.search(r"[/\\.~]", arg)):
+        near = difflib.get_close_matches(spec, specs, n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise WebError(f"unknown agent spec {spec!r}{hint}; offered here: {offered}")
     raise WebError(f"agent spec {spec!r} is not offered to web pages (it may load a file or run code from the "
                    f"server's disk): start the server with --agents SPEC to offer it; offered here: {offered}")
 

@@ -6,7 +6,10 @@
   the task says "lower is better", as the ``exploit`` task does).
 * A league or evaluate report (``lama-dice evaluate --json``, with or without
   ``--league``: an ``"agents"`` list with win rates) becomes a table of its
-  agents ranked by win rate, with the intervals.
+  agents with their win rates and intervals, ranked as ``lama-dice evaluate``
+  ranks them: a league by its rating (OpenSkill's ``mu - 3 sigma``, which weighs
+  every game by the opponents', not only the wins), an evaluation by win rate
+  (``ranked_by`` says which).
 
 Files are read as data (JSON only, at most :data:`MAX_FILES` files of at most
 :data:`MAX_BYTES` each); a file that is neither is listed as skipped with why.
@@ -61,10 +64,15 @@ def _report(data: dict, name: str) -> dict[str, Any]:
         rows.append({"agent": str(a.get("spec", "?")), "value": _num(a.get("win_rate")), "lo": lo, "hi": hi,
                      "games": a.get("games"), "points_per_round": _num(a.get("mean_points_per_round")),
                      "ordinal": _num(a.get("ordinal"))})
-    rows.sort(key=lambda r: -(r["value"] if r["value"] is not None else -1.0))
-    return {"file": name, "kind": "league" if data.get("league") else "evaluate", "players": data.get("players"),
+    league = bool(data.get("league"))
+    by = "ordinal" if league and all(r["ordinal"] is not None for r in rows) else "value"
+    rows.sort(key=lambda r: -(r[by] if r[by] is not None else -math.inf))
+    ranked_by = ("rating (OpenSkill mu - 3 sigma), as lama-dice evaluate --league ranks it: it weighs each game by "
+                 "the opponents' strength, so the order can differ from the win rates'") if by == "ordinal" \
+        else "win rate"
+    return {"file": name, "kind": "league" if league else "evaluate", "players": data.get("players"),
             "games": data.get("games"), "seed": data.get("seed"), "measure": "win rate", "percent": True,
-            "rows": rows}
+            "ranked_by": ranked_by, "rows": rows}
 
 
 def classify(data: Any) -> str | None:

@@ -74,10 +74,13 @@
       `<p class="hint">${esc(t.about || "")}</p>` + plot(t.rows, t.percent, `${t.task}: agents ranked by ${t.measure} with 95% intervals`) +
       table(t.rows, t.percent, [["file", r => r.file + (r.official ? "" : " (not official)")]]) + "</section>").join("");
     $("reports").innerHTML = d.reports.map(r => `<section class="panel"><h2>${esc(r.file)}: ${r.kind}, ${r.players} players, ${r.games} games</h2>` +
-      plot(r.rows, true, `${r.file}: agents ranked by win rate with 95% intervals`) +
+      `<p class="hint">Ranked by ${esc(r.ranked_by)}.</p>` +
+      plot(r.rows, true, `${r.file}: agents ranked by ${r.ranked_by.split(",")[0]}: win rates with 95% intervals`) +
       table(r.rows, true, [["points / round", x => x.points_per_round === null ? "–" : x.points_per_round.toFixed(2)],
         ...(r.kind === "league" ? [["rating (μ − 3σ)", x => x.ordinal === null ? "–" : x.ordinal.toFixed(2)]] : [])]) +
       "</section>").join("");
+    markScrolling(document);
+    window.addEventListener("resize", () => markScrolling(document));
     if (d.skipped.length) {
       $("skipped").innerHTML = `<section class="panel"><h2>Not shown</h2><ul>` +
         d.skipped.map(([f, why]) => `<li>${esc(f)}: ${esc(why)}</li>`).join("") + "</ul></section>";

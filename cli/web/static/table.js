@@ -87,6 +87,12 @@ function fit(s, n) {
   return s.length > n ? s.slice(0, n - 1) + "…" : s;
 }
 
+// The header's "start: NAME" in `n` characters: the whole name, else its seat ("P5"), never cut mid-word.
+function startLine(name, n) {
+  const whole = `start: ${name}`;
+  return whole.length <= n ? whole : fit(`start: ${name.split(" ")[0]}`, n);
+}
+
 // The band of seat `p` (opened as a <g>, closed by the caller): its background (the acting seat's, with a bar and
 // an arrow at `arrow` = [x0, x1, top, middle, bottom]; a quit seat's faded), the line under it; and its colours.
 function seatBand(pal, t, p, y, w, h, over, arrow) {
@@ -133,7 +139,7 @@ function drawCompact(t, pal, caption) {
     `data-layout="compact" font-family="DejaVu Sans, Verdana, sans-serif"><title>${esc(describeTable(t))}</title>`;
   s += `<rect width="${W}" height="${HEAD}" fill="${pal.header}"/>`;
   s += text(10, 6, `Round ${t.round}`, 16, pal.header_text);
-  s += text(W - 10, 8, fit(`start: ${t.seats[t.start_player].name}`, 30), 13, pal.header_dim, {bold: false, align: "right"});
+  s += text(W - 10, 8, startLine(t.seats[t.start_player].name, 30), 13, pal.header_dim, {bold: false, align: "right"});
   s += text(10, 28, fit(t.status, 32), 15, pal.header_text);
   const ty = HEAD;
   s += `<rect y="${ty}" width="${W}" height="${TAB}" fill="${pal.table}"/>`;
@@ -186,7 +192,7 @@ function drawTable(t, pal, caption, narrow = false) {
   s += `<rect width="${WIDTH}" height="${HEADER_H}" fill="${pal.header}"/>`;
   s += text(12, 9, `Round ${t.round}`, 20, pal.header_text);
   s += text(128, 11, fit(t.status, 36), 17, pal.header_text);
-  s += text(WIDTH - 12, 14, fit(`start: ${t.seats[t.start_player].name}`, 26), 13, pal.header_dim,
+  s += text(WIDTH - 12, 14, startLine(t.seats[t.start_player].name, 26), 13, pal.header_dim,
     {bold: false, align: "right"});
   // the table: llama row, dice, turn count
   const ty = HEADER_H;
@@ -253,3 +259,20 @@ async function serverInfo() {
 }
 
 window.lama = {FACES, drawTable, describeTable, compact, api, serverInfo, esc};
+
+// Mark every table wrapper (.scroll) under `root` that is wider than its card: a note above it says that it
+// scrolls sideways, and style.css shades the edge with more columns behind it.  Called again on a resize.
+function markScrolling(root) {
+  root.querySelectorAll(".scroll").forEach(el => {
+    const over = el.scrollWidth > el.clientWidth + 1;
+    el.classList.toggle("overflows", over);
+    const note = el.previousElementSibling && el.previousElementSibling.classList.contains("scroll-note")
+      ? el.previousElementSibling : null;
+    if (over && !note) {
+      el.insertAdjacentHTML("beforebegin",
+        '<p class="scroll-note">Wider than the screen: swipe the table sideways for its other columns →</p>');
+    } else if (!over && note) {
+      note.remove();
+    }
+  });
+}
