@@ -36,7 +36,7 @@ from lama_env.streams import Streams  # noqa: E402
 
 def _save_untrained(path: Path, num_players: int, seed: int = 0, sidecar: bool = True) -> Path:
     """An untrained (randomly initialised) MaskablePPO checkpoint for ``num_players``."""
-    env = gym.make("LamaDice-v1", num_players=num_players, opponents=["random"],
+    env = gym.make("LamaDice-v1", num_players=num_players, opponents=["random"] * (num_players - 1),
                    reward="points" if num_players == 1 else "win")
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=seed,
                         policy_kwargs={"net_arch": [32, 32]}, device="cpu")

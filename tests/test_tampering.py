@@ -43,7 +43,7 @@ class _Payload:
 def _checkpoint(path: Path, num_players: int) -> Path:
     from sb3_contrib import MaskablePPO
 
-    env = gym.make("LamaDice-v1", num_players=num_players, opponents=["random"],
+    env = gym.make("LamaDice-v1", num_players=num_players, opponents=["random"] * (num_players - 1),
                    reward="points" if num_players == 1 else "win")
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0, policy_kwargs={"net_arch": [8]},
                         device="cpu")
