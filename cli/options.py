@@ -18,7 +18,6 @@ Bad values are refused by argparse with its usage line and one error line naming
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -104,25 +103,35 @@ def add_rules(p: argparse.ArgumentParser) -> None:
                         "triple_llama=also_match --rule must_discard=false (default: the printed rules)")
 
 
+#: The longest ``--rule`` value read (characters): the longest, a custom ``dice``, takes about 200.
+MAX_RULE_CHARS = 10_000
+
+
 def parse_rules(items: list[str], base: dict[str, Any] | None = None) -> RulesConfig:
     """``["end_threshold=20", ...]`` -> ``RulesConfig(end_threshold=20)`` (values parsed as JSON when they can be).
 
     ``base``: fields set before the items (an item of the same key wins).
 
     Raises:
-        lama_env.rules.RulesError: an item that is not ``KEY=VALUE``, an unknown rules field or a bad value.
+        lama_env.rules.RulesError: an item that is not ``KEY=VALUE``, an unknown rules field or a bad value,
+            a value the bounded reader refuses (:mod:`lama_env.reader`: a huge integer, deep nesting, a
+            duplicate key), in one line.
     """
+    from lama_env.errors import clip
+    from lama_env.reader import InputError, NotJsonError, read_json
     from lama_env.rules import RulesConfig, RulesError
 
     out: dict[str, Any] = dict(base or {})
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise RulesError(f"--rule must be KEY=VALUE, got {item!r}")
+            raise RulesError(f"--rule must be KEY=VALUE, got {clip(item)}")
         try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
+            out[key.strip()] = read_json(value, f"--rule {clip(key.strip(), 40)}", max_chars=MAX_RULE_CHARS)
+        except NotJsonError:
             out[key.strip()] = value
+        except InputError as e:
+            raise RulesError(str(e)) from None
     return RulesConfig.from_dict(out)
 
 

@@ -36,6 +36,7 @@ from .errors import LamaDiceError
 from .picture import TablePicture
 from .record import RecordError, record_names, replay
 from .rules import FACES, NUM_FACES, RulesConfig
+from .safetext import safe_text
 from .transitions import is_triple_llama
 
 #: How many frames' time a ``hold`` frame lasts.
@@ -86,7 +87,8 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
     if not result["valid"]:
         raise RecordError(str(result["error"]), result.get("round"), result.get("turn"))
     n = record["players"]
-    seat = list(names) if names is not None else record_names(record) or [f"P{p}" for p in range(n)]
+    seat = [safe_text(x) for x in (names if names is not None else record_names(record) or
+                                   [f"P{p}" for p in range(n)])]
     table = TablePicture(n, seat)
 
     def frame(caption: str, dice: Sequence[str] | None = None, hold: bool = False) -> Frame:

@@ -38,12 +38,14 @@ from annotated_types import Ge, Le
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lama_env.errors import LamaDiceError, bounded, clip
+from lama_env.reader import InputError, read_json
 from lama_env.record import MAX_RECORD_BYTES
 
 from .games import MAX_GAMES, GameStore, NotFoundError, WebError, builtin_specs, shipped_specs
@@ -242,7 +244,34 @@ def _settings(request: Request) -> Settings:
     return cast(Settings, request.app.state.settings)
 
 
-router = APIRouter()
+class BoundedRequest(Request):
+    """A request whose JSON body is read by the bounded reader (:func:`lama_env.reader.read_json`).
+
+    A body nested too deeply, with a huge integer, a duplicate key or ``NaN`` is refused (422) with the
+    reader's one line instead of reaching the models.
+    """
+
+    async def json(self) -> Any:
+        """The body's JSON value (raises :class:`~lama_env.reader.InputError`)."""
+        if not hasattr(self, "_json"):
+            self._json = read_json(await self.body(), "body")
+        return self._json
+
+
+class BoundedRoute(APIRoute):
+    """An API route that reads its JSON body with :class:`BoundedRequest`."""
+
+    def get_route_handler(self) -> Any:
+        """FastAPI's handler, given a :class:`BoundedRequest`."""
+        handler = super().get_route_handler()
+
+        async def bounded_handler(request: Request) -> Response:
+            return await handler(BoundedRequest(request.scope, request.receive))
+
+        return bounded_handler
+
+
+router = APIRouter(route_class=BoundedRoute)
 
 
 # ---------------------------------------------------------------------- pages
@@ -492,6 +521,8 @@ async def _bad_body(request: Request, exc: Exception) -> JSONResponse:
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     e = cast(StarletteHTTPException, exc)
     cause = e.__cause__
+    if e.status_code == 400 and isinstance(cause, InputError):  # the bounded reader refused the JSON body
+        return _error(422, str(cause))
     if e.status_code == 400 and isinstance(cause, ValueError):  # FastAPI could not read the JSON body
         why = "not UTF-8 text" if isinstance(cause, UnicodeDecodeError) else str(cause).split(";")[0]
         return _error(422, f"body: not readable JSON ({why[:120]})")
