@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
+from lama_env.atomic import write_bytes
 from lama_env.errors import LamaDiceError, clip
 
 from .learned import observation_fingerprint, one_line
@@ -264,16 +265,8 @@ def write_agent_file(path: str | os.PathLike, description: dict[str, Any], tenso
     where = str(path)
     build_mlp(check_network(description.get("network"), where), tensors, where)  # refuse a file that won't load
     path = Path(path)
-    tmp = path.with_name(f".tmp-{path.name}")
     arrays = {k: np.ascontiguousarray(_numpy(v)) for k, v in tensors.items()}
-    data = save(arrays, metadata={META_KEY: json.dumps(description)})
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise CheckpointError(f"cannot write {path}: {e.strerror or e}") from None
-    return path
+    return write_bytes(path, save(arrays, metadata={META_KEY: json.dumps(description)}), error=CheckpointError)
 
 
 def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], MLP]:

@@ -42,6 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
+from lama_env.atomic import write_text
 from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.extras import require_extra
 
@@ -106,10 +107,7 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
         **extra,
     }
     path = sidecar_path(checkpoint)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:

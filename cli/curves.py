@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lama_env.atomic import atomic_path
 from lama_env.errors import LamaDiceError
 
 
@@ -88,7 +89,8 @@ def plot_curves(run_dir: str | os.PathLike, out: str | os.PathLike, title: str |
     if title:
         fig.suptitle(title)
     out = Path(out)
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=110)
     return out
 
 
@@ -203,5 +205,6 @@ def plot_checkpoint_curve(data: dict[str, Any], out: str | os.PathLike, title: s
     fig.suptitle(title or f"{data['run']}: checkpoints evaluated over {data['games']:,} games each (seed "
                           f"{data['seed']})")
     out = Path(out)
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=110)
     return out

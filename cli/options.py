@@ -3,7 +3,7 @@
 A command adds the ones it takes with these helpers, so that an option has the same
 spelling, type, checks and meaning everywhere:
 
-* ``--seed S`` (:func:`add_seed`): an integer >= 0;
+* ``--seed S`` (:func:`add_seed`): an integer 0..2**63 - 1 (:data:`lama_env.reader.MAX_SEED`);
 * ``--workers W`` (:func:`add_workers`): processes, 0 = all cores; never changes a result;
 * ``--json [OUT]`` (:func:`add_json`): write the command's JSON to OUT; ``-`` or no OUT:
   standard output (the table, if any, then goes to stderr);
@@ -29,13 +29,16 @@ __all__ = ["add_json", "add_progress", "add_rules", "add_seed", "add_workers", "
            "rules_from_args"]
 
 
-def at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer of at least ``low`` (else argparse's usage error naming the option).
+def at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``low`` (and at most ``high``; else argparse's usage error).
 
     A whole number in scientific notation (``1e6``, ``2.5e5``) is that integer, as in the YAML configs.
+    Text of more than 30 characters is refused before it is converted (no 4,300-digit integers).
     """
 
     def parse(text: str) -> int:
+        if len(text.strip()) > 30:
+            raise argparse.ArgumentTypeError(f"not an integer of at most 30 characters: {text[:40]!r}...")
         try:
             value = int(text)
         except ValueError:
@@ -48,17 +51,24 @@ def at_least(low: int) -> Callable[[str], int]:
             value = int(number)
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
         return value
 
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = f"integer >= {low}" if high is None else f"integer {low}..{high}"
     return parse
 
 
 def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
-    """``--seed S``: an integer >= 0 (``default``; None: a fresh seed, or the config's)."""
+    """``--seed S``: an integer 0..2**63 - 1 (``default``; None: a fresh seed, or the config's).
+
+    The bound is :data:`lama_env.reader.MAX_SEED`, the one every seed keeps (play, evaluate, the envs).
+    """
+    from lama_env.reader import MAX_SEED
+
     shown = f"default {default}" if default is not None else "default: a fresh one"
-    p.add_argument("--seed", type=at_least(0), default=default, metavar="S",
-                   help=help or f"random seed, an integer >= 0 ({shown})")
+    p.add_argument("--seed", type=at_least(0, MAX_SEED), default=default, metavar="S",
+                   help=help or f"random seed, an integer 0..2**63 - 1 ({shown})")
 
 
 def add_workers(p: argparse.ArgumentParser, what: str = "processes to play in") -> None:

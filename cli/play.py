@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -35,6 +34,7 @@ from rich.text import Text
 
 from lama_dice.agents.base import Policy
 from lama_env import actions as A
+from lama_env.atomic import WriteError, write_text
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
@@ -214,22 +214,12 @@ def choice_label(action: int) -> str:
 
 # ---------------------------------------------------------------- records
 def write_record(record: dict, path: str) -> None:
-    """Write ``record`` as JSON to ``path`` atomically (a temporary file, then a rename)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".lama-record-", suffix=".json", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``record`` as JSON to ``path`` atomically (:func:`lama_env.atomic.write_text`).
+
+    Raises:
+        lama_env.atomic.WriteError: it could not be written (one line; the old file, if any, is kept).
+    """
+    write_text(path, json.dumps(record, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------- the game loop
@@ -332,7 +322,7 @@ class TerminalGame:
         try:
             write_record(self.record(), self.save)
         except OSError as e:
-            self._save_error = f"{self.save}: {e.strerror or e}"
+            self._save_error = str(e) if isinstance(e, WriteError) else f"{self.save}: {e.strerror or e}"
             return None
         return self.save
 

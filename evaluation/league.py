@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from lama_env.atomic import atomic_path
 from lama_env.rules import MAX_PLAYERS, RulesConfig
 
 from .evaluate import (
@@ -180,8 +181,9 @@ class LeagueResult:
         ax2.set_xlabel("mu +- 3 sigma")
         ax2.set_title("final ratings")
         try:
-            fig.savefig(path)
-        except (OSError, ValueError) as e:
+            with atomic_path(path, error=EvaluationError) as tmp:
+                fig.savefig(tmp)
+        except ValueError as e:
             raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
 
 

@@ -31,6 +31,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from . import actions as A
+from .atomic import atomic_path
 from .engine import LamaGame, Phase
 from .errors import LamaDiceError
 from .picture import TablePicture
@@ -213,8 +214,12 @@ def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[
         durations.append(max(20, round(step * (hold if f.hold else 1) / 10) * 10))
     if not images:
         raise ValueError("no frames to write")
-    images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0,
-                   optimize=True)
+    options = dict(format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
+    if isinstance(out, str | os.PathLike):
+        with atomic_path(out) as tmp:  # a full disk leaves the old file, not half a GIF
+            images[0].save(tmp, **options)
+    else:
+        images[0].save(out, **options)
     return len(images)
 
 
@@ -272,7 +277,13 @@ def write_mp4(frames: Iterable[Frame | np.ndarray], path: str | os.PathLike, fps
     h, w = shape[:2]
     cmd = [exe, "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
            "-s", f"{w}x{h}", "-r", f"{fps:g}", "-i", "-", "-an", "-c:v", "libx264", "-pix_fmt", "yuv420p",
-           "-movflags", "+faststart", os.fspath(path)]
+           "-movflags", "+faststart"]
+    with atomic_path(path) as tmp:  # ffmpeg writes beside the target; a failure leaves the old file
+        return _encode_mp4([*cmd, os.fspath(tmp)], exe, first, it, shape, hold)
+
+
+def _encode_mp4(cmd: list[str], exe: str, first: Frame, it: Iterator[Frame], shape: tuple[int, ...],
+                hold: float) -> int:
     err = io.BytesIO()
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -47,6 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.reader import InputError, read_json
 from lama_env.record import MAX_RECORD_BYTES
+from lama_env.safetext import safe_text
 
 from .games import MAX_GAMES, GameStore, NotFoundError, WebError, builtin_specs, shipped_specs
 from .schema import RECORD_SCHEMA, Frames, GameState, Info, RecordList, Results, answers
@@ -59,6 +60,8 @@ MAX_BODY = 64 * 1024
 MAX_NAME = 1024
 #: At most this many records are listed under --records.
 MAX_LISTED = 2000
+#: Why a file under --records or --results is not listed: its name (as lama_env.safetext.safe_text shows it) differs.
+UNLISTED_NAME = "the file name is not UTF-8 text or has control characters"
 #: Host names a server bound to the loopback interface answers (a guard against DNS rebinding).
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -167,7 +170,11 @@ class HostCheck:
         if scope["type"] in ("http", "websocket"):
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
             try:
-                name = urllib.parse.urlsplit("//" + host).hostname or ""
+                parts = urllib.parse.urlsplit("//" + host)
+                # a Host is host[:port]: userinfo ("evil.com@127.0.0.1"), a path or a query is no Host
+                name = parts.hostname or "" if not ("@" in host or parts.path or parts.query or parts.fragment) \
+                    else ""
+                parts.port  # noqa: B018  (raises ValueError for a port that is not a number 0..65535)
             except ValueError:
                 name = ""
             if name.lower() not in self.hosts:
@@ -428,10 +435,18 @@ def list_records(request: Request) -> dict[str, Any]:
     """The JSON files under --records (relative paths; index.json files left out), at most MAX_LISTED."""
     root = _settings(request).records
     if root is None:
-        return {"folder": None, "files": [], "more": 0}
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.json")
-                   if p.is_file() and p.name != "index.json")
-    return {"folder": str(root), "files": files[:MAX_LISTED], "more": max(0, len(files) - MAX_LISTED)}
+        return {"folder": None, "files": [], "more": 0, "skipped": []}
+    files, skipped = [], []
+    for p in root.rglob("*.json"):
+        name = p.relative_to(root).as_posix()
+        if safe_text(name) != name:  # a name a web page cannot carry or ask for again: skipped, with the reason
+            skipped.append([safe_text(name), UNLISTED_NAME])
+        elif p.is_file() and p.name != "index.json":
+            files.append(name)
+    files.sort()
+    return {"folder": safe_text(root), "files": files[:MAX_LISTED], "more": max(0, len(files) - MAX_LISTED),
+            "skipped": sorted(skipped)[:MAX_LISTED]}
+
 
 
 def record_path(root: Path, name: str) -> Path:
