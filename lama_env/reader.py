@@ -72,20 +72,25 @@ def check_seed(seed: Any, error: type[Exception] = InputError, name: str = "seed
     return int(seed)
 
 
+def _at(what: str) -> str:
+    """The prefix of a message about ``what`` (none when ``what`` is empty: the caller names it)."""
+    return f"{what}: " if what else ""
+
+
 def _int_of(text: str, what: str) -> int:
     digits = text.lstrip("+-")
     if len(digits) > _MAX_DIGITS:
-        raise InputError(f"{what}: an integer of {len(digits):,} digits (integers are at most 2**63 - 1)")
+        raise InputError(f"{_at(what)}an integer of {len(digits):,} digits (integers are at most 2**63 - 1)")
     value = int(text)
     if abs(value) > MAX_INT:
-        raise InputError(f"{what}: the integer {clip(value)} is too large (integers are at most 2**63 - 1)")
+        raise InputError(f"{_at(what)}the integer {clip(value)} is too large (integers are at most 2**63 - 1)")
     return value
 
 
 def _float_of(text: str, what: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise InputError(f"{what}: the number {clip(text)} is out of range")
+        raise InputError(f"{_at(what)}the number {clip(text)} is out of range")
     return value
 
 
@@ -112,13 +117,13 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
             depth = 1 + max((memo[id(c)][0] for c in kids), default=0)
             size = 1 + len(x) + sum(memo[id(c)][1] for c in kids)
             if depth > MAX_DEPTH:
-                raise InputError(f"{what}: nested more than {MAX_DEPTH} levels deep")
+                raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep")
             if max_nodes is not None and size > max_nodes:
-                raise InputError(f"{what}: expands to more than {max_nodes:,} items (through its aliases)")
+                raise InputError(f"{_at(what)}expands to more than {max_nodes:,} items (through its aliases)")
             memo[key] = (depth, size)
             active.discard(key)
         elif key in active:
-            raise InputError(f"{what}: a part of it contains itself")
+            raise InputError(f"{_at(what)}a part of it contains itself")
         elif key not in memo:
             active.add(key)
             stack.append((x, True))
@@ -131,7 +136,8 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
 
     Args:
         text: the JSON text (bytes: UTF-8).
-        what: what the messages call it (a file name, ``--rule end_threshold``, ``body``).
+        what: what the messages call it (a file name, ``--rule end_threshold``, ``body``; empty: the caller
+            names it, and the messages start with what is wrong).
         max_chars: refuse a longer text before parsing it.
 
     Raises:
@@ -140,31 +146,31 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
     """
     if max_chars is not None and len(text) > max_chars:
         size = f"{max_chars / 2**20:g} MiB" if max_chars >= 2**20 else f"{max_chars:,} characters"
-        raise InputError(f"{what} is larger than {size} (its size limit)")
+        raise InputError(f"{what or 'the input'} is larger than {size} (its size limit)")
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError(f"{what} is not UTF-8 text") from None
+            raise InputError(f"{what or 'the input'} is not UTF-8 text") from None
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in items:
             if key in out:
-                raise InputError(f"{what}: the key {clip(key)} is given twice in one object")
+                raise InputError(f"{_at(what)}the key {clip(key)} is given twice in one object")
             out[key] = value
         return out
 
     def constant(name: str) -> Any:
-        raise InputError(f"{what}: {name} is not a JSON number")
+        raise InputError(f"{_at(what)}{name} is not a JSON number")
 
     try:
         data = json.loads(text, object_pairs_hook=pairs, parse_int=lambda s: _int_of(s, what),
                           parse_float=lambda s: _float_of(s, what), parse_constant=constant)
     except json.JSONDecodeError as e:
-        raise NotJsonError(f"{what}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        raise NotJsonError(f"{_at(what)}invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
-        raise InputError(f"{what}: nested more than {MAX_DEPTH} levels deep") from None
+        raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep") from None
     return check_tree(data, what)
 
 
@@ -242,7 +248,7 @@ def yaml_loader() -> type:
         def construct_yaml_float(self, node: Any) -> float:
             value = float(super().construct_yaml_float(node))
             if not math.isfinite(value):
-                raise ConstructorError(None, None, f"the number {clip(node.value)} is not finite", node.start_mark)
+                raise ConstructorError(None, None, f"{clip(node.value)} is not a finite number", node.start_mark)
             return value
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
@@ -284,16 +290,16 @@ def read_yaml(text: str | bytes, what: str = "the input") -> Any:
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError(f"{what}: not a UTF-8 text file") from None
+            raise InputError(f"{_at(what)}not a UTF-8 text file") from None
     try:
         data = yaml.load(text, Loader=yaml_loader())  # a SafeLoader: plain data only
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise InputError(f"{what}: invalid YAML{where}: {problem}") from None
+        raise InputError(f"{_at(what)}invalid YAML{where}: {problem}") from None
     except RecursionError:
-        raise InputError(f"{what}: nested more than {MAX_DEPTH} levels deep") from None
+        raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as e:  # a conversion PyYAML leaves unchecked (a timestamp out of range, ...)
-        raise InputError(f"{what}: invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+        raise InputError(f"{_at(what)}invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
     return check_tree(data, what, MAX_NODES)

@@ -75,8 +75,16 @@ def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
             ``Infinity``; nested more than :data:`~lama_env.reader.MAX_DEPTH` deep. Its
             :meth:`~RecordError.as_result` is the replay result of such a file.
     """
+    if len(text) > MAX_RECORD_BYTES:
+        raise RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
+                          "(the size limit of a record)")
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(f"not a game record: {name} is not UTF-8 text") from None
     try:
-        return read_json(text, name, max_chars=MAX_RECORD_BYTES)
+        return read_json(text, "")  # a fault says what is wrong and where in the text (a file is named by the caller)
     except InputError as e:
         raise RecordError(f"not a game record: {e}") from None
 
