@@ -42,6 +42,7 @@ import numpy as np
 from lama_env.actions import NUM_ACTIONS
 from lama_env.atomic import write_bytes
 from lama_env.errors import LamaDiceError, clip
+from lama_env.reader import read_json
 
 from .learned import observation_fingerprint, one_line
 from .mlp import ACTIVATIONS as MLP_ACTIVATIONS
@@ -347,7 +348,7 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     if text is None:
         raise CheckpointError(f"agent file {p} has no lama-dice description (metadata key {META_KEY!r})")
     try:
-        data = json.loads(text)
+        data = read_json(text, "", allow_nan=True)  # the bounded reader: depth, integer size, duplicate keys
     except (ValueError, RecursionError):
         raise CheckpointError(f"agent file {p}: its description is not valid JSON") from None
     if not isinstance(data, dict):

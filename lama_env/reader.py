@@ -131,7 +131,8 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
     return data
 
 
-def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None) -> Any:
+def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None,
+              allow_nan: bool = False) -> Any:
     """The JSON value of ``text``, read within the bounds of the module docstring.
 
     Args:
@@ -139,6 +140,8 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
         what: what the messages call it (a file name, ``--rule end_threshold``, ``body``; empty: the caller
             names it, and the messages start with what is wrong).
         max_chars: refuse a longer text before parsing it.
+        allow_nan: read ``NaN`` and ``Infinity`` (as Python's ``json.dumps`` writes them) instead of refusing
+            them: for the files the project writes itself (reports, sidecars), whose statistics may be NaN.
 
     Raises:
         InputError: too long, not UTF-8, not JSON (with its line and column), a duplicate key, an integer
@@ -162,11 +165,16 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
         return out
 
     def constant(name: str) -> Any:
+        if allow_nan:
+            return float(name)
         raise InputError(f"{_at(what)}{name} is not a JSON number")
+
+    def number(s: str) -> float:
+        return float(s) if allow_nan else _float_of(s, what)
 
     try:
         data = json.loads(text, object_pairs_hook=pairs, parse_int=lambda s: _int_of(s, what),
-                          parse_float=lambda s: _float_of(s, what), parse_constant=constant)
+                          parse_float=number, parse_constant=constant)
     except json.JSONDecodeError as e:
         raise NotJsonError(f"{_at(what)}invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:

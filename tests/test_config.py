@@ -107,8 +107,8 @@ def test_a_number_that_is_not_finite_is_refused_where_it_stands(tmp_path, text):
     """The bounded YAML reader (lama_env.reader) refuses .inf and .nan at their line, before any key is checked."""
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=r"^\S+bad.yaml: invalid YAML at line \d+ column \d+: '(-?\.inf|\.nan|1e400)' is not a "
-                                          r"finite number$"):
+    with pytest.raises(ConfigError, match=r"^\S+bad.yaml: invalid YAML at line \d+ column \d+: "
+                                          r"'(-?\.inf|\.nan|1e400)' is not a finite number$"):
         load_config(path)
 
 

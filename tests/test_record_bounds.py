@@ -1,5 +1,7 @@
-"""Records are read within bounds (issues 28, 52): a size limit, integers of at most 2**63 - 1, no NaN or Infinity,
-no duplicate key, no deep nesting, regular files only (the bounded reader, lama_env.reader).
+"""Records are read within bounds (issues 28, 52): the bounded reader of lama_env.reader.
+
+A size limit, integers of at most 2**63 - 1, no NaN or Infinity, no duplicate key, no deep nesting, regular
+files only.
 
 Every case gives the one-line replay fault of docs/RULES.md, in ``lama_env.record.parse_record_json``, in
 ``lama-dice replay`` and ``lama-dice show`` alike, never a traceback.
@@ -93,7 +95,7 @@ def test_replay_refuses_a_device_before_reading_it(capsys):
 def test_replay_and_show_of_a_fifo_refuse_it_without_waiting_for_a_writer(tmp_path, capsys):
     fifo = tmp_path / "game.json"
     os.mkfifo(fifo)  # no writer ever opens it: reading it would block for ever
-    code, out, err = _replay_cli(capsys, fifo)
+    code, out, _ = _replay_cli(capsys, fifo)
     assert code == 1 and "it is a FIFO, not a regular file" in json.loads(out)["error"]
     assert main(["show", str(fifo)]) == 1
     assert "it is a FIFO, not a regular file" in capsys.readouterr().err

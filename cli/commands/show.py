@@ -121,13 +121,13 @@ def index_names(record_path: str, num_players: int) -> list[str] | None:
     ``P0 threshold:0.2``, ``P1 ppo:best.zip``: the seat and its agent spec (a file path shortened
     to the file's name); None when there is no index or it does not list this record.
     """
-    import json
+    from lama_env.reader import read_file, read_json
 
     if record_path == "-":
         return None
     path = Path(record_path)
     try:
-        index = json.loads((path.parent / "index.json").read_text(encoding="utf-8"))
+        index = read_json(read_file(path.parent / "index.json", 64 * 2**20), "", allow_nan=True)
         entry = next(e for e in index["saved"] if e["file"] == path.name)
         seats = [str(s) for s in entry["seats"]]
     except (OSError, ValueError, KeyError, TypeError, StopIteration):

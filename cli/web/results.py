@@ -14,11 +14,11 @@ Files are read as data (JSON only, at most :data:`MAX_FILES` files of at most
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from lama_env.reader import InputError, read_file, read_json
 from lama_env.safetext import safe_text
 
 #: At most this many JSON files are read under --results, each at most this many bytes.
@@ -108,9 +108,9 @@ def load_results(folder: str | Path | None) -> dict[str, Any]:
             if path.stat().st_size > MAX_BYTES:
                 out["skipped"].append([name, f"larger than {MAX_BYTES // 2**20} MiB"])
                 continue
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-            out["skipped"].append([name, f"not readable JSON ({type(e).__name__})"])
+            data = read_json(read_file(path, MAX_BYTES), "", allow_nan=True)  # the bounded reader
+        except InputError as e:
+            out["skipped"].append([name, f"not readable JSON ({e})"])
             continue
         kind = classify(data)
         if kind == "card":
