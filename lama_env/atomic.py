@@ -8,7 +8,7 @@ removed and the target is untouched: the old file, if any, is kept, and the one-
 :class:`WriteError` says so.  :func:`write_text` and :func:`write_bytes` are the common cases.
 
 Checkpoints, configs, reports, plots, records, animations, agent files and pool files are all
-written through here (docs/RULES.md, "Inputs and their limits").
+written through here (docs/agents-and-evaluation.md, "Inputs and their limits").
 """
 
 from __future__ import annotations

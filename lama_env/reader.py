@@ -18,7 +18,8 @@ fail on it:
   expand to more than :data:`MAX_NODES` items or refer to themselves.
 
 Seeds share one bound everywhere they enter (``play``, ``evaluate``, the envs, training, records):
-:func:`check_seed`, ``0 <= seed <= MAX_SEED``.  docs/RULES.md ("Inputs and their limits") lists them.
+:func:`check_seed`, ``0 <= seed <= MAX_SEED``.  docs/agents-and-evaluation.md ("Inputs and their limits")
+lists them.
 """
 
 from __future__ import annotations
