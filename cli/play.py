@@ -39,6 +39,7 @@ from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
 from lama_env.rules import FACES, score_display
+from lama_env.safetext import safe_text
 from lama_env.transitions import WENT_OUT, apply_discard, apply_take
 
 from .tui import Snapshot, cards_text, dice_text, game_summary, round_summary, snapshot, table_view, turn_text
@@ -276,7 +277,8 @@ class TerminalGame:
         self.specs = dict(specs) if specs is not None else {
             p: str(getattr(a, "spec", type(a).__name__)) for p, a in opponents.items()}
         self.seed = seed
-        self.names = list(names) if names is not None else player_names(game.num_players, human, self.specs)
+        self.names = [safe_text(x) for x in (names if names is not None else
+                                             player_names(game.num_players, human, self.specs))]
         self._dirty = True  # something happened since the table was last drawn
         self._last_dice: list[str] | None = None
         self._round_start = game.totals
@@ -358,7 +360,7 @@ class TerminalGame:
         g = self.game
         self._round_start = g.totals
         self._last_dice = None
-        self.console.print(Rule(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}",
+        self.console.print(Rule(Text(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}"),
                                 style="cyan"))
         self.console.print(table_view(g, self.names, you=self.human))
         self._dirty = False
