@@ -56,6 +56,8 @@ from .schema import RECORD_SCHEMA, Frames, GameState, Info, RecordList, Results,
 MAX_UPLOAD = MAX_RECORD_BYTES
 #: The largest request body of every other route (bytes): their bodies are a few small fields.
 MAX_BODY = 64 * 1024
+#: The largest integer of a request's fields (either sign): exact in every JSON client (a float's 53 bits).
+MAX_JSON_INT = 2**53 - 1
 #: A record's name under --records: at most this many characters, and each folder or file name at most 255.
 MAX_NAME = 1024
 #: At most this many records are listed under --records.
@@ -73,8 +75,9 @@ def _whole_number(value: Any) -> Any:
 
 
 #: An integer field: JSON has one kind of number, so ``3.0`` is the integer 3 (as JSON Schema's ``integer``
-#: says); ``3.5``, ``"3"`` and ``true`` are refused (422).
-JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
+#: says); ``3.5``, ``"3"`` and ``true`` are refused (422), and so is an integer beyond +-(2**53 - 1), the
+#: integers every JSON client holds exactly (declared in the schema; the bounded reader refuses past 2**63 - 1).
+JsonInt = Annotated[StrictInt, Ge(-MAX_JSON_INT), Le(MAX_JSON_INT), BeforeValidator(_whole_number)]
 
 
 class NewGame(BaseModel):
