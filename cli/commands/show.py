@@ -82,6 +82,7 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
     """
     from lama_dice.cli.tui import seat_names
     from lama_env.animation import MP4_HINT, EncoderError, find_ffmpeg, record_frames, write_gif, write_mp4
+    from lama_env.atomic import WriteError
     from lama_env.picture import frame_shape
 
     fps = args.fps
@@ -101,6 +102,8 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
         frames = record_frames(rec, names)
         try:
             count = write_gif(frames, out, fps) if kind == "gif" else write_mp4(frames, out, fps, ffmpeg=ffmpeg)
+        except WriteError as e:  # the atomic write's own line: "cannot write OUT: ... (the old file was kept)"
+            raise ShowError(str(e)) from None
         except OSError as e:
             raise ShowError(f"cannot write {out}: {e.strerror or e}") from None
         size = Path(out).stat().st_size
