@@ -40,7 +40,9 @@ from typing import Any
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
+from lama_env.atomic import write_bytes
 from lama_env.errors import LamaDiceError, clip
+from lama_env.reader import read_json
 
 from .learned import observation_fingerprint, one_line
 from .mlp import ACTIVATIONS as MLP_ACTIVATIONS
@@ -264,16 +266,8 @@ def write_agent_file(path: str | os.PathLike, description: dict[str, Any], tenso
     where = str(path)
     build_mlp(check_network(description.get("network"), where), tensors, where)  # refuse a file that won't load
     path = Path(path)
-    tmp = path.with_name(f".tmp-{path.name}")
     arrays = {k: np.ascontiguousarray(_numpy(v)) for k, v in tensors.items()}
-    data = save(arrays, metadata={META_KEY: json.dumps(description)})
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise CheckpointError(f"cannot write {path}: {e.strerror or e}") from None
-    return path
+    return write_bytes(path, save(arrays, metadata={META_KEY: json.dumps(description)}), error=CheckpointError)
 
 
 def read_agent_file(path: str | os.PathLike) -> tuple[dict[str, Any], MLP]:
@@ -354,7 +348,7 @@ def read_description(path: str | os.PathLike) -> dict[str, Any]:
     if text is None:
         raise CheckpointError(f"agent file {p} has no lama-dice description (metadata key {META_KEY!r})")
     try:
-        data = json.loads(text)
+        data = read_json(text, "", allow_nan=True)  # the bounded reader: depth, integer size, duplicate keys
     except (ValueError, RecursionError):
         raise CheckpointError(f"agent file {p}: its description is not valid JSON") from None
     if not isinstance(data, dict):

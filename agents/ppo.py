@@ -42,6 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
+from lama_env.atomic import write_text
 from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.extras import require_extra
 
@@ -106,10 +107,11 @@ def write_sidecar(checkpoint: str | os.PathLike, *, num_players: int, rules: dic
         **extra,
     }
     path = sidecar_path(checkpoint)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+#: The largest sidecar read (bytes): a sidecar takes a few KB.
+MAX_SIDECAR_BYTES = 1024 * 1024
 
 
 def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
@@ -121,9 +123,11 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
     path = sidecar_path(checkpoint)
     if not path.is_file():
         return None
+    from lama_env.reader import InputError, read_file, read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = read_json(read_file(path, MAX_SIDECAR_BYTES), "", allow_nan=True)  # the bounded reader
+    except InputError as e:
         raise CheckpointError(f"checkpoint sidecar {path} is not valid JSON: {e}") from None
     if not isinstance(data, dict) or data.get("format") != SIDECAR_FORMAT:
         raise CheckpointError(f"{path} is not a lama-dice checkpoint sidecar (format {SIDECAR_FORMAT})")

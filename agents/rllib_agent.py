@@ -37,7 +37,6 @@ raises :class:`RLlibCheckpointError` (one line).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ import numpy as np
 from lama_env.actions import NUM_ACTIONS
 from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.extras import MissingExtraError, missing_extra
+from lama_env.reader import read_file, read_json
 
 from .base import Policy
 from .learned import LearnedPolicy, one_line, players_for_obs_size
@@ -84,7 +84,7 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
     """The ``lama_dice.json`` sidecar of an algorithm checkpoint folder, or None when absent or unreadable."""
     p = Path(checkpoint) / SIDECAR_NAME
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(read_file(p, 1024 * 1024), "", allow_nan=True)  # the bounded reader
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from lama_env.actions import NUM_ACTIONS
+from lama_env.atomic import write_bytes
 from lama_env.engine import LamaGame
 from lama_env.errors import clip
 
@@ -171,14 +172,7 @@ def write_value_file(path: str | os.PathLike, description: Mapping[str, Any],
     tensors = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()}
     ValueNet(description, tensors)
     path = Path(path)
-    tmp = path.with_name(f".tmp-{path.name}")
-    try:
-        tmp.write_bytes(save(tensors, metadata={META_KEY: json.dumps(description)}))
-        os.replace(tmp, path)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise CheckpointError(f"cannot write {path}: {e.strerror or e}") from None
-    return path
+    return write_bytes(path, save(tensors, metadata={META_KEY: json.dumps(description)}), error=CheckpointError)
 
 
 _CACHE: dict[tuple[str, float, int], ValueNet] = {}

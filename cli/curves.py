@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from lama_env.atomic import atomic_path
 from lama_env.errors import LamaDiceError
 
 
@@ -84,7 +85,9 @@ def _millions(steps: Sequence[int]) -> list[float]:
 def plot_curves(run_dir: str | os.PathLike, out: str | os.PathLike, title: str | None = None) -> Path:
     """Save the learning curves of ``run_dir`` (:func:`curves_figure`) to ``out`` (PNG, or another format by suffix)."""
     out = Path(out)
-    curves_figure(run_dir, title).savefig(out, dpi=110)
+    fig = curves_figure(run_dir, title)
+    with atomic_path(out) as tmp:  # a full disk or a kill leaves the old file (or none), never half of one
+        fig.savefig(tmp, dpi=110)
     return out
 
 
@@ -250,5 +253,6 @@ def plot_checkpoint_curve(data: dict[str, Any], out: str | os.PathLike, title: s
     fig.suptitle(title or f"{data['run']}: checkpoints evaluated over {data['games']:,} games each (seed "
                           f"{data['seed']})")
     out = Path(out)
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=110)
     return out

@@ -3,7 +3,7 @@
 A command adds the ones it takes with these helpers, so that an option has the same
 spelling, type, checks and meaning everywhere:
 
-* ``--seed S`` (:func:`add_seed`): an integer >= 0;
+* ``--seed S`` (:func:`add_seed`): an integer 0..2**63 - 1 (:data:`lama_env.reader.MAX_SEED`);
 * ``--workers W`` (:func:`add_workers`): processes, 0 = all cores; never changes a result;
 * ``--json [OUT]`` (:func:`add_json`): write the command's JSON to OUT; ``-`` or no OUT:
   standard output (the table, if any, then goes to stderr);
@@ -19,7 +19,6 @@ Bad values are refused by argparse with its usage line and one error line naming
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -31,13 +30,16 @@ __all__ = ["add_json", "add_progress", "add_retired", "add_rules", "add_seed", "
            "parse_rules", "rules_from_args"]
 
 
-def at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer of at least ``low`` (else argparse's usage error naming the option).
+def at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``low`` (and at most ``high``; else argparse's usage error).
 
     A whole number in scientific notation (``1e6``, ``2.5e5``) is that integer, as in the YAML configs.
+    Text of more than 30 characters is refused before it is converted (no 4,300-digit integers).
     """
 
     def parse(text: str) -> int:
+        if len(text.strip()) > 30:
+            raise argparse.ArgumentTypeError(f"not an integer of at most 30 characters: {text[:40]!r}...")
         try:
             value = int(text)
         except ValueError:
@@ -50,17 +52,24 @@ def at_least(low: int) -> Callable[[str], int]:
             value = int(number)
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
         return value
 
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = f"integer >= {low}" if high is None else f"integer {low}..{high}"
     return parse
 
 
 def add_seed(p: argparse.ArgumentParser, default: int | None = 0, help: str | None = None) -> None:
-    """``--seed S``: an integer >= 0 (``default``; None: a fresh seed, or the config's)."""
+    """``--seed S``: an integer 0..2**63 - 1 (``default``; None: a fresh seed, or the config's).
+
+    The bound is :data:`lama_env.reader.MAX_SEED`, the one every seed keeps (play, evaluate, the envs).
+    """
+    from lama_env.reader import MAX_SEED
+
     shown = f"default {default}" if default is not None else "default: a fresh one"
-    p.add_argument("--seed", type=at_least(0), default=default, metavar="S",
-                   help=help or f"random seed, an integer >= 0 ({shown})")
+    p.add_argument("--seed", type=at_least(0, MAX_SEED), default=default, metavar="S",
+                   help=help or f"random seed, an integer 0..2**63 - 1 ({shown})")
 
 
 def add_workers(p: argparse.ArgumentParser, what: str = "processes to play in") -> None:
@@ -118,25 +127,35 @@ def add_rules(p: argparse.ArgumentParser) -> None:
                         "triple_llama=also_match --rule must_discard=false (default: the printed rules)")
 
 
+#: The longest ``--rule`` value read (characters): the longest, a custom ``dice``, takes about 200.
+MAX_RULE_CHARS = 10_000
+
+
 def parse_rules(items: list[str], base: dict[str, Any] | None = None) -> RulesConfig:
     """``["end_threshold=20", ...]`` -> ``RulesConfig(end_threshold=20)`` (values parsed as JSON when they can be).
 
     ``base``: fields set before the items (an item of the same key wins).
 
     Raises:
-        lama_env.rules.RulesError: an item that is not ``KEY=VALUE``, an unknown rules field or a bad value.
+        lama_env.rules.RulesError: an item that is not ``KEY=VALUE``, an unknown rules field or a bad value,
+            a value the bounded reader refuses (:mod:`lama_env.reader`: a huge integer, deep nesting, a
+            duplicate key), in one line.
     """
+    from lama_env.errors import clip
+    from lama_env.reader import InputError, NotJsonError, read_json
     from lama_env.rules import RulesConfig, RulesError
 
     out: dict[str, Any] = dict(base or {})
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise RulesError(f"--rule must be KEY=VALUE, got {item!r}")
+            raise RulesError(f"--rule must be KEY=VALUE, got {clip(item)}")
         try:
-            out[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
+            out[key.strip()] = read_json(value, f"--rule {clip(key.strip(), 40)}", max_chars=MAX_RULE_CHARS)
+        except NotJsonError:
             out[key.strip()] = value
+        except InputError as e:
+            raise RulesError(str(e)) from None
     return RulesConfig.from_dict(out)
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,11 +38,13 @@ from rich.text import Text
 
 from lama_dice.agents.base import Policy
 from lama_env import actions as A
+from lama_env.atomic import WriteError, write_text
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
 from lama_env.roundend import RoundEnd, step_with_round_end
 from lama_env.rules import FACES, score_display
+from lama_env.safetext import safe_text
 from lama_env.transitions import WENT_OUT, apply_discard, apply_take
 
 from .tui import Snapshot, cards_text, dice_text, game_summary, round_summary, snapshot, table_view, turn_text
@@ -222,29 +223,12 @@ def choice_label(action: int) -> str:
 
 # ---------------------------------------------------------------- records
 def write_record(record: dict, path: str) -> None:
-    """Write ``record`` as JSON to ``path`` atomically (a temporary file, then a rename).
+    """Write ``record`` as JSON to ``path`` atomically (:func:`lama_env.atomic.write_text`).
 
-    The file gets the mode of any file the user creates (0644 under the usual umask 022), not the
-    temporary file's 0600.
+    Raises:
+        lama_env.atomic.WriteError: it could not be written (one line; the old file, if any, is kept).
     """
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".lama-record-", suffix=".json", dir=folder)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_text(path, json.dumps(record, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------- the game loop
@@ -298,7 +282,8 @@ class TerminalGame:
         self.specs = dict(specs) if specs is not None else {
             p: str(getattr(a, "spec", type(a).__name__)) for p, a in opponents.items()}
         self.seed = seed
-        self.names = list(names) if names is not None else player_names(game.num_players, human, self.specs)
+        self.names = [safe_text(x) for x in (names if names is not None else
+                                             player_names(game.num_players, human, self.specs))]
         self._dirty = True  # something happened since the table was last drawn
         self._last_dice: list[str] | None = None
         self._round_start = game.totals
@@ -357,7 +342,7 @@ class TerminalGame:
         try:
             write_record(self.record(), self.save)
         except OSError as e:
-            self._save_error = f"{self.save}: {e.strerror or e}"
+            self._save_error = str(e) if isinstance(e, WriteError) else f"{self.save}: {e.strerror or e}"
             return None
         finally:
             if quiet:
@@ -394,7 +379,7 @@ class TerminalGame:
         g = self.game
         self._round_start = g.totals
         self._last_dice = None
-        self.console.print(Rule(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}",
+        self.console.print(Rule(Text(f"Round {g.round_index + 1} · first to play: {self.names[g.start_player]}"),
                                 style="cyan"))
         self.console.print(table_view(g, self.names, you=self.human))
         self._dirty = False

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lama_env.atomic import write_text
 from lama_env.errors import LamaDiceError
+from lama_env.reader import InputError, read_file
 from lama_env.record import MAX_RECORD_BYTES, RecordError, parse_record_json
 
 
@@ -22,19 +24,21 @@ def load_record_file(path: str, name: str | None = None) -> tuple[Any, dict | No
             so that no message shows where the server's files are).
 
     Returns ``(record, None)``, or ``(None, fault)`` where ``fault`` is a
-    ``{"valid": false, ...}`` result naming what is wrong with the file: it cannot be read, it is larger
-    than the limit (reading stops there: ``/dev/zero`` is refused at once), it is not UTF-8 text, or
+    ``{"valid": false, ...}`` result naming what is wrong with the file: it cannot be read, it is not a
+    regular file (a FIFO or a device such as ``/dev/zero`` is refused before it is read: pipe it to ``-``),
+    it is larger than the limit (reading stops there), it is not UTF-8 text, or
     :func:`~lama_env.record.parse_record_json` refuses it.
     """
     shown = path if name is None else name
+    if path != "-":
+        try:
+            return parse_record_bytes(read_file(path, MAX_RECORD_BYTES, shown), shown)
+        except InputError as e:
+            return None, RecordError(str(e)).as_result()
     try:
-        if path == "-":
-            stdin: Any = sys.stdin
-            buffer = getattr(stdin, "buffer", None)
-            data = buffer.read(MAX_RECORD_BYTES + 1) if buffer is not None else stdin.read(MAX_RECORD_BYTES + 1)
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_RECORD_BYTES + 1)
+        stdin: Any = sys.stdin
+        buffer = getattr(stdin, "buffer", None)
+        data = buffer.read(MAX_RECORD_BYTES + 1) if buffer is not None else stdin.read(MAX_RECORD_BYTES + 1)
     except OSError as e:
         return None, RecordError(f"cannot read {shown}: {e.strerror or type(e).__name__}").as_result()
     return parse_record_bytes(data, shown)
@@ -45,15 +49,10 @@ def parse_record_bytes(data: bytes | str, name: str) -> tuple[Any, dict | None]:
     if len(data) > MAX_RECORD_BYTES:
         return None, RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
                                  "(the size limit of a record)").as_result()
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, RecordError(f"not a game record: {name} is not UTF-8 text").as_result()
     return parse_record_text(data, name)
 
 
-def parse_record_text(text: str, name: str) -> tuple[Any, dict | None]:
+def parse_record_text(text: str | bytes, name: str) -> tuple[Any, dict | None]:
     """Parse a record's JSON text (``name`` says where it came from, for the message); as :func:`load_record_file`."""
     try:
         return parse_record_json(text, name), None
@@ -62,13 +61,11 @@ def parse_record_text(text: str, name: str) -> tuple[Any, dict | None]:
 
 
 def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:
-    """Write ``data`` as indented JSON to ``path``; a failure raises ``error`` with one line."""
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-            fh.write("\n")
-    except OSError as e:
-        raise error(f"cannot write {path}: {e.strerror or e}") from None
+    """Write ``data`` as indented JSON to ``path`` atomically; a failure raises ``error`` with one line.
+
+    The old file, if any, is kept on a failure (:func:`lama_env.atomic.write_text`), and the message says so.
+    """
+    write_text(path, json.dumps(data, indent=2) + "\n", error=error)
 
 
 def emit_json_report(console: Any, path: str | None, data: Any, error: type[LamaDiceError],

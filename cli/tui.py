@@ -32,6 +32,7 @@ from lama_env.engine import LamaGame
 from lama_env.odds import p_no_match
 from lama_env.roundend import RoundEnd, is_round_end
 from lama_env.rules import FACES, NUM_FACES, face_index, score_display
+from lama_env.safetext import safe_text
 from lama_env.transitions import is_triple_llama
 
 #: Colour of each face (index order: L, 1..6).
@@ -59,9 +60,12 @@ def snapshot(game: LamaGame | RoundEnd) -> Snapshot:
 
 
 def seat_names(num_players: int, names: Mapping[int, str] | None = None) -> list[str]:
-    """Display names per seat: ``names[seat]`` where given, else ``"P<seat>"``."""
+    """Display names per seat: ``names[seat]`` where given, else ``"P<seat>"``.
+
+    A given name is shown as :func:`lama_env.safetext.safe_text` makes it (no control codes, one line).
+    """
     names = names or {}
-    return [names.get(p, f"P{p}") for p in range(num_players)]
+    return [safe_text(names[p]) if p in names else f"P{p}" for p in range(num_players)]
 
 
 # ---------------------------------------------------------------- pieces
@@ -263,7 +267,7 @@ def round_summary(game: LamaGame | RoundEnd, names: Sequence[str],
     table.add_column("total", justify="right")
     for p in range(game.num_players):
         total = f"{start_totals[p]} → {res['totals'][p]}" if start_totals is not None else str(res["totals"][p])
-        table.add_row(names[p], cards_text(game.display(p)), f"+{res['points'][p]}",
+        table.add_row(Text(names[p]), cards_text(game.display(p)), f"+{res['points'][p]}",
                       Text(total, style="bold"))
     return Group(Rule(style="dim"), title, table)
 
@@ -288,7 +292,7 @@ def game_summary(game: LamaGame, names: Sequence[str]) -> RenderableType:
     table.add_column("total", justify="right")
     for p in sorted(range(game.num_players), key=lambda q: (totals[q], q)):
         place = 1 + sum(1 for q in range(game.num_players) if totals[q] < totals[p])
-        table.add_row(str(place), names[p], str(totals[p]), style="bold yellow" if p in winners else "")
+        table.add_row(str(place), Text(names[p]), str(totals[p]), style="bold yellow" if p in winners else "")
     return Group(Rule(style="dim"), title, table)
 
 
@@ -331,7 +335,7 @@ def show_record(
     start: Snapshot | None = None
     for game, r, t in iter_replay(record):
         if t is None:
-            console.print(Rule(f"Round {r + 1} · first to play: {seat[game.start_player]}", style="cyan"))
+            console.print(Rule(Text(f"Round {r + 1} · first to play: {seat[game.start_player]}"), style="cyan"))
             console.print(table_view(game, seat))
             before = start = snapshot(game)
             if rounds[r]["turns"] and not _pause(console, step, stdin):
@@ -364,17 +368,18 @@ def about_line(record: Mapping[str, Any]) -> str | None:
     if not isinstance(about, Mapping):
         return None
     parts = []
+    agents = ", ".join(safe_text(a) if a is not None else "a person" for a in about.get("agents") or ())
     if about.get("names"):
-        who = "Played by " + ", ".join(about["names"])
-        if about.get("agents"):
-            who += " (agents: " + ", ".join(a if a is not None else "a person" for a in about["agents"]) + ")"
+        who = "Played by " + ", ".join(safe_text(x) for x in about["names"])
+        if agents:
+            who += f" (agents: {agents})"
         parts.append(who)
-    elif about.get("agents"):
-        parts.append("Agents: " + ", ".join(a if a is not None else "a person" for a in about["agents"]))
+    elif agents:
+        parts.append("Agents: " + agents)
     if "seed" in about:
-        parts.append(f"seed {about['seed']}" if about["seed"] is not None else "no seed (fresh randomness)")
+        parts.append(f"seed {safe_text(about['seed'])}" if about["seed"] is not None else "no seed (fresh randomness)")
     if about.get("version"):
-        parts.append(f"written by lama-dice {about['version']}")
+        parts.append(f"written by lama-dice {safe_text(about['version'])}")
     return "; ".join(parts) if parts else None
 
 

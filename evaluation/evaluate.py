@@ -73,6 +73,7 @@ import numpy as np
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
 from lama_env.errors import INSTEAD_OF_STREAMS, RetiredError, retired
+from lama_env.reader import MAX_SEED
 from lama_env.rules import RulesConfig, check_num_players
 
 from .backends import Backend, choose_backend
@@ -93,7 +94,7 @@ AgentLike: TypeAlias = str | Policy
 #: Progress reporting: True for a bar on stderr, a callback ``f(done, total)``, or False/None for none.
 ProgressArg: TypeAlias = bool | Callable[[int, int], None] | None
 
-_MAX_SEED = 2**63 - 1
+_MAX_SEED = MAX_SEED  # the one bound of a seed (lama_env.reader)
 
 
 # ---------------------------------------------------------------------------

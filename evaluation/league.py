@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from lama_env.atomic import atomic_path
 from lama_env.rules import MAX_PLAYERS, RulesConfig
 
 from .evaluate import (
@@ -156,9 +157,11 @@ class LeagueResult:
 
     def plot(self, path: str | os.PathLike) -> None:
         """Save :meth:`figure` to ``path``."""
+        fig = self.figure()
         try:
-            self.figure().savefig(path)
-        except (OSError, ValueError) as e:
+            with atomic_path(path, error=EvaluationError) as tmp:
+                fig.savefig(tmp)
+        except ValueError as e:
             raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
 
     def figure(self) -> Any:

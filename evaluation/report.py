@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lama_env.atomic import atomic_path
 from lama_env.rules import RulesConfig
 
 from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes
@@ -82,8 +83,9 @@ class EvalResult:
         ax.set_xlabel("win rate (95% Wilson interval; ties share the win)")
         ax.set_title(f"{self.players} players, {self.games} games, seed {self.seed}")
         try:
-            fig.savefig(path)
-        except (OSError, ValueError) as e:
+            with atomic_path(path, error=EvaluationError) as tmp:
+                fig.savefig(tmp)
+        except ValueError as e:
             raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
 
     def summary(self) -> str:

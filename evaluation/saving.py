@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lama_env.atomic import write_text
 from lama_env.rules import RulesConfig, winners
 
 from .outcomes import EvaluationError, GameOutcomes
@@ -69,10 +70,7 @@ class GameSaver:
     def save(self, game: int, record: dict) -> None:
         """Write the record of game ``game``."""
         path = self.dir / self.name(game)
-        try:
-            path.write_text(json.dumps(record) + "\n", encoding="utf-8")
-        except OSError as e:
-            raise EvaluationError(f"cannot write {path}: {e.strerror or e}") from None
+        write_text(path, json.dumps(record) + "\n", error=EvaluationError)
         self.saved.append(game)
 
     def write_index(self, specs: Sequence[str], outcomes: GameOutcomes, seed: int, rules: RulesConfig) -> Path:
@@ -90,8 +88,5 @@ class GameSaver:
         lines = ",\n".join("  " + json.dumps(e) for e in entries)
         text = json.dumps(head, indent=1)[:-2] + ',\n "saved": [\n' + lines + "\n ]\n}\n"
         path = self.dir / INDEX_FILE
-        try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise EvaluationError(f"cannot write {path}: {e.strerror or e}") from None
+        write_text(path, text, error=EvaluationError)
         return path

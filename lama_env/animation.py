@@ -31,12 +31,14 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from . import actions as A
+from .atomic import atomic_path
 from .engine import LamaGame, Phase
 from .errors import LamaDiceError
 from .picture import TablePicture
 from .record import RecordError, record_names, replay
 from .roundend import RoundEnd, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig
+from .safetext import safe_text
 from .transitions import is_triple_llama
 
 #: How many frames' time a ``hold`` frame lasts.
@@ -87,7 +89,8 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
     if not result["valid"]:
         raise RecordError(str(result["error"]), result.get("round"), result.get("turn"))
     n = record["players"]
-    seat = list(names) if names is not None else record_names(record) or [f"P{p}" for p in range(n)]
+    seat = [safe_text(x) for x in (names if names is not None else record_names(record) or
+                                   [f"P{p}" for p in range(n)])]
     table = TablePicture(n, seat)
 
     def frame(shown: LamaGame | RoundEnd, caption: str, dice: Sequence[str] | None = None,
@@ -220,8 +223,12 @@ def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[
         durations.append(max(20, round(step * (hold if f.hold else 1) / 10) * 10))
     if not images:
         raise ValueError("no frames to write")
-    images[0].save(out, format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0,
-                   optimize=True)
+    options = dict(format="GIF", save_all=True, append_images=images[1:], duration=durations, loop=0, optimize=True)
+    if isinstance(out, str | os.PathLike):
+        with atomic_path(out) as tmp:  # a full disk leaves the old file, not half a GIF
+            images[0].save(tmp, **options)
+    else:
+        images[0].save(out, **options)
     return len(images)
 
 
@@ -279,7 +286,13 @@ def write_mp4(frames: Iterable[Frame | np.ndarray], path: str | os.PathLike, fps
     h, w = shape[:2]
     cmd = [exe, "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
            "-s", f"{w}x{h}", "-r", f"{fps:g}", "-i", "-", "-an", "-c:v", "libx264", "-pix_fmt", "yuv420p",
-           "-movflags", "+faststart", os.fspath(path)]
+           "-movflags", "+faststart"]
+    with atomic_path(path) as tmp:  # ffmpeg writes beside the target; a failure leaves the old file
+        return _encode_mp4([*cmd, os.fspath(tmp)], exe, first, it, shape, hold)
+
+
+def _encode_mp4(cmd: list[str], exe: str, first: Frame, it: Iterator[Frame], shape: tuple[int, ...],
+                hold: float) -> int:
     err = io.BytesIO()
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -138,6 +138,7 @@ from .options import (
     check_learner_seat,
     check_max_rounds,
     check_num_players,
+    check_reward,
     opponent_name,
     seat_opponents,
     warn_solo_win,
@@ -200,7 +201,7 @@ class LamaDiceEnv(gym.Env):
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.illegal = check_choice("illegal", illegal, ILLEGAL_MODES)
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = check_reward("illegal_reward", illegal_reward)
         self.auto_forced = bool(auto_forced)
         self.max_rounds = check_max_rounds(max_rounds)
         if render_mode is not None:

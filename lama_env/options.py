@@ -16,6 +16,7 @@ keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .errors import LamaDiceError, RetiredError
+from .errors import LamaDiceError, RetiredError, clip
 from .rules import check_num_players as _check_num_players
 from .rules import win_rewards  # the rule lives in rules; re-exported for the envs
 
@@ -41,6 +42,7 @@ __all__ = [
     "check_learner_seat",
     "check_max_rounds",
     "check_num_players",
+    "check_reward",
     "opponent_name",
     "seat_opponents",
     "warn_solo_win",
@@ -78,6 +80,22 @@ def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise LamaEnvError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
     return value
+
+
+def check_reward(name: str, value: Any, positive: bool = False) -> float:
+    """``value`` as a finite float (``illegal_reward``, ``reward_scale``; ``positive``: above 0).
+
+    Raises:
+        LamaEnvError: NaN, an infinity, not a number: such a reward would poison every return it enters.
+    """
+    try:
+        number = float(value) if not isinstance(value, bool | str | bytes) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if not math.isfinite(number) or (positive and number <= 0):
+        what = "a finite number above 0" if positive else "a finite number"
+        raise LamaEnvError(f"{name} must be {what}, got {clip(value)}")
+    return number
 
 
 def check_num_players(num_players: Any) -> int:

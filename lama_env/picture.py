@@ -36,6 +36,7 @@ from . import actions as A
 from .engine import LamaGame, Phase
 from .roundend import RoundEnd, is_round_end
 from .rules import FACES, NUM_FACES
+from .safetext import safe_text
 
 #: Frame width in pixels (every player count).
 WIDTH = 640
@@ -127,7 +128,8 @@ def _line_height(font: Any) -> int:
 
 
 def _fit(text: str, size: int, bold: bool, width: int) -> str:
-    """``text``, cut short with an ellipsis so that it is at most ``width`` pixels wide."""
+    """``text`` (as :func:`~lama_env.safetext.safe_text`), cut short with an ellipsis to at most ``width`` pixels."""
+    text = safe_text(text)
     font = _font(size, bold)
     if font.getlength(text) <= width:
         return text
@@ -146,9 +148,10 @@ def start_line(name: str, width: int) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _text(text: str, size: int, fg: _Color, bg: _Color, bold: bool = True) -> np.ndarray:
-    """``text`` drawn on ``bg`` (an opaque sprite, one line high)."""
+    """``text`` drawn on ``bg`` (an opaque sprite, one line high; shown as :func:`~lama_env.safetext.safe_text`)."""
     from PIL import Image, ImageDraw
 
+    text = safe_text(text)
     font = _font(size, bold)
     w = max(1, int(np.ceil(font.getlength(text))) + 1)
     im = Image.new("RGB", (w, _line_height(font)), bg)
@@ -348,7 +351,7 @@ class TablePicture:
             names = [f"player_{p}" for p in range(n)]
         if len(names) != n:
             raise ValueError(f"names must give {n} names, got {len(names)}")
-        self.names = tuple(str(s) for s in names)
+        self.names = tuple(safe_text(s) for s in names)
         self.highlight = highlight
         self.shape = frame_shape(n)
         self._labels = tuple(_label(s + (" *" if p == highlight else "")) for p, s in enumerate(self.names))

@@ -14,19 +14,18 @@ seed and the lama-dice version (docs/RULES.md, "Who played").  Every reader
 here replays both; :func:`with_about` turns a ``/1`` record into a ``/2`` one,
 :func:`record_names` reads the seat names back.
 :func:`parse_record_json` turns a record's JSON text into the object they check,
-within the bounds of a record file (:data:`MAX_RECORD_BYTES`, :data:`MAX_INT_DIGITS`).
+within the bounds of a record file (:data:`MAX_RECORD_BYTES` and the bounded reader's, :mod:`lama_env.reader`).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import actions as A
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase, check_hands
 from .errors import LamaDiceError, bounded, clip
+from .reader import MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json
 from .roundend import RoundEnd, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
@@ -63,49 +62,33 @@ class RecordError(LamaDiceError, ValueError):
 #: A record's JSON text is read up to this many bytes (5 MiB; whole games of random play take 1 to 8 KB); a longer
 #: file or upload is refused before it is parsed (docs/RULES.md, "Game records").
 MAX_RECORD_BYTES = 5 * 1024 * 1024
-#: An integer in a record's JSON has at most this many digits: a record's numbers are seats, counts and points.
-MAX_INT_DIGITS = 18
 
 
-def _parse_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        raise RecordError(f"not a game record: an integer of {len(digits.lstrip('-'))} digits "
-                          f"(a record's integers have at most {MAX_INT_DIGITS})")
-    return int(digits)
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise RecordError(f"not a game record: the number {clip(text)} is out of range")
-    return value
-
-
-def _parse_constant(name: str) -> float:
-    raise RecordError(f"not a game record: {name} is not a JSON number")
-
-
-def parse_record_json(text: str, name: str = "the record") -> Any:
-    """Parse a record's JSON text within bounds; check the object with :func:`replay`.
+def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
+    """Parse a record's JSON text with the bounded reader (:func:`lama_env.reader.read_json`); check it with replay.
 
     Args:
-        text: the JSON text (at most :data:`MAX_RECORD_BYTES` characters).
+        text: the JSON text (at most :data:`MAX_RECORD_BYTES` characters; bytes: UTF-8).
         name: what the text is called in the messages (a file name, "upload").
 
     Raises:
-        RecordError: longer than :data:`MAX_RECORD_BYTES`; not JSON (with the line and column); an integer of
-            more than :data:`MAX_INT_DIGITS` digits, a float out of range or ``NaN`` / ``Infinity``; nested
-            too deeply. Its :meth:`~RecordError.as_result` is the replay result of such a file.
+        RecordError: longer than :data:`MAX_RECORD_BYTES`; not UTF-8 or not JSON (with the line and column); a
+            key given twice; an integer over :data:`~lama_env.reader.MAX_INT`, a float out of range or ``NaN`` /
+            ``Infinity``; nested more than :data:`~lama_env.reader.MAX_DEPTH` deep. Its
+            :meth:`~RecordError.as_result` is the replay result of such a file.
     """
     if len(text) > MAX_RECORD_BYTES:
         raise RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
                           "(the size limit of a record)")
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            raise RecordError(f"not a game record: {name} is not UTF-8 text") from None
     try:
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-    except json.JSONDecodeError as e:
-        raise RecordError(f"not a game record: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except RecursionError:
-        raise RecordError(f"not a game record: {name} is nested too deeply to be JSON data") from None
+        return read_json(text, "")  # a fault says what is wrong and where in the text (a file is named by the caller)
+    except InputError as e:
+        raise RecordError(f"not a game record: {e}") from None
 
 
 _TURN_KEYS = {"player", "action", "dice", "discard", "take"}
@@ -162,9 +145,8 @@ def _check_about(about: Any, n: int) -> None:
                 raise RecordError(f"about.{key}[{p}] must be {what}: a non-empty string of at most {limit} "
                                   f"characters, got {clip(x)}")
     seed = about.get("seed")
-    if seed is not None and not (_is_int(seed) and 0 <= seed < 10 ** MAX_INT_DIGITS):
-        raise RecordError(f"about.seed must be an integer of at most {MAX_INT_DIGITS} digits (0 or more) or null, "
-                          f"got {clip(seed)}")
+    if seed is not None:
+        check_seed(seed, RecordError, "about.seed")
     version = about.get("version")
     if "version" in about and not (isinstance(version, str) and 0 < len(version) <= MAX_VERSION):
         raise RecordError(f"about.version must be a non-empty string of at most {MAX_VERSION} characters, "
@@ -179,8 +161,8 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
         record: a ``/1`` (or ``/2``) record, as :meth:`LamaGame.to_record` writes.
         names: a display name per seat (``"You"``, ``"P1 ppo:2p"``); one over :data:`MAX_NAME` characters is cut.
         agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
-        seed: the seed of the game, None for fresh randomness (written as null); a seed of more than
-            :data:`MAX_INT_DIGITS` digits, which no record reader accepts, is written as null too.
+        seed: the seed of the game, None for fresh randomness (written as null); a seed over
+            :data:`~lama_env.reader.MAX_SEED`, which no record reader accepts, is written as null too.
         version: the lama-dice version that writes the record (``lama_env.__version__``).
 
     Raises:
@@ -194,7 +176,7 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
         about["names"] = [cut(x, MAX_NAME) for x in names]
     if agents is not None:
         about["agents"] = [cut(x, MAX_SPEC) for x in agents]
-    about["seed"] = seed if seed is None or not _is_int(seed) or seed < 10 ** MAX_INT_DIGITS else None
+    about["seed"] = seed if seed is None or not _is_int(seed) or seed <= MAX_SEED else None
     about["version"] = version
     _check_about(about, record["players"])
     out = dict(record)
@@ -390,8 +372,9 @@ def _steps(rec: Any) -> Iterator[tuple[LamaGame, RoundEnd | None, int, int | Non
         raise RecordError(f"bad rules: {e}") from None
     start_points = rec.get("start_points", [0] * n)
     if (not isinstance(start_points, list) or len(start_points) != n
-            or not all(_is_int(x) and x >= 0 for x in start_points)):
-        raise RecordError(f"start_points must list {n} non-negative integers, got {clip(start_points)}")
+            or not all(_is_int(x) and 0 <= x <= MAX_START_POINTS for x in start_points)):
+        raise RecordError(f"start_points must list {n} integers 0..{MAX_START_POINTS:,} (chip totals are 32-bit in "
+                          f"the engine), got {clip(start_points)}")
     _check_about(rec.get("about", {}), n)  # only a /2 record may have it (_check_shape)
     rounds = rec["rounds"]
     if not rounds:

@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 
 from .errors import clip
+from .reader import check_seed
 
 __all__ = ["Streams", "base_seed", "below", "decision_key", "mix", "seed_mix", "start_streams", "uniform"]
 
 
 def base_seed(seed: Any, error: type[Exception] = ValueError) -> int:
     """A run's 64-bit base seed: ``SeedSequence(seed)`` hashed (fresh entropy for None); else raise ``error``."""
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise error(f"seed must be an integer >= 0 or None, got {clip(seed)}")
+    if seed is not None:
+        check_seed(seed, error)  # 0..MAX_SEED, the one bound of a seed (lama_env.reader)
     return int(np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0])
 
 

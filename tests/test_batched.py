@@ -189,7 +189,7 @@ def test_native_specs_and_errors():
         play_batch(2, ["random"], seating=np.ones((3, 2), dtype=int))
     with pytest.raises(LamaDiceError, match=r"num_players must be an integer 1\.\.6, got 7"):
         play_batch(7, ["random"], games=1)
-    with pytest.raises(LamaDiceError, match=r"seed must be an integer >= 0 or None, got -1"):
+    with pytest.raises(LamaDiceError, match=r"seed must be an integer 0\.\.2\*\*63 - 1, got -1"):
         play_batch(2, ["random"], games=1, seed=-1)
 
 

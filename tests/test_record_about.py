@@ -51,9 +51,9 @@ def test_a_v1_record_may_not_carry_about():
     ({"names": ["You", "x" * 65]}, "about.names[1] must be a name"),
     ({"agents": [None, None, None]}, "about.agents must list 2 items (an agent spec or null (a person) per player)"),
     ({"agents": [None, 7]}, "about.agents[1] must be an agent spec or null (a person)"),
-    ({"seed": -1}, "about.seed must be an integer of at most 18 digits (0 or more) or null, got -1"),
-    ({"seed": True}, "about.seed must be an integer of at most 18 digits (0 or more) or null, got True"),
-    ({"seed": 1.5}, "about.seed must be an integer of at most 18 digits (0 or more) or null"),
+    ({"seed": -1}, "about.seed must be an integer 0..2**63 - 1, got -1"),
+    ({"seed": True}, "about.seed must be an integer 0..2**63 - 1, got True"),
+    ({"seed": 1.5}, "about.seed must be an integer 0..2**63 - 1"),
     ({"seed": "5"}, "about.seed must be an integer"),
     ({"version": 1}, "about.version must be a non-empty string of at most 64 characters, got 1"),
 ])
@@ -76,10 +76,12 @@ def test_with_about_refuses_a_part_that_does_not_fit():
 
 
 def test_with_about_writes_a_seed_no_reader_accepts_as_null():
-    # A record file's integers have at most 18 digits (MAX_INT_DIGITS): a longer seed would make the record unreadable.
-    rec = with_about(played().to_record(), seed=10 ** 18, version=__version__)
+    # A seed is at most 2**63 - 1 wherever it enters (lama_env.reader.MAX_SEED): a larger one is written as null.
+    rec = with_about(played().to_record(), seed=2**63, version=__version__)
     assert rec["about"]["seed"] is None and replay(rec)["valid"]
-    assert with_about(played().to_record(), seed=10 ** 18 - 1, version=__version__)["about"]["seed"] == 10 ** 18 - 1
+    assert with_about(played().to_record(), seed=2**63 - 1, version=__version__)["about"]["seed"] == 2**63 - 1
+    bad = replay(dict(rec, about=dict(rec["about"], seed=2**63)))
+    assert bad["error"] == "about.seed must be an integer 0..2**63 - 1, got 9223372036854775808"
 
 
 def test_a_v2_record_without_about_and_an_unknown_format():

@@ -1,4 +1,7 @@
-"""Records are read within bounds (issue 28): a size limit, integers of at most 18 digits, no NaN or Infinity.
+"""Records are read within bounds (issues 28, 52): the bounded reader of lama_env.reader.
+
+A size limit, integers of at most 2**63 - 1, no NaN or Infinity, no duplicate key, no deep nesting, regular
+files only.
 
 Every case gives the one-line replay fault of docs/RULES.md, in ``lama_env.record.parse_record_json``, in
 ``lama-dice replay`` and ``lama-dice show`` alike, never a traceback.
@@ -8,9 +11,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -18,7 +21,8 @@ from lama_dice.cli.main import main
 from lama_dice.cli.recordfile import load_record_file, parse_record_bytes
 from lama_env.engine import LamaGame
 from lama_env.errors import clip
-from lama_env.record import MAX_INT_DIGITS, MAX_RECORD_BYTES, RecordError, parse_record_json, replay
+from lama_env.reader import MAX_INT
+from lama_env.record import MAX_RECORD_BYTES, RecordError, parse_record_json, replay
 
 HUGE = '{"format": "lama-dice-record/1", "players": ' + "9" * 100_000 + ', "rounds": []}'
 
@@ -28,13 +32,16 @@ def _record() -> dict:
 
 
 @pytest.mark.parametrize(("text", "words"), [
-    (HUGE, "an integer of 100000 digits"),
-    ('{"players": -' + "1" * 19 + "}", "an integer of 19 digits"),
+    (HUGE, "an integer of 100,000 digits"),
+    ('{"players": -' + "1" * 20 + "}", "an integer of 20 digits"),
+    ('{"players": ' + str(MAX_INT + 1) + "}", "the integer 9223372036854775808 is too large"),
+    ('{"players": 2, "players": 3}', "the key 'players' is given twice in one object"),
     ('{"players": NaN}', "NaN is not a JSON number"),
     ('{"players": Infinity}', "Infinity is not a JSON number"),
     ('{"players": -Infinity}', "-Infinity is not a JSON number"),
     ('{"players": 1e999}', "'1e999' is out of range"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ("[" * 100_000 + "]" * 100_000, "nested more than 64 levels deep"),
+    ("[" * 65 + "]" * 65, "nested more than 64 levels deep"),
     ('{"players": 2', "invalid JSON at line 1 column 14"),
     (" " * (MAX_RECORD_BYTES + 1), "larger than 5 MiB"),
 ])
@@ -49,8 +56,8 @@ def test_parse_record_json_refuses_with_one_line(text, words):
 def test_parse_record_json_reads_a_record_and_its_largest_integers():
     rec = _record()
     assert parse_record_json(json.dumps(rec)) == rec
-    assert parse_record_json('{"start_points": [' + "9" * MAX_INT_DIGITS + ", 0.5]}") == {
-        "start_points": [int("9" * MAX_INT_DIGITS), 0.5]}
+    assert parse_record_json('{"start_points": [' + str(-MAX_INT) + ", 0.5]}") == {"start_points": [-MAX_INT, 0.5]}
+    assert isinstance(parse_record_json("[" * 64 + "]" * 64), list)  # 64 levels: the most a record may nest
 
 
 def test_replay_of_a_huge_integer_object_gives_a_result_not_a_traceback():
@@ -72,18 +79,26 @@ def test_replay_and_show_of_a_100000_digit_integer_give_one_line(tmp_path, capsy
     code, out, err = _replay_cli(capsys, path)
     assert code == 1 and err == ""
     result = json.loads(out)
-    assert result["valid"] is False and "an integer of 100000 digits" in result["error"]
+    assert result["valid"] is False and "an integer of 100,000 digits" in result["error"]
     assert main(["show", str(path)]) == 1
     out, err = capsys.readouterr()
-    assert err.count("\n") == 1 and "an integer of 100000 digits" in err and "Traceback" not in err
+    assert err.count("\n") == 1 and "an integer of 100,000 digits" in err and "Traceback" not in err
 
 
-def test_replay_stops_at_the_size_limit_of_dev_zero(capsys):
-    start = time.monotonic()
+def test_replay_refuses_a_device_before_reading_it(capsys):
     code, out, err = _replay_cli(capsys, "/dev/zero")
     assert code == 1 and err == ""
-    assert "/dev/zero is larger than 5 MiB (the size limit of a record)" in json.loads(out)["error"]
-    assert time.monotonic() - start < 30  # it read 5 MiB and stopped (a whole read never ends)
+    assert json.loads(out)["error"] == ("cannot read /dev/zero: it is a device, not a regular file (pipe its content "
+                                        "to standard input instead)")
+
+
+def test_replay_and_show_of_a_fifo_refuse_it_without_waiting_for_a_writer(tmp_path, capsys):
+    fifo = tmp_path / "game.json"
+    os.mkfifo(fifo)  # no writer ever opens it: reading it would block for ever
+    code, out, _ = _replay_cli(capsys, fifo)
+    assert code == 1 and "it is a FIFO, not a regular file" in json.loads(out)["error"]
+    assert main(["show", str(fifo)]) == 1
+    assert "it is a FIFO, not a regular file" in capsys.readouterr().err
 
 
 def test_a_record_at_the_limit_is_read_and_one_byte_more_is_not(tmp_path):
@@ -114,4 +129,4 @@ def test_replay_of_dev_zero_as_a_real_command():
     proc = subprocess.run([sys.executable, "-m", "lama_dice", "replay", "/dev/zero"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 1 and proc.stderr == ""
-    assert "larger than 5 MiB" in json.loads(proc.stdout)["error"]
+    assert "it is a device, not a regular file" in json.loads(proc.stdout)["error"]

@@ -69,13 +69,14 @@ def save_checkpoint(model: Any, path: str | os.PathLike, sidecar: dict[str, Any]
 
     With a ``clock`` the sidecar also records ``train_seconds``.
     """
+    from lama_env.atomic import atomic_path
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{path.name}")
-    model.save(tmp)
-    extra = dict(sidecar, train_seconds=round(clock(), 1)) if clock is not None else sidecar
-    write_sidecar(path, timesteps=int(model.num_timesteps), policy=model.policy, **extra)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:  # a full disk or a kill leaves the old checkpoint, no partial zip
+        model.save(tmp)
+        extra = dict(sidecar, train_seconds=round(clock(), 1)) if clock is not None else sidecar
+        write_sidecar(path, timesteps=int(model.num_timesteps), policy=model.policy, **extra)
     return path
 
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
@@ -60,6 +59,7 @@ from pydantic import (
 )
 
 from lama_env.errors import LamaDiceError, clip
+from lama_env.reader import MAX_SEED
 from lama_env.rules import RulesConfig, RulesError
 
 
@@ -290,7 +290,8 @@ class EvalSection(Section):
     opponents: list[str] = Field(default_factory=lambda: ["optimal"],
                                  description="agent specs to evaluate against (solo: baselines to compare with)")
     workers: int = Field(default=1, ge=1, description="evaluation worker processes")
-    seed: int = Field(default=12345, description="evaluation seed (the same games at every evaluation)")
+    seed: int = Field(default=12345, ge=0, le=MAX_SEED,
+                      description="evaluation seed (the same games at every evaluation)")
 
 
 class EvalConfig(EvalSection):
@@ -366,7 +367,7 @@ class TrainConfig(RunConfig):
     name: str = Field(default="run", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$",
                       description="run name (the run folder's prefix)")
     description: str = Field(default="", description="free text")
-    seed: int = Field(default=0, ge=0, description="seed of everything random in training")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="seed of everything random in training")
     total_timesteps: int = Field(default=1_000_000, ge=1, description="learner steps to train for")
     device: Literal["cpu", "auto", "cuda"] = Field(default="cpu", description="torch device for training")
     torch_threads: int = Field(default=1, ge=0,
@@ -561,68 +562,29 @@ def load_config(path: str | os.PathLike, check_agents: bool = True) -> TrainConf
     return load_as(TrainConfig, path, check_agents)
 
 
+#: The largest config file read (bytes): a config is a few KB.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> Any:
     """The content of the YAML file at ``path`` (``None`` for an empty file).
 
-    Read with :func:`_config_loader`: a key given twice in one mapping is an error, and ``1e6`` is a number.
+    Read with the bounded reader (:func:`lama_env.reader.read_yaml`): a key given twice in one mapping, an
+    integer over 2**63 - 1, a float that is not finite, nesting over 64 levels are errors, and ``1e6`` is a
+    number; the file must be a regular file of at most :data:`MAX_CONFIG_BYTES`.
 
     Raises:
-        error: the file cannot be read, is not UTF-8 text or is not YAML, or repeats a key (one line,
-            naming the file and the line).
+        error: the file cannot be read, is not a regular file, is too large, is not UTF-8 text or is not YAML,
+            or breaks a bound (one line, naming the file and the line).
     """
-    import yaml
+    from lama_env.reader import InputError
+    from lama_env.reader import read_file as read_bounded_file
+    from lama_env.reader import read_yaml as read_bounded_yaml
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise error(f"cannot read config {path}: {e.strerror or e}") from None
-    except UnicodeDecodeError:
-        raise error(f"{path}: not a UTF-8 text file") from None
-    try:
-        return yaml.load(text, Loader=_config_loader())  # a SafeLoader: plain data only
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise error(f"{path}: invalid YAML{where}: {problem}") from None
-
-
-@cache
-def _config_loader() -> type:
-    """PyYAML's SafeLoader, refusing duplicate keys and reading ``1e6`` as a number.
-
-    PyYAML (YAML 1.1) reads ``1e6`` as the string ``'1e6'`` (its floats need a dot and a signed
-    exponent); YAML 1.2 and every other reader make it a number, as here (``3e-4`` too).  A key
-    given twice in one mapping is an error naming the key and both lines (PyYAML keeps the later
-    value silently); the keys a merge (``<<: *base``) brings in may be overridden as YAML allows.
-    """
-    import re
-
-    import yaml
-
-    class ConfigLoader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            if isinstance(node, yaml.MappingNode):
-                seen: dict[Any, int] = {}
-                for key_node, _ in node.value:
-                    if key_node.tag == "tag:yaml.org,2002:merge":
-                        continue
-                    key = self.construct_object(key_node, deep=True)
-                    try:
-                        first = seen.get(key)
-                    except TypeError:  # an unhashable key: PyYAML's own error follows
-                        continue
-                    if first is not None:
-                        raise yaml.constructor.ConstructorError(
-                            None, None, f"duplicate key {clip(key)} (first at line {first + 1}; a key may be "
-                                        "given once per mapping)", key_node.start_mark)
-                    seen[key] = key_node.start_mark.line
-            return super().construct_mapping(node, deep=deep)
-
-    ConfigLoader.add_implicit_resolver(
-        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-        list("-+0123456789"))
-    return ConfigLoader
+        return read_bounded_yaml(read_bounded_file(path, MAX_CONFIG_BYTES, f"config {path}"), str(path))
+    except InputError as e:
+        raise error(str(e)) from None
 
 
 def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:

@@ -50,6 +50,7 @@ from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_dice.agents.rollout import RolloutPolicy
 from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
+from lama_env.atomic import atomic_path, write_text
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
 from lama_env.vector import VectorGame
@@ -288,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                                       "game": data.game, "games": data.games, "seconds": data.seconds}
             if data.states is not None:
                 arrays["states"] = data.states
-            np.savez_compressed(args.data, **arrays)
+            with atomic_path(args.data) as tmp, open(tmp, "wb") as fh:  # a file: NumPy adds no .npz
+                np.savez_compressed(fh, **arrays)
     cut = np.quantile(data.game, 1 - args.holdout)
     train_sel, test_sel = data.game < cut, data.game >= cut
     if not train_sel.any() or not test_sel.any():
@@ -325,9 +327,7 @@ def main(argv: list[str] | None = None) -> int:
           f"where the search differs from {net_spec}: {agree['agree_where_search_differs'] or 0:.2%}; "
           f"wrote {args.out} ({time.perf_counter() - t0:.0f} s)", flush=True)
     if args.report:
-        with open(args.report, "w", encoding="utf-8") as f:
-            json.dump({"training": training, "agreement": agree}, f, indent=1)
-            f.write("\n")
+        write_text(args.report, json.dumps({"training": training, "agreement": agree}, indent=1) + "\n")
     return 0
 
 

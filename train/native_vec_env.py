@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import make_agent
 from lama_env.batched import native_description
-from lama_env.options import NO_EPISODE_STATS
+from lama_env.options import NO_EPISODE_STATS, check_reward
 from lama_env.rules import RULES_KEYWORDS, RulesConfig
 from lama_env.vector_env import LamaDiceVectorEnv
 
@@ -142,7 +142,7 @@ class NativeVecEnv(VecEnv):
                 opps.append(EpisodeSeat(o, adapt, rules) if isinstance(o, MixtureOpponent) else adapt(o))
         self.env = LamaDiceVectorEnv(num_envs, num_players=num_players, opponents=opps,
                                      autoreset_mode=AutoresetMode.SAME_STEP, rules=rules, **kwargs)
-        self.reward_scale = float(reward_scale)
+        self.reward_scale = check_reward("reward_scale", reward_scale, positive=True)
         self._actions: np.ndarray | None = None
         super().__init__(num_envs, self.env.single_observation_space, self.env.single_action_space)
 

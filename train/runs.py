@@ -6,17 +6,24 @@ taken, e.g. two runs started in the same second), made by :func:`new_run_dir`;
 or a folder the user names (``--run-dir``) that does not exist yet or is
 empty, claimed by :func:`claim_run_dir`. :func:`make_run_dir` picks one of the
 two. Any problem raises :class:`RunDirError` with a one-line message.
+
+:func:`stop_on_sigterm` makes a SIGTERM (``kill PID``, a container or job scheduler stopping the
+run) stop training the way Ctrl-C does, so that both trainers save ``interrupted`` and say how to resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 from lama_env.errors import LamaDiceError
 
-__all__ = ["RunDirError", "claim_run_dir", "make_run_dir", "new_run_dir"]
+__all__ = ["RunDirError", "claim_run_dir", "make_run_dir", "new_run_dir", "stop_on_sigterm"]
 
 #: The default advice when a named run folder cannot be used.
 CHOOSE_ANOTHER = "choose another --run-dir"
@@ -77,3 +84,28 @@ def make_run_dir(run_dir: str | os.PathLike | None, root: str | os.PathLike, nam
     if run_dir is not None:
         return claim_run_dir(run_dir, hint)
     return new_run_dir(root, name)
+
+
+@contextlib.contextmanager
+def stop_on_sigterm() -> Iterator[list[int]]:
+    """Within the block, a SIGTERM raises :class:`KeyboardInterrupt` in the main thread, as Ctrl-C does.
+
+    Yields the list of the signals received (empty until one comes), so that a trainer can tell a stop
+    asked for from a failure it causes (subprocess workers killed by the same signal: a broken pipe).
+    The former handler is back after the block: a second SIGTERM while the checkpoint is saved ends the
+    process as usual (the save is atomic: the old file is kept). Off the main thread, it does nothing.
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -33,6 +33,7 @@ import numpy as np
 
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
+from lama_env.atomic import atomic_path, write_text
 from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError
 
@@ -76,10 +77,9 @@ class SnapshotPool:
         from lama_dice.agents.ppo import write_sidecar
 
         path = self.dir / f"snap-{int(timesteps):012d}.zip"
-        tmp = self.dir / f".tmp-{path.name}"
-        model.save(tmp)
-        write_sidecar(path, timesteps=timesteps, policy=model.policy, **self.sidecar)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            model.save(tmp)
+            write_sidecar(path, timesteps=timesteps, policy=model.policy, **self.sidecar)
         self.write_pool_file()
         # Keep one snapshot past the pool so that a worker that has just read
         # the old pool file never finds its newest-but-one member deleted.
@@ -90,9 +90,7 @@ class SnapshotPool:
 
     def write_pool_file(self) -> None:
         """Write ``pool.json`` (atomically) listing the current members."""
-        tmp = self.file.with_name(POOL_FILE + ".tmp")
-        tmp.write_text(json.dumps({"members": self.members()}, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.file)
+        write_text(self.file, json.dumps({"members": self.members()}, indent=2) + "\n")
 
 
 def _checkpoint_path(spec: str) -> Path:

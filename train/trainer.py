@@ -18,7 +18,7 @@
    the checkpoint to resume from;
 5. learn, with the callbacks of :mod:`lama_dice.train.callbacks` (the game's TensorBoard
    scalars, periodic evaluation and ``best.zip``, periodic checkpoints,
-   self-play snapshots) and a progress bar; Ctrl-C saves ``interrupted.zip``;
+   self-play snapshots) and a progress bar; Ctrl-C (or SIGTERM) saves ``interrupted.zip``;
 6. save ``final.zip``, evaluate it against the evaluation opponents with the
    evaluation harness, print the table and save it as ``eval.json``.
 
@@ -64,6 +64,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
 from lama_dice.agents.ppo import CheckpointError, PPOPolicy, load_policy, read_sidecar, resolve_checkpoint
+from lama_env.atomic import write_text
 from lama_env.errors import LamaDiceError
 
 from .callbacks import (
@@ -77,7 +78,7 @@ from .callbacks import (
 )
 from .config import ConfigError, TrainConfig, load_config, parse_config
 from .masked_distribution import LamaMaskablePolicy
-from .runs import RunDirError, claim_run_dir, new_run_dir  # noqa: F401  (RunDirError: raised by train)
+from .runs import RunDirError, claim_run_dir, new_run_dir, stop_on_sigterm  # noqa: F401  (RunDirError: raised by train)
 from .selfplay import MixtureOpponent, PoolReader, SnapshotPool, WeightedSpec
 from .shell import command, near_path, shell_path
 from .warm_start import check_init_from, init_weights
@@ -230,18 +231,23 @@ def train(
     interrupted = False
     t_learn = time.perf_counter()
     clock.start()
-    try:
-        model.learn(total_timesteps=remaining, callback=CallbackList(cbs),
-                    reset_num_timesteps=resume_ckpt is None, progress_bar=progress_bar)
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        learn_s = time.perf_counter() - t_learn
-        _close_vec_env(vec_env, force=interrupted)
+    with stop_on_sigterm() as stopped:  # SIGTERM: as Ctrl-C
+        try:
+            model.learn(total_timesteps=remaining, callback=CallbackList(cbs),
+                        reset_num_timesteps=resume_ckpt is None, progress_bar=progress_bar)
+        except KeyboardInterrupt:
+            interrupted = True
+        except (EOFError, ConnectionError):  # workers ended by the SIGTERM sent to the whole process group
+            if not stopped:
+                raise
+            interrupted = True
+        finally:
+            learn_s = time.perf_counter() - t_learn
+            _close_vec_env(vec_env, force=interrupted)
     steps_done = int(model.num_timesteps) - start_steps
     sps = steps_done / learn_s if learn_s > 0 else math.nan
 
-    if interrupted:  # Ctrl-C: save where we are and say how to go on
+    if interrupted:  # Ctrl-C or SIGTERM: save where we are and say how to go on
         ckpt = save_checkpoint(model, run / "interrupted.zip", sidecar, clock)
         model.logger.close()
         print(f"\ninterrupted at {model.num_timesteps:,} steps; saved {ckpt}", file=out)
@@ -499,7 +505,7 @@ def _save_config(cfg: TrainConfig, run: Path) -> None:
         path = run / f"config.resumed-{datetime.now().strftime('%Y%m%d-%H%M%S')}.yaml"
     else:
         path = run / "config.yaml"
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text, error=ConfigError)
 
 
 def run_config_path(run: Path) -> Path | None:
@@ -680,7 +686,7 @@ def final_evaluation(model: MaskablePPO, cfg: TrainConfig, run: Path, out: TextI
     report = {"run": run.name, "checkpoint": "final.zip", "timesteps": int(model.num_timesteps),
               "players": n, "games_per_opponent": cfg.eval.final_games, "seed": seed,
               "rules": cfg.rules.to_dict(), "results": results, "seconds": round(time.perf_counter() - t0, 2)}
-    (run / "eval.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_text(run / "eval.json", json.dumps(report, indent=2) + "\n")
     print_eval_table(report, out)
     return report
 

@@ -47,6 +47,7 @@ import numpy as np
 from lama_dice.agents.learned import LearnedPolicy, observation_fingerprint
 from lama_dice.agents.registry import make_agent
 from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
+from lama_env.atomic import atomic_path, write_text
 from lama_env.observation import observation_size
 from lama_env.rules import RulesConfig, win_shares_of_games
 from lama_env.vector import VectorGame
@@ -210,7 +211,8 @@ def plot_reliability(reports: dict[str, dict[str, Any]], out: str) -> None:
     ax.set_title("Value networks on held-out self-play games", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
-    fig.savefig(out)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
 
 
@@ -313,9 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"held out: Brier {cal['brier']:.4f} (constant 1/N: {cal['brier_constant']:.4f}), "
           f"log loss {cal['log_loss']:.4f}; wrote {args.out} ({time.perf_counter() - t0:.0f} s)", flush=True)
     if args.report:
-        with open(args.report, "w", encoding="utf-8") as f:
-            json.dump({"training": training, "calibration": cal}, f, indent=1)
-            f.write("\n")
+        write_text(args.report, json.dumps({"training": training, "calibration": cal}, indent=1) + "\n")
     return 0
 
 

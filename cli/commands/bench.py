@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from lama_dice.cli.options import add_json, add_seed
@@ -137,10 +136,9 @@ def _write_json(args: argparse.Namespace, report: dict[str, Any], console: Any) 
     if args.json == "-":
         sys.stdout.write(text)
         return
-    try:
-        Path(args.json).write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise BenchError(f"cannot write {args.json}: {e.strerror or e}") from None
+    from lama_env.atomic import write_text
+
+    write_text(args.json, text, error=BenchError)
     console.print(f"JSON: {args.json}")
 
 

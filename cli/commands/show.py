@@ -82,6 +82,7 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
     """
     from lama_dice.cli.tui import seat_names
     from lama_env.animation import MP4_HINT, EncoderError, find_ffmpeg, record_frames, write_gif, write_mp4
+    from lama_env.atomic import WriteError
     from lama_env.picture import frame_shape
 
     fps = args.fps
@@ -101,6 +102,8 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
         frames = record_frames(rec, names)
         try:
             count = write_gif(frames, out, fps) if kind == "gif" else write_mp4(frames, out, fps, ffmpeg=ffmpeg)
+        except WriteError as e:  # the atomic write's own line: "cannot write OUT: ... (the old file was kept)"
+            raise ShowError(str(e)) from None
         except OSError as e:
             raise ShowError(f"cannot write {out}: {e.strerror or e}") from None
         size = Path(out).stat().st_size
@@ -121,13 +124,13 @@ def index_names(record_path: str, num_players: int) -> list[str] | None:
     ``P0 threshold:0.2``, ``P1 ppo:best.zip``: the seat and its agent spec (a file path shortened
     to the file's name); None when there is no index or it does not list this record.
     """
-    import json
+    from lama_env.reader import read_file, read_json
 
     if record_path == "-":
         return None
     path = Path(record_path)
     try:
-        index = json.loads((path.parent / "index.json").read_text(encoding="utf-8"))
+        index = read_json(read_file(path.parent / "index.json", 64 * 2**20), "", allow_nan=True)
         entry = next(e for e in index["saved"] if e["file"] == path.name)
         seats = [str(s) for s in entry["seats"]]
     except (OSError, ValueError, KeyError, TypeError, StopIteration):

@@ -38,13 +38,16 @@ from annotated_types import Ge, Le
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lama_env.errors import LamaDiceError, bounded, clip
+from lama_env.reader import InputError, read_json
 from lama_env.record import MAX_RECORD_BYTES
+from lama_env.safetext import safe_text
 
 from .games import MAX_GAMES, GameStore, NotFoundError, WebError, builtin_specs, shipped_specs
 from .schema import RECORD_SCHEMA, Frames, GameState, Info, RecordList, Results, answers
@@ -53,10 +56,14 @@ from .schema import RECORD_SCHEMA, Frames, GameState, Info, RecordList, Results,
 MAX_UPLOAD = MAX_RECORD_BYTES
 #: The largest request body of every other route (bytes): their bodies are a few small fields.
 MAX_BODY = 64 * 1024
+#: The largest integer of a request's fields (either sign): exact in every JSON client (a float's 53 bits).
+MAX_JSON_INT = 2**53 - 1
 #: A record's name under --records: at most this many characters, and each folder or file name at most 255.
 MAX_NAME = 1024
 #: At most this many records are listed under --records.
 MAX_LISTED = 2000
+#: Why a file under --records or --results is not listed: its name (as lama_env.safetext.safe_text shows it) differs.
+UNLISTED_NAME = "the file name is not UTF-8 text or has control characters"
 #: Host names a server bound to the loopback interface answers (a guard against DNS rebinding).
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -68,8 +75,9 @@ def _whole_number(value: Any) -> Any:
 
 
 #: An integer field: JSON has one kind of number, so ``3.0`` is the integer 3 (as JSON Schema's ``integer``
-#: says); ``3.5``, ``"3"`` and ``true`` are refused (422).
-JsonInt = Annotated[StrictInt, BeforeValidator(_whole_number)]
+#: says); ``3.5``, ``"3"`` and ``true`` are refused (422), and so is an integer beyond +-(2**53 - 1), the
+#: integers every JSON client holds exactly (declared in the schema; the bounded reader refuses past 2**63 - 1).
+JsonInt = Annotated[StrictInt, Ge(-MAX_JSON_INT), Le(MAX_JSON_INT), BeforeValidator(_whole_number)]
 
 
 class NewGame(BaseModel):
@@ -158,7 +166,11 @@ class HostCheck:
         if scope["type"] in ("http", "websocket"):
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
             try:
-                name = urllib.parse.urlsplit("//" + host).hostname or ""
+                parts = urllib.parse.urlsplit("//" + host)
+                # a Host is host[:port]: userinfo ("evil.com@127.0.0.1"), a path or a query is no Host
+                name = parts.hostname or "" if not ("@" in host or parts.path or parts.query or parts.fragment) \
+                    else ""
+                parts.port  # noqa: B018  (raises ValueError for a port that is not a number 0..65535)
             except ValueError:
                 name = ""
             if name.lower() not in self.hosts:
@@ -235,7 +247,34 @@ def _settings(request: Request) -> Settings:
     return cast(Settings, request.app.state.settings)
 
 
-router = APIRouter()
+class BoundedRequest(Request):
+    """A request whose JSON body is read by the bounded reader (:func:`lama_env.reader.read_json`).
+
+    A body nested too deeply, with a huge integer, a duplicate key or ``NaN`` is refused (422) with the
+    reader's one line instead of reaching the models.
+    """
+
+    async def json(self) -> Any:
+        """The body's JSON value (raises :class:`~lama_env.reader.InputError`)."""
+        if not hasattr(self, "_json"):
+            self._json = read_json(await self.body(), "body")
+        return self._json
+
+
+class BoundedRoute(APIRoute):
+    """An API route that reads its JSON body with :class:`BoundedRequest`."""
+
+    def get_route_handler(self) -> Any:
+        """FastAPI's handler, given a :class:`BoundedRequest`."""
+        handler = super().get_route_handler()
+
+        async def bounded_handler(request: Request) -> Response:
+            return await handler(BoundedRequest(request.scope, request.receive))
+
+        return bounded_handler
+
+
+router = APIRouter(route_class=BoundedRoute)
 
 
 # ---------------------------------------------------------------------- pages
@@ -392,10 +431,18 @@ def list_records(request: Request) -> dict[str, Any]:
     """The JSON files under --records (relative paths; index.json files left out), at most MAX_LISTED."""
     root = _settings(request).records
     if root is None:
-        return {"folder": None, "files": [], "more": 0}
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.json")
-                   if p.is_file() and p.name != "index.json")
-    return {"folder": str(root), "files": files[:MAX_LISTED], "more": max(0, len(files) - MAX_LISTED)}
+        return {"folder": None, "files": [], "more": 0, "skipped": []}
+    files, skipped = [], []
+    for p in root.rglob("*.json"):
+        name = p.relative_to(root).as_posix()
+        if safe_text(name) != name:  # a name a web page cannot carry or ask for again: skipped, with the reason
+            skipped.append([safe_text(name), UNLISTED_NAME])
+        elif p.is_file() and p.name != "index.json":
+            files.append(name)
+    files.sort()
+    return {"folder": safe_text(root), "files": files[:MAX_LISTED], "more": max(0, len(files) - MAX_LISTED),
+            "skipped": sorted(skipped)[:MAX_LISTED]}
+
 
 
 def record_path(root: Path, name: str) -> Path:
@@ -485,6 +532,8 @@ async def _bad_body(request: Request, exc: Exception) -> JSONResponse:
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     e = cast(StarletteHTTPException, exc)
     cause = e.__cause__
+    if e.status_code == 400 and isinstance(cause, InputError):  # the bounded reader refused the JSON body
+        return _error(422, str(cause))
     if e.status_code == 400 and isinstance(cause, ValueError):  # FastAPI could not read the JSON body
         why = "not UTF-8 text" if isinstance(cause, UnicodeDecodeError) else str(cause).split(";")[0]
         return _error(422, f"body: not readable JSON ({why[:120]})")

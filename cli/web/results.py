@@ -17,10 +17,12 @@ Files are read as data (JSON only, at most :data:`MAX_FILES` files of at most
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
+
+from lama_env.reader import InputError, read_file, read_json
+from lama_env.safetext import safe_text
 
 #: At most this many JSON files are read under --results, each at most this many bytes.
 MAX_FILES, MAX_BYTES = 500, 20 * 1024 * 1024
@@ -107,13 +109,16 @@ def load_results(folder: str | Path | None) -> dict[str, Any]:
         out["skipped"].append([f"{len(files) - MAX_FILES} more files", f"only the first {MAX_FILES} are read"])
     for path in files[:MAX_FILES]:
         name = path.relative_to(root).as_posix()
+        if safe_text(name) != name:  # not UTF-8 (or control characters): no JSON answer could carry it
+            out["skipped"].append([safe_text(name), "the file name is not UTF-8 text or has control characters"])
+            continue
         try:
             if path.stat().st_size > MAX_BYTES:
                 out["skipped"].append([name, f"larger than {MAX_BYTES // 2**20} MiB"])
                 continue
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-            out["skipped"].append([name, f"not readable JSON ({type(e).__name__})"])
+            data = read_json(read_file(path, MAX_BYTES), "", allow_nan=True)  # the bounded reader
+        except InputError as e:
+            out["skipped"].append([name, f"not readable JSON ({e})"])
             continue
         kind = classify(data)
         if kind == "card":

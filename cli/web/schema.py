@@ -177,6 +177,9 @@ class RecordList(BaseModel):
     folder: str | None
     files: list[str] = Field(description="paths relative to the folder, for /api/records/{path}")
     more: int = Field(description="files not listed (past the listing's limit)")
+    skipped: list[list[str]] = Field(default_factory=list,
+                                     description="[name, reason] of each .json file not listed (a name that is "
+                                                 "not UTF-8, shown with U+FFFD for each byte that is not)")
 
 
 class Frame(BaseModel):

@@ -21,6 +21,7 @@ from lama_env.odds import p_no_match
 from lama_env.picture import seat_tag, status_text
 from lama_env.roundend import RoundEnd, is_round_end
 from lama_env.rules import face_index
+from lama_env.safetext import safe_text
 
 from ..tui import about_line, seat_names, snapshot, turn_text
 
@@ -53,6 +54,7 @@ def table_state(game: LamaGame | RoundEnd, names: Sequence[str], *,
         ``winners`` (at the game's end) and ``seats``: per seat ``name``, ``display``, ``points``, ``total``,
         ``quit``, ``tag`` and ``glow`` (display faces a pending roll lets the player discard).
     """
+    names = [safe_text(x) for x in names]
     phase = game.phase
     pending = game.dice
     shown = pending if pending is not None else dice
@@ -127,7 +129,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> dict[str, 
     from lama_env.record import iter_replay, record_names, replay
 
     n = record["players"]
-    seat = list(names) if names is not None else record_names(record) or seat_names(n)
+    seat = seat_names(n, dict(enumerate(names if names is not None else record_names(record) or ())))
     frames: list[dict[str, Any]] = []
     before = None
     game = None

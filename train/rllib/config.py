@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lama_dice.agents.rllib_agent import DEFAULT_MODULE_ID
+from lama_env.reader import MAX_SEED
 from lama_env.rules import RulesConfig
 
 from ..config import (
@@ -178,7 +179,7 @@ class RLlibTrainConfig(RunConfig):
     name: str = Field(default="rllib", min_length=1, pattern=r"^[A-Za-z0-9_.\-]+$",
                       description="run name (the run folder's prefix)")
     description: str = Field(default="", description="free text")
-    seed: int = Field(default=0, ge=0, description="seed of RLlib and the env's opponent draws")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="seed of RLlib and the env's opponent draws")
     iterations: int = Field(default=100, ge=1, description="training iterations (algo.train() calls)")
     env: RLlibEnvConfig = Field(default_factory=RLlibEnvConfig)
     opponents: list[OpponentConfig] = Field(default_factory=list,

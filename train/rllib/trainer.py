@@ -53,9 +53,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lama_env.atomic import write_text
 from lama_env.errors import LamaDiceError
 
-from ..runs import make_run_dir
+from ..runs import make_run_dir, stop_on_sigterm
 from .config import ALGORITHM, MODULE_ID, RLlibConfigError, RLlibTrainConfig, load_rllib_config, parse_rllib_config
 from .metrics import eval_scalars, game_scalars, rllib_scalars
 
@@ -136,9 +137,7 @@ def save_checkpoint(algo: Any, path: Path, cfg: RLlibTrainConfig, iteration: int
     sidecar = {"format": SIDECAR_FORMAT, "algorithm": ALGORITHM, "module_id": DEFAULT_MODULE_ID,
                "num_players": cfg.env.num_players, "rules": cfg.rules.to_dict(), "iteration": iteration,
                "timesteps": timesteps, "config": cfg.name}
-    tmp = path / f".{SIDECAR_NAME}.tmp"
-    tmp.write_text(json.dumps(sidecar, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path / SIDECAR_NAME)
+    write_text(path / SIDECAR_NAME, json.dumps(sidecar, indent=2) + "\n")
     return path
 
 
@@ -223,7 +222,7 @@ def train(cfg: RLlibTrainConfig, *, run_dir: str | os.PathLike | None = None, it
             print(msg, file=out, flush=True)
 
     d = make_run_dir(run_dir, runs_root, cfg.name)
-    (d / "config.yaml").write_text(cfg.to_yaml(), encoding="utf-8")
+    write_text(d / "config.yaml", cfg.to_yaml())
     from torch.utils.tensorboard import SummaryWriter
 
     started = _init_ray(cfg)
@@ -235,29 +234,30 @@ def train(cfg: RLlibTrainConfig, *, run_dir: str | os.PathLike | None = None, it
         algo = build_algorithm_config(cfg).build_algo()
         say(f"rllib-ppo: {cfg.iterations} iterations of {cfg.ppo.train_batch_size} steps, "
             f"{cfg.ray.num_env_runners} env runner(s); run folder {d}")
-        try:
-            for it in range(1, cfg.iterations + 1):
-                scalars = _iteration(algo, cfg, it)
-                steps = int(scalars.get("rllib/env_steps_sampled_lifetime", result.timesteps))
-                for k, v in scalars.items():
-                    writer.add_scalar(k, v, steps)
-                writer.flush()
-                result.iterations, result.timesteps = it, steps
-                result.history.append(dict(scalars, iteration=it, timesteps=steps))
-                say(_progress_line(it, cfg.iterations, steps, scalars))
-                if cfg.checkpoint.every and it % cfg.checkpoint.every == 0:
-                    save_checkpoint(algo, d / "checkpoints" / f"iter-{it:06d}", cfg, it, steps)
-        except KeyboardInterrupt:
-            result.interrupted = True
-            result.checkpoint = save_checkpoint(algo, d / "interrupted", cfg, result.iterations, result.timesteps)
-            say(f"interrupted: saved {result.checkpoint} (evaluate it: lama-dice evaluate rllib:{d} ...)")
-            return result
+        with stop_on_sigterm():  # SIGTERM: as Ctrl-C
+            try:
+                for it in range(1, cfg.iterations + 1):
+                    scalars = _iteration(algo, cfg, it)
+                    steps = int(scalars.get("rllib/env_steps_sampled_lifetime", result.timesteps))
+                    for k, v in scalars.items():
+                        writer.add_scalar(k, v, steps)
+                    writer.flush()
+                    result.iterations, result.timesteps = it, steps
+                    result.history.append(dict(scalars, iteration=it, timesteps=steps))
+                    say(_progress_line(it, cfg.iterations, steps, scalars))
+                    if cfg.checkpoint.every and it % cfg.checkpoint.every == 0:
+                        save_checkpoint(algo, d / "checkpoints" / f"iter-{it:06d}", cfg, it, steps)
+            except KeyboardInterrupt:
+                result.interrupted = True
+                result.checkpoint = save_checkpoint(algo, d / "interrupted", cfg, result.iterations, result.timesteps)
+                say(f"interrupted: saved {result.checkpoint} (evaluate it: lama-dice evaluate rllib:{d} ...)")
+                return result
         result.checkpoint = save_checkpoint(algo, d / "final", cfg, result.iterations, result.timesteps)
         say(f"saved {result.checkpoint}")
         if cfg.eval.final_games and (n == 1 or cfg.eval.opponents):
             ev = _evaluate(_current_policy(algo, n), cfg, cfg.eval.final_games)
             result.evaluation = ev
-            (d / "eval.json").write_text(json.dumps(ev, indent=2) + "\n", encoding="utf-8")
+            write_text(d / "eval.json", json.dumps(ev, indent=2) + "\n")
             for opp, st in ev.items():
                 say(f"  final vs {opp}: " + _stats_line(st))
         return result

@@ -1,0 +1,314 @@
+"""The one bounded reader of every JSON and YAML input, and the bounds a number must keep.
+
+Records (:mod:`lama_env.record`), training configs (``lama_dice.train.config``), ``--rule`` values and
+the web app's request bodies are all read here, so that each input is refused the same way, in one
+line (:class:`InputError`, a :class:`~lama_env.errors.LamaDiceError`), before a parser or the engine can
+fail on it:
+
+* **nesting**: at most :data:`MAX_DEPTH` levels of lists and objects (counted through YAML aliases), so
+  no reader recurses past Python's stack (a ``RecursionError`` becomes the same refusal);
+* **integers**: at most :data:`MAX_INT` in size (19 digits: every integer fits a signed 64-bit number),
+  checked on the digits before they are converted, so Python's 4,300-digit limit is never reached;
+  fields the engine stores in 32 bits have their own, smaller bounds (:data:`MAX_START_POINTS`);
+* **floats**: finite (``NaN``, ``Infinity``, ``1e999`` refused);
+* **keys**: a key given twice in one object or mapping is refused (JSON keeps the last silently);
+* **size**: a file is read up to a limit, and only when it is a regular file (a FIFO or a device is
+  refused before it is opened for reading, so it cannot block);
+* **YAML**: a :class:`yaml.SafeLoader` (plain data only) that also refuses a document whose aliases
+  expand to more than :data:`MAX_NODES` items or refer to themselves.
+
+Seeds share one bound everywhere they enter (``play``, ``evaluate``, the envs, training, records):
+:func:`check_seed`, ``0 <= seed <= MAX_SEED``.  docs/agents-and-evaluation.md ("Inputs and their limits")
+lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from functools import cache
+from typing import Any
+
+from .errors import LamaDiceError, bounded, clip
+
+__all__ = ["MAX_DEPTH", "MAX_INT", "MAX_NODES", "MAX_SEED", "MAX_START_POINTS", "InputError", "NotJsonError",
+           "check_seed",
+           "check_tree", "read_file", "read_json", "read_yaml", "yaml_loader"]
+
+#: The deepest nesting of lists and objects an input may have (a record needs 5, a config 4).
+MAX_DEPTH = 64
+#: The largest integer (in size, either sign) an input may hold: every integer fits a signed 64-bit number.
+MAX_INT = 2**63 - 1
+#: The one bound of a seed, wherever it enters (``--seed``, configs, the envs' ``reset``, records): 0..MAX_SEED.
+MAX_SEED = 2**63 - 1
+#: The largest chip total a game may start from (a record's ``start_points``): chip totals are 32-bit
+#: integers in the compiled engine, and no game's total can then pass 2**31 - 1 (docs/RULES.md).
+MAX_START_POINTS = 1_000_000_000
+#: The most items a YAML document may expand to through its aliases (a config has a few hundred).
+MAX_NODES = 1_000_000
+_MAX_DIGITS = len(str(MAX_INT))
+
+
+class InputError(LamaDiceError, ValueError):
+    """An input refused by the bounded reader: one line, naming what was read and why."""
+
+    def __init__(self, message: str) -> None:
+        """Keep ``message`` on one bounded line."""
+        super().__init__(bounded(message, 500))
+
+
+class NotJsonError(InputError):
+    """Text that is not JSON at all (as opposed to JSON that breaks a bound)."""
+
+
+def check_seed(seed: Any, error: type[Exception] = InputError, name: str = "seed") -> int:
+    """``seed`` as an int in ``0..MAX_SEED`` (NumPy integers too); else raise ``error`` naming ``name``."""
+    import numbers
+
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) <= MAX_SEED:
+        raise error(f"{name} must be an integer 0..2**63 - 1, got {clip(seed)}")
+    return int(seed)
+
+
+def _at(what: str) -> str:
+    """The prefix of a message about ``what`` (none when ``what`` is empty: the caller names it)."""
+    return f"{what}: " if what else ""
+
+
+def _int_of(text: str, what: str) -> int:
+    digits = text.lstrip("+-")
+    if len(digits) > _MAX_DIGITS:
+        raise InputError(f"{_at(what)}an integer of {len(digits):,} digits (integers are at most 2**63 - 1)")
+    value = int(text)
+    if abs(value) > MAX_INT:
+        raise InputError(f"{_at(what)}the integer {clip(value)} is too large (integers are at most 2**63 - 1)")
+    return value
+
+
+def _float_of(text: str, what: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputError(f"{_at(what)}the number {clip(text)} is out of range")
+    return value
+
+
+def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
+    """``data`` (parsed JSON or YAML), checked: nested at most :data:`MAX_DEPTH` deep, at most ``max_nodes`` items.
+
+    Shared parts (YAML aliases) are measured once, as often as they are used; a part that contains itself
+    is refused.
+
+    Raises:
+        InputError: nested too deeply, too many items, or a cycle.
+    """
+    memo: dict[int, tuple[int, int]] = {}
+    active: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        x, done = stack.pop()
+        kids = [c for c in (x.values() if isinstance(x, dict) else x) if isinstance(c, dict | list | tuple)] \
+            if isinstance(x, dict | list | tuple) else None
+        if kids is None:
+            continue
+        key = id(x)
+        if done:
+            depth = 1 + max((memo[id(c)][0] for c in kids), default=0)
+            size = 1 + len(x) + sum(memo[id(c)][1] for c in kids)
+            if depth > MAX_DEPTH:
+                raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep")
+            if max_nodes is not None and size > max_nodes:
+                raise InputError(f"{_at(what)}expands to more than {max_nodes:,} items (through its aliases)")
+            memo[key] = (depth, size)
+            active.discard(key)
+        elif key in active:
+            raise InputError(f"{_at(what)}a part of it contains itself")
+        elif key not in memo:
+            active.add(key)
+            stack.append((x, True))
+            stack.extend((c, False) for c in kids)
+    return data
+
+
+def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None,
+              allow_nan: bool = False) -> Any:
+    """The JSON value of ``text``, read within the bounds of the module docstring.
+
+    Args:
+        text: the JSON text (bytes: UTF-8).
+        what: what the messages call it (a file name, ``--rule end_threshold``, ``body``; empty: the caller
+            names it, and the messages start with what is wrong).
+        max_chars: refuse a longer text before parsing it.
+        allow_nan: read ``NaN`` and ``Infinity`` (as Python's ``json.dumps`` writes them) instead of refusing
+            them: for the files the project writes itself (reports, sidecars), whose statistics may be NaN.
+
+    Raises:
+        InputError: too long, not UTF-8, not JSON (with its line and column), a duplicate key, an integer
+            over :data:`MAX_INT`, a float out of range or ``NaN``/``Infinity``, nested too deeply.
+    """
+    if max_chars is not None and len(text) > max_chars:
+        size = f"{max_chars / 2**20:g} MiB" if max_chars >= 2**20 else f"{max_chars:,} characters"
+        raise InputError(f"{what or 'the input'} is larger than {size} (its size limit)")
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{what or 'the input'} is not UTF-8 text") from None
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                raise InputError(f"{_at(what)}the key {clip(key)} is given twice in one object")
+            out[key] = value
+        return out
+
+    def constant(name: str) -> Any:
+        if allow_nan:
+            return float(name)
+        raise InputError(f"{_at(what)}{name} is not a JSON number")
+
+    def number(s: str) -> float:
+        return float(s) if allow_nan else _float_of(s, what)
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs, parse_int=lambda s: _int_of(s, what),
+                          parse_float=number, parse_constant=constant)
+    except json.JSONDecodeError as e:
+        raise NotJsonError(f"{_at(what)}invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep") from None
+    return check_tree(data, what)
+
+
+def read_file(path: str | os.PathLike, limit: int, what: str | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them (a longer file is refused).
+
+    A FIFO, a socket or a device is refused without waiting for it (opened non-blocking, checked with
+    ``fstat``): read those through standard input instead.
+
+    Raises:
+        InputError: the file cannot be opened or read, is not a regular file, or is longer than ``limit``.
+    """
+    shown = str(path) if what is None else what
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise InputError(f"cannot read {shown}: {e.strerror or type(e).__name__}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
+                "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) \
+                else "not a regular file"
+            raise InputError(f"cannot read {shown}: it is {kind}, not a regular file (pipe its content to "
+                             "standard input instead)")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"cannot read {shown}: {e.strerror or type(e).__name__}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit:,} bytes"
+        raise InputError(f"{shown} is larger than {size} (its size limit)")
+    return data
+
+
+@cache
+def yaml_loader() -> type:
+    """PyYAML's ``SafeLoader`` within the bounds: depth, integers, finite floats, no duplicate key, ``1e6`` a number.
+
+    PyYAML (YAML 1.1) reads ``1e6`` as the string ``'1e6'`` (its floats need a dot and a signed exponent);
+    YAML 1.2 and every other reader make it a number, as here (``3e-4`` too).  A key given twice in one
+    mapping is an error naming the key and both lines; the keys a merge (``<<: *base``) brings in may be
+    overridden, as YAML allows.
+    """
+    import yaml
+    from yaml.composer import ComposerError
+    from yaml.constructor import ConstructorError
+
+    class BoundedLoader(yaml.SafeLoader):
+        _depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self._depth += 1
+            try:
+                if self._depth > MAX_DEPTH:
+                    raise ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
+                                        self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self._depth -= 1
+
+        def construct_yaml_int(self, node: Any) -> int:
+            text = str(self.construct_scalar(node)).replace("_", "")
+            if len(text) > 80:  # 2**63 in binary is 65 characters; longer is no integer we keep
+                raise ConstructorError(None, None, f"an integer of {len(text):,} characters (integers are at "
+                                                   "most 2**63 - 1)", node.start_mark)
+            value = int(super().construct_yaml_int(node))
+            if abs(value) > MAX_INT:
+                raise ConstructorError(None, None, "an integer too large (integers are at most 2**63 - 1)",
+                                       node.start_mark)
+            return value
+
+        def construct_yaml_float(self, node: Any) -> float:
+            value = float(super().construct_yaml_float(node))
+            if not math.isfinite(value):
+                raise ConstructorError(None, None, f"{clip(node.value)} is not a finite number", node.start_mark)
+            return value
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    try:
+                        first = seen.get(key)
+                    except TypeError:  # an unhashable key: PyYAML's own error follows
+                        continue
+                    if first is not None:
+                        raise ConstructorError(
+                            None, None, f"duplicate key {clip(key)} (first at line {first + 1}; a key may be "
+                                        "given once per mapping)", key_node.start_mark)
+                    seen[key] = key_node.start_mark.line
+            return super().construct_mapping(node, deep=deep)
+
+    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
+    BoundedLoader.add_constructor("tag:yaml.org,2002:float", BoundedLoader.construct_yaml_float)
+    BoundedLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+        list("-+0123456789"))
+    return BoundedLoader
+
+
+def read_yaml(text: str | bytes, what: str = "the input") -> Any:
+    """The YAML value of ``text`` (``None`` for an empty document), read with :func:`yaml_loader`.
+
+    Raises:
+        InputError: not UTF-8, not YAML (with its line and column), a duplicate key, an integer over
+            :data:`MAX_INT`, a float that is not finite, nested too deeply, aliases that expand too far.
+    """
+    import yaml
+
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError(f"{_at(what)}not a UTF-8 text file") from None
+    try:
+        data = yaml.load(text, Loader=yaml_loader())  # a SafeLoader: plain data only
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise InputError(f"{_at(what)}invalid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as e:  # a conversion PyYAML leaves unchecked (a timestamp out of range, ...)
+        raise InputError(f"{_at(what)}invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    return check_tree(data, what, MAX_NODES)
