@@ -36,10 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _played(seed: int = 4, n: int = 2) -> LamaGame:
     g = LamaGame(n, seed=seed, game_id=0)
     rng = np.random.default_rng(seed)
-    while not g.game_over:
-        if g.round_over:
-            g.next_round()
-            continue
+    while not g.game_over:  # rounds flow: the step that ends one deals the next
         g.step(int(rng.choice(g.legal_actions())))
     return g
 
