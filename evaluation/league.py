@@ -38,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from lama_env.atomic import atomic_path
 from lama_env.rules import MAX_PLAYERS, RulesConfig
 
 from .evaluate import (
@@ -53,7 +52,7 @@ from .evaluate import (
     run_games,
     spec_of,
 )
-from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes, agent_stats
+from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes, agent_stats, save_figure
 from .saving import GameSaver, sample_games
 from .scalar import DEFAULT_CHUNK_SIZE
 from .seating import league_seating
@@ -157,12 +156,7 @@ class LeagueResult:
 
     def plot(self, path: str | os.PathLike) -> None:
         """Save :meth:`figure` to ``path``."""
-        fig = self.figure()
-        try:
-            with atomic_path(path, error=EvaluationError) as tmp:
-                fig.savefig(tmp)
-        except ValueError as e:
-            raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
+        save_figure(self.figure(), path)
 
     def figure(self) -> Any:
         """A figure: rating (mu +- sigma) over the games, and the final mu with a 3-sigma bar.

@@ -9,17 +9,19 @@ are computed (the pure math is in :mod:`lama_dice.evaluation.stats`).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from lama_env.atomic import atomic_path
 from lama_env.errors import LamaDiceError
 
 from .stats import fractional_ranks, mean_se, ratio_interval, wilson_interval, win_shares
 
-__all__ = ["CONFIDENCE", "AgentStats", "EvaluationError", "GameOutcomes", "agent_stats"]
+__all__ = ["CONFIDENCE", "AgentStats", "EvaluationError", "GameOutcomes", "agent_stats", "save_figure"]
 
 #: Confidence level of the reported intervals.
 CONFIDENCE = 0.95
@@ -27,6 +29,19 @@ CONFIDENCE = 0.95
 
 class EvaluationError(LamaDiceError, ValueError):
     """Bad evaluation arguments (agents, player count, game count, workers, output paths)."""
+
+
+def save_figure(fig: Any, path: str | os.PathLike) -> None:
+    """Save a matplotlib figure of an evaluation to ``path`` atomically (:func:`lama_env.atomic.atomic_path`).
+
+    Raises:
+        EvaluationError: it cannot be written (one line; the old file, if any, is kept) or the format is unknown.
+    """
+    try:
+        with atomic_path(path, error=EvaluationError) as tmp:
+            fig.savefig(tmp)
+    except ValueError as e:
+        raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
 
 
 @dataclass

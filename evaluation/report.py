@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lama_env.atomic import atomic_path
 from lama_env.rules import RulesConfig
 
-from .outcomes import CONFIDENCE, AgentStats, EvaluationError, GameOutcomes
+from .outcomes import CONFIDENCE, AgentStats, GameOutcomes, save_figure
 
 __all__ = ["EvalResult"]
 
@@ -82,11 +81,7 @@ class EvalResult:
         ax.set_yticks(y, [f"{i}: {a.spec}" for i, a in enumerate(self.agents)])
         ax.set_xlabel("win rate (95% Wilson interval; ties share the win)")
         ax.set_title(f"{self.players} players, {self.games} games, seed {self.seed}")
-        try:
-            with atomic_path(path, error=EvaluationError) as tmp:
-                fig.savefig(tmp)
-        except ValueError as e:
-            raise EvaluationError(f"cannot save the plot to {path}: {e}") from None
+        save_figure(fig, path)
 
     def summary(self) -> str:
         """One line per agent, e.g. for logs."""

@@ -17,7 +17,6 @@ function               what it does
                        what the round did into ``out`` and, when asked, deals the next round
 :func:`begin`          opens a round: dealt from the game's stream, as given, or not yet
                        (explicit chance: the cards come one by one through :func:`deal_card`)
-:func:`begin_uniform`  opens a round dealt with a NumPy generator's uniform floats
 :func:`deal_card`      one card of a deal dealt card by card
 :func:`legal_actions`  the decision's legal actions (the kernel's order)
 :func:`legal_key`      what the legal actions depend on, packed (the key of their cache)
@@ -116,16 +115,6 @@ def begin(s, rr, start_player, nround, hands):
     else:
         K.deal_hands(gs, r, hands)
         K.open_round(gs, r, start_player)
-    gs.nround = nround
-
-
-@njit(cache=True)
-def begin_uniform(s, rr, start_player, nround, u, pos):
-    """:func:`begin` with the deal shuffled by the uniform floats ``u[pos:pos + 6 n]`` (a NumPy generator's draws)."""
-    gs = s[0]
-    r = rr[0]
-    K.deal_uniform(gs, r, u, pos)
-    K.open_round(gs, r, start_player)
     gs.nround = nround
 
 

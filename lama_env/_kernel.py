@@ -16,9 +16,9 @@ function                     what it does to the game ``gs`` (a state record)
                              take; ends and scores the round when the action ends it
 :func:`transition_roll`      the same, with the dice of a roll given (a search's common dice)
 :func:`next_round`           deals the next round (the start player rotating)
-:func:`deal_hands`,          a deal given (injected hands), a NumPy generator's deal, a deal card
-:func:`deal_uniform`,        by card (explicit chance); :func:`open_round` opens the round
-:func:`deal_card`            (``LamaGame``'s deals that do not come from the game's stream)
+:func:`deal_hands`,          a deal given (injected hands), a deal card by card (explicit chance);
+:func:`deal_card`            :func:`open_round` opens the round (``LamaGame``'s deals that do not
+                             come from the game's stream)
 :func:`log_step`,            write the trajectory log of the last transition, of the deal
 :func:`log_deal`             (when the rules record says ``logging``)
 :func:`legal`                the legal actions of the decision (their count, the ``i``-th): the
@@ -361,24 +361,6 @@ def _hand_out(gs, r):
             c = deck[6 * p + k]
             gs.disp[p, c] += 1
             gs.hands[p, k] = c
-
-
-@_inline
-def deal_uniform(gs, r, u, pos):
-    """Deal the round with the uniform floats ``u[pos:pos + 6 n]`` (a NumPy generator's draws).
-
-    Card ``i`` swaps with card ``i + floor(u * (cards left))``: the partial Fisher-Yates shuffle of
-    :func:`_deal`, whose draws come from the game's stream instead.
-    """
-    deck = gs.deck
-    for i in range(36):
-        deck[i] = r.deck0[i]
-    for i in range(6 * r.n):
-        j = i + int(u[pos + i] * (36 - i))
-        c = deck[i]
-        deck[i] = deck[j]
-        deck[j] = c
-    _hand_out(gs, r)
 
 
 @njit(cache=True)

@@ -26,7 +26,7 @@ N):
 | --- | --- | --- | --- |
 | `display` | 0 | 7N | cards of each face (`L`, `1`..`6`) in each player's display (player-major, 7 faces each); `L` / 7, numbers / 6 |
 | `quit` | 7N | N | 1 if the player has quit this round |
-| `to_act` | 8N | N | 1 for the player whose decision it is (all 0 once the round or game is over) |
+| `to_act` | 8N | N | 1 for the player whose decision it is (all 0 once the game or the episode is over) |
 | `start_player` | 9N | N | 1 for the player who started this round |
 | `total` | 10N | N | chip total / end_threshold, clipped to 1 |
 | `to_threshold` | 11N | N | (end_threshold - total) / 31 clipped to [0, 1]: distance to the game end in maximal rounds (31 points) |
@@ -34,7 +34,7 @@ N):
 | `would_end_game` | 13N | N | 1 if total + round points reaches end_threshold (the game ends if the round ends now) |
 | `p_no_match` | 14N | N | probability that the player's next roll matches nothing in their display (`odds.p_no_match`) |
 | `llama_row` | 15N | 7 | 1 where the row card of that face (`L`, `1`..`6`) is still there |
-| `decision` | 15N + 7 | 4 | one-hot decision asked: roll-or-quit, discard, take, none (round or game over) |
+| `decision` | 15N + 7 | 4 | one-hot decision asked: roll-or-quit, discard, take, none (the game or the episode is over) |
 | `dice` | 15N + 11 | 7 | after a roll (discard / take decision): dice showing each face / 3, else 0 |
 | `last_player` | 15N + 18 | 1 | 1 if only one player is left in the round (last-player rule: a non-matching roll busts) |
 | `active_players` | 15N + 19 | 1 | players who have not quit / N |
@@ -96,7 +96,7 @@ _BLOCKS: tuple[tuple[str, int, int, str], ...] = (
     ("display", NUM_FACES, 0,
      "cards of each face (`L`, `1`..`6`) in each player's display (player-major, 7 faces each); `L` / 7, numbers / 6"),
     ("quit", 1, 0, "1 if the player has quit this round"),
-    ("to_act", 1, 0, "1 for the player whose decision it is (all 0 once the round or game is over)"),
+    ("to_act", 1, 0, "1 for the player whose decision it is (all 0 once the game or the episode is over)"),
     ("start_player", 1, 0, "1 for the player who started this round"),
     ("total", 1, 0, "chip total / end_threshold, clipped to 1"),
     ("to_threshold", 1, 0,
@@ -108,7 +108,7 @@ _BLOCKS: tuple[tuple[str, int, int, str], ...] = (
     ("p_no_match", 1, 0,
      "probability that the player's next roll matches nothing in their display (`odds.p_no_match`)"),
     ("llama_row", 0, NUM_FACES, "1 where the row card of that face (`L`, `1`..`6`) is still there"),
-    ("decision", 0, 4, "one-hot decision asked: roll-or-quit, discard, take, none (round or game over)"),
+    ("decision", 0, 4, "one-hot decision asked: roll-or-quit, discard, take, none (the game or the episode is over)"),
     ("dice", 0, NUM_FACES, "after a roll (discard / take decision): dice showing each face / 3, else 0"),
     ("last_player", 0, 1,
      "1 if only one player is left in the round (last-player rule: a non-matching roll busts)"),

@@ -45,13 +45,12 @@ overwritten by the step after; copy what must live longer.
 Round ends and automatic resets
 -------------------------------
 
-Like ``LamaGame``'s default (``LamaGame(rounds="flow")``; its
-``rounds="manual"`` stops at ``Phase.ROUND_OVER`` until ``next_round()``), a
+Like ``LamaGame`` (whose rounds always flow), a
 vector game never stops between rounds: every state it presents is a decision
 of some player.  The step whose action ends a round (going out,
 emptying the row, a bust, the last quit) scores the round, pays the rewards of
 the round (and of the game, if it ends), sets ``round_ended``, and in the same
-step deals the next round (the start player rotates, as in ``next_round()``)
+step deals the next round (the start player rotates)
 or, when the game is over (a total reaches ``end_threshold``; with
 ``episode="round"`` after every round), sets ``terminated``, writes
 ``final_observation`` and deals a new game in the slot (totals 0, seat 0

@@ -587,6 +587,18 @@ def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> 
         raise error(str(e)) from None
 
 
+def says_algorithm(path: str | os.PathLike, algorithm: str) -> bool:
+    """True when the YAML file at ``path`` says ``algorithm: ALGORITHM`` (cheap: no trainer imported; else False).
+
+    How ``lama-dice train`` tells one trainer's config from another's before validating it.
+    """
+    try:
+        data = read_yaml(path)
+    except ConfigError:
+        return False
+    return isinstance(data, Mapping) and data.get("algorithm") == algorithm
+
+
 def check_agent_specs(cfg: RunConfig, source: str = "config") -> None:
     """Build every agent spec of ``cfg`` once (:meth:`RunConfig.agent_specs`).
 

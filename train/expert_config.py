@@ -27,7 +27,6 @@ not load or does not fit ``env.num_players`` (:func:`load_expert_config`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -35,7 +34,7 @@ from pydantic import Field, field_validator, model_validator
 from lama_env.actions import NUM_ACTIONS
 from lama_env.rules import RulesConfig
 
-from .config import ConfigError, ConfigKeyError, Rules, RunConfig, Section, load_as, read_yaml
+from .config import ConfigError, ConfigKeyError, Rules, RunConfig, Section, load_as, says_algorithm
 
 #: The ``algorithm`` value that selects this trainer.
 ALGORITHM = "expert_iteration"
@@ -176,11 +175,7 @@ class ExpertIterationConfig(RunConfig):
 
 def is_expert_iteration_config(path: str | os.PathLike) -> bool:
     """True when the YAML file at ``path`` says ``algorithm: expert_iteration`` (cheap; False if unreadable)."""
-    try:
-        data = read_yaml(path, ExpertIterationConfigError)
-    except ExpertIterationConfigError:
-        return False
-    return isinstance(data, Mapping) and data.get("algorithm") == ALGORITHM
+    return says_algorithm(path, ALGORITHM)
 
 
 def load_expert_config(path: str | os.PathLike, check_agents: bool = True) -> ExpertIterationConfig:

@@ -37,7 +37,6 @@ with a one-line message that names the key.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -60,7 +59,7 @@ from ..config import (
     networks_problem,
     opponent_shorthand,
     parse_as,
-    read_yaml,
+    says_algorithm,
 )
 
 #: The ``algorithm`` value that selects this trainer.
@@ -243,11 +242,7 @@ def parse_rllib_config(data: Any, source: str = "config", check_agents: bool = T
 
 def is_rllib_config(path: str | os.PathLike) -> bool:
     """True when the YAML file at ``path`` says ``algorithm: rllib-ppo`` (cheap: no Ray import; False if unreadable)."""
-    try:
-        data = read_yaml(path, RLlibConfigError)
-    except RLlibConfigError:
-        return False
-    return isinstance(data, Mapping) and data.get("algorithm") == ALGORITHM
+    return says_algorithm(path, ALGORITHM)
 
 
 def load_rllib_config(path: str | os.PathLike, check_agents: bool = True) -> RLlibTrainConfig:
