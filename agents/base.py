@@ -10,7 +10,7 @@ returns one of them::
 
 ``game`` is a :class:`lama_env.engine.LamaGame`; the acting seat is
 ``game.current_player`` and ``legal == game.legal_actions()`` (never empty).
-A policy must not mutate ``game`` (use ``game.copy()`` to search).
+A policy must not mutate ``game`` (use ``game.clone()`` to search).
 
 Batched use: :meth:`Policy.act_batch` takes many games at once; learned
 policies override it with one forward pass for all of them.

@@ -94,7 +94,7 @@ class HeuristicPolicy(Policy):
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """Quit or roll by :meth:`wants_quit`, else :meth:`choose_discard` or :meth:`choose_take`."""
-        display = game.display(game.current_player)
+        display = game.displays[game.current_player]
         phase = game.phase
         if phase == Phase.TURN:
             return A.QUIT if self.wants_quit(display, game.rules) else A.ROLL

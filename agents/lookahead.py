@@ -137,9 +137,9 @@ class LookaheadPolicy(Policy):
         """The legal action of best one-roll expectimax value (ties: quit, then the lowest index)."""
         me = game.current_player
         rules = game.rules
-        display = game.display(me)
+        display = game.displays[me]
         row = game.row
-        last = game.last_player_rule
+        last = game.quit.count(False) == 1
         chip = chip_value(game.totals[me])
         ev = _Eval(rules, solver_for(rules, float(-chip)), chip, 0.0 if last else self._p_round_ends(game, me),
                    self._utility(game, me))
@@ -160,7 +160,7 @@ class LookaheadPolicy(Policy):
         n = game.num_players
         quit_ = game.quit
         rules = game.rules
-        opp = tuple((totals[o], game.display(o), quit_[o]) for o in range(n) if o != me)
+        opp = tuple((totals[o], game.displays[o], quit_[o]) for o in range(n) if o != me)
         key = (rules, totals[me], opp)
         got = self._utility_cache.get(key)
         if got is not None:
@@ -212,7 +212,7 @@ class LookaheadPolicy(Policy):
             o = (me + k) % n
             if quit_[o]:
                 continue
-            disp = game.display(o)
+            disp = game.displays[o]
             key = (rules, disp, row)
             pe = self._end_cache.get(key)
             if pe is None:

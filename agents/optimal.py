@@ -58,7 +58,7 @@ class OptimalPolicy(Policy):
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """The solo-optimal decision for the current player's display (the other players are ignored)."""
         solver = self.solver(game.rules)
-        display = game.display(game.current_player)
+        display = game.displays[game.current_player]
         phase = game.phase
         if phase == Phase.TURN:
             return A.QUIT if solver.quits(display) else A.ROLL

@@ -55,6 +55,7 @@ import numpy as np
 from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame, Phase
 from lama_env.rules import RulesConfig
+from lama_env.snapshot import to_state
 from lama_env.streams import Streams
 
 from .base import Policy
@@ -122,7 +123,7 @@ class RolloutPolicy(SearchPolicy):
                          seeds: np.ndarray) -> np.ndarray | None:
         """The rollouts' scores, played in compiled code (None: a game has no state record)."""
         try:
-            roots = np.stack([g.to_state() for g in games])
+            roots = np.stack([to_state(g) for g in games])
         except IllegalActionError:
             return None
         r = self.rollouts

@@ -101,7 +101,7 @@ def _positions(count: int, players: int, seed: int) -> list[Any]:
         while len(out) < count and not _next_round_if_over(game):
             legal = game.legal_actions()
             if len(legal) > 1:
-                out.append(game.copy())
+                out.append(game.clone())
             game.step(player.act(game, legal))
     return out
 
@@ -111,7 +111,7 @@ def _decisions(spec: str, count: int, players: int, seed: int) -> dict[str, Any]
 
     games = _positions(count, players, seed)
     agent = make_agent(spec, seed=seed)
-    agent.act(games[0].copy(), games[0].legal_actions())  # loading, compiling, solving
+    agent.act(games[0].clone(), games[0].legal_actions())  # loading, compiling, solving
 
     def go() -> None:
         for g in games:

@@ -41,7 +41,7 @@ def random_states(num_players: int, count: int, seed: int) -> list[Any]:
     out: list[Any] = []
     g = LamaGame(num_players, seed=seed, record=False)
     while len(out) < count:
-        out.append(g.copy())
+        out.append(g.clone())
         if g.game_over:
             g = LamaGame(num_players, seed=seed + len(out), record=False)
         else:

@@ -41,7 +41,7 @@ def positions(count: int, players: int = 2, seed: int = 0) -> list[LamaGame]:
         while not game.game_over and len(out) < count:
             legal = game.legal_actions()
             if len(legal) > 1:
-                out.append(game.copy())
+                out.append(game.clone())
             game.step(player.act(game, legal))
     return out
 
@@ -67,7 +67,7 @@ def compare(specs: list[str], games: list[LamaGame], seed: int = 0, batch: int =
     """:func:`decisions_per_second` of every spec, timed ``repeat`` times in turn (alternating)."""
     agents = [make_agent(spec, seed=seed) for spec in specs]
     for agent in agents:
-        agent.act(games[0].copy(), games[0].legal_actions())  # warm-up (loading, compiling)
+        agent.act(games[0].clone(), games[0].legal_actions())  # warm-up (loading, compiling)
     seconds = [0.0] * len(specs)
     work = [0] * len(specs)
     for _ in range(repeat):

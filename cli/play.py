@@ -191,10 +191,10 @@ def choice_outcome(game: LamaGame, action: int) -> str:
     (``"a bust 12.5% of the time"`` for the last player in the round); a quit: what the display scores.
     """
     p = game.current_player
-    disp = game.display(p)
+    disp = game.displays[p]
     if action == A.ROLL:
         chance = 100 * p_no_match(disp, game.rules)
-        if game.last_player_rule:
+        if game.quit.count(False) == 1:
             return f"a bust {chance:.1f}% of the time"
         return f"matches nothing {chance:.1f}% of the time (then you take a row card)"
     if action == A.QUIT:
@@ -398,9 +398,9 @@ class TerminalGame:
         if self._dirty:
             self.console.print(table_view(g, self.names, dice=self._last_dice, you=p))
             self._dirty = False
-        disp = g.display(p)
+        disp = g.displays[p]
         chance = p_no_match(disp, g.rules)
-        miss = "busts" if g.last_player_rule else "matches nothing"
+        miss = "busts" if g.quit.count(False) == 1 else "matches nothing"
         hint = f"(your display scores {score_display(disp)}; a roll {miss} {100 * chance:.0f}% of the time)"
         before = snapshot(g)
         key = self._ask("Your turn: r = roll, q = quit", {"r": A.ROLL, "roll": A.ROLL, "q": A.QUIT, "quit": A.QUIT},
@@ -414,7 +414,7 @@ class TerminalGame:
     def _choose(self, p: int) -> RoundEnd | None:
         """The discard or take after the human's roll."""
         g = self.game
-        disp = g.display(p)
+        disp = g.displays[p]
         dice = g.dice or ()
         take = g.phase == Phase.TAKE
         line = Text("You rolled ").append_text(dice_text(dice))

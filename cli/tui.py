@@ -30,8 +30,8 @@ from rich.text import Text
 
 from lama_env.engine import LamaGame
 from lama_env.odds import p_no_match
-from lama_env.roundend import RoundEnd, is_round_end
-from lama_env.rules import FACES, NUM_FACES, face_index, score_display
+from lama_env.roundend import RoundEnd, ended, is_round_end
+from lama_env.rules import FACES, NUM_FACES, face_index, score_display, winners
 from lama_env.safetext import safe_text
 from lama_env.transitions import is_triple_llama
 
@@ -154,7 +154,7 @@ def table_view(
         header.append("   dice ")
         header.append_text(dice_text(shown))
     lines: list[RenderableType] = [header]
-    if not over and game.last_player_rule and game.num_players > 1:
+    if not over and game.quit.count(False) == 1 and game.num_players > 1:
         lines.append(Text("Only one player is left: for them a roll that matches nothing is a bust.",
                           style="italic"))
 
@@ -167,14 +167,15 @@ def table_view(
     table.add_column("no match", justify="right", no_wrap=True)
     table.add_column("", no_wrap=True)
     totals = game.totals
-    winners = set(game.winners)
+    won = set(winners(totals)) if game.game_over else set()
+    end = ended(game) or {}
     for p in range(game.num_players):
-        disp = game.display(p)
+        disp = game.displays[p]
         acting = not over and p == game.current_player
         quit_ = game.quit[p]
         highlight = [f for f in set(pending) if disp[f]] if (acting and pending is not None) else []
         if over:
-            status = ("winner" if p in winners else "went out" if game.went_out == p
+            status = ("winner" if p in won else "went out" if end.get("went_out") == p
                       else "quit" if quit_ else "")
         else:
             status = "to act" if acting else "quit" if quit_ else ""
@@ -206,10 +207,11 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame | RoundE
         names: a display name per seat.
     """
     p = turn["player"]
+    end = ended(game) or {}
     out = Text.assemble((f"{names[p]}: ", "bold"))
     if turn["action"] == "quit":
         out.append("quits", style="bold")
-        out.append(f" (display scores {game.current_points(p)})")
+        out.append(f" (display scores {score_display(game.displays[p])})")
         return out
     out.append("rolls ")
     out.append_text(dice_text(turn["dice"]))
@@ -222,7 +224,7 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame | RoundE
         t = Text("discards ")
         shown = sorted(turn["discard"], key=FACES.index)
         t.append_text(faces_text(shown) if shown else Text("nothing"))
-        if game.went_out == p and game.round_points is not None and game.ended_by == "went_out":
+        if end.get("went_out") == p and end.get("ended_by") == "went_out":
             t.append(" and goes out!", style="bold green")
         parts.append(t)
     elif "take" in turn:
@@ -230,7 +232,7 @@ def turn_text(turn: Mapping[str, Any], before: Snapshot, game: LamaGame | RoundE
         t.append_text(faces_text([turn["take"]]))
         t.append(" from the llama row")
         parts.append(t)
-    elif game.busted == p:
+    elif end.get("busted") == p:
         gained = [f for f in range(NUM_FACES) if before.row[f] and not game.row[f]]
         t = Text("BUST! takes the rest of the llama row: ", style="bold red")
         t.append_text(faces_text(gained))
@@ -267,7 +269,7 @@ def round_summary(game: LamaGame | RoundEnd, names: Sequence[str],
     table.add_column("total", justify="right")
     for p in range(game.num_players):
         total = f"{start_totals[p]} → {res['totals'][p]}" if start_totals is not None else str(res["totals"][p])
-        table.add_row(Text(names[p]), cards_text(game.display(p)), f"+{res['points'][p]}",
+        table.add_row(Text(names[p]), cards_text(game.displays[p]), f"+{res['points'][p]}",
                       Text(total, style="bold"))
     return Group(Rule(style="dim"), title, table)
 
@@ -275,9 +277,9 @@ def round_summary(game: LamaGame | RoundEnd, names: Sequence[str],
 def game_summary(game: LamaGame, names: Sequence[str]) -> RenderableType:
     """The end of the game: the winner(s) and the standings (fewest points first)."""
     totals = game.totals
-    winners = game.winners
-    who = " and ".join(names[w] for w in winners)
-    verb = "wins" if len(winners) == 1 else "share the win"
+    won = winners(totals)
+    who = " and ".join(names[w] for w in won)
+    verb = "wins" if len(won) == 1 else "share the win"
     if game.num_players == 1:
         pts = totals[0]
         title = Text.assemble(("Game over", "bold"), f" after {game.round_index + 1} rounds: ",
@@ -285,14 +287,14 @@ def game_summary(game: LamaGame, names: Sequence[str]) -> RenderableType:
         return Group(Rule(style="dim"), title)
     title = Text.assemble(("Game over", "bold"), f" after {game.round_index + 1} rounds: ",
                           (f"{who} {verb}", "bold yellow"),
-                          f" with {totals[winners[0]]} point{'' if totals[winners[0]] == 1 else 's'}.")
+                          f" with {totals[won[0]]} point{'' if totals[won[0]] == 1 else 's'}.")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
     table.add_column("place", justify="right")
     table.add_column("player", no_wrap=True)
     table.add_column("total", justify="right")
     for p in sorted(range(game.num_players), key=lambda q: (totals[q], q)):
         place = 1 + sum(1 for q in range(game.num_players) if totals[q] < totals[p])
-        table.add_row(str(place), Text(names[p]), str(totals[p]), style="bold yellow" if p in winners else "")
+        table.add_row(str(place), Text(names[p]), str(totals[p]), style="bold yellow" if p in won else "")
     return Group(Rule(style="dim"), title, table)
 
 

@@ -36,8 +36,8 @@ from .engine import LamaGame, Phase
 from .errors import LamaDiceError
 from .picture import TablePicture
 from .record import RecordError, record_names, replay
-from .roundend import RoundEnd, step_with_round_end
-from .rules import FACES, NUM_FACES, RulesConfig
+from .roundend import RoundEnd, ended, step_with_round_end
+from .rules import FACES, NUM_FACES, RulesConfig, score_display
 from .safetext import safe_text
 from .transitions import is_triple_llama
 
@@ -114,7 +114,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
             if turn["action"] == "quit":
                 end = step_with_round_end(game, A.QUIT)
                 shown = end or game  # a round's end: the table as it ended (the game has moved on)
-                yield frame(shown, f"{who} quits (display scores {shown.current_points(p)})",
+                yield frame(shown, f"{who} quits (display scores {score_display(shown.displays[p])})",
                             hold=end is not None or game.game_over)
                 continue
             dice = turn["dice"]
@@ -131,7 +131,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
                 shown_cards = sorted(turn["discard"], key=FACES.index)
                 end = step_with_round_end(game, A.discard_action(_counts(shown_cards)))
                 shown = end or game
-                out = " and goes out!" if shown.went_out == p else ""
+                out = " and goes out!" if (ended(shown) or {}).get("went_out") == p else ""
                 yield frame(shown, f"{who} discards {_faces(shown_cards)}{out}", dice,
                             end is not None or game.game_over)
             elif end is None and game.phase == Phase.TAKE:
@@ -141,7 +141,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
                 yield frame(shown, f"{who} takes {turn['take']} from the llama row", dice,
                             end is not None or game.game_over)
             else:
-                if shown.busted == p:
+                if (ended(shown) or {}).get("busted") == p:
                     gained = _faces([FACES[f] for f in range(NUM_FACES) if row[f] and not shown.row[f]])
                     said += f": BUST! takes the rest of the llama row ({gained})"
                 yield frame(shown, said, dice, end is not None or game.game_over)
@@ -171,7 +171,7 @@ def _palette(num_players: int) -> Any:
             game = LamaGame(num_players, seed=len(frames), record=False)
         if end is not None:
             frames.append(draw(end, caption="Round over"))
-        key = (int(game.phase), any(game.quit), game.last_player_rule)
+        key = (int(game.phase), any(game.quit), game.quit.count(False) == 1)
         if key not in seen or rnd.random() < 0.05:
             seen.add(key)
             frames.append(draw(game, caption="P0 rolls 1 2 L: it matches, discard"))

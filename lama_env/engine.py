@@ -5,7 +5,7 @@ A :class:`LamaGame` is a state machine driven by integer actions from :mod:`lama
     game = LamaGame(num_players=2, seed=7)
     while not game.game_over:
         game.step(random.choice(game.legal_actions()))
-    print(game.totals, game.winners)
+    print(game.totals, game.result()["winners"])
 
 **One game state, one step.** The game's state is the compiled engine's record of it (one
 ``lama_env._kernel.STATE_DTYPE`` record: what :func:`lama_env.batched.play_batch` and
@@ -43,14 +43,14 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from operator import add, sub
-from typing import Any
+from operator import sub
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import actions as A
 from . import snapshot as S
-from .errors import LamaDiceError, clip, retired
+from .errors import LamaDiceError, RetiredError, clip, retired
 from .rules import (
     DECK_COUNTS,
     FACES,
@@ -59,7 +59,6 @@ from .rules import (
     NUM_FACES,
     RulesConfig,
     check_num_players,
-    score_display,
     win_rewards,
 )
 from .rules import winners as _winners
@@ -460,11 +459,6 @@ class LamaGame:
             self._rounds.append({"start_player": start_player, "hands": [[FACES[f] for f in h] for h in faces],
                                  "turns": []})
 
-    def next_round(self, hands: Sequence[Sequence[Any]] | None = None) -> None:
-        """Retired with ``rounds="manual"``: a one-line error (the step that ends a round deals the next one)."""
-        raise IllegalActionError(retired("LamaGame.next_round()", "rounds flow: the step that ends a round deals "
-                                         "the next one, and LamaGame.last_round describes the round it ended"))
-
     def _round_ended(self, code: int, player: int) -> None:
         """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
         n = self._n
@@ -520,7 +514,7 @@ class LamaGame:
             if action != _ROLL or ph != _TURN:
                 raise IllegalActionError(self._illegal_message(action) if action not in self.legal_actions()
                                          else "dice can only be given with a roll")
-            x = self._side_index(self.check_dice(dice))  # may raise: state unchanged
+            x = self._side_index(self._check_dice(dice))  # may raise: state unchanged
         elif action == _ROLL and ph == _TURN:
             if self._explicit:  # the roll's chance node: apply_chance gives the dice
                 self._version += 1
@@ -586,7 +580,7 @@ class LamaGame:
         di = self._rules.dice_index
         return di[0].index(dice[0]) * 36 + di[1].index(dice[1]) * 6 + di[2].index(dice[2])
 
-    def check_dice(self, dice: Sequence[Any]) -> tuple[int, ...]:
+    def _check_dice(self, dice: Sequence[Any]) -> tuple[int, ...]:
         """Validate injected dice (indices or names) against the rules' dice; return indices."""
         if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
             raise IllegalActionError(f"dice must list {NUM_DICE} faces, got {dice!r}")
@@ -666,10 +660,6 @@ class LamaGame:
         es, ps = self._esps.tolist()
         return decision_key(es, ps, self._version, salt)
 
-    def action_mask(self) -> np.ndarray:
-        """int8 mask over :data:`~lama_env.actions.NUM_ACTIONS`."""
-        return A.legal_mask(self.legal_actions())
-
     def observe(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """The observation from ``seat`` (:func:`lama_env.observation.encode`), encoded by the compiled encoder.
 
@@ -700,7 +690,7 @@ class LamaGame:
             self._fields_v = self._version
         return self._fields
 
-    def encoder_view(self) -> tuple:
+    def _encoder_view(self) -> tuple:
         """The state an observation encoder reads, in one call (:func:`lama_env.observation.encode`).
 
         Returns:
@@ -720,15 +710,15 @@ class LamaGame:
     def _displays(self, v: list[int]) -> list[tuple[int, ...]]:
         return [tuple(v[i:i + NUM_FACES]) for i in range(0, NUM_FACES * self._n, NUM_FACES)]
 
-    @property
-    def version(self) -> int:
-        """A counter that grows with every change of the state (:meth:`step`, :meth:`apply_chance`).
+    def _turns(self) -> int:
+        """Turns taken so far in the round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
+        return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
 
-        Together with the game's identity it keys caches of derived data: the
-        observation encoder reuses its last result while ``(game, version, seat)``
-        is unchanged.  A :meth:`copy` starts with the same value.
-        """
-        return self._version
+    def _round_triples(self) -> tuple[int, ...]:
+        """Triple llamas each seat has rolled in the round under way."""
+        n = self._n
+        k = 10 * n + VIEW_SCALARS + 4 * n
+        return tuple(map(sub, self._v()[k:k + n], self._triples0))
 
     @property
     def rules(self) -> RulesConfig:
@@ -766,13 +756,6 @@ class LamaGame:
         """Each player's display as card counts per face index."""
         return tuple(self._displays(self._v()))
 
-    def display(self, player: int) -> tuple[int, ...]:
-        """``player``'s display as card counts per face index."""
-        if not -self._n <= player < self._n:
-            raise IndexError(f"player {player} out of range")
-        i = NUM_FACES * (player % self._n)
-        return tuple(self._v()[i:i + NUM_FACES])
-
     @property
     def row(self) -> tuple[int, ...]:
         """The llama row: 1 where the card of that face is still there."""
@@ -785,35 +768,12 @@ class LamaGame:
         return tuple(q == 1 for q in self._v()[8 * n:9 * n])
 
     @property
-    def num_active(self) -> int:
-        """Players who have not quit this round."""
-        return self._v()[10 * self._n + 1]
-
-    @property
-    def last_player_rule(self) -> bool:
-        """Whether the current player is the only one left (no takes: a non-matching roll busts)."""
-        return self.num_active == 1
-
-    @property
     def dice(self) -> tuple[int, ...] | None:
         """The dice of the pending roll (during a discard or take decision), else None."""
         if self._phase != _DISCARD and self._phase != _TAKE:
             return None
         k = 10 * self._n + 7
         return tuple(self._v()[k:k + 3])
-
-    @property
-    def discarded(self) -> tuple[int, ...]:
-        """Cards discarded this round, per face."""
-        pile = EMPTY_ROW
-        for a in self._discarded:
-            pile = tuple(map(add, pile, _DISCARDS[a - _DISCARD_BASE]))
-        return pile
-
-    @property
-    def turns_in_round(self) -> int:
-        """Turns taken so far in the current round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
-        return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
 
     @property
     def game_over(self) -> bool:
@@ -839,49 +799,6 @@ class LamaGame:
         """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
         return len(self._results) + self._carried_rounds
 
-    @property
-    def round_points(self) -> tuple[int, ...] | None:
-        """Points each player scored in the last round once the game is over, else None (see :attr:`last_round`)."""
-        end = self._end
-        return None if end is None else tuple(end["points"])
-
-    @property
-    def ended_by(self) -> str | None:
-        """How the last round ended (one of :data:`ROUND_ENDINGS`) once the game is over, else None."""
-        return None if self._end is None else self._end["ended_by"]
-
-    @property
-    def went_out(self) -> int | None:
-        """Who went out to end the last round once the game is over, else None."""
-        return None if self._end is None else self._end["went_out"]
-
-    @property
-    def busted(self) -> int | None:
-        """Who busted to end the last round (``ended_by == "bust"``) once the game is over, else None."""
-        return None if self._end is None else self._end["busted"]
-
-    @property
-    def triple_llamas(self) -> tuple[int, ...]:
-        """Triple llamas each player has rolled this round."""
-        n = self._n
-        k = 10 * n + VIEW_SCALARS + 4 * n
-        return tuple(map(sub, self._v()[k:k + n], self._triples0))
-
-    @property
-    def winners(self) -> list[int]:
-        """Seats tied for the fewest points once the game is over, else ``[]``."""
-        return _winners(self.totals) if self._phase == _GAME_OVER else []
-
-    def round_results(self) -> list[dict]:
-        """The finished rounds' results.
-
-        Each holds the replay result's ``finished``, ``ended_by``, ``went_out``,
-        ``points`` and ``totals`` (see :meth:`result`), and also ``busted`` (who
-        busted, else None), ``quit`` (who had quit, per seat) and
-        ``triple_llamas`` (triple llamas rolled, per seat).
-        """
-        return [dict(r) for r in self._results]
-
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts over the game so far (the episode statistics of the environments and the evaluator).
 
@@ -902,16 +819,7 @@ class LamaGame:
             st[key] = v[k + i * n:k + (i + 1) * n]
         return st
 
-    def current_points(self, player: int) -> int:
-        """What ``player``'s display would score if the round ended now."""
-        return score_display(self.display(player))
-
     # ---------------------------------------------------------------- chance
-    @property
-    def chance(self) -> str:
-        """How chance is resolved: ``"sampled"`` or ``"explicit"`` (see :meth:`is_chance_node`)."""
-        return "explicit" if self._explicit else "sampled"
-
     def is_chance_node(self) -> bool:
         """Whether the game waits for chance: a roll was chosen and its dice are not known yet, or a deal is under way.
 
@@ -949,7 +857,7 @@ class LamaGame:
         if c is None:
             raise IllegalActionError("apply_chance: no chance event is pending (is_chance_node() is False)")
         if c == _ROLL_NODE:
-            self._roll_chance(self._side_index(self.check_dice(outcome)))  # may raise: state unchanged
+            self._roll_chance(self._side_index(self._check_dice(outcome)))  # may raise: state unchanged
             return
         f = _to_face(outcome)
         if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
@@ -1063,7 +971,7 @@ class LamaGame:
         if rounds is not None:
             _check_rounds(rounds)
         if rng is None:
-            g = self.copy()
+            g = self._copy_with(None)  # the record's streams, copied with it
         else:
             g = self._copy_with(_check_rng(rng))
             g._rec["es"], g._rec["ps"] = rng.es, rng.ps
@@ -1071,10 +979,6 @@ class LamaGame:
             g._explicit = _is_explicit(chance)
             g._set_modes()
         return g
-
-    def copy(self) -> LamaGame:
-        """An independent copy (its random stream continues the same way as this one's)."""
-        return self._copy_with(None)  # the record's streams, copied with it
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
         """A :meth:`copy` whose shared streams (``rng=``) are ``deepcopy``'d with ``memo``.
@@ -1122,16 +1026,6 @@ class LamaGame:
         """The game that :meth:`serialize` wrote ``text`` from (:func:`lama_env.snapshot.deserialize`)."""
         return S.deserialize(text)
 
-    def to_state(self) -> np.ndarray:
-        """The game now as the compiled engine's record of it (:func:`lama_env.snapshot.to_state`)."""
-        return S.to_state(self)
-
-    @classmethod
-    def from_state(cls, state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
-                   chance: str = "sampled", rounds: str = "flow") -> LamaGame:
-        """The game that a compiled-engine record holds (:func:`lama_env.snapshot.from_state`)."""
-        return S.from_state(state, num_players, rules, chance=chance, rounds=rounds)
-
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
 
@@ -1164,13 +1058,61 @@ class LamaGame:
             rounds.append({"finished": False, "ended_by": None, "went_out": None,
                            "points": None, "totals": totals})
         return {"valid": True, "rounds": rounds, "totals": totals,
-                "game_over": self.game_over, "winners": self.winners}
+                "game_over": self.game_over, "winners": _winners(totals) if self.game_over else []}
+
+    if not TYPE_CHECKING:  # (type checkers flag a retired member as unknown)
+
+        def __getattr__(self, name: str) -> Any:
+            """A retired member (:data:`RETIRED_MEMBERS`) answers with one line naming its replacement."""
+            instead = RETIRED_MEMBERS.get(name)
+            if instead is None:
+                raise AttributeError(f"'LamaGame' object has no attribute {name!r}")
+            if name == "next_round":  # retired with rounds="manual"
+                raise RetiredMemberError(retired(f"LamaGame.{name}()", instead))
+            raise RetiredMemberError(retired(f"LamaGame.{name}", instead, retired_in="0.3.0", last="0.2.0"))
 
     def __repr__(self) -> str:
         """Show the players, round, phase, current player and totals."""
         return (f"LamaGame(players={self._n}, round={self.round_index}, phase={self._phase.name}, "
                 f"current={self._current}, totals={list(self.totals)})")
 
+
+
+class RetiredMemberError(RetiredError, AttributeError):
+    """A retired member of :class:`LamaGame` was used (an ``AttributeError`` too: ``hasattr`` is False)."""
+
+
+_LAST = "game.last_round[{!r}] (the round the last step ended; the last round once the game is over)"
+#: The members of :class:`LamaGame` retired in 0.3.0 (``next_round`` in 0.2.0): twins of other members, or used
+#: only inside the package; each with what replaces it: ``game.NAME`` raises :class:`RetiredMemberError`
+#: with that one line.
+RETIRED_MEMBERS: dict[str, str] = {
+    "next_round": "rounds flow: the step that ends a round deals the next one, and LamaGame.last_round describes "
+                  "the round it ended",
+    "copy": "use game.clone()",
+    "display": "use game.displays[player]",
+    "action_mask": "use lama_env.actions.legal_mask(game.legal_actions())",
+    "num_active": "use game.quit.count(False)",
+    "last_player_rule": "use game.quit.count(False) == 1 (one player left: a roll matching nothing busts)",
+    "current_points": "use lama_env.rules.score_display(game.displays[player])",
+    "discarded": "sum the discards of the round's turns in game.to_record()",
+    "turns_in_round": "count the round's turns in game.to_record() (rules.max_round_turns caps them)",
+    "round_points": "use " + _LAST.format("points"),
+    "ended_by": "use " + _LAST.format("ended_by"),
+    "went_out": "use " + _LAST.format("went_out"),
+    "busted": "use " + _LAST.format("busted"),
+    "triple_llamas": "use " + _LAST.format("triple_llamas") + " or game.statistics()['triple_llamas'] (the game's)",
+    "winners": "use game.result()['winners']",
+    "round_results": "use game.result()['rounds'] (every round's points and totals) or game.last_round (the round "
+                     "just ended, with busted, quit and triple_llamas)",
+    "chance": "the chance mode is the chance= given to LamaGame() or clone(); game.is_chance_node() tells a "
+              "chance node",
+    "version": "no replacement (it keyed the package's own caches): count your steps",
+    "check_dice": "pass the dice to step(ROLL, dice=...) or apply_chance(), which check them",
+    "encoder_view": "use lama_env.observation.encode(game, seat) or game.observe(seat)",
+    "to_state": "use lama_env.snapshot.to_state(game)",
+    "from_state": "use lama_env.snapshot.from_state(state, num_players, rules)",
+}
 
 #: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
 _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_ends", "_fields", "_fields_v", "_legal",

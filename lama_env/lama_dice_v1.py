@@ -95,7 +95,7 @@ total over the round. The exact definitions: the rewards table of `docs/environm
 As in PettingZoo's classic environments, every agent's `info` is an empty dict at every step
 (so infos stack in any library). The game's result is read from the game itself:
 `env.unwrapped.game.totals` (chip totals by seat: `player_i` is seat `i`),
-`env.unwrapped.game.winners` (the seats tied for the fewest points once the game is over),
+`env.unwrapped.game.result()["winners"]` (the seats tied for the fewest points once the game is over),
 `env.unwrapped.game.result()` (per-round results) and `env.unwrapped.game.statistics()`.
 
 ### Version History

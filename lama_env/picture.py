@@ -34,8 +34,8 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
-from .roundend import RoundEnd, is_round_end
-from .rules import FACES, NUM_FACES
+from .roundend import RoundEnd, ended, is_round_end, turns
+from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
 
 #: Frame width in pixels (every player count).
@@ -286,17 +286,18 @@ def status_text(game: LamaGame | RoundEnd, names: Sequence[str]) -> str:
     phase = game.phase
     if phase in _DECISION:
         return f"{names[game.current_player]} {_DECISION[phase]}"
-    if game.went_out is not None:
-        how = f"{names[game.went_out]} went out"
-    elif game.busted is not None:
-        how = f"{names[game.busted]} went bust"
+    end = ended(game) or {}
+    if end.get("went_out") is not None:
+        how = f"{names[end['went_out']]} went out"
+    elif end.get("busted") is not None:
+        how = f"{names[end['busted']]} went bust"
     else:
-        how = _ENDINGS.get(str(game.ended_by), str(game.ended_by))
+        how = _ENDINGS.get(str(end.get("ended_by")), str(end.get("ended_by")))
     if is_round_end(game):
         return f"Round over: {how}"
     if game.num_players == 1:
         return f"Game over: {game.totals[0]} points"
-    won = game.winners
+    won = winners(game.totals)
     who = " and ".join(names[w] for w in won)
     verb = "share the win" if len(won) > 1 else "win" if who == "You" else "wins"
     return f"Game over: {who} {verb}"
@@ -304,12 +305,13 @@ def status_text(game: LamaGame | RoundEnd, names: Sequence[str]) -> str:
 
 def seat_tag(game: LamaGame | RoundEnd, p: int) -> str:
     """A seat's tag: ``"to act"``, ``"quit"``, at a round's end ``"winner"``, ``"went out"``, ``"bust"``; or ``""``."""
-    if game.game_over or is_round_end(game):
-        if p in game.winners and game.num_players > 1:
+    end = ended(game)
+    if end is not None:
+        if game.game_over and p in winners(game.totals) and game.num_players > 1:
             return "winner"
-        if game.went_out == p:
+        if end["went_out"] == p:
             return "went out"
-        if game.busted == p:
+        if end["busted"] == p:
             return "bust"
     elif p == game.current_player:
         return "to act"
@@ -423,12 +425,13 @@ class TablePicture:
         for i in range(3):
             face = shown[i] if shown is not None and i < len(shown) else None
             _put(out, _die(face, _TABLE_BG, _DIE), _DICE_X + i * _DICE_PITCH, _HEADER_H + _DICE_Y)
-        _put_text(out, str(game.turns_in_round), _TURN_CX, _HEADER_H + _DICE_Y + 6, 26, _HEADER_FG, _TABLE_BG,
+        _put_text(out, str(turns(game)), _TURN_CX, _HEADER_H + _DICE_Y + 6, 26, _HEADER_FG, _TABLE_BG,
                   align="center")
 
         # one row per seat
         totals = game.totals
-        points = game.round_points
+        end = ended(game)
+        points = end["points"] if end is not None else None
         quit_ = game.quit
         cw, ch = _CARD
         for p in range(n):
@@ -445,7 +448,7 @@ class TablePicture:
             color = _TAG_COLORS.get(tag, _ROW_DIM)
             if tag:
                 _put_text(out, tag, _NAME_X, y + 44, 14, color, bg)
-            disp = game.display(p)
+            disp = game.displays[p]
             glow: Collection[int] = ()
             if acting and pending is not None and phase == Phase.DISCARD:
                 glow = {f for f in pending if disp[f]}
@@ -458,12 +461,12 @@ class TablePicture:
                 if k:
                     _put_text(out, f"{_TIMES}{k}", x + cw // 2 + _PAD, y + _CARD_Y + ch + 2 * _PAD + 4, 14,
                               _ROW_DIM if faded else _ROW_FG, bg, align="center")
-            pts = points[p] if points is not None else game.current_points(p)
+            pts = points[p] if points is not None else score_display(disp)
             _put_text(out, str(pts), _POINTS_CX, y + 36, 26, _ROW_FG, bg, align="center")
             _put_text(out, str(totals[p]), _TOTAL_CX, y + 36, 26, _ROW_FG, bg, align="center")
 
         # caption
-        if caption is None and not over and n > 1 and game.last_player_rule:
+        if caption is None and not over and n > 1 and quit_.count(False) == 1:
             caption = f"Only {self._short[cur]} is left: a roll that matches nothing is a bust."
         if caption:
             _put_text(out, _fit(caption, 14, False, WIDTH - 24), 12, self.shape[0] - _FOOTER_H + 7, 14,

@@ -26,7 +26,7 @@ from . import actions as A
 from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase, check_hands
 from .errors import LamaDiceError, bounded, clip
 from .reader import MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json
-from .roundend import RoundEnd, step_with_round_end
+from .roundend import RoundEnd, ended, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
 #: The format of a record with the optional ``about`` part (``/1`` records are read as before).
@@ -262,7 +262,7 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Round
         return _play_discard(game, turn, r, t)
     if end is None and phase == Phase.TAKE:
         return _play_take(game, turn, r, t)
-    what = "a bust" if (end or game).busted is not None else "a triple llama"
+    what = "a bust" if (ended(end or game) or {}).get("busted") is not None else "a triple llama"
     for key in ("discard", "take"):
         if key in turn:
             raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
@@ -312,7 +312,7 @@ def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:
         return "must discard at least one card"
     p = game.current_player
     dice = game.dice or ()
-    disp = game.display(p)
+    disp = game.displays[p]
     for f in range(NUM_FACES):
         if counts[f]:
             shown = sum(1 for d in dice if d == f)
@@ -350,7 +350,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None
     Yields ``(game, r, None)`` once a round ``r`` is dealt and ``(game, r, t)``
     after its turn ``t`` is applied (0-based indices into the record).
     ``game`` is the same :class:`LamaGame` each time, advanced in place
-    (``game.copy()`` it to keep a state), except after a turn that ends a round
+    (``game.clone()`` it to keep a state), except after a turn that ends a round
     and not the game: then it is the :class:`~lama_env.roundend.RoundEnd` view of
     the table as the round ended (rounds flow on: the game itself waits for the
     next deal).  Raises :class:`RecordError` at the first fault, after yielding

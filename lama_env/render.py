@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .engine import LamaGame, Phase
-from .roundend import RoundEnd, is_round_end
-from .rules import FACES, NUM_FACES
+from .roundend import RoundEnd, ended, is_round_end
+from .rules import FACES, NUM_FACES, score_display, winners
 
 _DECISION = {
     Phase.TURN: "to roll or quit",
@@ -51,31 +51,32 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     labels = [names[p] + ("*" if p == highlight else "") for p in range(n)]
     width = max(4, max(len(s) for s in labels))
     phase = game.phase
+    end = ended(game)
+    how = end["ended_by"] if end else None
     head = f"Round {game.round_index + 1} · start {names[game.start_player]} · "
     if phase in _DECISION:
         head += f"{names[game.current_player]} {_DECISION[phase]}"
         if game.dice is not None:
             head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
     elif is_round_end(game):
-        head += f"round over ({game.ended_by})"
+        head += f"round over ({how})"
     else:
-        head += f"game over ({game.ended_by}); winners: {', '.join(names[p] for p in game.winners)}"
+        head += f"game over ({how}); winners: {', '.join(names[p] for p in winners(game.totals))}"
     row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
     cards = [_cards(d) for d in game.displays]
     cw = max(12, max(len(c) for c in cards))
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in _DECISION else None
-    over = game.game_over or is_round_end(game)
     for p in range(n):
         mark = ">" if p == deciding else " "
         status = ""
         if game.quit[p]:
             status = "  [quit]"
-        if over and game.went_out == p:
+        if end is not None and end["went_out"] == p:
             status = "  [went out]"
-        if over and game.busted == p:
+        if end is not None and end["busted"] == p:
             status = "  [bust]"
-        pts = game.round_points[p] if game.round_points is not None else game.current_points(p)
+        pts = end["points"][p] if end is not None else score_display(game.displays[p])
         lines.append(f"{mark} {labels[p]:<{width}}  {cards[p]:<{cw}}  {pts:>6}  {game.totals[p]:>5}{status}")
     return "\n".join(lines)
 

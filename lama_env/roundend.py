@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .actions import QUIT, ROLL
-from .rules import RulesConfig, score_display
+from .rules import RulesConfig
 from .transitions import ended_table
 
 if TYPE_CHECKING:
@@ -29,73 +29,51 @@ class RoundEnd:
 
     Its attributes mirror :class:`~lama_env.engine.LamaGame`'s read-only views: ``num_players``,
     ``rules``, ``round_index`` and ``start_player`` (the ended round's), ``displays``, ``row``,
-    ``quit``, ``totals`` (after the round), ``round_points``, ``ended_by``, ``went_out``,
-    ``busted``, ``triple_llamas``, ``current_player`` (who made the last move), ``turns_in_round``,
-    ``num_active``, ``last_player_rule``; ``last_round`` is the game's :attr:`last_round`.  No
-    decision is asked (``phase`` None, no legal actions, no dice pending) and the game goes on
-    (``game_over`` False, no winners).
+    ``quit``, ``totals`` (after the round), ``current_player`` (who made the last move) and
+    ``last_round`` (the game's: how the round ended, its points); ``turns_in_round`` counts the
+    round's turns.  No decision is asked (``phase`` None, no legal actions, no dice pending) and
+    the game goes on (``game_over`` False).  :func:`ended` and :func:`turns` read a game and a
+    :class:`RoundEnd` alike.
     """
 
-    __slots__ = ("busted", "current_player", "displays", "ended_by", "last_round", "num_active", "num_players",
-                 "quit", "round_index", "round_points", "row", "rules", "start_player", "totals",
-                 "triple_llamas", "turns_in_round", "went_out")
+    __slots__ = ("current_player", "displays", "last_round", "num_players", "quit", "round_index", "row", "rules",
+                 "start_player", "totals", "turns_in_round")
 
     phase = None
     dice = None
     game_over = False
-    winners: list[int] = []  # noqa: RUF012 (a shared, never changed, empty list: nobody wins at a round's end)
 
     def __init__(self, game: LamaGame, seen: tuple[Any, ...], player: int, action: int) -> None:
         """The view of the round that ``player``'s ``action`` just ended in ``game`` (``seen``: the reads before it)."""
-        displays, row, self.round_index, self.start_player, turns, active = seen
+        displays, row, self.round_index, self.start_player, turns = seen
         last = game.last_round
         assert last is not None
         disp = list(displays)
         disp[player], row = ended_table(disp[player], row, action, last["ended_by"])
         if action in (ROLL, QUIT):  # a turn (a discard or a take belongs to its roll's)
             turns += 1
-        if action == QUIT:
-            active -= 1
         self.num_players: int = game.num_players
         self.rules: RulesConfig = game.rules
         self.displays: tuple[tuple[int, ...], ...] = tuple(tuple(x) for x in disp)
         self.row: tuple[int, ...] = tuple(row)
         self.quit: tuple[bool, ...] = tuple(last["quit"])
         self.totals: tuple[int, ...] = tuple(last["totals"])
-        self.round_points: tuple[int, ...] = tuple(last["points"])
-        self.ended_by: str = last["ended_by"]
-        self.went_out: int | None = last["went_out"]
-        self.busted: int | None = last["busted"]
-        self.triple_llamas: tuple[int, ...] = tuple(last["triple_llamas"])
         self.current_player = player
         self.turns_in_round: int = turns
-        self.num_active: int = active
         self.last_round: dict = last
-
-    @property
-    def last_player_rule(self) -> bool:
-        """Whether one player was left in the round (as :attr:`LamaGame.last_player_rule`)."""
-        return self.num_active == 1
-
-    def display(self, player: int) -> tuple[int, ...]:
-        """``player``'s display as the round ended."""
-        return self.displays[player]
-
-    def current_points(self, player: int) -> int:
-        """What ``player``'s display scored."""
-        return score_display(self.displays[player])
 
     def legal_actions(self) -> tuple[int, ...]:
         """No decision is asked at a round's end: ``()``."""
         return ()
 
-    def copy(self) -> RoundEnd:
+    def clone(self) -> RoundEnd:
         """The view itself (it never changes)."""
         return self
 
     def __repr__(self) -> str:
         """Show the round, how it ended and the totals."""
-        return f"RoundEnd(round={self.round_index}, ended_by={self.ended_by!r}, totals={list(self.totals)})"
+        return (f"RoundEnd(round={self.round_index}, ended_by={self.last_round['ended_by']!r}, "
+                f"totals={list(self.totals)})")
 
 
 def step_with_round_end(game: LamaGame, action: int, dice: Sequence[Any] | None = None) -> RoundEnd | None:
@@ -105,7 +83,7 @@ def step_with_round_end(game: LamaGame, action: int, dice: Sequence[Any] | None 
         lama_env.engine.IllegalActionError: the action (or the dice) is not legal now; nothing changed.
     """
     player = game.current_player
-    seen = (game.displays, game.row, game.round_index, game.start_player, game.turns_in_round, game.num_active)
+    seen = (game.displays, game.row, game.round_index, game.start_player, game._turns())
     finished = game.rounds_finished
     game.step(action, dice)
     if game.game_over or game.rounds_finished == finished:
@@ -113,9 +91,19 @@ def step_with_round_end(game: LamaGame, action: int, dice: Sequence[Any] | None 
     return RoundEnd(game, seen, player, action)
 
 
+def ended(game: LamaGame | RoundEnd) -> dict | None:
+    """How the round a table shows ended (its ``last_round``): at a :class:`RoundEnd` or a game's end; else None."""
+    return game.last_round if isinstance(game, RoundEnd) or game.game_over else None
+
+
+def turns(game: LamaGame | RoundEnd) -> int:
+    """The turns taken in the round a table shows (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
+    return game.turns_in_round if isinstance(game, RoundEnd) else game._turns()
+
+
 def is_round_end(game: Any) -> bool:
     """Whether ``game`` is a :class:`RoundEnd` view (the drawers' test for the table of a round's end)."""
     return isinstance(game, RoundEnd)
 
 
-__all__ = ["RoundEnd", "is_round_end", "step_with_round_end"]
+__all__ = ["RoundEnd", "ended", "is_round_end", "step_with_round_end", "turns"]

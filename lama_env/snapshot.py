@@ -202,7 +202,7 @@ def serialize(g: LamaGame) -> str:
     c = g._chance
     stats = g.statistics()
     counted = round_statistics(g._results, n, None if g._phase == E._GAME_OVER else
-                               (g.quit, g.triple_llamas))
+                               (g.quit, g._round_triples()))
     carried: dict[str, Any] | None = {"rounds": g._carried_rounds, **{
         k: list(map(sub, stats[k], counted[k])) for k in E._COUNTS}}
     assert carried is not None
@@ -211,13 +211,14 @@ def serialize(g: LamaGame) -> str:
     end = g._end or {}
     data = {
         "format": E.STATE_FORMAT, "players": n, "rules": g._rules.to_dict(include_dice=True),
-        "chance": g.chance, "rounds": "flow", "record": g._record, "version": g._version,
+        "chance": "explicit" if g._explicit else "sampled", "rounds": "flow", "record": g._record,
+        "version": g._version,
         "start_points": g._start_points, "totals": list(g.totals), "round": g.round_index,
         "start_player": g.start_player, "current_player": g._current,
         "phase": g._phase.name.lower(),
         "displays": [list(d) for d in g.displays], "row": list(g.row), "quit": list(g.quit),
         "dice": None if g.dice is None else list(g.dice), "discarded": g._discarded,
-        "triple_llamas": list(g.triple_llamas), "turns_in_round": g.turns_in_round,
+        "triple_llamas": list(g._round_triples()), "turns_in_round": g._turns(),
         "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
         "busted": end.get("busted"),
         "hands": None if isinstance(c, tuple) else g._rec["hands"][0, :n].tolist(),
@@ -293,7 +294,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
     row = check_ints(field(data, "row"), "row", NUM_FACES, 0, 1)
     quit = [check_bool(q, "quit") for q in check_list(field(data, "quit"), "quit", n)]
     dice = field(data, "dice")
-    dice = None if dice is None else g.check_dice(check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
+    dice = None if dice is None else g._check_dice(check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
     g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE,
                                    A.NUM_ACTIONS - 1)
     triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0)
@@ -546,7 +547,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     g._set_modes()
     if phase != E.K_TURN and not over:
         try:
-            dice = g.check_dice([int(x) for x in rec["dice"]])
+            dice = g._check_dice([int(x) for x in rec["dice"]])
         except E.IllegalActionError as e:
             raise StateFormatError(f"{bad}dice: {e}") from None
         lim = [int(x) for x in rec["lim"]]

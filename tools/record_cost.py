@@ -12,7 +12,7 @@ action drawn inside; Numba's dispatch alone (the rules as ``np.void``, as the ke
 and as a one-element array); the observation (``observation.encode`` vs the compiled
 ``_vector_kernel.encode`` of the record); reading totals and displays back from the record; and
 ``to_state``/``from_state``.  First it checks that the compiled encoder reads from
-``LamaGame.to_state()`` the observation ``observation.encode`` gives.  A measurement, not a test::
+``lama_env.snapshot.to_state(game)`` the observation ``observation.encode`` gives.  A measurement, not a test::
 
     python -m tools.record_cost [N] [R]      # default 20000 steps, 7 rounds
 """
@@ -31,6 +31,7 @@ from lama_env import streams as S
 from lama_env.engine import LamaGame
 from lama_env.observation import encode, observation_size
 from lama_env.rules import RulesConfig
+from lama_env.snapshot import from_state, to_state
 from lama_env.vector import encoder_rules
 
 N = 20000  # steps a round (argv[1])
@@ -217,15 +218,15 @@ def _to_state_calls(n):
     g = LamaGame(P, seed=1, game_id=0, record=False)
     t = time.perf_counter()
     for _ in range(n // 10):
-        g.to_state()
+        to_state(g)
     return (time.perf_counter() - t) * 10
 
 
 def _from_state_calls(n):
-    rec = LamaGame(P, seed=1, game_id=0, record=False).to_state()
+    rec = to_state(LamaGame(P, seed=1, game_id=0, record=False))
     t = time.perf_counter()
     for _ in range(n // 10):
-        LamaGame.from_state(rec, P)
+        from_state(rec, P)
     return (time.perf_counter() - t) * 10
 
 
@@ -241,7 +242,7 @@ VARIANTS = {
     "read totals+displays through field views made once": lambda: _read_views(N),
     "read LamaGame.totals+displays": lambda: _read_lama(N),
     "LamaGame.to_state()": lambda: _to_state_calls(N),
-    "LamaGame.from_state()": lambda: _from_state_calls(N),
+    "from_state()": lambda: _from_state_calls(N),
 }
 
 
@@ -260,7 +261,7 @@ def main() -> None:
     out = np.zeros(observation_size(P), np.float32)
     checked = 0
     while not g.game_over:
-        s = g.to_state().reshape(1)
+        s = to_state(g).reshape(1)
         out[:] = 0
         _k_encode(out, s, RULES_REC, g.current_player)
         assert np.array_equal(out, encode(g, g.current_player)), "compiled encode of to_state() differs"

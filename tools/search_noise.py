@@ -43,7 +43,7 @@ def positions(count: int, seed: int = 0, keep: float = 0.15, net: str = "ppo:2p"
         while not game.game_over and len(out) < count:
             legal = game.legal_actions()
             if len(legal) > 1 and rng.random() < keep:
-                out.append(game.copy())
+                out.append(game.clone())
             game.step(player.act(game, legal))
     return out
 

@@ -53,6 +53,7 @@ from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
 from lama_env.atomic import atomic_path, write_text
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
+from lama_env.snapshot import from_state
 from lama_env.vector import VectorGame
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def search_positions(search: RolloutPolicy, positions: int, *, envs: int = 256, 
         sel = np.flatnonzero((mask.sum(axis=1) > 1) & (rng.random(envs) < keep))[: positions - kept]
         if len(sel):
             records = vg.state()["games"][sel]
-            pending += [LamaGame.from_state(rec, n, rules) for rec in records]
+            pending += [from_state(rec, n, rules) for rec in records]
             state_l.append(records)
             obs_l.append(obs[sel].copy())
             mask_l.append(mask[sel].copy())

@@ -78,6 +78,7 @@ from lama_dice.evaluation.stats import wilson_interval
 from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError
 from lama_env.rules import RulesConfig
+from lama_env.snapshot import from_state
 from lama_env.vector import VectorGame
 
 from .expert_config import ExpertIterationConfig, ExpertIterationConfigError, load_expert_config, parse_expert_config
@@ -227,7 +228,7 @@ def play_positions(expert: ExpertSearch, positions: int, *, envs: int = 256, kee
             sel = np.flatnonzero((mask.sum(axis=1) > 1) & (rng.random(envs) < keep))[: positions - count]
             if len(sel):
                 records = vg.state()["games"][sel]
-                waiting += [LamaGame.from_state(rec, n, rules) for rec in records]
+                waiting += [from_state(rec, n, rules) for rec in records]
                 for name, a in (("obs", obs), ("mask", mask), ("game", episode), ("seat", seat)):
                     kept[name].append(a[sel].copy())
                 count += len(sel)

@@ -43,7 +43,7 @@ from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError, clip
 from lama_env.picture import status_text
 from lama_env.roundend import RoundEnd, step_with_round_end
-from lama_env.rules import FACES
+from lama_env.rules import FACES, winners
 
 from ..play import (
     choice_label,
@@ -292,7 +292,7 @@ class WebGame:
                                  "totals": list(res["totals"])}
         if g.game_over:
             totals = g.totals
-            out["result"] = {"winners": g.winners, "totals": list(totals), "rounds": g.round_index + 1,
+            out["result"] = {"winners": winners(totals), "totals": list(totals), "rounds": g.round_index + 1,
                              "standings": [{"place": 1 + sum(t < totals[p] for t in totals), "seat": p,
                                             "name": self.names[p], "total": totals[p]}
                                            for p in sorted(range(g.num_players), key=lambda q: (totals[q], q))]}

@@ -19,8 +19,8 @@ from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.odds import p_no_match
 from lama_env.picture import seat_tag, status_text
-from lama_env.roundend import RoundEnd, is_round_end
-from lama_env.rules import face_index
+from lama_env.roundend import RoundEnd, ended, turns
+from lama_env.rules import face_index, score_display, winners
 from lama_env.safetext import safe_text
 
 from ..tui import about_line, seat_names, snapshot, turn_text
@@ -58,20 +58,21 @@ def table_state(game: LamaGame | RoundEnd, names: Sequence[str], *,
     phase = game.phase
     pending = game.dice
     shown = pending if pending is not None else dice
-    points = game.round_points
-    over = game.game_over or is_round_end(game)
+    end = ended(game)
+    points = end["points"] if end is not None else None
+    over = end is not None
     cur = game.current_player
     legal = game.legal_actions()
     seats = []
     for p in range(game.num_players):
-        disp = game.display(p)
+        disp = game.displays[p]
         glow = sorted({f for f in pending if disp[f]}) if (p == cur and pending is not None
                                                              and phase == Phase.DISCARD) else []
         seats.append({"name": names[p], "display": list(disp),
-                      "points": points[p] if points is not None else game.current_points(p),
+                      "points": points[p] if points is not None else score_display(game.displays[p]),
                       "total": game.totals[p], "quit": game.quit[p], "tag": seat_tag(game, p), "glow": glow})
     caption = None
-    if phase == Phase.TURN and game.num_players > 1 and game.last_player_rule:  # before a roll, not after
+    if phase == Phase.TURN and game.num_players > 1 and game.quit.count(False) == 1:  # before a roll, not after
         who = "you are" if names[cur] == "You" else f"{names[cur]} is"
         caption = f"Only {who} left: a roll that matches nothing is a bust."
     return {
@@ -84,11 +85,11 @@ def table_state(game: LamaGame | RoundEnd, names: Sequence[str], *,
         "row": list(game.row),
         "dice": face_indices(shown),
         "dice_pending": pending is not None,
-        "turns_in_round": game.turns_in_round,
-        "turn": game.turns_in_round + (1 if phase == Phase.TURN else 0),
+        "turns_in_round": turns(game),
+        "turn": turns(game) + (1 if phase == Phase.TURN else 0),
         "takeable": sorted(a - A.TAKE_BASE for a in legal if A.is_take(a)),
         "caption": caption,
-        "winners": list(game.winners) if phase == Phase.GAME_OVER else [],
+        "winners": winners(game.totals) if phase == Phase.GAME_OVER else [],
         "seats": seats,
     }
 
@@ -100,11 +101,11 @@ def roll_odds(game: LamaGame, player: int) -> dict[str, Any]:
         ``p`` (a float), ``fraction`` (``"27/216"``-style over the 216 rolls of three dice), ``busts``
         (True when such a roll is a bust: the player is the last one in the round), and ``text``, one line.
     """
-    p = p_no_match(game.display(player), game.rules)
+    p = p_no_match(game.displays[player], game.rules)
     frac = Fraction(p).limit_denominator(6 ** 3)
     over_216 = frac * 216
     fraction = f"{over_216.numerator}/216" if over_216.denominator == 1 else f"{frac.numerator}/{frac.denominator}"
-    busts = game.last_player_rule
+    busts = game.quit.count(False) == 1
     what = "is a bust" if busts else "matches nothing (you then take a llama-row card)"
     return {"p": p, "fraction": fraction, "busts": busts,
             "text": f"A roll {what} with probability {fraction} = {100 * p:.1f}%."}
