@@ -24,21 +24,34 @@ import pickle
 import random
 import zlib
 
+from lama_env.actions import DISCARD_BASE, DISCARDS
 from lama_env.engine import LamaGame
-from lama_env.rules import RulesConfig
+from lama_env.rules import NUM_FACES, RulesConfig, winners
 
 EXPECTED = "9ae989dcccfd7f05e9ef990cd02c828260c4affd808f23cf0e5e015047ba3664"
 RULES = [RulesConfig(), RulesConfig(triple_llama="also_match"), RulesConfig(must_discard=True),
          RulesConfig(end_threshold=15, max_round_turns=7)]
 
 
+def _discarded(g: LamaGame) -> list[int]:
+    """The round's discard pile per face (the retired ``discarded`` property's value)."""
+    pile = [0] * NUM_FACES
+    for a in g._discarded:
+        pile = [x + y for x, y in zip(pile, DISCARDS[a - DISCARD_BASE])]
+    return pile
+
+
 def _snap(g: LamaGame) -> list:
+    # Private reads give the values of the members retired in 0.3.0 (round_points, ended_by, ...),
+    # so that the digest hashes what it hashed before.
+    end = g._end
     return [int(g.phase), g.current_player, list(g.legal_actions()), list(g.totals), [list(d) for d in g.displays],
-            list(g.row), g.dice and list(g.dice), list(g.quit), g.turns_in_round, g.round_index, g.start_player,
-            g.version, list(g.triple_llamas), list(g.discarded), g.num_active, g.game_over,
-            g.round_points and list(g.round_points), g.ended_by, g.went_out, g.busted, g.rounds_finished,
-            g.is_chance_node(), [list(map(str, o)) for o in g.chance_outcomes()][:3], g.statistics(),
-            list(g.returns("points")), list(g.returns("win")), g.winners]
+            list(g.row), g.dice and list(g.dice), list(g.quit), g._turns(), g.round_index, g.start_player,
+            g._version, list(g._round_triples()), _discarded(g), g.quit.count(False), g.game_over,
+            end and list(end["points"]), end and end["ended_by"], end and end["went_out"], end and end["busted"],
+            g.rounds_finished, g.is_chance_node(), [list(map(str, o)) for o in g.chance_outcomes()][:3],
+            g.statistics(), list(g.returns("points")), list(g.returns("win")),
+            winners(g.totals) if g.game_over else []]
 
 
 def _play(n: int, rules: RulesConfig, seed: int, chance: str, pick: random.Random) -> list:
@@ -62,7 +75,7 @@ def _play(n: int, rules: RulesConfig, seed: int, chance: str, pick: random.Rando
         if pick.random() < 0.02:
             g = pickle.loads(pickle.dumps(g))
         if pick.random() < 0.02:
-            g = g.copy()
+            g = g.clone()
         a = g.sample_action() if pick.random() < 0.3 else pick.choice(g.legal_actions())
         if g.phase == 0 and a == 0 and pick.random() < 0.1 and not g.is_chance_node():
             faces = g.rules.dice_index
@@ -74,7 +87,7 @@ def _play(n: int, rules: RulesConfig, seed: int, chance: str, pick: random.Rando
                 g.step(128)
             except Exception as e:
                 out.append(str(e))
-    out += [_snap(g), g.to_record(), g.result(), g.round_results(), json.loads(g.serialize())]
+    out += [_snap(g), g.to_record(), g.result(), [dict(r) for r in g._results], json.loads(g.serialize())]
     return out
 
 
