@@ -51,6 +51,7 @@ import numpy as np
 from . import actions as A
 from . import snapshot as S
 from .errors import LamaDiceError, RetiredError, clip, retired
+from .history import RECORD_FORMAT, log_action, make_record, make_result, new_round  # noqa: F401  (RECORD_FORMAT: re-exported)
 from .rules import (
     DECK_COUNTS,
     FACES,
@@ -61,7 +62,6 @@ from .rules import (
     check_num_players,
     win_rewards,
 )
-from .rules import winners as _winners
 from .streams import Streams, decision_key
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
@@ -77,7 +77,6 @@ from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, 
 )
 from .transitions import chance_outcomes as roll_outcomes
 
-RECORD_FORMAT = "lama-dice-record/1"
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/1"
 
@@ -252,6 +251,27 @@ def _as_action(action: Any) -> int | None:
     return a if a == action else None
 
 
+def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) -> tuple[int, list[int]]:
+    """Check ``start_points``, ``start_player`` and ``max_rounds``; return ``max_rounds`` (0: none) and totals."""
+    if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
+                                   or max_rounds < 1):
+        raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
+    if start_points is None:
+        totals = [0] * n
+    else:
+        if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
+                or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
+                           for t in start_points)):
+            raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
+        totals = [int(t) for t in start_points]
+    if type(start_player) is not int and (
+            isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
+        raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+    if not 0 <= start_player < n:
+        raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+    return int(max_rounds or 0), totals
+
+
 class LamaGame:
     """One game for ``num_players`` players (1 = the solo variant): a view over the compiled engine's record.
 
@@ -262,11 +282,8 @@ class LamaGame:
         rng: a :class:`lama_env.streams.Streams` (the compiled engine's streams, drawn from and moved
             on in place: how an env plays its games one after another on one stream); not with
             ``seed`` or ``game_id``.
-        game_id: the game of ``seed`` whose streams to draw from (default 0): the deals and dice of
-            game ``game_id`` of :func:`lama_env.batched.play_batch` with ``seed`` (and of slot
-            ``game_id`` of a :class:`lama_env.vector.VectorGame` after ``reset(seed=seed)``), so the
-            same actions play the same game there and here; :meth:`sample_action` draws as the
-            compiled engine's ``random`` agent.
+        game_id: the game of ``seed`` whose streams to draw from (default 0): game ``game_id`` of
+            :func:`lama_env.batched.play_batch` and of a :class:`lama_env.vector.VectorGame` with ``seed``.
         start_points: chip totals at the start (a record may start mid-game).
         start_player: who starts the first round.
         hands: the first round's deal (per player, six face indices or names); dealt at random if None.
@@ -274,51 +291,16 @@ class LamaGame:
         chance: ``"sampled"`` (default: deals and dice come from the random stream as they
             happen) or ``"explicit"`` (each card of a deal and each roll waits at a chance
             node for :meth:`apply_chance`); see :meth:`is_chance_node`.
-        rounds: ``"flow"``, the only mode: the step that ends a round deals the next one, from the
-            random stream or, with explicit chance, as the next chance node; the ended round is
-            :attr:`last_round` (``"manual"`` is retired: a one-line error).
-        max_rounds: end the game after this many rounds (None: only the rules end it): the round
-            that reaches it ends in the terminal state, :attr:`game_over` then true, with no next
-            deal (how the environments end an episode at a round's end: ``episode="round"`` is 1,
-            their ``max_rounds`` the same).  A game so cut may end with no total at
-            ``rules.end_threshold``.
-
-    The state is one record of ``lama_env._kernel.STATE_DTYPE`` (what the batched engine and
-    the vector game keep per game), changed only by the compiled engine's own step
-    (``lama_env._game``); the game keeps beside it only what a record does not hold: the turn
-    log, the finished rounds' results and a pending chance event.  Its properties read the
-    record (once per :attr:`version`).
+        rounds: ``"flow"``, the only mode: the step that ends a round deals the next one (or, with
+            explicit chance, leaves its chance node); the ended round is :attr:`last_round`.
+        max_rounds: end the game after this many rounds (None: only the rules end it; the envs'
+            ``episode="round"`` is 1), maybe with no total at ``rules.end_threshold``.
     """
 
-    __slots__ = (
-        "_carried_rounds",
-        "_chance",
-        "_current",
-        "_deal_next",
-        "_discarded",
-        "_end",
-        "_ends",
-        "_esps",
-        "_explicit",
-        "_fields",
-        "_fields_v",
-        "_legal",
-        "_legal_v",
-        "_max_rounds",
-        "_n",
-        "_pending",
-        "_phase",
-        "_rec",
-        "_record",
-        "_results",
-        "_rng",
-        "_rounds",
-        "_rr",
-        "_rules",
-        "_start_points",
-        "_triples0",
-        "_version",
-    )
+    __slots__ = ("_carried_rounds", "_chance", "_current", "_deal_next", "_discarded", "_end", "_ends", "_esps",
+                 "_explicit", "_fields", "_fields_v", "_legal", "_legal_v", "_max_rounds", "_n", "_pending",
+                 "_phase", "_rec", "_record", "_results", "_rng", "_rounds", "_rr", "_rules", "_start_points",
+                 "_triples0", "_version")
 
     def __init__(
         self,
@@ -356,23 +338,7 @@ class LamaGame:
             own = Streams.of_game(seed, 0 if game_id is None else game_id, GameSetupError)
         self._explicit = _is_explicit(chance)
         _check_rounds(rounds)
-        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
-                                       or max_rounds < 1):
-            raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
-        self._max_rounds = int(max_rounds or 0)
-        if start_points is None:
-            totals = [0] * n
-        else:
-            if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
-                    or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
-                               for t in start_points)):
-                raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
-            totals = [int(t) for t in start_points]
-        if type(start_player) is not int and (
-                isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
-            raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
-        if not 0 <= start_player < n:
-            raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+        self._max_rounds, totals = _check_setup(n, start_points, start_player, max_rounds)
         self._start_points = list(totals)
         self._rr = _rules_record(n, self._rules)
         self._set_record(s := _new_record())
@@ -414,10 +380,7 @@ class LamaGame:
     # ------------------------------------------------------------------ rounds
     def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None,
                triples: list[int] | None = None) -> None:
-        """Open round ``nround``, which ``start_player`` starts: dealt from the stream, as given, or card by card.
-
-        ``triples``: the game's triple llamas so far (None: read from the record).
-        """
+        """Open round ``nround`` for ``start_player``: dealt from the stream, as given, or card by card (explicit)."""
         n = self._n
         faces: list[list[int]] | None = None
         if hands is None and self._explicit:
@@ -432,10 +395,7 @@ class LamaGame:
 
     def _opened(self, start_player: int, explicit_deal: bool, faces: list[list[int]] | None,
                 triples: list[int] | None = None) -> None:
-        """The books of a round just opened (by :meth:`_begin` or the compiled step's own deal).
-
-        ``triples``: the game's triple llamas before the round, per seat (None: read from the record).
-        """
+        """The books of a round just opened; ``triples``: the game's triple llamas before it (None: read them)."""
         self._phase = _TURN
         self._current = start_player
         self._fields_v = self._legal_v = -1  # the record changed under the same version (a step's own deal)
@@ -456,32 +416,19 @@ class LamaGame:
         if self._record:
             if faces is None:
                 faces = self._rec["hands"][0, :self._n].tolist()
-            self._rounds.append({"start_player": start_player, "hands": [[FACES[f] for f in h] for h in faces],
-                                 "turns": []})
+            self._rounds.append(new_round(start_player, faces))
 
     def _round_ended(self, code: int, player: int) -> None:
         """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
         n = self._n
         out = self._ends.tolist()
-        ended_by = ROUND_ENDINGS[out[_OUT_ENDED]]
-        wo = out[_OUT_WENT_OUT]
-        went_out = wo if wo >= 0 else None
-        points = out[_OUT_POINTS:_OUT_POINTS + n]
         triples = out[_OUT_TRIPLES:_OUT_TRIPLES + n]
-        busted = player if ended_by == _BUST_END else None
-        self._results.append({
-            "finished": True, "ended_by": ended_by, "went_out": went_out,
-            "points": points, "totals": out[_OUT_TOTALS:_OUT_TOTALS + n],
-            "busted": busted, "quit": tuple(q == 1 for q in out[_OUT_QUIT:_OUT_QUIT + n]),
-            "triple_llamas": tuple(map(sub, triples, self._triples0)),
-        })
+        self._results.append(r := _round_result(out, n, player, self._triples0))
         self._pending = None
         cut = self._max_rounds and len(self._results) + self._carried_rounds >= self._max_rounds
         if code != _K_GAME_OVER and not cut:  # rounds flow on: the next deal
             self._set_modes()
-            start = out[_OUT_START] + 1
-            if start == n:
-                start = 0
+            start = (out[_OUT_START] + 1) % n
             if not self._explicit:  # the compiled step dealt it already (the round's end was no cut)
                 self._opened(start, False, None, triples)
             else:
@@ -489,17 +436,14 @@ class LamaGame:
             return
         self._phase = _GAME_OVER
         self._current = player
-        self._end = {"points": points, "ended_by": ended_by, "went_out": went_out, "busted": busted}
+        self._end = {k: r[k] for k in ("points", "ended_by", "went_out", "busted")}
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
-        """Apply ``action`` for the current player.
-
-        ``dice`` (three faces, indices or names, in die order) may be given
-        with :data:`~lama_env.actions.ROLL` to inject the roll.
+        """Apply ``action`` for the current player (with :data:`~lama_env.actions.ROLL`, ``dice`` may inject the roll).
 
         Raises:
-            IllegalActionError: the action is not legal now; the state is unchanged.
+            IllegalActionError: the action (or the dice: three faces in die order) is not legal now; nothing changed.
         """
         ph = self._phase
         if type(action) is not int:
@@ -514,7 +458,7 @@ class LamaGame:
             if action != _ROLL or ph != _TURN:
                 raise IllegalActionError(self._illegal_message(action) if action not in self.legal_actions()
                                          else "dice can only be given with a roll")
-            x = self._side_index(self._check_dice(dice))  # may raise: state unchanged
+            x = _side_index(self._rules, check_dice(self._rules, dice))  # may raise: state unchanged
         elif action == _ROLL and ph == _TURN:
             if self._explicit:  # the roll's chance node: apply_chance gives the dice
                 self._version += 1
@@ -535,7 +479,7 @@ class LamaGame:
         if ph == _DISCARD:
             self._discarded.append(action)
         if self._record:
-            self._log(p, ph, action, res)
+            self._pending = log_action(self._rounds[-1]["turns"], self._pending, p, ph, action, res)
         code = res & 3
         if code:
             self._round_ended(code, p)
@@ -547,73 +491,19 @@ class LamaGame:
         if drew and self._rng is not None:
             self._sync()
 
-    def _log(self, p: int, ph: Phase, action: int, res: int) -> None:
-        """The turn log's entry of the action just applied (``res``: what the compiled step returned)."""
-        turns = self._rounds[-1]["turns"]
-        if ph == _TURN:
-            if action == _QUIT:
-                turns.append({"player": p, "action": "quit"})
-                return
-            self._pending = t = {"player": p, "action": "roll",
-                                 "dice": [FACES[res >> 7 & 7], FACES[res >> 10 & 7], FACES[res >> 13 & 7]]}
-            turns.append(t)
-            if res & 3 or _PHASES[res >> 2 & 3] == _TURN:  # a triple llama or a bust: no decision follows
-                self._pending = None
-            return
-        pending = self._pending
-        if pending is not None:
-            if ph == _DISCARD:
-                counts = _DISCARDS[action - _DISCARD_BASE]
-                pending["discard"] = [FACES[f] for f in _FACE_RANGE for _ in range(counts[f])]
-            else:
-                pending["take"] = FACES[action - _TAKE_BASE]
-            self._pending = None
-
     def _sync(self) -> None:
         """Move the caller's :class:`~lama_env.streams.Streams` (``rng=``) on to the record's stream states."""
         rng = self._rng
         assert rng is not None
         rng.es, rng.ps = self._esps.tolist()
 
-    def _side_index(self, dice: tuple[int, ...]) -> int:
-        """The roll ``x`` (die 0's side * 36 + die 1's * 6 + die 2's) of the dice faces ``dice`` (a side of each)."""
-        di = self._rules.dice_index
-        return di[0].index(dice[0]) * 36 + di[1].index(dice[1]) * 6 + di[2].index(dice[2])
-
-    def _check_dice(self, dice: Sequence[Any]) -> tuple[int, ...]:
-        """Validate injected dice (indices or names) against the rules' dice; return indices."""
-        if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
-            raise IllegalActionError(f"dice must list {NUM_DICE} faces, got {dice!r}")
-        out = []
-        faces = self._rules.dice_index
-        for d, f in enumerate(dice):
-            idx = _to_face(f)
-            if idx is None:
-                raise IllegalActionError(f"die {d} shows an unknown face {f!r}")
-            if idx not in faces[d]:
-                raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
-            out.append(idx)
-        return tuple(out)
-
     def _illegal_message(self, action: Any) -> str:
-        if self._chance is not None:
-            return (f"no action is legal: the game waits for chance ({self._chance_name()}); "
-                    "call apply_chance(outcome) or sample_chance()")
-        if self._phase == _GAME_OVER:
-            return "no action is legal: the game is over"
-        try:
-            name = A.describe(int(action))
-        except (ValueError, TypeError, OverflowError):
-            return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
-        legal = ", ".join(A.describe(a) for a in self.legal_actions())
-        return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
+        chance = None if self._chance is None else self._chance_name()
+        return _illegal_text(action, chance, self._phase == _GAME_OVER, self._current, self.legal_actions)
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
-        """Legal actions of the current player, sorted (empty at a chance node and once the game is over).
-
-        Listed by the compiled engine's one legality function (``lama_env._kernel.legal``).
-        """
+        """Legal actions of the current player, sorted (none at a chance node or the game's end)."""
         if self._legal_v == self._version and self._chance is None:
             return self._legal
         if self._chance is not None or self._phase == _GAME_OVER:
@@ -630,15 +520,10 @@ class LamaGame:
         return legal
 
     def sample_action(self) -> int:
-        """A uniformly random legal action from the game's policy stream, as the compiled ``random`` agent draws.
+        """A uniformly random legal action from the game's policy stream: the compiled ``random`` agent's draw.
 
-        The draw is the one that :func:`lama_env.batched.play_batch`'s native ``random`` agent (and
-        :meth:`lama_env.vector.VectorGame.sample_actions`) makes in that game, so a
-        ``random`` seat plays the same there and here (:func:`lama_env.actions.sample_order`
-        lists the actions in the order of its draw).  One draw at every decision, forced or not.
-
-        Raises:
-            IllegalActionError: no decision is pending.
+        The same draw as :func:`lama_env.batched.play_batch`'s and the vector game's, one at every
+        decision, forced or not (raises :class:`IllegalActionError` when no decision is pending).
         """
         if self._chance is not None or self._phase == _GAME_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
@@ -650,22 +535,15 @@ class LamaGame:
         return a
 
     def decision_seed(self, salt: int) -> int:
-        """A 64-bit seed for an agent's own draws at this decision.
+        """A 64-bit seed for an agent's own draws here: a hash of the game's streams, its step count and ``salt``.
 
-        The seed is a hash of the game's stream states, its :attr:`version` and ``salt`` (the agent's; see
-        :meth:`lama_dice.agents.base.Policy.decision_rng`): the same at the same point of the same
-        game, whatever other games are played beside it, in which order, chunk or process.  It
-        draws nothing from the game's streams, so the game and its other seats are unchanged.
+        The same at the same point of the same game, whatever else is played beside it; it draws nothing.
         """
         es, ps = self._esps.tolist()
         return decision_key(es, ps, self._version, salt)
 
     def observe(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """The observation from ``seat`` (:func:`lama_env.observation.encode`), encoded by the compiled encoder.
-
-        The vector game's encoder (``lama_env._vector_kernel.encode``) over this game's record,
-        bit-equal to the Python encoder (``tests/test_observation.py``).
-        """
+        """The observation from ``seat`` (:func:`lama_env.observation.encode`) by the vector game's compiled encoder."""
         n = self._n
         if not 0 <= seat < n:
             raise ValueError(f"seat must be 0..{n - 1}, got {seat!r}")
@@ -691,15 +569,10 @@ class LamaGame:
         return self._fields
 
     def _encoder_view(self) -> tuple:
-        """The state an observation encoder reads, in one call (:func:`lama_env.observation.encode`).
+        """What the Python encoder reads (:func:`lama_env.observation.encode`); not to keep.
 
-        Returns:
-            ``(num_players, rules, version, displays, totals, quit, current_player,
-            start_player, row, phase, dice, num_active)``.  ``displays`` (a list of
-            per-player tuples of counts per face), ``totals``, ``quit`` and ``row``
-            are read from the game's record once per version: read them at once,
-            never change or keep them (the properties of the same names return
-            copies).
+        ``(num_players, rules, version, displays, totals, quit, current_player, start_player, row, phase, dice,
+        num_active)``.
         """
         n = self._n
         v = self._v()
@@ -782,12 +655,10 @@ class LamaGame:
 
     @property
     def last_round(self) -> dict | None:
-        """The last finished round's result (one of :meth:`round_results`), None before the first ends.
+        """The round the last step ended (the last one once the game is over), None before the first ends.
 
-        This is how a caller sees the round that the last step ended
-        (its ``points``, ``ended_by``, ``went_out``, ``busted``, ``totals`` after it, ...): the
-        game has dealt the next round already; its totals before it are ``totals`` minus
-        ``points`` (and a chip returned for going out or a triple llama).
+        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals``
+        after it; the game has dealt the next round already.
         """
         if not self._results:
             return None
@@ -800,16 +671,10 @@ class LamaGame:
         return len(self._results) + self._carried_rounds
 
     def statistics(self) -> dict[str, Any]:
-        """Per-seat counts over the game so far (the episode statistics of the environments and the evaluator).
+        """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
 
-        Returns:
-            ``{"rounds": int, "points": [...], "busts": [...], "quits": [...],
-            "went_out": [...], "triple_llamas": [...]}``: the finished rounds and
-            each seat's round points, busts, rounds gone out (from the finished
-            rounds) and quits and triple llamas (also those of the round in
-            progress), lists indexed by seat: the record's ``stats``.  A game made by
-            :meth:`from_state` also counts what its record carried in (the record's ``stats``
-            and rounds before it).
+        The record's ``stats`` (quits and triple llamas count the round under way too); a game from
+        :func:`lama_env.snapshot.from_state` counts what its record carried in.
         """
         n = self._n
         v = self._v()
@@ -821,21 +686,17 @@ class LamaGame:
 
     # ---------------------------------------------------------------- chance
     def is_chance_node(self) -> bool:
-        """Whether the game waits for chance: a roll was chosen and its dice are not known yet, or a deal is under way.
+        """Whether the game waits for chance (``chance="explicit"``): a roll's dice, or the next card of a deal.
 
-        Only with ``chance="explicit"``; then :meth:`legal_actions` is empty, :attr:`phase`
-        is :attr:`Phase.TURN` (the roller's turn, or the start player's first turn once
-        the deal is done) and :meth:`chance_outcomes` lists what can happen.
+        Then :meth:`legal_actions` is empty and :attr:`phase` is :attr:`Phase.TURN`.
         """
         return self._chance is not None
 
     def chance_outcomes(self) -> tuple[tuple[Any, float], ...]:
-        """The outcomes of the pending chance event with their exact probabilities (sum 1); ``()`` if none.
+        """The pending chance event's outcomes with their exact probabilities (sum 1); ``()`` if none.
 
-        At a roll: every distinct roll as three face indices in die order
-        (:func:`lama_env.transitions.chance_outcomes`). During a deal: the next
-        card's face index (:func:`lama_env.transitions.deal_outcomes`; the deal
-        goes card by card, six to each seat in seat order, at most seven outcomes a card).
+        A roll: every distinct roll as three face indices in die order; a deal: the next card's face
+        (six cards to each seat in seat order).
         """
         c = self._chance
         if c is None:
@@ -845,24 +706,21 @@ class LamaGame:
         return deal_outcomes(self._dealt_counts())
 
     def apply_chance(self, outcome: Any) -> None:
-        """Resolve the pending chance event with ``outcome`` (one of :meth:`chance_outcomes`' outcomes).
-
-        A roll's outcome is three faces in die order (indices or names, as
-        ``step(ROLL, dice=...)`` takes them); a deal's is one face (index or name).
+        """Resolve the pending chance event with ``outcome``: three dice faces in die order, or one card's face.
 
         Raises:
-            IllegalActionError: no chance event is pending, or ``outcome`` cannot happen; the state is unchanged.
+            IllegalActionError: no chance event is pending, or ``outcome`` cannot happen; nothing changed.
         """
         c = self._chance
         if c is None:
             raise IllegalActionError("apply_chance: no chance event is pending (is_chance_node() is False)")
         if c == _ROLL_NODE:
-            self._roll_chance(self._side_index(self._check_dice(outcome)))  # may raise: state unchanged
+            self._roll_chance(_side_index(self._rules, check_dice(self._rules, outcome)))  # may raise: state unchanged
             return
         f = _to_face(outcome)
         if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
             raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} "
-                                     f"(left in the deck: {self._deck_left_text()})")
+                                     f"(left in the deck: {_deck_text(self._dealt_counts())})")
         self._deal_card(f)
 
     def _roll_chance(self, x: int) -> tuple[int, ...]:
@@ -875,29 +733,20 @@ class LamaGame:
         return (res >> 7 & 7, res >> 10 & 7, res >> 13 & 7)
 
     def sample_chance(self) -> Any:
-        """Resolve the pending chance event from the game's own random stream; return the outcome applied.
+        """Resolve the pending chance event from the game's own stream (a card: uniform over the deck left).
 
-        Dice are drawn as in the sampled mode; a deal card uniformly from the deck left.
-
-        Raises:
-            IllegalActionError: no chance event is pending.
+        Returns the outcome applied; raises :class:`IllegalActionError` when no chance event is pending.
         """
         c = self._chance
         if c is None:
             raise IllegalActionError("sample_chance: no chance event is pending (is_chance_node() is False)")
         if c == _ROLL_NODE:
             return self._roll_chance(-1)
-        left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
         st = Streams(*self._esps.tolist())  # one draw of the cards left from the record's deal-and-dice stream
-        i = st.draw(sum(left))
+        f = _draw_card(st, self._dealt_counts())
         self._esps[0] = st.es
-        rng = self._rng
-        if rng is not None:
-            rng.es = st.es
-        f = 0
-        while i >= left[f]:
-            i -= left[f]
-            f += 1
+        if self._rng is not None:
+            self._rng.es = st.es
         self._deal_card(f)
         return f
 
@@ -912,19 +761,12 @@ class LamaGame:
             return
         self._chance = None
         if self._record:
-            self._rounds.append({
-                "start_player": self.start_player,
-                "hands": [[FACES[f] for f in dealt[i:i + HAND_SIZE]] for i in range(0, len(dealt), HAND_SIZE)],
-                "turns": [],
-            })
+            self._rounds.append(new_round(self.start_player, [dealt[i:i + HAND_SIZE] for i in range(0, len(dealt),
+                                                                                                    HAND_SIZE)]))
 
     def _dealt_counts(self) -> list[int]:
         """Cards dealt so far in a deal under way (the displays hold nothing else yet), per face."""
         return [sum(col) for col in zip(*self.displays, strict=True)]
-
-    def _deck_left_text(self) -> str:
-        dealt = self._dealt_counts()
-        return ", ".join(f"{DECK_COUNTS[f] - dealt[f]} '{FACES[f]}'" for f in _FACE_RANGE)
 
     def _chance_name(self) -> str:
         c = self._chance
@@ -936,14 +778,8 @@ class LamaGame:
     def returns(self, reward: str = "win") -> tuple[float, ...]:
         """Each seat's return so far under the environments' ``reward`` mode (docs/environments.md, Rewards).
 
-        Args:
-            reward: ``"win"``: once the game is over, the zero-sum win/loss shares
-                (:func:`lama_env.rules.win_rewards`), all 0 before; ``"points"``: minus
-                each seat's chip total change over the finished rounds (the sum of the
-                per-round ``"points"`` rewards so far).
-
-        Raises:
-            ValueError: an unknown ``reward``.
+        ``"win"``: the zero-sum shares (:func:`lama_env.rules.win_rewards`) once the game is over, 0 before;
+        ``"points"``: minus each seat's chip change over the finished rounds.  Else a ``ValueError``.
         """
         if reward == "win":
             return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
@@ -956,17 +792,12 @@ class LamaGame:
 
     # ----------------------------------------------------------- copy/record
     def clone(self, chance: str | None = None, rng: Streams | None = None, rounds: str | None = None) -> LamaGame:
-        """An independent copy, as :meth:`copy`, optionally in another chance mode or on another random stream.
+        """An independent copy (its streams continue the same way), optionally in another chance mode or streams.
 
         Args:
-            chance: ``"sampled"`` or ``"explicit"``: the copy's chance mode for what
-                follows (a chance event already pending stays pending: resolve it with
-                :meth:`apply_chance` or :meth:`sample_chance`); None keeps this game's.
-            rng: streams of the compiled engine's scheme (:class:`~lama_env.streams.Streams`)
-                the copy draws its future deals and dice from (used as it is, not copied: a
-                planner's own stream for its playouts); None: a copy of this game's stream,
-                which continues the same way.
-            rounds: ``"flow"`` (the only mode; ``"manual"`` is retired) or None.
+            chance: ``"sampled"`` or ``"explicit"`` for what follows (a pending event stays pending); None: this game's.
+            rng: :class:`~lama_env.streams.Streams` the copy draws from, used as it is (a planner's own for playouts).
+            rounds: ``"flow"`` (the only mode) or None.
         """
         if rounds is not None:
             _check_rounds(rounds)
@@ -981,11 +812,7 @@ class LamaGame:
         return g
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
-        """A :meth:`copy` whose shared streams (``rng=``) are ``deepcopy``'d with ``memo``.
-
-        So streams shared with other objects copied together (an environment's) stay shared
-        between the copies.
-        """
+        """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo`` (shared ones stay shared)."""
         from copy import deepcopy
 
         g = self._copy_with(deepcopy(self._rng, memo))
@@ -1027,55 +854,35 @@ class LamaGame:
         return S.deserialize(text)
 
     def to_record(self) -> dict:
-        """The game so far as a ``lama-dice-record/1`` dict (see docs/RULES.md).
-
-        A roll still waiting for its discard or take is left out (a record's
-        rolls always carry their decision), so the record ends just before it.
-        """
+        """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        rec: dict[str, Any] = {
-            "format": RECORD_FORMAT,
-            "players": self._n,
-            "rules": self._rules.to_dict(),
-            "start_points": list(self._start_points),
-            "rounds": [
-                {"start_player": r["start_player"], "hands": [list(h) for h in r["hands"]],
-                 "turns": [dict(t, **({"dice": list(t["dice"])} if "dice" in t else {})) for t in r["turns"]]}
-                for r in self._rounds
-            ],
-        }
-        if self._pending is not None:
-            rec["rounds"][-1]["turns"].pop()
-        return rec
+        return make_record(self._n, self._rules, self._start_points, self._rounds, self._pending)
 
     def result(self) -> dict:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
-        rounds = [{"finished": r["finished"], "ended_by": r["ended_by"], "went_out": r["went_out"],
-                   "points": list(r["points"]), "totals": list(r["totals"])} for r in self._results]
-        totals = list(self.totals)
-        if not self.game_over and not isinstance(self._chance, tuple):  # (a deal's chance node: no round yet)
-            rounds.append({"finished": False, "ended_by": None, "went_out": None,
-                           "points": None, "totals": totals})
-        return {"valid": True, "rounds": rounds, "totals": totals,
-                "game_over": self.game_over, "winners": _winners(totals) if self.game_over else []}
-
-    if not TYPE_CHECKING:  # (type checkers flag a retired member as unknown)
-
-        def __getattr__(self, name: str) -> Any:
-            """A retired member (:data:`RETIRED_MEMBERS`) answers with one line naming its replacement."""
-            instead = RETIRED_MEMBERS.get(name)
-            if instead is None:
-                raise AttributeError(f"'LamaGame' object has no attribute {name!r}")
-            if name == "next_round":  # retired with rounds="manual"
-                raise RetiredMemberError(retired(f"LamaGame.{name}()", instead))
-            raise RetiredMemberError(retired(f"LamaGame.{name}", instead, retired_in="0.3.0", last="0.2.0"))
+        over = self._phase == _GAME_OVER  # (a deal's chance node: no round under way yet)
+        return make_result(self._results, list(self.totals), over, not over and not isinstance(self._chance, tuple))
 
     def __repr__(self) -> str:
         """Show the players, round, phase, current player and totals."""
         return (f"LamaGame(players={self._n}, round={self.round_index}, phase={self._phase.name}, "
                 f"current={self._current}, totals={list(self.totals)})")
 
+
+
+def _retired_member(game: LamaGame, name: str) -> Any:
+    """``LamaGame.__getattr__``: a retired member (:data:`RETIRED_MEMBERS`) answers with one line."""
+    instead = RETIRED_MEMBERS.get(name)
+    if instead is None:
+        raise AttributeError(f"'LamaGame' object has no attribute {name!r}")
+    if name == "next_round":  # retired with rounds="manual"
+        raise RetiredMemberError(retired(f"LamaGame.{name}()", instead))
+    raise RetiredMemberError(retired(f"LamaGame.{name}", instead, retired_in="0.3.0", last="0.2.0"))
+
+
+if not TYPE_CHECKING:  # (set at run time only, so that type checkers flag a retired member as unknown)
+    LamaGame.__getattr__ = _retired_member
 
 
 class RetiredMemberError(RetiredError, AttributeError):
@@ -1108,7 +915,7 @@ RETIRED_MEMBERS: dict[str, str] = {
     "chance": "the chance mode is the chance= given to LamaGame() or clone(); game.is_chance_node() tells a "
               "chance node",
     "version": "no replacement (it keyed the package's own caches): count your steps",
-    "check_dice": "pass the dice to step(ROLL, dice=...) or apply_chance(), which check them",
+    "check_dice": "use lama_env.engine.check_dice(game.rules, dice)",
     "encoder_view": "use lama_env.observation.encode(game, seat) or game.observe(seat)",
     "to_state": "use lama_env.snapshot.to_state(game)",
     "from_state": "use lama_env.snapshot.from_state(state, num_players, rules)",
@@ -1128,6 +935,70 @@ def _to_face(f: Any) -> int | None:
     if isinstance(f, (int, np.integer)) and not isinstance(f, bool) and 0 <= f < NUM_FACES:
         return int(f)
     return None
+
+
+def check_dice(rules: RulesConfig, dice: Sequence[Any]) -> tuple[int, ...]:
+    """Validate injected dice (indices or names) against the rules' dice; return face indices."""
+    if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
+        raise IllegalActionError(f"dice must list {NUM_DICE} faces, got {dice!r}")
+    out = []
+    faces = rules.dice_index
+    for d, f in enumerate(dice):
+        idx = _to_face(f)
+        if idx is None:
+            raise IllegalActionError(f"die {d} shows an unknown face {f!r}")
+        if idx not in faces[d]:
+            raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
+        out.append(idx)
+    return tuple(out)
+
+
+def _round_result(out: list[int], n: int, player: int, triples0: list[int]) -> dict[str, Any]:
+    """The result of the round that ``player``'s step ended: what the compiled step wrote into ``out`` (``_OUT_*``)."""
+    ended_by = ROUND_ENDINGS[out[_OUT_ENDED]]
+    wo = out[_OUT_WENT_OUT]
+    return {"finished": True, "ended_by": ended_by, "went_out": wo if wo >= 0 else None,
+            "points": out[_OUT_POINTS:_OUT_POINTS + n], "totals": out[_OUT_TOTALS:_OUT_TOTALS + n],
+            "busted": player if ended_by == _BUST_END else None,
+            "quit": tuple(q == 1 for q in out[_OUT_QUIT:_OUT_QUIT + n]),
+            "triple_llamas": tuple(map(sub, out[_OUT_TRIPLES:_OUT_TRIPLES + n], triples0))}
+
+
+def _illegal_text(action: Any, chance: str | None, over: bool, player: int,
+                  legal: Callable[[], Sequence[int]]) -> str:
+    """Why ``action`` is refused: a chance event (named ``chance``) is pending, the game is ``over``, or not legal."""
+    if chance is not None:
+        return (f"no action is legal: the game waits for chance ({chance}); "
+                "call apply_chance(outcome) or sample_chance()")
+    if over:
+        return "no action is legal: the game is over"
+    try:
+        name = A.describe(int(action))
+    except (ValueError, TypeError, OverflowError):
+        return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
+    return f"illegal action {action} ({name}) for player {player}; legal: {', '.join(A.describe(a) for a in legal())}"
+
+
+def _draw_card(st: Streams, dealt: list[int]) -> int:
+    """A card's face drawn uniformly from the deck left after ``dealt`` (per face), from ``st`` (moved on)."""
+    left = [k - d for k, d in zip(DECK_COUNTS, dealt, strict=True)]
+    i = st.draw(sum(left))
+    f = 0
+    while i >= left[f]:
+        i -= left[f]
+        f += 1
+    return f
+
+
+def _deck_text(dealt: list[int]) -> str:
+    """The cards left in the deck after ``dealt`` (per face), for a message."""
+    return ", ".join(f"{DECK_COUNTS[f] - dealt[f]} '{FACES[f]}'" for f in _FACE_RANGE)
+
+
+def _side_index(rules: RulesConfig, dice: tuple[int, ...]) -> int:
+    """The roll ``x`` (die 0's side * 36 + die 1's * 6 + die 2's) of the dice faces ``dice`` (a side of each)."""
+    di = rules.dice_index
+    return di[0].index(dice[0]) * 36 + di[1].index(dice[1]) * 6 + di[2].index(dice[2])
 
 
 def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[int]]:

@@ -294,7 +294,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
     row = check_ints(field(data, "row"), "row", NUM_FACES, 0, 1)
     quit = [check_bool(q, "quit") for q in check_list(field(data, "quit"), "quit", n)]
     dice = field(data, "dice")
-    dice = None if dice is None else g._check_dice(check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
+    dice = None if dice is None else E.check_dice(g._rules, check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
     g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE,
                                    A.NUM_ACTIONS - 1)
     triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0)
@@ -547,7 +547,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     g._set_modes()
     if phase != E.K_TURN and not over:
         try:
-            dice = g._check_dice([int(x) for x in rec["dice"]])
+            dice = E.check_dice(g._rules, [int(x) for x in rec["dice"]])
         except E.IllegalActionError as e:
             raise StateFormatError(f"{bad}dice: {e}") from None
         lim = [int(x) for x in rec["lim"]]
