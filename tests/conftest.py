@@ -74,6 +74,14 @@ def discard_set(*multisets: str) -> set[int]:
     return {A.discard_action(counts(m)) for m in multisets}
 
 
+def discarded(game: LamaGame) -> tuple[int, ...]:
+    """The cards discarded in the round under way, per face (from the game's discard actions)."""
+    pile = [0] * NUM_FACES
+    for a in game._discarded:
+        pile = [x + y for x, y in zip(pile, A.DISCARDS[a - A.DISCARD_BASE], strict=True)]
+    return tuple(pile)
+
+
 def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool = True,
                 max_rounds: int = 200, game: LamaGame | None = None) -> LamaGame:
     """Play a game with uniformly random legal actions (deals and dice from ``seed``)."""

@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from conftest import counts, deal, discard, discard_set, play_random, roll, scenario, take
+from conftest import counts, deal, discard, discard_set, discarded, play_random, roll, scenario, take
 
 from lama_env import actions as A
 from lama_env.engine import GameSetupError, IllegalActionError, LamaGame, Phase, check_hands
 from lama_env.errors import LamaDiceError
-from lama_env.rules import DECK_COUNTS, RulesConfig
+from lama_env.roundend import ended, turns
+from lama_env.rules import DECK_COUNTS, RulesConfig, score_display
 
 TURN = (A.ROLL, A.QUIT)
 ALSO = RulesConfig(triple_llama="also_match")
@@ -22,15 +23,15 @@ def one_round(*hands: str, rules=None, start_points=None) -> LamaGame:
 def round_ended(g: LamaGame) -> dict:
     """The round the last step ended (a flowing :func:`scenario`): the game waits at the next deal's chance node."""
     assert g.is_chance_node() and not g.game_over and g.legal_actions() == ()
-    assert g.round_points is None and g.ended_by is None and g.went_out is None  # (only once the game is over)
+    assert ended(g) is None  # (a round's end shows only once the game is over)
     return g.last_round
 
 
 def snapshot(g: LamaGame) -> tuple:
     """Everything observable about a game (to check that a refused action changed nothing)."""
     return (g.phase, g.current_player, g.round_index, g.start_player, g.totals, g.displays, g.row, g.quit,
-            g.num_active, g.dice, g.discarded, g.turns_in_round, g.legal_actions(), g.round_points,
-            g.ended_by, g.went_out, g.winners, repr(g), g.to_record(), g.result())
+            g.quit.count(False), g.dice, discarded(g), turns(g), g.legal_actions(), g.last_round,
+            g.result()["winners"], repr(g), g.to_record(), g.result())
 
 
 # ------------------------------------------------------------ dealing
@@ -49,7 +50,7 @@ def test_row_is_complete_at_the_start_of_every_round(chance):
         deal(g, "112266", "126LL1")
     assert not g.is_chance_node() and g.round_index == 1 and g.phase == Phase.TURN
     assert g.row == (1,) * 7
-    assert g.discarded == (0,) * 7 and g.quit == (False, False) and g.num_active == 2
+    assert discarded(g) == (0,) * 7 and g.quit == (False, False) and g.quit.count(False) == 2
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
@@ -106,16 +107,16 @@ def test_a_turn_starts_with_roll_or_quit_and_quit_keeps_the_display():
     g = scenario("L33516", "2246L6", "112345")
     assert g.phase == Phase.TURN and g.legal_actions() == TURN
     g.step(A.QUIT)
-    assert g.quit == (True, False, False) and g.num_active == 2
-    assert g.display(0) == counts("L33516")
+    assert g.quit == (True, False, False) and g.quit.count(False) == 2
+    assert g.displays[0] == counts("L33516")
     assert g.current_player == 1 and g.legal_actions() == TURN
-    assert g.current_points(0) == 10 + 3 + 5 + 1 + 6
+    assert score_display(g.displays[0]) == 10 + 3 + 5 + 1 + 6
 
 
 def test_action_mask_matches_legal_actions():
     g = scenario("L33516", "2246L6")
     roll(g, "345")
-    mask = g.action_mask()
+    mask = A.legal_mask(g.legal_actions())
     assert mask.shape == (A.NUM_ACTIONS,) and mask.dtype == np.int8
     assert set(np.flatnonzero(mask)) == set(g.legal_actions())
 
@@ -128,8 +129,8 @@ def test_match_offers_every_partial_discard():
     # one die shows 3 (two 3s held), one shows 5: no 4 held
     assert set(g.legal_actions()) == discard_set("3", "5", "35")
     discard(g, "3")  # fewer than the maximum
-    assert g.display(0) == counts("L3516")
-    assert g.discarded == counts("3")
+    assert g.displays[0] == counts("L3516")
+    assert discarded(g) == counts("3")
     assert g.current_player == 1 and g.phase == Phase.TURN
 
 
@@ -138,7 +139,7 @@ def test_duplicates_need_one_die_per_card():
     roll(g, "355")  # two dice show 5, one shows 3
     assert set(g.legal_actions()) == discard_set("3", "5", "55", "35", "355")
     discard(g, "355")
-    assert g.display(0) == counts("12L")
+    assert g.displays[0] == counts("12L")
     g2 = scenario("55123L", "2246L6")
     roll(g2, "451")  # one die shows 5: only one 5 may go (and no 4 is held)
     assert set(g2.legal_actions()) == discard_set("5", "1", "51")
@@ -164,7 +165,7 @@ def test_must_discard(must):
             discard(g, "")
     else:
         discard(g, "")
-        assert g.display(0) == counts("L33516") and g.discarded == (0,) * 7
+        assert g.displays[0] == counts("L33516") and discarded(g) == (0,) * 7
         assert g.current_player == 1 and g.phase == Phase.TURN
 
 
@@ -175,7 +176,7 @@ def test_take_is_a_choice_among_row_faces_the_dice_show():
     assert g.phase == Phase.TAKE
     assert g.legal_actions() == tuple(A.take_action(f) for f in (3, 4, 5))
     take(g, "3")
-    assert g.display(0) == counts("1122663") and g.row == counts("L12456")
+    assert g.displays[0] == counts("1122663") and g.row == counts("L12456")
     assert g.current_player == 1
     roll(g, "455")
     assert g.legal_actions() == (A.take_action(4), A.take_action(5))
@@ -191,7 +192,7 @@ def test_take_the_row_llama():
     roll(g, "L35")
     assert g.legal_actions() == tuple(A.take_action(f) for f in (0, 3, 5))
     take(g, "L")
-    assert g.display(0) == counts("112266L") and g.row == counts("123456")
+    assert g.displays[0] == counts("112266L") and g.row == counts("123456")
 
 
 def test_no_take_when_something_matches():
@@ -229,11 +230,12 @@ def test_bust_board_at_the_end_of_the_round():
         take(g, face)
     roll(g, "355")
     assert g.phase == Phase.GAME_OVER and g.legal_actions() == ()
-    assert g.ended_by == "bust" and g.went_out is None and g.busted == 1
+    end = g.last_round
+    assert end["ended_by"] == "bust" and end["went_out"] is None and end["busted"] == 1
     assert g.row == (0,) * 7
-    assert g.display(1) == counts("126LL14L126")
-    assert g.round_points == (1 + 2 + 3 + 5 + 6, 10 + 1 + 2 + 4 + 6)
-    assert g.totals == g.round_points
+    assert g.displays[1] == counts("126LL14L126")
+    assert tuple(end["points"]) == (1 + 2 + 3 + 5 + 6, 10 + 1 + 2 + 4 + 6)
+    assert g.totals == tuple(end["points"])
     assert g.result()["rounds"] == [{"finished": True, "ended_by": "bust", "went_out": None,
                                      "points": [17, 23], "totals": [17, 23]}]
     with pytest.raises(IllegalActionError, match="game is over"):
@@ -246,7 +248,7 @@ def test_triple_llama_chip_only_returns_a_chip_and_passes(start, after):
     g = scenario("LL3516", "2246L6", start_points=start)
     roll(g, "LLL")  # player 0 holds llamas: still no discard
     assert list(g.totals) == after
-    assert g.display(0) == counts("LL3516") and g.row == (1,) * 7
+    assert g.displays[0] == counts("LL3516") and g.row == (1,) * 7
     assert g.phase == Phase.TURN and g.current_player == 1
     assert g.to_record()["rounds"][0]["turns"] == [{"player": 0, "action": "roll", "dice": ["L", "L", "L"]}]
     r = g.result()
@@ -269,7 +271,7 @@ def test_triple_llama_also_match_discards_llamas():
     assert g.phase == Phase.DISCARD
     assert set(g.legal_actions()) == discard_set("L", "LL")
     discard(g, "LL")
-    assert g.display(0) == counts("3516")
+    assert g.displays[0] == counts("3516")
     assert g.to_record()["rounds"][0]["turns"][0] == {"player": 0, "action": "roll", "dice": ["L", "L", "L"],
                                                       "discard": ["L", "L"]}
 
@@ -282,9 +284,9 @@ def test_triple_llama_also_match_takes_the_row_llama_then_busts():
     take(g, "L")
     assert g.row == counts("123456")
     roll(g, "LLL")  # player 1: no llama held, none in the row
-    assert g.ended_by == "bust"
-    assert g.display(1) == counts("112233123456")
-    assert g.round_points == (10 + 21, 21)
+    assert g.last_round["ended_by"] == "bust"
+    assert g.displays[1] == counts("112233123456")
+    assert tuple(g.last_round["points"]) == (10 + 21, 21)
     assert g.totals == (4 + 31, 15 + 21)
 
 
@@ -298,11 +300,11 @@ def test_triple_llama_also_match_last_player_busts():
 def test_last_player_busts_on_a_non_matching_roll():
     g = one_round("112266", "126LL1")
     g.step(A.QUIT)
-    assert g.last_player_rule and g.current_player == 1
+    assert g.quit.count(False) == 1 and g.current_player == 1
     roll(g, "345")  # all in the row, none held: a bust for the last player
-    assert g.ended_by == "bust"
-    assert g.display(1) == counts("126LL1L123456")
-    assert g.round_points == (1 + 2 + 6, 10 + 21)
+    assert g.last_round["ended_by"] == "bust"
+    assert g.displays[1] == counts("126LL1L123456")
+    assert tuple(g.last_round["points"]) == (1 + 2 + 6, 10 + 21)
 
 
 def test_last_player_keeps_rolling_and_may_discard_then_quit():
@@ -321,20 +323,20 @@ def test_last_player_keeps_rolling_and_may_discard_then_quit():
 def test_three_players_one_quit_still_take():
     g = scenario("112266", "126LL1", "334455")
     g.step(A.QUIT)
-    assert not g.last_player_rule
+    assert g.quit.count(False) != 1
     roll(g, "345")
     assert g.phase == Phase.TAKE
 
 
 def test_solo_every_non_matching_roll_busts():
     g = scenario("112266")
-    assert g.last_player_rule
+    assert g.quit.count(False) == 1
     roll(g, "345")
     assert round_ended(g)["ended_by"] == "bust"
     assert g.game_over is False and g.totals == (31,)
     g = one_round("112266")  # the same round cut there: its board
     roll(g, "345")
-    assert g.ended_by == "bust" and g.display(0) == counts("112266L123456")
+    assert g.last_round["ended_by"] == "bust" and g.displays[0] == counts("112266L123456")
 
 
 def test_solo_discard_and_go_out():
@@ -355,9 +357,9 @@ def test_row_emptied_by_takes():
         roll(g, dice)
         assert g.phase == Phase.TAKE, dice
         take(g, face)
-    assert g.ended_by == "row_empty" and g.row == (0,) * 7
-    assert g.display(0) == counts("11111253 4L".replace(" ", ""))
-    assert g.round_points == (10 + 1 + 2 + 3 + 4 + 5, 1 + 2 + 3 + 4 + 6)
+    assert g.last_round["ended_by"] == "row_empty" and g.row == (0,) * 7
+    assert g.displays[0] == counts("11111253 4L".replace(" ", ""))
+    assert tuple(g.last_round["points"]) == (10 + 1 + 2 + 3 + 4 + 5, 1 + 2 + 3 + 4 + 6)
 
 
 @pytest.mark.parametrize("start, after", [(0, 0), (1, 0), (7, 6), (9, 8), (10, 0), (15, 5), (38, 28)])
@@ -389,21 +391,21 @@ def test_all_quit_scores_every_display():
 @pytest.mark.parametrize("cut", [False, True])
 def test_turns_in_round_counts_whole_turns(cut):
     g = (one_round if cut else scenario)("L33516", "2246L6")
-    assert g.turns_in_round == 0
+    assert turns(g) == 0
     roll(g, "345")
-    assert g.turns_in_round == 1
+    assert turns(g) == 1
     discard(g, "3")
-    assert g.turns_in_round == 1
+    assert turns(g) == 1
     roll(g, "LLL")
     g.step(A.QUIT)
-    assert g.turns_in_round == 3
+    assert turns(g) == 3
     g.step(A.QUIT)
     if cut:  # the round's end is the game's: its four turns
-        assert g.game_over and g.turns_in_round == 4
+        assert g.game_over and turns(g) == 4
     else:  # the next round starts afresh
         round_ended(g)
         deal(g, "L33516", "2246L6")
-        assert g.round_index == 1 and g.turns_in_round == 0
+        assert g.round_index == 1 and turns(g) == 0
 
 
 def test_turn_order_skips_players_who_quit():
@@ -435,7 +437,7 @@ def test_game_ends_at_the_threshold_with_shared_wins():
     for _ in range(3):
         g.step(A.QUIT)
     assert g.phase == Phase.GAME_OVER and g.game_over
-    assert g.totals == (6, 6, 14) and g.winners == [0, 1]
+    assert g.totals == (6, 6, 14) and g.result()["winners"] == [0, 1]
     r = g.result()
     assert r["game_over"] is True and r["winners"] == [0, 1] and r["totals"] == [6, 6, 14]
     with pytest.raises(IllegalActionError, match="game is over"):
@@ -449,7 +451,7 @@ def test_game_end_threshold_is_inclusive(start, over):
     g2.step(A.QUIT)
     assert g2.totals == (start[0] + 6, 9)
     assert g2.game_over is over
-    assert g2.winners == ([1] if over else [])
+    assert g2.result()["winners"] == ([1] if over else [])
     assert g2.phase == (Phase.GAME_OVER if over else Phase.TURN)
     assert g2.is_chance_node() is not over  # else the next round's deal waits
 
@@ -457,8 +459,8 @@ def test_game_end_threshold_is_inclusive(start, over):
 def test_random_game_ends_with_a_winner():
     g = play_random(3, seed=4)
     assert g.game_over and max(g.totals) >= 40
-    assert g.winners == [p for p in range(3) if g.totals[p] == min(g.totals)]
-    assert len(g.round_results()) == g.round_index + 1
+    assert g.result()["winners"] == [p for p in range(3) if g.totals[p] == min(g.totals)]
+    assert len(g.result()["rounds"]) == g.round_index + 1
 
 
 # ------------------------------------------------------------ setup errors
@@ -550,18 +552,18 @@ def test_illegal_action_message_names_the_legal_ones():
 
 
 # ------------------------------------------------------------ copy, seeds, records
-def test_copy_is_independent():
+def test_clone_is_independent():
     g = play_random(2, seed=3, max_rounds=1)  # stops at the start of round 1
     g.step(A.ROLL)
     while g.phase == Phase.TURN:  # (a roll that ends a round deals the next: roll again)
         g.step(A.ROLL)
-    c = g.copy()
+    c = g.clone()
     before = snapshot(g)
     play_random(2, seed=11, game=c)
     assert c.game_over
     assert snapshot(g) == before
     # the copy's random stream continues exactly like the original's
-    c1, c2 = g.copy(), g.copy()
+    c1, c2 = g.clone(), g.clone()
     play_random(2, seed=5, game=c1)
     play_random(2, seed=5, game=c2)
     assert c1.to_record() == c2.to_record()

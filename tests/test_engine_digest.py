@@ -37,7 +37,7 @@ def _discarded(g: LamaGame) -> list[int]:
     """The round's discard pile per face (the retired ``discarded`` property's value)."""
     pile = [0] * NUM_FACES
     for a in g._discarded:
-        pile = [x + y for x, y in zip(pile, DISCARDS[a - DISCARD_BASE])]
+        pile = [x + y for x, y in zip(pile, DISCARDS[a - DISCARD_BASE], strict=True)]
     return pile
 
 

@@ -1,0 +1,56 @@
+"""LamaGame's members retired in 0.3.0 (and ``next_round`` in 0.2.0) answer with one line naming the replacement.
+
+``lama_env.engine.RETIRED_MEMBERS`` lists them; reading one raises
+:class:`lama_env.engine.RetiredMemberError`, a :class:`lama_env.errors.RetiredError` and an
+``AttributeError`` (so ``hasattr`` is False), and the class keeps at most 30 public members.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import play_random
+
+from lama_env import actions as A
+from lama_env.engine import RETIRED_MEMBERS, LamaGame, RetiredMemberError
+from lama_env.errors import RetiredError
+
+
+def _games() -> list[LamaGame]:
+    """A fresh game, one at a chance node in the middle of a round and one at its end."""
+    mid = LamaGame(3, seed=2, chance="explicit")
+    while mid.is_chance_node():
+        mid.sample_chance()
+    mid.step(A.ROLL)
+    assert mid.is_chance_node()
+    over = play_random(2, seed=5)
+    assert over.game_over
+    return [LamaGame(2, seed=0), mid, over]
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED_MEMBERS))
+def test_each_retired_member_answers_one_line_naming_its_replacement(name):
+    for g in _games():
+        before = g.serialize()
+        with pytest.raises(RetiredMemberError) as e:
+            getattr(g, name)
+        text = str(e.value)
+        assert "\n" not in text and len(text) < 300, text
+        assert text.startswith(f"LamaGame.{name}") and "retired in" in text, text
+        assert text.endswith(RETIRED_MEMBERS[name]), text
+        assert isinstance(e.value, RetiredError) and isinstance(e.value, AttributeError)
+        assert not hasattr(g, name)
+        assert g.serialize() == before  # asking changed nothing
+
+
+def test_an_unknown_member_is_a_plain_attribute_error():
+    g = LamaGame(2, seed=0)
+    with pytest.raises(AttributeError, match="'LamaGame' object has no attribute 'no_such_member'") as e:
+        g.no_such_member  # noqa: B018
+    assert not isinstance(e.value, RetiredError)
+    assert hasattr(g, "clone") and hasattr(g, "last_round") and hasattr(g, "displays")
+
+
+def test_lama_game_has_at_most_30_public_members_and_none_retired():
+    public = sorted(name for name in vars(LamaGame) if not name.startswith("_"))
+    assert len(public) <= 30, public
+    assert not set(public) & set(RETIRED_MEMBERS)
