@@ -3,13 +3,14 @@
 import random
 
 import numpy as np
-from conftest import play_random
+from conftest import discarded, play_random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lama_env import actions as A
 from lama_env.engine import LamaGame, Phase
 from lama_env.record import replay
+from lama_env.roundend import ended, turns
 from lama_env.rules import DECK_COUNTS, RulesConfig
 
 MAX_STEPS_PER_ROUND = 2000
@@ -41,24 +42,24 @@ def _check_invariants(game: LamaGame, dealt: np.ndarray) -> None:
     displays = np.array(game.displays)
     row = np.array(game.row)
     # cards are conserved, face by face: dealt + the llama row
-    assert (displays.sum(axis=0) + row + np.array(game.discarded) == dealt + 1).all()
+    assert (displays.sum(axis=0) + row + np.array(discarded(game)) == dealt + 1).all()
     assert (displays >= 0).all() and set(game.row) <= {0, 1}
     assert all(t >= 0 for t in game.totals)
     legal = game.legal_actions()
-    mask = game.action_mask()
+    mask = A.legal_mask(legal)
     assert set(np.flatnonzero(mask)) == set(legal)
     if game.game_over:
         assert legal == ()
         return
     # a live player always has a legal action
     assert legal and not game.quit[game.current_player]
-    assert game.num_active == game.quit.count(False) >= 1
+    assert game.quit.count(False) >= 1
     if game.phase == Phase.TURN:
         assert legal == (A.ROLL, A.QUIT) and game.dice is None
     elif game.phase == Phase.DISCARD:
         assert all(A.is_discard(a) for a in legal)
     else:
-        assert game.phase == Phase.TAKE and not game.last_player_rule
+        assert game.phase == Phase.TAKE and game.quit.count(False) > 1  # the last player takes nothing
         assert all(A.is_take(a) and game.row[a - A.TAKE_BASE] for a in legal)
 
 
@@ -83,12 +84,12 @@ def _play_checked(g: dict, record: bool = True) -> LamaGame:
         assert game.last_round["ended_by"] in ("went_out", "row_empty", "bust", "all_quit")
         if game.game_over:
             _check_invariants(game, dealt)  # the game's last round stays on the table
-            assert game.ended_by == game.last_round["ended_by"]
+            assert ended(game) == game.last_round
             return game
         # the step that ended the round dealt the next one: a fresh round, its start player to roll or quit
-        assert game.ended_by is None and game.round_points is None
-        assert game.phase == Phase.TURN and game.dice is None and game.turns_in_round == 0
-        assert game.row == (1,) * len(game.row) and not any(game.discarded) and not any(game.quit)
+        assert ended(game) is None
+        assert game.phase == Phase.TURN and game.dice is None and turns(game) == 0
+        assert game.row == (1,) * len(game.row) and not any(discarded(game)) and not any(game.quit)
         assert game.totals == tuple(game.last_round["totals"])
         if game.round_index >= MAX_ROUNDS:
             return game
@@ -103,7 +104,7 @@ def test_random_games_keep_the_invariants_and_replay(g):
     assert len(rec["rounds"]) == game.round_index + 1
     if game.game_over:
         assert max(game.totals) >= g["end_threshold"]
-        assert game.winners == [p for p, t in enumerate(game.totals) if t == min(game.totals)]
+        assert game.result()["winners"] == [p for p, t in enumerate(game.totals) if t == min(game.totals)]
     # same seed, same game (and the fast path without a log plays it identically)
     again = _play_checked(g, record=True)
     assert again.to_record() == rec
@@ -130,7 +131,7 @@ def test_a_game_in_progress_replays(g, cut):
         last = result["rounds"][-1]
         assert last["finished"] is False and last["points"] is None and last["totals"] == list(game.totals)
     # a copy continues exactly like the original
-    c = game.copy()
+    c = game.clone()
     if not game.game_over:
         play_random(g["n"], g["seed"], game=game, max_rounds=3)
         play_random(g["n"], g["seed"], game=c, max_rounds=3)
@@ -154,7 +155,7 @@ def test_random_play_reaches_every_kind_of_round_end():
         g = {"n": 1 + seed % 6, "seed": seed, "triple_llama": "also_match", "must_discard": seed % 2 == 0,
              "end_threshold": 150, "quit_weight": 0.02 if seed % 3 else 0.6}
         game = _play_checked(g)
-        endings |= {r["ended_by"] for r in game.round_results()}
+        endings |= {r["ended_by"] for r in game.result()["rounds"]}
         llama_discards += sum(t.get("dice") == ["L", "L", "L"] and "discard" in t
                               for r in game.to_record()["rounds"] for t in r["turns"])
     assert endings == {"went_out", "row_empty", "bust", "all_quit"}

@@ -25,6 +25,7 @@ from lama_env import actions as A
 from lama_env import transitions as T
 from lama_env.engine import GameSetupError, LamaGame, Phase
 from lama_env.odds import p_no_match, p_triple_llama, roll_distribution
+from lama_env.roundend import ended
 from lama_env.rules import (
     DECK,
     DECK_COUNTS,
@@ -221,17 +222,18 @@ class Reference:
                                     "points": self.points, "totals": self.totals, "busted": self.busted,
                                     "quit": tuple(self.quit), "triple_llamas": tuple(self.triples)}
         if self.phase == ROUND_OVER:  # LamaGame has dealt the next round already: the driver deals it
-            assert not g.game_over and g.round_points is None and g.ended_by is None
+            assert not g.game_over and ended(g) is None
             return
         assert g.displays == tuple(self.displays)
         assert g.row == self.row and g.quit == tuple(self.quit)
         assert g.phase == self.phase and g.legal_actions() == self.legal
-        assert g.triple_llamas == tuple(self.triples)
+        assert g._round_triples() == tuple(self.triples)
         if self.phase < ROUND_OVER:
             assert g.current_player == self.current
         else:
-            assert g.round_points == tuple(self.points) and g.ended_by == self.ended
-            assert g.went_out == self.went_out and g.busted == self.busted
+            end = ended(g)
+            assert tuple(end["points"]) == tuple(self.points) and end["ended_by"] == self.ended
+            assert end["went_out"] == self.went_out and end["busted"] == self.busted
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6])
@@ -280,7 +282,7 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
         g = LamaGame(n, rules, seed=1000 + s, max_rounds=60)
         while not g.game_over:
             g.step(pick.choice(g.legal_actions()))
-        rec, results = g.to_record(), g.round_results()
+        rec, results = g.to_record(), [dict(r) for r in g._results]
         assert len(rec["rounds"]) == len(results)
         want = {"points": [0] * n, "busts": [0] * n, "quits": [0] * n, "went_out": [0] * n,
                 "triple_llamas": [0] * n}
@@ -321,20 +323,20 @@ def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
     g.step(A.ROLL, dice=["L", "L", "L"])  # seat 1: a chip only
     st = g.statistics()
     assert st["rounds"] == 0 and st["quits"] == [1, 0, 0] and st["triple_llamas"] == [0, 1, 0]
-    c = g.copy()
+    c = g.clone()
     c.step(A.QUIT)  # seat 2: seat 1 is the last one in
     assert g.statistics()["quits"] == [1, 0, 0] and c.statistics()["quits"] == [1, 0, 1]
-    assert g.triple_llamas == (0, 1, 0) and g.busted is None
+    assert g._round_triples() == (0, 1, 0) and g.last_round is None
     c.step(A.ROLL, dice=["1", "3", "2"])  # no 5 or 6, and no takes for the last player: bust
     assert c.rounds_finished == 1 and not c.game_over  # the bust dealt the next round
     assert c.last_round["ended_by"] == "bust" and c.last_round["busted"] == 1
-    res = c.round_results()[-1]
+    res = dict(c._results[-1])
     assert res == c.last_round
     assert res["busted"] == 1 and res["quit"] == (True, False, True) and res["triple_llamas"] == (0, 1, 0)
     st = c.statistics()  # the new round has no quits or triple llamas yet
     assert st["rounds"] == 1 and st["busts"] == [0, 1, 0] and st["quits"] == [1, 0, 1]
     assert st["triple_llamas"] == [0, 1, 0] and st["points"] == c.last_round["points"]
-    assert g.round_results() == [] and g.rounds_finished == 0  # the copy's round end is its own
+    assert g._results == [] and g.last_round is None and g.rounds_finished == 0  # the copy's round end is its own
     assert g.quit == (True, False, False) and g.current_player == 2
 
 
@@ -343,15 +345,16 @@ def test_a_bust_is_recorded_for_the_roller():
     g = LamaGame(2, hands=hands, max_rounds=1)  # the game ends with the round: its last state stays on the table
     g.step(A.QUIT)  # seat 0 quits: seat 1 is the last player in
     g.step(A.ROLL, dice=["1", "5", "1"])  # no 3 or 4: bust
-    assert g.game_over and g.ended_by == "bust" and g.busted == 1 and g.went_out is None
-    assert g.display(1) == tuple(c + 1 for c in counts("333444"))
-    assert g.round_results()[-1]["busted"] == 1
+    end = g.last_round
+    assert g.game_over and end["ended_by"] == "bust" and end["busted"] == 1 and end["went_out"] is None
+    assert g.displays[1] == tuple(c + 1 for c in counts("333444"))
+    assert ended(g) == end and g.result()["rounds"][-1]["ended_by"] == "bust"
     assert g.statistics()["busts"] == [0, 1]
     f = LamaGame(2, hands=hands)  # rounds flow: the bust deals the next round
     f.step(A.QUIT)
     f.step(A.ROLL, dice=["1", "5", "1"])
     assert not f.game_over and f.last_round == g.last_round and f.statistics()["busts"] == [0, 1]
-    assert f.busted is None and f.triple_llamas == (0, 0)
+    assert ended(f) is None and f._round_triples() == (0, 0)
 
 
 # ------------------------------------------------------------- constants

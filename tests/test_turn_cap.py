@@ -22,6 +22,7 @@ import pytest
 from lama_env import LamaGame, RulesConfig, RulesError
 from lama_env import actions as A
 from lama_env.engine import Phase
+from lama_env.roundend import turns
 from lama_env.rules import DEFAULT_MAX_ROUND_TURNS, FACE_INDEX, RULES_FIELDS, score_display
 from lama_env.transitions import ROUND_ENDINGS, TURN_CAP, cut_round
 
@@ -106,13 +107,13 @@ def test_the_engine_cuts_an_endless_round_after_the_cap():
     game = LamaGame(2, endless_rules(), seed=0)
     displays = game.displays
     while not game.game_over:  # (the cut round ends the game: these rules' totals reach the threshold)
-        assert game.rounds_finished == 0 and game.turns_in_round < CAP
+        assert game.rounds_finished == 0 and turns(game) < CAP
         game.step(A.ROLL)
-    assert game.turns_in_round == CAP and game.ended_by == TURN_CAP and game.game_over
-    res = game.round_results()[0]
+    assert turns(game) == CAP and game.last_round["ended_by"] == TURN_CAP and game.game_over
+    res = game.result()["rounds"][0]
     _check_cut_round(res, [score_display(d) for d in displays])
     # every roll was a triple llama returning a chip (from 0: nothing), so the totals are the round's points
-    assert list(game.totals) == res["points"] and game.triple_llamas == (4, 3)
+    assert list(game.totals) == res["points"] and game.last_round["triple_llamas"] == (4, 3)
 
 
 def test_the_cap_counts_turns_not_decisions():
@@ -124,10 +125,10 @@ def test_the_cap_counts_turns_not_decisions():
         while not game.game_over and game.rounds_finished == 0:  # the first round (rounds flow on)
             game.step(A.ROLL if game.phase is Phase.TURN else game.legal_actions()[-1])
             decisions += 1
-        turns = len(game.to_record()["rounds"][0]["turns"])  # a roll or a quit each
-        assert turns <= 2
-        if game.round_results()[0]["ended_by"] == TURN_CAP:
-            assert turns == 2 and game.round_results()[0]["went_out"] is None
+        taken = len(game.to_record()["rounds"][0]["turns"])  # a roll or a quit each
+        assert taken <= 2
+        if game.result()["rounds"][0]["ended_by"] == TURN_CAP:
+            assert taken == 2 and game.result()["rounds"][0]["went_out"] is None
 
 
 def test_capped_records_replay_and_say_how_the_round_ended():
@@ -198,7 +199,7 @@ def test_the_gymnasium_env_does_not_hang_after_the_learner_quits():
     env.reset(seed=0)
     _, _, terminated, truncated, _ = env.step(A.QUIT)
     assert terminated and not truncated
-    assert env.unwrapped.game.ended_by == TURN_CAP
+    assert env.unwrapped.game.last_round["ended_by"] == TURN_CAP
 
 
 class _PythonAlwaysRoll:
@@ -237,7 +238,7 @@ def test_the_pettingzoo_env_cuts_the_round():
         env.step(None if term or trunc else A.ROLL)
         steps += 1
         assert steps < 100
-    assert env.unwrapped.game.ended_by == TURN_CAP
+    assert env.unwrapped.game.last_round["ended_by"] == TURN_CAP
 
 
 def test_openspiel_cuts_the_round():
@@ -254,8 +255,8 @@ def test_openspiel_cuts_the_round():
             state.apply_action(int(rng.choice(actions, p=probs)))
         else:
             state.apply_action(A.ROLL if A.ROLL in state.legal_actions() else state.legal_actions()[-1])
-        endings.update(r["ended_by"] for r in state.lama_game.round_results())
-        assert state.lama_game.turns_in_round <= 2
+        endings.update(r["ended_by"] for r in state.lama_game.result()["rounds"])
+        assert turns(state.lama_game) <= 2
     assert TURN_CAP in endings
     with pytest.raises(Exception, match="a round could never end"):
         pyspiel.load_game("python_lama_dice", {"dice": "LLLLLL/LLLLLL/LLLLLL"})
