@@ -14,7 +14,7 @@ from lama_env import actions as A
 from lama_env import observation as O
 from lama_env.engine import GameSetupError, LamaGame, Phase
 from lama_env.odds import p_no_match
-from lama_env.rules import DECK_COUNTS, NUM_FACES, RulesConfig
+from lama_env.rules import DECK_COUNTS, NUM_FACES, RulesConfig, score_display
 
 ENVIRONMENTS_MD = Path(__file__).resolve().parents[1] / "docs" / "environments.md"
 
@@ -27,22 +27,22 @@ def reference_encode(g: LamaGame, s: int) -> list[float]:
     top = O.MAX_ROUND_POINTS
     v: list[float] = []
     for p in order:
-        v += [g.display(p)[f] / (DECK_COUNTS[f] + 1) for f in range(NUM_FACES)]
+        v += [g.displays[p][f] / (DECK_COUNTS[f] + 1) for f in range(NUM_FACES)]
     v += [float(g.quit[p]) for p in order]
     to_act = None if g.game_over else g.current_player
     v += [float(p == to_act) for p in order]
     v += [float(p == g.start_player) for p in order]
     v += [min(g.totals[p] / thr, 1.0) for p in order]
     v += [min(max((thr - g.totals[p]) / top, 0.0), 1.0) for p in order]
-    v += [g.current_points(p) / top for p in order]
-    v += [float(g.totals[p] + g.current_points(p) >= thr) for p in order]
-    v += [p_no_match(g.display(p), g.rules) for p in order]
+    v += [score_display(g.displays[p]) / top for p in order]
+    v += [float(g.totals[p] + score_display(g.displays[p]) >= thr) for p in order]
+    v += [p_no_match(g.displays[p], g.rules) for p in order]
     v += [float(x) for x in g.row]
     v += [float(g.phase == Phase.TURN), float(g.phase == Phase.DISCARD), float(g.phase == Phase.TAKE),
           float(g.game_over)]
     dice = g.dice or ()
     v += [sum(1 for d in dice if d == f) / 3 for f in range(NUM_FACES)]
-    v += [float(g.num_active == 1), g.num_active / n]
+    v += [float(g.quit.count(False) == 1), g.quit.count(False) / n]
     v += [float(g.rules.must_discard), float(g.rules.triple_llama == "also_match")]
     return v
 
@@ -172,13 +172,13 @@ def test_bad_seat():
 
 
 class _Viewed:
-    """A game seen only through ``encoder_view()``: what the Python encoder reads (not a LamaGame)."""
+    """A game seen only through ``_encoder_view()``: what the Python encoder reads (not a LamaGame)."""
 
     def __init__(self, game: LamaGame) -> None:
         self.game = game
 
-    def encoder_view(self) -> tuple:
-        return self.game.encoder_view()
+    def _encoder_view(self) -> tuple:
+        return self.game._encoder_view()
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 6])

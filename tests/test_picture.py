@@ -26,6 +26,7 @@ from lama_env.animation import EncoderError, Frame, record_frames, write_gif, wr
 from lama_env.engine import LamaGame
 from lama_env.picture import TablePicture, frame_shape, picture
 from lama_env.record import RecordError
+from lama_env.roundend import turns
 
 EXAMPLES = json.loads((Path(__file__).resolve().parent / "data" / "examples.json").read_text())
 LEGAL = [c for c in EXAMPLES if c["expect"]["valid"]]
@@ -37,7 +38,7 @@ def random_states(n: int, count: int, seed: int = 0) -> list[LamaGame]:
     g = LamaGame(n, seed=seed)
     out = []
     while len(out) < count:
-        out.append(g.copy())
+        out.append(g.clone())
         if g.game_over:
             g = LamaGame(n, seed=seed + len(out))
         else:
@@ -60,7 +61,7 @@ def test_deterministic_and_a_pure_function_of_the_state():
     first = [picture(g) for g in states]
     fresh = TablePicture(3)  # another instance: the same pictures
     for g, im in zip(states, first, strict=True):
-        assert np.array_equal(im, fresh(g.copy()))
+        assert np.array_equal(im, fresh(g.clone()))
         assert np.array_equal(im, picture(g))
     again = picture(states[10])
     again[:] = 0  # the caller owns the array: changing it changes no later picture
@@ -82,7 +83,7 @@ def test_different_states_give_different_pictures():
     states = random_states(2, 200, seed=1)
     distinct = {picture(s).tobytes() for s in states}
     keys = {(s.round_index, s.phase, s.current_player, s.displays, s.row, s.dice, s.quit, s.totals,
-             s.turns_in_round) for s in states}
+             turns(s)) for s in states}
     assert len(distinct) == len(keys)  # different states, different pictures
 
 
@@ -122,7 +123,7 @@ def test_a_rounds_end_draws_as_the_table_stood():
     drawn = picture(end)
     assert drawn.shape == before.shape and not np.array_equal(drawn, before)
     assert not np.array_equal(drawn, picture(g))  # not the next round's deal
-    assert end.row == (0,) * 7 and end.display(1) == (1, 1, 1, 4, 4, 1, 1)  # 333444 and the whole row
+    assert end.row == (0,) * 7 and end.displays[1] == (1, 1, 1, 4, 4, 1, 1)  # 333444 and the whole row
     assert step_with_round_end(g, A.QUIT) is None  # a step that ends no round
 
 

@@ -240,14 +240,15 @@ def test_a_record_that_ends_at_a_rounds_end_has_no_unfinished_round(rec):
 
 def test_iter_replay_shows_each_rounds_end_as_the_table_stood(rec):
     from lama_env.record import iter_replay
-    from lama_env.roundend import RoundEnd
+    from lama_env.roundend import RoundEnd, ended
     from lama_env.rules import score_display
 
     ends = [(r, t, g) for g, r, t in iter_replay(rec) if isinstance(g, RoundEnd)]
     assert [(r, t) for r, t, _ in ends] == [(0, 4)]  # round 1's bust ends the game: the game is the table
     end = ends[0][2]
-    assert end.ended_by == "all_quit" and end.quit == (True, True) and end.totals == (20, 23)
-    assert end.round_points == (20, 23) == tuple(score_display(d) for d in end.displays)  # the displays as they ended
+    last = ended(end)
+    assert last["ended_by"] == "all_quit" and end.quit == (True, True) and end.totals == (20, 23)
+    assert last["points"] == [20, 23] == [score_display(d) for d in end.displays]  # the displays as they ended
     assert (end.round_index, end.start_player, end.current_player, end.legal_actions()) == (0, 0, 0, ())
 
 
