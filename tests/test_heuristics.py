@@ -41,7 +41,7 @@ def test_always_roll_rolls(hand):
                                   ["2", "2", "2", "2", "4", "4"]])
 def test_threshold_quits_exactly_at_t(hand):
     g = game_with(hand)
-    p = p_no_match(g.display(0), g.rules)
+    p = p_no_match(g.displays[0], g.rules)
     assert 0 < p < 1
     assert ThresholdPolicy(p).act(g, g.legal_actions()) == A.QUIT
     assert make_agent(f"threshold:{p!r}").act(g, g.legal_actions()) == A.QUIT
@@ -53,7 +53,7 @@ def test_threshold_quits_exactly_at_t(hand):
 @pytest.mark.parametrize("hand", [["1", "1", "1", "1", "1", "2"], ["L", "L", "3", "3", "5", "6"]])
 def test_points_quits_at_k(hand):
     g = game_with(hand)
-    s = score_display(g.display(0))
+    s = score_display(g.displays[0])
     assert PointsPolicy(s).act(g, g.legal_actions()) == A.QUIT
     assert make_agent(f"points:{s}").act(g, g.legal_actions()) == A.QUIT
     assert PointsPolicy(s - 1).act(g, g.legal_actions()) == A.ROLL
@@ -136,7 +136,7 @@ def test_every_decision_follows_the_documented_rules(rules):
             agent = agents[p]
             a = agent.act(g, legal)
             assert a in legal
-            d = g.display(p)
+            d = g.displays[p]
             if agent.spec != "random":
                 if g.phase == Phase.DISCARD:
                     assert A.discard_counts(a) == match_limits(d, g.dice)

@@ -40,7 +40,7 @@ def test_plays_legal_actions_to_the_end(specs, rules):
     for seed in range(2):
         g = play(specs, seed, rules)  # asserts every action is legal
         # the game ended by the rules (a total reached the threshold), and its record replays to the same result
-        assert max(g.totals) >= rules.end_threshold and g.winners == winners(g.totals)
+        assert max(g.totals) >= rules.end_threshold and g.result()["winners"] == winners(g.totals)
         assert replay(g.to_record()) == g.result()
 
 
@@ -67,7 +67,7 @@ def down_to_one(start_points=None) -> LamaGame:
     g.step(A.discard_action((0, 0, 0, 0, 1, 0, 1)))  # 4 6 -> {1}
     g.step(A.ROLL, dice=["2", "5", "2"])
     g.step(A.discard_action((0, 0, 0, 0, 0, 1, 0)))
-    assert g.phase == Phase.TURN and g.current_player == 0 and g.display(0) == (0, 1, 0, 0, 0, 0, 0)
+    assert g.phase == Phase.TURN and g.current_player == 0 and g.displays[0] == (0, 1, 0, 0, 0, 0, 0)
     return g
 
 
@@ -100,7 +100,7 @@ def test_rolls_for_the_going_out_chip_with_a_lone_llama():
     g.step(A.discard_action((0, 0, 1, 0, 1, 0, 0)))  # -> {L}
     g.step(A.ROLL, dice=["2", "5", "2"])
     g.step(A.discard_action((0, 0, 0, 0, 0, 1, 0)))
-    assert g.display(0) == (1, 0, 0, 0, 0, 0, 0) and g.phase == Phase.TURN and g.current_player == 0
+    assert g.displays[0] == (1, 0, 0, 0, 0, 0, 0) and g.phase == Phase.TURN and g.current_player == 0
     assert make_agent("lookahead").act(g, g.legal_actions()) == A.ROLL
 
 
@@ -114,7 +114,7 @@ def test_take_agrees_with_the_solo_values():
     g.step(A.ROLL, dice=["L", "5", "6"])
     assert g.phase == Phase.TAKE
     s = solver_for(g.rules)
-    d = g.display(0)
+    d = g.displays[0]
     after = {f: s.value(tuple(c + (i == f) for i, c in enumerate(d))) for f in (0, 5, 6)}
     assert min(after, key=after.get) == 0
     assert make_agent("optimal").act(g, g.legal_actions()) == A.take_action(0)

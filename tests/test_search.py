@@ -193,7 +193,7 @@ def _expectimax_depth1(game: LamaGame, net: ValueNet, action: int, me: int) -> f
     """A depth-1 value written independently: every roll in die order (125), explicit chance."""
     def value(g: LamaGame) -> float:
         if g.game_over:
-            won = g.winners
+            won = g.result()["winners"]
             return 1.0 / len(won) if me in won else 0.0
         assert not g.is_chance_node()  # the test positions avoid round ends (a next deal's chance node)
         if g.current_player == me and len(g.legal_actions()) == 1:
@@ -426,6 +426,7 @@ def test_the_compiled_encoder_reads_records_as_the_networks_were_trained():
     # the rollouts' observations: the vector game's encoder on to_state() records, bit-equal to encode()
     from lama_env import _kernel as K
     from lama_env._vector_kernel import encode as encode_record
+    from lama_env.snapshot import to_state
     from lama_env.vector import encoder_rules
 
     for n in _NETS:
@@ -433,8 +434,9 @@ def test_the_compiled_encoder_reads_records_as_the_networks_were_trained():
         rec = encoder_rules(n, RulesConfig())[()]
         for g in _positions(n, 40, seed=n):
             out = np.zeros(observation_size(n), dtype=np.float32)
-            ph = g.to_state()["phase"]
-            encode_record(out, g.to_state()[()], rec, g.current_player, g.current_player, ph, ph != K.TURN)
+            state = to_state(g)
+            ph = state["phase"]
+            encode_record(out, state[()], rec, g.current_player, g.current_player, ph, ph != K.TURN)
             assert np.array_equal(out, encode(g, g.current_player))
 
 

@@ -155,7 +155,7 @@ def test_cli_show_renders_to_stdout(tmp_path, capsys):
 @pytest.mark.parametrize("case", LEGAL, ids=[c["name"] for c in LEGAL])
 def test_iter_replay_steps_through_every_turn(case):
     rec = case["record"]
-    steps = [(r, t, game.copy()) for game, r, t in iter_replay(rec)]
+    steps = [(r, t, game.clone()) for game, r, t in iter_replay(rec)]
     assert len(steps) == len(rec["rounds"]) + n_turns(rec)
     assert [(r, t) for r, t, _ in steps if t is None] == [(r, None) for r in range(len(rec["rounds"]))]
     assert steps[-1][2].result() == replay(rec) == case["expect"]
