@@ -19,6 +19,7 @@ import pytest
 import lama_env  # noqa: F401  (registers LamaDice-v1)
 from lama_env import lama_dice_v1
 from lama_env.aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
+from lama_env.roundend import turns
 
 COPIES = {"deepcopy": copy.deepcopy, "pickle": lambda env: pickle.loads(pickle.dumps(env))}
 
@@ -80,7 +81,7 @@ def test_pettingzoo_copy_continues_exactly(how, num_players, wrapped):
     for _ in range(3 + num_players):  # mid-round, some dice already rolled
         _aec_step(env, rng, roll=True)
     game = env.unwrapped.game
-    assert env.agents and not game.game_over and game.rounds_finished == 0 and game.turns_in_round > 0
+    assert env.agents and not game.game_over and game.rounds_finished == 0 and turns(game) > 0
     twin = COPIES[how](env)
     assert type(twin) is type(env)
     assert twin.unwrapped is not env.unwrapped and twin.unwrapped.game is not env.unwrapped.game

@@ -160,7 +160,7 @@ def test_masked_random_play(n):
         assert st["win"] == (1 / len(won) if env.learner_seat in won else 0)
         assert st["rounds"] == g.round_index + 1
         assert st["final_points"] == g.totals[env.learner_seat]
-        results = g.round_results()
+        results = g.result()["rounds"]
         assert st["points_per_round"] == pytest.approx(
             np.mean([r["points"][env.learner_seat] for r in results]))
         assert st["went_out"] == sum(r["went_out"] == env.learner_seat for r in results)

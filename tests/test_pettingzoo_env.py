@@ -15,6 +15,7 @@ from lama_env import IllegalActionError, LamaDiceError, lama_dice_v1
 from lama_env.actions import NUM_ACTIONS, QUIT, ROLL
 from lama_env.gym_env import LamaEnvError
 from lama_env.observation import observation_size
+from lama_env.roundend import turns
 
 
 def play(env, seed, rng=None, check=None):
@@ -101,7 +102,7 @@ def test_win_rewards_are_shares():
         returns = play(env, seed)
         g = env.unwrapped.game
         assert g.game_over
-        winners = g.winners
+        winners = g.result()["winners"]
         for p, a in enumerate(env.possible_agents):
             if len(winners) == 3:
                 assert returns[a] == 0
@@ -247,7 +248,7 @@ def test_numpy_integer_actions():
     env = lama_dice_v1.env(num_players=2)
     env.reset(seed=0)
     env.step(np.int32(ROLL))
-    assert env.unwrapped.game.turns_in_round == 1
+    assert turns(env.unwrapped.game) == 1
 
 
 def test_episode_round_ends_after_one_round():
@@ -267,7 +268,7 @@ def test_everyone_quits_ends_the_round():
         env.step(QUIT)
     assert all(env.terminations.values())
     assert {a: env._cumulative_rewards[a] for a in env.agents} == {
-        f"player_{p}": -g.round_points[p] for p in range(3)}
+        f"player_{p}": -g.last_round["points"][p] for p in range(3)}
     assert env.infos == {a: {} for a in env.agents}  # the result is read from the game (g.totals, g.result())
 
 
@@ -342,7 +343,8 @@ def test_render_at_game_end():
     play(env, 3)
     g = env.unwrapped.game
     text = env.render()
-    assert "game over" in text and f"player_{g.winners[0]}" in text.splitlines()[0]
+    won = g.result()["winners"]
+    assert "game over" in text and f"player_{won[0]}" in text.splitlines()[0]
 
 
 def test_readme_quick_starts_run():
