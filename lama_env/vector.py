@@ -107,8 +107,8 @@ With ``record=True`` every game is logged; :meth:`VectorGame.records` returns
 the ``lama-dice-record/1`` records of the games that ended since the last call
 (in the order they ended, by slot within a step; a truncated game's record
 stops after its last round), each of which :func:`lama_env.record.replay`
-replays to the game's result.  :meth:`VectorGame.game` rebuilds a slot's
-current state as a :class:`~lama_env.engine.LamaGame` from the log.
+replays to the game's result.  :meth:`VectorGame.game` is a slot's game now as a
+:class:`~lama_env.engine.LamaGame` over a copy of its record (:func:`lama_env.snapshot.from_state`).
 
 Illegal actions raise :class:`VectorIllegalActionError` (an
 :class:`~lama_env.engine.IllegalActionError`) naming the first game with an
@@ -128,11 +128,12 @@ from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
 from ._kernel import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
-from .batched import _DACT, _TABLES, iter_log, log_to_record
+from .batched import _TABLES, log_to_record
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
 from .rules import MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
+from .snapshot import from_state
 
 __all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError",
            "encoder_rules"]
@@ -435,45 +436,20 @@ class VectorGame:
         return [log_to_record(log, self.num_players, self.rules) for log in logs]
 
     def game(self, g: int) -> LamaGame:
-        """Slot ``g``'s game now, as a new :class:`~lama_env.engine.LamaGame` (``record=True`` only).
+        """Slot ``g``'s game now, as a new :class:`~lama_env.engine.LamaGame` over a copy of its record.
 
-        The current round is replayed through the engine from the log (its deal, the totals it
-        started with, every turn so far), so the game's state, :func:`~lama_env.observation.encode`
-        and legal actions are the slot's; its history is the round's alone (``round_index`` 0,
-        no earlier rounds' results).  For agents that need a game object (``act(game, legal)``).
+        :func:`lama_env.snapshot.from_state` of the slot's record: the same state, observation and legal
+        actions, on the slot's streams (so an agent's :meth:`~lama_env.engine.LamaGame.decision_seed`
+        is the same in every run); no turn log (``to_record()`` is refused).  For agents that need a
+        game object (``act(game, legal)``).
 
         Raises:
-            VectorGameError: ``record=False``, or a bad slot.
+            VectorGameError: a bad slot, or a slot with no decision to take (a game just ended).
         """
         self._need_reset()
-        if not self.record:
-            raise VectorGameError("game() needs VectorGame(..., record=True)")
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < self.num_envs:
             raise VectorGameError(f"g must be a slot 0..{self.num_envs - 1}, got {g!r}")
-        g = int(g)
-        n = self.num_players
-        gs = self._s[g]
-        log = self._log[g, :gs["logpos"]]  # the game in progress (ended games' logs are harvested)
-        entries = list(iter_log(log, n))
-        starts = [j for j, (_, tag, _) in enumerate(entries) if tag == _LOG_ROUND]
-        if not starts:  # pragma: no cover - every game logs its deal
-            raise VectorGameError(f"slot {g} has no deal in its log")
-        deal = entries[starts[-1]][2]  # the current round's LOG_ROUND entry: the last one
-        hands = [[int(c) for c in deal[1 + 6 * p:7 + 6 * p]] for p in range(n)]
-        game = LamaGame(n, self.rules, start_points=[int(t) for t in gs["rstart"][:n]],
-                        start_player=int(deal[0]), hands=hands, record=False)
-        pending = int(gs["pend"]) if gs["phase"] != K.TURN else -1
-        for i, tag, e in entries[starts[-1] + 1:]:
-            if tag == _LOG_QUIT:
-                game.step(A.QUIT)
-            elif tag == _LOG_ROLL:
-                game.step(A.ROLL, dice=[int(f) for f in e[1:4]])
-                out = int(e[4])
-                if i != pending and out == _OUT_DISCARD:
-                    game.step(int(_DACT[int(e[5])]))
-                elif i != pending and out == _OUT_TAKE:
-                    game.step(A.TAKE_BASE + int(e[5]))
-        return game
+        return from_state(self._s[int(g)], self.num_players, self.rules)
 
     def observe(self, seats: Any) -> np.ndarray:
         """Every game's current state seen from ``seats`` (an int, or one per game): a new ``(G, O)`` array.

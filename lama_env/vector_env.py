@@ -27,14 +27,13 @@ the opponents until every game waits on its learner again:
   bool) get one call per wave for all the games waiting on them, e.g. one forward pass of a
   network (:mod:`lama_dice.train.native_vec_env` adapts the learned ``ppo:PATH`` policies);
 * **other opponents** get :class:`~lama_env.engine.LamaGame` views of the games waiting on
-  them (:meth:`lama_env.vector.VectorGame.game`: the round replayed from the log) through
+  them (:meth:`lama_env.vector.VectorGame.game`: a game over a copy of the slot's record) through
   ``act_batch(games, legals)`` if they have it (one call for all those games), else
   ``act(game, legal)`` per game: correct for any policy, at Python speed;
 * **per-episode opponents** (an ``episode_policy()`` method) are asked at the start of
   every episode of every game which policy plays that seat for the episode (a self-play
   pool mixed with heuristics: :class:`lama_dice.train.selfplay.MixtureOpponent` through
-  :mod:`lama_dice.train.native_vec_env`); an optional ``needs_game_views`` attribute set
-  to False says none of its policies needs the game views (which cost a log).
+  :mod:`lama_dice.train.native_vec_env`).
 
 A Python opponent's moves are one wave: the kernel then plays on from them.
 
@@ -223,19 +222,15 @@ class LamaDiceVectorEnv(VectorEnv):
         self._take_ranks = np.zeros((0, NUM_MASKS, NUM_FACES), dtype=np.int64)
         self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
         self._sources: list[int | Any] = []  # per opponent position: a fixed agent index, or an episode_policy()
-        views = False
         for opp in self.opponents:
             if callable(getattr(opp, "episode_policy", None)):
                 self._sources.append(opp)
-                views = views or bool(getattr(opp, "needs_game_views", True))
             else:
-                k = self._agent(opp)
-                self._sources.append(k)
-                views = views or (self._kinds[k] < 0 and not callable(getattr(opp, "act_observations", None)))
+                self._sources.append(self._agent(opp))
         self._fixed = sorted({k for k in self._sources if isinstance(k, int)})
 
         # ---- the games and the per-game arrays
-        self._vg = VectorGame(g, n, record=self.record or views, reward=self.reward_mode, episode=self.episode,
+        self._vg = VectorGame(g, n, record=self.record, reward=self.reward_mode, episode=self.episode,
                               max_rounds=self.max_rounds, rules=self.rules)
         obs_size = self._vg.observation_size
         self.single_observation_space = spaces.Box(0.0, 1.0, (obs_size,), dtype=np.float32)

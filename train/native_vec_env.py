@@ -34,7 +34,6 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import make_agent
-from lama_env.batched import native_description
 from lama_env.options import NO_EPISODE_STATS, check_reward
 from lama_env.rules import RULES_KEYWORDS, RulesConfig
 from lama_env.vector_env import LamaDiceVectorEnv
@@ -95,9 +94,6 @@ class EpisodeSeat:
         self.mixture = mixture
         self.spec = mixture.spec
         self._adapt = adapt
-        #: only the configured opponents may need game views (pool snapshots are learned policies)
-        self.needs_game_views = any(native_description(a, rules) is None and not isinstance(a, LearnedPolicy)
-                                    for a in mixture.agents)
 
     def episode_policy(self) -> Any:
         """Draw who plays the seat for the next episode (the mixture's draw)."""
