@@ -198,14 +198,14 @@ def test_encode_cache_follows_the_state() -> None:
     from lama_env.observation import encode
 
     g = LamaGame(2, seed=3)
-    v0 = g.version
+    v0 = g._version
     a = encode(g, 0)
     a[:] = 7.0  # the caller's array is its own
     b = encode(g, 0)
     assert not np.array_equal(a, b) and b is not a
-    c = g.copy()
+    c = g.clone()
     g.step(0)  # roll
-    assert g.version > v0 and c.version == v0
+    assert g._version > v0 and c._version == v0
     assert not np.array_equal(encode(g, 0), b)
     np.testing.assert_array_equal(encode(c, 0), b)
-    np.testing.assert_array_equal(encode(g, 1), encode(g.copy(), 1))
+    np.testing.assert_array_equal(encode(g, 1), encode(g.clone(), 1))

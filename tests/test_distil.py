@@ -11,6 +11,7 @@ from lama_dice.agents.registry import make_agent
 from lama_dice.train import distil
 from lama_env import LamaGame
 from lama_env.observation import encode
+from lama_env.snapshot import from_state
 
 # a quick, noisy search (few rollouts, no threshold) that often leaves the network: labels that differ
 SPEC = "search:ppo:2p,rollouts=4,rounds=1,z=0"
@@ -26,7 +27,7 @@ def test_the_labels_are_the_searchs_choices_at_the_positions(labelled):
     d = labelled
     assert len(d.obs) == len(d.mask) == len(d.search) == len(d.prior) == len(d.game) == len(d.states) == 48
     assert (d.mask.sum(axis=1) > 1).all()  # only decisions with a choice
-    games = [LamaGame.from_state(s, 2) for s in d.states]
+    games = [from_state(s, 2) for s in d.states]
     # the same search (same seed), asked the same positions in one batch, chooses the same
     again = [a for a, _ in distil._search_agent(SPEC, seed=3).search_many(games)]
     assert d.search.tolist() == again

@@ -27,7 +27,7 @@ from lama_dice.agents.ppo import (  # noqa: E402
 )
 from lama_dice.agents.registry import make_agent  # noqa: E402
 from lama_dice.evaluation import evaluate  # noqa: E402
-from lama_env.actions import NUM_ACTIONS  # noqa: E402
+from lama_env.actions import NUM_ACTIONS, legal_mask  # noqa: E402
 from lama_env.engine import LamaGame, Phase  # noqa: E402
 from lama_env.errors import LamaDiceError  # noqa: E402
 from lama_env.observation import encode, observation_size  # noqa: E402
@@ -65,7 +65,7 @@ def _states(num_players: int, count: int, seed: int) -> list[LamaGame]:
     while len(out) < count:
         if g.game_over:
             g = LamaGame(num_players, seed=int(rng.integers(1 << 30)))
-        out.append(g.copy())
+        out.append(g.clone())
         legal = g.legal_actions()
         g.step(legal[int(rng.integers(len(legal)))])
     return out
@@ -81,7 +81,7 @@ def test_acts_legally_and_like_sb3_predict(ckpt2, model2):
         a = agent.act(g, legal)
         assert a in legal
         obs = encode(g, g.current_player)
-        expected, _ = model2.predict(obs, action_masks=g.action_mask().astype(bool), deterministic=True)
+        expected, _ = model2.predict(obs, action_masks=legal_mask(legal, bool), deterministic=True)
         if len(legal) > 1:
             assert a == int(expected)
 

@@ -160,7 +160,7 @@ def test_env_hides_opponents_and_reports_game_stats(env_cfg):
     env = LamaDiceRLlibEnv(env_cfg)
     rng = np.random.default_rng(1)
     for info, game, visible, opponents in _play_random(env, rng, episodes=6):
-        results = game.round_results()
+        results = [r for r in game.result()["rounds"] if r["finished"]]
         assert set(info) == visible and not visible & opponents
         for agent, inf in info.items():
             seat = int(agent.split("_")[1])

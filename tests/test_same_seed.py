@@ -257,12 +257,12 @@ def test_bad_game_id_is_a_one_line_error():
         g.sample_action()
 
 
-def test_compiled_streams_survive_copy_clone_serialize_and_pickle():
+def test_compiled_streams_survive_clone_serialize_and_pickle():
     g = LamaGame(3, seed=4, game_id=2)
     for _ in range(9):
         g.step(g.sample_action())
-    copies = [g.copy(), g.clone(), LamaGame.deserialize(g.serialize()), pickle.loads(pickle.dumps(g))]
-    want = _play_random(g.copy()).to_record()
+    copies = [g.clone(), LamaGame.deserialize(g.serialize()), pickle.loads(pickle.dumps(g))]
+    want = _play_random(g.clone()).to_record()
     for c in copies:
         assert _play_random(c).to_record() == want
     state = json.loads(g.serialize())

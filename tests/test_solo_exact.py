@@ -66,7 +66,7 @@ def test_solo_observation_is_the_encoders(rules):
         while not game.game_over:
             if game.phase in checked:
                 dice = tuple(sorted(game.dice)) if game.phase is Phase.DISCARD else None
-                mine = solo_observation(rules, game.display(0), game.totals[0], game.phase, dice)
+                mine = solo_observation(rules, game.displays[0], game.totals[0], game.phase, dice)
                 np.testing.assert_array_equal(mine, encode(game, 0))
                 checked[game.phase] += 1
             legal = game.legal_actions()

@@ -67,7 +67,7 @@ def _check_state(vg: VectorGame, games: list[LamaGame]) -> None:
         assert tuple(row[g]) == game.row
         assert tuple(quit_[g]) == game.quit
         assert phase[g] == game.phase
-        assert start[g] == game.start_player and active[g] == game.num_active and rnd[g] == game.round_index
+        assert start[g] == game.start_player and active[g] == game.quit.count(False) and rnd[g] == game.round_index
         assert tuple(dice[g]) == (game.dice if game.dice is not None else (-1, -1, -1))
         assert tuple(np.flatnonzero(mask[g])) == game.legal_actions()
         expected = encode(game, game.current_player)
