@@ -30,7 +30,7 @@ round ends (reads ``rounds_finished`` in a loop).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from .errors import LamaDiceError
@@ -152,12 +152,12 @@ class Episode:
         self.rewards: list[Any] = [0] * n
 
 
-def forced(seat: int, legal: Sequence[int]) -> int | None:
+def forced(seat: int, legal: tuple[int, ...]) -> int | None:
     """An ``act`` for :func:`advance`: apply every forced decision (one legal action), stop at any other."""
     return legal[0] if len(legal) == 1 else None
 
 
-def advance(game: EpisodeGame, book: Episode, act: Callable[[int, Sequence[int]], int | None] | None = None,
+def advance(game: EpisodeGame, book: Episode, act: Callable[[int, tuple[int, ...]], int | None] | None = None,
             blame: Callable[[int, Exception], Exception] | None = None) -> int:
     """Play ``game`` on until a decision is left to the env's caller or the episode ends.
 
