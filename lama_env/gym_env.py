@@ -14,8 +14,9 @@
 
 The learner plays one seat; the other seats are played by opponent policies
 (any object with ``act(game, legal)`` and ``seed(seed)``: :class:`lama_env.opponents.PolicyLike`)
-inside :meth:`LamaDiceEnv.step`, each through ``policy.act(game, legal)``.  A thin adapter over
-:class:`~lama_env.engine.LamaGame`: all rules live in the engine.
+inside :meth:`LamaDiceEnv.step`, each through ``policy.act(game, legal)``, played by the scalar envs'
+one episode driver (:func:`lama_env.episode.advance`: round ends, rewards, the episode's end).  A thin
+adapter over :class:`~lama_env.engine.LamaGame`: all rules live in the engine.
 
 ================  ============================================================
 Observation       ``Box(0, 1, (15 N + 22,), float32)``: :func:`lama_env.observation.encode`
@@ -121,7 +122,7 @@ from gymnasium import spaces
 
 from . import actions as A
 from .engine import IllegalActionError, LamaGame
-from .episode import CONTINUES, TERMINATED, episode_end, round_reward
+from .episode import CONTINUES, TERMINATED, Episode, advance
 from .observation import encode, observation_size
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
@@ -144,7 +145,7 @@ from .options import (
     warn_solo_win,
 )
 from .render import render_text
-from .rules import RulesConfig, game_over, win_shares
+from .rules import RulesConfig, win_shares
 from .streams import Streams
 from .viewer import HumanView
 
@@ -300,8 +301,7 @@ class LamaDiceEnv(gym.Env):
         # the game ends with the episode's last round (episode="round", max_rounds): no deal after it
         self._game = g = LamaGame(self.num_players, self.rules, rng=self._streams, record=False,
                                   max_rounds=1 if self.episode == "round" else self.max_rounds)
-        self._round_start = g.totals
-        self._rounds_seen = 0
+        self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
         self._done = False
         self._terminated = False
         self._illegal = 0
@@ -351,40 +351,27 @@ class LamaDiceEnv(gym.Env):
         return encode(g, learner), float(reward), self._terminated, self._done and not self._terminated, info
 
     def _advance(self, g: LamaGame) -> float:
-        """Play ``g`` until the learner's next decision or the episode's end; return the learner's reward."""
-        learner = self._learner
-        reward = 0.0
-        while True:
-            if g.rounds_finished != self._rounds_seen:  # the last step ended a round (and dealt the next, if any)
-                self._rounds_seen += 1
-                reward += self._round_end(g)
-                if self._done:
-                    return reward
-                self._round_start = g.totals
-                continue
-            p = g.current_player
-            legal = g.legal_actions()
-            if p == learner:
-                if self.auto_forced and len(legal) == 1:
-                    g.step(legal[0])
-                    continue
-                return reward
-            policy = self._policies[p]
-            a = as_action(policy.act(g, legal))
-            try:
-                g.step(a)
-            except IllegalActionError as e:
-                raise IllegalActionError(f"opponent {opponent_name(policy)!r} at seat {p}: {e}") from None
+        """Play ``g`` until the learner's next decision or the episode's end; return the learner's reward.
 
-    def _round_end(self, g: LamaGame) -> float:
-        """The episode step of a round's end (:mod:`lama_env.episode`): the learner's reward; ends the episode."""
-        end = episode_end(game_over(g.totals, self.rules), g.rounds_finished, self.episode == "round",
-                          self.max_rounds or 0)
-        if end != CONTINUES:
+        The episode driver :func:`lama_env.episode.advance` plays it (the round ends, the episode's end),
+        with :meth:`_act` for the opponents and the learner's forced decisions.
+        """
+        book = self._book
+        advance(g, book, self._act, self._blame)
+        if book.end != CONTINUES:
             self._done = True
-            self._terminated = end == TERMINATED
-        return round_reward(self.reward_mode == "points", end == TERMINATED, g.totals, self._round_start,
-                            self.num_players, self._learner)
+            self._terminated = book.end == TERMINATED
+        return float(book.rewards[self._learner])
+
+    def _act(self, p: int, legal: tuple[int, ...]) -> int | None:
+        """Seat ``p``'s action for the driver: an opponent's, the learner's forced one, or None (ask the learner)."""
+        if p == self._learner:
+            return legal[0] if self.auto_forced and len(legal) == 1 else None
+        return as_action(self._policies[p].act(self._game, legal))
+
+    def _blame(self, p: int, e: Exception) -> Exception:
+        """The error of an illegal action of the opponent at seat ``p`` (the learner's forced ones are legal)."""
+        return IllegalActionError(f"opponent {opponent_name(self._policies[p])!r} at seat {p}: {e}")
 
     def _info(self, g: LamaGame, illegal: bool = False) -> dict[str, Any]:
         """The info of a reset or step: the same keys, types and shapes every time (see :meth:`step`)."""

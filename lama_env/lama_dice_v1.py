@@ -125,7 +125,7 @@ from pettingzoo import AECEnv
 from . import actions as A
 from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame
-from .episode import CONTINUES, TERMINATED, episode_end, round_reward
+from .episode import CONTINUES, TERMINATED, Episode, advance, forced
 from .observation import encode, observation_size
 from .options import (
     EPISODES,
@@ -139,7 +139,7 @@ from .options import (
     warn_solo_win,
 )
 from .render import render_text
-from .rules import RulesConfig, game_over
+from .rules import RulesConfig
 from .streams import Streams
 from .viewer import HumanView
 
@@ -267,14 +267,13 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         # the game ends with the episode's last round (episode="round", max_rounds): no deal after it
         self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record,
                                   max_rounds=1 if self.episode == "round" else self.max_rounds)
-        self._rounds_seen = 0
+        self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
         self.agents = list(self.possible_agents)
         self.rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self._round_start = g.totals
         self._over = False
         self._dirty = False
         self._skip_agent_selection = None
@@ -315,7 +314,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self._clear_rewards()
             self._dirty = False
         self._cumulative_rewards[agent] = 0
-        if g.rounds_finished != self._rounds_seen or (self.auto_forced and len(g.legal_actions()) == 1):
+        # the fast path: the driver only when a round ended or a forced decision is to be applied
+        if g.rounds_finished != self._book.rounds or (self.auto_forced and len(g.legal_actions()) == 1):
             self._settle(g)
         self.agent_selection = self._names[g.current_player]
         if self._dirty:
@@ -324,40 +324,25 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self.render()
 
     def _settle(self, g: LamaGame) -> None:
-        """Handle ``g``'s round ends (rewards, the next deal, the episode's end) and forced decisions."""
-        while True:
-            if g.rounds_finished != self._rounds_seen:  # the last step ended a round (and dealt the next, if any)
-                self._rounds_seen += 1
-                self._round_end(g)
-                if self._over:
-                    return
-                self._round_start = g.totals
-                continue
-            if self.auto_forced:
-                legal = g.legal_actions()
-                if len(legal) == 1:
-                    g.step(legal[0])
-                    continue
-            return
+        """Handle ``g``'s round ends (rewards, the episode's end) and forced decisions: the episode driver.
 
-    def _round_end(self, g: LamaGame) -> None:
-        """The episode step of a round's end (:mod:`lama_env.episode`): every agent's reward; ends the episode."""
-        totals = g.totals
-        names = self._names
+        :func:`lama_env.episode.advance` plays them (with ``auto_forced``, the forced decisions); every
+        agent gets its rewards, and the episode's end sets every agent's termination or truncation.
+        """
+        book = self._book
+        if not advance(g, book, forced if self.auto_forced else None):
+            return
         rewards = self.rewards
-        end = episode_end(game_over(totals, self.rules), g.rounds_finished, self.episode == "round",
-                          self.max_rounds or 0)
-        points, terminated, start, n = self.reward_mode == "points", end == TERMINATED, self._round_start, len(names)
-        for p, a in enumerate(names):
-            rewards[a] += round_reward(points, terminated, totals, start, n, p)
+        for a, r in zip(self._names, book.rewards, strict=True):
+            rewards[a] += r
         self._dirty = True
-        if end == CONTINUES:
+        if book.end == CONTINUES:
             return
         self._over = True
-        if terminated:
-            self.terminations = dict.fromkeys(names, True)
+        if book.end == TERMINATED:
+            self.terminations = dict.fromkeys(self._names, True)
         else:
-            self.truncations = dict.fromkeys(names, True)
+            self.truncations = dict.fromkeys(self._names, True)
 
     # -------------------------------------------------------------- rendering
     def render(self) -> str | np.ndarray | None:

@@ -434,6 +434,8 @@ EPISODE_FLAGS = {"term", "trunc", "terminated", "truncated", "_terminated", "_tr
                  "truncations"}
 #: The one function that decides it (and its compiled form, ``_vector_kernel.episode_end``).
 EPISODE_STEP = "lama_env.episode.episode_end"
+#: The one episode loop of the scalar envs (issue 50 item 3; the vector env's is its compiled ``_end_round``).
+EPISODE_DRIVER = "lama_env.episode.advance"
 
 
 def _flag(target: ast.AST) -> bool:
@@ -499,9 +501,12 @@ def test_one_function_decides_an_episode_end():
                 if isinstance(a, ast.Assign) and isinstance(a.targets[0], ast.Name)}
     assert compiled.get("episode_end") == "njit(cache=True)(_episode.episode_end)", compiled
     assert compiled.get("round_reward") == "njit(cache=True)(_episode.round_reward)", compiled
+    # the scalar envs: through the one episode driver, which calls the episode step
+    driver = {f.name: f for f in _functions(TREES["lama_env.episode"])}
+    assert {"episode_end", "round_reward"} <= _names(driver[EPISODE_DRIVER.rsplit(".", 1)[1]])
     for env in ("lama_env.gym_env", "lama_env.lama_dice_v1"):
-        ends = [f for f in _functions(TREES[env]) if f.name == "_round_end"]
-        assert ends and {"episode_end", "round_reward"} <= _names(ends[0]), env
+        names = _names(TREES[env])
+        assert "advance" in names and not names & {"episode_end", "round_reward"}, env
 
 
 def test_the_episode_check_sees_a_second_home():
@@ -516,6 +521,79 @@ def test_the_episode_check_sees_a_second_home():
     }
     for src, lines in cases.items():
         assert decides_an_episode_end(ast.parse(src).body[0]) == lines, src
+
+
+def loops_over_round_ends(fn: ast.AST) -> list[int]:
+    """The lines of the loops in ``fn`` that watch a game's round ends: an episode loop.
+
+    A ``while``/``for`` loop in which ``rounds_finished`` is compared with something (``g.rounds_finished
+    != self._rounds_seen``: a round ended since the loop last looked; ``rounds_finished < rounds``).
+    A comparison outside a loop (an env's fast path asking whether to call the driver, a step that reports
+    the round it ended) is no loop.
+    """
+    return sorted({loop.lineno for loop in ast.walk(fn) if isinstance(loop, (ast.While, ast.For))
+                   and any(isinstance(n, ast.Compare) and "rounds_finished" in _names(n) for n in ast.walk(loop))})
+
+
+def calls_the_episode_step(fn: ast.AST) -> bool:
+    """Whether ``fn`` calls the episode step (``episode_end``, ``round_reward``): it settles a round's end."""
+    return any(isinstance(c, ast.Call) and getattr(c.func, "id", getattr(c.func, "attr", None))
+               in ("episode_end", "round_reward") for c in ast.walk(fn))
+
+
+def test_one_episode_driver():
+    """The scalar envs advance an episode (round ends, rewards, the episode's end, forced decisions) in one loop.
+
+    :func:`lama_env.episode.advance` is the one loop of ``lama_env`` over a game's round ends, and
+    with the vector game's compiled round end (``_vector_kernel._end_round``, called by its step at each
+    round's end) the one caller of the episode step; the Gymnasium env and the AEC env call the driver
+    (their opponents and forced decisions through its ``act``).
+    """
+    found = {f"{m}.{f.name}": lines for m, tree in TREES.items() if m.startswith("lama_env")
+             for f in _functions(tree) if (lines := loops_over_round_ends(f))}
+    assert list(found) == [EPISODE_DRIVER], f"episode loops outside {EPISODE_DRIVER}: {found}"
+    callers = sorted(f"{m}.{f.name}" for m, tree in TREES.items() for f in _functions(tree)
+                     if calls_the_episode_step(f))
+    assert callers == ["lama_env._vector_kernel._end_round", EPISODE_DRIVER], callers
+
+
+def test_the_episode_driver_check_sees_a_second_loop():
+    """The check finds the loops the envs had before the driver (so the test above can fail)."""
+    gym_advance = (  # LamaDiceEnv._advance before issue 50 item 3
+        "def _advance(self, g):\n"
+        "    reward = 0.0\n"
+        "    while True:\n"
+        "        if g.rounds_finished != self._rounds_seen:\n"
+        "            self._rounds_seen += 1\n"
+        "            reward += self._round_end(g)\n"
+        "            if self._done:\n"
+        "                return reward\n"
+        "            continue\n"
+        "        legal = g.legal_actions()\n"
+        "        g.step(self._policies[g.current_player].act(g, legal))\n")
+    aec_settle = (  # raw_env._settle with _round_end inlined
+        "def _settle(self, g):\n"
+        "    while True:\n"
+        "        if self._rounds_seen < g.rounds_finished:\n"
+        "            self._rounds_seen += 1\n"
+        "            end = episode_end(game_over(g.totals, self.rules), g.rounds_finished, False, 0)\n"
+        "            continue\n"
+        "        return\n")
+    a_for_loop = ("def f(g, seen):\n    for a in g.legal_actions():\n"
+                  "        if g.rounds_finished > seen:\n            break\n")
+    fast_path = ("def _play(self, g, a):\n    g.step(a)\n"
+                 "    if g.rounds_finished != self._book.rounds:\n        self._settle(g)\n")
+    cases = {gym_advance: [3], aec_settle: [2], a_for_loop: [2], fast_path: [],
+             "def f(g):\n    while not g.game_over:\n        g.step(0)\n": []}
+    for src, lines in cases.items():
+        assert loops_over_round_ends(ast.parse(src).body[0]) == lines, src
+    round_end = (  # raw_env._round_end before issue 50 item 3: the episode step called beside the driver
+        "def _round_end(self, g):\n"
+        "    end = episode_end(game_over(g.totals, self.rules), g.rounds_finished, False, 0)\n"
+        "    for p, a in enumerate(self._names):\n"
+        "        self.rewards[a] += round_reward(True, False, g.totals, self._round_start, 2, p)\n")
+    assert calls_the_episode_step(ast.parse(round_end).body[0])
+    assert not calls_the_episode_step(ast.parse(fast_path).body[0])
 
 
 #: The rules' step written as pure functions (lama_env.transitions): the reference every engine is
