@@ -50,6 +50,7 @@ import numpy as np
 
 from . import actions as A
 from . import snapshot as S
+from .constants import RECORD_FORMAT
 from .errors import LamaDiceError, clip, retired
 from .rules import (
     DECK_COUNTS,
@@ -78,7 +79,6 @@ from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, 
 )
 from .transitions import chance_outcomes as roll_outcomes
 
-RECORD_FORMAT = "lama-dice-record/1"
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/1"
 

@@ -127,8 +127,8 @@ import numpy as np
 from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
-from ._kernel import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
-from .batched import _DACT, _TABLES, iter_log, log_to_record
+from .batched import iter_log, log_to_record
+from .constants import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
@@ -295,7 +295,7 @@ class VectorGame:
         self._finished: list[np.ndarray] = []
         # ---- the rules and the reward and episode settings as the kernel's record
         self._r = _kernel.make_rules(
-            n, self.rules, _TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
+            n, self.rules, _kernel.TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
             episode_round=self.episode == "round", max_rounds=self.max_rounds or 0, **_tables(self.rules))[()]
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)
@@ -470,7 +470,7 @@ class VectorGame:
                 game.step(A.ROLL, dice=[int(f) for f in e[1:4]])
                 out = int(e[4])
                 if i != pending and out == _OUT_DISCARD:
-                    game.step(int(_DACT[int(e[5])]))
+                    game.step(int(_kernel.DACT[int(e[5])]))
                 elif i != pending and out == _OUT_TAKE:
                     game.step(A.TAKE_BASE + int(e[5]))
         return game
