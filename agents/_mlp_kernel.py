@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from lama_env import _jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
+from lama_env import jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
 
 __all__ = ["affine"]
 

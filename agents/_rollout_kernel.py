@@ -1,7 +1,7 @@
 """The compiled rollouts of ``search:NET,rollouts=R`` (private: :class:`lama_dice.agents.rollout.RolloutPolicy`).
 
 The rollouts of a batch of decisions are state records of the compiled engine
-(:data:`lama_env._kernel.STATE_DTYPE`): rollout ``k`` starts as its game's record
+(:data:`lama_env.compiled.STATE_DTYPE`): rollout ``k`` starts as its game's record
 (:meth:`lama_env.engine.LamaGame.to_state`) on its own deal-and-dice stream (``es``: the
 rollout's seed, the stream the Python rollouts give their copies as a
 :class:`lama_env.streams.Streams`).  :func:`begin` plays each one's candidate action;
@@ -14,11 +14,11 @@ networks the Python rollouts run (:meth:`lama_dice.agents.mlp.MLP.invariant`: co
 and NumPy activations, a row's outputs a function of that row alone, so that they are the same
 bits in the two engines' batches).
 
-Everything else is the compiled engine's own: the step
-(:func:`lama_env._kernel.transition_roll`: a roll's dice from the rollout's common table while
-it lasts, else from its stream), the deals (:func:`lama_env._kernel.next_round`), the legal
-actions (:func:`lama_env._kernel.legal`), the win shares (:func:`lama_env._kernel.win_result`)
-and the vector game's encoder (:func:`lama_env._vector_kernel.encode`, bit-equal to
+Everything else is the compiled engine's own (:mod:`lama_env.compiled`): the step
+(:func:`~lama_env.compiled.transition_roll`: a roll's dice from the rollout's common table while
+it lasts, else from its stream), the deals (:func:`~lama_env.compiled.next_round`), the legal
+actions (:func:`~lama_env.compiled.legal`), the win shares (:func:`~lama_env.compiled.win_result`)
+and the vector game's encoder (:func:`~lama_env.compiled.encode`, bit-equal to
 :func:`lama_env.observation.encode`).  So the compiled rollouts play the Python rollouts'
 algorithm on the same random numbers (tests/test_search.py compares the two).
 """
@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from lama_env import _kernel as K
-from lama_env._vector_kernel import encode
+from lama_env import compiled as K
+from lama_env.compiled import encode
+from lama_env.constants import GAME_OVER, ROUND_OVER, TURN
 
 #: A rollout's state: playing, ended (scored), cut at a round's end (to be valued by the value network).
 PLAYING, ENDED, CUT = 0, 1, 2
@@ -38,7 +39,7 @@ PLAYING, ENDED, CUT = 0, 1, 2
 def _apply(gs, r, a, rolls, table, j):
     """Play ``a`` in rollout ``gs``; a roll is the ``rolls[seat]``-th of the seat in round ``j`` of ``table``."""
     x = -1
-    if a == 0 and gs.phase == K.TURN:  # a roll: the common table's while it lasts, else the rollout's stream
+    if a == 0 and gs.phase == TURN:  # a roll: the common table's while it lasts, else the rollout's stream
         p = gs.cur
         k = rolls[p]
         rolls[p] = k + 1
@@ -51,10 +52,10 @@ def _apply(gs, r, a, rolls, table, j):
 def _after(sims, k, code, r, rolls, first, rounds, me, status, score):
     """What a step that returned ``code`` leaves rollout ``k``: playing on, ended (its share scored) or cut."""
     gs = sims[k]
-    if code == K.GAME_OVER:
+    if code == GAME_OVER:
         status[k] = ENDED
         score[k] = K.win_result(gs.tot, r.n, me[k])[0]
-    elif code == K.ROUND_OVER:
+    elif code == ROUND_OVER:
         K.next_round(gs, r)
         for q in range(r.n):
             rolls[k, q] = 0
@@ -102,7 +103,7 @@ def advance(sims, r, rounds, tab, tables, rolls, first, me, status, score, idx, 
         while status[k] == PLAYING:
             count, a = K.legal(gs, r, 0)
             if count > 1:
-                encode(x[live], gs, r, gs.cur, gs.cur, gs.phase, gs.phase != K.TURN)
+                encode(x[live], gs, r, gs.cur, gs.cur, gs.phase, gs.phase != TURN)
                 idx[live] = k
                 live += 1
                 break

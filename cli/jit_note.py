@@ -1,7 +1,7 @@
 """The one line ``lama-dice`` prints on stderr when it is about to compile the engine (not load it from the cache).
 
 The compiled kernels (:mod:`lama_env.batched`, :mod:`lama_env._vector_kernel`) are
-compiled by Numba on their first use and cached on disk (:mod:`lama_env._jit_cache`);
+compiled by Numba on their first use and cached on disk (:mod:`lama_env.jit_cache`);
 later processes load them in well under a second.  A compile takes seconds, so the CLI
 says so once, before the first compile of a process: it listens to Numba's
 ``numba:compile`` event, which Numba raises only after a cache miss.  Library users
@@ -92,9 +92,9 @@ def install(stream: TextIO | None = None) -> None:
     if "numba" in sys.modules:
         _register(listener)
         return
-    from lama_env import _AfterImport
+    from lama_env.extras import AfterImport
 
-    class AfterNumba(_AfterImport):
+    class AfterNumba(AfterImport):
         lama_env_hook = False  # not lama_env's own (PettingZoo) hook, which lama_env installs once by that mark
 
     sys.meta_path.insert(0, AfterNumba("numba", lambda: _register(listener)))

@@ -22,12 +22,12 @@
 """
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from .actions import NUM_ACTIONS, QUIT, ROLL
 from .engine import IllegalActionError, LamaGame, Phase
 from .errors import LamaDiceError
+from .extras import AfterImport
 from .observation import encode, observation_layout, observation_size
 from .record import RecordError, replay
 from .rules import FACES, RulesConfig, RulesError
@@ -86,7 +86,7 @@ def _register_envs() -> None:
     if "pettingzoo" in sys.modules:
         _register_pettingzoo()
     elif not any(getattr(f, "lama_env_hook", False) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport("pettingzoo", _register_pettingzoo))
+        sys.meta_path.insert(0, AfterImport("pettingzoo", _register_pettingzoo))
 
 
 def _register_pettingzoo() -> None:
@@ -104,47 +104,6 @@ def _register_pettingzoo() -> None:
         import warnings
 
         warnings.warn(f"lama_env could not register {PETTINGZOO_ID} with PettingZoo: {e!r}", stacklevel=2)
-
-
-class _AfterImport:
-    """A one-shot import hook (``sys.meta_path``): calls ``callback()`` once module ``name`` is first imported."""
-
-    lama_env_hook = True
-
-    def __init__(self, name: str, callback: Callable[[], None]) -> None:
-        self.name = name
-        self.callback = callback
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        """The spec the other finders give for ``name``, with a loader that calls ``callback`` after loading."""
-        if fullname != self.name:
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)  # one shot; and the look-up below asks the other finders
-        import importlib.util
-
-        spec: Any = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-            spec.loader = _CallbackLoader(spec.loader, self.callback)
-        return spec
-
-
-class _CallbackLoader:
-    """Loads a module with ``loader``, gives the module that loader back, then calls ``callback()``."""
-
-    def __init__(self, loader: Any, callback: Callable[[], None]) -> None:
-        self.loader = loader
-        self.callback = callback
-
-    def create_module(self, spec: Any) -> Any:
-        """The module the wrapped loader creates (None: the default)."""
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        """Run the module with the wrapped loader (restored as its loader), then the callback."""
-        module.__spec__.loader = module.__loader__ = self.loader
-        self.loader.exec_module(module)
-        self.callback()
 
 
 _register_envs()

@@ -101,49 +101,61 @@ from numba import njit
 from numba.extending import register_jitable
 from numba.np.numpy_support import from_dtype as numba_from_dtype
 
-from . import (
-    _jit_cache,  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
-    streams,
+from . import jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
+from .constants import (  # noqa: F401  (the record's and the logs' codes, read as K.TURN, K.LOG_ROOM...)
+    CONTINUES,
+    DECK,
+    DECK_COUNTS,
+    DISCARD,
+    DISCARD_BASE,
+    DISCARDS,
+    END_ALL_QUIT,
+    END_BUST,
+    END_ROW_EMPTY,
+    END_TURN_CAP,
+    END_WENT_OUT,
+    GAME_OVER,
+    GOLDEN,
+    KIND_RANDOM,
+    KIND_TABLE,
+    LOG_END,
+    LOG_QUIT,
+    LOG_ROLL,
+    LOG_ROOM,
+    LOG_ROUND,
+    M1,
+    M2,
+    MAX_PLAYERS,
+    NUM_FACES,
+    OUT_BUST,
+    OUT_DISCARD,
+    OUT_TAKE,
+    OUT_TRIPLE,
+    POLICY_SALT,
+    QUIT,
+    ROLL,
+    ROUND_OVER,
+    TAKE,
+    TAKE_BASE,
+    TURN,
 )
-from . import actions as _actions
 from .odds import p_no_match
-from .rules import DECK, DECK_COUNTS, MAX_ROUND_POINTS, NUM_FACES, RulesConfig, return_chip, score_display
+from .rules import MAX_ROUND_POINTS, RulesConfig, return_chip, score_display
 from .rules import win_result as _win_result
-from .transitions import ALL_QUIT, BUST, ROUND_ENDINGS, ROW_EMPTY, TURN_CAP, WENT_OUT
 
 # ------------------------------------------------------------------ constants
-#: Phases of a game in the kernel (the engine's Phase.TURN, DISCARD, TAKE; the round-over
-#: phases never last: a round that ends is scored by the step that ends it).
-TURN, DISCARD, TAKE = 0, 1, 2
-#: What :func:`step` returns: the round goes on, the round ended (the game goes on), the game ended.
-CONTINUES, ROUND_OVER, GAME_OVER = 0, 1, 2
-#: Log entry tags.
-LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
-#: Roll outcomes in a ``LOG_ROLL`` entry.
-OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
-#: ``ended_by`` codes: indices into :data:`lama_env.transitions.ROUND_ENDINGS`.
-END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT, END_TURN_CAP = (
-    ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP))
-#: Kinds of native policy.
-KIND_RANDOM = 0  #: uniform over the legal actions
-KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; take by rank table
 #: Actions (:mod:`lama_env.actions`: roll, quit, take face ``f`` = 2 + f, discard ``9 + i``).
-_ROLL, _QUIT, _TAKE_BASE, _DISCARD_BASE = 0, 1, 2, 9
-#: Log entries one step may add at most, beyond ``8 N``: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
-LOG_ROOM = 16
+_ROLL, _QUIT, _TAKE_BASE, _DISCARD_BASE = ROLL, QUIT, TAKE_BASE, DISCARD_BASE
 
 _u64 = np.uint64
 #: splitmix64 constants (the counter-based random streams).
-_GOLDEN = _u64(streams.GOLDEN)
-_M1 = _u64(streams.M1)
-_M2 = _u64(streams.M2)
+_GOLDEN = _u64(GOLDEN)
+_M1 = _u64(M1)
+_M2 = _u64(M2)
 _S30, _S27, _S31, _S32 = _u64(30), _u64(27), _u64(31), _u64(32)
 _TWO32 = _u64(1) << _S32
-_POLICY_SALT = _u64(streams.POLICY_SALT)
+_POLICY_SALT = _u64(POLICY_SALT)
 
-
-#: The most players a game has: the state's per-seat fields have this many entries.
-MAX_PLAYERS = 6
 
 #: One game's state: a record of this dtype (the module docstring's table); a batch of games is
 #: an array of them (:func:`new_state`).  Per-seat fields have :data:`MAX_PLAYERS` entries, of
@@ -231,10 +243,10 @@ def mask_display(mask: int) -> tuple[int, ...]:
 #: The points of a display by the set of faces it holds (a bit set).
 SCORE = np.array([score_display(mask_display(m)) for m in range(1 << NUM_FACES)], dtype=np.int64)
 #: The discards by action (counts per face) and the discard action of packed counts (2 bits a face; -1: none).
-DISC = np.array(_actions.DISCARDS, dtype=np.int64)
+DISC = np.array(DISCARDS, dtype=np.int64)
 DACT = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
-for _i, _counts in enumerate(_actions.DISCARDS):
-    DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = _actions.DISCARD_BASE + _i
+for _i, _counts in enumerate(DISCARDS):
+    DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = DISCARD_BASE + _i
 #: ``make_rules``'s tables of the rules: discards, discard actions, the deck, the points of a display.
 TABLES = (DISC, DACT, np.array(DECK, dtype=np.int64), SCORE)
 

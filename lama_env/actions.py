@@ -15,7 +15,8 @@ index           action                      legal when
 
 ``DISCARDS`` lists every multiset of at most three faces as a 7-tuple of
 counts, ordered by size and then lexicographically; index 9 is the empty
-discard (legal only with ``must_discard=False``).
+discard (legal only with ``must_discard=False``).  The numbers of the space (``ROLL``, ``QUIT``,
+``TAKE_BASE``, ``DISCARD_BASE``, ``DISCARDS``, ``NUM_ACTIONS``) are :mod:`lama_env.constants`'s.
 """
 
 from __future__ import annotations
@@ -27,30 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from .rules import FACES, NUM_DICE, NUM_FACES
-
-ROLL = 0
-QUIT = 1
-TAKE_BASE = 2
-DISCARD_BASE = TAKE_BASE + NUM_FACES
-
-
-def _all_discards() -> tuple[tuple[int, ...], ...]:
-    out = []
-    for size in range(NUM_DICE + 1):
-        for c in product(range(size + 1), repeat=NUM_FACES):
-            if sum(c) == size:
-                out.append(c)
-    out.sort(key=lambda c: (sum(c), tuple(-x for x in c)))
-    return tuple(out)
-
-
-#: Every discard multiset (counts per face), in action order.
-DISCARDS: tuple[tuple[int, ...], ...] = _all_discards()
-#: Map from a counts tuple to its action index.
-DISCARD_ACTION: dict[tuple[int, ...], int] = {c: DISCARD_BASE + i for i, c in enumerate(DISCARDS)}
-#: Size of the flat action space.
-NUM_ACTIONS = DISCARD_BASE + len(DISCARDS)
+from .constants import (  # the action space's numbers, kept importable here
+    DISCARD_ACTION,
+    DISCARD_BASE,
+    DISCARDS,
+    FACES,
+    NUM_ACTIONS,
+    NUM_FACES,
+    QUIT,
+    ROLL,
+    TAKE_BASE,
+)
 
 
 def take_action(face: int) -> int:

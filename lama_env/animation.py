@@ -37,9 +37,8 @@ from .errors import LamaDiceError
 from .picture import TablePicture
 from .record import RecordError, record_names, replay
 from .roundend import RoundEnd, ended, step_with_round_end
-from .rules import FACES, NUM_FACES, RulesConfig, score_display
+from .rules import FACES, NUM_FACES, RulesConfig, is_triple_llama, score_display
 from .safetext import safe_text
-from .transitions import is_triple_llama
 
 #: How many frames' time a ``hold`` frame lasts.
 HOLD = 3

@@ -69,7 +69,7 @@ from numba import njit
 
 from . import _kernel as K
 from . import streams
-from ._kernel import (
+from .constants import (
     KIND_RANDOM,
     KIND_TABLE,
     LOG_END,
@@ -78,8 +78,9 @@ from ._kernel import (
     LOG_ROUND,
     OUT_DISCARD,
     OUT_TAKE,
+    RECORD_FORMAT,
+    ROUND_ENDINGS,
 )
-from .engine import RECORD_FORMAT
 from .errors import LamaDiceError
 from .rules import (
     FACES,
@@ -89,7 +90,6 @@ from .rules import (
     check_num_players,
 )
 from .rules import winners as _winners
-from .transitions import ROUND_ENDINGS
 
 __all__ = [
     "KIND_RANDOM",

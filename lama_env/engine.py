@@ -50,8 +50,9 @@ import numpy as np
 
 from . import actions as A
 from . import snapshot as S
+from .constants import RECORD_FORMAT  # noqa: F401  (re-exported)
 from .errors import LamaDiceError, RetiredError, clip, retired
-from .history import RECORD_FORMAT, log_action, make_record, make_result, new_round  # noqa: F401  (RECORD_FORMAT: re-exported)
+from .history import log_action, make_record, make_result, new_round
 from .rules import (
     DECK_COUNTS,
     FACES,

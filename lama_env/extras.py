@@ -17,6 +17,9 @@ extra's packages by name.  ``pip`` is this interpreter's (``.venv/bin/python -m 
 environment is not activated).  An extra that brings PyTorch (``train``, ``rllib``), asked for on
 Linux where torch is not installed yet, installs the CPU build of torch first
 (:data:`TORCH_CPU_INDEX`): pip would otherwise resolve PyPI's multi-GB CUDA build.
+
+:class:`AfterImport` acts once a module is first imported, without importing it (the registration of the AEC
+env with PettingZoo, the command line's note before Numba's first compile).
 """
 
 from __future__ import annotations
@@ -27,14 +30,23 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from .errors import LamaDiceError
 
-__all__ = ["EXTRA_MODULES", "TORCH_CPU_INDEX", "MissingExtraError", "extra_packages", "install_command",
-           "missing_extra", "require_extra"]
+__all__ = [
+    "EXTRA_MODULES",
+    "TORCH_CPU_INDEX",
+    "AfterImport",
+    "MissingExtraError",
+    "extra_packages",
+    "install_command",
+    "missing_extra",
+    "require_extra",
+]
 
 #: The distribution's name (``pip install NAME``).
 DISTRIBUTION = "lama-dice"
@@ -202,3 +214,50 @@ def _install_extra(extra: str) -> str:
     if packages:
         return f"{pip} install {' '.join(shlex.quote(p) for p in packages)}"
     return f"{pip} install {' '.join(EXTRA_MODULES[extra])}"
+
+
+# ------------------------------------------------------------------ acting once an optional module is imported
+class AfterImport:
+    """A one-shot import hook (``sys.meta_path``): calls ``callback()`` once module ``name`` is first imported.
+
+    ``import lama_env`` registers its AEC env with PettingZoo this way (marked ``lama_env_hook``: one such
+    hook at a time); the ``lama-dice`` command prints its compile note once Numba is imported.
+    """
+
+    lama_env_hook = True
+
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once module ``name`` is first imported (insert the hook in ``sys.meta_path``)."""
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        """The spec the other finders give for ``name``, with a loader that calls ``callback`` after loading."""
+        if fullname != self.name:
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)  # one shot; and the look-up below asks the other finders
+        import importlib.util
+
+        spec: Any = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _CallbackLoader(spec.loader, self.callback)
+        return spec
+
+
+class _CallbackLoader:
+    """Loads a module with ``loader``, gives the module that loader back, then calls ``callback()``."""
+
+    def __init__(self, loader: Any, callback: Callable[[], None]) -> None:
+        self.loader = loader
+        self.callback = callback
+
+    def create_module(self, spec: Any) -> Any:
+        """The module the wrapped loader creates (None: the default)."""
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        """Run the module with the wrapped loader (restored as its loader), then the callback."""
+        module.__spec__.loader = module.__loader__ = self.loader
+        self.loader.exec_module(module)
+        self.callback()

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import actions as A
+from .constants import RECORD_FORMAT
 from .rules import FACES, NUM_FACES, RulesConfig, winners
 
-#: The format of game records (``docs/RULES.md``).
-RECORD_FORMAT = "lama-dice-record/1"
 _TURN, _DISCARD = 0, 1  #: the phases of lama_env.engine.Phase (TURN, DISCARD)
 
 

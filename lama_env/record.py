@@ -23,7 +23,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import actions as A
-from .engine import RECORD_FORMAT, IllegalActionError, LamaGame, Phase, check_hands
+from .constants import RECORD_FORMAT
+from .engine import IllegalActionError, LamaGame, Phase, check_hands
 from .errors import LamaDiceError, bounded, clip
 from .reader import MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json
 from .roundend import RoundEnd, ended, step_with_round_end

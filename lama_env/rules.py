@@ -1,13 +1,16 @@
-"""Game constants, the rules configuration and the scoring rules.
+"""The rules configuration and the scoring rules.
 
 Every rule that is a pure function of numbers lives here exactly once:
-the constants (deck, dice, player counts, the most points a round can score),
-the player-count check (:func:`check_num_players`), scoring a display
-(:func:`score_display`), returning a chip (:func:`return_chip`) and the game
-end (:func:`ends_game`, :func:`game_over`) and its winners (:func:`win_result`).  What a roll,
+the most points a round can score, the player-count check (:func:`check_num_players`),
+scoring a display (:func:`score_display`), returning a chip (:func:`return_chip`), a
+triple llama (:func:`is_triple_llama`) and the game end (:func:`ends_game`,
+:func:`game_over`) and its winners (:func:`win_result`).  What a roll,
 discard or take does to a display and the llama row is in
 :mod:`lama_env.transitions`; the game's state machine is
 :class:`lama_env.engine.LamaGame`.
+
+The game's numbers (deck, dice, player counts) are
+:mod:`lama_env.constants`'s, importable here too.
 
 Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is
 the number ``k``.  Strings are used only at the edges (records, rendering).
@@ -23,44 +26,25 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LamaDiceError, clip
-
-#: Face names in index order: ``FACES[0] == "L"``, ``FACES[k] == str(k)``.
-FACES: tuple[str, ...] = ("L", "1", "2", "3", "4", "5", "6")
-#: Number of distinct faces.
-NUM_FACES = 7
-#: Index of the llama face.
-LLAMA = 0
-#: Map from face name to index.
-FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}
-#: Cards of each face in the 36-card deck (six llamas, five of each number).
-DECK_COUNTS: tuple[int, ...] = (6, 5, 5, 5, 5, 5, 5)
-#: The 36-card deck as face indices, in face order (the engines deal from it).
-DECK: tuple[int, ...] = tuple(f for f, k in enumerate(DECK_COUNTS) for _ in range(k))
-#: Cards dealt to each player at the start of a round.
-HAND_SIZE = 6
-#: Supported player counts (1 is the solo variant).
-MIN_PLAYERS, MAX_PLAYERS = 1, 6
-#: Number of dice.
-NUM_DICE = 3
-#: Faces on each die.
-DIE_SIDES = 6
-
-#: The default dice of docs/RULES.md, as face names (die order matters).
-DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
-    ("1", "2", "3", "4", "L", "L"),
-    ("3", "4", "5", "6", "L", "L"),
-    ("1", "2", "5", "6", "L", "L"),
+from .constants import (  # noqa: F401  (the game's numbers, importable here as always: rules.FACES...)
+    DECK,
+    DECK_COUNTS,
+    DEFAULT_DICE,
+    DEFAULT_MAX_ROUND_TURNS,
+    DIE_SIDES,
+    FACE_INDEX,
+    FACES,
+    HAND_SIZE,
+    LLAMA,
+    MAX_END_THRESHOLD,
+    MAX_PLAYERS,
+    MAX_ROUND_TURNS_LIMIT,
+    MIN_PLAYERS,
+    NUM_DICE,
+    NUM_FACES,
+    TRIPLE_LLAMA_MODES,
 )
-
-TRIPLE_LLAMA_MODES = ("chip_only", "also_match")
-#: The default cap of turns per round (:attr:`RulesConfig.max_round_turns`): far above any real round
-#: (of over 12,000 rounds of `random` and `always-roll` players the longest had 34 turns: docs/RULES.md).
-DEFAULT_MAX_ROUND_TURNS = 1000
-#: The largest ``end_threshold`` a rules config accepts (the compiled engines hold totals as 32-bit integers).
-MAX_END_THRESHOLD = 1_000_000_000
-#: The largest cap of turns per round a rules config accepts.
-MAX_ROUND_TURNS_LIMIT = 1_000_000
+from .errors import LamaDiceError, clip
 
 
 class RulesError(LamaDiceError, ValueError):
@@ -297,6 +281,11 @@ def return_chip(total: int) -> int:
     if total > 0:
         return total - 1
     return 0
+
+
+def is_triple_llama(dice: Sequence[int]) -> bool:
+    """Whether a roll shows three llamas (the roller returns a chip, in both ``triple_llama`` modes)."""
+    return dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA
 
 
 #: The most points a display can score (a llama and every number: 31).

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
+from .constants import ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS
 from .errors import LamaDiceError, clip, retired
 from .rules import (
     DECK_COUNTS,
@@ -43,7 +44,7 @@ from .rules import (
     score_display,
 )
 from .streams import Streams
-from .transitions import ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS, match_limits, resolve_roll
+from .transitions import match_limits, resolve_roll
 
 #: The games this module reads and builds (:class:`lama_env.engine.LamaGame`; the engine imports this module).
 LamaGame = Any

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .constants import GOLDEN, M1, M2, MASK64, POLICY_SALT
 from .errors import clip
 from .reader import check_seed
 
@@ -32,13 +33,9 @@ def base_seed(seed: Any, error: type[Exception] = ValueError) -> int:
 
 
 # ------------------------------------------------------------------ the compiled engine's streams, in Python
-# splitmix64 (counter-based): the constants are the compiled engine's (lama_env._kernel reads them here), and
-# these draws are the ones its ``mix``/``below``/``start_streams`` make (tests/test_streams.py checks it).
-MASK64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
-M1 = 0xBF58476D1CE4E5B9
-M2 = 0x94D049BB133111EB
-POLICY_SALT = 0xD1B54A32D192ED03
+# splitmix64 (counter-based): the constants (GOLDEN, M1, M2, POLICY_SALT) live in lama_env.constants, where the
+# compiled engine reads them too, and these draws are the ones its ``mix``/``below``/``start_streams`` make
+# (tests/test_streams.py checks it).
 
 
 def mix(z: int) -> int:

@@ -9,11 +9,13 @@ one place:
 =======================================  ===================================
 consequence                              function
 =======================================  ===================================
-the rolls and their probabilities        :func:`chance_outcomes`,
+the rolls and their probabilities        :func:`chance_outcomes` (written in
+                                         :mod:`lama_env.odds`),
                                          :func:`grouped_chance_outcomes`
 the deal, card by card, and its odds     :func:`deal_outcomes`,
                                          :func:`deal_seat`
-a triple llama (a chip is returned)      :func:`is_triple_llama`
+a triple llama (a chip is returned)      :func:`is_triple_llama` (written in
+                                         :mod:`lama_env.rules`)
 how a roll resolves, and what it does    :func:`apply_roll` (its
                                          classification: :func:`resolve_roll`)
 a bust: the whole row joins the display  :func:`apply_bust`
@@ -33,7 +35,8 @@ The state they read and return is plain data: a display is a tuple of seven
 card counts (face index order, ``L`` first), the llama row a 7-tuple of 0/1,
 the dice three face indices in die order, totals a list of ints.  A function
 whose action can end the round also returns how it ended (one of
-:data:`ROUND_ENDINGS`) or None.
+:data:`ROUND_ENDINGS`) or None.  These names (the round endings, the roll outcomes, the full and
+empty rows) are :mod:`lama_env.constants`'s, importable here too.
 
 The game's one step is the compiled one (:mod:`lama_env._kernel`:
 :func:`~lama_env._kernel.transition_roll` over a game's one record of
@@ -59,38 +62,32 @@ keyword-only arguments) to keep that cheap.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from operator import add, sub
 from typing import TypeVar
 
 from . import actions as A
-from .rules import (
+from .constants import (  # the round endings, roll outcomes and rows, kept importable here
+    ALL_QUIT,
+    BUST,
     DECK_COUNTS,
+    EMPTY_ROW,
+    FULL_ROW,
     HAND_SIZE,
-    LLAMA,
     NUM_FACES,
-    RulesConfig,
-    game_over,
-    return_chip,
-    score_display,
+    ROLL_BUST,
+    ROLL_DISCARD,
+    ROLL_TAKE,
+    ROLL_TRIPLE_LLAMA,
+    ROUND_ENDINGS,
+    ROW_EMPTY,
+    TURN_CAP,
+    WENT_OUT,
 )
-
-#: How a round can end (the ``ended_by`` field of a replay result); ``"turn_cap"``: the round reached
-#: :attr:`~lama_env.rules.RulesConfig.max_round_turns` turns and was cut (:func:`cut_round`).
-ROUND_ENDINGS = ("went_out", "row_empty", "bust", "all_quit", "turn_cap")
-WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP = ROUND_ENDINGS
-
-#: How a roll resolves (the first element of :func:`apply_roll`'s result).
-ROLL_TRIPLE_LLAMA = "triple_llama"  #: chip_only triple llama: a chip is returned, nothing else happens
-ROLL_DISCARD = "discard"  #: a die matches the display: choose a discard
-ROLL_TAKE = "take"  #: no match, not the last player, a die shows a row face: choose a take
-ROLL_BUST = BUST  #: nothing matches: the whole row goes into the display and the round ends ("bust")
-
-#: The llama row at the start of a round (one card of each face) and once it is used up.
-FULL_ROW: tuple[int, ...] = (1,) * NUM_FACES
-EMPTY_ROW: tuple[int, ...] = (0,) * NUM_FACES
+from .odds import chance_outcomes
+from .rules import RulesConfig, game_over, is_triple_llama, return_chip, score_display
 
 Display = tuple[int, ...]
 Row = tuple[int, ...]
@@ -103,26 +100,6 @@ _legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (li
 
 
 # ------------------------------------------------------------------ chance
-@cache
-def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    counts: Counter = Counter()
-    for a in dice_index[0]:
-        for b in dice_index[1]:
-            for c in dice_index[2]:
-                counts[(a, b, c)] += 1
-    total = sum(counts.values())
-    return tuple(sorted((k, v / total) for k, v in counts.items()))
-
-
-def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    """The outcomes of a roll (the chance node after ``ROLL``): every distinct roll with its probability.
-
-    Rolls are face indices in die order, sorted; the probabilities are exact
-    (enumerated over the 6^3 equally likely sides) and sum to 1.
-    """
-    return _chance_outcomes(rules.dice_index)
-
-
 @cache
 def grouped_chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], float], ...]:
     """The rolls grouped by multiset of faces (sorted face indices), with probabilities.
@@ -169,11 +146,6 @@ def deal_seat(card: int) -> int:
 
 
 # ------------------------------------------------------------------- rolls
-def is_triple_llama(dice: Sequence[int]) -> bool:
-    """Whether a roll shows three llamas (the roller returns a chip, in both ``triple_llama`` modes)."""
-    return dice[0] == LLAMA and dice[1] == LLAMA and dice[2] == LLAMA
-
-
 def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
     """The most cards of each face a roll lets a player discard (docs/RULES.md, "Match: discarding").
 

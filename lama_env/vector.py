@@ -127,8 +127,8 @@ import numpy as np
 from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
-from ._kernel import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
-from .batched import _TABLES, log_to_record
+from .batched import log_to_record
+from .constants import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
@@ -296,7 +296,7 @@ class VectorGame:
         self._finished: list[np.ndarray] = []
         # ---- the rules and the reward and episode settings as the kernel's record
         self._r = _kernel.make_rules(
-            n, self.rules, _TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
+            n, self.rules, _kernel.TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
             episode_round=self.episode == "round", max_rounds=self.max_rounds or 0, **_tables(self.rules))[()]
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)

@@ -7,12 +7,17 @@
   (a ``__main__`` module is an entry point of the command line and may use it).
 * There is no import cycle among the project's modules, counting imports inside functions
   and ``importlib.import_module("...")`` strings.
+* Layers that show: the game's tables and constants are one bottom module (``lama_env.constants``,
+  importing nothing of ``lama_env``); the compiled engine does not import the reference that tests it
+  (``lama_env.transitions``); ``lama_env`` stands on a bounded number of import floors; and no module
+  reaches a private name (a module or a name with a leading underscore) of another package.
 """
 
 from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -45,6 +50,16 @@ def _modules() -> dict[str, tuple[Path, bool]]:
 MODULES = _modules()
 
 
+def _from(node: ast.ImportFrom, pkg: str) -> str:
+    """The absolute module of ``from X import ...`` written in package ``pkg`` (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    parent = pkg
+    for _ in range(node.level - 1):
+        parent = parent.rpartition(".")[0]
+    return parent + ("." + node.module if node.module else "")
+
+
 def _imports(name: str) -> set[str]:
     """Every module name ``name`` imports (absolute), anywhere in its source."""
     path, is_pkg = MODULES[name]
@@ -52,12 +67,7 @@ def _imports(name: str) -> set[str]:
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = pkg
-                for _ in range(node.level - 1):
-                    parent = parent.rpartition(".")[0]
-                base = parent + ("." + node.module if node.module else "")
+            base = _from(node, pkg)
             out.update(f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names)
         elif isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
@@ -138,6 +148,145 @@ def test_the_checks_see_the_project():
     assert len(MODULES) > 50
     assert "lama_env.engine" in GRAPH["lama_dice.agents.base"]
     assert "lama_env.transitions" in GRAPH["lama_env.engine"]
+
+
+# ---------------------------------------------------------------- layers that show (issue 50 item 6)
+#: The bottom module of lama_env: the game's tables and constants.
+CONSTANTS = "lama_env.constants"
+#: The compiled engine, which must not stand on the reference that tests it (lama_env.transitions).
+COMPILED = ("lama_env._kernel", "lama_env._vector_kernel", "lama_env._game", "lama_env.compiled")
+#: The most import floors lama_env stands on (12 before its constants had one home; 10 since).
+MAX_FLOORS = 10
+
+
+def test_the_constants_are_the_bottom_floor():
+    """``lama_env.constants`` imports nothing of lama_env (nothing but the standard library), and the rules read it."""
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    assert not GRAPH[CONSTANTS], GRAPH[CONSTANTS]
+    assert {t.split(".")[0] for t in _imports(CONSTANTS)} <= stdlib, _imports(CONSTANTS)
+    assert CONSTANTS in GRAPH["lama_env.rules"] and CONSTANTS in GRAPH["lama_env._kernel"]
+
+
+def below(modules: Sequence[str], graph: Mapping[str, set[str]]) -> set[str]:
+    """Every module that ``modules`` import, directly or through others."""
+    seen: set[str] = set()
+    todo = list(modules)
+    while todo:
+        for d in graph.get(todo.pop(), ()):
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
+
+
+def test_the_compiled_engine_does_not_import_the_reference():
+    """The kernels (and their public face) import nothing of ``lama_env.transitions``, directly or not.
+
+    The reference is the tests' oracle and the solvers' enumeration; the compiled engine reads its
+    numbers from ``lama_env.constants`` and its odds from ``lama_env.odds``.
+    """
+    assert "lama_env.transitions" not in below(COMPILED, GRAPH), sorted(below(COMPILED, GRAPH))
+    assert "lama_env.transitions" in below(["lama_env.engine"], GRAPH)  # the check sees the reference where it is
+
+
+def floors(graph: Mapping[str, set[str]]) -> dict[str, int]:
+    """Each module's import floor: 0 when it imports none of ``graph``'s modules, else one above its highest import."""
+    out: dict[str, int] = {}
+
+    def floor(m: str, path: frozenset[str]) -> int:
+        if m not in out:
+            out[m] = 1 + max((floor(d, path | {m}) for d in graph[m] if d in graph and d not in path), default=-1)
+        return out[m]
+
+    for m in graph:
+        floor(m, frozenset())
+    return out
+
+
+def test_lama_env_stands_on_few_import_floors():
+    """lama_env's modules (its ``__init__``, the front door, aside) stand on at most :data:`MAX_FLOORS` floors."""
+    assert floors({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"c"}}) == {"a": 2, "b": 1, "c": 0, "d": 1}
+    graph = {m: {d for d in deps if d.startswith("lama_env.")} for m, deps in GRAPH.items()
+             if m.startswith("lama_env.")}
+    levels = floors(graph)
+    assert levels[CONSTANTS] == 0
+    by_floor = sorted((f, m) for m, f in levels.items())
+    assert max(levels.values()) + 1 <= MAX_FLOORS, by_floor
+
+
+def _package(module: str) -> str | None:
+    """The package of the layout (a value of :data:`PACKAGES`) that ``module`` belongs to, or None."""
+    return max((p for p in PACKAGES.values() if module == p or module.startswith(p + ".")), key=len, default=None)
+
+
+def _private(name: str, package: str) -> bool:
+    """Whether a dotted name inside ``package`` has a private part (a leading underscore, not a dunder)."""
+    return any(p.startswith("_") and not p.startswith("__") for p in name[len(package):].split(".") if p)
+
+
+def private_reaches(module: str, tree: ast.AST, is_pkg: bool = False) -> list[str]:
+    """Where ``module`` reaches a private module or name of another package of the layout.
+
+    ``from lama_env import _kernel``, ``from lama_env._vector_kernel import encode``,
+    ``import lama_env._kernel``, ``from lama_env.batched import _TABLES``,
+    ``importlib.import_module("lama_env._kernel")``, and ``E._load`` for a name ``E`` bound to
+    another package's module.
+    """
+    own = _package(module)
+    pkg = module if is_pkg else module.rpartition(".")[0]
+    bound: dict[str, str] = {}  # names bound to another package's modules or names
+    hits: list[str] = []
+    for node in ast.walk(tree):
+        targets: list[tuple[str, str]] = []  # (the full name reached, the name it is bound to)
+        if isinstance(node, ast.ImportFrom):
+            base = _from(node, pkg)
+            targets = [(f"{base}.{a.name}", a.asname or a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [(a.name, a.asname or a.name.split(".")[0]) for a in node.names]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            targets = [(node.args[0].value, "")]
+        for full, name in targets:
+            other = _package(full)
+            if other is None or other == own:
+                continue
+            if _private(full, other):
+                hits.append(f"{module}:{node.lineno} {full}")
+            if name:
+                bound[name] = full if isinstance(node, ast.ImportFrom) or name != full.split(".")[0] else name
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name) and node.value.id in bound):
+            hits.append(f"{module}:{node.lineno} {bound[node.value.id]}.{node.attr}")
+    return hits
+
+
+def test_no_module_reaches_a_private_name_of_another_package():
+    """A package uses another only through its public modules and names (what is needed is made public)."""
+    bad = [hit for m, (_, is_pkg) in MODULES.items() for hit in private_reaches(m, TREES[m], is_pkg)]
+    assert not bad, f"private names of another package reached: {bad}"
+
+
+def test_the_private_reach_check_sees_a_reach():
+    """Each way of reaching another package's private name is found; public names and one's own privates are not."""
+    cases = {
+        "from lama_env import _kernel as K\n": ["lama_env._kernel"],
+        "from lama_env._vector_kernel import encode\n": ["lama_env._vector_kernel.encode"],
+        "import lama_env._kernel\n": ["lama_env._kernel"],
+        "from lama_env.batched import _TABLES, iter_log\n": ["lama_env.batched._TABLES"],
+        "import importlib\nK = importlib.import_module('lama_env._kernel')\n": ["lama_env._kernel"],
+        "import lama_env.engine as E\nE._load()\n": ["lama_env.engine._load"],
+        "from lama_env import engine\nx = engine._G\n": ["lama_env.engine._G"],
+        "import lama_env\nlama_env._register_envs()\n": ["lama_env._register_envs"],
+        "from lama_env.engine import LamaGame\nfrom lama_env import __version__, constants\nconstants.__name__\n": [],
+        "from . import _rollout_kernel as RK\nfrom ._mlp_kernel import affine\nRK._apply\n": [],
+        "from lama_dice.agents import _rollout_kernel\n": [],
+    }
+    for src, reached in cases.items():
+        found = [h.split(" ", 1)[1] for h in private_reaches("lama_dice.agents.fake", ast.parse(src))]
+        assert found == reached, (src, found)
+    found = private_reaches("lama_env.fake", ast.parse("from lama_dice.agents import _rollout_kernel\n"))
+    assert [h.split(" ", 1)[1] for h in found] == ["lama_dice.agents._rollout_kernel"]
 
 
 #: The learning stack: the ``train`` extra, which the core install lacks.

@@ -1,6 +1,6 @@
 """The first use of the compiled engine: a cache that works wherever lama-dice is installed, and one note.
 
-* :mod:`lama_env._jit_cache`: with neither the package folder nor the user's cache writable (a
+* :mod:`lama_env.jit_cache`: with neither the package folder nor the user's cache writable (a
   read-only install and home), ``import lama_env.batched`` still works (Numba itself would
   refuse to decorate a ``cache=True`` function);
 * :mod:`lama_dice.cli.jit_note`: the CLI prints one line before a compile, never before a cache

@@ -7,8 +7,9 @@ these can be written (a read-only install with a read-only or missing home), Num
 refuses to decorate a ``cache=True`` function at all, so ``import lama_env.batched``
 would fail; :func:`ensure_cache_dir` (run when :mod:`lama_env._kernel` is imported,
 before the first decorator) then points Numba at a folder in the temporary
-directory instead.  A cache load takes well under a second; a compile takes
-seconds (see ``lama-dice bench --only first_use``).
+directory instead.  Compiled code of another package (``lama_dice.agents``' kernels) imports this
+module before its own ``cache=True`` decorators, as :mod:`lama_env._kernel` does.  A cache load takes
+well under a second; a compile takes seconds (see ``lama-dice bench --only first_use``).
 """
 
 from __future__ import annotations
