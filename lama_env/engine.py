@@ -51,6 +51,7 @@ import numpy as np
 from . import actions as A
 from . import snapshot as S
 from .errors import LamaDiceError, clip, retired
+from .reader import MAX_START_POINTS
 from .rules import (
     DECK_COUNTS,
     FACES,
@@ -361,14 +362,7 @@ class LamaGame:
                                        or max_rounds < 1):
             raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
         self._max_rounds = int(max_rounds or 0)
-        if start_points is None:
-            totals = [0] * n
-        else:
-            if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
-                    or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
-                               for t in start_points)):
-                raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
-            totals = [int(t) for t in start_points]
+        totals = [0] * n if start_points is None else check_start_points(start_points, n)
         if type(start_player) is not int and (
                 isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
             raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
@@ -1159,7 +1153,7 @@ class LamaGame:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
         rounds = [{"finished": r["finished"], "ended_by": r["ended_by"], "went_out": r["went_out"],
                    "points": list(r["points"]), "totals": list(r["totals"])} for r in self._results]
-        totals = list(self.totals)
+        totals = S.record_totals(self)  # (where to_record ends: before a roll that waits for its decision)
         if not self.game_over and not isinstance(self._chance, tuple):  # (a deal's chance node: no round yet)
             rounds.append({"finished": False, "ended_by": None, "went_out": None,
                            "points": None, "totals": totals})
@@ -1186,6 +1180,21 @@ def _to_face(f: Any) -> int | None:
     if isinstance(f, (int, np.integer)) and not isinstance(f, bool) and 0 <= f < NUM_FACES:
         return int(f)
     return None
+
+
+def check_start_points(start_points: Any, num_players: int, error: type[Exception] = GameSetupError) -> list[int]:
+    """``start_points`` as ``num_players`` ints in ``0..MAX_START_POINTS`` (:mod:`lama_env.reader`), else ``error``.
+
+    The one check of the totals a game starts from (:class:`LamaGame`, records): chip totals are 32-bit
+    integers in the compiled engine, and from this bound none overflows in play.
+    """
+    n = num_players
+    if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
+            or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= t <= MAX_START_POINTS
+                       for t in start_points)):
+        raise error(f"start_points must list {n} integers 0..{MAX_START_POINTS:,} (chip totals are 32-bit in the "
+                    f"engine), got {clip(start_points)}")
+    return [int(t) for t in start_points]
 
 
 def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[int]]:
