@@ -717,3 +717,64 @@ def test_property_result_equals_the_replay_of_the_record_in_every_state(n, seed,
             g.sample_chance()
         else:
             g.step(int(rng.choice(g.legal_actions())))
+
+
+# ------------------------------------------------------------------ 8. the envs' first decision
+@pytest.mark.parametrize(("kw", "words"), [
+    ({"episode": "round", "max_round_turns": 1}, "seats 1..2 never get a decision"),
+    ({"episode": "round", "max_round_turns": 2, "learner_seat": 2}, "seat 2 never gets a decision"),
+    ({"max_rounds": 1, "max_round_turns": 2}, "seat 2 never gets a decision"),
+])
+@pytest.mark.parametrize("vector", [False, True])
+def test_an_env_whose_learner_could_never_act_is_refused_at_construction(kw, words, vector):
+    import gymnasium
+
+    from lama_env.options import LamaEnvError
+
+    with pytest.raises(LamaEnvError) as info:
+        if vector:
+            gymnasium.make_vec("LamaDice-v1", num_envs=2, num_players=3, **kw)
+        else:
+            gymnasium.make("LamaDice-v1", num_players=3, **kw)
+    assert words in _one_line(info.value)
+
+
+def test_an_env_resets_in_every_setting_it_accepts():
+    import gymnasium
+
+    from lama_env.options import LamaEnvError
+
+    for n in range(2, 5):
+        for cap in range(1, n + 1):
+            for seat in range(n):
+                try:
+                    env = gymnasium.make("LamaDice-v1", num_players=n, episode="round", max_round_turns=cap,
+                                         learner_seat=seat)
+                except LamaEnvError:
+                    assert seat >= cap
+                    continue
+                _, info = env.reset(seed=seat)
+                assert info["action_mask"].any() and env.unwrapped.game.current_player == seat
+                if cap < n:
+                    with pytest.raises(LamaEnvError, match="options\\['learner_seat'\\] below"):
+                        env.reset(options={"learner_seat": n - 1})
+
+
+def test_reset_plays_the_next_game_on_the_streams_when_the_learner_has_no_decision_in_game_0():
+    """Seed 157: game 0's round busts before seat 2's first turn; the episode is the next game on the streams."""
+    import gymnasium
+
+    from lama_env.streams import Streams
+
+    rules = {"dice": [["6"] * 6] * 3}  # every roll 6 6 6: a seat that neither holds nor can take a 6 busts
+    env = gymnasium.make("LamaDice-v1", num_players=3, opponents=["random"], episode="round", learner_seat=2, **rules)
+    env.reset(seed=157)
+    streams = Streams.of_game(157, 0)
+    games = []
+    for _ in range(2):  # game 0 and the game after it, on the same streams, the opponents playing as the env's do
+        g = LamaGame(3, rules, rng=streams, record=False, max_rounds=1)
+        while not g.game_over and g.current_player != 2:
+            g.step(g.sample_action())
+        games.append(g)
+    assert games[0].game_over and not games[1].game_over  # game 0: no decision for seat 2
+    assert env.unwrapped.game.to_state().tobytes() == games[1].to_state().tobytes()
