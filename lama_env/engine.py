@@ -53,6 +53,7 @@ from . import snapshot as S
 from .constants import RECORD_FORMAT  # noqa: F401  (re-exported)
 from .errors import LamaDiceError, RetiredError, clip, retired
 from .history import log_action, make_record, make_result, new_round
+from .reader import MAX_START_POINTS
 from .rules import (
     DECK_COUNTS,
     FACES,
@@ -257,14 +258,7 @@ def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) 
     if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
                                    or max_rounds < 1):
         raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
-    if start_points is None:
-        totals = [0] * n
-    else:
-        if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
-                or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 0
-                           for t in start_points)):
-            raise GameSetupError(f"start_points must be {n} non-negative integers, got {start_points!r}")
-        totals = [int(t) for t in start_points]
+    totals = [0] * n if start_points is None else check_start_points(start_points, n)
     if type(start_player) is not int and (
             isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
         raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
@@ -863,7 +857,7 @@ class LamaGame:
     def result(self) -> dict:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
         over = self._phase == _GAME_OVER  # (a deal's chance node: no round under way yet)
-        return make_result(self._results, list(self.totals), over, not over and not isinstance(self._chance, tuple))
+        return make_result(self._results, S.record_totals(self), over, not over and not isinstance(self._chance, tuple))
 
     def __repr__(self) -> str:
         """Show the players, round, phase, current player and totals."""
@@ -1000,6 +994,21 @@ def _side_index(rules: RulesConfig, dice: tuple[int, ...]) -> int:
     """The roll ``x`` (die 0's side * 36 + die 1's * 6 + die 2's) of the dice faces ``dice`` (a side of each)."""
     di = rules.dice_index
     return di[0].index(dice[0]) * 36 + di[1].index(dice[1]) * 6 + di[2].index(dice[2])
+
+
+def check_start_points(start_points: Any, num_players: int, error: type[Exception] = GameSetupError) -> list[int]:
+    """``start_points`` as ``num_players`` ints in ``0..MAX_START_POINTS`` (:mod:`lama_env.reader`), else ``error``.
+
+    The one check of the totals a game starts from (:class:`LamaGame`, records): chip totals are 32-bit
+    integers in the compiled engine, and from this bound none overflows in play.
+    """
+    n = num_players
+    if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
+            or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= t <= MAX_START_POINTS
+                       for t in start_points)):
+        raise error(f"start_points must list {n} integers 0..{MAX_START_POINTS:,} (chip totals are 32-bit in the "
+                    f"engine), got {clip(start_points)}")
+    return [int(t) for t in start_points]
 
 
 def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[int]]:

@@ -41,6 +41,11 @@ Arguments of ``gymnasium.make("LamaDice-v1", ...)`` (all keyword):
 * ``learner_seat`` (None): fix the learner's seat; by default it rotates by one
   seat every episode, starting from a seat drawn from the seed at
   ``reset(seed=...)`` (``reset(options={"learner_seat": k})`` fixes it for one episode).
+  An episode starts at the learner's first decision: a game in which the learner gets none (its
+  rounds end before the learner's first turn) is skipped for the next game along the same streams,
+  so ``reset(seed=s)`` then plays the game after game 0 on its streams.  A seat that can never act
+  (``max_round_turns`` below the players with ``episode="round"`` or few ``max_rounds``: rounds start
+  at seat 0, 1, ...) is refused at construction (:func:`lama_env.options.check_learner_acts`).
 * ``auto_forced`` (False): apply the learner's forced decisions (one legal action)
   without asking.
 * ``illegal`` (``"lose"``): what an illegal action does, see Illegal actions.
@@ -136,6 +141,7 @@ from .options import (
     MaskCache,
     as_action,
     check_choice,
+    check_learner_acts,
     check_learner_seat,
     check_max_rounds,
     check_num_players,
@@ -209,6 +215,7 @@ class LamaDiceEnv(gym.Env):
             check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self.learner_seat_option = check_learner_seat(learner_seat, n)
+        check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, self.learner_seat_option)
         if n == 1 and self.reward_mode == "win":
             warn_solo_win()
         self.opponents = self._build_opponents(opponents)
@@ -279,6 +286,8 @@ class LamaDiceEnv(gym.Env):
             seat = options["learner_seat"]
             if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
                 raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
+            check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, int(seat),
+                               "options['learner_seat']")
         if seat is None:
             seat = (self._seat_offset + self._episodes) % n
         self._episodes += 1

@@ -7,7 +7,7 @@ keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
 
 * the option values (:data:`EPISODES`, :data:`REWARDS`, :data:`ILLEGAL_MODES`) and the checks
   (:func:`check_choice`, :func:`check_num_players`, :func:`check_max_rounds`,
-  :func:`check_learner_seat`, :func:`seat_opponents`), raising :class:`LamaEnvError`;
+  :func:`check_learner_seat`, :func:`check_learner_acts`, :func:`seat_opponents`), raising :class:`LamaEnvError`;
 * :class:`IllegalMoveWarning` and :func:`warn_solo_win`;
 * the zero-sum win rewards (:func:`win_rewards`) and the empty episode statistics
   (:data:`NO_EPISODE_STATS`);
@@ -39,6 +39,7 @@ __all__ = [
     "MaskCache",
     "as_action",
     "check_choice",
+    "check_learner_acts",
     "check_learner_seat",
     "check_max_rounds",
     "check_num_players",
@@ -120,6 +121,33 @@ def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
             or not 0 <= learner_seat < num_players:
         raise LamaEnvError(f"learner_seat must be None or an integer 0..{num_players - 1}, got {learner_seat!r}")
     return int(learner_seat)
+
+
+def check_learner_acts(num_players: int, max_round_turns: int, episode: str, max_rounds: int | None,
+                       learner_seat: int | None, what: str = "learner_seat") -> None:
+    """Refuse a setting in which a seat the learner may take never gets a decision in an episode.
+
+    An episode's game starts its first round at seat 0 and each later round at the next seat, and a
+    round ends after ``max_round_turns`` turns, so an episode of at most ``R`` rounds (1 with
+    ``episode="round"``, ``max_rounds`` otherwise) reaches only seats ``0..R + max_round_turns - 2``.
+    ``learner_seat`` None: any seat (the seat rotates).
+
+    Raises:
+        LamaEnvError: such a seat never acts (one line naming the seats and the ways out).
+    """
+    rounds = 1 if episode == "round" else max_rounds
+    if rounds is None or rounds + max_round_turns - 1 >= num_players:
+        return
+    reach = rounds + max_round_turns - 1  # seats 0..reach - 1 get a first turn
+    if learner_seat is not None and learner_seat < reach:
+        return
+    low = reach if learner_seat is None else learner_seat
+    seats = f"seat {low} never gets" if low == num_players - 1 or learner_seat is not None else \
+        f"seats {low}..{num_players - 1} never get"
+    how = "episode='round'" if episode == "round" else f"max_rounds={rounds}"
+    raise LamaEnvError(f"with {how} and max_round_turns={max_round_turns}, {seats} a decision "
+                       f"({num_players} players; round r starts at seat r and ends after max_round_turns turns): give "
+                       f"max_round_turns >= {num_players - rounds + 1} or {what} below {reach}")
 
 
 def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:

@@ -34,9 +34,8 @@ from typing import Any
 
 from .errors import LamaDiceError, bounded, clip
 
-__all__ = ["MAX_DEPTH", "MAX_INT", "MAX_NODES", "MAX_SEED", "MAX_START_POINTS", "InputError", "NotJsonError",
-           "check_seed",
-           "check_tree", "read_file", "read_json", "read_yaml", "yaml_loader"]
+__all__ = ["MAX_DEPTH", "MAX_INT", "MAX_NODES", "MAX_SEED", "MAX_START_POINTS", "MAX_TOTAL", "InputError",
+           "NotJsonError", "check_seed", "check_tree", "read_file", "read_json", "read_yaml", "yaml_loader"]
 
 #: The deepest nesting of lists and objects an input may have (a record needs 5, a config 4).
 MAX_DEPTH = 64
@@ -47,6 +46,11 @@ MAX_SEED = 2**63 - 1
 #: The largest chip total a game may start from (a record's ``start_points``): chip totals are 32-bit
 #: integers in the compiled engine, and no game's total can then pass 2**31 - 1 (docs/RULES.md).
 MAX_START_POINTS = 1_000_000_000
+#: The largest chip total, and count of rounds or of a statistic, that a game's state may hold
+#: (``LamaGame.deserialize``, ``LamaGame.from_state``): a game that starts within :data:`MAX_START_POINTS` under
+#: an ``end_threshold`` of at most 10**9 never passes 10**9 + 31, and from this bound the last round adds at
+#: most 31 points, so no 32-bit number of the compiled engine overflows in play.
+MAX_TOTAL = 2_000_000_000
 #: The most items a YAML document may expand to through its aliases (a config has a few hundred).
 MAX_NODES = 1_000_000
 _MAX_DIGITS = len(str(MAX_INT))

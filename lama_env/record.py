@@ -24,9 +24,9 @@ from typing import Any
 
 from . import actions as A
 from .constants import RECORD_FORMAT
-from .engine import IllegalActionError, LamaGame, Phase, check_hands
+from .engine import IllegalActionError, LamaGame, Phase, check_hands, check_start_points
 from .errors import LamaDiceError, bounded, clip
-from .reader import MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json
+from .reader import MAX_SEED, InputError, check_seed, read_json
 from .roundend import RoundEnd, ended, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig, RulesError, check_num_players
 
@@ -371,11 +371,7 @@ def _steps(rec: Any) -> Iterator[tuple[LamaGame, RoundEnd | None, int, int | Non
         rules = RulesConfig.from_dict(rec.get("rules"))
     except (RulesError, TypeError) as e:
         raise RecordError(f"bad rules: {e}") from None
-    start_points = rec.get("start_points", [0] * n)
-    if (not isinstance(start_points, list) or len(start_points) != n
-            or not all(_is_int(x) and 0 <= x <= MAX_START_POINTS for x in start_points)):
-        raise RecordError(f"start_points must list {n} integers 0..{MAX_START_POINTS:,} (chip totals are 32-bit in "
-                          f"the engine), got {clip(start_points)}")
+    start_points = check_start_points(rec.get("start_points", [0] * n), n, RecordError)
     _check_about(rec.get("about", {}), n)  # only a /2 record may have it (_check_shape)
     rounds = rec["rounds"]
     if not rounds:

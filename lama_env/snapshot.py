@@ -31,20 +31,26 @@ import numpy as np
 from . import actions as A
 from .constants import ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS
 from .errors import LamaDiceError, clip, retired
+from .reader import MAX_START_POINTS, MAX_TOTAL, InputError, read_json
 from .rules import (
     DECK_COUNTS,
     FACES,
     HAND_SIZE,
     MAX_PLAYERS,
+    MAX_ROUND_POINTS,
     NUM_DICE,
     NUM_FACES,
     RulesConfig,
     check_num_players,
     game_over,
+    return_chip,
     score_display,
 )
 from .streams import Streams
 from .transitions import match_limits, resolve_roll
+
+#: The longest serialized state :func:`deserialize` reads (a whole game with its turn log takes 10 to 40 KB).
+MAX_STATE_CHARS = 16 * 2**20
 
 #: The games this module reads and builds (:class:`lama_env.engine.LamaGame`; the engine imports this module).
 LamaGame = Any
@@ -65,12 +71,12 @@ class StateFormatError(LamaDiceError, ValueError):
 
 
 def parse(text: Any, fmt: str) -> dict[str, Any]:
-    """The JSON object of a serialized state, checked to be of format ``fmt``."""
+    """The JSON object of a serialized state, read with the bounded reader and checked to be of format ``fmt``."""
     if not isinstance(text, (str, bytes)):
         raise StateFormatError(f"a serialized game state must be a string, got {type(text).__name__}")
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as e:
+        data = read_json(text, "", MAX_STATE_CHARS)
+    except InputError as e:
         raise StateFormatError(f"not a serialized game state (bad JSON: {e})") from None
     if not isinstance(data, dict):
         raise StateFormatError("not a serialized game state (not a JSON object)")
@@ -248,10 +254,15 @@ def deserialize(text: str) -> LamaGame:
 
 
 def _restore(g: LamaGame, data: dict[str, Any]) -> None:
-    """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError)."""
+    """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError).
+
+    Every field is checked for its type and range, and the fields against each other (the deck, the
+    phase and the dice, the rounds and their results, the turn log), so that a state accepted here
+    plays on legally to its end.
+    """
     try:
         fields = _restore_setup(g, data)
-        fields.update(_restore_round(g, data))
+        fields.update(_restore_round(g, data, fields))
         _restore_history(g, data, fields)
     except LamaDiceError as e:
         if isinstance(e, StateFormatError):
@@ -272,17 +283,17 @@ def _restore_setup(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
         raise StateFormatError(retired("a serialized state with manual rounds", "serialize the game again "
                                          "with this version, or keep games as records (to_record)"))
     g._record = check_bool(field(data, "record"), "record")
-    g._max_rounds = check_int(data.get("max_rounds", 0), "max_rounds", 0)
+    g._max_rounds = check_int(data.get("max_rounds", 0), "max_rounds", 0, MAX_TOTAL)
     g._version = check_int(field(data, "version"), "version", 0)
-    g._start_points = check_ints(field(data, "start_points"), "start_points", n, 0)
+    g._start_points = check_ints(field(data, "start_points"), "start_points", n, 0, MAX_START_POINTS)
     streams = restore_streams(field(data, "random"))
     g._rng = None
     g._fresh()
-    return {"tot": check_ints(field(data, "totals"), "totals", n, 0),
-            "nround": check_int(field(data, "round"), "round", 0), "streams": streams}
+    return {"tot": check_ints(field(data, "totals"), "totals", n, 0, MAX_TOTAL),
+            "nround": check_int(field(data, "round"), "round", 0, MAX_TOTAL), "streams": streams}
 
 
-def _restore_round(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
+def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
     n = g._n
     start = check_int(field(data, "start_player"), "start_player", 0, n - 1)
     g._current = check_int(field(data, "current_player"), "current_player", 0, n - 1)
@@ -297,34 +308,94 @@ def _restore_round(g: LamaGame, data: dict[str, Any]) -> dict[str, Any]:
     dice = field(data, "dice")
     dice = None if dice is None else E.check_dice(g._rules, check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
     g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE,
-                                   A.NUM_ACTIONS - 1)
-    triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0)
-    turns = check_int(field(data, "turns_in_round"), "turns_in_round", 0)
+                              A.NUM_ACTIONS - 1)
+    cap = g._rules.max_round_turns
+    turns = check_int(field(data, "turns_in_round"), "turns_in_round", 0, cap)
+    triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0, turns)
     pts = field(data, "round_points")
-    end = {"points": None if pts is None else check_ints(pts, "round_points", n, 0),
+    end = {"points": None if pts is None else check_ints(pts, "round_points", n, 0, MAX_ROUND_POINTS),
            "ended_by": check_choice(field(data, "ended_by"), "ended_by", (None, *ROUND_ENDINGS)),
            "went_out": check_optional_int(field(data, "went_out"), "went_out", 0, n - 1),
            "busted": check_optional_int(field(data, "busted"), "busted", 0, n - 1)}
-    g._end = end if g._phase == E._GAME_OVER else None
+    over = g._phase == E._GAME_OVER
+    if over and end["points"] is None:
+        raise StateFormatError("serialized game state: a finished game must give its round_points")
+    g._end = end if over else None
     node = field(data, "chance_node")
     if node is None or node == "roll":
         g._chance = None if node is None else E._ROLL_NODE
     elif isinstance(node, dict) and set(node) == {"deal"}:
         g._chance = tuple(check_ints(node["deal"], "chance_node.deal", None, 0, NUM_FACES - 1))
+        if len(g._chance) >= n * HAND_SIZE:
+            raise StateFormatError(f"serialized game state: chance_node.deal must hold fewer than {n * HAND_SIZE} "
+                                   f"cards (the deal's), got {len(g._chance)}")
     else:
         raise StateFormatError(f"serialized game state: bad chance_node {clip(node)}")
+    if g._chance is not None and (over or g._phase != E._TURN or not g._explicit):
+        raise StateFormatError("serialized game state: a chance node waits at a turn of a game with explicit chance")
     if isinstance(g._chance, tuple):  # a deal under way: its cards so far, in deal order
         c = list(g._chance)
         hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
+        if (g._current != start or any(quit) or sum(row) != NUM_FACES or turns or any(triples)
+                or g._discarded):
+            raise StateFormatError("serialized game state: a deal under way has its start player to act, the "
+                                   "full row and no quit, turn, triple llama or discard yet")
+        if disp != [[c[i:i + HAND_SIZE].count(f) for f in E._FACE_RANGE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]:
+            raise StateFormatError("serialized game state: the displays must hold the cards dealt so far")
     else:  # the round's deal (a state written before state records has none: retired)
         raw = data.get("hands")
         if raw is None:
             raise StateFormatError(retired("a serialized state without the round's deal (hands)",
                                              "serialize the game again with this version"))
         hands = [check_ints(h, "hands", HAND_SIZE, 0, NUM_FACES - 1) for h in check_list(raw, "hands", n)]
+    nturn = turns - (g._chance == E._ROLL_NODE)
+    rows = sum(1 << f for f in E._FACE_RANGE if row[f])
+    cards = list(g._chance) if isinstance(g._chance, tuple) else [f for h in hands for f in h]
+    pile = _check_table(g._rules, over, g._current, quit, rows, disp, cards, nturn, g._phase,
+                        "serialized game state")
+    if [sum(A.DISCARDS[a - E._DISCARD_BASE][f] for a in g._discarded) for f in E._FACE_RANGE] != pile:
+        raise StateFormatError("serialized game state: discarded must be the discards of the cards neither held "
+                               "nor in the row (the deal less the displays and the row)")
     _check_decision(g, disp, row, quit, dice)
+    if dice is not None and g._phase not in (E._DISCARD, E._TAKE):
+        raise StateFormatError(f"serialized game state: dice are shown only at a discard or take decision, "
+                               f"not at {g._phase.name.lower()}")
     return {"start": start, "disp": disp, "row": row, "quit": quit, "dice": dice, "triples": triples,
-            "nturn": turns - (g._chance == E._ROLL_NODE), "hands": hands}
+            "nturn": nturn, "hands": hands}
+
+
+def _check_table(rules: RulesConfig, over: bool, cur: int, quit: Sequence[Any], row: int, disp: list[list[int]],
+                 cards: list[int], nturn: int, phase: int, what: str) -> list[int]:
+    """Check a round's table against the deck and the decision; return its discard pile, cards per face.
+
+    The one check of a state's cards and whose decision it is, for :func:`deserialize` and
+    :func:`from_state`: the deal uses the deck's cards, every card dealt is held, in the row or
+    discarded, and a game that goes on has a player to act who is still in the round, a row, a
+    card in every display once dealt (going out ends the round) and turns left under
+    ``max_round_turns``.  ``cards``: the faces dealt so far (the whole deal but while it is under way).
+    """
+    dealt = [cards.count(f) for f in E._FACE_RANGE]
+    pile = [0] * NUM_FACES
+    for f in E._FACE_RANGE:
+        if dealt[f] > DECK_COUNTS[f]:
+            raise StateFormatError(f"{what}: hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
+                                   f"{DECK_COUNTS[f]}")
+        left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
+        if left < 0:
+            raise StateFormatError(f"{what}: the displays hold more cards '{FACES[f]}' than the deal and the "
+                                   "row gave them")
+        pile[f] = left
+    if over:
+        return pile
+    if quit[cur] or row == 0:
+        raise StateFormatError(f"{what}: no decision to take: " + (
+            f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
+    if any(not any(d) for d in disp) and len(cards) == len(disp) * HAND_SIZE:
+        raise StateFormatError(f"{what}: a display is empty while the round goes on (going out ends it)")
+    if nturn > rules.max_round_turns or (nturn == rules.max_round_turns and phase == E.K_TURN):
+        raise StateFormatError(f"{what}: the round has had {nturn} turns; it ends after max_round_turns "
+                               f"({rules.max_round_turns})")
+    return pile
 
 
 def _check_decision(g: LamaGame, disp: list[list[int]], row: list[int], quit: list[bool],
@@ -346,38 +417,97 @@ def _check_decision(g: LamaGame, disp: list[list[int]], row: list[int], quit: li
                                  f"not a {ph.name.lower()} decision")
 
 
+_RESULT_KEYS = ("finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas")
+_TURN_KEYS = {"player", "action", "dice", "discard", "take"}
+
+
+def _check_result(r: Any, n: int) -> dict[str, Any]:
+    """A finished round's result of a serialized state (:meth:`LamaGame.round_results`), every field checked."""
+    key = "results"
+    if not isinstance(r, dict) or set(r) != set(_RESULT_KEYS):
+        raise StateFormatError(f"serialized game state: a round result must have the fields "
+                               f"{', '.join(sorted(_RESULT_KEYS))}")
+    if r["finished"] is not True:
+        raise StateFormatError(f"serialized game state: {key}: finished must be true, got {clip(r['finished'])}")
+    return {"finished": True, "ended_by": check_choice(r["ended_by"], f"{key}.ended_by", ROUND_ENDINGS),
+            "went_out": check_optional_int(r["went_out"], f"{key}.went_out", 0, n - 1),
+            "points": check_ints(r["points"], f"{key}.points", n, 0, MAX_ROUND_POINTS),
+            "totals": check_ints(r["totals"], f"{key}.totals", n, 0, MAX_TOTAL),
+            "busted": check_optional_int(r["busted"], f"{key}.busted", 0, n - 1),
+            "quit": tuple(check_bool(q, f"{key}.quit") for q in check_list(r["quit"], f"{key}.quit", n)),
+            "triple_llamas": tuple(check_ints(r["triple_llamas"], f"{key}.triple_llamas", n, 0, MAX_TOTAL))}
+
+
+def _check_log_round(r: Any, n: int) -> dict[str, Any]:
+    """A round of the turn log (as :meth:`LamaGame.to_record` writes it), every field checked."""
+    if not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"} or not isinstance(r["turns"], list):
+        raise StateFormatError("serialized game state: a log round must have start_player, hands and a list of turns")
+    check_int(r["start_player"], "log.start_player", 0, n - 1)
+    for h in check_list(r["hands"], "log.hands", n):
+        for f in check_list(h, "log.hands", HAND_SIZE):
+            check_choice(f, "log.hands", FACES)
+    for t in r["turns"]:
+        if not isinstance(t, dict) or not {"player", "action"} <= set(t) <= _TURN_KEYS:
+            raise StateFormatError("serialized game state: a log turn must have player and action, and only dice, "
+                                   "discard or take besides")
+        check_int(t["player"], "log.player", 0, n - 1)
+        if check_choice(t["action"], "log.action", ("roll", "quit")) == "quit" and set(t) != {"player", "action"}:
+            raise StateFormatError("serialized game state: a logged quit carries no dice, discard or take")
+        if t["action"] == "roll":
+            for f in check_list(field(t, "dice"), "log.dice", NUM_DICE):
+                check_choice(f, "log.dice", FACES)
+            if "discard" in t and "take" in t:
+                raise StateFormatError("serialized game state: a logged roll carries a discard or a take, not both")
+            for f in check_list(t.get("discard", []), "log.discard", None)[:NUM_DICE + 1]:
+                check_choice(f, "log.discard", FACES)
+            if "take" in t:
+                check_choice(t["take"], "log.take", FACES)
+    return r
+
+
 def _restore_history(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) -> None:
     n = g._n
-    results = check_list(field(data, "results"), "results", None)
-    keys = {"finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas"}
-    for r in results:
-        if not isinstance(r, dict) or set(r) != keys:
-            raise StateFormatError(f"serialized game state: a round result must have the fields "
-                                     f"{', '.join(sorted(keys))}")
-    g._results = [dict(r, quit=tuple(r["quit"]), triple_llamas=tuple(r["triple_llamas"])) for r in results]
+    g._results = [_check_result(r, n) for r in check_list(field(data, "results"), "results", None)]
     carried = data.get("carried")  # the statistics a game made by from_state carried in (absent: none)
     if carried is not None:
         if not isinstance(carried, dict) or set(carried) != {"rounds", *E._COUNTS}:
             raise StateFormatError(f"serialized game state: carried must have the fields rounds, "
                                      f"{', '.join(E._COUNTS)}")
-        carried = {"rounds": check_int(carried["rounds"], "carried.rounds", 0),
-                   **{k: check_ints(carried[k], f"carried.{k}", n, 0) for k in E._COUNTS}}
+        carried = {"rounds": check_int(carried["rounds"], "carried.rounds", 0, MAX_TOTAL),
+                   **{k: check_ints(carried[k], f"carried.{k}", n, 0, MAX_TOTAL) for k in E._COUNTS}}
     g._carried_rounds = 0 if carried is None else carried["rounds"]
+    over = g._phase == E._GAME_OVER
+    if fields["nround"] != g._carried_rounds + len(g._results) - over:
+        raise StateFormatError(f"serialized game state: round must count the finished rounds "
+                               f"({g._carried_rounds + len(g._results) - over}), got {fields['nround']}")
+    if over and g._results and fields["tot"] != g._results[-1]["totals"]:
+        raise StateFormatError("serialized game state: a finished game's totals must be its last round's")
+    if g._max_rounds and fields["nround"] + over > g._max_rounds:
+        raise StateFormatError(f"serialized game state: round {fields['nround']} is past max_rounds "
+                               f"({g._max_rounds})")
     g._set_modes()
     g._rounds = []
     g._pending = None
     if g._record:
-        log = check_list(field(data, "log"), "log", None)
-        for r in log:
-            if (not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"}
-                    or not isinstance(r["turns"], list) or not all(isinstance(t, dict) for t in r["turns"])):
-                raise StateFormatError("serialized game state: a log round must have start_player, hands "
-                                         "and a list of turns")
+        if carried is not None:
+            raise StateFormatError("serialized game state: a game that carried rounds in (from_state) keeps no log")
+        log = [_check_log_round(r, n) for r in check_list(field(data, "log"), "log", None)]
+        dealt = not over and not isinstance(g._chance, tuple)  # the round under way is in the log
+        if len(log) != len(g._results) + dealt:
+            raise StateFormatError(f"serialized game state: the log must hold every round dealt "
+                                   f"({len(g._results) + dealt}), got {len(log)}")
         g._rounds = log
-        if check_bool(field(data, "log_pending"), "log_pending"):
-            if not log or not log[-1]["turns"]:
-                raise StateFormatError("serialized game state: log_pending without a turn")
-            g._pending = log[-1]["turns"][-1]
+        waits = g._phase in (E._DISCARD, E._TAKE)
+        if check_bool(field(data, "log_pending"), "log_pending") != waits:
+            raise StateFormatError("serialized game state: log_pending must say whether a roll waits for its "
+                                   "discard or take")
+        if waits:
+            t = log[-1]["turns"][-1] if log[-1]["turns"] else {}
+            if (t.get("player") != g._current or t.get("action") != "roll" or "discard" in t or "take" in t
+                    or [FACES.index(f) for f in t["dice"]] != list(fields["dice"])):
+                raise StateFormatError("serialized game state: the log's last turn must be the roll that waits "
+                                       "for its decision")
+            g._pending = t
     _build_record(g, fields, carried)
 
 
@@ -414,7 +544,12 @@ def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] |
         if ph == E._DISCARD:
             rec["lim"] = match_limits(fields["disp"][g._current], dice)
     rec["hands"][:n] = fields["hands"]
+    if not over and any(t > r for t, r in zip(fields["tot"], rstart, strict=True)):
+        raise StateFormatError(f"serialized game state: totals {fields['tot']} above those the round began with "
+                               f"{rstart} (a total only falls during a round)")
     for row, key in enumerate(E._COUNTS):
+        if any(x > MAX_TOTAL for x in st[key]):
+            raise StateFormatError(f"serialized game state: the statistics of {key} pass {MAX_TOTAL:,}")
         rec["stats"][row, :n] = st[key]
 
 # ---------------------------------------------------------- the compiled engine's record
@@ -496,36 +631,25 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     cur = _record_ints(rec, "cur", 0, n - 1)
     _record_ints(rec, "start", 0, n - 1)
     active = _record_ints(rec, "active", 0, n)
-    _record_ints(rec, "nround", 0)
-    _record_ints(rec, "nturn", 0, rc.max_round_turns)
+    _record_ints(rec, "nround", 0, MAX_TOTAL)
+    nturn = _record_ints(rec, "nturn", 0, rc.max_round_turns)
     quit = _record_ints(rec, "quit", 0, 1, n)
-    tot = _record_ints(rec, "tot", 0, None, n)
-    rstart = _record_ints(rec, "rstart", 0, None, n)
+    tot = _record_ints(rec, "tot", 0, MAX_TOTAL, n)
+    rstart = _record_ints(rec, "rstart", 0, MAX_TOTAL, n)
     disp = _record_ints(rec, "disp", 0, HAND_SIZE + NUM_FACES, n)
     hands = _record_ints(rec, "hands", 0, NUM_FACES - 1, n)
-    stats = [_record_ints(rec, "stats", 0, None, n, k) for k in range(len(E._COUNTS))]
+    stats = [_record_ints(rec, "stats", 0, MAX_TOTAL, n, k) for k in range(len(E._COUNTS))]
     bad = "state record: "
     if active != n - sum(quit):
         raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
                                  f"got {active}")
-    dealt = [sum(h.count(f) for h in hands) for f in E._FACE_RANGE]
-    pile = []
-    for f in E._FACE_RANGE:
-        if dealt[f] > DECK_COUNTS[f]:
-            raise StateFormatError(f"{bad}hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
-                                     f"{DECK_COUNTS[f]}")
-        left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
-        if left < 0:
-            raise StateFormatError(f"{bad}the displays hold more cards '{FACES[f]}' than the deal and the "
-                                     "row gave them")
-        pile += [A.DISCARD_ACTION[tuple(int(i == f) for i in E._FACE_RANGE)]] * left
     over = game_over(tot, rc)
     if over and phase != E.K_TURN:
         raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
                                  f"at a turn (phase {E.K_TURN}), got phase {phase}")
-    if not over and (quit[cur] or row == 0):
-        raise StateFormatError(f"{bad}no decision to take: " + (
-            f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
+    pile = _check_table(rc, over, cur, quit, row, disp, [f for h in hands for f in h], nturn, phase, "state record")
+    if not over and any(t > r for t, r in zip(tot, rstart, strict=True)):
+        raise StateFormatError(f"{bad}tot {tot} above rstart {rstart} (a total only falls during a round)")
     if any(stats[2][p] < quit[p] for p in range(n)):
         raise StateFormatError(f"{bad}stats count fewer quits than the players who have quit")
     g = E.LamaGame.__new__(E.LamaGame)
@@ -539,7 +663,8 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     g._current = cur
     g._phase = E._GAME_OVER if over else E.Phase(phase)
     g._start_points = rstart
-    g._discarded = pile
+    g._discarded = [A.DISCARD_ACTION[tuple(int(i == f) for i in E._FACE_RANGE)] for f in E._FACE_RANGE
+                    for _ in range(pile[f])]
     g._triples0 = stats[4]
     g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
               "busted": None} if over else None
@@ -558,6 +683,26 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
         _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice,
                           "state record")
     return g
+
+
+def record_totals(g: LamaGame) -> list[int]:
+    """The totals where :meth:`~lama_env.engine.LamaGame.to_record` ends, for its ``result()``.
+
+    A roll that waits for its discard or take is not in the record (its rolls carry their decision),
+    so the record ends before it.  Only a triple llama's roll changes a total before its decision (under
+    ``triple_llama="also_match"``: its chip is returned at once): the roller's total is then the one the
+    round began with, less the chips of the roller's earlier triple llamas in the round.
+    """
+    totals = list(g.totals)
+    roll = g._pending
+    if roll is not None and roll["dice"] == [FACES[0]] * NUM_DICE:  # a triple llama (all dice 'L')
+        p = roll["player"]
+        total = int(g._rec["rstart"][0, p])
+        for turn in g._rounds[-1]["turns"][:-1]:
+            if turn["player"] == p and turn.get("dice") == roll["dice"]:
+                total = return_chip(total)
+        totals[p] = total
+    return totals
 
 
 def round_statistics(results: Sequence[dict], num_players: int,

@@ -96,6 +96,7 @@ from .options import (
     IllegalMoveWarning,
     LamaEnvError,
     check_choice,
+    check_learner_acts,
     check_learner_seat,
     check_max_rounds,
     check_num_players,
@@ -209,6 +210,7 @@ class LamaDiceVectorEnv(VectorEnv):
             raise LamaEnvError("autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, not DISABLED")
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.learner_seat_option = check_learner_seat(learner_seat, n)
+        check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, self.learner_seat_option)
         if n == 1 and self.reward_mode == "win":
             warn_solo_win()
         self.record = bool(record)
@@ -335,6 +337,9 @@ class LamaDiceVectorEnv(VectorEnv):
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
                                  or not 0 <= seat < n):
             raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
+        if seat is not None:
+            check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, int(seat),
+                               "options['learner_seat']")
         if sel is not None:
             sel = np.asarray(sel)
             if sel.shape != (self.num_envs,) or sel.dtype != np.bool_ or not sel.any():

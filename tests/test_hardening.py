@@ -13,6 +13,7 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,13 +23,15 @@ from hypothesis import strategies as st
 from lama_dice.cli.main import main
 from lama_dice.cli.options import parse_rules
 from lama_dice.cli.recordfile import load_record_file, parse_record_bytes, write_json_file
+from lama_env import actions as A
 from lama_env.atomic import WriteError, atomic_path, write_text
-from lama_env.engine import LamaGame
+from lama_env.engine import GameSetupError, LamaGame, Phase
 from lama_env.errors import LamaDiceError
-from lama_env.reader import MAX_DEPTH, MAX_INT, MAX_SEED, InputError, check_seed, read_json, read_yaml
+from lama_env.reader import MAX_DEPTH, MAX_INT, MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json, read_yaml
 from lama_env.record import replay, with_about
 from lama_env.rules import RulesConfig
 from lama_env.safetext import safe_text
+from lama_env.snapshot import StateFormatError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -520,3 +523,258 @@ def test_property_rule_values_give_rules_or_one_line(items):
         _one_line(e)
     else:
         assert isinstance(rules, RulesConfig)
+
+
+# ------------------------------------------------------------------ 6. state strings and state records
+def _played_states() -> list[str]:
+    """Serialized states along a few played games: both chance modes, both triple-llama rules, with and without log."""
+    out = []
+    for seed in range(6):
+        rules = {"triple_llama": "also_match"} if seed % 2 else None
+        g = LamaGame(1 + seed % 4, rules, seed=seed, chance="explicit" if seed % 3 == 0 else "sampled",
+                     record=seed != 4)
+        rng = np.random.default_rng(seed)
+        k = 0
+        while not g.game_over:
+            if k % 7 == 0:
+                out.append(g.serialize())
+            k += 1
+            if g.is_chance_node():
+                g.sample_chance()
+            else:
+                g.step(int(rng.choice(g.legal_actions())))
+        out.append(g.serialize())
+    return out
+
+
+_STATES = _played_states()
+
+
+def _set_path(data: Any, path: tuple, value: Any) -> Any:
+    node = data
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return data
+
+
+def _a_turn_state() -> dict:
+    """A two-player game under way, with its log: player 0 to roll or quit, cards discarded this round."""
+    g = LamaGame(2, seed=5)
+    rng = np.random.default_rng(5)
+    while not (g.phase == Phase.TURN and g.current_player == 0 and any(g.discarded)):
+        g.step(int(rng.choice(g.legal_actions())))
+    return json.loads(g.serialize())
+
+
+_RESULT = {"finished": True, "ended_by": "bust", "went_out": None, "points": [3, 12], "totals": [3, 12], "busted": 1,
+           "quit": [False, False], "triple_llamas": [0, 0]}
+
+
+@pytest.mark.parametrize(("path", "value", "words"), [
+    (("totals", 0), 2**31, "totals must be an integer 0..2000000000"),  # was OverflowError
+    (("results",), [dict(_RESULT, busted=7)], "results.busted must be an integer 0..1"),  # was IndexError
+    (("results",), [dict(_RESULT, points=[None, 0])], "results.points must be an integer 0..31"),  # was TypeError
+    (("results",), [dict(_RESULT, totals=[0, 0, 0])], "results.totals must be a list of 2 integers"),  # ValueError
+    (("chance_node",), {"deal": [0] * 40}, "chance_node.deal must hold fewer than"),  # was accepted
+    (("discarded",), [], "discarded must be the discards"),  # was accepted
+    (("row",), [0] * 7, "no decision to take: the row is empty"),  # was accepted, and every roll then busted
+    (("turns_in_round",), 10**6, "turns_in_round must be an integer 0..100"),
+    (("quit", 0), True, "the player to act (0) has quit"),
+])
+def test_deserialize_refuses_a_tampered_state_in_one_line(path, value, words):
+    data = _a_turn_state()
+    assert LamaGame.deserialize(json.dumps(data)).serialize() == json.dumps(data, sort_keys=True, separators=(",", ":"))
+    with pytest.raises(StateFormatError) as info:
+        LamaGame.deserialize(json.dumps(_set_path(data, path, value)))
+    assert words in _one_line(info.value)
+
+
+def test_deserialize_refuses_an_inconsistent_log():
+    data = _a_turn_state()
+    data["log"][-1]["turns"].append({"player": "0", "action": "roll"})
+    with pytest.raises(StateFormatError) as info:
+        LamaGame.deserialize(json.dumps(data))
+    assert "log.player must be an integer 0..1" in _one_line(info.value)
+    data["log"].pop()
+    with pytest.raises(StateFormatError) as info:
+        LamaGame.deserialize(json.dumps(data))
+    assert "the log must hold every round dealt" in _one_line(info.value)
+
+
+def test_from_state_refuses_totals_that_would_overflow_in_play():
+    g = LamaGame(2, seed=1, record=False)
+    rec = g.to_state()
+    rec["tot"][0] = rec["rstart"][0] = 2**31 - 5  # would wrap to a negative total at the round's end
+    with pytest.raises(StateFormatError) as info:
+        LamaGame.from_state(rec, 2)
+    assert "tot must hold integers 0..2000000000" in _one_line(info.value)
+
+
+@pytest.mark.parametrize("points", [[MAX_START_POINTS + 1, 0], [2**31, 0], [-1, 0]])
+def test_a_game_starts_within_the_start_points_bound(points):
+    with pytest.raises(GameSetupError) as info:
+        LamaGame(2, seed=0, start_points=points)
+    assert f"start_points must list 2 integers 0..{MAX_START_POINTS:,}" in _one_line(info.value)
+    g = LamaGame(2, seed=0, start_points=[MAX_START_POINTS, 0])
+    assert g.totals == (MAX_START_POINTS, 0)
+
+
+def _paths(d: Any, pre: tuple = ()) -> list[tuple]:
+    items = d.items() if isinstance(d, dict) else enumerate(d) if isinstance(d, list) else ()
+    out = []
+    for k, v in items:
+        out += [(*pre, k), *_paths(v, (*pre, k))]
+    return out
+
+
+_ANY = (st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(max_size=4)
+        | st.sampled_from([2**31 - 1, 2**31, -1, 6, 7, 13, 36, 2**63, 1e308, "L", "roll", "quit", "deal"])
+        | st.lists(st.integers(-3, 40), max_size=8))
+
+
+@st.composite
+def _state_texts(draw) -> str:
+    text = draw(st.sampled_from(_STATES))
+    kind = draw(st.integers(0, 3))
+    if kind == 3:  # truncated
+        return text[:draw(st.integers(0, len(text) - 1))]
+    data = json.loads(text)
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(_paths(data)))
+        node = data
+        for k in path[:-1]:
+            node = node[k]
+        old = node[path[-1]]
+        if kind == 0:  # any value
+            node[path[-1]] = draw(_ANY)
+        elif kind == 1 and type(old) is int:  # a number nudged
+            node[path[-1]] = old + draw(st.integers(-3, 3).filter(bool))
+        elif isinstance(node, dict):  # a field dropped
+            del node[path[-1]]
+        else:
+            node.pop(path[-1])
+    return json.dumps(data)
+
+
+@_SETTINGS
+@given(_state_texts(), st.integers(0, 2**32))
+def test_property_state_strings_give_a_playable_game_or_one_line(text, seed):
+    try:
+        g = LamaGame.deserialize(text)
+    except StateFormatError as e:
+        _one_line(e)
+        return
+    rng = np.random.default_rng(seed)
+    for _ in range(5000):  # the game plays on legally to its end, every reading working on the way
+        if g.game_over:
+            break
+        if g.is_chance_node():
+            g.sample_chance()
+        else:
+            g.step(int(rng.choice(g.legal_actions())))
+        g.result()
+        g.observe(g.current_player)
+    assert g.game_over and all(0 <= t < 2**31 for t in g.totals)
+    assert LamaGame.deserialize(g.serialize()).serialize() == g.serialize()
+
+
+def test_played_states_read_back_as_written():
+    for text in _STATES:
+        assert LamaGame.deserialize(text).serialize() == text
+
+
+# ------------------------------------------------------------------ 7. result() where to_record ends
+def test_a_pending_also_match_triple_llama_is_not_in_the_result():
+    """The issue's case: the roll waits for its discard, its chip is returned, and the record ends before it."""
+    g = LamaGame(1, {"triple_llama": "also_match"}, start_points=[14], hands=[["L", "3", "3", "5", "1", "6"]])
+    g.step(A.ROLL, dice=["3", "3", "5"])
+    g.step(A.discard_action((0, 0, 0, 2, 0, 0, 0)))
+    g.step(A.ROLL, dice=["L", "L", "L"])
+    assert g.phase == Phase.DISCARD and g.totals == (4,)  # the chip is returned at the roll
+    assert g.result() == replay(g.to_record())
+    assert g.result()["totals"] == [14]
+    assert LamaGame.deserialize(g.serialize()).result() == g.result()
+    g.step(A.discard_action((1, 0, 0, 0, 0, 0, 0)))
+    assert g.result()["totals"] == [4] == replay(g.to_record())["totals"]
+
+
+@_SETTINGS
+@given(st.integers(1, 4), st.integers(0, 2**32), st.booleans(), st.booleans(), st.sampled_from(["sampled", "explicit"]))
+def test_property_result_equals_the_replay_of_the_record_in_every_state(n, seed, llamas, must, chance):
+    rules: dict[str, Any] = {"triple_llama": "also_match", "must_discard": must, "end_threshold": 25}
+    if llamas:  # dice of mostly llamas: a triple llama every few rolls
+        rules["dice"] = [["L", "L", "L", "1", "2", "3"]] * 3
+    g = LamaGame(n, rules, seed=seed, start_points=[seed % 30] * n, chance=chance)
+    rng = np.random.default_rng(seed)
+    for _ in range(2000):
+        rec = g.to_record()
+        if rec["rounds"]:  # (a first deal under way has no record yet)
+            assert g.result() == replay(rec)
+        if g.game_over:
+            break
+        if g.is_chance_node():
+            g.sample_chance()
+        else:
+            g.step(int(rng.choice(g.legal_actions())))
+
+
+# ------------------------------------------------------------------ 8. the envs' first decision
+@pytest.mark.parametrize(("kw", "words"), [
+    ({"episode": "round", "max_round_turns": 1}, "seats 1..2 never get a decision"),
+    ({"episode": "round", "max_round_turns": 2, "learner_seat": 2}, "seat 2 never gets a decision"),
+    ({"max_rounds": 1, "max_round_turns": 2}, "seat 2 never gets a decision"),
+])
+@pytest.mark.parametrize("vector", [False, True])
+def test_an_env_whose_learner_could_never_act_is_refused_at_construction(kw, words, vector):
+    import gymnasium
+
+    from lama_env.options import LamaEnvError
+
+    with pytest.raises(LamaEnvError) as info:
+        if vector:
+            gymnasium.make_vec("LamaDice-v1", num_envs=2, num_players=3, **kw)
+        else:
+            gymnasium.make("LamaDice-v1", num_players=3, **kw)
+    assert words in _one_line(info.value)
+
+
+def test_an_env_resets_in_every_setting_it_accepts():
+    import gymnasium
+
+    from lama_env.options import LamaEnvError
+
+    for n in range(2, 5):
+        for cap in range(1, n + 1):
+            for seat in range(n):
+                try:
+                    env = gymnasium.make("LamaDice-v1", num_players=n, episode="round", max_round_turns=cap,
+                                         learner_seat=seat)
+                except LamaEnvError:
+                    assert seat >= cap
+                    continue
+                _, info = env.reset(seed=seat)
+                assert info["action_mask"].any() and env.unwrapped.game.current_player == seat
+                if cap < n:
+                    with pytest.raises(LamaEnvError, match="options\\['learner_seat'\\] below"):
+                        env.reset(options={"learner_seat": n - 1})
+
+
+def test_reset_plays_the_next_game_on_the_streams_when_the_learner_has_no_decision_in_game_0():
+    """Seed 157: game 0's round busts before seat 2's first turn; the episode is the next game on the streams."""
+    import gymnasium
+
+    from lama_env.streams import Streams
+
+    rules = {"dice": [["6"] * 6] * 3}  # every roll 6 6 6: a seat that neither holds nor can take a 6 busts
+    env = gymnasium.make("LamaDice-v1", num_players=3, opponents=["random"], episode="round", learner_seat=2, **rules)
+    env.reset(seed=157)
+    streams = Streams.of_game(157, 0)
+    games = []
+    for _ in range(2):  # game 0 and the game after it, on the same streams, the opponents playing as the env's do
+        g = LamaGame(3, rules, rng=streams, record=False, max_rounds=1)
+        while not g.game_over and g.current_player != 2:
+            g.step(g.sample_action())
+        games.append(g)
+    assert games[0].game_over and not games[1].game_over  # game 0: no decision for seat 2
+    assert env.unwrapped.game.to_state().tobytes() == games[1].to_state().tobytes()

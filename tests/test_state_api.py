@@ -295,7 +295,7 @@ def test_deserialize_refuses_what_is_not_a_state(text, words):
 
 @pytest.mark.parametrize(("key", "value", "words"), [
     ("players", 7, "players must be an integer 1..6, got 7"),
-    ("totals", [0, "x"], "totals must be an integer 0.., got 'x'"),
+    ("totals", [0, "x"], "totals must be an integer 0..2000000000, got 'x'"),
     ("phase", "dance", "phase must be one of"),
     ("rules", {"triple_llama": "often"}, "triple_llama must be one of"),
     ("dice", [0, 0, 0], "dice are shown at the start of a turn"),

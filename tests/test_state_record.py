@@ -282,7 +282,7 @@ def _set(rec: np.ndarray, key: str, value) -> np.ndarray:
     (lambda r: _set(r, "phase", 5), "phase must hold integers 0..2, got 5"),
     (lambda r: _set(r, "cur", 3), "cur must hold integers 0..2, got 3"),
     (lambda r: _set(r, "row", 200), "row must hold integers 0..127, got 200"),
-    (lambda r: _set(r, "tot", [0, -4, 0, 0, 0, 0]), "tot must hold integers 0.., got -4"),
+    (lambda r: _set(r, "tot", [0, -4, 0, 0, 0, 0]), "tot must hold integers 0..2000000000, got -4"),
     (lambda r: _set(r, "quit", [0, 2, 0, 0, 0, 0]), "quit must hold integers 0..1, got 2"),
     (lambda r: _set(r, "nturn", 5000), "nturn must hold integers 0..1000, got 5000"),
     (lambda r: _set(r, "hands", np.full((6, 6), 9)), "hands must hold integers 0..6, got 9"),

@@ -466,3 +466,25 @@ def test_the_start_line_is_never_cut_mid_name(server, browser):
     got = browser.execute_script("return [startLine('P5 threshold:0.35', 30), startLine('P5 threshold:0.35', 16), "
                                  "startLine('You', 26)]")
     assert got == ["start: P5 threshold:0.35", "start: P5", "start: You"]
+
+
+def test_watch_lists_the_records_it_skipped_with_the_reason(browser, tmp_path):
+    from lama_dice.cli.web.app import UNLISTED_NAME
+    from lama_env.engine import LamaGame
+    from lama_env.safetext import safe_text
+
+    text = json.dumps(LamaGame(2, seed=0).to_record())
+    folder = os.fsencode(tmp_path)
+    for name in (b"ok.json", b"bad\xff.json", b"tab\t.json"):
+        with open(os.path.join(folder, name), "w") as fh:
+            fh.write(text)
+    with spawn_server("--records", str(tmp_path)) as (url, _):
+        d = browser
+        d.get(url + "/watch")
+        wait(d, lambda d: d.find_element(By.ID, "files").text)
+        assert d.find_element(By.ID, "files").text == "ok.json"
+        wait(d, lambda d: d.find_element(By.ID, "skipped").text)
+        lines = d.find_element(By.ID, "skipped").text.splitlines()
+        shown = sorted(safe_text(os.fsdecode(n)) for n in (b"bad\xff.json", b"tab\t.json"))
+        assert lines == ["Not listed", *(f"{n}: {UNLISTED_NAME}" for n in shown)]
+        assert console_errors(d) == []

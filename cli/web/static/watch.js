@@ -111,6 +111,10 @@
     $("files").innerHTML = d.files.map(f => `<li><a href="/watch?file=${encodeURIComponent(f)}" data-file="${esc(f)}">${esc(f)}</a></li>`).join("") ||
       "<li>(no .json files)</li>";
     if (d.more) $("files").insertAdjacentHTML("beforeend", `<li>… and ${d.more} more</li>`);
+    // files the listing skipped (a name a page cannot carry), each with the server's reason
+    $("skipped").innerHTML = d.skipped.length ? `<h2 id="skipped-title">Not listed</h2>` +
+      `<ul class="filelist" aria-labelledby="skipped-title">` +
+      d.skipped.map(([f, why]) => `<li>${esc(f)}: ${esc(why)}</li>`).join("") + "</ul>" : "";
     $("files").querySelectorAll("a[data-file]").forEach(a => a.addEventListener("click", ev => {
       ev.preventDefault();
       history.replaceState(null, "", "/watch");
