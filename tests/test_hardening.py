@@ -31,7 +31,7 @@ from lama_env.reader import MAX_DEPTH, MAX_INT, MAX_SEED, MAX_START_POINTS, Inpu
 from lama_env.record import replay, with_about
 from lama_env.rules import RulesConfig
 from lama_env.safetext import safe_text
-from lama_env.snapshot import StateFormatError
+from lama_env.snapshot import StateFormatError, from_state, to_state
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -562,7 +562,7 @@ def _a_turn_state() -> dict:
     """A two-player game under way, with its log: player 0 to roll or quit, cards discarded this round."""
     g = LamaGame(2, seed=5)
     rng = np.random.default_rng(5)
-    while not (g.phase == Phase.TURN and g.current_player == 0 and any(g.discarded)):
+    while not (g.phase == Phase.TURN and g.current_player == 0 and any(g._discarded)):
         g.step(int(rng.choice(g.legal_actions())))
     return json.loads(g.serialize())
 
@@ -604,10 +604,10 @@ def test_deserialize_refuses_an_inconsistent_log():
 
 def test_from_state_refuses_totals_that_would_overflow_in_play():
     g = LamaGame(2, seed=1, record=False)
-    rec = g.to_state()
+    rec = to_state(g)
     rec["tot"][0] = rec["rstart"][0] = 2**31 - 5  # would wrap to a negative total at the round's end
     with pytest.raises(StateFormatError) as info:
-        LamaGame.from_state(rec, 2)
+        from_state(rec, 2)
     assert "tot must hold integers 0..2000000000" in _one_line(info.value)
 
 
@@ -777,4 +777,4 @@ def test_reset_plays_the_next_game_on_the_streams_when_the_learner_has_no_decisi
             g.step(g.sample_action())
         games.append(g)
     assert games[0].game_over and not games[1].game_over  # game 0: no decision for seat 2
-    assert env.unwrapped.game.to_state().tobytes() == games[1].to_state().tobytes()
+    assert to_state(env.unwrapped.game).tobytes() == to_state(games[1]).tobytes()
