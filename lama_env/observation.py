@@ -9,7 +9,7 @@ network trained in one place acts correctly in the others.
 
 A :class:`~lama_env.engine.LamaGame` is encoded by the compiled engine's encoder over its
 record (:meth:`~lama_env.engine.LamaGame.observe`: the vector game's own encoder,
-``lama_env._vector_kernel.encode``); any other object with an ``_encoder_view()`` (the exact
+``lama_env._vector_kernel.encode``); any other object with an ``encoder_view()`` (the exact
 solo solver's states) by the Python code below, which writes the same bits
 (``tests/test_observation.py`` checks both against a plain reference encoder).
 Everything in the game is public, so the vector holds the
@@ -54,7 +54,7 @@ import struct
 import threading
 from collections.abc import Sequence
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -376,7 +376,8 @@ def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarr
     global _LAST, _MEMO
     if type(game) is LamaGame:  # the compiled encoder over the game's record (bit-equal to the code below)
         return game.observe(seat, out)
-    n, rules, version, displays, totals, quit_, current, start, row, phase, dice, active = game._encoder_view()
+    view = cast(Any, game).encoder_view()  # (a state that is not a LamaGame: the solo solver's)
+    n, rules, version, displays, totals, quit_, current, start, row, phase, dice, active = view
     last = _LAST
     if last[0] is game and last[1] == version and last[2] == seat:  # a seat cached here passed the check
         joined, perm = last[3], last[4]

@@ -172,12 +172,12 @@ def test_bad_seat():
 
 
 class _Viewed:
-    """A game seen only through ``_encoder_view()``: what the Python encoder reads (not a LamaGame)."""
+    """A game seen only through ``encoder_view()``: what the Python encoder reads (not a LamaGame)."""
 
     def __init__(self, game: LamaGame) -> None:
         self.game = game
 
-    def _encoder_view(self) -> tuple:
+    def encoder_view(self) -> tuple:
         return self.game._encoder_view()
 
 
