@@ -2,7 +2,7 @@
 
 The rollouts of a batch of decisions are state records of the compiled engine
 (:data:`lama_env.compiled.STATE_DTYPE`): rollout ``k`` starts as its game's record
-(:meth:`lama_env.engine.LamaGame.to_state`) on its own deal-and-dice stream (``es``: the
+(:func:`lama_env.snapshot.to_state`) on its own deal-and-dice stream (``es``: the
 rollout's seed, the stream the Python rollouts give their copies as a
 :class:`lama_env.streams.Streams`).  :func:`begin` plays each one's candidate action;
 :func:`advance` is one lockstep step: it plays the network's choices (the legal action of

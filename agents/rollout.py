@@ -42,7 +42,7 @@ a seeded evaluation), so the search plays the same whatever games are batched wi
 played instead where the compiled ones do not apply: ``playout=sample`` (a rollout's draws
 past its first 256 come from a generator seeded per move, which compiled code does not
 reproduce), a policy network that is not a NumPy MLP (an in-memory SB3 policy, an RLlib
-checkpoint), and a game with no state record (:meth:`lama_env.engine.LamaGame.to_state`
+checkpoint), and a game with no state record (:func:`lama_env.snapshot.to_state`
 refuses it: then the whole batch).
 """
 

@@ -2,7 +2,7 @@
 
 A kernel of another package (:mod:`lama_dice.agents`' compiled rollouts of
 ``search:NET,rollouts=R``) plays games held as records of :data:`STATE_DTYPE` (one game's record:
-:meth:`lama_env.engine.LamaGame.to_state`) with the very functions every engine of ``lama_env``
+:func:`lama_env.snapshot.to_state`) with the very functions every engine of ``lama_env``
 plays through, imported from here: the step (:func:`transition_roll`: one legal action, a roll's
 dice given or drawn from the record's stream), the next deal (:func:`next_round`), the legal
 actions (:func:`legal`), the win rule (:func:`win_result`, :func:`lama_env.rules.win_result`

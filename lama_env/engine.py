@@ -26,15 +26,15 @@ Dice and deals are drawn from the compiled engine's counter streams (``seed`` an
 ``game_id``, or a :class:`~lama_env.streams.Streams`), the one source of randomness, or
 injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance) for tests and
 replay.  The state is exposed
-read-only through properties; :meth:`LamaGame.copy` is cheap.
+read-only through properties; :meth:`LamaGame.clone` is cheap.
 
 For search (the state API, a table in docs/environments.md): with
 ``LamaGame(..., chance="explicit")`` the deal (card by card) and every roll stop
 at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outcomes`,
 :meth:`~LamaGame.apply_chance`, :meth:`~LamaGame.sample_chance`); :meth:`~LamaGame.clone`,
 :meth:`~LamaGame.serialize` / :meth:`LamaGame.deserialize`, pickling and
-:meth:`~LamaGame.returns` work in both modes.  :meth:`~LamaGame.to_state` and
-:meth:`LamaGame.from_state` hand the record out and take one in.
+:meth:`~LamaGame.returns` work in both modes.  :func:`lama_env.snapshot.to_state` and
+:func:`lama_env.snapshot.from_state` hand the record out and take one in.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ MAX_SEED = 2**63 - 1
 #: integers in the compiled engine, and no game's total can then pass 2**31 - 1 (docs/RULES.md).
 MAX_START_POINTS = 1_000_000_000
 #: The largest chip total, and count of rounds or of a statistic, that a game's state may hold
-#: (``LamaGame.deserialize``, ``LamaGame.from_state``): a game that starts within :data:`MAX_START_POINTS` under
+#: (``LamaGame.deserialize``, ``snapshot.from_state``): a game that starts within :data:`MAX_START_POINTS` under
 #: an ``end_threshold`` of at most 10**9 never passes 10**9 + 31, and from this bound the last round adds at
 #: most 31 points, so no 32-bit number of the compiled engine overflows in play.
 MAX_TOTAL = 2_000_000_000

@@ -422,7 +422,7 @@ _TURN_KEYS = {"player", "action", "dice", "discard", "take"}
 
 
 def _check_result(r: Any, n: int) -> dict[str, Any]:
-    """A finished round's result of a serialized state (:meth:`LamaGame.round_results`), every field checked."""
+    """A finished round's result of a serialized state (:attr:`LamaGame.last_round`), every field checked."""
     key = "results"
     if not isinstance(r, dict) or set(r) != set(_RESULT_KEYS):
         raise StateFormatError(f"serialized game state: a round result must have the fields "
@@ -707,7 +707,7 @@ def record_totals(g: LamaGame) -> list[int]:
 
 def round_statistics(results: Sequence[dict], num_players: int,
                      in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
-    """Per-seat counts over finished rounds (:meth:`LamaGame.round_results`); see :meth:`LamaGame.statistics`.
+    """Per-seat counts over finished rounds (:attr:`LamaGame.last_round`); see :meth:`LamaGame.statistics`.
 
     Args:
         results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.

@@ -10,7 +10,7 @@ The steps, in order:
    ``NET`` (its most likely action, one batched forward pass per step), so that the positions
    are those the new network will meet.  Each decision with more than one legal action is
    kept with probability ``--keep``; the kept ones become games again
-   (:meth:`lama_env.engine.LamaGame.from_state` of the slot's record) and the search decides
+   (:func:`lama_env.snapshot.from_state` of the slot's record) and the search decides
    them, ``--batch`` at a time (one lockstep search for all of them).  A position's label is
    the search's choice; its observation and mask are the vector game's (bit-equal to what
    an agent encodes).  The search draws its rollouts from its own ``seed``, so the labels are
@@ -69,7 +69,7 @@ class Labelled:
 
     ``game[i]`` numbers the game ``obs[i]`` comes from, in the order the games started;
     ``states[i]`` is the position as the compiled engine's record
-    (:meth:`lama_env.engine.LamaGame.from_state` makes it a game again; None when loaded
+    (:func:`lama_env.snapshot.from_state` makes it a game again; None when loaded
     from a file saved without them).
     """
 

@@ -198,7 +198,7 @@ def play_positions(expert: ExpertSearch, positions: int, *, envs: int = 256, kee
     rng = np.random.default_rng(seed)
     vg = VectorGame(envs, num_players=n, seed=seed, rules=rules)
     vg.reset()
-    LamaGame(n, rules, record=False)  # loads the compiled engine, which LamaGame.from_state needs loaded
+    LamaGame(n, rules, record=False)  # loads the compiled engine, which snapshot.from_state needs loaded
     rot = (np.arange(n)[None, :] + np.arange(n)[:, None]) % n  # rot[p, k]: the seat k places after p
     episode = np.arange(envs, dtype=np.int64)
     next_game = envs
