@@ -595,23 +595,22 @@ def to_state(g: LamaGame) -> np.ndarray:
 
 def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = None, *,
                chance: str = "sampled", rounds: str = "flow") -> LamaGame:
-    """The game that a compiled-engine record holds (:meth:`to_state`'s inverse), on the record's streams.
+    """The game that a compiled-engine record holds (:func:`to_state`'s inverse), on the record's streams.
 
     ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
     an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
     hold them).  The game's state is a copy of the record: it draws from the record's ``es``
     and ``ps``, so it plays on exactly as the kernel's step plays the record under the same
-    actions (deals, dice, :meth:`sample_action`), and :meth:`to_state` gives the kernel's
+    actions (deals, dice, ``sample_action()``), and :func:`to_state` gives the kernel's
     record again at every decision.  A record whose totals reach the end threshold is the
-    game's end (:attr:`E.Phase.GAME_OVER`; its ``round_points`` are what the displays score,
-    how the round ended is unknown).  The fields that :meth:`to_state` writes neutral are not
-    read (``dice`` and ``lim`` only at a discard or take decision).
+    game's end (:attr:`E.Phase.GAME_OVER`; its round points are what the displays score, how
+    the round ended is unknown; ``last_round`` is None).  The fields that :func:`to_state` writes
+    neutral are not read (``dice`` and ``lim`` only at a discard or take decision).
 
     What a record does not hold starts there: the game keeps no turn log (``record=False``:
-    no :meth:`to_record`), :meth:`round_results` and :meth:`returns` ``("points")`` count
-    from the totals the round began with (``rstart``), the round's triple llamas so far are
-    counted in :meth:`statistics` (from ``stats``) but not in :attr:`triple_llamas`, and
-    :attr:`discarded` is the pile the displays, the deal and the row imply.
+    no ``to_record()``), ``result()`` and ``returns("points")`` count from the totals the round
+    began with (``rstart``), and the round's triple llamas so far are counted in
+    ``statistics()`` (from ``stats``).
 
     Raises:
         lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
