@@ -44,7 +44,7 @@ import threading
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 from operator import sub
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -267,7 +267,76 @@ def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) 
     return int(max_rounds or 0), totals
 
 
-class LamaGame:
+class RetiredMemberError(RetiredError, AttributeError):
+    """A retired member of :class:`LamaGame` was used (an ``AttributeError`` too: ``hasattr`` is False)."""
+
+
+_LAST = "game.last_round[{!r}] (the round the last step ended; the last round once the game is over)"
+#: The members of :class:`LamaGame` retired in 0.3.0 (``next_round`` in 0.2.0): twins of other members, or used
+#: only inside the package; each with what replaces it: ``game.NAME`` raises :class:`RetiredMemberError`
+#: with that one line.
+RETIRED_MEMBERS: dict[str, str] = {
+    "next_round": "rounds flow: the step that ends a round deals the next one, and LamaGame.last_round describes "
+                  "the round it ended",
+    "copy": "use game.clone()",
+    "display": "use game.displays[player]",
+    "action_mask": "use lama_env.actions.legal_mask(game.legal_actions())",
+    "num_active": "use game.quit.count(False)",
+    "last_player_rule": "use game.quit.count(False) == 1 (one player left: a roll matching nothing busts)",
+    "current_points": "use lama_env.rules.score_display(game.displays[player])",
+    "discarded": "sum the discards of the round's turns in game.to_record()",
+    "turns_in_round": "count the round's turns in game.to_record() (rules.max_round_turns caps them)",
+    "round_points": "use " + _LAST.format("points"),
+    "ended_by": "use " + _LAST.format("ended_by"),
+    "went_out": "use " + _LAST.format("went_out"),
+    "busted": "use " + _LAST.format("busted"),
+    "triple_llamas": "use " + _LAST.format("triple_llamas") + " or game.statistics()['triple_llamas'] (the game's)",
+    "winners": "use game.result()['winners']",
+    "round_results": "use game.result()['rounds'] (every round's points and totals) or game.last_round (the round "
+                     "just ended, with busted, quit and triple_llamas)",
+    "chance": "the chance mode is the chance= given to LamaGame() or clone(); game.is_chance_node() tells a "
+              "chance node",
+    "version": "no replacement (it keyed the package's own caches): count your steps",
+    "check_dice": "use lama_env.engine.check_dice(game.rules, dice)",
+    "encoder_view": "use lama_env.observation.encode(game, seat) or game.observe(seat)",
+    "to_state": "use lama_env.snapshot.to_state(game)",
+    "from_state": "use lama_env.snapshot.from_state(state, num_players, rules)",
+}
+
+
+class _RetiredMember:
+    """A retired member of :class:`LamaGame`: reading it raises :class:`RetiredMemberError` naming its replacement.
+
+    A descriptor of the base class :class:`_Retired` (a ``__getattr__`` would slow every attribute read of a game).
+    """
+
+    __slots__ = ("instead", "name")
+
+    def __init__(self, name: str, instead: str) -> None:
+        """The retired ``name`` and what replaces it."""
+        self.name, self.instead = name, instead
+
+    def __get__(self, game: Any, owner: Any = None) -> Any:
+        """Raise: the member is retired."""
+        if self.name == "next_round":  # retired with rounds="manual"
+            raise RetiredMemberError(retired("LamaGame.next_round()", self.instead))
+        raise RetiredMemberError(retired(f"LamaGame.{self.name}", self.instead, retired_in="0.3.0", last="0.2.0"))
+
+
+class _Retired:
+    """The base of :class:`LamaGame` holding its retired members (:data:`RETIRED_MEMBERS`).
+
+    They are set at run time only, so that type checkers flag a retired member as unknown.
+    """
+
+    __slots__ = ()
+
+
+for _name, _instead in RETIRED_MEMBERS.items():
+    setattr(_Retired, _name, _RetiredMember(_name, _instead))
+
+
+class LamaGame(_Retired):
     """One game for ``num_players`` players (1 = the solo variant): a view over the compiled engine's record.
 
     Args:
@@ -865,56 +934,6 @@ class LamaGame:
                 f"current={self._current}, totals={list(self.totals)})")
 
 
-
-def _retired_member(game: LamaGame, name: str) -> Any:
-    """``LamaGame.__getattr__``: a retired member (:data:`RETIRED_MEMBERS`) answers with one line."""
-    instead = RETIRED_MEMBERS.get(name)
-    if instead is None:
-        raise AttributeError(f"'LamaGame' object has no attribute {name!r}")
-    if name == "next_round":  # retired with rounds="manual"
-        raise RetiredMemberError(retired(f"LamaGame.{name}()", instead))
-    raise RetiredMemberError(retired(f"LamaGame.{name}", instead, retired_in="0.3.0", last="0.2.0"))
-
-
-if not TYPE_CHECKING:  # (set at run time only, so that type checkers flag a retired member as unknown)
-    LamaGame.__getattr__ = _retired_member
-
-
-class RetiredMemberError(RetiredError, AttributeError):
-    """A retired member of :class:`LamaGame` was used (an ``AttributeError`` too: ``hasattr`` is False)."""
-
-
-_LAST = "game.last_round[{!r}] (the round the last step ended; the last round once the game is over)"
-#: The members of :class:`LamaGame` retired in 0.3.0 (``next_round`` in 0.2.0): twins of other members, or used
-#: only inside the package; each with what replaces it: ``game.NAME`` raises :class:`RetiredMemberError`
-#: with that one line.
-RETIRED_MEMBERS: dict[str, str] = {
-    "next_round": "rounds flow: the step that ends a round deals the next one, and LamaGame.last_round describes "
-                  "the round it ended",
-    "copy": "use game.clone()",
-    "display": "use game.displays[player]",
-    "action_mask": "use lama_env.actions.legal_mask(game.legal_actions())",
-    "num_active": "use game.quit.count(False)",
-    "last_player_rule": "use game.quit.count(False) == 1 (one player left: a roll matching nothing busts)",
-    "current_points": "use lama_env.rules.score_display(game.displays[player])",
-    "discarded": "sum the discards of the round's turns in game.to_record()",
-    "turns_in_round": "count the round's turns in game.to_record() (rules.max_round_turns caps them)",
-    "round_points": "use " + _LAST.format("points"),
-    "ended_by": "use " + _LAST.format("ended_by"),
-    "went_out": "use " + _LAST.format("went_out"),
-    "busted": "use " + _LAST.format("busted"),
-    "triple_llamas": "use " + _LAST.format("triple_llamas") + " or game.statistics()['triple_llamas'] (the game's)",
-    "winners": "use game.result()['winners']",
-    "round_results": "use game.result()['rounds'] (every round's points and totals) or game.last_round (the round "
-                     "just ended, with busted, quit and triple_llamas)",
-    "chance": "the chance mode is the chance= given to LamaGame() or clone(); game.is_chance_node() tells a "
-              "chance node",
-    "version": "no replacement (it keyed the package's own caches): count your steps",
-    "check_dice": "use lama_env.engine.check_dice(game.rules, dice)",
-    "encoder_view": "use lama_env.observation.encode(game, seat) or game.observe(seat)",
-    "to_state": "use lama_env.snapshot.to_state(game)",
-    "from_state": "use lama_env.snapshot.from_state(state, num_players, rules)",
-}
 
 #: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
 _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_ends", "_fields", "_fields_v", "_legal",
