@@ -104,6 +104,7 @@ from .options import (
     seat_opponents,
     warn_solo_win,
 )
+from .reader import check_seed
 from .rules import NUM_FACES, RulesConfig
 from .vector import PlayEnds, VectorGame, VectorIllegalActionError
 
@@ -326,8 +327,8 @@ class LamaDiceVectorEnv(VectorEnv):
         Returns:
             ``(observations, infos)``.
         """
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise LamaEnvError(f"seed must be a non-negative integer or None, got {seed!r}")
+        if seed is not None:
+            check_seed(seed, LamaEnvError)  # 0..MAX_SEED, the one bound of a seed (lama_env.reader)
         options = dict(options or {})
         sel = options.pop("reset_mask", None)
         seat = options.pop("learner_seat", None)

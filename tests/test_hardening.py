@@ -778,3 +778,15 @@ def test_reset_plays_the_next_game_on_the_streams_when_the_learner_has_no_decisi
         games.append(g)
     assert games[0].game_over and not games[1].game_over  # game 0: no decision for seat 2
     assert to_state(env.unwrapped.game).tobytes() == to_state(games[1]).tobytes()
+
+
+@pytest.mark.parametrize("seed", [MAX_SEED + 1, -1, 1.5, True])
+def test_the_vector_env_takes_the_one_seed_bound(seed):
+    from lama_env.options import LamaEnvError
+    from lama_env.vector_env import LamaDiceVectorEnv
+
+    envs = LamaDiceVectorEnv(2)
+    with pytest.raises(LamaEnvError) as info:
+        envs.reset(seed=seed)
+    assert "seed must be an integer 0..2**63 - 1" in _one_line(info.value)
+    envs.reset(seed=MAX_SEED)  # the bound itself is a seed
