@@ -135,7 +135,7 @@ def read_sidecar(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
 
 
 #: The agents shipped with the package: ``ppo:solo``, ``ppo:2p``, ``ppo:3p``, ``ppo:4p``, ``ppo:5p``,
-#: ``ppo:6p`` and the earlier ``ppo:2p-v3`` (the previous ``ppo:2p``), ``ppo:2p-v2``, ``ppo:2p-v1``,
+#: ``ppo:6p`` and the earlier ``ppo:2p-v4`` (the previous ``ppo:2p``), ``ppo:2p-v3``, ``ppo:2p-v2``, ``ppo:2p-v1``,
 #: ``ppo:solo-v1``, ``ppo:4p-v1``.
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 
@@ -160,7 +160,8 @@ def shipped_players(name: str) -> int | None:
 def shipped_for(num_players: int) -> list[str]:
     """The shipped agents for a table of ``num_players`` as specs, the current one before its ``-vN`` versions.
 
-    E.g. ``shipped_for(2) == ["ppo:2p", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1"]``; an empty list if none plays that many.
+    E.g. ``shipped_for(2) == ["ppo:2p", "ppo:2p-v4", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1"]``; an empty list if
+    none plays that many.
     """
     names = [n for n in pretrained_names() if shipped_players(n) == num_players]
     return [f"ppo:{n}" for n in sorted(names, key=lambda n: ("-v" in n, [-ord(c) for c in n]))]
@@ -462,4 +463,4 @@ def _make(arg: str | None) -> PPOPolicy:
 register("ppo", _make, "ppo:PATH",
          "a trained policy network: an agent file (.safetensors, lama-dice export), a trainer checkpoint "
          "(.zip, a run folder: its best.zip), or a shipped agent: ppo:solo, ppo:2p, ppo:3p, ppo:4p, ppo:5p, "
-         "ppo:6p and the earlier ppo:2p-v3, ppo:2p-v2, ppo:2p-v1, ppo:solo-v1, ppo:4p-v1")
+         "ppo:6p and the earlier ppo:2p-v4, ppo:2p-v3, ppo:2p-v2, ppo:2p-v1, ppo:solo-v1, ppo:4p-v1")

@@ -31,7 +31,7 @@ def test_shipped_players_reads_only_shipped_style_names():
 
 def test_every_table_size_has_a_shipped_network_current_first():
     assert shipped_for(1)[0] == "ppo:solo"
-    assert shipped_for(2) == ["ppo:2p", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1"]
+    assert shipped_for(2) == ["ppo:2p", "ppo:2p-v4", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1"]
     assert shipped_for(4) == ["ppo:4p", "ppo:4p-v1"]
     for n, spec in NEW_TABLES.items():
         assert shipped_for(n) == [spec]

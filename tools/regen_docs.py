@@ -484,7 +484,7 @@ def _shipped_agents(runs: list[Run]) -> str:
                  f"`{runs[8].shown}`; `{runs[1].shown}`"])
     for d, r, against, goal in ((vs_opt, runs[3], "`optimal`", 0.5),
                                 (vs_la, runs[4], "`lookahead` (the strongest heuristic)", 0.58),
-                                (vs_prev, runs[6], "`ppo:2p-v3` (the previous shipped agent)", 0.5),
+                                (vs_prev, runs[6], "`ppo:2p-v4` (the previous shipped agent)", 0.525),
                                 (four_prev, runs[7], "three `ppo:4p-v1` (the previous shipped agent)", 0.25),
                                 (four, runs[5], "three `optimal`", 0.25)):
         a = d["agents"][0]
@@ -548,12 +548,14 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
     ("search_4p", ("search:ppo:4p,rollouts=128,rounds=1,z=2", "ppo:4p", "ppo:4p", "ppo:4p"), 4000, 2026, 1 / 4,
      "three `ppo:4p`"),
     # the policy network distilled from the two-player search (python -m lama_dice.train.distil, docs/training.md),
-    # shipped as ppo:2p because it beat the network it learned from (ppo:2p-v3, the previous ppo:2p)
-    ("distilled_2p", ("ppo:2p", "ppo:2p-v3"), 100000, 3000, 1 / 2, "`ppo:2p-v3`"),
-    # and the same search over the shipped ppo:2p (the distilled network) against it, on fresh games
-    ("search_2p_distilled", ("search:ppo:2p,rollouts=128,rounds=1,z=2", "ppo:2p"), 4000, 4000, 1 / 2, "`ppo:2p`"),
-    # search:ppo:2p as typed: since issue 51 the bare spec is the strongest search measured (the rollouts above)
-    ("search_default_2p", ("search:ppo:2p", "ppo:2p"), 2000, 5151, 1 / 2, "`ppo:2p`"),
+    # shipped as ppo:2p (now ppo:2p-v4) because it beat the network it learned from (ppo:2p-v3)
+    ("distilled_2p", ("ppo:2p-v4", "ppo:2p-v3"), 100000, 3000, 1 / 2, "`ppo:2p-v3`"),
+    # and the same search over the distilled network against it, on fresh games
+    ("search_2p_distilled", ("search:ppo:2p-v4,rollouts=128,rounds=1,z=2", "ppo:2p-v4"), 4000, 4000, 1 / 2,
+     "`ppo:2p-v4`"),
+    # search:ppo:2p as typed (the bare spec is the strongest search measured, the rollouts above) over today's
+    # ppo:2p, the expert-iteration network (docs/training.md#expert-iteration)
+    ("search_default_2p", ("search:ppo:2p", "ppo:2p"), 4000, 5151, 1 / 2, "`ppo:2p`"),
 )
 
 
@@ -699,7 +701,7 @@ def _rllib_sampling(runs: list[Run]) -> str:
 #: The agents of the benchmark's results table (docs/benchmark.md), each scored on every task it can play
 #: (the shipped networks: the tasks of their player count).
 SCORE_AGENTS = ("random", "always-roll", "threshold:0.2", "points:10", "optimal", "lookahead",
-                "ppo:solo", "ppo:solo-v1", "ppo:2p", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p",
+                "ppo:solo", "ppo:solo-v1", "ppo:2p", "ppo:2p-v4", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p",
                 "ppo:4p-v1")
 
 
@@ -757,7 +759,7 @@ def _score_table(runs: list[Run]) -> str:
 EXPLOIT_DIR = "docs/exploitability"
 #: The targets the exploitability table covers, in its order (a target without a JSON file is listed as not measured).
 EXPLOIT_TARGETS = ("random", "always-roll", "threshold:0.2", "points:10", "solo-optimal", "lookahead", "ppo:2p",
-                   "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p --players 4")
+                   "ppo:2p-v4", "ppo:2p-v3", "ppo:2p-v2", "ppo:2p-v1", "ppo:4p --players 4")
 
 
 def exploit_results() -> dict[str, dict]:
@@ -940,8 +942,7 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                lama(f"evaluate --agents mcts:200 lookahead --games 200 {MCTS_EVAL}"),
                lama(f"evaluate --agents mcts:200 ppo:2p-v2 --games 200 {MCTS_EVAL}")),
               _mcts_strength, commands_in_body=True, needs="pyspiel"),
-    Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each; 100,000 against "
-              "the previous ppo:2p)",
+    Generator("shipped-agents", "the strength of ppo:solo, ppo:2p and ppo:4p (20,000 games each)",
               "long: ~1 h on 2 cores",
               (lama("solve --json"),
                lama("evaluate --players 1 --agents ppo:solo --games 20000 --seed 1 --no-progress --json -"),
@@ -951,8 +952,8 @@ GENERATORS: dict[str, Generator] = {g.name: g for g in (
                     "--json -"),
                lama("evaluate --agents ppo:4p optimal optimal optimal --games 20000 --seed 2026 --workers 2 "
                     "--no-progress --json -"),
-               # the games that decided the swap (seed 2026 chose the search it learned from: a fresh seed)
-               lama("evaluate --agents ppo:2p ppo:2p-v3 --games 100000 --seed 3000 --workers 2 --no-progress "
+               # the games that decided the swap: seeds no training run or gate of expert iteration used
+               lama("evaluate --agents ppo:2p ppo:2p-v4 --games 20000 --seed 9191 --workers 2 --no-progress "
                     "--json -"),
                lama("evaluate --agents ppo:4p ppo:4p-v1 ppo:4p-v1 ppo:4p-v1 --games 20000 --seed 2026 --workers 2 "
                     "--no-progress --json -"),
