@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -526,6 +527,20 @@ def test_property_rule_values_give_rules_or_one_line(items):
 
 
 # ------------------------------------------------------------------ 6. state strings and state records
+def _random_play(g: LamaGame, seed: int, limit: int = 10_000) -> Iterator[LamaGame]:
+    """``g`` before each of at most ``limit`` random legal moves (a chance node sampled), and once more at the end."""
+    rng = np.random.default_rng(seed)
+    for _ in range(limit):
+        yield g
+        if g.game_over:
+            return
+        if g.is_chance_node():
+            g.sample_chance()
+        else:
+            g.step(int(rng.choice(g.legal_actions())))
+    yield g
+
+
 def _played_states() -> list[str]:
     """Serialized states along a few played games: both chance modes, both triple-llama rules, with and without log."""
     out = []
@@ -533,17 +548,7 @@ def _played_states() -> list[str]:
         rules = {"triple_llama": "also_match"} if seed % 2 else None
         g = LamaGame(1 + seed % 4, rules, seed=seed, chance="explicit" if seed % 3 == 0 else "sampled",
                      record=seed != 4)
-        rng = np.random.default_rng(seed)
-        k = 0
-        while not g.game_over:
-            if k % 7 == 0:
-                out.append(g.serialize())
-            k += 1
-            if g.is_chance_node():
-                g.sample_chance()
-            else:
-                g.step(int(rng.choice(g.legal_actions())))
-        out.append(g.serialize())
+        out += [s.serialize() for k, s in enumerate(_random_play(g, seed)) if k % 7 == 0 or s.game_over]
     return out
 
 
@@ -665,14 +670,7 @@ def test_property_state_strings_give_a_playable_game_or_one_line(text, seed):
     except StateFormatError as e:
         _one_line(e)
         return
-    rng = np.random.default_rng(seed)
-    for _ in range(5000):  # the game plays on legally to its end, every reading working on the way
-        if g.game_over:
-            break
-        if g.is_chance_node():
-            g.sample_chance()
-        else:
-            g.step(int(rng.choice(g.legal_actions())))
+    for _ in _random_play(g, seed, 5000):  # the game plays on legally to its end, every reading working on the way
         g.result()
         g.observe(g.current_player)
     assert g.game_over and all(0 <= t < 2**31 for t in g.totals)
@@ -706,17 +704,10 @@ def test_property_result_equals_the_replay_of_the_record_in_every_state(n, seed,
     if llamas:  # dice of mostly llamas: a triple llama every few rolls
         rules["dice"] = [["L", "L", "L", "1", "2", "3"]] * 3
     g = LamaGame(n, rules, seed=seed, start_points=[seed % 30] * n, chance=chance)
-    rng = np.random.default_rng(seed)
-    for _ in range(2000):
+    for _ in _random_play(g, seed, 2000):
         rec = g.to_record()
         if rec["rounds"]:  # (a first deal under way has no record yet)
             assert g.result() == replay(rec)
-        if g.game_over:
-            break
-        if g.is_chance_node():
-            g.sample_chance()
-        else:
-            g.step(int(rng.choice(g.legal_actions())))
 
 
 # ------------------------------------------------------------------ 8. the envs' first decision
