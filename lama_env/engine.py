@@ -50,6 +50,7 @@ import numpy as np
 
 from . import actions as A
 from . import snapshot as S
+from .constants import GAME_OVER as _K_GAME_OVER  # the compiled step's code of a game's end
 from .constants import RECORD_FORMAT  # noqa: F401  (re-exported)
 from .errors import LamaDiceError, RetiredError, clip, retired
 from .history import log_action, make_record, make_result, new_round
@@ -143,8 +144,6 @@ class GameSetupError(LamaDiceError, ValueError):
 _G: Any = None  #: lama_env._game
 _step: Any = None  #: lama_env._game.step
 K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
-K_TURN, K_DISCARD = 0, 1  #: the record's phases (lama_env._kernel.TURN, DISCARD)
-_K_GAME_OVER = 2  #: the compiled step's code of a game's end (lama_env._kernel.GAME_OVER)
 _RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
 _BLANK = b""  #: a zeroed record's bytes (``pend`` -1)
 #: The legal actions by the compiled step's key of a decision (lama_env._game.legal_key), filled by the one
@@ -174,7 +173,7 @@ LOAD_HOOKS: list[Callable[[], None]] = []
 
 def _load() -> None:
     """Import the compiled engine (Numba) once."""
-    global _G, _step, K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER, _RANDOM_AGENT, _BLANK, VIEW_SCALARS
+    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS
     global _OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND
     global _OUT_SIZE, _DECISION_NONE
     with _LOCK:
@@ -188,7 +187,7 @@ def _load() -> None:
             _game.OUT_ENDED, _game.OUT_WENT_OUT, _game.OUT_POINTS, _game.OUT_QUIT, _game.OUT_TRIPLES,
             _game.OUT_TOTALS, _game.OUT_START, _game.OUT_ROUND)
         _OUT_SIZE, VIEW_SCALARS, _DECISION_NONE = _game.OUT_SIZE, _game.VIEW_SCALARS, DECISION_NONE
-        K_STATE_DTYPE, K_TURN, K_DISCARD, _K_GAME_OVER = K.STATE_DTYPE, K.TURN, K.DISCARD, K.GAME_OVER
+        K_STATE_DTYPE = K.STATE_DTYPE
         _BLANK = K.new_state(1).tobytes()
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
                                        np.zeros((1, 128, 7), np.int64))

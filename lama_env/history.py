@@ -12,10 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import actions as A
-from .constants import RECORD_FORMAT
+from .constants import DISCARD, RECORD_FORMAT, TURN
 from .rules import FACES, NUM_FACES, RulesConfig, winners
-
-_TURN, _DISCARD = 0, 1  #: the phases of lama_env.engine.Phase (TURN, DISCARD)
 
 
 def log_action(turns: list[dict], pending: dict | None, p: int, ph: int, action: int, res: int) -> dict | None:
@@ -24,16 +22,16 @@ def log_action(turns: list[dict], pending: dict | None, p: int, ph: int, action:
     ``res``: what the compiled step returned (its dice in bits 7-15, a round's end in bits 0-1, the
     next phase in bits 2-3); ``pending``: the roll awaiting its discard or take (None: none).
     """
-    if ph == _TURN:
+    if ph == TURN:
         if action == A.QUIT:
             turns.append({"player": p, "action": "quit"})
             return None
         t = {"player": p, "action": "roll", "dice": [FACES[res >> 7 & 7], FACES[res >> 10 & 7], FACES[res >> 13 & 7]]}
         turns.append(t)
         # a triple llama or a bust (the round ended, or the turn passed): no decision follows
-        return None if res & 3 or (res >> 2 & 3) in (_TURN, 3) else t
+        return None if res & 3 or (res >> 2 & 3) in (TURN, 3) else t
     if pending is not None:
-        if ph == _DISCARD:
+        if ph == DISCARD:
             counts = A.DISCARDS[action - A.DISCARD_BASE]
             pending["discard"] = [FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])]
         else:

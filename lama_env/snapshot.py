@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .constants import ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS
+from .constants import DISCARD, ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS, TURN
 from .errors import LamaDiceError, clip, retired
 from .reader import MAX_START_POINTS, MAX_TOTAL, InputError, read_json
 from .rules import (
@@ -392,7 +392,7 @@ def _check_table(rules: RulesConfig, over: bool, cur: int, quit: Sequence[Any], 
             f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
     if any(not any(d) for d in disp) and len(cards) == len(disp) * HAND_SIZE:
         raise StateFormatError(f"{what}: a display is empty while the round goes on (going out ends it)")
-    if nturn > rules.max_round_turns or (nturn == rules.max_round_turns and phase == E.K_TURN):
+    if nturn > rules.max_round_turns or (nturn == rules.max_round_turns and phase == TURN):
         raise StateFormatError(f"{what}: the round has had {nturn} turns; it ends after max_round_turns "
                                f"({rules.max_round_turns})")
     return pile
@@ -537,7 +537,7 @@ def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] |
     rec["cur"], rec["start"], rec["nround"], rec["nturn"] = g._current, fields["start"], fields["nround"], \
         fields["nturn"]
     ph = g._phase
-    rec["phase"] = int(ph) if ph != E._GAME_OVER else E.K_TURN
+    rec["phase"] = int(ph) if ph != E._GAME_OVER else TURN
     dice = fields["dice"]
     if dice is not None and ph != E._GAME_OVER:
         rec["dice"] = dice
@@ -643,9 +643,9 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
         raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
                                  f"got {active}")
     over = game_over(tot, rc)
-    if over and phase != E.K_TURN:
+    if over and phase != TURN:
         raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
-                                 f"at a turn (phase {E.K_TURN}), got phase {phase}")
+                                 f"at a turn (phase {TURN}), got phase {phase}")
     pile = _check_table(rc, over, cur, quit, row, disp, [f for h in hands for f in h], nturn, phase, "state record")
     if not over and any(t > r for t, r in zip(tot, rstart, strict=True)):
         raise StateFormatError(f"{bad}tot {tot} above rstart {rstart} (a total only falls during a round)")
@@ -670,13 +670,13 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     g._carried_rounds = rec["nround"].item() + over
     g._max_rounds = 0
     g._set_modes()
-    if phase != E.K_TURN and not over:
+    if phase != TURN and not over:
         try:
             dice = E.check_dice(g._rules, [int(x) for x in rec["dice"]])
         except E.IllegalActionError as e:
             raise StateFormatError(f"{bad}dice: {e}") from None
         lim = [int(x) for x in rec["lim"]]
-        if phase == E.K_DISCARD and tuple(lim) != match_limits(disp[cur], dice):
+        if phase == DISCARD and tuple(lim) != match_limits(disp[cur], dice):
             raise StateFormatError(f"{bad}lim must be the roll's discard limits per face "
                                      f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
         _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice,
