@@ -313,8 +313,6 @@ def test_per_episode_opponents_draw_every_episode():
     class Pool:
         """episode_policy(): threshold or the linear net, alternately."""
 
-        needs_game_views = False
-
         def __init__(self, obs_size):
             self.members = [lama_env.opponents.resolve("threshold:0.2"), LinearNet(obs_size)]
             self.draws = 0
