@@ -492,7 +492,7 @@ def _shipped_agents(runs: list[Run]) -> str:
         if a.get("mean_rank") is not None:
             res += f" (mean place {a['mean_rank']:.2f})"
         rows.append([f"`{a['spec']}`", against, res, pct_range(a["win_rate_ci95"]),
-                     f"lower end > {goal:.0%}: " + ("met" if a["win_rate_ci95"][0] > goal else "**not met**"),
+                     f"lower end > {goal * 100:g}%: " + ("met" if a["win_rate_ci95"][0] > goal else "**not met**"),
                      f"`{r.shown}`"])
     o = opt_solo["agents"][0]
     p, q = vs_opt["agents"][0], vs_opt["agents"][1]
@@ -554,7 +554,7 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
     ("search_2p_distilled", ("search:ppo:2p-v4,rollouts=128,rounds=1,z=2", "ppo:2p-v4"), 4000, 4000, 1 / 2,
      "`ppo:2p-v4`"),
     # search:ppo:2p as typed (the bare spec is the strongest search measured, the rollouts above) over today's
-    # ppo:2p, the expert-iteration network (docs/training.md#expert-iteration)
+    # ppo:2p, the expert-iteration network (docs/training.md#expert-iteration-networks-that-keep-what-the-search-knows)
     ("search_default_2p", ("search:ppo:2p", "ppo:2p"), 4000, 5151, 1 / 2, "`ppo:2p`"),
 )
 
