@@ -352,10 +352,16 @@ def test_the_record_is_on_disk_at_every_prompt_and_the_final_write_ignores_ctrl_
                                                             real(r, p)))
     stdin = Watching("r\n1\n" * 5)
     tg, _ = new_game(2, ["random"], seed=6, stdin=stdin, save=str(path))
-    result = tg.run()
+    # Python's own Ctrl-C handler, whatever the runner inherited (a job started with & ignores SIGINT)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        result = tg.run()
+        now = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     assert seen and all(seen)  # on disk, a valid record, whenever the program waited
     assert handlers[-1] is signal.SIG_IGN and handlers[0] is not signal.SIG_IGN  # the final write only
-    assert signal.getsignal(signal.SIGINT) is not signal.SIG_IGN  # restored
+    assert now is signal.default_int_handler  # restored
     assert result.saved == str(path) and replay(json.loads(path.read_text()))["valid"]
 
 
