@@ -7,6 +7,7 @@ Hands and dice are written as strings of faces, e.g. ``"L33516"`` or ``"345"``
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lama_env import actions as A
@@ -90,6 +91,21 @@ def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool 
     while not g.game_over and g.round_index < max_rounds:
         g.step(pick.choice(g.legal_actions()))
     return g
+
+
+def random_moves(game: LamaGame, choose: Callable[[list[int]], int], limit: int = 100_000) -> Iterator[LamaGame]:
+    """``game`` before each of at most ``limit`` moves, and at its end.
+
+    A chance node is sampled; a decision plays ``choose(game.legal_actions())``.
+    """
+    for _ in range(limit):
+        yield game
+        if game.game_over:
+            return
+        if game.is_chance_node():
+            game.sample_chance()
+        else:
+            game.step(choose(game.legal_actions()))
 
 
 def check_seed_plays_game_0(record: dict, seed: int) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import random_moves
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -528,17 +529,9 @@ def test_property_rule_values_give_rules_or_one_line(items):
 
 # ------------------------------------------------------------------ 6. state strings and state records
 def _random_play(g: LamaGame, seed: int, limit: int = 10_000) -> Iterator[LamaGame]:
-    """``g`` before each of at most ``limit`` random legal moves (a chance node sampled), and once more at the end."""
+    """:func:`conftest.random_moves` with uniformly random legal actions from NumPy's generator of ``seed``."""
     rng = np.random.default_rng(seed)
-    for _ in range(limit):
-        yield g
-        if g.game_over:
-            return
-        if g.is_chance_node():
-            g.sample_chance()
-        else:
-            g.step(int(rng.choice(g.legal_actions())))
-    yield g
+    return random_moves(g, lambda legal: int(rng.choice(legal)), limit)
 
 
 def _played_states() -> list[str]:

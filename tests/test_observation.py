@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import random_moves
 
 from lama_env import actions as A
 from lama_env import observation as O
@@ -53,16 +55,8 @@ def random_states(n: int, seed: int, rules: RulesConfig | None = None, limit: in
     With ``chance="explicit"`` also each roll's chance node and each deal card by card (a round's
     end waits at the next deal's first card).
     """
-    rng = random.Random(seed)
-    g = LamaGame(n, rules, seed=seed, record=False, chance=chance)
-    for _ in range(limit):
-        yield g
-        if g.game_over:
-            return
-        if g.is_chance_node():
-            g.sample_chance()
-        else:
-            g.step(rng.choice(g.legal_actions()))
+    yield from random_moves(LamaGame(n, rules, seed=seed, record=False, chance=chance), random.Random(seed).choice,
+                            limit)
 
 
 @pytest.mark.parametrize("n", range(1, 7))
@@ -181,6 +175,11 @@ class _Viewed:
         return self.game._encoder_view()
 
 
+def _mostly_rolls(pick: random.Random) -> Callable[[list[int]], int]:
+    """A chooser of actions that rolls 7 times in 10 when it may, and otherwise picks uniformly."""
+    return lambda legal: A.ROLL if A.ROLL in legal and pick.random() < 0.7 else pick.choice(legal)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 6])
 @pytest.mark.parametrize("chance", ["sampled", "explicit"])
 def test_the_compiled_encoder_writes_the_python_encoders_bits(n, chance):
@@ -192,21 +191,12 @@ def test_the_compiled_encoder_writes_the_python_encoders_bits(n, chance):
     kinds = set()
     for seed, rules in enumerate([RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=True,
                                                              end_threshold=20)] * 2):
-        g = LamaGame(n, rules, seed=seed, chance=chance)
-        pick = random.Random(seed)
-        while True:
+        for g in random_moves(LamaGame(n, rules, seed=seed, chance=chance), _mostly_rolls(random.Random(seed))):
             kinds.add("chance" if g.is_chance_node() else g.phase.name)
             for s in range(n):
                 fast = O.encode(g, s)
                 np.testing.assert_array_equal(fast, g.observe(s))
                 np.testing.assert_array_equal(fast, O.encode(_Viewed(g), s), err_msg=f"seat {s}, {g!r}")
-            if g.game_over:
-                break
-            if g.is_chance_node():
-                g.sample_chance()
-            else:
-                legal = g.legal_actions()
-                g.step(A.ROLL if A.ROLL in legal and pick.random() < 0.7 else pick.choice(legal))
     expected = {"TURN", "DISCARD", "GAME_OVER"} | ({"chance"} if chance == "explicit" else set()) \
         | ({"TAKE"} if n > 1 else set())
     assert expected <= kinds, kinds
