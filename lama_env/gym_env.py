@@ -1,119 +1,45 @@
-"""Gymnasium environment ``LamaDice-v1``: one learning seat against fixed opponents.
+"""Gymnasium environment ``LamaDice-v1``: one learning seat against fixed opponents (docs/environments.md).
 
 ``import lama_env`` registers it::
 
-    import gymnasium, lama_env
     env = gymnasium.make("LamaDice-v1", num_players=3, opponents=["random"])
     obs, info = env.reset(seed=0)
-    while True:
-        mask = info["action_mask"]                       # also env.unwrapped.action_masks()
-        action = int(np.random.choice(np.flatnonzero(mask)))
-        obs, reward, terminated, truncated, info = env.step(action)
-        if terminated or truncated:
-            print(info["episode_stats"]); break
+    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
 
-The learner plays one seat; the other seats are played by opponent policies
-(any object with ``act(game, legal)`` and ``seed(seed)``: :class:`lama_env.opponents.PolicyLike`)
-inside :meth:`LamaDiceEnv.step`, each through ``policy.act(game, legal)``, played by the scalar envs'
-one episode driver (:func:`lama_env.episode.advance`: round ends, rewards, the episode's end).  A thin
-adapter over :class:`~lama_env.engine.LamaGame`: all rules live in the engine.
+The other seats are played inside :meth:`LamaDiceEnv.step` by opponent policies
+(:class:`lama_env.opponents.PolicyLike`: ``act(game, legal)`` and ``seed(seed)``) through the one
+episode driver, :func:`lama_env.episode.advance`; all rules live in :class:`~lama_env.engine.LamaGame`.
 
 ================  ============================================================
 Observation       ``Box(0, 1, (15 N + 22,), float32)``: :func:`lama_env.observation.encode`
-                  from the learner's seat (its layout: the observation table of
-                  the project's ``docs/environments.md``)
+                  from the learner's seat (docs/environments.md, Observation)
 Action            ``Discrete(129)``: :mod:`lama_env.actions` (0 roll, 1 quit,
                   2..8 take a row card, 9..128 discard a multiset)
 Action mask       ``env.action_masks()`` (what sb3-contrib's ``MaskablePPO`` calls) and
                   ``info["action_mask"]`` (int8, one entry per action)
+Reward            ``"win"``: at the episode's end, the learner's zero-sum share (winners
+                  share +1, the others -1; 0 if all tie, so always 0 solo; 0 on truncation);
+                  ``"points"``: at each round's end, minus the change of the learner's
+                  total (docs/environments.md, Rewards)
+Info              the same keys, types and shapes after every reset and step:
+                  ``action_mask``, ``learner_seat`` (int), ``illegal_action`` (bool),
+                  ``episode_stats`` (:meth:`LamaDiceEnv.step`)
 ================  ============================================================
 
-Arguments of ``gymnasium.make("LamaDice-v1", ...)`` (all keyword):
+Illegal actions: with ``illegal="lose"`` (default; what Gymnasium's and SB3's ``check_env`` need) one
+ends the episode with ``illegal_reward``, ``terminated=True`` and ``info["illegal_action"]``, leaves the
+game unchanged and issues an :class:`IllegalMoveWarning` through ``gymnasium.logger.warn``
+(``gymnasium.logger.min_level = gymnasium.logger.ERROR`` or
+``warnings.filterwarnings("ignore", category=IllegalMoveWarning)`` silences it); with ``"raise"``,
+:meth:`LamaDiceEnv.step` raises :class:`~lama_env.engine.IllegalActionError`, the state unchanged.
 
-* ``num_players`` (2): 1..6; 1 is the solo variant (no opponents).
-* ``opponents`` (``["random"]``): agent specs (``"random"``, ``"optimal"``,
-  ``"threshold:0.2"``...: turned into policies by the installed resolver, see
-  :mod:`lama_env.opponents`) or policy objects.  One entry applies to every opponent
-  seat; otherwise give one per opponent seat, in turn order after the learner.
-* ``episode`` (``"game"``): ``"game"`` plays rounds until a total reaches
-  ``end_threshold``; ``"round"`` ends the episode after one round.
-* ``reward`` (``"win"``): see Rewards.
-* ``learner_seat`` (None): fix the learner's seat; by default it rotates by one
-  seat every episode, starting from a seat drawn from the seed at
-  ``reset(seed=...)`` (``reset(options={"learner_seat": k})`` fixes it for one episode).
-  An episode starts at the learner's first decision: a game in which the learner gets none (its
-  rounds end before the learner's first turn) is skipped for the next game along the same streams,
-  so ``reset(seed=s)`` then plays the game after game 0 on its streams.  A seat that can never act
-  (``max_round_turns`` below the players with ``episode="round"`` or few ``max_rounds``: rounds start
-  at seat 0, 1, ...) is refused at construction (:func:`lama_env.options.check_learner_acts`).
-* ``auto_forced`` (False): apply the learner's forced decisions (one legal action)
-  without asking.
-* ``illegal`` (``"lose"``): what an illegal action does, see Illegal actions.
-* ``illegal_reward`` (-1.0): the reward of an illegal action under ``illegal="lose"``.
-* ``max_rounds`` (None): truncate the episode after this many rounds.
-* ``render_mode``: ``"rgb_array"`` (``render()`` returns the table as an RGB image, 640 x 360 for
-  two players: :mod:`lama_env.picture`), ``"ansi"`` (as text) or ``"human"`` (the image in a
-  pygame window where a display is available, else the text printed).
-* the rules (docs/RULES.md **[choice]** fields): ``triple_llama``, ``must_discard``,
-  ``end_threshold``, ``dice``, and ``max_round_turns`` (1000: the turn cap, a round still
-  going after this many turns is cut and scored as it stands, ``ended_by == "turn_cap"``).
+Version history (docs/environments.md, Versions):
 
-Rewards
--------
-
-``reward="win"`` (default): at the episode's end (the game's end; with
-``episode="round"`` the round's end, lowest total winning), the learner's
-share of a zero-sum result: the winners (tied for the fewest points) share +1,
-the others share -1; 0 for everyone when all tie (so always 0 solo), 0 on
-every other step and on truncation.  ``reward="points"``: at each round's end,
-minus the change of the learner's chip total over that round; over a game they
-add up to minus the final total.  The exact definitions, with the keywords,
-actions and observation layout: ``docs/environments.md``.
-
-Illegal actions
----------------
-
-With ``illegal="lose"`` (default; PettingZoo's classic convention, and what
-Gymnasium's and SB3's ``check_env`` need, since they step random actions) an
-illegal action ends the episode at once: the reward is ``illegal_reward``,
-``terminated`` is True, ``info["illegal_action"]`` is True, the game itself is
-left unchanged, and an :class:`IllegalMoveWarning` is issued through Gymnasium's
-logger (``gymnasium.logger.warn``; Gymnasium 1.x has no ``set_level``:
-``gymnasium.logger.min_level = gymnasium.logger.ERROR``, or a warnings filter on
-the category, ``warnings.filterwarnings("ignore", category=IllegalMoveWarning)``,
-silences it).  With
-``illegal="raise"``, :meth:`LamaDiceEnv.step` raises
-:class:`~lama_env.engine.IllegalActionError` (a
-:class:`~lama_env.errors.LamaDiceError`) and the state is unchanged.
-
-Infos and episode statistics
-----------------------------
-
-Every ``info`` (of ``reset`` and of every ``step``) has the same keys, of the
-same types and shapes, so that infos stack into arrays across steps and envs
-(Gymnasium's vector envs, Tianshou's buffers): ``action_mask`` (int8, one entry
-per action), ``learner_seat`` (int), ``illegal_action`` (bool) and
-``episode_stats``, a flat dict of numbers, all 0 until the step that ends the
-episode; on that step it summarises the episode for the learner: ``win``
-(float: 1, ``1/k`` in a ``k``-way tie for the fewest points, else 0; the share
-of the lead when truncated), ``rounds``, ``points_per_round`` (float: mean
-round points), ``final_points`` (chip total), ``busts``, ``quits``,
-``went_out`` (counts over the episode) and ``illegal`` (1 if an illegal action
-ended it), ints but for the two floats.  The whole game stays readable from
-``env.unwrapped.game`` (``totals``, ``winners``, ``result()``).
-
-Version history
-
-* v1: the deals and dice come from the compiled engine's streams (:class:`lama_env.streams.Streams`):
-  after ``reset(seed=s)`` the episode plays the compiled engine's game 0 of seed ``s``, so the same
-  seed and the same actions play the same game as ``LamaGame(seed=s, game_id=0)`` and as sub-env 0
-  of the vector env (``gymnasium.make_vec("LamaDice-v1", num_envs=1)``, ``reset(seed=s)``), the
-  opponents' ``random`` included (it draws from the game's policy stream, as the compiled
-  ``random`` does); later episodes go on along those streams, as a vector env's slot does.  The
-  learner's starting seat and the opponents' seeds still come from ``env.np_random``.  Spaces,
-  rewards, options and infos are those of v0.
-* v0: initial release; its seeds drew the game from ``env.np_random``, and played other games.
-  Retired: ``gymnasium.make("LamaDice-v0")`` names v1 in its error.
+* v1: ``reset(seed=s)`` plays the compiled engine's game 0 of seed ``s`` (:class:`lama_env.streams.Streams`:
+  as ``LamaGame(seed=s, game_id=0)`` and sub-env 0 of ``gymnasium.make_vec("LamaDice-v1")``, the
+  opponents' ``random`` included), later episodes going on along those streams; the learner's starting
+  seat and the opponents' seeds come from ``env.np_random``.  Spaces, rewards, options and infos are v0's.
+* v0: its seeds drew the game from ``env.np_random``.  Retired: ``gymnasium.make("LamaDice-v0")`` names v1.
 """
 
 from __future__ import annotations
@@ -146,34 +72,39 @@ from .options import (
     check_max_rounds,
     check_num_players,
     check_reward,
+    draw_table,
     opponent_name,
     seat_opponents,
     warn_solo_win,
 )
-from .render import render_text
 from .rules import RulesConfig, win_shares
 from .streams import Streams
 from .viewer import HumanView
 
 
-# --------------------------------------------------------------------------------- the Gym env
 class LamaDiceEnv(gym.Env):
     """One learning seat of *Don't L.L.A.M.A. Dice* against opponent policies (see the module docstring).
 
     Args:
-        num_players: 1..6 (1: the solo variant).
-        opponents: agent specs or :class:`~lama_dice.agents.base.Policy` objects; one applies
-            to every opponent seat, else one per opponent seat (turn order after the learner).
-        episode: ``"game"`` or ``"round"``.
+        num_players: 1..6 (1: the solo variant, no opponents).
+        opponents: agent specs (``"random"``, ``"optimal"``, ``"threshold:0.2"``...: :mod:`lama_env.opponents`)
+            or policy objects; one applies to every opponent seat, else one per opponent seat (turn order
+            after the learner).  None: ``["random"]``.
+        episode: ``"game"`` (rounds until a total reaches ``end_threshold``) or ``"round"`` (one round).
         reward: ``"win"`` or ``"points"``.
-        learner_seat: a fixed seat for the learner; None rotates it every episode.
-        auto_forced: apply the learner's forced decisions automatically.
+        learner_seat: a fixed seat for the learner; None rotates it by one every episode from a seat drawn
+            at ``reset(seed=...)`` (``reset(options={"learner_seat": k})`` fixes it for one episode).  An
+            episode starts at the learner's first decision: a game where it gets none is skipped for the
+            next one along the same streams; a seat that can never act is refused
+            (:func:`lama_env.options.check_learner_acts`).
+        auto_forced: apply the learner's forced decisions (one legal action) without asking.
         illegal: ``"lose"`` (end the episode with ``illegal_reward``) or ``"raise"``.
         illegal_reward: reward of an illegal action under ``illegal="lose"``.
         max_rounds: truncate the episode after this many rounds (None: never).
-        render_mode: None, ``"rgb_array"``, ``"ansi"`` or ``"human"``.
-        **rules: the rules fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``,
-            ``max_round_turns``).
+        render_mode: None, ``"rgb_array"``, ``"ansi"`` or ``"human"`` (:meth:`render`).
+        **rules: the rules fields (docs/RULES.md): ``triple_llama``, ``must_discard``, ``end_threshold``,
+            ``dice``, ``max_round_turns`` (1000: a round still going after this many turns is cut and
+            scored as it stands, ``ended_by == "turn_cap"``).
 
     Raises:
         TypeError: an unknown keyword (``"LamaDiceEnv.__init__() got an unexpected keyword argument 'x'"``).
@@ -186,20 +117,10 @@ class LamaDiceEnv(gym.Env):
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (gymnasium's)
     _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        opponents: Sequence[Any] | str | None = None,
-        episode: str = "game",
-        reward: str = "win",
-        learner_seat: int | None = None,
-        auto_forced: bool = False,
-        illegal: str = "lose",
-        illegal_reward: float = -1.0,
-        max_rounds: int | None = None,
-        render_mode: str | None = None,
-        **rules: Any,
-    ) -> None:
+    def __init__(self, num_players: int = 2, opponents: Sequence[Any] | str | None = None, episode: str = "game",
+                 reward: str = "win", learner_seat: int | None = None, auto_forced: bool = False,
+                 illegal: str = "lose", illegal_reward: float = -1.0, max_rounds: int | None = None,
+                 render_mode: str | None = None, **rules: Any) -> None:
         """Check the options and build the opponents (see the class docstring)."""
         super().__init__()
         # first: an unknown keyword is a TypeError
@@ -231,27 +152,18 @@ class LamaDiceEnv(gym.Env):
         self._policies: list[Any] = [None] * n
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything but the ``human`` render window, so that ``pickle`` and ``copy.deepcopy`` keep a game in progress.
-
-        The copy continues exactly as the original: the game, the random stream shared by
-        the env and the game, and the opponents (with their own random streams) are copied together.
-        """
+        """Everything but the ``human`` window: ``pickle``/``deepcopy`` copy a game in progress (streams, opponents)."""
         state = self.__dict__.copy()
         state.pop("_view", None)
         return state
 
-    # ------------------------------------------------------------------ set-up
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        opponents = seat_opponents(opponents, self.num_players, lambda o: isinstance(o, (str, PolicyLike)))
         out = []
-        for spec in opponents:
-            if isinstance(spec, str):
-                out.append(resolve_opponent(spec))
-            elif isinstance(spec, PolicyLike):
-                out.append(spec)
-            else:
+        for spec in seat_opponents(opponents, self.num_players, lambda o: isinstance(o, (str, PolicyLike))):
+            if not isinstance(spec, (str, PolicyLike)):
                 raise LamaEnvError(f"an opponent must be an agent spec or a policy object "
                                    f"(with act(game, legal) and seed(seed)), got {spec!r}")
+            out.append(resolve_opponent(spec) if isinstance(spec, str) else spec)
         return out
 
     @property
@@ -264,13 +176,8 @@ class LamaDiceEnv(gym.Env):
         """The learner's seat in the current episode."""
         return self._learner
 
-    # --------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start an episode.
-
-        Returns:
-            ``(observation, info)``; ``info`` has the keys of every step's (:meth:`step`).
-        """
+        """Start an episode; returns ``(observation, info)`` (``info`` as :meth:`step`'s)."""
         super().reset(seed=seed)
         n = self.num_players
         rng = self.np_random
@@ -311,8 +218,7 @@ class LamaDiceEnv(gym.Env):
         self._game = g = LamaGame(self.num_players, self.rules, rng=self._streams, record=False,
                                   max_rounds=1 if self.episode == "round" else self.max_rounds)
         self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
-        self._done = False
-        self._terminated = False
+        self._done = self._terminated = False
         self._illegal = 0
         return g
 
@@ -320,11 +226,11 @@ class LamaDiceEnv(gym.Env):
         """Apply the learner's action, then the opponents' moves until the learner's next decision.
 
         Returns:
-            ``(observation, reward, terminated, truncated, info)``. ``info`` has the same keys,
-            of the same types and shapes, after every step and reset, so that infos stack
-            across steps and envs: ``action_mask`` (int8 array), ``learner_seat`` (int),
-            ``illegal_action`` (bool) and ``episode_stats`` (a flat dict of numbers: the
-            episode's statistics once it is over, zeros before).
+            ``(observation, reward, terminated, truncated, info)``; ``info["episode_stats"]`` is all 0 until
+            the step that ends the episode, then the learner's ``win`` (float: 1, ``1/k`` in a ``k``-way tie
+            for the fewest points, else 0; the share of the lead when truncated), ``rounds``,
+            ``points_per_round`` (float), ``final_points``, ``busts``, ``quits``, ``went_out`` and
+            ``illegal`` (1 if an illegal action ended it) (docs/environments.md, Infos).
 
         Raises:
             IllegalActionError: an illegal action with ``illegal="raise"``.
@@ -342,14 +248,13 @@ class LamaDiceEnv(gym.Env):
                 name = A.describe(int(action))
             except (TypeError, ValueError):
                 name = "not an action"
-            gym.logger.warn(  # Gymnasium's logger: gymnasium.logger.min_level = gymnasium.logger.ERROR silences it
+            gym.logger.warn(
                 "%s", f"LamaDice-v1: illegal action {action!r} ({name}) by the learner; legal: "
                 f"{', '.join(A.describe(a) for a in g.legal_actions())}. The episode ends with reward "
                 f"{self.illegal_reward} (illegal='lose').",
                 category=IllegalMoveWarning, stacklevel=2,
             )
-            self._done = True
-            self._terminated = True
+            self._done = self._terminated = True
             self._illegal = 1
             return encode(g, learner), self.illegal_reward, True, False, self._info(g, illegal=True)
         g.step(action)
@@ -360,11 +265,7 @@ class LamaDiceEnv(gym.Env):
         return encode(g, learner), float(reward), self._terminated, self._done and not self._terminated, info
 
     def _advance(self, g: LamaGame) -> float:
-        """Play ``g`` until the learner's next decision or the episode's end; return the learner's reward.
-
-        The episode driver :func:`lama_env.episode.advance` plays it (the round ends, the episode's end),
-        with :meth:`_act` for the opponents and the learner's forced decisions.
-        """
+        """Play ``g`` (:func:`lama_env.episode.advance`) to the learner's next decision or the end; its reward."""
         book = self._book
         advance(g, book, self._act, self._blame)
         if book.end != CONTINUES:
@@ -383,17 +284,15 @@ class LamaDiceEnv(gym.Env):
         return IllegalActionError(f"opponent {opponent_name(self._policies[p])!r} at seat {p}: {e}")
 
     def _info(self, g: LamaGame, illegal: bool = False) -> dict[str, Any]:
-        """The info of a reset or step: the same keys, types and shapes every time (see :meth:`step`)."""
         return {"action_mask": self._mask(), "learner_seat": self._learner, "illegal_action": illegal,
                 "episode_stats": self._episode_stats(g) if self._done else dict(NO_EPISODE_STATS)}
 
     def _episode_stats(self, g: LamaGame) -> dict[str, float]:
         learner = self._learner
         st = g.statistics()
-        win = 0.0 if self._illegal else win_shares(g.totals)[learner]
         rounds = st["rounds"]
         return {
-            "win": win,
+            "win": 0.0 if self._illegal else win_shares(g.totals)[learner],
             "rounds": rounds,
             "points_per_round": st["points"][learner] / rounds if rounds else 0.0,
             "final_points": g.totals[learner],
@@ -405,43 +304,22 @@ class LamaDiceEnv(gym.Env):
 
     def _mask(self) -> np.ndarray:
         g = self._game
-        if g is None or self._done:
-            return self._masks(None)
-        return self._masks(g.legal_actions())
+        return self._masks(None if g is None or self._done else g.legal_actions())
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as an int8 mask (all zeros once the episode is over)."""
         return self._mask()
 
     def render(self) -> str | np.ndarray | None:
-        """Draw the table; the learner's seat is starred.
-
-        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two
-        players); ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one
-        can be shown (:mod:`lama_env.viewer`), else the text printed.
-        """
+        """Draw the table, the learner's seat starred (:func:`lama_env.options.draw_table`)."""
         if self.render_mode is None:
             gym.logger.warn("LamaDice-v1: render() called without a render_mode (use 'rgb_array', 'ansi' or 'human')")
             return None
-        game = self._game
-        if game is None:
+        if self._game is None:
             return None
         names = [f"p{p}:{'learner' if p == self._learner else opponent_name(self._policies[p])}"
                  for p in range(self.num_players)]
-        if self.render_mode != "ansi":
-            from .picture import picture
-
-            if self.render_mode == "rgb_array":
-                return picture(game, names, highlight=self._learner)
-            if self._view is None:
-                self._view = HumanView("LamaDice-v1", self.metadata["render_fps"])
-            if self._view.show(lambda: picture(game, names, highlight=self._learner)):
-                return None
-        text = render_text(game, names, highlight=self._learner)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        return draw_table(self, "LamaDice-v1", names, self._learner)
 
     def close(self) -> None:
         """Close the ``human`` render mode's window, if open."""

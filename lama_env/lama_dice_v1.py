@@ -1,7 +1,7 @@
 """
 # Don't L.L.A.M.A. Dice
 
-A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice`.
+A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice` (docs/environments.md).
 
 | Import             | `from lama_env import lama_dice_v1`                          |
 |--------------------|--------------------------------------------------------------|
@@ -16,12 +16,8 @@ A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice`.
 | Observation Shape  | (15 N + 22,) (52 for 2 players), in a dict with the mask     |
 | Observation Values | [0, 1]                                                       |
 
-Players take turns rolling three dice to get rid of the cards in their display;
-whoever quits, goes out or busts stops for the round, and each display's cards
-score penalty points (10 for any llamas, plus each distinct number once). The
-game ends after a round in which a total reaches 40; the fewest points win.
-The rules are those of the project's `docs/RULES.md`; every one of its choices is a
-keyword of `env()`.
+Players roll three dice to get rid of the cards in their display; the game ends after a round in
+which a total reaches 40, the fewest points winning (`docs/RULES.md`; its choices are keywords of `env()`).
 
 ### Arguments
 
@@ -31,84 +27,49 @@ lama_dice_v1.env(num_players=2, render_mode=None, episode="game", reward="win",
                  triple_llama="chip_only", must_discard=True, end_threshold=40, dice=...)
 ```
 
-`num_players`: 1..6 (1: the solo variant, where every roll that matches nothing busts).
-
-`episode`: `"game"` plays rounds until a total reaches `end_threshold`; `"round"` ends
-the episode after one round.
-
-`reward`: `"win"` or `"points"` (see Rewards).
-
-`auto_forced`: when True, a decision with exactly one legal action (a forced discard or
-take) is applied automatically and the agent is not asked; by default it is asked anyway.
-
-`max_rounds`: truncate the episode (all agents) after this many rounds; None: never.
-
-`record`: keep the game record (`env.unwrapped.game.to_record()`); a little slower.
-
-`triple_llama`, `must_discard`, `end_threshold`, `dice`, `max_round_turns`: the rules' choices
-(`lama_env.RulesConfig`); `rules=RulesConfig(...)` is accepted too.
-
-`render_mode`: `"rgb_array"` (`render()` returns the table as an RGB image, 640 x 360 for two
-players), `"ansi"` (as text) or `"human"` (the image in a pygame window where a display is
-available, else the text printed), after every step.
+`num_players` 1..6; `episode` `"game"` or `"round"`; `reward` `"win"` or `"points"`; `auto_forced`
+applies decisions with one legal action without asking; `max_rounds` truncates the episode (None:
+never); `record` keeps the game record (`env.unwrapped.game.to_record()`); `render_mode` `"rgb_array"`,
+`"ansi"` or `"human"` (after every step); the rules' choices `triple_llama`, `must_discard`,
+`end_threshold`, `dice`, `max_round_turns` (or `rules=RulesConfig(...)`). Meanings: the common keywords
+table of `docs/environments.md`.
 
 ### Observation Space
 
-The observation is a dictionary with an `'observation'` element, a flat `float32`
-vector, and an `'action_mask'` element, described in the Legal Actions Mask section.
-
-The vector (`lama_env.observation.encode`, shared with the Gymnasium env and with trained
-agents) is seen from the observing agent's seat: each block with one entry per player lists
-that agent first and the others in turn order. With N players it has 15 N + 22 entries, all
-in [0, 1]. Its layout, block by block, is the observation table of the project's
-`docs/environments.md` (generated from `lama_env.observation.observation_layout`, which
-also gives the concrete slices for N players).
-
-#### Legal Actions Mask
-
-The legal moves of the agent to act are in the `action_mask` element of the dictionary
-observation: an `int8` vector with one entry per action, 1 where the action is legal. It is
-all zeros for every other agent and once the episode is over, and never empty for the agent
-to act. Taking an illegal action through `env()` ends the game with a reward of -1 for the
-offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`), reported as the
-classic environments do, through PettingZoo's `EnvLogger` (`EnvLogger.suppress_output()`
-silences it); the game state is never changed by it. The unwrapped `raw_env` raises
-`lama_env.IllegalActionError` instead, also leaving the state unchanged.
+A dict: `'observation'`, the `float32` vector of `lama_env.observation.encode` (15 N + 22 entries in
+[0, 1], seen from the observing agent's seat: it first, the others in turn order; its layout: the
+observation table of `docs/environments.md`), and `'action_mask'`, an `int8` vector with 1 where an action is legal for
+the agent to act (all zeros for every other agent and once the episode is over, never empty for the
+agent to act). Through `env()` an illegal action ends the game with -1 for the offender and 0 for the
+others (PettingZoo's `TerminateIllegalWrapper`, reported through `EnvLogger`:
+`EnvLogger.suppress_output()` silences it); `raw_env` raises
+`lama_env.IllegalActionError`. Either way the game state is unchanged.
 
 ### Action Space
 
-One `Discrete(129)` space covers every decision (`lama_env.actions`): 0 roll and 1 quit at
-the start of a turn, 2..8 take the row card `L`, `1`..`6` after a roll that matches nothing
-in the display, 9..128 discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`) after
-a matching roll. When each is legal: the actions table of `docs/environments.md`.
+`Discrete(129)` (`lama_env.actions`): 0 roll, 1 quit, 2..8 take the row card `L`, `1`..`6`, 9..128
+discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`); when each is legal: the actions table
+of `docs/environments.md`.
 
 ### Rewards
 
-`reward="win"` (default): at the end of the game (with `episode="round"`, of the round),
-zero-sum: the winners (tied for the fewest points) share +1 and the others share -1; 0 for
-everyone if all tie, so always 0 in the solo variant; nothing on truncation.
-`reward="points"`: at the end of each round, to every agent, minus the change of its chip
-total over the round. The exact definitions: the rewards table of `docs/environments.md`.
+`reward="win"` (default): at the end of the game (of the round with `episode="round"`), zero-sum: the
+winners share +1 and the others -1; 0 if all tie (always 0 solo); nothing on truncation.
+`reward="points"`: at each round's end, minus the change of each agent's chip total. Exact
+definitions: the rewards table of `docs/environments.md`.
 
 ### Infos and the game's result
 
-As in PettingZoo's classic environments, every agent's `info` is an empty dict at every step
-(so infos stack in any library). The game's result is read from the game itself:
-`env.unwrapped.game.totals` (chip totals by seat: `player_i` is seat `i`),
-`env.unwrapped.game.result()["winners"]` (the seats tied for the fewest points once the game is over),
-`env.unwrapped.game.result()` (per-round results) and `env.unwrapped.game.statistics()`.
+Every agent's `info` is an empty dict; the result is read from `env.unwrapped.game` (`totals` by seat,
+`player_i` being seat `i`; `result()["winners"]`, `result()`, `statistics()`).
 
 ### Version History
 
-* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s`: the deals and dice come
-  from its streams (`lama_env.streams.Streams`), so the same seed and the same actions play the
-  same game as `LamaGame(seed=s, game_id=0)`, game 0 of `lama_env.batched.play_batch(...,
-  seed=s)` and slot 0 of a `VectorGame` after `reset(seed=s)`; later `reset()`s without a seed
-  go on along those streams. Spaces, rewards and options are those of v0. (lama-dice 0.1.0,
-  unreleased)
-* v0: Initial release (lama-dice 0.1.0); its seeds drew from a NumPy generator, and played other
-  games. Retired: `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`,
-  naming v1.
+* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s` (`lama_env.streams.Streams`: as
+  `LamaGame(seed=s, game_id=0)`, `play_batch(..., seed=s)`'s game 0 and a `VectorGame`'s slot 0); later
+  `reset()`s go on along those streams. Spaces, rewards and options are v0's. (lama-dice 0.1.0, unreleased)
+* v0: Initial release; its seeds drew from a NumPy generator. Retired:
+  `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 
@@ -136,9 +97,9 @@ from .options import (
     check_choice,
     check_max_rounds,
     check_num_players,
+    draw_table,
     warn_solo_win,
 )
-from .render import render_text
 from .rules import RulesConfig
 from .streams import Streams
 from .viewer import HumanView
@@ -146,21 +107,13 @@ from .viewer import HumanView
 __all__ = ["env", "raw_env"]
 
 
-
 def env(**kwargs: Any) -> AECEnv:
-    """The environment wrapped as PettingZoo's classic environments are.
+    """:class:`raw_env` (same keywords) wrapped as PettingZoo's classic environments are.
 
-    ``TerminateIllegalWrapper(illegal_reward=-1)``, then ``AssertOutOfBoundsWrapper``,
-    then ``OrderEnforcingWrapper`` (lama-dice's subclasses of these three wrappers,
-    :mod:`lama_env.aec_wrappers`: the same behaviour, with the attributes read every step
-    forwarded directly to the environment rather than through ``__getattr__``). Keyword
-    arguments are those of :class:`raw_env`.
+    ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``:
+    :mod:`lama_env.aec_wrappers`' subclasses of them (the same behaviour, faster per step).
     """
-    e: AECEnv = raw_env(**kwargs)
-    e = TerminateIllegal(e, illegal_reward=-1)
-    e = AssertOutOfBounds(e)
-    e = OrderEnforcing(e)
-    return e
+    return OrderEnforcing(AssertOutOfBounds(TerminateIllegal(raw_env(**kwargs), illegal_reward=-1)))
 
 
 class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
@@ -180,17 +133,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     }
     _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        render_mode: str | None = None,
-        episode: str = "game",
-        reward: str = "win",
-        auto_forced: bool = False,
-        max_rounds: int | None = None,
-        record: bool = False,
-        **rules: Any,
-    ) -> None:
+    def __init__(self, num_players: int = 2, render_mode: str | None = None, episode: str = "game",
+                 reward: str = "win", auto_forced: bool = False, max_rounds: int | None = None,
+                 record: bool = False, **rules: Any) -> None:
         """Check the options and build the spaces (the keywords are in the module docstring)."""
         EzPickle.__init__(
             self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
@@ -230,13 +175,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._dirty = False
 
     def __getstate__(self) -> dict[str, Any]:
-        """Everything, so that ``pickle`` and ``copy.deepcopy`` keep a game in progress.
-
-        ``EzPickle`` (which ``raw_env`` derives from, as PettingZoo's classic envs do) would keep
-        only the constructor's arguments: a copy that has forgotten the game.  The copy continues
-        exactly as the original (the game's random stream is copied with it); only the window of
-        ``render_mode="human"`` is left out (the copy opens its own on its first render).
-        """
+        """Everything but the ``human`` window (not ``EzPickle``'s arguments): copies keep a game in progress."""
         state = self.__dict__.copy()
         state.pop("_view", None)
         return state
@@ -245,7 +184,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """Restore what :meth:`__getstate__` kept."""
         self.__dict__.update(state)
 
-    # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of ``agent``: a ``Dict`` of ``observation`` and ``action_mask``."""
         return self.observation_spaces[agent]
@@ -259,7 +197,6 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """The engine's game (read it, don't change it)."""
         return self._game
 
-    # -------------------------------------------------------------------- API
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game (a new random stream when ``seed`` is given)."""
         if seed is not None or self._rng is None:
@@ -324,11 +261,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self.render()
 
     def _settle(self, g: LamaGame) -> None:
-        """Handle ``g``'s round ends (rewards, the episode's end) and forced decisions: the episode driver.
-
-        :func:`lama_env.episode.advance` plays them (with ``auto_forced``, the forced decisions); every
-        agent gets its rewards, and the episode's end sets every agent's termination or truncation.
-        """
+        """Settle ``g``'s round ends and forced decisions (:func:`lama_env.episode.advance`): rewards, flags."""
         book = self._book
         if not advance(g, book, forced if self.auto_forced else None):
             return
@@ -344,37 +277,15 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         else:
             self.truncations = dict.fromkeys(self._names, True)
 
-    # -------------------------------------------------------------- rendering
     def render(self) -> str | np.ndarray | None:
-        """Draw the table.
-
-        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two
-        players); ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one
-        can be shown (:mod:`lama_env.viewer`), else the text printed.
-        """
+        """Draw the table (:func:`lama_env.options.draw_table`)."""
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode "
                 "(use 'rgb_array', 'ansi' or 'human')."
             )
             return None
-        game = self._game
-        if game is None:
-            return None
-        if self.render_mode != "ansi":
-            from .picture import picture
-
-            if self.render_mode == "rgb_array":
-                return picture(game, self._names)
-            if self._view is None:
-                self._view = HumanView("lama_dice_v1", self.metadata["render_fps"])
-            if self._view.show(lambda: picture(game, self._names)):
-                return None
-        text = render_text(game, self._names)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        return None if self._game is None else draw_table(self, "lama_dice_v1", self._names)
 
     def close(self) -> None:
         """Close the ``human`` render mode's window, if open."""
