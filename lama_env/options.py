@@ -1,17 +1,9 @@
-"""What the env front-ends share: their options and the checks of them, errors, warnings, rewards.
+"""What the env front-ends share: option checks (one message per bad value, whichever env), errors, warnings.
 
-:mod:`lama_env.gym_env` (``LamaDice-v1``), :mod:`lama_env.lama_dice_v1` (the PettingZoo AEC env)
-and :mod:`lama_env.vector_env` (the vector env of ``LamaDice-v1``) check their keywords with the
-functions here, so that one bad value gets one message whichever env it is given to; the rules
-keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.
-
-* the option values (:data:`EPISODES`, :data:`REWARDS`, :data:`ILLEGAL_MODES`) and the checks
-  (:func:`check_choice`, :func:`check_num_players`, :func:`check_max_rounds`,
-  :func:`check_learner_seat`, :func:`check_learner_acts`, :func:`seat_opponents`), raising :class:`LamaEnvError`;
-* :class:`IllegalMoveWarning` and :func:`warn_solo_win`;
-* the zero-sum win rewards (:func:`win_rewards`) and the empty episode statistics
-  (:data:`NO_EPISODE_STATS`);
-* the action argument (:func:`as_action`) and the cache of action masks (:class:`MaskCache`).
+Used by :mod:`lama_env.gym_env`, :mod:`lama_env.lama_dice_v1` and :mod:`lama_env.vector_env`; the rules
+keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.  Also: the empty episode statistics
+(:data:`NO_EPISODE_STATS`), :func:`win_rewards` (re-exported from :mod:`lama_env.rules`), :func:`as_action`,
+:class:`MaskCache` and :func:`draw_table` (the scalar envs' ``render()``).
 """
 
 from __future__ import annotations
@@ -28,27 +20,10 @@ from .errors import LamaDiceError, RetiredError, clip
 from .rules import check_num_players as _check_num_players
 from .rules import win_rewards  # the rule lives in rules; re-exported for the envs
 
-__all__ = [
-    "EPISODES",
-    "ILLEGAL_MODES",
-    "NO_EPISODE_STATS",
-    "REWARDS",
-    "DeprecatedEnvError",
-    "IllegalMoveWarning",
-    "LamaEnvError",
-    "MaskCache",
-    "as_action",
-    "check_choice",
-    "check_learner_acts",
-    "check_learner_seat",
-    "check_max_rounds",
-    "check_num_players",
-    "check_reward",
-    "opponent_name",
-    "seat_opponents",
-    "warn_solo_win",
-    "win_rewards",
-]
+__all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "IllegalMoveWarning",
+           "LamaEnvError", "MaskCache", "as_action", "check_choice", "check_learner_acts", "check_learner_seat",
+           "check_max_rounds", "check_num_players", "check_reward", "opponent_name", "seat_opponents",
+           "warn_solo_win", "win_rewards"]
 
 #: The ``episode`` option: a whole game, or one round.
 EPISODES = ("game", "round")
@@ -70,10 +45,7 @@ class DeprecatedEnvError(RetiredError, ImportError):
 
 
 class IllegalMoveWarning(UserWarning):
-    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v1`` episode.
-
-    PettingZoo's ``lama_dice_v1.env()`` reports illegal moves through PettingZoo's ``EnvLogger`` instead.
-    """
+    """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v1`` episode."""
 
 
 def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
@@ -84,11 +56,7 @@ def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
 
 
 def check_reward(name: str, value: Any, positive: bool = False) -> float:
-    """``value`` as a finite float (``illegal_reward``, ``reward_scale``; ``positive``: above 0).
-
-    Raises:
-        LamaEnvError: NaN, an infinity, not a number: such a reward would poison every return it enters.
-    """
+    """``value`` as a finite float (``illegal_reward``, ``reward_scale``; ``positive``: above 0), else LamaEnvError."""
     try:
         number = float(value) if not isinstance(value, bool | str | bytes) else math.nan
     except (TypeError, ValueError, OverflowError):
@@ -125,15 +93,10 @@ def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
 
 def check_learner_acts(num_players: int, max_round_turns: int, episode: str, max_rounds: int | None,
                        learner_seat: int | None, what: str = "learner_seat") -> None:
-    """Refuse a setting in which a seat the learner may take never gets a decision in an episode.
+    """Raise :class:`LamaEnvError` if a seat the learner may take (None: any) never gets a decision in an episode.
 
-    An episode's game starts its first round at seat 0 and each later round at the next seat, and a
-    round ends after ``max_round_turns`` turns, so an episode of at most ``R`` rounds (1 with
-    ``episode="round"``, ``max_rounds`` otherwise) reaches only seats ``0..R + max_round_turns - 2``.
-    ``learner_seat`` None: any seat (the seat rotates).
-
-    Raises:
-        LamaEnvError: such a seat never acts (one line naming the seats and the ways out).
+    Round ``r`` starts at seat ``r`` and ends after ``max_round_turns`` turns, so an episode of at most ``R``
+    rounds (1 with ``episode="round"``, else ``max_rounds``) reaches only seats ``0..R + max_round_turns - 2``.
     """
     rounds = 1 if episode == "round" else max_rounds
     if rounds is None or rounds + max_round_turns - 1 >= num_players:
@@ -151,10 +114,9 @@ def check_learner_acts(num_players: int, max_round_turns: int, episode: str, max
 
 
 def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:
-    """The opponents' list, one entry per opponent seat.
+    """The opponents' list, one entry per opponent seat (else :class:`LamaEnvError`).
 
-    ``None`` means ``["random"]`` (no opponent for one player); one entry (``is_single``, or a
-    one-item list) fills every seat; otherwise one entry per opponent seat is required.  The solo
+    ``None``: ``["random"]``; one entry (``is_single``, or a one-item list) fills every seat; the solo
     variant (one player) has no opponent seat: any opponent given is refused.
     """
     k = num_players - 1
@@ -183,17 +145,12 @@ def opponent_name(policy: Any) -> str:
 
 def warn_solo_win() -> None:
     """Warn that ``reward="win"`` is always 0 in the solo variant."""
-    warnings.warn(
-        'reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to learn from it',
-        UserWarning, stacklevel=3,
-    )
+    warnings.warn('reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to learn from it',
+                  UserWarning, stacklevel=3)
 
 
 def as_action(action: Any) -> Any:
-    """``action`` as a Python int when it is an integer (NumPy scalars and 0-d arrays included).
-
-    Anything else is returned unchanged, for the engine to reject with a clear message.
-    """
+    """``action`` as a Python int when it is an integer (NumPy scalars, 0-d arrays), else unchanged (for the engine)."""
     if type(action) is int:
         return action
     if isinstance(action, (np.integer, int)) and not isinstance(action, bool):
@@ -204,11 +161,10 @@ def as_action(action: Any) -> Any:
 
 
 class MaskCache:
-    """int8 action masks per legal-action tuple (a fresh copy each call)."""
+    """int8 action masks per legal-action tuple (a fresh copy each call; ``table`` holds the originals)."""
 
     def __init__(self) -> None:
         """Start with an empty table."""
-        #: legal-action tuple -> its mask (never handed out: callers get copies)
         self.table: dict[tuple[int, ...], np.ndarray] = {}
         self._zero = A.legal_mask(())
 
@@ -223,11 +179,11 @@ class MaskCache:
 
 
 def draw_table(env: Any, title: str, names: Sequence[str], highlight: int | None = None) -> str | np.ndarray | None:
-    """``render()`` of a scalar env with a game (``env._game``), for its ``render_mode``.
+    """``render()`` of a scalar env with a game (``env._game``), ``highlight``: a seat to star.
 
     ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two players);
     ``"ansi"``: the table as text; ``"human"``: the image in a pygame window titled ``title`` where one can
-    be shown (:mod:`lama_env.viewer`), else the text printed.  ``highlight``: a seat to star.
+    be shown (:mod:`lama_env.viewer`), else the text printed.
     """
     from .render import render_text
 
