@@ -1,71 +1,49 @@
 """*Don't L.L.A.M.A. Dice* as an OpenSpiel game: ``python_lama_dice``, registered on import.
 
-Needs OpenSpiel (``pip install "lama-dice[openspiel]"``, the ``open-spiel`` package)::
+Needs OpenSpiel (``pip install "lama-dice[openspiel]"``)::
 
     import pyspiel
     import lama_env.openspiel  # registers python_lama_dice
 
     game = pyspiel.load_game("python_lama_dice", {"players": 3, "reward": "points"})
     state = game.new_initial_state()       # a chance node: the deal, card by card
-    pyspiel.random_sim_test(game, num_sims=10, serialize=True, verbose=False)
 
-A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"``:
-the rules, the chance outcomes and their probabilities
-(:meth:`~lama_env.engine.LamaGame.chance_outcomes`) and the observation
-(:func:`lama_env.observation.encode`) are the engine's.
+A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"`` (docs/environments.md,
+The state API: search and OpenSpiel).
 
 =====================  ==========================================================
 parameter              meaning (default)
 =====================  ==========================================================
 ``players``            1..6 (2)
-``reward``             ``"win"`` (default): the zero-sum win/loss shares of the
-                       environments' ``reward="win"`` (winners share +1, the others
-                       -1; all 0 if everyone ties, so always 0 solo);
-                       ``"points"``: minus each player's final chip total (the sum
-                       of the environments' ``reward="points"`` over a game)
+``reward``             ``"win"`` (default): the envs' zero-sum win/loss shares;
+                       ``"points"``: minus each player's final chip total
 ``triple_llama``       a rules [choice]: ``"chip_only"`` or ``"also_match"``
 ``must_discard``       a rules [choice] (true)
 ``end_threshold``      a rules [choice] (40)
-``dice``               the three dice, six faces each, in die order, separated by
-                       ``/`` (``"1234LL/3456LL/1256LL"``, docs/RULES.md's dice;
-                       not commas, which OpenSpiel's game strings reserve)
+``dice``               the three dice, six faces each, separated by ``/``
+                       (``"1234LL/3456LL/1256LL"``; not commas)
 ``max_round_turns``    a rules field (1000): a round is cut after this many turns
-                       (docs/RULES.md, "The turn cap")
 ``max_game_length``    the most player decisions in a game (3000): the game is cut
-                       off (terminal, returns as at truncation below) once this
-                       many were made, so that OpenSpiel's ``max_game_length`` is a
-                       real bound; a game of two ``always-roll`` players, the
-                       longest heuristic, took 233 decisions on average and 1,458
-                       at most over 4,000 games
+                       off (terminal) once this many were made
 =====================  ==========================================================
 
-Conventions: actions are those of :mod:`lama_env.actions` (``Discrete(129)``).
-Chance outcomes are integers: a roll is ``49 * d0 + 7 * d1 + d2`` (three face
-indices in die order, ``0..342``), the next card of a deal is ``343 + face``;
-a deal gives six cards to each seat in seat order (``lama_env.transitions.deal_seat``).
-A new round is dealt as soon as the previous one ends.  Returns are terminal
-(OpenSpiel's ``RewardModel.TERMINAL``): 0 before the end; a game cut off by
-``max_game_length`` returns 0 each under ``"win"`` (as the environments' truncation)
-and minus the totals of the finished rounds under ``"points"``.  The observation
-tensor of player ``p`` is ``encode(game, p)`` (``15 N + 22`` floats, the
-observation table of docs/environments.md), from OpenSpiel's Python observer
-API; the observation string is the table as text
-(:func:`lama_env.render.render_text`).  A state cut off by ``max_game_length``
-looks terminal: no player to act in its observation (``to_act`` all 0, the
-``decision`` "none", no dice) nor in ``str(state)``.
+=====================  ==========================================================
+Actions                :mod:`lama_env.actions` (``Discrete(129)``)
+Chance outcomes        a roll ``49 * d0 + 7 * d1 + d2`` (face indices in die order,
+                       ``0..342``); a deal card ``343 + face`` (six cards to each
+                       seat in seat order); a new round is dealt at once
+Returns                terminal only; when cut off by ``max_game_length``: 0 each
+                       under ``"win"``, minus the finished rounds' totals under
+                       ``"points"``
+Observation            tensor ``encode(game, p)`` (``15 N + 22`` floats); string:
+                       :func:`lama_env.render.render_text`; a cut-off state shows
+                       no one to act and no dice
+Information state      perfect information: ``information_state_string(p)`` is
+                       ``state.history_str()``; no information state tensor
+=====================  ==========================================================
 
-Information state: the game is one of perfect information (every card and
-die is public), so a player's information state is the history itself, as
-OpenSpiel's own perfect-information Python games give it (``tic_tac_toe``):
-``information_state_string(p)`` is ``state.history_str()`` (with perfect
-recall: two different histories never share it), and
-``make_observation(game, pyspiel.IIGObservationType(perfect_recall=True))``
-gives that string and no tensor.  No information state *tensor* is offered
-(``provides_information_state_tensor`` is false): algorithms that need one
-(tabular CFR over tensors, NFSP, deep CFR) should use the observation tensor,
-which holds the whole state.  ``state.lama_game`` is the engine's game
-(read it, don't change it), and :func:`state_from_game` starts a state from any
-:class:`~lama_env.engine.LamaGame` (how the ``mcts`` agent searches).
+``state.lama_game`` is the engine's game (read it, don't change it); :func:`state_from_game` starts a
+state from any :class:`~lama_env.engine.LamaGame` (how the ``mcts`` agent searches).
 """
 
 from __future__ import annotations
@@ -78,7 +56,7 @@ from . import actions as A
 from .engine import LamaGame
 from .observation import encode, observation_layout, observation_size
 from .render import render_text
-from .rules import DEFAULT_DICE, FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
+from .rules import FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
 from .streams import Streams
 
 try:
@@ -103,17 +81,17 @@ _NUM_CHANCE_OUTCOMES = _DEAL_BASE + NUM_FACES
 REWARDS = ("win", "points")
 DEFAULT_MAX_GAME_LENGTH = 3000
 
-_DEFAULTS = RulesConfig()
-PARAMETERS: dict[str, Any] = {
-    "players": 2,
-    "reward": "win",
-    "triple_llama": _DEFAULTS.triple_llama,
-    "must_discard": _DEFAULTS.must_discard,
-    "end_threshold": _DEFAULTS.end_threshold,
-    "dice": "/".join("".join(die) for die in DEFAULT_DICE),
-    "max_round_turns": _DEFAULTS.max_round_turns,
-    "max_game_length": DEFAULT_MAX_GAME_LENGTH,
-}
+
+
+def _rule_params(rules: RulesConfig) -> dict[str, Any]:
+    """The game parameters of ``rules`` (the inverse of :func:`_rules_of`)."""
+    return {"triple_llama": rules.triple_llama, "must_discard": rules.must_discard,
+            "end_threshold": rules.end_threshold, "dice": "/".join("".join(die) for die in rules.dice),
+            "max_round_turns": rules.max_round_turns}
+
+
+PARAMETERS: dict[str, Any] = {"players": 2, "reward": "win", **_rule_params(RulesConfig()),
+                              "max_game_length": DEFAULT_MAX_GAME_LENGTH}
 
 
 def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
@@ -280,9 +258,7 @@ class LamaDiceState(pyspiel.State):
         """The table as text, and the pending chance event (none once terminal)."""
         g = self._lama
         text = _table_text(self)
-        if self.cut_off():
-            return text + f"\ndecisions: {self._moves}"
-        if g.is_chance_node():
+        if not self.cut_off() and g.is_chance_node():
             outcomes = g.chance_outcomes()
             text += f"\nchance: {'deal' if isinstance(outcomes[0][0], int) else 'roll'} ({len(outcomes)} outcomes)"
         return text + f"\ndecisions: {self._moves}"
@@ -350,11 +326,7 @@ def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> L
 
 def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> LamaDiceGame:
     """``pyspiel.load_game("python_lama_dice", ...)`` for ``players`` and a :class:`RulesConfig`."""
-    rules = rules or RulesConfig()
-    p = {"players": players, "triple_llama": rules.triple_llama, "must_discard": rules.must_discard,
-         "end_threshold": rules.end_threshold, "dice": "/".join("".join(d) for d in rules.dice),
-         "max_round_turns": rules.max_round_turns, **params}
-    return pyspiel.load_game(GAME_NAME, p)
+    return pyspiel.load_game(GAME_NAME, {"players": players, **_rule_params(rules or RulesConfig()), **params})
 
 
 pyspiel.register_game(_game_type(pyspiel.GameType.Utility.ZERO_SUM), LamaDiceGame)
