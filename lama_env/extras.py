@@ -1,25 +1,11 @@
-"""The package's optional parts (pip extras), and how to install one from where the user is.
+"""The package's optional parts (pip extras, :data:`EXTRA_MODULES`), and how to install one from where the user is.
 
-The core install (``pip install`` of the package alone) runs the environments, the engine,
-evaluation, the heuristics, the solver, ``lookahead``, the shipped and exported agents (on NumPy),
-``score``, ``play``, ``show``, ``replay`` and the pictures.  What needs more is an extra:
-``train`` (torch, Stable-Baselines3, sb3-contrib, TensorBoard: ``lama-dice train``, ``exploit``,
-``curves``, trainer checkpoints ``ppo:X.zip``), ``web`` (``lama-dice serve``), ``rllib``,
-``openspiel``, ``render``, ``bench``, ``bench-pgx``, ``docs``...
-
-:func:`require_extra` raises :class:`MissingExtraError` when an extra's modules are missing; its
-one-line message names the extra and a command that installs it *where this package is
-installed* (:func:`install_command`): this package is not on a package index, so
-``pip install 'lama-dice[web]'`` only works for an install from one.  For a checkout (an editable
-install, or the sources on ``sys.path``) it is ``pip install -e '/path/to/checkout[web]'``; for a
-wheel whose file is still there, ``pip install '/path/to/lama_dice-....whl[web]'``; else the
-extra's packages by name.  ``pip`` is this interpreter's (``.venv/bin/python -m pip`` when the
-environment is not activated).  An extra that brings PyTorch (``train``, ``rllib``), asked for on
-Linux where torch is not installed yet, installs the CPU build of torch first
-(:data:`TORCH_CPU_INDEX`): pip would otherwise resolve PyPI's multi-GB CUDA build.
-
-:class:`AfterImport` acts once a module is first imported, without importing it (the registration of the AEC
-env with PettingZoo, the command line's note before Numba's first compile).
+:func:`require_extra` raises :class:`MissingExtraError`, one line naming the extra and a command that installs
+it where this package is installed (:func:`install_command`: ``pip install -e '/checkout[web]'`` for a
+checkout, the wheel file's path if it is still there, else ``lama-dice[web]`` or the extra's packages by
+name; this interpreter's pip).  An extra that brings PyTorch, on Linux without torch, installs the CPU build
+first (:data:`TORCH_CPU_INDEX`).  :class:`AfterImport` acts once a module is first imported, without
+importing it (the AEC env's PettingZoo registration, the command line's note before Numba's first compile).
 """
 
 from __future__ import annotations
@@ -37,16 +23,8 @@ from urllib.parse import unquote, urlparse
 
 from .errors import LamaDiceError
 
-__all__ = [
-    "EXTRA_MODULES",
-    "TORCH_CPU_INDEX",
-    "AfterImport",
-    "MissingExtraError",
-    "extra_packages",
-    "install_command",
-    "missing_extra",
-    "require_extra",
-]
+__all__ = ["EXTRA_MODULES", "TORCH_CPU_INDEX", "AfterImport", "MissingExtraError", "extra_packages",
+           "install_command", "missing_extra", "require_extra"]
 
 #: The distribution's name (``pip install NAME``).
 DISTRIBUTION = "lama-dice"
@@ -76,26 +54,19 @@ class MissingExtraError(LamaDiceError, ImportError):
 
 def missing_modules(extra: str) -> list[str]:
     """The modules of ``extra`` (:data:`EXTRA_MODULES`) that cannot be imported here."""
-    missing = []
-    for mod in EXTRA_MODULES[extra]:
-        try:
-            found = importlib.util.find_spec(mod) is not None
-        except (ImportError, ValueError):  # a broken or half-installed package
-            found = False
-        if not found:
-            missing.append(mod)
-    return missing
+    return [mod for mod in EXTRA_MODULES[extra] if not _importable(mod)]
+
+
+def _importable(mod: str) -> bool:
+    try:
+        return importlib.util.find_spec(mod) is not None
+    except (ImportError, ValueError):  # a broken or half-installed package
+        return False
 
 
 def require_extra(extra: str, what: str) -> None:
-    """Raise :class:`MissingExtraError` unless every module of ``extra`` can be imported.
-
-    Args:
-        extra: the extra's name (a key of :data:`EXTRA_MODULES`).
-        what: the feature that needs it, as the message's subject (``"lama-dice train"``).
-    """
-    missing = missing_modules(extra)
-    if missing:
+    """Raise :class:`MissingExtraError` unless every module of ``extra`` imports (``what``: ``"lama-dice train"``)."""
+    if missing := missing_modules(extra):
         raise missing_extra(extra, what, missing[0])
 
 
@@ -117,11 +88,7 @@ def _source_root() -> Path | None:
 
 
 def _distribution() -> Any:
-    """The installed distribution that holds this very package (not a stale ``*.egg-info`` in the current folder).
-
-    A wheel's records list ``lama_env/extras.py``; an editable install's ``direct_url.json`` names
-    the checkout; else the first distribution of the name found (None if there is none).
-    """
+    """The installed distribution holding this very package (its files, its ``direct_url.json``), else any or None."""
     from importlib.metadata import distributions
 
     here = Path(__file__).resolve()
@@ -176,20 +143,11 @@ def _pip() -> str:
 
 def _needs_cpu_torch(extra: str) -> bool:
     """True when installing ``extra`` here would pull PyPI's CUDA build of torch (Linux, torch not installed)."""
-    if extra not in TORCH_EXTRAS or not sys.platform.startswith("linux"):
-        return False
-    try:
-        return importlib.util.find_spec("torch") is None
-    except (ImportError, ValueError):
-        return True
+    return extra in TORCH_EXTRAS and sys.platform.startswith("linux") and not _importable("torch")
 
 
 def install_command(extra: str) -> str:
-    """A command that installs ``extra`` into this interpreter's environment, for how the package got there.
-
-    For an extra that brings torch, on Linux without torch: the CPU build of torch first, then the extra
-    (``pip install torch --index-url ...cpu && pip install ...[train]``).
-    """
+    """A command that installs ``extra`` into this interpreter's environment (torch's CPU build first if needed)."""
     command = _install_extra(extra)
     if _needs_cpu_torch(extra):
         torch = next((p for p in extra_packages("train") if p.lower().startswith("torch")), "torch")
@@ -216,12 +174,10 @@ def _install_extra(extra: str) -> str:
     return f"{pip} install {' '.join(EXTRA_MODULES[extra])}"
 
 
-# ------------------------------------------------------------------ acting once an optional module is imported
 class AfterImport:
-    """A one-shot import hook (``sys.meta_path``): calls ``callback()`` once module ``name`` is first imported.
+    """A one-shot ``sys.meta_path`` hook: calls ``callback()`` once module ``name`` is first imported.
 
-    ``import lama_env`` registers its AEC env with PettingZoo this way (marked ``lama_env_hook``: one such
-    hook at a time); the ``lama-dice`` command prints its compile note once Numba is imported.
+    ``lama_env_hook`` marks the hooks of ``import lama_env`` (one at a time).
     """
 
     lama_env_hook = True
@@ -237,8 +193,6 @@ class AfterImport:
             return None
         if self in sys.meta_path:
             sys.meta_path.remove(self)  # one shot; and the look-up below asks the other finders
-        import importlib.util
-
         spec: Any = importlib.util.find_spec(fullname)
         if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
             spec.loader = _CallbackLoader(spec.loader, self.callback)
