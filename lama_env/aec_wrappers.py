@@ -1,11 +1,9 @@
 """PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, with a fast path per step.
 
-PettingZoo's wrappers reach every attribute of the wrapped env through ``__getattr__``, a chain
-of Python calls per wrapper layer. The subclasses here behave as PettingZoo's
-``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` (the
-PettingZoo tests of ``tests/test_pettingzoo_env.py`` run over them), with the attributes read
-every step forwarded directly to the unwrapped env, and, over the chain ``env()`` builds, the
-per-step calls of a legal action taking a short cut to the unwrapped env.
+They behave as PettingZoo's ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and
+``OrderEnforcingWrapper`` (``tests/test_pettingzoo_env.py``), but read the per-step attributes from the
+unwrapped env directly (not through ``__getattr__``, layer by layer), and over ``env()``'s chain a legal
+action of a live agent goes straight to the unwrapped env.
 """
 
 from __future__ import annotations
@@ -56,13 +54,10 @@ def _forward(name: str, check_reset: bool) -> property:
 
 
 class _State:
-    """What the per-step path reads and writes, in a plain object.
+    """The per-step state in a plain object (a wrapper's ``__getattr__`` slows every attribute access).
 
-    PettingZoo's wrappers define ``__getattr__``, which makes every attribute access on a
-    wrapper take CPython's slow path (no specialised attribute loads); the wrappers here keep
-    the per-step state in one of these instead, reached by one read per call, and expose it under
-    PettingZoo's names (``_prev_obs``, ``_prev_info``, ``_has_reset``, ``_has_updated``) as
-    properties, so that PettingZoo's own methods read and write the same values.
+    The wrappers expose it under PettingZoo's names (``_prev_obs``, ``_prev_info``, ``_has_reset``,
+    ``_has_updated``) as properties, so that PettingZoo's own methods read and write the same values.
     """
 
     __slots__ = ("has_reset", "has_updated", "prev_info", "prev_obs", "raw", "ti")
@@ -171,14 +166,10 @@ class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
 
-    Over the chain :func:`env` builds (``AssertOutOfBounds`` over ``TerminateIllegal``),
-    the per-step calls take a short cut with the same behaviour: ``last`` / ``observe``
-    do ``TerminateIllegal.observe``'s bookkeeping themselves (remember the
-    observation whose mask the next ``step`` checks), and ``step`` with an in-range
-    integer action (everything ``AssertOutOfBoundsWrapper`` checks) that the
-    remembered mask allows, for a live agent, steps the raw env directly; anything
-    else goes through ``TerminateIllegal.step`` (illegal moves, dead steps) or the
-    whole chain.
+    Over ``env()``'s chain (``AssertOutOfBounds`` over ``TerminateIllegal``), ``last``/``observe`` do
+    ``TerminateIllegal.observe``'s bookkeeping themselves, and ``step`` with an in-range integer action that
+    the remembered mask allows, for a live agent, steps the raw env directly; anything else goes through
+    ``TerminateIllegal.step`` (illegal moves, dead steps) or the whole chain.
     """
 
     _has_reset = _state_property("has_reset")
@@ -195,7 +186,6 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             self._observe = env.observe
         super().__init__(env)
         self._raw = env.unwrapped
-        self._ti = self._f.ti
 
     def step(self, action: Any) -> None:
         """Step ``action`` (a legal action of a live agent: straight to the raw env)."""
@@ -219,7 +209,8 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         self._has_updated = True
         if ti is None:
             self.env.step(action)
-        elif action is None and self._dead():  # the dead step AssertOutOfBoundsWrapper allows
+        elif action is None and (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
+            # the dead step AssertOutOfBoundsWrapper allows
             ti.step(action)
         elif type(action) is int and 0 <= action < _NUM_ACTIONS:
             ti.step(action)  # an illegal action, or no observation seen: TerminateIllegal decides
@@ -229,11 +220,6 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def __str__(self) -> str:
         """``lama_dice_v1``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
         return str(self.env)
-
-    def _dead(self) -> bool:
-        raw = self._raw
-        agent = raw.agent_selection
-        return bool(raw.terminations[agent] or raw.truncations[agent])
 
     def observe(self, agent: str):
         """The observation of ``agent`` (PettingZoo's error before ``reset()``)."""
