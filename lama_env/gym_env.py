@@ -72,11 +72,11 @@ from .options import (
     check_max_rounds,
     check_num_players,
     check_reward,
-    draw_table,
     opponent_name,
     seat_opponents,
     warn_solo_win,
 )
+from .render import render_text
 from .rules import RulesConfig, win_shares
 from .streams import Streams
 from .viewer import HumanView
@@ -311,15 +311,34 @@ class LamaDiceEnv(gym.Env):
         return self._mask()
 
     def render(self) -> str | np.ndarray | None:
-        """Draw the table, the learner's seat starred (:func:`lama_env.options.draw_table`)."""
+        """Draw the table, the learner's seat starred.
+
+        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two players);
+        ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one can be shown
+        (:mod:`lama_env.viewer`), else the text printed.
+        """
         if self.render_mode is None:
             gym.logger.warn("LamaDice-v1: render() called without a render_mode (use 'rgb_array', 'ansi' or 'human')")
             return None
-        if self._game is None:
+        game = self._game
+        if game is None:
             return None
         names = [f"p{p}:{'learner' if p == self._learner else opponent_name(self._policies[p])}"
                  for p in range(self.num_players)]
-        return draw_table(self, "LamaDice-v1", names, self._learner)
+        if self.render_mode != "ansi":
+            from .picture import picture
+
+            if self.render_mode == "rgb_array":
+                return picture(game, names, highlight=self._learner)
+            if self._view is None:
+                self._view = HumanView("LamaDice-v1", self.metadata["render_fps"])
+            if self._view.show(lambda: picture(game, names, highlight=self._learner)):
+                return None
+        text = render_text(game, names, highlight=self._learner)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
 
     def close(self) -> None:
         """Close the ``human`` render mode's window, if open."""

@@ -97,9 +97,9 @@ from .options import (
     check_choice,
     check_max_rounds,
     check_num_players,
-    draw_table,
     warn_solo_win,
 )
+from .render import render_text
 from .rules import RulesConfig
 from .streams import Streams
 from .viewer import HumanView
@@ -159,13 +159,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self._names = tuple(self.possible_agents)
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         size = observation_size(n)
-        self.observation_spaces = {
-            a: spaces.Dict({
-                "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8),
-            })
-            for a in self.possible_agents
-        }
+        self.observation_spaces = {a: spaces.Dict({"observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                                                   "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8)})
+                                   for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
         self._masks = MaskCache()
         self._mask_table = self._masks.table
@@ -231,11 +227,7 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:
-        """Apply ``action`` for ``agent_selection``.
-
-        Raises:
-            lama_env.IllegalActionError: an illegal action (the state is unchanged).
-        """
+        """Apply ``action`` for ``agent_selection`` (illegal: ``lama_env.IllegalActionError``, the state unchanged)."""
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -278,14 +270,30 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
             self.truncations = dict.fromkeys(self._names, True)
 
     def render(self) -> str | np.ndarray | None:
-        """Draw the table (:func:`lama_env.options.draw_table`)."""
+        """Draw the table, as :meth:`lama_env.gym_env.LamaDiceEnv.render` does."""
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode "
                 "(use 'rgb_array', 'ansi' or 'human')."
             )
             return None
-        return None if self._game is None else draw_table(self, "lama_dice_v1", self._names)
+        game = self._game
+        if game is None:
+            return None
+        if self.render_mode != "ansi":
+            from .picture import picture
+
+            if self.render_mode == "rgb_array":
+                return picture(game, self._names)
+            if self._view is None:
+                self._view = HumanView("lama_dice_v1", self.metadata["render_fps"])
+            if self._view.show(lambda: picture(game, self._names)):
+                return None
+        text = render_text(game, self._names)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
 
     def close(self) -> None:
         """Close the ``human`` render mode's window, if open."""

@@ -172,9 +172,8 @@ class LamaDiceGame(pyspiel.Game):
                          params: dict | None = None) -> LamaDiceObserver | IIGObserverForPublicInfoGame:
         """The observer of a request, as OpenSpiel's perfect-information Python games answer it.
 
-        The observation (``iig_obs_type`` None, or public information without perfect recall)
-        is the project's encoding (:class:`LamaDiceObserver`); an information state (perfect
-        recall) is the history (OpenSpiel's ``IIGObserverForPublicInfoGame``: a string, no tensor).
+        An observation (``iig_obs_type`` None, or public info without perfect recall): :class:`LamaDiceObserver`;
+        an information state: OpenSpiel's ``IIGObserverForPublicInfoGame`` (the history string, no tensor).
         """
         if params:
             raise ValueError(f"python_lama_dice observers take no parameters, got {params}")
@@ -311,11 +310,9 @@ def _table_text(state: LamaDiceState) -> str:
 
 
 def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> LamaDiceState:
-    """An OpenSpiel state at ``game``'s position (a copy with explicit chance), for search from it.
+    """An OpenSpiel state at ``game``'s position (a copy with explicit chance; its history starts here).
 
-    ``spiel_game`` (default: ``python_lama_dice`` with ``game``'s player count and rules,
-    ``reward="win"``) must have the same player count and rules.  The state's history
-    starts here, not at the deal.
+    ``spiel_game`` (default: :func:`load` of ``game``'s player count and rules) must match them, else ValueError.
     """
     if spiel_game is None:
         spiel_game = load(game.num_players, game.rules)

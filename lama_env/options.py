@@ -3,7 +3,7 @@
 Used by :mod:`lama_env.gym_env`, :mod:`lama_env.lama_dice_v1` and :mod:`lama_env.vector_env`; the rules
 keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.  Also: the empty episode statistics
 (:data:`NO_EPISODE_STATS`), :func:`win_rewards` (re-exported from :mod:`lama_env.rules`), :func:`as_action`,
-:class:`MaskCache` and :func:`draw_table` (the scalar envs' ``render()``).
+:class:`MaskCache`.
 """
 
 from __future__ import annotations
@@ -177,30 +177,3 @@ class MaskCache:
             m = self.table[legal] = A.legal_mask(legal)
         return m.copy()
 
-
-def draw_table(env: Any, title: str, names: Sequence[str], highlight: int | None = None) -> str | np.ndarray | None:
-    """``render()`` of a scalar env with a game (``env._game``), ``highlight``: a seat to star.
-
-    ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two players);
-    ``"ansi"``: the table as text; ``"human"``: the image in a pygame window titled ``title`` where one can
-    be shown (:mod:`lama_env.viewer`), else the text printed.
-    """
-    from .render import render_text
-
-    game = env._game
-    if env.render_mode != "ansi":
-        from .picture import picture
-
-        if env.render_mode == "rgb_array":
-            return picture(game, names, highlight=highlight)
-        if env._view is None:
-            from .viewer import HumanView
-
-            env._view = HumanView(title, env.metadata["render_fps"])
-        if env._view.show(lambda: picture(game, names, highlight=highlight)):
-            return None
-    text = render_text(game, names, highlight=highlight)
-    if env.render_mode == "ansi":
-        return text
-    print(text + "\n")
-    return None
