@@ -37,12 +37,15 @@ table of `docs/environments.md`.
 ### Observation Space
 
 A dict: `'observation'`, the `float32` vector of `lama_env.observation.encode` (15 N + 22 entries in
-[0, 1], seen from the observing agent's seat: it first, the others in turn order; its layout: the
-observation table of `docs/environments.md`), and `'action_mask'`, an `int8` vector with 1 where an action is legal for
-the agent to act (all zeros for every other agent and once the episode is over, never empty for the
-agent to act). Through `env()` an illegal action ends the game with -1 for the offender and 0 for the
-others (PettingZoo's `TerminateIllegalWrapper`, reported through `EnvLogger`:
-`EnvLogger.suppress_output()` silences it); `raw_env` raises
+[0, 1], seen from the observing agent's seat: it first, the others in turn order; the layout: the
+observation table of `docs/environments.md`), and `'action_mask'`.
+
+#### Legal Actions Mask
+
+`action_mask` is an `int8` vector, 1 where an action is legal for the agent to act: all zeros for every
+other agent and once the episode is over, never empty for the agent to act. Through `env()` an illegal
+action ends the game with -1 for the offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`,
+reported through `EnvLogger`: `EnvLogger.suppress_output()` silences it); `raw_env` raises
 `lama_env.IllegalActionError`. Either way the game state is unchanged.
 
 ### Action Space
@@ -125,22 +128,16 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         lama_env.rules.RulesError: a bad value of a rules keyword.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["human", "ansi", "rgb_array"],
-        "name": "lama_dice_v1",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi", "rgb_array"], "name": "lama_dice_v1",
+                                          "is_parallelizable": False, "render_fps": 2}
     _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, episode: str = "game",
                  reward: str = "win", auto_forced: bool = False, max_rounds: int | None = None,
                  record: bool = False, **rules: Any) -> None:
         """Check the options and build the spaces (the keywords are in the module docstring)."""
-        EzPickle.__init__(
-            self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
-            auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules,
-        )
+        EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
+                          auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules)
         super().__init__()
         # first: an unknown keyword is a TypeError
         self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")

@@ -95,22 +95,13 @@ PARAMETERS: dict[str, Any] = {"players": 2, "reward": "win", **_rule_params(Rule
 
 
 def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
-    return pyspiel.GameType(
-        short_name=GAME_NAME,
-        long_name="Don't L.L.A.M.A. Dice (lama-dice)",
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
-        utility=utility,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=MAX_PLAYERS,
-        min_num_players=MIN_PLAYERS,
-        provides_information_state_string=True,
-        provides_information_state_tensor=False,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification=PARAMETERS,
-    )
+    t = pyspiel.GameType
+    return t(short_name=GAME_NAME, long_name="Don't L.L.A.M.A. Dice (lama-dice)", dynamics=t.Dynamics.SEQUENTIAL,
+             chance_mode=t.ChanceMode.EXPLICIT_STOCHASTIC, information=t.Information.PERFECT_INFORMATION,
+             utility=utility, reward_model=t.RewardModel.TERMINAL, max_num_players=MAX_PLAYERS,
+             min_num_players=MIN_PLAYERS, provides_information_state_string=True,
+             provides_information_state_tensor=False, provides_observation_string=True,
+             provides_observation_tensor=True, parameter_specification=PARAMETERS)
 
 
 def chance_action(game: LamaGame, outcome: Any) -> int:
@@ -152,15 +143,10 @@ class LamaDiceGame(pyspiel.Game):
         self.reward = p["reward"]
         win = self.reward == "win"
         worst = self.rules.end_threshold - 1 + MAX_ROUND_POINTS  # a total below the threshold, plus one round
-        info = pyspiel.GameInfo(
-            num_distinct_actions=A.NUM_ACTIONS,
-            max_chance_outcomes=_NUM_CHANCE_OUTCOMES,
-            num_players=n,
-            min_utility=-1.0 if win else float(-worst),
-            max_utility=1.0 if win else 0.0,
-            utility_sum=0.0 if win else None,
-            max_game_length=int(p["max_game_length"]),
-        )
+        info = pyspiel.GameInfo(num_distinct_actions=A.NUM_ACTIONS, max_chance_outcomes=_NUM_CHANCE_OUTCOMES,
+                                num_players=n, min_utility=-1.0 if win else float(-worst),
+                                max_utility=1.0 if win else 0.0, utility_sum=0.0 if win else None,
+                                max_game_length=int(p["max_game_length"]))
         utility = pyspiel.GameType.Utility.ZERO_SUM if win else pyspiel.GameType.Utility.GENERAL_SUM
         super().__init__(_game_type(utility), info, p)
 
