@@ -47,10 +47,7 @@ def _forward(name: str, check_reset: bool) -> property:
         def get(self):
             return getattr(self._raw, name)
 
-    def set_(self, value):
-        setattr(self._raw, name, value)
-
-    return property(get, set_)
+    return property(get, lambda self, value: setattr(self._raw, name, value))
 
 
 class _State:
@@ -67,18 +64,11 @@ class _State:
         self.ti: TerminateIllegal | None = None
         self.prev_obs: Any = None
         self.prev_info: Any = None
-        self.has_reset = False
-        self.has_updated = False
+        self.has_reset = self.has_updated = False
 
 
 def _state_property(field: str) -> property:
-    def get(self):
-        return getattr(self._f, field)
-
-    def set_(self, value):
-        setattr(self._f, field, value)
-
-    return property(get, set_)
+    return property(lambda self: getattr(self._f, field), lambda self, value: setattr(self._f, field, value))
 
 
 class TerminateIllegal(wrappers.TerminateIllegalWrapper):
