@@ -116,8 +116,7 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
     return data
 
 
-def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None,
-              allow_nan: bool = False) -> Any:
+def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None, allow_nan: bool = False) -> Any:
     """The JSON value of ``text``, read within the bounds of the module docstring.
 
     Args:

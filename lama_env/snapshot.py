@@ -19,25 +19,12 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .constants import DISCARD, ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS, TURN
+from .constants import DECK_COUNTS, DISCARD, FACES, HAND_SIZE, NUM_DICE, NUM_FACES, ROLL_DISCARD, ROLL_TAKE, TURN
 from .errors import LamaDiceError, clip, retired
 from .reader import MAX_START_POINTS, MAX_TOTAL, InputError, read_json
-from .rules import (
-    DECK_COUNTS,
-    FACES,
-    HAND_SIZE,
-    MAX_PLAYERS,
-    MAX_ROUND_POINTS,
-    NUM_DICE,
-    NUM_FACES,
-    RulesConfig,
-    check_num_players,
-    game_over,
-    return_chip,
-    score_display,
-)
+from .rules import MAX_PLAYERS, MAX_ROUND_POINTS, RulesConfig, check_num_players, game_over, return_chip, score_display
 from .streams import Streams
-from .transitions import match_limits, resolve_roll
+from .transitions import ROUND_ENDINGS, match_limits, resolve_roll
 
 #: The longest serialized state :func:`deserialize` reads (a whole game with its turn log takes 10 to 40 KB).
 MAX_STATE_CHARS = 16 * 2**20
@@ -187,8 +174,7 @@ def serialize(g: LamaGame) -> str:
     n = g._n
     c = g._chance
     stats = g.statistics()
-    counted = round_statistics(g._results, n, None if g._phase == E._GAME_OVER else
-                               (g.quit, g._round_triples()))
+    counted = round_statistics(g._results, n, None if g._phase == E._GAME_OVER else (g.quit, g._round_triples()))
     carried = {"rounds": g._carried_rounds, **{k: list(map(sub, stats[k], counted[k])) for k in E._COUNTS}}
     end = g._end or {}
     data = {
@@ -280,8 +266,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
     quit = [check_bool(q, "quit") for q in check_list(field(data, "quit"), "quit", n)]
     dice = field(data, "dice")
     dice = None if dice is None else E.check_dice(g._rules, check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
-    g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE,
-                              A.NUM_ACTIONS - 1)
+    g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE, A.NUM_ACTIONS - 1)
     cap = g._rules.max_round_turns
     turns = check_int(field(data, "turns_in_round"), "turns_in_round", 0, cap)
     triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0, turns)
@@ -309,8 +294,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
     if isinstance(g._chance, tuple):  # a deal under way: its cards so far, in deal order
         c = list(g._chance)
         hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
-        if (g._current != start or any(quit) or sum(row) != NUM_FACES or turns or any(triples)
-                or g._discarded):
+        if g._current != start or any(quit) or sum(row) != NUM_FACES or turns or any(triples) or g._discarded:
             raise StateFormatError("serialized game state: a deal under way has its start player to act, the "
                                    "full row and no quit, turn, triple llama or discard yet")
         if disp != [[c[i:i + HAND_SIZE].count(f) for f in E._FACE_RANGE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]:
@@ -324,8 +308,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
     nturn = turns - (g._chance == E._ROLL_NODE)
     rows = sum(1 << f for f in E._FACE_RANGE if row[f])
     cards = list(g._chance) if isinstance(g._chance, tuple) else [f for h in hands for f in h]
-    pile = _check_table(g._rules, over, g._current, quit, rows, disp, cards, nturn, g._phase,
-                        "serialized game state")
+    pile = _check_table(g._rules, over, g._current, quit, rows, disp, cards, nturn, g._phase, "serialized game state")
     if [sum(A.DISCARDS[a - E._DISCARD_BASE][f] for a in g._discarded) for f in E._FACE_RANGE] != pile:
         raise StateFormatError("serialized game state: discarded must be the discards of the cards neither held "
                                "nor in the row (the deal less the displays and the row)")
@@ -381,11 +364,9 @@ def _check_decision(g: LamaGame, disp: list[list[int]], row: list[int], quit: li
         return
     if dice is None:
         raise StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
-    kind, _ = resolve_roll(disp[g._current], row, dice, last_player=len(quit) - sum(quit) == 1,
-                           rules=g._rules)
+    kind, _ = resolve_roll(disp[g._current], row, dice, last_player=len(quit) - sum(quit) == 1, rules=g._rules)
     if kind != (ROLL_DISCARD if ph == E._DISCARD else ROLL_TAKE):
-        raise StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, "
-                                 f"not a {ph.name.lower()} decision")
+        raise StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, not a {ph.name.lower()} decision")
 
 
 _RESULT_KEYS = ("finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas")
@@ -632,8 +613,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
         if phase == DISCARD and tuple(lim) != match_limits(disp[cur], dice):
             raise StateFormatError(f"{bad}lim must be the roll's discard limits per face "
                                      f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
-        _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice,
-                          "state record")
+        _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice, "state record")
     return g
 
 
