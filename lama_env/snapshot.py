@@ -202,11 +202,10 @@ def serialize(g: LamaGame) -> str:
 
 
 def deserialize(text: str) -> LamaGame:
-    """The game that :meth:`serialize` wrote ``text`` from (its own random generator, in the same state).
+    """The game that :func:`serialize` wrote ``text`` from, on the same streams.
 
     Raises:
-        lama_env.snapshot.StateFormatError: ``text`` is not a readable
-            :data:`E.STATE_FORMAT` string (the message names the bad field).
+        lama_env.snapshot.StateFormatError: ``text`` is not a readable state (the message names the bad field).
     """
     data = parse(text, E.STATE_FORMAT)
     g = E.LamaGame.__new__(E.LamaGame)
@@ -505,14 +504,11 @@ def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] |
 def to_state(g: LamaGame) -> np.ndarray:
     """The game now as the compiled engine's record of it (a copy): a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
 
-    Field for field what ``play_batch`` and ``VectorGame`` hold at the same point of the same game, on
-    the game's stream positions (``es``, ``ps``), so the kernel's step continues it (docs/environments.md,
-    The state API).  A decision converts, and so does the game's end (``phase`` ``TURN``, ``cur`` whoever
-    acted last).  Fields the step never reads are neutral: ``deck``, ``cnt``, the ``l_*`` fields,
-    ``logpos``, ``done_len`` 0, ``pend`` -1, ``dice`` and ``lim`` 0 outside a discard or take decision,
-    seats past the players 0.  ``stats`` are the statistics (round points, busts, quits, rounds gone out,
-    triple llamas), ``rstart`` the totals the round began with, ``hands`` its deal in deal order,
-    ``nround`` the round's index and ``nturn`` its turns so far.
+    Field for field what the kernel holds at the same point of the same game, so its step continues it
+    (docs/environments.md, The state API).  A decision converts, and so does the game's end (``phase``
+    ``TURN``).  Fields the step never reads are neutral: 0, ``pend`` -1, ``dice`` and ``lim`` 0 outside a
+    discard or take decision.  ``stats`` rows: round points, busts, quits, rounds gone out, triple llamas;
+    ``rstart``: the totals the round began with; ``hands``: its deal in deal order.
 
     Raises:
         E.IllegalActionError: the game waits for chance, or a total has reached the end threshold
@@ -539,12 +535,9 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
                chance: str = "sampled", rounds: str = "flow") -> LamaGame:
     """The game that a compiled-engine record holds (:func:`to_state`'s inverse), on the record's streams.
 
-    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d, one-element, or an element of a
-    batch); ``num_players`` and ``rules`` are the game's (a record does not hold them).  The game plays
-    on exactly as the kernel's step plays the record (docs/environments.md, The state API).  Totals at
-    the end threshold are the game's end (round points from the displays, ``last_round`` None).  A
-    record holds no history: no turn log (no ``to_record()``), ``result()`` and ``returns("points")``
-    count from ``rstart``, ``statistics()`` carry ``stats`` on.
+    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d, one-element, or an element of a batch);
+    ``num_players`` and ``rules`` are the game's.  It plays on as the kernel plays the record, keeps no turn
+    log, and totals at the end threshold are the game's end (docs/environments.md, The state API).
 
     Raises:
         lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
@@ -637,12 +630,9 @@ def record_totals(g: LamaGame) -> list[int]:
 
 def round_statistics(results: Sequence[dict], num_players: int,
                      in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
-    """Per-seat counts over finished rounds (:attr:`LamaGame.last_round`); see :meth:`LamaGame.statistics`.
+    """Per-seat counts over finished rounds' ``results`` (:meth:`LamaGame.statistics`).
 
-    Args:
-        results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.
-        num_players: seats.
-        in_progress: the ``(quit, triple_llamas)`` of a round still being played, counted too.
+    ``in_progress``: the ``(quit, triple_llamas)`` of a round still being played, counted too.
     """
     n = num_players
     points, busts, quits, went_out, triples = ([0] * n for _ in range(5))

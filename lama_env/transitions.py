@@ -1,27 +1,16 @@
 """The rules as transitions: what a roll, a discard, a take or a quit does, as pure functions.
 
-Each consequence of an action is worked out here exactly once, over the smallest state it needs
-(in the style of Pgx's pure ``step`` and OpenSpiel's ``chance_outcomes()``): the rolls and their
-odds (:func:`chance_outcomes`, written in :mod:`lama_env.odds`; :func:`grouped_chance_outcomes`),
-the deal card by card (:func:`deal_outcomes`, :func:`deal_seat`), a roll (:func:`apply_roll`,
-classified by :func:`resolve_roll`; :func:`is_triple_llama`, written in :mod:`lama_env.rules`),
-a bust (:func:`apply_bust`), a discard and going out (:func:`apply_discard`), a take and the row
-running out (:func:`apply_take`), a quit (:func:`apply_quit`), whose turn is next
-(:func:`next_player`), the turn cap (:func:`cut_round`), the round's points and the game end
-(:func:`score_round`) and the table as a round ended (:func:`ended_table`).
+Each consequence of an action is worked out here once, over the smallest state it needs: the rolls
+(:func:`chance_outcomes`, :func:`grouped_chance_outcomes`), the deal (:func:`deal_outcomes`,
+:func:`deal_seat`), a roll (:func:`apply_roll`, :func:`resolve_roll`), a bust, a discard, a take, a
+quit (``apply_*``), the next player, the turn cap (:func:`cut_round`), a round's score
+(:func:`score_round`) and the table as a round ended (:func:`ended_table`).  A display is a tuple of
+seven card counts (face index order), the row a 7-tuple of 0/1, the dice three face indices; a function
+whose action can end the round also returns how (one of :data:`ROUND_ENDINGS`) or None.
 
-The state is plain data: a display is a tuple of seven card counts (face index order, ``L``
-first), the llama row a 7-tuple of 0/1, the dice three face indices in die order, totals a list
-of ints.  A function whose action can end the round also returns how it ended (one of
-:data:`ROUND_ENDINGS`) or None.  The round endings, roll outcomes and rows are
-:mod:`lama_env.constants`'s, importable here too.
-
-No engine steps through these functions (every game is a record stepped by the compiled
-``lama_env._kernel.transition_roll``): they are the reference ``tests/test_transitions.py``
-replays :class:`~lama_env.engine.LamaGame` against, and the enumeration of abstract states the
-solvers, the lookahead and search agents, the heuristics and the terminal front end use
-(docs/environments.md, The rules engine in Python).  They take and return tuples and ints (no
-state objects, no keyword-only arguments) to stay cheap in those loops.
+No engine steps through them: they are the reference ``tests/test_transitions.py`` replays the engine
+against, and the enumeration the solvers, search agents and heuristics use (docs/environments.md, The
+rules engine in Python), hence plain tuples and ints, no keyword-only arguments.
 """
 
 from __future__ import annotations
