@@ -117,19 +117,13 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
 
 
 def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None, allow_nan: bool = False) -> Any:
-    """The JSON value of ``text``, read within the bounds of the module docstring.
+    """The JSON value of ``text`` (bytes: UTF-8), read within the bounds of the module docstring.
 
-    Args:
-        text: the JSON text (bytes: UTF-8).
-        what: what the messages call it (a file name, ``--rule end_threshold``, ``body``; empty: the caller
-            names it, and the messages start with what is wrong).
-        max_chars: refuse a longer text before parsing it.
-        allow_nan: read ``NaN`` and ``Infinity`` (as Python's ``json.dumps`` writes them) instead of refusing
-            them: for the files the project writes itself (reports, sidecars), whose statistics may be NaN.
+    ``what`` names the text in the messages (empty: the caller names it); ``max_chars`` refuses a longer
+    text unparsed; ``allow_nan`` reads ``NaN`` and ``Infinity``, for the project's own files (reports, sidecars).
 
     Raises:
-        InputError: too long, not UTF-8, not JSON (with its line and column), a duplicate key, an integer
-            over :data:`MAX_INT`, a float out of range or ``NaN``/``Infinity``, nested too deeply.
+        InputError: any of the bounds broken, or not JSON (:class:`NotJsonError`, with its line and column).
     """
     if max_chars is not None and len(text) > max_chars:
         size = f"{max_chars / 2**20:g} MiB" if max_chars >= 2**20 else f"{max_chars:,} characters"
@@ -268,8 +262,7 @@ def read_yaml(text: str | bytes, what: str = "the input") -> Any:
     """The YAML value of ``text`` (``None`` for an empty document), read with :func:`yaml_loader`.
 
     Raises:
-        InputError: not UTF-8, not YAML (with its line and column), a duplicate key, an integer over
-            :data:`MAX_INT`, a float that is not finite, nested too deeply, aliases that expand too far.
+        InputError: not UTF-8, not YAML (with its line and column), or any of the bounds broken.
     """
     import yaml
 
