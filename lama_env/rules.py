@@ -52,15 +52,13 @@ def face_index(name: Any) -> int:
 
 @dataclass(frozen=True)
 class RulesConfig:
-    """Every **[choice]** of docs/RULES.md, with its default.
+    """Every **[choice]** of docs/RULES.md, with its default (docs/RULES.md, Rules configuration).
 
     Attributes:
-        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or
-            ``"also_match"`` (it returns a chip and the three llamas then count
-            as ordinary dice for discard / take / bust).
+        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or ``"also_match"`` (it returns
+            a chip and the three llamas then count as ordinary dice for discard / take / bust).
         must_discard: whether a matching roll forces discarding at least one card.
-        end_threshold: the game ends after a round in which some total reaches
-            this many points.
+        end_threshold: the game ends after a round in which some total reaches this many points.
         dice: three dice of six faces each, as face names, in die order.
         max_round_turns: the most turns (roll or quit decisions) a round lasts: it is then cut,
             ``ended_by == "turn_cap"``, and scored as it stands (docs/RULES.md, The turn cap).

@@ -567,8 +567,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     stats = [_record_ints(rec, "stats", 0, MAX_TOTAL, n, k) for k in range(len(E._COUNTS))]
     bad = "state record: "
     if active != n - sum(quit):
-        raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
-                                 f"got {active}")
+        raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), got {active}")
     over = game_over(tot, rc)
     if over and phase != TURN:
         raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
@@ -586,16 +585,13 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     g._explicit, g._chance = explicit, None
     g._fresh()
     g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-    g._current = cur
-    g._phase = E._GAME_OVER if over else E.Phase(phase)
-    g._start_points = rstart
+    g._current, g._phase, g._start_points = cur, E._GAME_OVER if over else E.Phase(phase), rstart
     g._discarded = [A.DISCARD_ACTION[tuple(int(i == f) for i in E._FACE_RANGE)] for f in E._FACE_RANGE
                     for _ in range(pile[f])]
     g._triples0 = stats[4]
     g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
               "busted": None} if over else None
-    g._carried_rounds = rec["nround"].item() + over
-    g._max_rounds = 0
+    g._carried_rounds, g._max_rounds = rec["nround"].item() + over, 0
     g._set_modes()
     if phase != TURN and not over:
         try:
