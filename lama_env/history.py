@@ -1,9 +1,8 @@
 """A game's history as plain data: the turn log a :class:`~lama_env.engine.LamaGame` keeps, its record and result.
 
-Pure functions over lists and dicts (no game object): the engine calls :func:`log_action` after
-each action the compiled step applied, and :func:`make_record` and :func:`make_result` build what
-``LamaGame.to_record()`` and ``LamaGame.result()`` return (``docs/RULES.md``: game records, replay
-results).  A round of the log is ``{"start_player", "hands", "turns"}`` with the record's turns.
+Pure functions over lists and dicts: the engine calls :func:`log_action` after each compiled step, and
+:func:`make_record` / :func:`make_result` build ``to_record()`` and ``result()`` (docs/RULES.md).
+A round of the log is ``{"start_player", "hands", "turns"}`` with the record's turns.
 """
 
 from __future__ import annotations
@@ -17,10 +16,10 @@ from .rules import FACES, NUM_FACES, RulesConfig, winners
 
 
 def log_action(turns: list[dict], pending: dict | None, p: int, ph: int, action: int, res: int) -> dict | None:
-    """Log ``p``'s ``action`` at phase ``ph`` into the round's ``turns``; return the roll awaiting its decision.
+    """Log ``p``'s ``action`` at phase ``ph`` into ``turns``; return the roll now awaiting its decision, if any.
 
-    ``res``: what the compiled step returned (its dice in bits 7-15, a round's end in bits 0-1, the
-    next phase in bits 2-3); ``pending``: the roll awaiting its discard or take (None: none).
+    ``res``: the compiled step's result (dice in bits 7-15, round end 0-1, next phase 2-3); ``pending``: the
+    roll awaiting its discard or take (None: none).
     """
     if ph == TURN:
         if action == A.QUIT:

@@ -1,25 +1,12 @@
 """The one bounded reader of every JSON and YAML input, and the bounds a number must keep.
 
-Records (:mod:`lama_env.record`), training configs (``lama_dice.train.config``), ``--rule`` values and
-the web app's request bodies are all read here, so that each input is refused the same way, in one
-line (:class:`InputError`, a :class:`~lama_env.errors.LamaDiceError`), before a parser or the engine can
-fail on it:
-
-* **nesting**: at most :data:`MAX_DEPTH` levels of lists and objects (counted through YAML aliases), so
-  no reader recurses past Python's stack (a ``RecursionError`` becomes the same refusal);
-* **integers**: at most :data:`MAX_INT` in size (19 digits: every integer fits a signed 64-bit number),
-  checked on the digits before they are converted, so Python's 4,300-digit limit is never reached;
-  fields the engine stores in 32 bits have their own, smaller bounds (:data:`MAX_START_POINTS`);
-* **floats**: finite (``NaN``, ``Infinity``, ``1e999`` refused);
-* **keys**: a key given twice in one object or mapping is refused (JSON keeps the last silently);
-* **size**: a file is read up to a limit, and only when it is a regular file (a FIFO or a device is
-  refused before it is opened for reading, so it cannot block);
-* **YAML**: a :class:`yaml.SafeLoader` (plain data only) that also refuses a document whose aliases
-  expand to more than :data:`MAX_NODES` items or refer to themselves.
-
-Seeds share one bound everywhere they enter (``play``, ``evaluate``, the envs, training, records):
-:func:`check_seed`, ``0 <= seed <= MAX_SEED``.  docs/agents-and-evaluation.md ("Inputs and their limits")
-lists them.
+Records, training configs, ``--rule`` values and the web app's request bodies are all read here, so
+each input is refused the same way, in one line (:class:`InputError`), before a parser or the engine
+can fail on it: nesting deeper than :data:`MAX_DEPTH`, integers over :data:`MAX_INT` (checked on the
+digits), floats that are not finite, a key given twice, files over their size limit or not regular
+files, YAML aliases that expand past :data:`MAX_NODES` items or contain themselves.  Seeds share one
+bound, :func:`check_seed` (``0 <= seed <= MAX_SEED``).  docs/agents-and-evaluation.md, "Inputs and
+their limits", lists them.
 """
 
 from __future__ import annotations
@@ -43,13 +30,10 @@ MAX_DEPTH = 64
 MAX_INT = 2**63 - 1
 #: The one bound of a seed, wherever it enters (``--seed``, configs, the envs' ``reset``, records): 0..MAX_SEED.
 MAX_SEED = 2**63 - 1
-#: The largest chip total a game may start from (a record's ``start_points``): chip totals are 32-bit
-#: integers in the compiled engine, and no game's total can then pass 2**31 - 1 (docs/RULES.md).
+#: The largest chip total a game may start from (``start_points``): no total then passes the engine's 2**31 - 1.
 MAX_START_POINTS = 1_000_000_000
-#: The largest chip total, and count of rounds or of a statistic, that a game's state may hold
-#: (``LamaGame.deserialize``, ``snapshot.from_state``): a game that starts within :data:`MAX_START_POINTS` under
-#: an ``end_threshold`` of at most 10**9 never passes 10**9 + 31, and from this bound the last round adds at
-#: most 31 points, so no 32-bit number of the compiled engine overflows in play.
+#: The largest chip total, and count of rounds or of a statistic, a game's state may hold (``deserialize``,
+#: ``from_state``): far above what play reaches from :data:`MAX_START_POINTS`, and no 32-bit number overflows.
 MAX_TOTAL = 2_000_000_000
 #: The most items a YAML document may expand to through its aliases (a config has a few hundred).
 MAX_NODES = 1_000_000
@@ -100,13 +84,9 @@ def _float_of(text: str, what: str) -> float:
 
 
 def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
-    """``data`` (parsed JSON or YAML), checked: nested at most :data:`MAX_DEPTH` deep, at most ``max_nodes`` items.
+    """``data`` (parsed JSON or YAML), checked: at most :data:`MAX_DEPTH` deep, ``max_nodes`` items, no cycle.
 
-    Shared parts (YAML aliases) are measured once, as often as they are used; a part that contains itself
-    is refused.
-
-    Raises:
-        InputError: nested too deeply, too many items, or a cycle.
+    Shared parts (YAML aliases) count as often as they are used.  Raises :class:`InputError`.
     """
     memo: dict[int, tuple[int, int]] = {}
     active: set[int] = set()
@@ -136,21 +116,14 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
     return data
 
 
-def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None,
-              allow_nan: bool = False) -> Any:
-    """The JSON value of ``text``, read within the bounds of the module docstring.
+def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None, allow_nan: bool = False) -> Any:
+    """The JSON value of ``text`` (bytes: UTF-8), read within the bounds of the module docstring.
 
-    Args:
-        text: the JSON text (bytes: UTF-8).
-        what: what the messages call it (a file name, ``--rule end_threshold``, ``body``; empty: the caller
-            names it, and the messages start with what is wrong).
-        max_chars: refuse a longer text before parsing it.
-        allow_nan: read ``NaN`` and ``Infinity`` (as Python's ``json.dumps`` writes them) instead of refusing
-            them: for the files the project writes itself (reports, sidecars), whose statistics may be NaN.
+    ``what`` names the text in the messages (empty: the caller names it); ``max_chars`` refuses a longer
+    text unparsed; ``allow_nan`` reads ``NaN`` and ``Infinity``, for the project's own files (reports, sidecars).
 
     Raises:
-        InputError: too long, not UTF-8, not JSON (with its line and column), a duplicate key, an integer
-            over :data:`MAX_INT`, a float out of range or ``NaN``/``Infinity``, nested too deeply.
+        InputError: any of the bounds broken, or not JSON (:class:`NotJsonError`, with its line and column).
     """
     if max_chars is not None and len(text) > max_chars:
         size = f"{max_chars / 2**20:g} MiB" if max_chars >= 2**20 else f"{max_chars:,} characters"
@@ -188,10 +161,7 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
 
 
 def read_file(path: str | os.PathLike, limit: int, what: str | None = None) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them (a longer file is refused).
-
-    A FIFO, a socket or a device is refused without waiting for it (opened non-blocking, checked with
-    ``fstat``): read those through standard input instead.
+    """The bytes of the regular file ``path``, at most ``limit`` of them (a FIFO or a device refused unread).
 
     Raises:
         InputError: the file cannot be opened or read, is not a regular file, or is longer than ``limit``.
@@ -225,10 +195,8 @@ def read_file(path: str | os.PathLike, limit: int, what: str | None = None) -> b
 def yaml_loader() -> type:
     """PyYAML's ``SafeLoader`` within the bounds: depth, integers, finite floats, no duplicate key, ``1e6`` a number.
 
-    PyYAML (YAML 1.1) reads ``1e6`` as the string ``'1e6'`` (its floats need a dot and a signed exponent);
-    YAML 1.2 and every other reader make it a number, as here (``3e-4`` too).  A key given twice in one
-    mapping is an error naming the key and both lines; the keys a merge (``<<: *base``) brings in may be
-    overridden, as YAML allows.
+    ``1e6`` and ``3e-4`` are numbers, as in YAML 1.2 (PyYAML reads them as strings); keys a merge
+    (``<<: *base``) brings in may be overridden.
     """
     import yaml
     from yaml.composer import ComposerError
@@ -294,8 +262,7 @@ def read_yaml(text: str | bytes, what: str = "the input") -> Any:
     """The YAML value of ``text`` (``None`` for an empty document), read with :func:`yaml_loader`.
 
     Raises:
-        InputError: not UTF-8, not YAML (with its line and column), a duplicate key, an integer over
-            :data:`MAX_INT`, a float that is not finite, nested too deeply, aliases that expand too far.
+        InputError: not UTF-8, not YAML (with its line and column), or any of the bounds broken.
     """
     import yaml
 

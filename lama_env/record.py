@@ -1,20 +1,12 @@
-"""Game records (``lama-dice-record/1`` and ``/2``): reading, checking and replaying.
+"""Game records (``lama-dice-record/1`` and ``/2``): reading, checking and replaying (docs/RULES.md, Game records).
 
-:func:`replay` checks a record against the rules and returns the replay
-result of docs/RULES.md; it never raises for bad input.  A fault is reported as
-``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based
-indices of the first bad round and turn (``turn`` is None for a fault in the
-round itself, ``round`` is None for a fault in the record as a whole).
-:func:`iter_replay` yields the game after each turn (at a round's end the table as it ended,
-:class:`~lama_env.roundend.RoundEnd`), for turn-by-turn viewers.
-
-A ``lama-dice-record/2`` record is a ``/1`` record with one more, optional,
-top-level field ``about``: who played (a name and an agent spec per seat), the
-seed and the lama-dice version (docs/RULES.md, "Who played").  Every reader
-here replays both; :func:`with_about` turns a ``/1`` record into a ``/2`` one,
-:func:`record_names` reads the seat names back.
-:func:`parse_record_json` turns a record's JSON text into the object they check,
-within the bounds of a record file (:data:`MAX_RECORD_BYTES` and the bounded reader's, :mod:`lama_env.reader`).
+:func:`replay` checks a record and returns its replay result, never raising: a fault is
+``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based first bad round and turn
+(``turn`` None for the round itself, ``round`` None for the record as a whole).  :func:`iter_replay`
+yields the game after each turn, for viewers.  A ``/2`` record adds the optional ``about`` (who
+played, the seed, the version: docs/RULES.md, "Who played"); :func:`with_about` writes one,
+:func:`record_names` reads its names.  :func:`parse_record_json` reads a record's JSON text within the
+bounds of a record file.
 """
 
 from __future__ import annotations
@@ -42,40 +34,27 @@ class RecordError(LamaDiceError, ValueError):
     """A fault in a record, located by round and turn (0-based; None = the record / the round)."""
 
     def __init__(self, message: str, round: int | None = None, turn: int | None = None) -> None:
-        """Keep the message and where the fault is.
-
-        Args:
-            message: what is wrong.
-            round: the round's index, or None for the record as a whole.
-            turn: the turn's index in the round, or None for the round itself.
-        """
-        message = bounded(message, 500)  # quotes of the record are clipped; this bounds the rest
+        """Keep the message (bounded) and where the fault is (None: the record / the round)."""
+        message = bounded(message, 500)
         super().__init__(message)
-        self.message = message
-        self.round = round
-        self.turn = turn
+        self.message, self.round, self.turn = message, round, turn
 
     def as_result(self) -> dict:
         """The fault as a :func:`replay` result: ``valid`` False, ``round``, ``turn`` and ``error``."""
         return {"valid": False, "round": self.round, "turn": self.turn, "error": self.message}
 
 
-#: A record's JSON text is read up to this many bytes (5 MiB; whole games of random play take 1 to 8 KB); a longer
-#: file or upload is refused before it is parsed (docs/RULES.md, "Game records").
+#: A record's JSON text is read up to this many bytes (whole games take 1 to 8 KB); a longer one is refused unparsed.
 MAX_RECORD_BYTES = 5 * 1024 * 1024
 
 
 def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
     """Parse a record's JSON text with the bounded reader (:func:`lama_env.reader.read_json`); check it with replay.
 
-    Args:
-        text: the JSON text (at most :data:`MAX_RECORD_BYTES` characters; bytes: UTF-8).
-        name: what the text is called in the messages (a file name, "upload").
+    ``text``: at most :data:`MAX_RECORD_BYTES` characters (bytes: UTF-8); ``name``: what the messages call it.
 
     Raises:
-        RecordError: longer than :data:`MAX_RECORD_BYTES`; not UTF-8 or not JSON (with the line and column); a
-            key given twice; an integer over :data:`~lama_env.reader.MAX_INT`, a float out of range or ``NaN`` /
-            ``Infinity``; nested more than :data:`~lama_env.reader.MAX_DEPTH` deep. Its
+        RecordError: too long, not UTF-8, or any refusal of the bounded reader; its
             :meth:`~RecordError.as_result` is the replay result of such a file.
     """
     if len(text) > MAX_RECORD_BYTES:
@@ -102,11 +81,7 @@ def _is_int(x: Any) -> bool:
 
 
 def _check_shape(rec: Any) -> None:
-    """Structural checks of the record as a whole: is this a game record at all?  Raise RecordError(round=None).
-
-    Rounds and turns are checked when the replay reaches them, so that the
-    first fault in play order is the one reported.
-    """
+    """Is this a game record at all (RecordError, round None)?  Rounds and turns are checked as replay reaches them."""
     if not isinstance(rec, Mapping):
         raise RecordError(f"not a game record: expected a JSON object, got {type(rec).__name__}")
     if rec.get("format") not in RECORD_FORMATS:
@@ -160,14 +135,13 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
 
     Args:
         record: a ``/1`` (or ``/2``) record, as :meth:`LamaGame.to_record` writes.
-        names: a display name per seat (``"You"``, ``"P1 ppo:2p"``); one over :data:`MAX_NAME` characters is cut.
+        names: a display name per seat; one over :data:`MAX_NAME` characters is cut.
         agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
-        seed: the seed of the game, None for fresh randomness (written as null); a seed over
-            :data:`~lama_env.reader.MAX_SEED`, which no record reader accepts, is written as null too.
+        seed: the game's seed, None for fresh randomness; one over ``MAX_SEED`` is written as null too.
         version: the lama-dice version that writes the record (``lama_env.__version__``).
 
     Raises:
-        RecordError: the part does not fit the record (lengths, types; see :func:`_check_about`).
+        RecordError: the part does not fit the record (lengths, types).
     """
     def cut(x: Any, limit: int) -> Any:
         return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
@@ -180,10 +154,7 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
     about["seed"] = seed if seed is None or not _is_int(seed) or seed <= MAX_SEED else None
     about["version"] = version
     _check_about(about, record["players"])
-    out = dict(record)
-    out["format"] = RECORD_FORMAT_2
-    out["about"] = about
-    return out
+    return {**record, "format": RECORD_FORMAT_2, "about": about}
 
 
 def record_names(record: Mapping[str, Any]) -> list[str] | None:
@@ -208,13 +179,11 @@ def _check_round_shape(rnd: Any, r: int) -> None:
         raise RecordError(f"start_player must be an integer, got {clip(rnd['start_player'])}", r)
     if not isinstance(rnd["turns"], list):
         raise RecordError("turns must be a list", r)
-    hands = rnd["hands"]
-    if isinstance(hands, list):  # counts and sizes are checked by the engine's check_hands
-        for p, hand in enumerate(hands):
-            if isinstance(hand, list):
-                for f in hand:
-                    if not isinstance(f, str) or f not in FACES:
-                        raise RecordError(f"hand {p} has an unknown card {clip(f)}", r)
+    hands = rnd["hands"]  # counts and sizes are checked by the engine's check_hands
+    for p, hand in enumerate(hands if isinstance(hands, list) else ()):
+        for f in hand if isinstance(hand, list) else ():
+            if not isinstance(f, str) or f not in FACES:
+                raise RecordError(f"hand {p} has an unknown card {clip(f)}", r)
 
 
 def _check_turn_shape(turn: Any, r: int, t: int) -> None:
@@ -311,23 +280,18 @@ def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Round
 def _discard_fault(game: LamaGame, counts: tuple[int, ...]) -> str:
     if sum(counts) == 0:
         return "must discard at least one card"
-    p = game.current_player
-    dice = game.dice or ()
-    disp = game.displays[p]
+    dice, disp = game.dice or (), game.displays[game.current_player]
     for f in range(NUM_FACES):
-        if counts[f]:
-            shown = sum(1 for d in dice if d == f)
-            held = disp[f]
-            if counts[f] > min(shown, held):
-                return (f"cannot discard {counts[f]} x '{FACES[f]}': the dice show {shown} "
-                        f"and the display holds {held}")
+        shown, held = sum(1 for d in dice if d == f), disp[f]
+        if counts[f] > min(shown, held):
+            return f"cannot discard {counts[f]} x '{FACES[f]}': the dice show {shown} and the display holds {held}"
     return "illegal discard"
 
 
 def replay(rec: Any) -> dict:
     """Check ``rec`` (a parsed JSON object) and return its replay result (never raises)."""
     try:
-        game = _replay(rec)
+        game = replay_game(rec)
     except RecordError as e:
         return e.as_result()
     result = game.result()
@@ -337,26 +301,24 @@ def replay(rec: Any) -> dict:
 
 
 def replay_game(rec: Any) -> LamaGame:
-    """Replay ``rec`` into a :class:`LamaGame` (raises :class:`RecordError` on any fault).
+    """Replay ``rec`` into a :class:`LamaGame` with explicit chance (RecordError on any fault).
 
-    The game has explicit chance (:meth:`LamaGame.is_chance_node`): a record that ends at a
-    round's end leaves it at the next deal's chance node.
+    A record that ends at a round's end leaves the game at the next deal's chance node.
     """
-    return _replay(rec)
+    game: LamaGame | None = None
+    for step in _steps(rec):
+        game = step[0]  # the same game each time, advanced in place
+    assert game is not None  # _steps yields at least once or raises
+    return game
 
 
 def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None]]:
-    """Replay ``rec`` step by step, for viewers that show a game turn by turn.
+    """Replay ``rec`` step by step: ``(game, r, None)`` once round ``r`` is dealt, ``(game, r, t)`` after turn ``t``.
 
-    Yields ``(game, r, None)`` once a round ``r`` is dealt and ``(game, r, t)``
-    after its turn ``t`` is applied (0-based indices into the record).
-    ``game`` is the same :class:`LamaGame` each time, advanced in place
-    (``game.clone()`` it to keep a state), except after a turn that ends a round
-    and not the game: then it is the :class:`~lama_env.roundend.RoundEnd` view of
-    the table as the round ended (rounds flow on: the game itself waits for the
-    next deal).  Raises :class:`RecordError` at the first fault, after yielding
-    every state before it; check the whole record with :func:`replay` first to
-    show only legal records.
+    ``game`` is the same :class:`LamaGame` each time, advanced in place (``clone()`` it to keep a state),
+    except after a turn that ends a round and not the game: then the :class:`~lama_env.roundend.RoundEnd`
+    view of the table as the round ended.  Raises :class:`RecordError` at the first fault, after yielding
+    every state before it (check with :func:`replay` first to show only legal records).
     """
     for game, end, r, t in _steps(rec):
         yield (game if end is None else end), r, t
@@ -415,11 +377,3 @@ def _deal(game: LamaGame, rnd: Mapping[str, Any], r: int) -> None:
     for hand in hands:
         for face in hand:
             game.apply_chance(face)
-
-
-def _replay(rec: Any) -> LamaGame:
-    game: LamaGame | None = None
-    for step in _steps(rec):
-        game = step[0]  # the same game each time, advanced in place
-    assert game is not None  # _steps yields at least once or raises
-    return game

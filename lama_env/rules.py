@@ -1,19 +1,10 @@
 """The rules configuration and the scoring rules.
 
-Every rule that is a pure function of numbers lives here exactly once:
-the most points a round can score, the player-count check (:func:`check_num_players`),
-scoring a display (:func:`score_display`), returning a chip (:func:`return_chip`), a
-triple llama (:func:`is_triple_llama`) and the game end (:func:`ends_game`,
-:func:`game_over`) and its winners (:func:`win_result`).  What a roll,
-discard or take does to a display and the llama row is in
-:mod:`lama_env.transitions`; the game's state machine is
-:class:`lama_env.engine.LamaGame`.
-
-The game's numbers (deck, dice, player counts) are
-:mod:`lama_env.constants`'s, importable here too.
-
-Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is
-the number ``k``.  Strings are used only at the edges (records, rendering).
+Every rule that is a pure function of numbers lives here exactly once: the player-count check,
+scoring a display, returning a chip, a triple llama, the game end and its winners.  What a roll,
+discard or take does is in :mod:`lama_env.transitions`; the game's state machine is
+:class:`lama_env.engine.LamaGame`; the game's numbers are :mod:`lama_env.constants`'s, importable here too.
+Faces are indexed ``0..6``: 0 is the llama ``"L"``, ``k`` the number ``k`` (strings only at the edges).
 """
 
 from __future__ import annotations
@@ -61,20 +52,16 @@ def face_index(name: Any) -> int:
 
 @dataclass(frozen=True)
 class RulesConfig:
-    """Every **[choice]** of docs/RULES.md, with its default.
+    """Every **[choice]** of docs/RULES.md, with its default (docs/RULES.md, Rules configuration).
 
     Attributes:
-        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or
-            ``"also_match"`` (it returns a chip and the three llamas then count
-            as ordinary dice for discard / take / bust).
+        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or ``"also_match"`` (it returns
+            a chip and the three llamas then count as ordinary dice for discard / take / bust).
         must_discard: whether a matching roll forces discarding at least one card.
-        end_threshold: the game ends after a round in which some total reaches
-            this many points.
+        end_threshold: the game ends after a round in which some total reaches this many points.
         dice: three dice of six faces each, as face names, in die order.
-        max_round_turns: the most turns (roll or quit decisions) a round lasts: a round that
-            has not ended by then ends after that turn, ``ended_by == "turn_cap"``, and is
-            scored as it stands, as if every player still in it had quit
-            (:func:`lama_env.transitions.cut_round`).
+        max_round_turns: the most turns (roll or quit decisions) a round lasts: it is then cut,
+            ``ended_by == "turn_cap"``, and scored as it stands (docs/RULES.md, The turn cap).
     """
 
     triple_llama: str = "chip_only"
@@ -86,16 +73,9 @@ class RulesConfig:
     dice_index: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check every field and derive :attr:`dice_index`.
-
-        Raises:
-            RulesError: a field of the wrong type or out of range, or rules under which a
-                round cannot end (:func:`check_can_end`).
-        """
+        """Check every field and derive :attr:`dice_index` (RulesError: a bad field, or :func:`check_can_end`)."""
         if self.triple_llama not in TRIPLE_LLAMA_MODES:
-            raise RulesError(
-                f"triple_llama must be one of {', '.join(TRIPLE_LLAMA_MODES)}, got {self.triple_llama!r}"
-            )
+            raise RulesError(f"triple_llama must be one of {', '.join(TRIPLE_LLAMA_MODES)}, got {self.triple_llama!r}")
         if not isinstance(self.must_discard, bool):
             raise RulesError(f"must_discard must be true or false, got {self.must_discard!r}")
         if isinstance(self.end_threshold, bool) or not isinstance(self.end_threshold, int):
@@ -127,10 +107,7 @@ class RulesConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | RulesConfig | None) -> RulesConfig:
-        """Build a config from a mapping (a record's ``rules`` or YAML); unknown keys are refused.
-
-        None gives the defaults and a :class:`RulesConfig` is returned as it is.
-        """
+        """Build a config from a mapping (unknown keys refused); None gives the defaults, a RulesConfig itself."""
         if data is None:
             return cls()
         if isinstance(data, RulesConfig):
@@ -144,23 +121,15 @@ class RulesConfig:
 
     @classmethod
     def from_keywords(cls, keywords: Mapping[str, Any], owner: str = "__init__()") -> RulesConfig:
-        """The rules of an env's or a game's rules keywords: the one parser of :data:`RULES_KEYWORDS`.
+        """The rules of a constructor's rules keywords (``**rules``): the one parser of :data:`RULES_KEYWORDS`.
 
-        ``keywords`` holds the rules fields (``triple_llama=...``) and/or ``rules=`` a
-        :class:`RulesConfig` or a mapping of fields; a field given beside ``rules=`` overrides it.
-
-        Args:
-            keywords: the keywords a constructor got beyond its own (``**rules``).
-            owner: how the constructor is named in the message of an unknown keyword.
+        The rules fields and/or ``rules=`` (a :class:`RulesConfig` or a mapping); a field beside ``rules=``
+        overrides it.  ``owner`` names the constructor in the message of an unknown keyword.
 
         Raises:
-            TypeError: a keyword that is not a rules keyword, as Python words it for any function
-                (``"{owner} got an unexpected keyword argument 'frameskip'"``: libraries such as
-                TorchRL try optional keywords and drop them on this error), with the nearest valid
-                name among the constructor's own keywords and the rules keywords
-                (``oponents``: ``did you mean 'opponents'?``).
-            RulesError: a bad value of a rules field, or a ``rules=`` that is neither a
-                :class:`RulesConfig` nor a mapping.
+            TypeError: an unknown keyword, worded as Python words it (``"{owner} got an unexpected keyword
+                argument 'frameskip'"``, which TorchRL relies on), with the nearest valid name.
+            RulesError: a bad rules value, or a ``rules=`` that is neither a RulesConfig nor a mapping.
         """
         for key in keywords:
             if key not in RULES_KEYWORDS:
@@ -177,11 +146,8 @@ class RulesConfig:
 
     def to_dict(self, include_dice: bool | None = None) -> dict[str, Any]:
         """The config as a JSON-ready dict; ``dice`` is included when non-default (or when asked)."""
-        out: dict[str, Any] = {
-            "triple_llama": self.triple_llama,
-            "must_discard": self.must_discard,
-            "end_threshold": self.end_threshold,
-        }
+        out: dict[str, Any] = {"triple_llama": self.triple_llama, "must_discard": self.must_discard,
+                               "end_threshold": self.end_threshold}
         if include_dice or (include_dice is None and self.dice != DEFAULT_DICE):
             out["dice"] = [list(d) for d in self.dice]
         if self.max_round_turns != DEFAULT_MAX_ROUND_TURNS:
@@ -190,11 +156,7 @@ class RulesConfig:
 
 
 def _caller_keywords() -> list[str]:
-    """The keywords of the constructor that called :meth:`RulesConfig.from_keywords` (for the message of a typo).
-
-    Every env and game passes its ``**rules`` straight from its ``__init__``: that frame's own
-    parameters are the other valid names.  Anything else (no ``__init__`` two frames up) has none.
-    """
+    """The own keywords of the ``__init__`` that called :meth:`RulesConfig.from_keywords` (none for other callers)."""
     frame = sys._getframe(2)
     code = frame.f_code
     if code.co_name != "__init__" or not code.co_argcount or code.co_varnames[0] != "self":
@@ -213,19 +175,9 @@ def _unexpected_keyword(key: str, owner: str, own: Sequence[str]) -> str:
 
 
 def check_can_end(rules: RulesConfig) -> None:
-    """Refuse rules under which a round cannot end (docs/RULES.md, "Rules that cannot end").
+    """Refuse (RulesError) rules under which a round cannot end (docs/RULES.md, "Rules that cannot end").
 
-    A round *cannot end* when a roll can never change anything: every side of every die is a
-    llama and ``triple_llama`` is ``"chip_only"``, so every roll is a triple llama that only
-    returns a chip, and players who keep rolling never end the round (only quitting would).
-    These are the only such rules: when some die has a number face, a roll is not a
-    ``"chip_only"`` triple llama with probability at least 1/6, and every such roll discards
-    a card (``must_discard``), takes a row card or busts, each of which brings the round closer
-    to its end (the displays hold at most 36 cards and the row 7); under ``"also_match"`` a
-    triple llama is such a roll too.
-
-    Raises:
-        RulesError: one line naming the problem.
+    Only all-llama dice under ``triple_llama="chip_only"`` are such rules: every roll changes nothing.
     """
     if rules.triple_llama == "chip_only" and all(f == "L" for die in rules.dice for f in die):
         raise RulesError("a round could never end: every face of the dice is a llama, so under "
@@ -249,24 +201,14 @@ def is_num_players(value: Any) -> bool:
 
 
 def check_num_players(value: Any, error: type[Exception] = RulesError, name: str = "num_players") -> int:
-    """``value`` as an ``int`` if it is a supported player count, else raise ``error``.
-
-    Args:
-        value: the player count to check (:func:`is_num_players`).
-        error: the exception class to raise (each caller raises its own kind).
-        name: the name of the setting in the message.
-    """
+    """``value`` as an ``int`` if it is a supported player count, else raise ``error`` naming the setting ``name``."""
     if not is_num_players(value):
         raise error(f"{name} must be an integer {MIN_PLAYERS}..{MAX_PLAYERS}, got {clip(value)}")
     return int(value)
 
 
 def score_display(counts: Sequence[int]) -> int:
-    """Points of a display given as card counts per face index.
-
-    10 points if it holds at least one llama, plus the value of each number
-    present, each number counted once.
-    """
+    """Points of a display (card counts per face index): 10 for any llama, plus each number present, once."""
     pts = 10 if counts[0] else 0
     for v in range(1, NUM_FACES):
         if counts[v]:
@@ -305,14 +247,9 @@ def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
 def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:
     """Seat ``p``'s result of a game that ended with totals ``totals[:n]``: (its win share, its win reward).
 
-    The winners are the ``k`` seats tied for the fewest points.  A winner's share of the
-    win is ``1/k`` and its zero-sum reward ``+1/k``; every other seat's share is 0 and its
-    reward ``-1/(n - k)``; when all ``n`` seats tie (or there is one player) the rewards are 0.
-
-    The one text of the rule: :func:`winners`, :func:`win_shares` and :func:`win_rewards`
-    call it, and the compiled engine compiles it (``lama_env._kernel.win_result``: the vector
-    game's win rewards and the vector env's episode statistics), so it is written in plain
-    loops over numbers that Numba compiles over arrays (``totals``: a sequence or an array).
+    The ``k`` seats tied for the fewest points win: share ``1/k``, reward ``+1/k``; the others share 0,
+    reward ``-1/(n - k)``; rewards are 0 when all seats tie.  The one text of the rule: the compiled
+    engine compiles it too (``lama_env._kernel.win_result``), hence plain loops (``totals``: a sequence or array).
     """
     low = totals[0]
     for q in range(1, n):
@@ -334,30 +271,18 @@ def winners(totals: Sequence[int]) -> list[int]:
 
 
 def win_shares(totals: Sequence[int]) -> list[float]:
-    """Each seat's share of the win of final ``totals``: ``1/k`` for the ``k`` winners, else 0 (:func:`win_result`).
-
-    The ``win`` of the envs' ``episode_stats`` (the compiled vector env's ``stats_kernel``
-    compiles the same function) and of the search agents' leaf values.
-    """
+    """Each seat's share of the win of final ``totals``: ``1/k`` for the ``k`` winners, else 0 (:func:`win_result`)."""
     n = len(totals)
     return [win_result(totals, n, p)[0] for p in range(n)]
 
 
 def win_shares_of_games(totals: Any) -> np.ndarray:
-    """Each seat's share of the win of each game: ``(G, N)`` floats of final ``totals`` (:func:`win_shares`).
-
-    The evaluation's win rates and the value networks' targets: every row sums to 1 (a sole
-    winner's share is 1, ``k`` tied winners' 1/k).
-    """
+    """Each seat's share of the win of each game: ``(G, N)`` floats of final ``totals``, rows summing to 1."""
     totals = np.asarray(totals)
     return np.array([win_shares(row.tolist()) for row in totals], dtype=np.float64).reshape(totals.shape)
 
 
 def win_rewards(totals: Sequence[int]) -> list[float]:
-    """Zero-sum win/loss results of final ``totals`` (the environments' ``reward="win"``; :func:`win_result`).
-
-    The winners (tied for the fewest points, :func:`winners`) share +1, the
-    others share -1; if everyone ties (or there is one player), everyone gets 0.
-    """
+    """Zero-sum results of final ``totals`` (``reward="win"``): winners share +1, the others -1; all 0 if all tie."""
     n = len(totals)
     return [win_result(totals, n, p)[1] for p in range(n)]

@@ -1,22 +1,12 @@
 """The persistence of a :class:`~lama_env.engine.LamaGame`: its JSON string, its pickle and its compiled record.
 
-=====================  ===========================================================================
-function               what it does (the method of ``LamaGame`` that calls it)
-=====================  ===========================================================================
-:func:`serialize`      the whole state as a stable, versioned JSON string (``serialize``)
-:func:`deserialize`    the game such a string holds, every field checked (``deserialize``)
-:func:`getstate`       what a pickle of a game holds (``__getstate__``)
-:func:`setstate`       a pickled game restored (``__setstate__``)
-:func:`to_state`       the game as one record of the compiled engine (``to_state``)
-:func:`from_state`     the game a compiled-engine record holds, every field checked (``from_state``)
-=====================  ===========================================================================
-
-A serialized state is data a user may load from anywhere, so every field is
-checked on the way in and a bad one is named in a one-line
-:class:`StateFormatError`; nothing in it is executed or looked up by name.
-The random streams are kept exactly (the compiled engine's two 64-bit stream states), so a
-restored game draws the same future deals and dice as the original.  What lama-dice 0.1.0 wrote
-with a NumPy generator's state or manual rounds, and its pickles, are refused in one line (retired).
+:func:`serialize` / :func:`deserialize` (``LamaGame.serialize`` / ``deserialize``), :func:`getstate` /
+:func:`setstate` (pickling) and :func:`to_state` / :func:`from_state` (the compiled engine's record;
+docs/environments.md, The state API).  A serialized state is data a user may load from anywhere:
+every field is checked on the way in, a bad one named in a one-line :class:`StateFormatError`, and
+nothing in it is executed or looked up by name.  The random streams are kept exactly, so a restored
+game draws the same future deals and dice.  What lama-dice 0.1.0 wrote (a NumPy generator's state,
+manual rounds, its pickles) is refused in one line (retired).
 """
 
 from __future__ import annotations
@@ -29,25 +19,12 @@ from typing import Any
 import numpy as np
 
 from . import actions as A
-from .constants import DISCARD, ROLL_DISCARD, ROLL_TAKE, ROUND_ENDINGS, TURN
+from .constants import DECK_COUNTS, DISCARD, FACES, HAND_SIZE, NUM_DICE, NUM_FACES, ROLL_DISCARD, ROLL_TAKE, TURN
 from .errors import LamaDiceError, clip, retired
 from .reader import MAX_START_POINTS, MAX_TOTAL, InputError, read_json
-from .rules import (
-    DECK_COUNTS,
-    FACES,
-    HAND_SIZE,
-    MAX_PLAYERS,
-    MAX_ROUND_POINTS,
-    NUM_DICE,
-    NUM_FACES,
-    RulesConfig,
-    check_num_players,
-    game_over,
-    return_chip,
-    score_display,
-)
+from .rules import MAX_PLAYERS, MAX_ROUND_POINTS, RulesConfig, check_num_players, game_over, return_chip, score_display
 from .streams import Streams
-from .transitions import match_limits, resolve_roll
+from .transitions import ROUND_ENDINGS, match_limits, resolve_roll
 
 #: The longest serialized state :func:`deserialize` reads (a whole game with its turn log takes 10 to 40 KB).
 MAX_STATE_CHARS = 16 * 2**20
@@ -55,8 +32,7 @@ MAX_STATE_CHARS = 16 * 2**20
 #: The games this module reads and builds (:class:`lama_env.engine.LamaGame`; the engine imports this module).
 LamaGame = Any
 
-#: :mod:`lama_env.engine`, which imports this module and hands itself over once its game is defined (:func:`bind`):
-#: the persistence reads the engine's layout and builds its games, and the import graph stays one-way.
+#: :mod:`lama_env.engine`, handed over by :func:`bind` (the engine imports this module: the import graph stays one-way).
 E: Any = None
 
 
@@ -141,12 +117,8 @@ def check_choice(value: Any, key: str, options: tuple[Any, ...]) -> Any:
     return value
 
 
-# ------------------------------------------------------------------------- the random stream
 def restore_streams(data: Any) -> Streams:
-    """The game's streams from a state's ``random`` field, ``{"streams": {"es": HEX, "ps": HEX}}``.
-
-    A NumPy generator's state (``{"generator": ...}``, written by lama-dice 0.1.0 and earlier) is retired.
-    """
+    """The game's streams from a state's ``random`` field, ``{"streams": {"es": HEX, "ps": HEX}}`` (no generator)."""
     if not isinstance(data, dict):
         raise StateFormatError("serialized game state: random must be an object")
     if "streams" not in data:
@@ -162,16 +134,14 @@ def restore_streams(data: Any) -> Streams:
 
 def _hex64(value: Any, name: str) -> int:
     """A 64-bit stream state written as 16 hexadecimal digits."""
-    if not isinstance(value, str) or len(value) != 16:
-        raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, got {clip(value)}")
     try:
-        return int(value, 16)
+        if isinstance(value, str) and len(value) == 16:
+            return int(value, 16)
     except ValueError:
-        raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, "
-                               f"got {clip(value)}") from None
+        pass
+    raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, got {clip(value)}")
 
 
-# ------------------------------------------------------------------------- a game's persistence
 def getstate(g: LamaGame) -> dict[str, Any]:
     """Pickle the record and the books (with the state format, checked on loading); the rules record is rebuilt."""
     state = {name: getattr(g, name) for name in E._PICKLED}
@@ -196,25 +166,16 @@ def setstate(g: LamaGame, state: dict[str, Any]) -> None:
 
 
 def serialize(g: LamaGame) -> str:
-    """The whole state as a stable, versioned string (JSON of format :data:`E.STATE_FORMAT`).
+    """The whole state as a stable, versioned JSON string (docs/environments.md, The state API).
 
-    It keeps everything: whose turn, the phase and pending dice, quits, the
-    llama row, the displays, chips, the round and its start player, the
-    finished rounds' results, the turn log (with ``record=True``), the rules,
-    the chance and round modes and any pending chance event, and the random stream's
-    exact position, so :meth:`deserialize` gives a game that continues the
-    same way (same future deals and dice).  The same state gives the same text.
+    It keeps everything, the random streams' exact position included, so :func:`deserialize` gives a
+    game that continues the same way.  The same state gives the same text.
     """
     n = g._n
     c = g._chance
     stats = g.statistics()
-    counted = round_statistics(g._results, n, None if g._phase == E._GAME_OVER else
-                               (g.quit, g._round_triples()))
-    carried: dict[str, Any] | None = {"rounds": g._carried_rounds, **{
-        k: list(map(sub, stats[k], counted[k])) for k in E._COUNTS}}
-    assert carried is not None
-    if not g._carried_rounds and not any(any(carried[k]) for k in E._COUNTS):
-        carried = None
+    counted = round_statistics(g._results, n, None if g._phase == E._GAME_OVER else (g.quit, g._round_triples()))
+    carried = {"rounds": g._carried_rounds, **{k: list(map(sub, stats[k], counted[k])) for k in E._COUNTS}}
     end = g._end or {}
     data = {
         "format": E.STATE_FORMAT, "players": n, "rules": g._rules.to_dict(include_dice=True),
@@ -229,7 +190,7 @@ def serialize(g: LamaGame) -> str:
         "round_points": end.get("points"), "ended_by": end.get("ended_by"), "went_out": end.get("went_out"),
         "busted": end.get("busted"),
         "hands": None if isinstance(c, tuple) else g._rec["hands"][0, :n].tolist(),
-        "carried": carried,
+        "carried": carried if g._carried_rounds or any(any(carried[k]) for k in E._COUNTS) else None,
         "chance_node": None if c is None else "roll" if c == E._ROLL_NODE else {"deal": list(c)},
         "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in g._results],
         "log": g._rounds if g._record else None, "log_pending": g._pending is not None,
@@ -241,11 +202,10 @@ def serialize(g: LamaGame) -> str:
 
 
 def deserialize(text: str) -> LamaGame:
-    """The game that :meth:`serialize` wrote ``text`` from (its own random generator, in the same state).
+    """The game that :func:`serialize` wrote ``text`` from, on the same streams.
 
     Raises:
-        lama_env.snapshot.StateFormatError: ``text`` is not a readable
-            :data:`E.STATE_FORMAT` string (the message names the bad field).
+        lama_env.snapshot.StateFormatError: ``text`` is not a readable state (the message names the bad field).
     """
     data = parse(text, E.STATE_FORMAT)
     g = E.LamaGame.__new__(E.LamaGame)
@@ -254,11 +214,9 @@ def deserialize(text: str) -> LamaGame:
 
 
 def _restore(g: LamaGame, data: dict[str, Any]) -> None:
-    """Set the game up from :meth:`serialize`'s data (checked: a bad field is a one-line StateFormatError).
+    """Set the game up from :func:`serialize`'s data, every field checked alone and against the others.
 
-    Every field is checked for its type and range, and the fields against each other (the deck, the
-    phase and the dice, the rounds and their results, the turn log), so that a state accepted here
-    plays on legally to its end.
+    A state accepted here plays on legally to its end; a bad field is a one-line StateFormatError.
     """
     try:
         fields = _restore_setup(g, data)
@@ -307,8 +265,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
     quit = [check_bool(q, "quit") for q in check_list(field(data, "quit"), "quit", n)]
     dice = field(data, "dice")
     dice = None if dice is None else E.check_dice(g._rules, check_ints(dice, "dice", NUM_DICE, 0, NUM_FACES - 1))
-    g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE,
-                              A.NUM_ACTIONS - 1)
+    g._discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE, A.NUM_ACTIONS - 1)
     cap = g._rules.max_round_turns
     turns = check_int(field(data, "turns_in_round"), "turns_in_round", 0, cap)
     triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0, turns)
@@ -336,8 +293,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
     if isinstance(g._chance, tuple):  # a deal under way: its cards so far, in deal order
         c = list(g._chance)
         hands = [(c[i:i + HAND_SIZE] + [0] * HAND_SIZE)[:HAND_SIZE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]
-        if (g._current != start or any(quit) or sum(row) != NUM_FACES or turns or any(triples)
-                or g._discarded):
+        if g._current != start or any(quit) or sum(row) != NUM_FACES or turns or any(triples) or g._discarded:
             raise StateFormatError("serialized game state: a deal under way has its start player to act, the "
                                    "full row and no quit, turn, triple llama or discard yet")
         if disp != [[c[i:i + HAND_SIZE].count(f) for f in E._FACE_RANGE] for i in range(0, n * HAND_SIZE, HAND_SIZE)]:
@@ -351,8 +307,7 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
     nturn = turns - (g._chance == E._ROLL_NODE)
     rows = sum(1 << f for f in E._FACE_RANGE if row[f])
     cards = list(g._chance) if isinstance(g._chance, tuple) else [f for h in hands for f in h]
-    pile = _check_table(g._rules, over, g._current, quit, rows, disp, cards, nturn, g._phase,
-                        "serialized game state")
+    pile = _check_table(g._rules, over, g._current, quit, rows, disp, cards, nturn, g._phase, "serialized game state")
     if [sum(A.DISCARDS[a - E._DISCARD_BASE][f] for a in g._discarded) for f in E._FACE_RANGE] != pile:
         raise StateFormatError("serialized game state: discarded must be the discards of the cards neither held "
                                "nor in the row (the deal less the displays and the row)")
@@ -366,13 +321,11 @@ def _restore_round(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) ->
 
 def _check_table(rules: RulesConfig, over: bool, cur: int, quit: Sequence[Any], row: int, disp: list[list[int]],
                  cards: list[int], nturn: int, phase: int, what: str) -> list[int]:
-    """Check a round's table against the deck and the decision; return its discard pile, cards per face.
+    """Check a round's table (for both readers); return its discard pile, cards per face.
 
-    The one check of a state's cards and whose decision it is, for :func:`deserialize` and
-    :func:`from_state`: the deal uses the deck's cards, every card dealt is held, in the row or
-    discarded, and a game that goes on has a player to act who is still in the round, a row, a
-    card in every display once dealt (going out ends the round) and turns left under
-    ``max_round_turns``.  ``cards``: the faces dealt so far (the whole deal but while it is under way).
+    The deal uses the deck's cards, every card dealt is held, in the row or discarded, and a game that
+    goes on has a player to act still in the round, a row, no empty display once dealt and turns left.
+    ``cards``: the faces dealt so far (the whole deal but while it is under way).
     """
     dealt = [cards.count(f) for f in E._FACE_RANGE]
     pile = [0] * NUM_FACES
@@ -410,11 +363,9 @@ def _check_decision(g: LamaGame, disp: list[list[int]], row: list[int], quit: li
         return
     if dice is None:
         raise StateFormatError(f"{what}: no dice for a {ph.name.lower()} decision")
-    kind, _ = resolve_roll(disp[g._current], row, dice, last_player=len(quit) - sum(quit) == 1,
-                           rules=g._rules)
+    kind, _ = resolve_roll(disp[g._current], row, dice, last_player=len(quit) - sum(quit) == 1, rules=g._rules)
     if kind != (ROLL_DISCARD if ph == E._DISCARD else ROLL_TAKE):
-        raise StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, "
-                                 f"not a {ph.name.lower()} decision")
+        raise StateFormatError(f"{what}: the dice {list(dice)} ask for a {kind}, not a {ph.name.lower()} decision")
 
 
 _RESULT_KEYS = ("finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas")
@@ -514,13 +465,9 @@ def _restore_history(g: LamaGame, data: dict[str, Any], fields: dict[str, Any]) 
 def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] | None) -> None:
     """The restored game's record: the fields, and the statistics of the results, the round and what was carried."""
     n = g._n
-    # the record: what the fields say, its statistics those of the results, the round so far and what was carried
     over = g._phase == E._GAME_OVER
     res = g._results
-    if over:
-        rstart = res[-2]["totals"] if len(res) > 1 else g._start_points
-    else:
-        rstart = res[-1]["totals"] if res else g._start_points
+    rstart = res[-1 - over]["totals"] if len(res) > over else g._start_points
     st = round_statistics(res, n, None if over else (fields["quit"], fields["triples"]))
     if carried is not None:
         for k in E._COUNTS:
@@ -534,8 +481,9 @@ def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] |
     rec["row"] = sum(1 << f for f in E._FACE_RANGE if fields["row"][f])
     rec["quit"][:n] = fields["quit"]
     rec["active"] = n - sum(fields["quit"])
-    rec["cur"], rec["start"], rec["nround"], rec["nturn"] = g._current, fields["start"], fields["nround"], \
-        fields["nturn"]
+    rec["cur"] = g._current
+    for k in ("start", "nround", "nturn"):
+        rec[k] = fields[k]
     ph = g._phase
     rec["phase"] = int(ph) if ph != E._GAME_OVER else TURN
     dice = fields["dice"]
@@ -552,25 +500,15 @@ def _build_record(g: LamaGame, fields: dict[str, Any], carried: dict[str, Any] |
             raise StateFormatError(f"serialized game state: the statistics of {key} pass {MAX_TOTAL:,}")
         rec["stats"][row, :n] = st[key]
 
-# ---------------------------------------------------------- the compiled engine's record
 
 def to_state(g: LamaGame) -> np.ndarray:
-    """The game now as the compiled engine's record of it: a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
+    """The game now as the compiled engine's record of it (a copy): a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
 
-    The game's own record (a copy): what the compiled engine (:mod:`lama_env._kernel`, the one
-    record that :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
-    keep per game) holds at the same point of the same game, field for field, so its step
-    continues the game.  ``es`` and ``ps`` are the game's stream positions: the kernel then
-    draws the deals, dice and ``random`` agent actions this game would draw.
-
-    A decision converts, and so does the game's end (the record's ``phase`` is then ``TURN``
-    and ``cur`` whoever acted last, as the kernel leaves them).  Fields the kernel's step
-    never reads get neutral values: ``deck`` and ``cnt`` (scratch), the ``l_*`` fields,
-    ``logpos`` and ``done_len`` (its logs) 0, ``pend`` -1; ``dice`` and ``lim`` are 0 outside a
-    discard or take decision (the kernel leaves the last roll's there); per-seat entries past
-    the players, 0.  ``stats`` are :meth:`statistics` (round points, busts, quits, rounds gone
-    out, triple llamas), ``rstart`` the totals the round began with, ``hands`` its deal in deal
-    order, ``nround`` :attr:`round_index`, ``nturn`` :attr:`turns_in_round`.
+    Field for field what the kernel holds at the same point of the same game, so its step continues it
+    (docs/environments.md, The state API).  A decision converts, and so does the game's end (``phase``
+    ``TURN``).  Fields the step never reads are neutral: 0, ``pend`` -1, ``dice`` and ``lim`` 0 outside a
+    discard or take decision.  ``stats`` rows: round points, busts, quits, rounds gone out, triple llamas;
+    ``rstart``: the totals the round began with; ``hands``: its deal in deal order.
 
     Raises:
         E.IllegalActionError: the game waits for chance, or a total has reached the end threshold
@@ -597,20 +535,9 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
                chance: str = "sampled", rounds: str = "flow") -> LamaGame:
     """The game that a compiled-engine record holds (:func:`to_state`'s inverse), on the record's streams.
 
-    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (a 0-d or one-element array, or
-    an element of a batch); ``num_players`` and ``rules`` are the game's (a record does not
-    hold them).  The game's state is a copy of the record: it draws from the record's ``es``
-    and ``ps``, so it plays on exactly as the kernel's step plays the record under the same
-    actions (deals, dice, ``sample_action()``), and :func:`to_state` gives the kernel's
-    record again at every decision.  A record whose totals reach the end threshold is the
-    game's end (:attr:`E.Phase.GAME_OVER`; its round points are what the displays score, how
-    the round ended is unknown; ``last_round`` is None).  The fields that :func:`to_state` writes
-    neutral are not read (``dice`` and ``lim`` only at a discard or take decision).
-
-    What a record does not hold starts there: the game keeps no turn log (``record=False``:
-    no ``to_record()``), ``result()`` and ``returns("points")`` count from the totals the round
-    began with (``rstart``), and the round's triple llamas so far are counted in
-    ``statistics()`` (from ``stats``).
+    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d, one-element, or an element of a batch);
+    ``num_players`` and ``rules`` are the game's.  It plays on as the kernel plays the record, keeps no turn
+    log, and totals at the end threshold are the game's end (docs/environments.md, The state API).
 
     Raises:
         lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
@@ -640,8 +567,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     stats = [_record_ints(rec, "stats", 0, MAX_TOTAL, n, k) for k in range(len(E._COUNTS))]
     bad = "state record: "
     if active != n - sum(quit):
-        raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), "
-                                 f"got {active}")
+        raise StateFormatError(f"{bad}active must count the players who have not quit ({n - sum(quit)}), got {active}")
     over = game_over(tot, rc)
     if over and phase != TURN:
         raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
@@ -659,16 +585,13 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     g._explicit, g._chance = explicit, None
     g._fresh()
     g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
-    g._current = cur
-    g._phase = E._GAME_OVER if over else E.Phase(phase)
-    g._start_points = rstart
+    g._current, g._phase, g._start_points = cur, E._GAME_OVER if over else E.Phase(phase), rstart
     g._discarded = [A.DISCARD_ACTION[tuple(int(i == f) for i in E._FACE_RANGE)] for f in E._FACE_RANGE
                     for _ in range(pile[f])]
     g._triples0 = stats[4]
     g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
               "busted": None} if over else None
-    g._carried_rounds = rec["nround"].item() + over
-    g._max_rounds = 0
+    g._carried_rounds, g._max_rounds = rec["nround"].item() + over, 0
     g._set_modes()
     if phase != TURN and not over:
         try:
@@ -679,18 +602,15 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
         if phase == DISCARD and tuple(lim) != match_limits(disp[cur], dice):
             raise StateFormatError(f"{bad}lim must be the roll's discard limits per face "
                                      f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
-        _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice,
-                          "state record")
+        _check_decision(g, disp, [row >> f & 1 for f in E._FACE_RANGE], [bool(q) for q in quit], dice, "state record")
     return g
 
 
 def record_totals(g: LamaGame) -> list[int]:
-    """The totals where :meth:`~lama_env.engine.LamaGame.to_record` ends, for its ``result()``.
+    """The totals where :meth:`~lama_env.engine.LamaGame.to_record` ends (before a roll awaiting its decision).
 
-    A roll that waits for its discard or take is not in the record (its rolls carry their decision),
-    so the record ends before it.  Only a triple llama's roll changes a total before its decision (under
-    ``triple_llama="also_match"``: its chip is returned at once): the roller's total is then the one the
-    round began with, less the chips of the roller's earlier triple llamas in the round.
+    Only a triple llama's roll (``also_match``) changes a total before its decision: the roller's total is
+    then the round's start, less the chips of the roller's earlier triple llamas in the round.
     """
     totals = list(g.totals)
     roll = g._pending
@@ -706,19 +626,12 @@ def record_totals(g: LamaGame) -> list[int]:
 
 def round_statistics(results: Sequence[dict], num_players: int,
                      in_progress: tuple[Sequence[bool], Sequence[int]] | None = None) -> dict[str, Any]:
-    """Per-seat counts over finished rounds (:attr:`LamaGame.last_round`); see :meth:`LamaGame.statistics`.
+    """Per-seat counts over finished rounds' ``results`` (:meth:`LamaGame.statistics`).
 
-    Args:
-        results: the finished rounds' results, with ``busted``, ``quit`` and ``triple_llamas``.
-        num_players: seats.
-        in_progress: the ``(quit, triple_llamas)`` of a round still being played, counted too.
+    ``in_progress``: the ``(quit, triple_llamas)`` of a round still being played, counted too.
     """
     n = num_players
-    points = [0] * n
-    busts = [0] * n
-    quits = [0] * n
-    went_out = [0] * n
-    triples = [0] * n
+    points, busts, quits, went_out, triples = ([0] * n for _ in range(5))
     for r in results:
         for p, x in enumerate(r["points"]):
             points[p] += x
@@ -735,8 +648,6 @@ def round_statistics(results: Sequence[dict], num_players: int,
             triples[p] += in_progress[1][p]
     return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
             "triple_llamas": triples}
-
-
 
 
 def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:

@@ -1,13 +1,9 @@
-"""The one seed hasher of the games' random streams.
+"""The one seed hasher of the games' random streams, and the compiled engine's streams in Python.
 
-A run's ``seed`` (an integer >= 0, or None for fresh entropy) is hashed once, by
-:func:`base_seed` (``SeedSequence(seed)``, 64 bits); the compiled engine
-(:mod:`lama_env._kernel`: ``seed_mix``, ``start_streams``) starts game ``g``'s
-two counter-based splitmix64 streams from that base and ``g`` only: ``es``, the
-deals and dice, and ``ps``, the draws of the native agents seated in it.  The
-batched engine (:func:`lama_env.batched.play_batch`) and the vector game
-(:class:`lama_env.vector.VectorGame`) both hash their seeds here, so a seed
-means the same streams to both, with one message for a bad seed.
+:func:`base_seed` hashes a run's ``seed`` once; the compiled engine starts game ``g``'s two
+counter-based splitmix64 streams from that base and ``g`` only: ``es`` (deals and dice) and ``ps``
+(the native agents' draws).  The batched engine and the vector game both hash their seeds here, so
+a seed means the same streams to both (docs/environments.md, The batched engine).
 """
 
 from __future__ import annotations
@@ -31,12 +27,7 @@ def base_seed(seed: Any, error: type[Exception] = ValueError) -> int:
         check_seed(seed, error)  # 0..MAX_SEED, the one bound of a seed (lama_env.reader)
     return int(np.random.SeedSequence(None if seed is None else int(seed)).generate_state(1, dtype=np.uint64)[0])
 
-
-# ------------------------------------------------------------------ the compiled engine's streams, in Python
-# splitmix64 (counter-based): the constants (GOLDEN, M1, M2, POLICY_SALT) live in lama_env.constants, where the
-# compiled engine reads them too, and these draws are the ones its ``mix``/``below``/``start_streams`` make
-# (tests/test_streams.py checks it).
-
+# splitmix64: the draws the compiled engine's ``mix``/``below``/``start_streams`` make (tests/test_streams.py)
 
 def mix(z: int) -> int:
     """splitmix64's finaliser of a 64-bit ``z``."""
@@ -57,13 +48,9 @@ def start_streams(seed_mixed: int, game_id: int) -> tuple[int, int]:
 
 
 def decision_key(es: int, ps: int, version: int, salt: int) -> int:
-    """A 64-bit key of one decision: a hash of a game's two stream states, its version and an agent's ``salt``.
+    """A 64-bit key of one decision (``LamaGame.decision_seed``): a hash of the two stream states, version, ``salt``.
 
-    What :meth:`lama_env.engine.LamaGame.decision_seed` returns: the states and the version
-    are the game's own (the same in every copy and at the same point of every replay of the
-    game), so an agent that draws from it makes the same draws whatever other games it is
-    batched with; the version grows with every change of the state, so no two decisions of
-    a game share a key.
+    The same at the same point of every copy and replay of the game; no two decisions of a game share one.
     """
     z = mix(((version & MASK64) * GOLDEN + (salt & MASK64)) & MASK64)
     return mix(es ^ mix(ps ^ z))
@@ -84,10 +71,8 @@ def below(state: int, k: int) -> tuple[int, int]:
             return state, u % k
 
 
-#: Draws of a stream's block: the first block of a stream holds this many counters, each next one twice as
-#: many, up to :data:`_BLOCK_MAX` (a stream used for one deal computes little it does not use).
-_BLOCK_FIRST = 32
-_BLOCK_MAX = 512
+#: Draws of a stream's block: the first holds this many counters, each next one twice as many, up to _BLOCK_MAX.
+_BLOCK_FIRST, _BLOCK_MAX = 32, 512
 _TWO32 = 1 << 32
 _MOD = operator.mod
 _U64 = np.uint64
@@ -95,11 +80,7 @@ _STEPS: dict[int, np.ndarray] = {}  # block size -> GOLDEN * (1 .. size), wrappe
 
 
 def _block(base: int, size: int) -> tuple[list[int], int]:
-    """``mix(base + i * GOLDEN) >> 32`` for ``i = 1 .. size`` (64-bit wrap-around), computed together (NumPy).
-
-    The 32-bit numbers that :func:`below` tests against its limit, for the ``size`` counters after state ``base``,
-    and the largest of them.
-    """
+    """``mix(base + i * GOLDEN) >> 32`` for ``i = 1 .. size`` (what :func:`below` tests), and their largest."""
     steps = _STEPS.get(size)
     if steps is None:
         steps = _STEPS[size] = np.arange(1, size + 1, dtype=np.uint64) * _U64(GOLDEN)
@@ -116,16 +97,9 @@ def _block(base: int, size: int) -> tuple[list[int], int]:
 class Streams:
     """A game's two streams on the compiled engine's scheme: ``es`` (deals and dice) and ``ps`` (its policies).
 
-    :class:`lama_env.engine.LamaGame` draws from them when it is given a ``game_id``;
-    game ``g`` of seed ``s`` then plays what the compiled engine plays as game ``g`` of
-    ``s`` (:func:`lama_env.batched.play_batch`, slot ``g`` of
-    :class:`lama_env.vector.VectorGame` after ``reset(seed=s)``).
-
-    The deal-and-dice stream is counter-based (each draw of :func:`below` moves the state on
-    by ``GOLDEN`` and tests ``mix(state) >> 32``), so its next draws do not depend on the
-    ``k`` they are drawn for: :meth:`draw` takes them from a block computed ahead
-    (:func:`_block`; the same numbers :func:`below` draws one by one), and ``es`` is the
-    state after the counters spent so far.
+    Game ``g`` of seed ``s`` plays what the compiled engine plays as game ``g`` of ``s``.  The deal-and-dice
+    stream is counter-based, so :meth:`draw` takes its draws from a block computed ahead (:func:`_block`);
+    ``es`` is the state after the counters spent so far.
     """
 
     __slots__ = ("_base", "_buf", "_pos", "_top", "ps")
@@ -145,10 +119,7 @@ class Streams:
 
     @es.setter
     def es(self, value: int) -> None:
-        self._base = value
-        self._buf = []
-        self._pos = 0
-        self._top = _TWO32
+        self._base, self._buf, self._pos, self._top = value, [], 0, _TWO32
 
     def _refill(self, spent: int) -> list[int]:
         """The next block, after the ``spent`` counters of the current one (see :data:`_BLOCK_FIRST`)."""
@@ -216,11 +187,7 @@ class Streams:
     def copy(self) -> Streams:
         """An independent copy at the same states."""
         s = Streams.__new__(Streams)
-        s._base = self._base
-        s._buf = self._buf
-        s._pos = self._pos
-        s._top = self._top
-        s.ps = self.ps
+        s._base, s._buf, s._pos, s._top, s.ps = self._base, self._buf, self._pos, self._top, self.ps
         return s
 
     def __reduce__(self) -> tuple[type[Streams], tuple[int, int]]:

@@ -1,63 +1,16 @@
 """The rules as transitions: what a roll, a discard, a take or a quit does, as pure functions.
 
-Pgx writes a game as pure ``init`` / ``step`` / ``observe`` functions over a
-small state, and OpenSpiel's states expose ``chance_outcomes()``.  This module
-does the same for every consequence of an action in *Don't L.L.A.M.A. Dice*,
-each over the smallest state it needs, so that each is worked out in exactly
-one place:
+Each consequence of an action is worked out here once, over the smallest state it needs: the rolls
+(:func:`chance_outcomes`, :func:`grouped_chance_outcomes`), the deal (:func:`deal_outcomes`,
+:func:`deal_seat`), a roll (:func:`apply_roll`, :func:`resolve_roll`), a bust, a discard, a take, a
+quit (``apply_*``), the next player, the turn cap (:func:`cut_round`), a round's score
+(:func:`score_round`) and the table as a round ended (:func:`ended_table`).  A display is a tuple of
+seven card counts (face index order), the row a 7-tuple of 0/1, the dice three face indices; a function
+whose action can end the round also returns how (one of :data:`ROUND_ENDINGS`) or None.
 
-=======================================  ===================================
-consequence                              function
-=======================================  ===================================
-the rolls and their probabilities        :func:`chance_outcomes` (written in
-                                         :mod:`lama_env.odds`),
-                                         :func:`grouped_chance_outcomes`
-the deal, card by card, and its odds     :func:`deal_outcomes`,
-                                         :func:`deal_seat`
-a triple llama (a chip is returned)      :func:`is_triple_llama` (written in
-                                         :mod:`lama_env.rules`)
-how a roll resolves, and what it does    :func:`apply_roll` (its
-                                         classification: :func:`resolve_roll`)
-a bust: the whole row joins the display  :func:`apply_bust`
-a discard, and going out                 :func:`apply_discard`
-a take, and the row running out          :func:`apply_take`
-a quit, and everyone having quit         :func:`apply_quit`
-whose turn is next                       :func:`next_player`
-the turn cap: a round cut after          :func:`cut_round`
-``max_round_turns`` turns
-the round's points, the chip for going   :func:`score_round`
-out, the game end
-the table as a round ended (for the      :func:`ended_table`
-viewers that pause on it)
-=======================================  ===================================
-
-The state they read and return is plain data: a display is a tuple of seven
-card counts (face index order, ``L`` first), the llama row a 7-tuple of 0/1,
-the dice three face indices in die order, totals a list of ints.  A function
-whose action can end the round also returns how it ended (one of
-:data:`ROUND_ENDINGS`) or None.  These names (the round endings, the roll outcomes, the full and
-empty rows) are :mod:`lama_env.constants`'s, importable here too.
-
-The game's one step is the compiled one (:mod:`lama_env._kernel`:
-:func:`~lama_env._kernel.transition_roll` over a game's one record of
-``STATE_DTYPE``): :class:`lama_env.engine.LamaGame` (a Python view over one
-such record), the batched evaluation engine :mod:`lama_env.batched` and the
-vector game :mod:`lama_env.vector` and its envs all play through it.  This
-module is the rules written as pure functions, for two uses.  It is the
-reference the tests replay the engines against: ``tests/test_transitions.py``
-drives a turn flow of its own with these functions beside
-:class:`~lama_env.engine.LamaGame` (and so beside the step every engine
-shares), step by step, for 1, 2, 3 and 6 players under every rules
-configuration.  And it is the enumeration of what can happen that the exact
-solo solver, the lookahead and search agents,
-:mod:`lama_dice.agents.solo_random`, the heuristics and the terminal front end
-use: they enumerate abstract states, not games.  No engine steps through these
-functions; :class:`~lama_env.engine.LamaGame` lists its chance nodes' outcomes
-with :func:`chance_outcomes` and :func:`deal_outcomes`.
-
-Speed: the solvers and the lookahead call these functions many times per
-decision, so they take and return tuples and ints (no state objects, no
-keyword-only arguments) to keep that cheap.
+No engine steps through them: they are the reference ``tests/test_transitions.py`` replays the engine
+against, and the enumeration the solvers, search agents and heuristics use (docs/environments.md, The
+rules engine in Python), hence plain tuples and ints, no keyword-only arguments.
 """
 
 from __future__ import annotations
@@ -91,7 +44,6 @@ from .rules import RulesConfig, game_over, is_triple_llama, return_chip, score_d
 
 Display = tuple[int, ...]
 Row = tuple[int, ...]
-# apply_roll hands back the display and row it is given, unless the roll busts
 _D = TypeVar("_D", bound=Sequence[int])
 _R = TypeVar("_R", bound=Sequence[int])
 
@@ -102,11 +54,7 @@ _legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (li
 # ------------------------------------------------------------------ chance
 @cache
 def grouped_chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, ...], float], ...]:
-    """The rolls grouped by multiset of faces (sorted face indices), with probabilities.
-
-    A roll's consequences depend only on which faces show, not on which die
-    shows them, so search can enumerate these fewer outcomes.
-    """
+    """The rolls grouped by multiset of faces (sorted face indices), with probabilities (fewer outcomes to search)."""
     acc: dict[tuple[int, ...], float] = defaultdict(float)
     for dice, p in chance_outcomes(rules):
         acc[tuple(sorted(dice))] += p
@@ -123,19 +71,11 @@ def _deal_outcomes(dealt: tuple[int, ...]) -> tuple[tuple[int, float], ...]:
 
 
 def deal_outcomes(dealt: Sequence[int]) -> tuple[tuple[int, float], ...]:
-    """The outcomes of the next card of a deal: each face still in the deck, with its probability.
+    """The next card of a deal: ``(face, probability)`` pairs, by face, for the faces left in the deck.
 
-    A deal is a sequence of chance events, one card at a time (at most
-    :data:`~lama_env.rules.NUM_FACES` outcomes each), from the shuffled
-    36-card deck: the next card shows face ``f`` with probability (cards of
-    ``f`` left) / (cards left), so a whole deal has the probability of the
-    uniform shuffle.  Which seat a card goes to: :func:`deal_seat`.
-
-    Args:
-        dealt: the cards dealt so far this round, as counts per face index.
-
-    Returns:
-        ``(face, probability)`` pairs, by face, for the faces left (probabilities sum to 1).
+    ``dealt``: the cards dealt so far this round, as counts per face index.  Face ``f`` comes with
+    probability (cards of ``f`` left) / (cards left), so a whole deal has the odds of the uniform
+    shuffle; which seat a card goes to: :func:`deal_seat`.
     """
     return _deal_outcomes(tuple(dealt))
 
@@ -149,13 +89,8 @@ def deal_seat(card: int) -> int:
 def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
     """The most cards of each face a roll lets a player discard (docs/RULES.md, "Match: discarding").
 
-    Args:
-        display: the player's cards, as counts per face index.
-        dice: the three dice, as face indices.
-
-    Returns:
-        ``min(dice showing f, cards of f in the display)`` per face, or None
-        when no die matches the display.
+    ``display``: counts per face index; ``dice``: face indices.  Returns ``min(dice showing f, cards
+    of f in the display)`` per face, or None when no die matches the display.
     """
     limits = [0] * NUM_FACES
     matched = False
@@ -169,10 +104,7 @@ def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...]
 def apply_roll(
     display: _D, row: _R, dice: Sequence[int], last_player: bool, rules: RulesConfig
 ) -> tuple[str, tuple[int, ...], bool, _D | Display, _R | Row]:
-    """What a roll does for the rolling player (docs/RULES.md, "A turn").
-
-    This is the single place where a roll is classified and its immediate
-    consequences are worked out.
+    """What a roll does for the rolling player (docs/RULES.md, "A turn"): the one place a roll is classified.
 
     Args:
         display: the rolling player's cards, as counts per face index.
@@ -182,15 +114,11 @@ def apply_roll(
         rules: the rules configuration (``triple_llama``, ``must_discard``).
 
     Returns:
-        ``(kind, legal, chip, display, row)``: ``kind`` is one of
-        :data:`ROLL_TRIPLE_LLAMA`, :data:`ROLL_DISCARD`, :data:`ROLL_TAKE`,
-        :data:`ROLL_BUST` (which is also the round ending ``"bust"``);
-        ``legal`` lists the legal actions of the decision that follows
-        (discards or takes, sorted), empty for a triple llama or a bust;
-        ``chip`` is whether the roller returns a chip (a triple llama, in both
-        modes: see :func:`lama_env.rules.return_chip`); ``display`` and
-        ``row`` are the state after the roll (changed only by a bust, see
-        :func:`apply_bust`; otherwise the objects given).
+        ``(kind, legal, chip, display, row)``: ``kind`` is :data:`ROLL_TRIPLE_LLAMA`, :data:`ROLL_DISCARD`,
+        :data:`ROLL_TAKE` or :data:`ROLL_BUST` (also the round ending ``"bust"``); ``legal`` the sorted legal
+        actions of the decision that follows (empty for a triple llama or a bust); ``chip`` whether the
+        roller returns a chip (a triple llama, in both modes); ``display`` and ``row`` the state after the
+        roll (changed only by a bust, :func:`apply_bust`; otherwise the objects given).
     """
     chip = is_triple_llama(dice)
     if chip and rules.triple_llama != "also_match":
@@ -215,33 +143,19 @@ def resolve_roll(
 
 
 def apply_bust(display: Sequence[int], row: Sequence[int]) -> tuple[Display, Row]:
-    """A bust: the whole llama row goes into the display (and the round ends, ``"bust"``).
-
-    Returns:
-        ``(display, row)`` after it: the display plus every row card, and the empty row.
-    """
+    """A bust (the round ends, ``"bust"``): ``(display plus every row card, the empty row)``."""
     return tuple(map(add, display, row)), EMPTY_ROW
 
 
 # --------------------------------------------------------------- decisions
 def apply_discard(display: Sequence[int], action: int) -> tuple[Display, str | None]:
-    """A discard action (one of the legal discards after a matching roll).
-
-    Returns:
-        ``(display, ended_by)``: the display without the discarded cards, and
-        ``"went_out"`` if that leaves it empty (the round ends), else None.
-    """
+    """A legal discard: ``(display without the cards, "went_out" if it is now empty else None)``."""
     d = tuple(map(sub, display, _DISCARDS[action - _DISCARD_BASE]))
     return d, (None if any(d) else WENT_OUT)
 
 
 def apply_take(display: Sequence[int], row: Sequence[int], action: int) -> tuple[Display, Row, str | None]:
-    """A take action: the row card of the action's face moves into the display.
-
-    Returns:
-        ``(display, row, ended_by)``: ``ended_by`` is ``"row_empty"`` if that
-        was the last row card (the round ends), else None.
-    """
+    """A take: the row card moves into the display; ``(display, row, "row_empty" if it was the last else None)``."""
     f = action - _TAKE_BASE
     d = list(display)
     d[f] += 1
@@ -251,12 +165,7 @@ def apply_take(display: Sequence[int], row: Sequence[int], action: int) -> tuple
 
 
 def apply_quit(active: int) -> tuple[int, str | None]:
-    """A quit, with ``active`` players still in the round before it.
-
-    Returns:
-        ``(active, ended_by)``: one fewer active player, and ``"all_quit"``
-        once nobody is left (the round ends), else None.
-    """
+    """A quit among ``active`` players: ``(active - 1, "all_quit" once nobody is left else None)``."""
     active -= 1
     return active, (None if active else ALL_QUIT)
 
@@ -274,12 +183,10 @@ def next_player(current: int, quit: Sequence[bool]) -> int:
 
 # -------------------------------------------------------------- round end
 def ended_table(display: Sequence[int], row: Sequence[int], action: int, ended_by: str) -> tuple[Display, Row]:
-    """The acting player's display and the llama row as the round ended, after ``action`` ended it.
+    """The acting player's display and the row as the round ended after ``action`` (for :mod:`lama_env.roundend`).
 
-    For a viewer of the round's end (:class:`lama_env.roundend.RoundEnd`): the compiled step that
-    ended the round has dealt the next one.  A discard or a take changes the display (and a take
-    the row), a bust (``ended_by == "bust"``) adds the whole row; a quit, or a roll cut by the
-    turn cap, changes neither.
+    A discard or a take changes the display (a take the row), a bust adds the whole row; a quit, or a
+    roll cut by the turn cap, changes neither.
     """
     if A.is_discard(action):
         return apply_discard(display, action)[0], tuple(row)
@@ -292,23 +199,14 @@ def ended_table(display: Sequence[int], row: Sequence[int], action: int, ended_b
 
 
 def cut_round(turns_in_round: int, rules: RulesConfig) -> str | None:
-    """When a turn is over and the round goes on: :data:`TURN_CAP` if the round is cut now, else None.
-
-    A round cut after :attr:`~lama_env.rules.RulesConfig.max_round_turns` turns is scored as it
-    stands (:func:`score_round` with nobody gone out), as if every player still in it had quit.
-    """
+    """:data:`TURN_CAP` if the round is cut after this turn (``max_round_turns``; scored as it stands), else None."""
     return TURN_CAP if turns_in_round >= rules.max_round_turns else None
 
 
 def score_round(
     displays: Sequence[Sequence[int]], totals: Sequence[int], went_out: int | None, rules: RulesConfig
 ) -> tuple[list[int], list[int], bool]:
-    """The end of a round: each display's points join its total; whoever went out returns a chip.
-
-    Returns:
-        ``(points, totals, game_over)``: the round points per seat, the new
-        totals (new lists) and whether the game is over (:func:`lama_env.rules.game_over`).
-    """
+    """A round's end: ``(points per seat, new totals, game over)``; whoever went out returns a chip."""
     points = list(map(score_display, displays))
     new = list(map(add, totals, points))
     if went_out is not None:
