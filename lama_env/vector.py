@@ -188,8 +188,7 @@ class VectorGame:
         self._s = _kernel.new_state(g)
         self._hands_view = self._s["hands"][:, :n]
         self._hands_view.flags.writeable = False
-        cap = 1024 if self.record else 0
-        self._log = np.zeros((g if self.record else 0, cap), dtype=np.int32)
+        self._log = np.zeros((g, 1024) if self.record else (0, 0), dtype=np.int32)
         self._longest = 0
         self._finished: list[np.ndarray] = []
         self._r = _kernel.make_rules(
@@ -355,9 +354,8 @@ class VectorGame:
         """A uniformly random legal action for every game, drawn in the kernel as the ``random`` agent draws.
 
         Args:
-            rng: None: draw from each slot's second stream (seeded by ``reset(seed=...)``, moved on by each
-                call).  A :class:`numpy.random.Generator`: one 64-bit draw from it per game seeds that game's
-                draw; the games' streams are not touched.
+            rng: None: draw from each slot's second stream (seeded by ``reset(seed=...)``).  A
+                :class:`numpy.random.Generator`: one 64-bit draw from it seeds each game's draw (streams untouched).
 
         Returns:
             ``(G,)`` int64 actions.
