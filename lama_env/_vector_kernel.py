@@ -1,36 +1,14 @@
 """The compiled kernels of :class:`lama_env.vector.VectorGame` and its envs (private: use the classes).
 
-The games are an array of state records (:data:`lama_env._kernel.STATE_DTYPE`,
-one per game) and their logs; every change of a game goes through the one
-compiled step of the package (:func:`lama_env._kernel.transition`, which the batched
-evaluation engine plays too).  This module adds what the vector game and its
-envs need around it:
-
-* :func:`apply_kernel` applies one action in each of a list of games and does
-  what a round's end asks: the episode step of :mod:`lama_env.episode`, compiled
-  (rewards, termination, truncation), then the final observation and a new game
-  dealt in the slot, or the next round;
-* :func:`decisions_kernel` writes the decision each game now asks (the
-  observation of the player to act, the action mask); :func:`step_kernel` (the
-  vector game's step) does both for every game;
-* :func:`play_kernel` (the Gymnasium vector env's, :mod:`lama_env.vector_env`)
-  applies the learners' actions and then plays the native agents' seats in
-  waves (:func:`lama_env._kernel.native_action`) until each game waits on its
-  learner, on a Python agent, or has ended its episode;
-* :func:`sample_kernel` draws a uniformly random legal action in every game
-  (:meth:`lama_env.vector.VectorGame.sample_actions`);
-* :func:`check_kernel` finds the first illegal action before anything is
-  changed; :func:`reset_kernel` starts games; :func:`observe_kernel` encodes the
-  current states from any seats; :func:`stats_kernel` sums up an episode.
-
-(A kernel loops over games inside: a call per game would cost more than the game's step.)
-
-The observation is :func:`lama_env.observation.encode`'s layout, every entry
-computed by the same expressions (or read from tables the Python side computes
-with them) and rounded to float32 once, so the two are bit-equal;
-``tests/test_vector.py`` checks all of it against :class:`~lama_env.engine.LamaGame`
-(whose ``observe`` is this encoder over its own record; ``tests/test_observation.py``
-checks the Python encoder's bits against it).
+The games are an array of state records (:data:`lama_env._kernel.STATE_DTYPE`) and their logs; every change
+of a game goes through the package's one compiled step (:func:`lama_env._kernel.transition`).  Around it:
+:func:`apply_kernel` applies one action per game and ends rounds (the episode step of
+:mod:`lama_env.episode`, compiled: rewards, termination, truncation, final observation, new game or next
+round); :func:`decisions_kernel` writes the decision now asked (observation, mask); :func:`step_kernel` does
+both for the vector game; :func:`play_kernel` plays the vector env's native seats in waves; the others
+sample, check, reset, observe and sum up episodes.  The observation is bit-equal to
+:func:`lama_env.observation.encode`'s (``tests/test_vector.py`` checks it all against
+:class:`~lama_env.engine.LamaGame`).
 """
 
 from __future__ import annotations
@@ -50,25 +28,16 @@ __all__ = ["DISCARD", "TAKE", "TURN"]
 _AGENT_NB = from_dtype(K.AGENT_DTYPE)
 #: The "no decision" column of the observation's ``decision`` block (round or game over).
 DECISION_NONE = 3
-#: :func:`play_kernel`'s status of a game: waiting on the learner, waiting on a Python
-#: opponent (the observation written is that opponent's), its episode ended (the slot holds
-#: a new game, not yet played), or paused because its log is full (grow it, call again).
+#: :func:`play_kernel`'s status of a game (:meth:`lama_env.vector.VectorGame.play`).
 WAIT_LEARNER, WAIT_OPPONENT, ENDED, PAUSED = 0, 1, 2, 3
 
-#: The episode step (:mod:`lama_env.episode`), compiled: whether a round's end ends the episode,
-#: and each seat's reward for the round (the win rewards through :func:`lama_env.rules.win_result`).
+#: The episode step (:mod:`lama_env.episode`), compiled.
 episode_end = njit(cache=True)(_episode.episode_end)
 round_reward = njit(cache=True)(_episode.round_reward)
 
 
 class Outputs(NamedTuple):
-    """What a step writes, per game: the decision now asked and what the step did.
-
-    ``obs`` ``[G, O]`` float32, ``mask`` ``[G, 129]`` bool, ``player`` ``[G]``, ``rew`` ``[G, N]``
-    (float32 or float64), ``term``, ``trunc``, ``round_end`` ``[G]`` bool, ``final_obs`` ``[G, O]``,
-    ``rolled`` ``[G, 3]`` int8, ``fin`` ``[G, 6, N]`` (where a game ended: its totals and the five
-    per-seat statistics of the state) and ``fin_rounds`` ``[G]``.
-    """
+    """What a step writes per game: ``obs``, ``mask``, ``player`` (the decision asked), the rest as ``PlayEnds``."""
 
     obs: np.ndarray
     mask: np.ndarray
@@ -132,11 +101,8 @@ def _encode_dice(out, b, gs, r):
 def encode(out, gs, r, seat, to_act, decision, show_dice):
     """Write game ``gs``'s observation seen from ``seat`` into ``out`` (one row, float32).
 
-    ``to_act`` is -1 and ``decision`` :data:`DECISION_NONE` for a finished
-    round; the dice are shown when ``show_dice``.  The rules record ``r`` holds
-    the tables: ``t_disp[f, c]`` a display count's entry, ``t_pts[mask]`` round
-    points / 31, ``t_pnm[mask]`` p_no_match, ``score[mask]`` (int) the points of
-    a display holding the faces of ``mask``, ``t_third[k]`` k / 3.
+    ``to_act`` is -1 and ``decision`` :data:`DECISION_NONE` for a finished round; the dice are shown when
+    ``show_dice``.  ``r`` holds the tables (``t_disp``, ``t_pts``, ``t_pnm``, ``score``, ``t_third``).
     """
     n = r.n
     for k in range(n):
@@ -223,10 +189,8 @@ def _finish(gs, r, g, o, fs):
 def _end_round(gs, r, log, g, o, code, fs):
     """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): the episode step.
 
-    The episode's outcome (:func:`lama_env.episode.episode_end`, compiled) and the round's
-    rewards (:func:`lama_env.episode.round_reward`); ``term`` or ``trunc`` and the final
-    observation (seen from ``fs``) where the episode ends, then a new game in the slot, or the
-    next round.
+    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs`` and a new game;
+    else the next round.
     """
     n = r.n
     o.round_end[g] = True
@@ -254,16 +218,8 @@ def _end_round(gs, r, log, g, o, code, fs):
 def apply_kernel(s, r, log, idx, count, actions, o, fseat):
     """Apply ``actions[g]`` (legal; none if negative) of the player to act in each game ``g = idx[j]``, ``j < count``.
 
-    ``o.rew[g]`` gets what each seat got from the action (zeros unless it ends
-    a round).  A round that ends is scored at once (:func:`lama_env._kernel.transition`);
-    the next one is dealt (start player rotating), or, when the episode is over
-    (terminated: the game is over, or ``r.episode_round``; truncated:
-    ``r.max_rounds > 0`` rounds played), ``o.term[g]`` or ``o.trunc[g]`` is set, the
-    ended game is written to ``o.final_obs[g]`` seen from ``fseat[g]`` (the last
-    actor where negative), its totals and per-seat statistics to ``o.fin[g]`` and
-    its rounds to ``o.fin_rounds[g]``, and a new game is dealt in the slot.
-    ``o.round_end[g]`` is set when a round ends, ``o.rolled[g]`` gets the dice of a
-    roll; no flag is cleared here.
+    Writes ``o.rew[g]``, and ``o.rolled[g]`` for a roll; a round's end goes through :func:`_end_round`
+    (final observation seen from ``fseat[g]``, the last actor where negative).  No flag is cleared here.
     """
     n = r.n
     logging = r.logging
@@ -313,9 +269,8 @@ def _longest(s):
 def step_kernel(s, r, log, actions, idx, o, fseat):
     """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g``; return the longest log.
 
-    :func:`apply_kernel` on every game (``idx``: ``0..G-1``), then the
-    decisions now asked (:func:`decisions_kernel`).  The outputs ``o`` belong to
-    one output buffer; ``final_obs`` rows are cleared where that buffer last held an ended game.
+    ``idx`` is ``0..G-1``; ``o`` is one output buffer, whose flags, ``rolled`` and ended games' ``final_obs`` rows
+    are cleared first.
     """
     games = actions.shape[0]
     nobs = o.obs.shape[1]
@@ -344,10 +299,7 @@ def forced_action(gs, r):
 
 @njit(cache=True)
 def _next_decision(gs, r, agent, me, auto_forced):
-    """(action, status) of the game's next decision: a native agent's action, or whom it waits on.
-
-    ``agent``: the record of the agent seated at the player to act (:data:`lama_env._kernel.AGENT_DTYPE`).
-    """
+    """(action, status) of the game's next decision: the native ``agent``'s action, or whom it waits on."""
     if gs.cur == me:
         return (forced_action(gs, r) if auto_forced else -1), WAIT_LEARNER
     if agent.kind < 0:
@@ -361,19 +313,9 @@ def _next_decision(gs, r, agent, me, auto_forced):
 def play_kernel(s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o):
     """Play every game ``g`` with ``sel[g]`` until it waits on its learner seat ``learner[g]``; return the longest log.
 
-    ``actions[g] >= 0`` is applied first (the learner's action, or a Python
-    opponent's); then the seats of native agents (records ``agents[seat_agent[g, p]]``
-    of :data:`lama_env._kernel.AGENT_DTYPE` with ``kind >= 0``) play in the
-    kernel, and the learner's forced decisions too when ``auto_forced``, until
-    the learner's decision (``status[g] = WAIT_LEARNER``), a seat of a Python
-    agent (``kind < 0``: ``WAIT_OPPONENT``), the episode's end (``ENDED``:
-    ``term``/``trunc`` set, the final observation seen from the learner, a new
-    game dealt and not played yet) or a log with less than ``room`` entries left
-    (``PAUSED``, before any decision).  ``term``, ``trunc`` and ``round_end``
-    of the selected games are cleared first; ``lrew[g]`` adds the learner's
-    rewards.  The observation, mask and player written (all but ``ENDED``) are
-    those of the player to act.  The games move in waves, one
-    :func:`apply_kernel` call for every game with an action.
+    :meth:`lama_env.vector.VectorGame.play`: ``actions[g] >= 0`` first, then native seats (``kind >= 0``) and,
+    with ``auto_forced``, the learner's forced decisions, in waves, until ``status[g]`` is set (``PAUSED``
+    when fewer than ``room`` log entries are left).  ``lrew[g]`` adds the learner's rewards.
     """
     games = sel.shape[0]
     act = np.full(games, -1, np.int64)
@@ -424,9 +366,7 @@ def play_kernel(s, r, log, agents, actions, sel, learner, seat_agent, auto_force
 def sample_kernel(s, r, keys, use_keys, out):
     """A uniformly random legal action in every game into ``out``, from ``keys[g]`` if ``use_keys`` else ``ps``.
 
-    The draw is the random native policy's (:func:`lama_env._kernel.native_action`
-    with :data:`~lama_env._kernel.KIND_RANDOM`); the game's own stream moves on
-    (unless ``use_keys``: ``keys[g]`` is a fresh stream state per game).
+    The random native policy's draw; the game's own stream ``ps`` moves on unless ``use_keys``.
     """
     rand = np.zeros(1, _AGENT_NB)  # type: ignore[type-var]  # (Numba's record type) a KIND_RANDOM agent
     for g in range(s.shape[0]):
@@ -442,10 +382,8 @@ def sample_kernel(s, r, keys, use_keys, out):
 def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
     """The learner's episode statistics of the games ``rows`` (``fin``, ``rounds``: as :func:`apply_kernel` writes).
 
-    ``fst[0, g]`` win (the share of :func:`lama_env.rules.win_result`, compiled: 1, ``1/k`` in a
-    ``k``-way tie for the fewest points, 0; 0 where ``illegal[g]``), ``fst[1, g]`` points per
-    round; ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (the ``episode_stats``
-    of :mod:`lama_env.gym_env`).
+    ``fst[:, g]``: win (:func:`lama_env.rules.win_result`'s share; 0 where ``illegal[g]``), points per round;
+    ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (``episode_stats``).
     """
     n = fin.shape[2]
     for j in range(rows.shape[0]):

@@ -1,60 +1,24 @@
 """A compiled batched engine: many full games at once, for fast evaluation.
 
-:func:`play_batch` plays ``G`` complete games (until the end threshold) for
-``N`` players whose seats are filled by *native* policies, inside one
-Numba-compiled kernel, and returns per-game outcome arrays
-(:class:`BatchResult`)::
+:func:`play_batch` plays ``G`` complete games for ``N`` players whose seats are filled by *native* policies,
+inside one Numba-compiled kernel over the package's one compiled step (:func:`lama_env._kernel.transition`),
+and returns per-game outcome arrays (:class:`BatchResult`)::
 
     from lama_dice.agents.native import play_batch      # takes agent specs too
 
     res = play_batch(2, ["threshold:0.2", "random"], games=10_000, seed=1)
     res.totals.shape        # (10000, 2): final totals by seat
-    res.winners_mask()      # (10000, 2) bool: tied for the fewest points
 
-A native policy is plain data, a :class:`NativePolicy`, that a policy object
-builds for itself (``policy.native(rules)``: :mod:`lama_dice.agents.base`,
-:mod:`lama_dice.agents.heuristics`); this module knows no agent.  The kernel plays two
-kinds of description:
+A native policy is plain data, a :class:`NativePolicy` that a policy builds for itself (``policy.native(rules)``;
+this module knows no agent): ``KIND_RANDOM`` plays uniformly over the legal actions (its own random stream);
+``KIND_TABLE`` quits at a turn iff ``quit_table[mask]`` (``mask``: the set of faces the display holds, bit
+``f`` = face index ``f``), discards every card it may and takes the shown row card of smallest
+``take_rank[mask, f]``.
 
-==================  ==============================================================
-kind                decisions
-==================  ==============================================================
-``KIND_RANDOM``     uniform over the legal actions (its own random stream)
-``KIND_TABLE``      at a turn, quit iff ``quit_table[mask]`` (``mask``: the set of
-                    faces the display holds, bit ``f`` = face index ``f``); discard
-                    every card it may (the per-face limits); take the shown row
-                    card of smallest ``take_rank[mask, f]``
-==================  ==============================================================
-
-:func:`play_batch` takes descriptions, or objects with a ``native(rules)``
-method, which it asks for their description under the rules played.
-
-Game ``g`` draws its deals and dice from its own counter-based random stream,
-a function of ``(seed, game_ids[g])`` only; policies draw from a second stream
-of the same game.  A game therefore plays the same whether it is played alone
-or in a batch, logged or not, which is how :func:`play_batch` logs a subset of
-games (``log_games``): it plays them again with a trajectory log.  A log
-converts to a ``lama-dice-record/1`` dict (:meth:`BatchResult.record`) that
-:func:`lama_env.record.replay` checks against the reference engine, and to the
-batched engine's own replay result (:meth:`BatchResult.result`) for
-comparison.
-
-The games are played by the one compiled step of the package
-(:func:`lama_env._kernel.transition`, which the vector game and its envs play too):
-:func:`play_batch`'s kernel is a driver that asks the native policy of the
-seat to act for its action (:func:`lama_env._kernel.native_action`) and steps
-the game, until a total reaches the end threshold.  The rules come from the
-engine's modules as tables: the deck (``DECK``), the rules' dice,
-:func:`lama_env.rules.score_display` per set of held faces, the round endings.
-``tests/test_batched.py`` replays many games of every player count and rules
-configuration through :class:`~lama_env.engine.LamaGame` (the same step, one game
-at a time, whose turn flow ``tests/test_transitions.py`` checks against the rules'
-reference functions), and checks that the native descriptions decide like the
-Python agents.
-
-Pure Python/NumPy/Numba: no gym, torch or file I/O.  The kernel is compiled on
-first use and cached on disk (``cache=True``); :func:`compile_kernel` compiles
-it eagerly and returns the seconds it took.
+Game ``g`` draws its deals and dice from its own stream, a function of ``(seed, game_ids[g])`` only, so it
+plays the same alone, in a batch or logged (``log_games`` plays the chosen games again with a trajectory
+log, :meth:`BatchResult.record`).  The kernel is compiled on first use and cached on disk;
+:func:`compile_kernel` compiles it eagerly.  (docs/environments.md, The batched engine)
 """
 
 from __future__ import annotations
@@ -68,43 +32,16 @@ import numpy as np
 from numba import njit
 
 from . import _kernel as K
+from . import constants as C
 from . import streams
-from .constants import (
-    KIND_RANDOM,
-    KIND_TABLE,
-    LOG_END,
-    LOG_QUIT,
-    LOG_ROLL,
-    LOG_ROUND,
-    OUT_DISCARD,
-    OUT_TAKE,
-    RECORD_FORMAT,
-    ROUND_ENDINGS,
-)
+from .constants import KIND_RANDOM, KIND_TABLE, LOG_END, LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
 from .errors import LamaDiceError
-from .rules import (
-    FACES,
-    HAND_SIZE,
-    NUM_FACES,
-    RulesConfig,
-    check_num_players,
-)
+from .rules import FACES, HAND_SIZE, NUM_FACES, RulesConfig, check_num_players
 from .rules import winners as _winners
 
-__all__ = [
-    "KIND_RANDOM",
-    "KIND_TABLE",
-    "NUM_MASKS",
-    "BatchResult",
-    "NativePolicy",
-    "NativePolicyError",
-    "compile_kernel",
-    "mask_display",
-    "native_description",
-    "play_batch",
-]
+__all__ = ["KIND_RANDOM", "KIND_TABLE", "NUM_MASKS", "BatchResult", "NativePolicy", "NativePolicyError",
+           "compile_kernel", "mask_display", "native_description", "play_batch"]
 
-# ----------------------------------------------------------------- policies
 NUM_MASKS = 1 << NUM_FACES  #: displays by the set of faces they hold
 
 
@@ -124,10 +61,10 @@ class NativePolicy:
     Attributes:
         spec: a label (the agent's spec, e.g. ``"threshold:0.2"``).
         kind: :data:`KIND_RANDOM` or :data:`KIND_TABLE`.
-        quit_table: ``uint8[NUM_MASKS]``: for :data:`KIND_TABLE`, 1 where the
-            policy quits at the start of its turn holding the faces of the mask.
-        take_rank: ``int64[NUM_MASKS, NUM_FACES]``: for :data:`KIND_TABLE`, the
-            policy takes the shown row card of smallest rank (the first face on ties).
+        quit_table: ``uint8[NUM_MASKS]``: for :data:`KIND_TABLE`, 1 where the policy quits at the start of its
+            turn holding the faces of the mask.
+        take_rank: ``int64[NUM_MASKS, NUM_FACES]``: for :data:`KIND_TABLE`, the policy takes the shown row card
+            of smallest rank (the first face on ties).
         rules: the rules the tables were built for (None: valid under any rules).
     """
 
@@ -161,16 +98,14 @@ def native_description(agent: Any, rules: RulesConfig, required: Literal[True]) 
 @overload
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None: ...
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
-    """The native description of ``agent`` under ``rules``: the one way an agent becomes one.
+    """The native description of ``agent`` (a :class:`NativePolicy`, or an object with ``native(rules)``).
 
-    ``agent`` is a :class:`NativePolicy` (itself) or an object with ``native(rules)`` (the
-    agents of :mod:`lama_dice.agents`).  Every caller goes through here: :func:`play_batch`,
-    the vector env's opponents (:mod:`lama_env.vector_env`), :func:`lama_dice.agents.native.native_policy`
-    and the training's opponents.
+    The one way an agent becomes one: :func:`play_batch`, the vector env's opponents and the training's go
+    through here.
 
     Returns:
-        The description, or None where there is none (no ``native()``, it gives None or not a
-        description, or one built for other rules) and not ``required``.
+        The description, or None where there is none (no ``native()``, it gives None or not a description,
+        or one built for other rules) and not ``required``.
 
     Raises:
         NativePolicyError: ``required`` and no description, naming why.
@@ -196,20 +131,11 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
     return None
 
 
-def _rules(rules: RulesConfig | Mapping | None) -> RulesConfig:
-    return RulesConfig.from_dict(rules)
-
-
-# ----------------------------------------------------------- rule tables
 _DISC, _DACT, _DECK, _SCORE = K.TABLES  # (the kernel's tables of the rules)
 _TABLES = K.TABLES
 
-
-#: Transitions per call of the compiled kernel (:func:`play_batch` calls it until the batch is
-#: played): a call holds the interpreter, where a Ctrl-C (``KeyboardInterrupt``) waits until it
-#: returns, so a call is kept to a few tens of milliseconds, even within one long game (a game
-#: is carried over to the next call in its state record).  The games are the same however they
-#: are cut into calls.
+#: Transitions per call of the compiled kernel: a call holds the interpreter (a Ctrl-C waits for it), so it
+#: is kept to tens of milliseconds, a game under way carried over to the next call; the games are the same.
 KERNEL_STEPS = 1 << 19
 
 
@@ -217,19 +143,12 @@ KERNEL_STEPS = 1 << 19
 def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, budget):
     """Play games ``g = pos[0]..G-1`` (``G = len(seat_agent)``), ``budget`` transitions at most; see :func:`play_batch`.
 
-    A driver over :func:`lama_env._kernel.transition` with every seat native: game ``g``
-    starts from the streams of ``(seed, game_ids[g])``, and agent ``seat_agent[g, p]``
-    (a record of ``agents``: :data:`lama_env._kernel.AGENT_DTYPE`) takes
-    every decision of seat ``p``.  The games are played one after the other in the one
-    state record ``s[0]``; each one's totals, per-seat statistics and rounds go to ``tot[g]``,
-    ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is
-    logged into ``log[g]`` and ``log_len[g]`` gets the log's length, or -1 if ``log``
-    was too small (it must hold at least ``LOG_ROOM + 8 N`` entries).
-
-    ``pos`` (``int64[3]``) says where the batch stands and is updated: the next game, whether
-    it is under way in ``s[0]`` (1) or still to start (0), and whether its log overflowed.  The
-    call returns after ``budget`` transitions, mid-game if need be; call it again (same
-    arguments) until ``pos[0] == G``.
+    Game ``g`` starts from the streams of ``(seed, game_ids[g])``; agent ``agents[seat_agent[g, p]]``
+    (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are played in turn in the state record
+    ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``, ``stats[g]`` (``[G, 5, N]``) and
+    ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at least ``LOG_ROOM + 8 N``
+    entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos`` (``int64[3]``: the next
+    game, whether it is under way, whether its log overflowed) is updated; call again until ``pos[0] == G``.
     """
     n = r.n
     logging = r.logging
@@ -291,21 +210,18 @@ def _play_all(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, lo
         _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, KERNEL_STEPS)
 
 
-# ------------------------------------------------------------------ results
 @dataclass
 class BatchResult:
     """Outcomes of a batch of games (arrays indexed by game, then seat).
 
     Attributes:
-        num_players: players per game.
-        rules: the rules played.
+        num_players, rules: players per game and the rules played.
         game_ids: ``int64[G]``, the id of each game (its random stream).
         seating: ``int64[G, N]``, the agent index at each seat.
-        totals: ``int64[G, N]``, final totals by seat (lower is better).
-        round_points: ``int64[G, N]``, the sum of each seat's round points.
+        totals, round_points: ``int64[G, N]``, final totals by seat (lower is better), summed round points.
         rounds: ``int64[G]``, rounds played.
-        busts, quits, went_out, triple_llamas: ``int64[G, N]`` counts per seat
-            (busts caused, quits, rounds gone out, triple llamas rolled).
+        busts, quits, went_out, triple_llamas: ``int64[G, N]`` counts per seat (busts caused, quits, rounds
+            gone out, triple llamas rolled).
         logs: game index -> trajectory log (``int32`` array) for logged games.
     """
 
@@ -352,29 +268,18 @@ def _decode_counts(packed: int) -> list[str]:
 def iter_log(log: np.ndarray, n: int) -> Iterator[tuple[int, int, np.ndarray]]:
     """The entries of a trajectory log of the kernel, as ``(offset, tag, fields)``: the one parser of the logs.
 
-    ``fields`` is the entry after its tag: ``LOG_ROUND`` start player and the ``n`` hands;
-    ``LOG_QUIT`` player; ``LOG_ROLL`` player, three dice, outcome, its argument; ``LOG_END``
-    how the round ended, who went out, the round points and the totals.  Every reader of the
-    logs (:func:`log_to_record`, :func:`log_to_result`, :meth:`lama_env.vector.VectorGame.game`)
-    goes through it.
+    ``fields`` is the entry after its tag: ``LOG_ROUND`` start player and the ``n`` hands; ``LOG_QUIT``
+    player; ``LOG_ROLL`` player, three dice, outcome, its argument; ``LOG_END`` how the round ended, who
+    went out, the round points and the totals.
     """
+    lengths = {LOG_ROUND: 2 + n * HAND_SIZE, LOG_QUIT: 2, LOG_ROLL: 7, LOG_END: 3 + 2 * n}  # with the tag
     i, size = 0, len(log)
     while i < size:
         tag = int(log[i])
-        if tag == LOG_ROUND:
-            yield i, tag, log[i + 1:i + 2 + n * HAND_SIZE]
-            i += 2 + n * HAND_SIZE
-        elif tag == LOG_QUIT:
-            yield i, tag, log[i + 1:i + 2]
-            i += 2
-        elif tag == LOG_ROLL:
-            yield i, tag, log[i + 1:i + 7]
-            i += 7
-        elif tag == LOG_END:
-            yield i, tag, log[i + 1:i + 3 + 2 * n]
-            i += 3 + 2 * n
-        else:  # pragma: no cover - a kernel bug
+        if tag not in lengths:  # pragma: no cover - a kernel bug
             raise ValueError(f"corrupt trajectory log at {i}: tag {tag}")
+        yield i, tag, log[i + 1:i + lengths[tag]]
+        i += lengths[tag]
 
 
 def log_to_record(log: np.ndarray, num_players: int, rules: RulesConfig) -> dict:
@@ -397,7 +302,7 @@ def log_to_record(log: np.ndarray, num_players: int, rules: RulesConfig) -> dict
             elif e[4] == OUT_TAKE:
                 turn["take"] = FACES[int(e[5])]
             rounds[-1]["turns"].append(turn)
-    return {"format": RECORD_FORMAT, "players": n, "rules": rules.to_dict(),
+    return {"format": C.RECORD_FORMAT, "players": n, "rules": rules.to_dict(),
             "start_points": [0] * n, "rounds": rounds}
 
 
@@ -408,7 +313,7 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
     for _, tag, e in iter_log(log, n):
         if tag == LOG_END:
             wo = int(e[1])
-            rounds.append({"finished": True, "ended_by": ROUND_ENDINGS[int(e[0])],
+            rounds.append({"finished": True, "ended_by": C.ROUND_ENDINGS[int(e[0])],
                            "went_out": wo if wo >= 0 else None,
                            "points": [int(x) for x in e[2:2 + n]],
                            "totals": [int(x) for x in e[2 + n:2 + 2 * n]]})
@@ -423,38 +328,27 @@ def _seed64(seed: int | None) -> np.uint64:
     return np.uint64(streams.base_seed(seed, NativePolicyError))
 
 
-def play_batch(
-    num_players: int,
-    agents: Sequence[Any],
-    *,
-    games: int | None = None,
-    seating: np.ndarray | None = None,
-    rules: RulesConfig | Mapping | None = None,
-    seed: int | None = None,
-    game_ids: np.ndarray | None = None,
-    log_games: Sequence[int] = (),
-    log_capacity: int = 4096,
-) -> BatchResult:
+def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = None, seating: np.ndarray | None = None,
+               rules: RulesConfig | Mapping | None = None, seed: int | None = None, game_ids: np.ndarray | None = None,
+               log_games: Sequence[int] = (), log_capacity: int = 4096) -> BatchResult:
     """Play whole games with native policies in the compiled kernel.
 
     Args:
         num_players: players per game, 1..6.
-        agents: :class:`NativePolicy` descriptions, or objects with a ``native(rules)``
-            method that returns one (policies: :meth:`lama_dice.agents.base.Policy.native`),
+        agents: :class:`NativePolicy` descriptions, or objects with a ``native(rules)`` method that returns one,
             indexed by ``seating``; :func:`lama_dice.agents.native.play_batch` also takes agent specs.
         games: number of games; with ``seating=None`` agent ``s % len(agents)`` sits at seat ``s``.
         seating: ``int[G, N]`` agent index at each seat (gives ``games``).
         rules: a :class:`RulesConfig` or mapping; docs/RULES.md's defaults if None.
         seed: base seed; game ``g`` plays the random stream of ``(seed, game_ids[g])``.
-        game_ids: ``int[G]`` stream ids (default ``0..G-1``); equal ids replay equal games
-            (given equal seating).
+        game_ids: ``int[G]`` stream ids (default ``0..G-1``); equal ids replay equal games (given equal seating).
         log_games: game indices whose trajectories to keep (:meth:`BatchResult.record`).
         log_capacity: initial log size per logged game (grown as needed).
 
     Raises:
         NativePolicyError: an agent is not native, or a bad argument.
     """
-    rules = _rules(rules)
+    rules = RulesConfig.from_dict(rules)
     n = check_num_players(num_players, NativePolicyError)
     if not agents:
         raise NativePolicyError("at least one agent is needed")
@@ -512,6 +406,7 @@ def play_batch(
 
     return BatchResult(n, rules, game_ids, seating, tot, stats[:, 0].copy(), rounds, stats[:, 1].copy(),
                        stats[:, 2].copy(), stats[:, 3].copy(), stats[:, 4].copy(), logs)
+
 
 def compile_kernel() -> float:
     """Compile (or load from the on-disk cache) the kernel now; return the seconds it took."""

@@ -1,119 +1,30 @@
 """A vector game: many games of *Don't L.L.A.M.A. Dice* stepped at once, every seat, Pgx-style.
 
-:class:`VectorGame` holds ``num_envs`` games as an array of state records
-(:data:`lama_env._kernel.STATE_DTYPE`) and steps all of them with one call of a
-Numba-compiled kernel (:mod:`lama_env._vector_kernel`, over the package's one
-compiled step :func:`lama_env._kernel.transition`).  Each game asks one decision at a time, of
-the player to act; the caller supplies one action per game, whoever's turn
-it is, so one policy can play every seat (self-play) or a multi-agent learner
-can route each game's decision to the policy of ``current_player``::
-
-    from lama_env.vector import VectorGame
+:class:`VectorGame` holds ``num_envs`` games as state records (:data:`lama_env._kernel.STATE_DTYPE`) and
+steps them all with one call of a Numba-compiled kernel (:mod:`lama_env._vector_kernel`).  Each game asks
+one decision of its player to act (``current_player``); the caller gives one action per game, so one policy
+can play every seat::
 
     vg = VectorGame(4096, num_players=2, seed=0)
     vg.reset()
     for _ in range(1000):
-        vg.step(vg.sample_actions())                      # a random legal action in every game
-        vg.rewards                                        # (4096, 2): what each seat got from the step
+        vg.step(vg.sample_actions())     # a random legal action in every game; vg.rewards: (4096, 2)
 
-After :meth:`VectorGame.reset` and after every :meth:`VectorGame.step`:
+After :meth:`~VectorGame.reset` and each :meth:`~VectorGame.step`, ``observation``, ``action_mask``,
+``current_player``, ``rewards``, ``terminated``, ``truncated``, ``final_observation``, ``round_ended`` and
+``rolled`` (shapes and dtypes: their docstrings) are read-only views of two output buffers used in turn: a
+step's arrays stay valid through the next step and are overwritten by the one after.
 
-=====================  =====================  =========================================================
-attribute              shape, dtype           meaning
-=====================  =====================  =========================================================
-``observation``        ``(G, O)`` float32     :func:`lama_env.observation.encode` of each game, seen from
-                                              the player to act (``O = observation_size(N)``)
-``action_mask``        ``(G, 129)`` bool      that player's legal actions (never empty)
-``current_player``     ``(G,)`` int64         whose decision it is
-``rewards``            ``(G, N)`` float32     what each seat got from the step (see Rewards)
-``terminated``         ``(G,)`` bool          the game (``episode="round"``: the round) ended on the
-                                              step; its slot already holds a new game
-``truncated``          ``(G,)`` bool          ``max_rounds`` rounds were played without the game ending
-                                              (never set without ``max_rounds``); the slot holds a new game
-``final_observation``  ``(G, O)`` float32     where ``terminated`` or ``truncated``: the ended game's last
-                                              state, seen from the seat that acted last; zeros elsewhere
-``round_ended``        ``(G,)`` bool          a round ended on the step (the game may go on)
-``rolled``             ``(G, 3)`` int8        the dice (face indices, die order) where the step's action
-                                              was a roll, else -1
-=====================  =====================  =========================================================
-
-The arrays are read-only views of the vector game's two output buffers, used
-in turn: those of one step stay valid through the next step (so ``obs`` and
-``next_obs`` of a transition can both be kept without a copy) and are
-overwritten by the step after; copy what must live longer.
-
-Round ends and automatic resets
--------------------------------
-
-Like ``LamaGame`` (whose rounds always flow), a
-vector game never stops between rounds: every state it presents is a decision
-of some player.  The step whose action ends a round (going out,
-emptying the row, a bust, the last quit) scores the round, pays the rewards of
-the round (and of the game, if it ends), sets ``round_ended``, and in the same
-step deals the next round (the start player rotates)
-or, when the game is over (a total reaches ``end_threshold``; with
-``episode="round"`` after every round), sets ``terminated``, writes
-``final_observation`` and deals a new game in the slot (totals 0, seat 0
-starts, as ``LamaGame()`` and the envs' ``reset()``).  With ``max_rounds=k``
-a game still going after its ``k``-th round is cut there the same way, with
-``truncated`` set instead (the envs' ``max_rounds``).  The observation after
-such a step is the first decision of the new round or game.  Whether the
-episode ends, and the round's rewards, are the envs' one episode step
-(:mod:`lama_env.episode`), compiled.
-
-Rewards
--------
-
-As the Gymnasium and PettingZoo envs define them (docs/environments.md),
-given to every seat at once: ``reward="win"`` pays the zero-sum shares of
-:func:`lama_env.rules.win_rewards` (winners, tied for the fewest points,
-share +1, the others -1; all 0 when everyone ties, so always 0 solo) on the
-step that ends the game (``episode="round"``: the round, lowest total after it
-winning); ``reward="points"`` pays minus the change of each seat's total over
-the round (round points less returned chips, triple llamas included) on the
-step that ends each round.  Every other step pays 0.
-
-Random streams
---------------
-
-Each slot ``g`` draws its deals and dice from its own counter-based stream (the
-batched engine's, :mod:`lama_env.batched`), started from ``(seed, g)`` by
-``reset(seed=...)`` and continued across the games played in that slot, so a
-slot plays the same games, given the same actions, whatever ``num_envs`` is.
-``reset()`` without a seed keeps the streams going (new games).  A second
-stream per slot, seeded with the first, draws :meth:`VectorGame.sample_actions`
-(a uniformly random legal action in every game, drawn in the kernel: a random-play
-loop is ``vg.step(vg.sample_actions())``) and the native opponents of the vector
-env (:mod:`lama_env.vector_env`).
-
-Branching
----------
-
-:meth:`VectorGame.state` returns the games (every field, the random streams
-included), their logs and the last step's outputs as arrays;
-:meth:`VectorGame.set_state` restores them, after which the same actions play
-the same games (the same future dice), so a batched planner can branch::
-
-    saved = vg.state()
-    for a in candidates:                  # try each first action in every game
-        vg.set_state(saved)
-        vg.step(a)
-        ...
-
-Records
--------
-
-With ``record=True`` every game is logged; :meth:`VectorGame.records` returns
-the ``lama-dice-record/1`` records of the games that ended since the last call
-(in the order they ended, by slot within a step; a truncated game's record
-stops after its last round), each of which :func:`lama_env.record.replay`
-replays to the game's result.  :meth:`VectorGame.game` is a slot's game now as a
-:class:`~lama_env.engine.LamaGame` over a copy of its record (:func:`lama_env.snapshot.from_state`).
-
-Illegal actions raise :class:`VectorIllegalActionError` (an
-:class:`~lama_env.engine.IllegalActionError`) naming the first game with an
-illegal action; the legality of every game's action is checked before any game
-is changed, so nothing is changed by a refused step.
+The games never stop between rounds: the step that ends a round scores it, pays its rewards (the envs'
+``reward="win"`` or ``"points"``, through the episode step of :mod:`lama_env.episode`), sets
+``round_ended`` and deals the next round; where the episode ends (``terminated``; ``truncated`` after
+``max_rounds`` rounds) it writes ``final_observation`` (seen from the seat that acted last) and deals a new
+game in the slot.  Slot ``g`` draws its deals and dice from its own stream, started from ``(seed, g)``
+(:mod:`lama_env.batched`'s), whatever ``num_envs`` is.  :meth:`~VectorGame.state` and
+:meth:`~VectorGame.set_state` save and restore everything, the streams included (a planner can branch);
+``record=True`` keeps the ended games' records (:meth:`~VectorGame.records`).  An illegal action raises
+:class:`VectorIllegalActionError` naming the first such game, before any game changes.
+(docs/environments.md, Vector game)
 """
 
 from __future__ import annotations
@@ -128,7 +39,6 @@ from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
 from .batched import log_to_record
-from .constants import LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_layout, observation_size
@@ -140,17 +50,16 @@ __all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "
 
 REWARDS = ("win", "points")
 EPISODES = ("game", "round")
-#: Log entries one step may add at most, beyond ``8 N``: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
+#: Log entries one step may add at most, beyond ``8 N``.
 _LOG_ROOM = _kernel.LOG_ROOM
 
 
 class PlayEnds(NamedTuple):
-    """The caller's buffers for what :meth:`VectorGame.play` writes of a step besides the decision asked.
+    """The caller's buffers for what :meth:`VectorGame.play` writes besides the decision asked (:meth:`zeros`).
 
-    ``rew`` ``(G, N)`` float32 or float64, ``term``, ``trunc``, ``round_end`` ``(G,)`` bool,
-    ``final_obs`` ``(G, O)`` float32, ``rolled`` ``(G, 3)`` int8, ``fin`` ``(G, 6, N)`` int64 (where
-    an episode ended: the totals and the five :attr:`VectorGame.statistics`) and ``fin_rounds``
-    ``(G,)`` int64 (its rounds).  :meth:`PlayEnds.zeros` makes them.
+    ``rew`` ``(G, N)`` float32 or float64; ``term``, ``trunc``, ``round_end`` ``(G,)`` bool; ``final_obs``
+    ``(G, O)`` float32; ``rolled`` ``(G, 3)`` int8; where an episode ended, ``fin`` ``(G, 6, N)`` int64 (the
+    totals and the five :attr:`VectorGame.statistics`) and ``fin_rounds`` ``(G,)`` int64 (its rounds).
     """
 
     rew: np.ndarray
@@ -190,14 +99,8 @@ def _seed_mix(seed: int | None) -> np.uint64:
     return np.uint64(_kernel.seed_mix(np.uint64(streams.base_seed(seed, VectorGameError))))
 
 
-_tables = _kernel.observation_tables
 #: The rules record with the observation's tables (:func:`lama_env._kernel.encoder_rules`).
 encoder_rules = _kernel.encoder_rules
-
-
-_LOG_ROUND, _LOG_QUIT, _LOG_ROLL, _OUT_DISCARD, _OUT_TAKE = (
-    int(LOG_ROUND), int(LOG_QUIT), int(LOG_ROLL), int(OUT_DISCARD), int(OUT_TAKE))
-
 
 #: The outputs of a step in :meth:`VectorGame.state`: key -> the output buffer's attribute.
 _STATE_OUTPUTS = {"observation": "obs", "action_mask": "mask", "current_player": "player", "rewards": "rew",
@@ -217,22 +120,19 @@ def _check_layout(n: int) -> None:
 
 
 class _Outputs:
-    """One output buffer of a step (the kernel writes one, the caller reads the other's views; ``k``: the kernel's)."""
+    """One of the two output buffers of a step (``k``: the kernel's tuple of them, ``views``: read-only views)."""
 
     def __init__(self, g: int, n: int, obs_size: int) -> None:
         self.obs = np.zeros((g, obs_size), dtype=np.float32)
         self.mask = np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_)
         self.player = np.zeros(g, dtype=np.int64)
-        # the rest as the driver's buffers are (PlayEnds.zeros: their one definition); fin: where a game
-        # ended, its totals, round points, busts, quits, went out, triple llamas (per seat); fin_rounds: rounds
         ends = PlayEnds.zeros(g, n, obs_size, np.float32)
         self.rew, self.term, self.trunc, self.round_end, self.final_obs, self.rolled, self.fin, self.fin_rounds = ends
         self.k = K.Outputs(self.obs, self.mask, self.player, *ends)
         self.views: dict[str, np.ndarray] = {}
         for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled", "fin"):
-            v = getattr(self, name).view()
+            self.views[name] = v = getattr(self, name).view()
             v.flags.writeable = False
-            self.views[name] = v
 
     def clear(self) -> None:
         for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "fin", "fin_rounds"):
@@ -241,22 +141,21 @@ class _Outputs:
 
 
 class VectorGame:
-    """``num_envs`` games stepped together, one decision of the player to act per game (module docstring).
+    """``num_envs`` games stepped together, one decision of the player to act per game (the module docstring).
 
     Args:
         num_envs: how many games (at least 1).
         num_players: players per game, 1..6 (1: the solo variant).
         seed: the base seed of the games' random streams (None: fresh entropy); ``reset(seed=...)`` replaces it.
         record: log every game, for :meth:`records` (a little slower).
-        reward: ``"win"`` or ``"points"`` (module docstring, Rewards).
+        reward: ``"win"`` or ``"points"``, as the envs' (docs/environments.md, Rewards).
         episode: ``"game"`` or ``"round"``: what ends when ``terminated`` is set.
         max_rounds: cut a game after this many rounds (``truncated``); None: never.
-        **rules: the rules' fields (``triple_llama``, ``must_discard``, ``end_threshold``,
-            ``dice``), or ``rules=`` a :class:`~lama_env.rules.RulesConfig` or mapping.
+        **rules: the rules' fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``), or
+            ``rules=`` a :class:`~lama_env.rules.RulesConfig` or mapping.
 
     Raises:
-        VectorGameError: a bad ``num_envs``, ``num_players``, ``seed``, ``reward``, ``episode`` or
-            ``max_rounds``.
+        VectorGameError: a bad ``num_envs``, ``num_players``, ``seed``, ``reward``, ``episode``, ``max_rounds``.
         TypeError: an unknown keyword.
         lama_env.rules.RulesError: a bad value of a rules field.
     """
@@ -286,18 +185,16 @@ class VectorGame:
         self.num_actions = A.NUM_ACTIONS
         self._seed = _seed_mix(seed)
         self._started = False
-        # ---- the games' state: one record per game (lama_env._kernel.STATE_DTYPE), and their logs
         self._s = _kernel.new_state(g)
         self._hands_view = self._s["hands"][:, :n]
         self._hands_view.flags.writeable = False
-        cap = 1024 if self.record else 0
-        self._log = np.zeros((g if self.record else 0, cap), dtype=np.int32)
+        self._log = np.zeros((g, 1024) if self.record else (0, 0), dtype=np.int32)
         self._longest = 0
         self._finished: list[np.ndarray] = []
-        # ---- the rules and the reward and episode settings as the kernel's record
         self._r = _kernel.make_rules(
             n, self.rules, _kernel.TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
-            episode_round=self.episode == "round", max_rounds=self.max_rounds or 0, **_tables(self.rules))[()]
+            episode_round=self.episode == "round", max_rounds=self.max_rounds or 0,
+            **_kernel.observation_tables(self.rules))[()]
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)
         self._last_actor = np.full(g, -1, dtype=np.int64)
@@ -332,8 +229,7 @@ class VectorGame:
     def reset_slots(self, sel: np.ndarray) -> None:
         """Deal a new game in the slots where ``sel`` (a ``(G,)`` bool array); the others are untouched.
 
-        Their games in progress are dropped, unrecorded; their streams go on.  The slots'
-        :attr:`observation`, :attr:`action_mask` and :attr:`current_player` become the new games'.
+        The games in progress there are dropped, unrecorded; their streams go on.
 
         Raises:
             VectorGameError: no :meth:`reset` yet, or ``sel`` not a bool array of shape ``(num_envs,)``.
@@ -348,18 +244,14 @@ class VectorGame:
     def play(self, agents: np.ndarray, actions: np.ndarray, sel: np.ndarray, learner: np.ndarray,
              seat_agent: np.ndarray, auto_forced: bool, status: np.ndarray, learner_rewards: np.ndarray,
              ends: PlayEnds, keep_records: bool = True) -> np.ndarray:
-        """Play the games of ``sel`` on, inside the compiled kernel, until each waits on a Python decision.
+        """Play the games of ``sel`` on in the kernel until each waits on a Python decision (the vector env's driver).
 
-        The driver of :mod:`lama_env.vector_env` (one learner seat per game, native opponents in
-        the kernel): ``actions[g] >= 0`` is applied first in game ``g``, then the seats whose agent
-        (``agents[seat_agent[g, p]]``, a table of :func:`lama_env._kernel.agents_table`) is native
-        play in the kernel, until the game waits on its learner (``status[g]`` ``WAIT_LEARNER``),
-        on a Python agent (``WAIT_OPPONENT``: :attr:`observation` and :attr:`action_mask` are that
-        seat's), its episode ended (``ENDED``: ``ends`` holds its end; a new game waits in the slot,
-        not played yet) or its log must grow (``PAUSED``: it is grown; call again).  The learner's
-        rewards add up in ``learner_rewards``; the step outputs of :attr:`observation` etc. are
-        written for the games that stopped.  With ``record=True`` the ended games' records are kept
-        for :meth:`records` when ``keep_records``, else dropped.
+        ``actions[g] >= 0`` is applied first, then the native seats (agent ``agents[seat_agent[g, p]]`` of
+        :func:`lama_env._kernel.agents_table`) play until ``status[g]`` is ``WAIT_LEARNER`` (seat
+        ``learner[g]``), ``WAIT_OPPONENT`` (a Python agent's seat: the outputs are its), ``ENDED`` (``ends``
+        holds the episode's end; a new game waits in the slot) or ``PAUSED`` (the log was grown: call again).
+        The learner's rewards add up in ``learner_rewards``.  Ended games' records are kept for :meth:`records`
+        when ``keep_records`` (``record=True``), else dropped.
 
         Returns:
             ``(G,)`` bool: the games of ``sel`` whose episode ended.
@@ -402,8 +294,7 @@ class VectorGame:
             actions: integers of shape ``(num_envs,)`` (any integer dtype, or a sequence of ints).
 
         Raises:
-            VectorIllegalActionError: some game's action is not legal there (the first such game is
-                named; no game is changed).
+            VectorIllegalActionError: a game's action is not legal there (names the first; no game is changed).
             VectorGameError: ``actions`` of the wrong shape or type, or no :meth:`reset` yet.
         """
         if not self._started:
@@ -425,7 +316,7 @@ class VectorGame:
             self._harvest(o.term | o.trunc)
 
     def records(self) -> list[dict]:
-        """The ``lama-dice-record/1`` records of the games that ended since the last call (``record=True``).
+        """The ``lama-dice-record/1`` records of the games ended since the last call, in the order they ended.
 
         Raises:
             VectorGameError: the vector game was made with ``record=False``.
@@ -438,10 +329,8 @@ class VectorGame:
     def game(self, g: int) -> LamaGame:
         """Slot ``g``'s game now, as a new :class:`~lama_env.engine.LamaGame` over a copy of its record.
 
-        :func:`lama_env.snapshot.from_state` of the slot's record: the same state, observation and legal
-        actions, on the slot's streams (so an agent's :meth:`~lama_env.engine.LamaGame.decision_seed`
-        is the same in every run); no turn log (``to_record()`` is refused).  For agents that need a
-        game object (``act(game, legal)``).
+        (:func:`lama_env.snapshot.from_state`: the same state, on the slot's streams; no turn log, so
+        ``to_record()`` is refused.)  For agents that need a game object (``act(game, legal)``).
 
         Raises:
             VectorGameError: a bad slot, or a slot with no decision to take (a game just ended).
@@ -452,10 +341,7 @@ class VectorGame:
         return from_state(self._s[int(g)], self.num_players, self.rules)
 
     def observe(self, seats: Any) -> np.ndarray:
-        """Every game's current state seen from ``seats`` (an int, or one per game): a new ``(G, O)`` array.
-
-        ``observe(vg.current_player)`` equals :attr:`observation`.
-        """
+        """Every game seen from ``seats`` (an int, or one per game), as a new ``(G, O)`` float32 array."""
         self._need_reset()
         s = np.broadcast_to(np.asarray(seats), (self.num_envs,))
         if s.dtype.kind not in "iu" or (s < 0).any() or (s >= self.num_players).any():
@@ -465,19 +351,11 @@ class VectorGame:
         return out
 
     def sample_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
-        """A uniformly random legal action for every game, drawn inside the compiled kernel.
-
-        A random-play loop is ``vg.step(vg.sample_actions())``.  Each game's action
-        is uniform over the legal actions of its decision (a turn: roll or quit; a
-        discard: every legal discard; a take: every row card shown by the dice),
-        exactly the ``random`` agent's native decision.
+        """A uniformly random legal action for every game, drawn in the kernel as the ``random`` agent draws.
 
         Args:
-            rng: None: draw from each game's own seeded stream (the slot's second
-                stream, seeded with the deals and dice by ``reset(seed=...)`` and moved
-                on by each call), so the same seed and the same calls give the same
-                actions.  A :class:`numpy.random.Generator`: one 64-bit draw from it
-                per game seeds that game's draw; the games' streams are not touched.
+            rng: None: draw from each slot's second stream (seeded by ``reset(seed=...)``).  A
+                :class:`numpy.random.Generator`: one 64-bit draw from it seeds each game's draw (streams untouched).
 
         Returns:
             ``(G,)`` int64 actions.
@@ -497,19 +375,12 @@ class VectorGame:
         return out
 
     def state(self) -> dict[str, np.ndarray]:
-        """A copy of everything the games' future depends on, as arrays, for :meth:`set_state`.
+        """A copy of everything the games' future depends on (the random streams included), for :meth:`set_state`.
 
-        Restoring it and applying the same actions plays exactly the same games
-        (the random streams are part of the state, so the future deals, dice and
-        :meth:`sample_actions` draws are the same): a batched planner can branch.
-
-        Keys: ``games`` (the games as records of :data:`lama_env._kernel.STATE_DTYPE`:
-        displays, row, totals, phase, pending roll, statistics, random streams, ...;
-        per-seat fields have 6 entries, the first ``num_players`` used), ``log`` (the
-        logs, ``record=True``), ``seed`` (the base seed of the streams), and the outputs
-        of the last step: ``observation``, ``action_mask``, ``current_player``,
-        ``rewards``, ``terminated``, ``truncated``, ``final_observation``, ``round_ended``,
-        ``rolled``.  The arrays can be saved (``numpy.savez(path, **vg.state())``).
+        Keys: ``games`` (records of :data:`lama_env._kernel.STATE_DTYPE`; per-seat fields have 6 entries, the
+        first ``num_players`` used), ``log`` (``record=True``), ``seed`` (the streams' base seed) and the last
+        step's outputs, ``observation`` ... ``rolled``, under their property names.  The arrays can be saved
+        (``numpy.savez(path, **vg.state())``).
 
         Raises:
             VectorGameError: no :meth:`reset` yet.
@@ -524,9 +395,7 @@ class VectorGame:
     def set_state(self, state: Mapping[str, np.ndarray]) -> None:
         """Restore a :meth:`state` of a vector game of the same size, players and options.
 
-        The games, their streams and logs and the last step's outputs become the
-        saved ones; the ended games' records not yet collected (:meth:`records`)
-        are dropped.
+        The same actions then play the same games; ended games' records not yet collected are dropped.
 
         Raises:
             VectorGameError: a missing key, or an array of the wrong shape or dtype.
@@ -594,18 +463,17 @@ class VectorGame:
 
     @property
     def final_observation(self) -> np.ndarray:
-        """``(G, O)`` float32: the ended game seen from its last actor where an episode ended; else zeros.
+        """``(G, O)`` float32: where :attr:`terminated` or :attr:`truncated`, the ended game seen from its last actor.
 
-        (Where :attr:`terminated` or :attr:`truncated`.)
+        Zeros elsewhere.
         """
         return self._view("final_obs")
 
     @property
     def final_totals(self) -> np.ndarray:
-        """``(G, N)`` int64: the ended game's chip totals where an episode ended on the last step (else stale).
+        """``(G, N)`` int64: where :attr:`terminated` or :attr:`truncated`, the ended game's totals (else stale).
 
-        (Where :attr:`terminated` or :attr:`truncated`; the winners and their shares:
-        :func:`lama_env.rules.win_shares_of_games`.)
+        (Winners and shares: :func:`lama_env.rules.win_shares_of_games`.)
         """
         return self._view("fin")[:, 0, :]
 
@@ -671,7 +539,6 @@ class VectorGame:
         """``(G,)``: the current round of each game, 0-based."""
         return self._s["nround"].astype(np.int64)
 
-    # ------------------------------------------------------------------ helpers
     def _need_reset(self) -> None:
         if not self._started:
             raise VectorGameError("call reset() first")
@@ -681,8 +548,8 @@ class VectorGame:
         log[:, :self._log.shape[1]] = self._log
         self._log = log
 
-    def _harvest(self, term: np.ndarray) -> None:  # term: the slots whose game ended (terminated or truncated)
-        """Keep the logs of the games that ended; the new games' logs move to the front."""
+    def _harvest(self, term: np.ndarray) -> None:
+        """Keep the logs of the games that ended in the slots of ``term``; the new games' logs move to the front."""
         log, s = self._log, self._s
         for g in np.flatnonzero(term):
             d, p = int(s["done_len"][g]), int(s["logpos"][g])

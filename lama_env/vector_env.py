@@ -1,73 +1,25 @@
 """The Gymnasium vector env of ``LamaDice-v1``: thousands of learner seats stepped in one compiled call.
 
-``gymnasium.make_vec`` builds it through the env spec's ``vector_entry_point``::
+``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point", opponents=[...])``
+builds it.  Each sub-env is a ``LamaDice-v1`` episode (:mod:`lama_env.gym_env`: the same observation, mask,
+rewards, options and infos; the learner's seat rotates by one every episode from a seat drawn at
+``reset(seed=...)``), its game held in one :class:`lama_env.vector.VectorGame`.  A step applies the
+learners' actions, then plays the opponents until every game waits on its learner again: native opponents
+(``native(rules)``, :mod:`lama_env.batched`) inside the kernel; batched ones (``act_observations(obs, mask)``,
+``obs`` ``(B, O)`` float32 from their seat, ``mask`` ``(B, 129)`` bool) once per wave; others through
+``act_batch(games, legals)`` or ``act(game, legal)`` on :meth:`lama_env.vector.VectorGame.game` views;
+per-episode ones (``episode_policy()``) name the policy of their seat at each episode's start.
 
-    import gymnasium, lama_env
-    envs = gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point",
-                              opponents=["threshold:0.2"])
-    obs, info = envs.reset(seed=0)                       # obs (256, 52) float32
-    for _ in range(1000):
-        mask = info["action_mask"].astype(bool)          # (256, 129); also envs.action_masks()
-        u = np.random.random(mask.shape) + mask          # a random legal action per game
-        obs, rew, term, trunc, info = envs.step(np.argmax(u, axis=1))
-
-Each of the ``num_envs`` sub-envs is a ``LamaDice-v1`` episode (:mod:`lama_env.gym_env`):
-one learner seat against opponents, the same observation (:func:`lama_env.observation.encode`
-from the learner's seat), action mask, rewards, ``episode``/``reward``/``learner_seat``/
-``auto_forced``/``illegal``/``max_rounds`` options and infos, the learner's seat rotating by
-one every episode from a seat drawn at ``reset(seed=...)``.  The games live in a
-:class:`lama_env.vector.VectorGame`; a step applies the learner's actions and then plays
-the opponents until every game waits on its learner again:
-
-* **native opponents** (``random``, ``threshold:T``, ``points:K``, ``always-roll``: every
-  policy whose ``native(rules)`` describes it, :mod:`lama_env.batched`) play inside the
-  compiled kernel, with the batched engine's decision code and a random stream per game;
-* **batched opponents** (an ``act_observations(obs, mask) -> actions`` method: one call for
-  ``B`` games, ``obs`` ``(B, O)`` float32 from the opponent's seat, ``mask`` ``(B, 129)``
-  bool) get one call per wave for all the games waiting on them, e.g. one forward pass of a
-  network (:mod:`lama_dice.train.native_vec_env` adapts the learned ``ppo:PATH`` policies);
-* **other opponents** get :class:`~lama_env.engine.LamaGame` views of the games waiting on
-  them (:meth:`lama_env.vector.VectorGame.game`: a game over a copy of the slot's record) through
-  ``act_batch(games, legals)`` if they have it (one call for all those games), else
-  ``act(game, legal)`` per game: correct for any policy, at Python speed;
-* **per-episode opponents** (an ``episode_policy()`` method) are asked at the start of
-  every episode of every game which policy plays that seat for the episode (a self-play
-  pool mixed with heuristics: :class:`lama_dice.train.selfplay.MixtureOpponent` through
-  :mod:`lama_dice.train.native_vec_env`).
-
-A Python opponent's moves are one wave: the kernel then plays on from them.
-
-Autoreset
----------
-
-``metadata["autoreset_mode"]`` is :attr:`gymnasium.vector.AutoresetMode.NEXT_STEP` by
-default, Gymnasium's default: the step that ends an episode returns the ended game's
-final observation (from the learner's seat), ``terminated``/``truncated`` and the final
-infos; the next ``step()`` ignores that sub-env's action and returns the first
-observation of its new episode (reward 0, not done, the infos of a reset).  With
-``autoreset_mode=AutoresetMode.SAME_STEP`` (or ``"SameStep"``) the new episode starts in the
-same step, as in SB3's vector envs: the observation returned is the new episode's, and
-``info["final_obs"]`` (a ``(N, O)`` float32 array, zeros where no episode ended, with the
-mask ``info["_final_obs"]``: numeric rather than Gymnasium's object array) and
-``info["final_info"]`` (the ended episodes' infos, same keys, masks ``_key``) hold the
-ended episodes' last step.
-
-Infos
------
-
-Those of :class:`gymnasium.vector.SyncVectorEnv` over ``LamaDice-v1``, key for key (the
-differential tests compare them): ``action_mask`` ``(N, 129)`` int8 (zeros for an ended
-episode), ``learner_seat`` ``(N,)`` int64, ``illegal_action`` ``(N,)`` bool and
-``episode_stats``, a dict of ``(N,)`` arrays (``win``, ``points_per_round`` float64; ``rounds``,
-``final_points``, ``busts``, ``quits``, ``went_out``, ``illegal`` int64; zeros but where an
-episode ended), each with its ``_key`` mask (all True).  :meth:`LamaDiceVectorEnv.action_masks`
-gives the masks as a ``(N, 129)`` bool array.
-
-Illegal actions of the learner follow ``illegal``: ``"lose"`` ends those episodes with
-``illegal_reward`` (their games unchanged, then replaced by new ones; one
-:class:`~lama_env.gym_env.IllegalMoveWarning` per step through Gymnasium's logger),
-``"raise"`` raises :class:`lama_env.vector.VectorIllegalActionError` before any game is changed.
-An opponent's illegal action raises :class:`~lama_env.engine.IllegalActionError`.
+Autoreset is Gymnasium's ``AutoresetMode.NEXT_STEP`` by default (the next ``step()`` ignores an ended
+sub-env's action and starts its new episode); ``SAME_STEP`` starts it in the same step and returns the
+ended episodes' last observations in ``info["final_obs"]``, a ``(N, O)`` float32 array (mask
+``info["_final_obs"]``), and their infos in ``info["final_info"]``.  The infos are those of
+``SyncVectorEnv`` over ``LamaDice-v1``, key for key (``action_mask`` int8, ``learner_seat``,
+``illegal_action``, ``episode_stats``, each with its ``_key`` mask).  An illegal learner action ends the
+episode with ``illegal_reward`` (``illegal="lose"``, one :class:`~lama_env.gym_env.IllegalMoveWarning` per
+step) or raises :class:`lama_env.vector.VectorIllegalActionError` before any game changes
+(``illegal="raise"``); an opponent's raises :class:`~lama_env.engine.IllegalActionError`.
+(docs/environments.md, Vector env)
 """
 
 from __future__ import annotations
@@ -83,34 +35,20 @@ from gymnasium.vector.utils import batch_space
 
 from . import _vector_kernel as K
 from . import actions as A
+from . import options as opt
 from ._kernel import agents_table
 from .batched import NUM_MASKS, NativePolicy, native_description
 from .engine import IllegalActionError
 from .opponents import PolicyLike
 from .opponents import resolve as resolve_opponent
-from .options import (
-    EPISODES,
-    ILLEGAL_MODES,
-    NO_EPISODE_STATS,
-    REWARDS,
-    IllegalMoveWarning,
-    LamaEnvError,
-    check_choice,
-    check_learner_acts,
-    check_learner_seat,
-    check_max_rounds,
-    check_num_players,
-    check_reward,
-    seat_opponents,
-    warn_solo_win,
-)
+from .options import LamaEnvError, check_choice, check_learner_acts
 from .reader import check_seed
 from .rules import NUM_FACES, RulesConfig
 from .vector import PlayEnds, VectorGame, VectorIllegalActionError
 
 __all__ = ["LamaDiceVectorEnv", "VectorStep"]
 
-_STAT_KEYS = tuple(NO_EPISODE_STATS)  # win, rounds, points_per_round, final_points, busts, quits, went_out, illegal
+_STAT_KEYS = tuple(opt.NO_EPISODE_STATS)  # win, rounds, points_per_round, final_points, busts, quits, went_out, illegal
 _FLOAT_STATS = ("win", "points_per_round")
 #: Python agents kept beyond those seated before the table of agents is pruned.
 _SPARE_AGENTS = 64
@@ -120,11 +58,10 @@ class VectorStep(NamedTuple):
     """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them.
 
     Attributes:
-        obs: ``(N, O)`` float32, as :meth:`~LamaDiceVectorEnv.step` returns them (the autoreset mode's).
-        rewards: ``(N,)`` float64.
-        terminated, truncated: ``(N,)`` bool.
-        final_obs: ``(N, O)``: where an episode ended, its last observation (the same array as ``obs``
-            under ``NEXT_STEP``; zeros elsewhere under ``SAME_STEP``).
+        obs: ``(N, O)`` float32, as :meth:`~LamaDiceVectorEnv.step` returns them; ``rewards`` ``(N,)`` float64;
+            ``terminated``, ``truncated`` ``(N,)`` bool.
+        final_obs: ``(N, O)``: where an episode ended, its last observation (``obs`` itself under
+            ``NEXT_STEP``; zeros elsewhere under ``SAME_STEP``).
         final_learner_seat: ``(N,)``: the learner's seat in the episode the step played.
         illegal: ``(N,)`` bool: an illegal action ended the episode.
         episode_stats: ``(N,)`` arrays of ``episode_stats``, zeros but where an episode ended.
@@ -153,9 +90,9 @@ class LamaDiceVectorEnv(VectorEnv):
             max_rounds, **rules: as for ``gymnasium.make("LamaDice-v1", ...)`` (:class:`lama_env.gym_env.LamaDiceEnv`);
             ``opponents`` also takes :class:`~lama_env.batched.NativePolicy` descriptions and the batched and
             per-episode opponents of the module docstring.
-        render_mode: None (the vector env draws nothing; the scalar env does).
+        render_mode: None (the vector env draws nothing).
         autoreset_mode: :class:`gymnasium.vector.AutoresetMode` ``NEXT_STEP`` (default) or ``SAME_STEP``
-            (or their values ``"NextStep"``, ``"SameStep"``).
+            (or ``"NextStep"``, ``"SameStep"``).
         record: log every game, for :meth:`records`.
         max_episode_steps: accepted for ``gymnasium.make_vec``; must be None.
 
@@ -166,36 +103,23 @@ class LamaDiceVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}  # noqa: RUF012 (gymnasium's)
 
-    def __init__(
-        self,
-        num_envs: int = 16,
-        num_players: int = 2,
-        opponents: Sequence[Any] | str | None = None,
-        episode: str = "game",
-        reward: str = "win",
-        learner_seat: int | None = None,
-        auto_forced: bool = False,
-        illegal: str = "lose",
-        illegal_reward: float = -1.0,
-        max_rounds: int | None = None,
-        render_mode: str | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        record: bool = False,
-        max_episode_steps: int | None = None,
-        **rules: Any,
-    ) -> None:
+    def __init__(self, num_envs: int = 16, num_players: int = 2, opponents: Sequence[Any] | str | None = None,
+                 episode: str = "game", reward: str = "win", learner_seat: int | None = None, auto_forced: bool = False,
+                 illegal: str = "lose", illegal_reward: float = -1.0, max_rounds: int | None = None,
+                 render_mode: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                 record: bool = False, max_episode_steps: int | None = None, **rules: Any) -> None:
         """Check the options, build the opponents and the vector game (see the class docstring)."""
         self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise LamaEnvError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.num_envs = g = int(num_envs)
-        self.num_players = n = check_num_players(num_players)
-        self.episode = check_choice("episode", episode, EPISODES)
-        self.reward_mode = check_choice("reward", reward, REWARDS)
-        self.illegal = check_choice("illegal", illegal, ILLEGAL_MODES)
-        self.illegal_reward = check_reward("illegal_reward", illegal_reward)
+        self.num_players = n = opt.check_num_players(num_players)
+        self.episode = check_choice("episode", episode, opt.EPISODES)
+        self.reward_mode = check_choice("reward", reward, opt.REWARDS)
+        self.illegal = check_choice("illegal", illegal, opt.ILLEGAL_MODES)
+        self.illegal_reward = opt.check_reward("illegal_reward", illegal_reward)
         self.auto_forced = bool(auto_forced)
-        self.max_rounds = check_max_rounds(max_rounds)
+        self.max_rounds = opt.check_max_rounds(max_rounds)
         if render_mode is not None:
             raise LamaEnvError(f"the vector env of LamaDice-v1 draws nothing: render_mode must be None, got "
                                f"{render_mode!r} (render a scalar gymnasium.make('LamaDice-v1') env)")
@@ -210,13 +134,12 @@ class LamaDiceVectorEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.DISABLED:
             raise LamaEnvError("autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, not DISABLED")
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
-        self.learner_seat_option = check_learner_seat(learner_seat, n)
+        self.learner_seat_option = opt.check_learner_seat(learner_seat, n)
         check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, self.learner_seat_option)
         if n == 1 and self.reward_mode == "win":
-            warn_solo_win()
+            opt.warn_solo_win()
         self.record = bool(record)
 
-        # ---- opponents: seat sources and the table of agents
         self.opponents = self._build_opponents(opponents)
         self._agents: list[Any] = []
         self._index: dict[int, int] = {}
@@ -224,15 +147,11 @@ class LamaDiceVectorEnv(VectorEnv):
         self._quit_tables = np.zeros((0, NUM_MASKS), dtype=np.uint8)
         self._take_ranks = np.zeros((0, NUM_MASKS, NUM_FACES), dtype=np.int64)
         self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
-        self._sources: list[int | Any] = []  # per opponent position: a fixed agent index, or an episode_policy()
-        for opp in self.opponents:
-            if callable(getattr(opp, "episode_policy", None)):
-                self._sources.append(opp)
-            else:
-                self._sources.append(self._agent(opp))
+        # per opponent position: a fixed agent index, or an object with episode_policy()
+        self._sources: list[int | Any] = [opp if callable(getattr(opp, "episode_policy", None)) else self._agent(opp)
+                                          for opp in self.opponents]
         self._fixed = sorted({k for k in self._sources if isinstance(k, int)})
 
-        # ---- the games and the per-game arrays
         self._vg = VectorGame(g, n, record=self.record, reward=self.reward_mode, episode=self.episode,
                               max_rounds=self.max_rounds, rules=self.rules)
         obs_size = self._vg.observation_size
@@ -247,7 +166,6 @@ class LamaDiceVectorEnv(VectorEnv):
         self._autoreset = np.zeros(g, dtype=np.bool_)
         self._status = np.zeros(g, dtype=np.int64)
         self._none = np.full(g, -1, dtype=np.int64)
-        # the kernel's step outputs (env-owned; the observation, mask and player go to the vector game's buffer)
         self._ends = PlayEnds.zeros(g, n, obs_size, np.float64)  # float64: the scalar env's rewards, bit for bit
         # what one step gathers (episode ends may come from several kernel calls)
         self._lrew = np.zeros(g, dtype=np.float64)
@@ -262,8 +180,8 @@ class LamaDiceVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ opponents
     def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        opponents = seat_opponents(opponents, self.num_players, lambda o: isinstance(o, (str, PolicyLike, NativePolicy))
-                                   or callable(getattr(o, "episode_policy", None)))
+        opponents = opt.seat_opponents(opponents, self.num_players, lambda o: isinstance(
+            o, (str, PolicyLike, NativePolicy)) or callable(getattr(o, "episode_policy", None)))
         out = []
         for spec in opponents:
             if isinstance(spec, str):
@@ -318,9 +236,8 @@ class LamaDiceVectorEnv(VectorEnv):
         """Start a new episode in every sub-env (``options["reset_mask"]``: only in those).
 
         Args:
-            seed: restart the games' random streams from ``seed`` (each slot its own stream, as
-                :class:`~lama_env.vector.VectorGame`), redraw the learners' starting seats and reseed
-                the opponents; None goes on with the streams.
+            seed: restart every slot's random stream from ``(seed, slot)``, redraw the learners' starting
+                seats and reseed the opponents; None goes on with the streams.
             options: ``{"learner_seat": k}`` fixes the learner's seat for the new episodes;
                 ``{"reset_mask": bool array (N,)}`` resets only those sub-envs.
 
@@ -335,10 +252,9 @@ class LamaDiceVectorEnv(VectorEnv):
         if options:
             raise LamaEnvError(f"unknown reset options {sorted(options)} (valid: learner_seat, reset_mask)")
         n, vg = self.num_players, self._vg
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
-                                 or not 0 <= seat < n):
-            raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
         if seat is not None:
+            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+                raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
             check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, int(seat),
                                "options['learner_seat']")
         if sel is not None:
@@ -365,14 +281,13 @@ class LamaDiceVectorEnv(VectorEnv):
         self._started = True
         self._autoreset[sel] = False
         self._begin(sel, None if seat is None else int(seat))
-        obs = vg.observation.copy()
-        return obs, self._infos(np.zeros(self.num_envs, dtype=np.bool_), sel)
+        return vg.observation.copy(), self._infos(np.zeros(self.num_envs, dtype=np.bool_), sel)
 
     def step(self, actions: Any):
         """Apply each learner's action, then play the opponents until every game waits on its learner.
 
         Returns:
-            ``(observations, rewards, terminations, truncations, infos)`` (module docstring).
+            ``(observations, rewards, terminations, truncations, infos)``.
 
         Raises:
             VectorIllegalActionError: an illegal action with ``illegal="raise"`` (nothing is changed).
@@ -420,7 +335,7 @@ class LamaDiceVectorEnv(VectorEnv):
                 "%s", f"LamaDice-v1 (vector): illegal action in sub-env{'s' if illegal.sum() > 1 else ''} {bad}"
                 f"{'...' if illegal.sum() > 5 else ''} (e.g. {int(acts[first])!r} in sub-env {first}); those episodes "
                 f"end with reward {self.illegal_reward} (illegal='lose').",
-                category=IllegalMoveWarning, stacklevel=3)
+                category=opt.IllegalMoveWarning, stacklevel=3)
         play = stepping & ok
         self._lrew.fill(0.0)
         self._ended.fill(False)
@@ -464,10 +379,9 @@ class LamaDiceVectorEnv(VectorEnv):
         return m
 
     def records(self) -> list[tuple[int, dict]]:
-        """``(sub-env, record)`` of each game that ended (terminated or truncated) since the last call.
+        """``(sub-env, lama-dice-record/1 record)`` of each game ended since the last call (``record=True``).
 
-        The games are ``lama-dice-record/1`` records (:func:`lama_env.record.replay` replays them), in
-        the order they ended; a game ended by an illegal action is dropped.  Needs ``record=True``.
+        In the order they ended; a game ended by an illegal action is dropped.
         """
         if not self.record:
             raise LamaEnvError("records() needs record=True")
@@ -485,16 +399,14 @@ class LamaDiceVectorEnv(VectorEnv):
         """The games (read them, don't step them)."""
         return self._vg
 
-    # ------------------------------------------------------------------ helpers
     def _begin(self, sel: np.ndarray, seat: int | None = None) -> None:
         """Start a new episode in the slots of ``sel`` (their games already dealt): seats, opponents, play."""
         n = self.num_players
         for _ in range(1000):
             idx = np.flatnonzero(sel)
-            if seat is not None:
-                learner = np.full(len(idx), seat, dtype=np.int64)
-            elif self.learner_seat_option is not None:
-                learner = np.full(len(idx), self.learner_seat_option, dtype=np.int64)
+            fixed = seat if seat is not None else self.learner_seat_option
+            if fixed is not None:
+                learner = np.full(len(idx), fixed, dtype=np.int64)
             else:
                 learner = (self._offset[idx] + self._episodes[idx]) % n
             self._episodes[idx] += 1
