@@ -20,6 +20,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
+from .render import _DECISION
 from .roundend import RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
@@ -48,7 +49,6 @@ _CARD, _CARD_X, _CARD_PITCH, _CARD_Y = (38, 54), 184, 47, 6  # display cards
 _PAD, _NAME_X, _NAME_W = 3, 30, 148  # _PAD: the outline margin around every card sprite
 _POINTS_CX, _TOTAL_CX, _TURN_CX = 560, 612, 586
 _TIMES = "\u00d7"  # the multiplication sign of the card counts
-_DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 _ENDINGS = {"row_empty": "the llama row is empty", "all_quit": "everyone quit"}
 
 
