@@ -1,14 +1,8 @@
 """The game's tables and constants: the bottom floor of ``lama_env``, importing nothing of it.
 
-A module that needs a number of the game (a face, the deck, the action space, a round ending,
-a code of the compiled engine, a format name) reads it here, so that it does not import the
-module that uses the number, nor that module's own imports (``tests/test_architecture.py``
-checks that this module imports nothing of ``lama_env``).  The modules that document these
-names keep them importable where they always were: :mod:`lama_env.rules` (faces, deck, dice,
-player counts), :mod:`lama_env.actions` (the action space), :mod:`lama_env.transitions` (round
-endings, roll outcomes, rows), :mod:`lama_env.engine` (``RECORD_FORMAT``),
-:mod:`lama_env.streams` (the random streams' constants) and :mod:`lama_env._kernel` (its codes).
-
+Every module reads the game's numbers here rather than import the module that uses them; the modules
+that document them keep them importable (:mod:`lama_env.rules`, :mod:`lama_env.actions`,
+:mod:`lama_env.transitions`, :mod:`lama_env.engine`, :mod:`lama_env.streams`, :mod:`lama_env._kernel`).
 Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is the number ``k``.
 """
 
@@ -60,18 +54,10 @@ TAKE_BASE = 2
 DISCARD_BASE = TAKE_BASE + NUM_FACES
 
 
-def _all_discards() -> tuple[tuple[int, ...], ...]:
-    out = []
-    for size in range(NUM_DICE + 1):
-        for c in product(range(size + 1), repeat=NUM_FACES):
-            if sum(c) == size:
-                out.append(c)
-    out.sort(key=lambda c: (sum(c), tuple(-x for x in c)))
-    return tuple(out)
-
-
-#: Every discard multiset (counts per face), in action order.
-DISCARDS: tuple[tuple[int, ...], ...] = _all_discards()
+#: Every discard multiset (counts per face), in action order: by size, then lexicographically.
+DISCARDS: tuple[tuple[int, ...], ...] = tuple(sorted(
+    (c for c in product(range(NUM_DICE + 1), repeat=NUM_FACES) if sum(c) <= NUM_DICE),
+    key=lambda c: (sum(c), tuple(-x for x in c))))
 #: Map from a counts tuple to its action index.
 DISCARD_ACTION: dict[tuple[int, ...], int] = {c: DISCARD_BASE + i for i, c in enumerate(DISCARDS)}
 #: Size of the flat action space.

@@ -1,15 +1,9 @@
 """Where Numba keeps the compiled kernels (``cache=True``), wherever the package is installed.
 
-Numba caches a compiled function next to its module (``lama_env/__pycache__``) when that
-folder is writable, else in the user's cache folder (``~/.cache/numba/...`` on Linux,
-Numba's ``UserWideCacheLocator``), or where ``NUMBA_CACHE_DIR`` says.  When none of
-these can be written (a read-only install with a read-only or missing home), Numba
-refuses to decorate a ``cache=True`` function at all, so ``import lama_env.batched``
-would fail; :func:`ensure_cache_dir` (run when :mod:`lama_env._kernel` is imported,
-before the first decorator) then points Numba at a folder in the temporary
-directory instead.  Compiled code of another package (``lama_dice.agents``' kernels) imports this
-module before its own ``cache=True`` decorators, as :mod:`lama_env._kernel` does.  A cache load takes
-well under a second; a compile takes seconds (see ``lama-dice bench --only first_use``).
+Where no cache folder Numba would use can be written, Numba refuses ``cache=True`` functions at all;
+:func:`ensure_cache_dir`, run on import (before the first such decorator: :mod:`lama_env._kernel` and
+``lama_dice.agents``' kernels import this module first), then points Numba at a folder in the temporary
+directory (docs/performance.md, The first minute).
 """
 
 from __future__ import annotations
