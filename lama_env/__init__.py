@@ -34,10 +34,7 @@ RETIRED_ENVS = {"lama_dice_v0": "lama_dice_v1"}
 
 
 def __getattr__(name: str) -> Any:
-    """``from lama_env import lama_dice_v0`` (a retired version): a one-line error naming the current one.
-
-    As PettingZoo answers a retired version of its own envs (``pettingzoo.utils.deprecated_module``).
-    """
+    """``from lama_env import lama_dice_v0`` (retired): a one-line error naming the current one, as PettingZoo's."""
     if name in RETIRED_ENVS:
         from .errors import retired
         from .options import DeprecatedEnvError
@@ -65,10 +62,9 @@ if not any(getattr(f, "lama_env_retired", False) for f in sys.meta_path):
 
 
 def _register_envs() -> None:
-    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (once each).
+    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (once each; envs load on make).
 
-    The env modules are imported on ``make``. PettingZoo is not imported here: if it is
-    not imported yet, a one-shot import hook registers the env right after ``import pettingzoo``.
+    PettingZoo is not imported here: if it is not yet, a one-shot import hook registers right after its import.
     """
     import gymnasium
 
@@ -86,9 +82,8 @@ def _register_pettingzoo() -> None:
     pettingzoo = sys.modules.get("pettingzoo")
     register = getattr(pettingzoo, "register", None)
     registry = getattr(pettingzoo, "aec_registry", None)
-    if register is None or not isinstance(registry, dict):
-        return  # an older PettingZoo, without a registry
-    if PETTINGZOO_ID in registry or PETTINGZOO_ID.replace("_v", "-v") in registry:  # the id as PettingZoo keeps it
+    if (register is None or not isinstance(registry, dict)  # an older PettingZoo, without a registry
+            or PETTINGZOO_ID in registry or PETTINGZOO_ID.replace("_v", "-v") in registry):  # (as PettingZoo keeps it)
         return
     try:
         register("aec", PETTINGZOO_ID, entry_point="lama_env.lama_dice_v1:env")

@@ -58,10 +58,8 @@ def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ..
 def sample_order(legal: tuple[int, ...]) -> tuple[int, ...]:
     """The legal actions of one decision in the order of the ``random`` agent's draw (a uniform index into it).
 
-    The compiled engine's order (:func:`lama_env._kernel.native_action`): a turn's roll
-    then quit, a take's faces upwards, a discard's counts as a number whose digits are
-    the counts per face, face 0 the lowest digit.  :meth:`lama_env.engine.LamaGame.sample_action`
-    draws from it.
+    The compiled engine's order (:func:`lama_env._kernel.native_action`): roll then quit, takes by face upwards,
+    discards by their counts read as a number (face 0 the lowest digit). ``LamaGame.sample_action`` draws from it.
     """
     if legal and is_discard(legal[0]):
         return tuple(sorted(legal, key=lambda a: discard_counts(a)[::-1]))

@@ -32,8 +32,7 @@ from .roundend import RoundEnd, ended, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig, is_triple_llama, score_display
 from .safetext import safe_text
 
-#: How many frames' time a ``hold`` frame lasts.
-HOLD = 3
+HOLD = 3  #: How many frames' time a ``hold`` frame lasts.
 #: What to install for MP4 output.
 MP4_HINT = "pip install imageio-ffmpeg (or \"lama-dice[render]\"), or put ffmpeg on PATH"
 
@@ -130,11 +129,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
 # ------------------------------------------------------------------ GIF
 @functools.lru_cache(maxsize=8)
 def _palette(num_players: int) -> Any:
-    """A 256-colour Pillow palette image for the pictures of ``num_players`` games.
-
-    Drawn from a fixed sample of pictures (random play, seed 0) that shows every
-    kind of sprite and state, so that every frame of every game maps onto it well.
-    """
+    """A 256-colour Pillow palette for ``num_players`` pictures, from a fixed sample showing every sprite and state."""
     import random
 
     from PIL import Image
@@ -197,8 +192,8 @@ def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[
     step = 1000.0 / fps
     for f in _frames(frames):
         shape = _check(f.image, shape)
-        if pal is None:
-            pal = _palette(_players(shape))
+        if pal is None:  # the player count whose pictures have this shape (1 if none: any palette does)
+            pal = _palette(next((n for n in range(1, 7) if frame_shape(n)[:2] == shape[:2]), 1))
         images.append(Image.fromarray(f.image).quantize(palette=pal, dither=Image.Dither.NONE))
         durations.append(max(20, round(step * (hold if f.hold else 1) / 10) * 10))
     if not images:
@@ -210,11 +205,6 @@ def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[
     else:
         images[0].save(out, **options)
     return len(images)
-
-
-def _players(shape: tuple[int, ...]) -> int:
-    """The player count whose pictures have ``shape`` (1 when it is not a picture's shape: any palette does)."""
-    return next((n for n in range(1, 7) if frame_shape(n)[:2] == tuple(shape[:2])), 1)
 
 
 # ------------------------------------------------------------------ MP4

@@ -13,46 +13,34 @@ from itertools import product
 # ------------------------------------------------------------------ faces, deck, dice, players (docs/RULES.md)
 #: Face names in index order: ``FACES[0] == "L"``, ``FACES[k] == str(k)``.
 FACES: tuple[str, ...] = ("L", "1", "2", "3", "4", "5", "6")
-#: Number of distinct faces.
-NUM_FACES = 7
-#: Index of the llama face.
-LLAMA = 0
-#: Map from face name to index.
-FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}
+NUM_FACES = 7  #: Number of distinct faces.
+LLAMA = 0  #: Index of the llama face.
+FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}  #: Map from face name to index.
 #: Cards of each face in the 36-card deck (six llamas, five of each number).
 DECK_COUNTS: tuple[int, ...] = (6, 5, 5, 5, 5, 5, 5)
 #: The 36-card deck as face indices, in face order (the engines deal from it).
 DECK: tuple[int, ...] = tuple(f for f, k in enumerate(DECK_COUNTS) for _ in range(k))
-#: Cards dealt to each player at the start of a round.
-HAND_SIZE = 6
-#: Supported player counts (1 is the solo variant).
-MIN_PLAYERS, MAX_PLAYERS = 1, 6
-#: Number of dice.
-NUM_DICE = 3
-#: Faces on each die.
-DIE_SIDES = 6
+HAND_SIZE = 6  #: Cards dealt to each player at the start of a round.
+MIN_PLAYERS, MAX_PLAYERS = 1, 6  #: Supported player counts (1 is the solo variant).
+NUM_DICE = 3  #: Number of dice.
+DIE_SIDES = 6  #: Faces on each die.
 #: The default dice of docs/RULES.md, as face names (die order matters).
 DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
     ("1", "2", "3", "4", "L", "L"),
     ("3", "4", "5", "6", "L", "L"),
     ("1", "2", "5", "6", "L", "L"),
 )
-#: The values of :attr:`lama_env.rules.RulesConfig.triple_llama`.
-TRIPLE_LLAMA_MODES = ("chip_only", "also_match")
+TRIPLE_LLAMA_MODES = ("chip_only", "also_match")  #: The values of :attr:`lama_env.rules.RulesConfig.triple_llama`.
 #: The default cap of turns per round (:attr:`~lama_env.rules.RulesConfig.max_round_turns`): far above any real
 #: round (of over 12,000 rounds of `random` and `always-roll` players the longest had 34 turns: docs/RULES.md).
 DEFAULT_MAX_ROUND_TURNS = 1000
 #: The largest ``end_threshold`` a rules config accepts (the compiled engines hold totals as 32-bit integers).
 MAX_END_THRESHOLD = 1_000_000_000
-#: The largest cap of turns per round a rules config accepts.
-MAX_ROUND_TURNS_LIMIT = 1_000_000
+MAX_ROUND_TURNS_LIMIT = 1_000_000  #: The largest cap of turns per round a rules config accepts.
 
 # ------------------------------------------------------------------ the action space (lama_env.actions)
-ROLL = 0
-QUIT = 1
-TAKE_BASE = 2
+ROLL, QUIT, TAKE_BASE = 0, 1, 2
 DISCARD_BASE = TAKE_BASE + NUM_FACES
-
 
 #: Every discard multiset (counts per face), in action order: by size, then lexicographically.
 DISCARDS: tuple[tuple[int, ...], ...] = tuple(sorted(
@@ -60,8 +48,7 @@ DISCARDS: tuple[tuple[int, ...], ...] = tuple(sorted(
     key=lambda c: (sum(c), tuple(-x for x in c))))
 #: Map from a counts tuple to its action index.
 DISCARD_ACTION: dict[tuple[int, ...], int] = {c: DISCARD_BASE + i for i, c in enumerate(DISCARDS)}
-#: Size of the flat action space.
-NUM_ACTIONS = DISCARD_BASE + len(DISCARDS)
+NUM_ACTIONS = DISCARD_BASE + len(DISCARDS)  #: Size of the flat action space.
 
 # ------------------------------------------------------------------ rounds and rolls (lama_env.transitions)
 #: How a round can end (the ``ended_by`` field of a replay result); ``"turn_cap"``: the round reached
@@ -89,10 +76,8 @@ RECORD_FORMAT = "lama-dice-record/1"
 TURN, DISCARD, TAKE = 0, 1, 2
 #: What the compiled step returns: the round goes on, the round ended (the game goes on), the game ended.
 CONTINUES, ROUND_OVER, GAME_OVER = 0, 1, 2
-#: Log entry tags.
-LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
-#: Roll outcomes in a ``LOG_ROLL`` entry.
-OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
+LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3  #: Log entry tags.
+OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3  #: Roll outcomes in a ``LOG_ROLL`` entry.
 #: ``ended_by`` codes: indices into :data:`ROUND_ENDINGS`.
 END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT, END_TURN_CAP = (
     ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP))

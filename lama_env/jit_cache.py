@@ -31,24 +31,20 @@ def writable(path: str) -> bool:
     return True
 
 
-def _user_cache() -> str | None:
-    try:
-        from numba.misc.appdirs import AppDirs
-
-        return str(AppDirs(appname="numba", appauthor=False).user_cache_dir)
-    except Exception:  # a Numba without this helper: only the package folder and the fallback are tried
-        return None
-
-
 def ensure_cache_dir() -> str | None:
     """Give Numba a writable cache folder if it would find none; return the folder set, or None if none was needed.
 
-    Nothing changes when ``NUMBA_CACHE_DIR`` is set or when the package folder or the
-    user's Numba cache folder is writable (Numba uses them by itself).
+    Nothing changes when ``NUMBA_CACHE_DIR`` is set or the package folder or the user's Numba cache folder
+    is writable (Numba uses them by itself).
     """
     if config.CACHE_DIR:
         return None
-    user = _user_cache()
+    try:
+        from numba.misc.appdirs import AppDirs
+
+        user: str | None = str(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    except Exception:  # a Numba without this helper: only the package folder and the fallback are tried
+        user = None
     if writable(_PACKAGE_CACHE) or (user is not None and writable(user)):
         return None
     uid = os.getuid() if hasattr(os, "getuid") else 0

@@ -26,8 +26,7 @@ def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tup
 def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
     """The outcomes of a roll (the chance node after ``ROLL``): every distinct roll with its probability.
 
-    Rolls are face indices in die order, sorted; the probabilities are exact (enumerated over the 6^3 equally
-    likely sides) and sum to 1.
+    Rolls are face indices in die order, sorted; the exact probabilities sum to 1.
     """
     return _chance_outcomes(rules.dice_index)
 

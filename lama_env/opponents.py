@@ -28,15 +28,12 @@ class PolicyLike(Protocol):
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """One action of ``legal`` for ``game.current_player`` (``game`` must not be changed)."""
-        ...
 
     def seed(self, seed: int | None) -> None:
         """Reseed the agent's own randomness."""
-        ...
 
 
-#: A resolver: an agent spec string -> a :class:`PolicyLike`.
-Resolver = Callable[[str], PolicyLike]
+Resolver = Callable[[str], PolicyLike]  #: A resolver: an agent spec string -> a :class:`PolicyLike`.
 
 _resolvers: list[Resolver] = []
 _entry_points_loaded = False

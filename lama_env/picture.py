@@ -20,13 +20,11 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
-from .render import _DECISION
 from .roundend import RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
 
-#: Frame width in pixels (every player count).
-WIDTH = 640
+WIDTH = 640  #: Frame width in pixels (every player count).
 _HEADER_H, _TABLE_H, _ROW_H, _FOOTER_H = 40, 88, 100, 32
 
 # ------------------------------------------------------------------ colours
@@ -49,6 +47,7 @@ _CARD, _CARD_X, _CARD_PITCH, _CARD_Y = (38, 54), 184, 47, 6  # display cards
 _PAD, _NAME_X, _NAME_W = 3, 30, 148  # _PAD: the outline margin around every card sprite
 _POINTS_CX, _TOTAL_CX, _TURN_CX = 560, 612, 586
 _TIMES = "\u00d7"  # the multiplication sign of the card counts
+_DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 _ENDINGS = {"row_empty": "the llama row is empty", "all_quit": "everyone quit"}
 
 
@@ -133,10 +132,7 @@ def _shrink(im: Any, size: tuple[int, int]) -> np.ndarray:
 
 @functools.cache
 def _card(face: int, style: str, bg: _Color, w: int, h: int) -> np.ndarray:
-    """A card of ``face``, ``w`` x ``h`` plus the outline margin, on ``bg``.
-
-    ``style``: ``"card"``, ``"glow"`` (outlined), ``"faded"`` (a quit player's) or ``"slot"`` (an empty place).
-    """
+    """A card of ``face``, ``w`` x ``h`` plus the outline margin, on ``bg``; ``style``: card, glow, faded or slot."""
     from PIL import Image, ImageDraw
 
     s = _SCALE
@@ -410,17 +406,10 @@ def table_picture(num_players: int, names: tuple[str, ...] | None = None,
 
 def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequence[Any] | None = None,
             highlight: int | None = None, caption: str | None = None) -> np.ndarray:
-    """The picture of ``game``: an ``(H, W, 3)`` ``uint8`` array (see the module docstring).
+    """The picture of ``game`` (read only): a new ``uint8`` array of :func:`frame_shape` ``(game.num_players)``.
 
-    Args:
-        game: the game to draw (read only).
-        names: a name per seat (default ``player_0``, ...).
-        dice: the dice just rolled, shown when no roll is pending.
-        highlight: a seat whose name is starred.
-        caption: a line at the bottom of the picture.
-
-    Returns:
-        A new array of :func:`frame_shape` ``(game.num_players)``.
+    ``names`` (default ``player_0``, ...) and ``highlight`` (a starred seat) as for :class:`TablePicture`;
+    ``dice`` (just rolled, shown when no roll is pending) and ``caption`` (a bottom line) as for its call.
     """
     draw = table_picture(game.num_players, None if names is None else tuple(names), highlight)
     return draw(game, dice=dice, caption=caption)

@@ -33,7 +33,10 @@ def safe_text(value: Any, limit: int | None = None) -> str:
         value: the string (anything else is shown as ``str(value)``).
         limit: cut the result to at most this many characters, the last one an ellipsis (None: no limit).
     """
-    text = value if isinstance(value, str) else _str(value)
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:  # a value whose __str__ fails is shown by its type
+        text = f"<{type(value).__name__}>"
     if not text.isascii():
         # a surrogate pair becomes its character, a lone surrogate U+FFFD
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
@@ -41,10 +44,3 @@ def safe_text(value: Any, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[:max(limit - 1, 0)] + "\u2026"
     return text
-
-
-def _str(value: Any) -> str:
-    try:
-        return str(value)
-    except Exception:  # a value whose __str__ fails is shown by its type
-        return f"<{type(value).__name__}>"
