@@ -54,8 +54,9 @@ class HumanView:
         try:
             import pygame
 
+            explicit = bool(os.environ.get("SDL_VIDEODRIVER"))
             pygame.display.init()
-            if not os.environ.get("SDL_VIDEODRIVER") and pygame.display.get_driver() in _HEADLESS_DRIVERS:
+            if not explicit and pygame.display.get_driver() in _HEADLESS_DRIVERS:
                 pygame.display.quit()
                 raise RuntimeError("no display")
             self._screen = pygame.display.set_mode((width, height))
