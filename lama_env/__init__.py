@@ -1,24 +1,16 @@
 """The rules engine and the environments (PettingZoo, Gymnasium, the vector game) of lama-dice.
 
-* :mod:`lama_env.rules`, :mod:`lama_env.transitions`, :mod:`lama_env.engine`,
-  :mod:`lama_env.actions`, :mod:`lama_env.record`: the rules (constants and
-  scoring, what each action does as pure functions, the game's state machine)
-  and game records.
-* The state API for search (docs/environments.md): explicit chance nodes with exact odds
-  (``LamaGame(..., chance="explicit")``), ``clone``, ``serialize`` / ``deserialize``
-  (:mod:`lama_env.snapshot`), pickling, ``returns``; :mod:`lama_env.openspiel` (the ``openspiel``
-  extra, imported on demand) is the OpenSpiel game ``python_lama_dice``.
+* :mod:`lama_env.rules`, :mod:`lama_env.transitions`, :mod:`lama_env.engine`, :mod:`lama_env.actions`,
+  :mod:`lama_env.record`: the rules, what each action does as pure functions, the game's state machine,
+  game records; the state API for search (explicit chance, ``clone``, :mod:`lama_env.snapshot`, pickling,
+  ``returns``) and :mod:`lama_env.openspiel` (``python_lama_dice``, the ``openspiel`` extra).
 * :mod:`lama_env.observation`: the observation encoder shared by the environments and agents.
-* :mod:`lama_env.lama_dice_v1`: the PettingZoo AEC environment (``from lama_env import lama_dice_v1``;
-  imported on demand, so ``import lama_env`` does not import PettingZoo). ``import lama_env`` also
-  registers it in PettingZoo's registry (PettingZoo 1.27+) as ``lama_dice_v1``:
-  ``pettingzoo.make("aec", "lama_dice_v1", num_players=3)``, whichever of the two is imported first.
-* :mod:`lama_env.gym_env`: the Gymnasium environment ``LamaDice-v1``, registered on import
-  (``gymnasium.make("lama_env:LamaDice-v1")`` imports ``lama_env`` itself), with its native
-  vector env :mod:`lama_env.vector_env` as the spec's ``vector_entry_point``
-  (``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")``).
-* :mod:`lama_env.options`: what the env front-ends share (their options' checks, errors, warnings,
-  win rewards); :mod:`lama_env.aec_wrappers`: the PettingZoo wrappers ``lama_dice_v1.env()`` uses.
+* :mod:`lama_env.lama_dice_v1`: the PettingZoo AEC env (imported on demand; ``import lama_env`` registers
+  it as ``lama_dice_v1`` with PettingZoo 1.27+). :mod:`lama_env.gym_env`: the Gymnasium env ``LamaDice-v1``,
+  registered on import, with :mod:`lama_env.vector_env` as its ``vector_entry_point``.
+* :mod:`lama_env.options`: what the env front-ends share; :mod:`lama_env.aec_wrappers`: the PettingZoo wrappers.
+
+Details: docs/environments.md.
 """
 
 import sys
@@ -42,10 +34,7 @@ RETIRED_ENVS = {"lama_dice_v0": "lama_dice_v1"}
 
 
 def __getattr__(name: str) -> Any:
-    """``from lama_env import lama_dice_v0`` (a retired version): a one-line error naming the current one.
-
-    As PettingZoo answers a retired version of its own envs (``pettingzoo.utils.deprecated_module``).
-    """
+    """``from lama_env import lama_dice_v0`` (retired): a one-line error naming the current one, as PettingZoo's."""
     if name in RETIRED_ENVS:
         from .errors import retired
         from .options import DeprecatedEnvError
@@ -73,10 +62,9 @@ if not any(getattr(f, "lama_env_retired", False) for f in sys.meta_path):
 
 
 def _register_envs() -> None:
-    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (once each).
+    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (once each; envs load on make).
 
-    The env modules are imported on ``make``. PettingZoo is not imported here: if it is
-    not imported yet, a one-shot import hook registers the env right after ``import pettingzoo``.
+    PettingZoo is not imported here: if it is not yet, a one-shot import hook registers right after its import.
     """
     import gymnasium
 
@@ -94,9 +82,8 @@ def _register_pettingzoo() -> None:
     pettingzoo = sys.modules.get("pettingzoo")
     register = getattr(pettingzoo, "register", None)
     registry = getattr(pettingzoo, "aec_registry", None)
-    if register is None or not isinstance(registry, dict):
-        return  # an older PettingZoo, without a registry
-    if PETTINGZOO_ID in registry or PETTINGZOO_ID.replace("_v", "-v") in registry:  # the id as PettingZoo keeps it
+    if (register is None or not isinstance(registry, dict)  # an older PettingZoo, without a registry
+            or PETTINGZOO_ID in registry or PETTINGZOO_ID.replace("_v", "-v") in registry):  # (as PettingZoo keeps it)
         return
     try:
         register("aec", PETTINGZOO_ID, entry_point="lama_env.lama_dice_v1:env")
@@ -108,21 +95,6 @@ def _register_pettingzoo() -> None:
 
 _register_envs()
 
-__all__ = [
-    "FACES",
-    "NUM_ACTIONS",
-    "QUIT",
-    "ROLL",
-    "IllegalActionError",
-    "LamaDiceError",
-    "LamaGame",
-    "Phase",
-    "RecordError",
-    "RulesConfig",
-    "RulesError",
-    "__version__",
-    "encode",
-    "observation_layout",
-    "observation_size",
-    "replay",
-]
+__all__ = ["FACES", "NUM_ACTIONS", "QUIT", "ROLL", "IllegalActionError", "LamaDiceError", "LamaGame", "Phase",
+           "RecordError", "RulesConfig", "RulesError", "__version__", "encode", "observation_layout",
+           "observation_size", "replay"]

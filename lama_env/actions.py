@@ -1,24 +1,11 @@
 """The flat action space shared by the engine, the environments and the agents.
 
-One ``Discrete(NUM_ACTIONS)`` space covers every decision of the game:
-
-==============  ==========================  =========================================
-index           action                      legal when
-==============  ==========================  =========================================
-0               roll                        at the start of a turn
-1               quit                        at the start of a turn
-2 .. 8          take face ``f`` = i - 2     after a roll that forces a take
-                (``L``, ``1`` .. ``6``)     and a die shows ``f`` still in the row
-9 .. 128        discard multiset ``k``      after a matching roll, for every
-                = ``DISCARDS[i - 9]``       multiset within the per-face limits
-==============  ==========================  =========================================
-
-``DISCARDS`` lists every multiset of at most three faces as a 7-tuple of
-counts, ordered by size and then lexicographically; index 9 is the empty
-discard (legal only with ``must_discard=False``).  The numbers of the space (``ROLL``, ``QUIT``,
-``TAKE_BASE``, ``DISCARD_BASE``, ``DISCARDS``, ``NUM_ACTIONS``) are :mod:`lama_env.constants`'s.
+One ``Discrete(NUM_ACTIONS)`` space (129) covers every decision: 0 roll, 1 quit, 2..8 take face ``i - 2``
+(``TAKE_BASE``), 9..128 discard the multiset ``DISCARDS[i - 9]`` (``DISCARD_BASE``); what is legal when:
+docs/environments.md, Actions and docs/RULES.md, Action space. ``DISCARDS`` lists every multiset of at
+most three faces as a 7-tuple of counts, by size then lexicographically (index 9, the empty discard, is
+legal only with ``must_discard=False``). The numbers are :mod:`lama_env.constants`'s, importable here.
 """
-
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -28,17 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .constants import (  # the action space's numbers, kept importable here
-    DISCARD_ACTION,
-    DISCARD_BASE,
-    DISCARDS,
-    FACES,
-    NUM_ACTIONS,
-    NUM_FACES,
-    QUIT,
-    ROLL,
-    TAKE_BASE,
-)
+# the action space's numbers, kept importable here
+from .constants import DISCARD_ACTION, DISCARD_BASE, DISCARDS, FACES, NUM_ACTIONS, NUM_FACES, QUIT, ROLL, TAKE_BASE
 
 
 def take_action(face: int) -> int:
@@ -72,19 +50,16 @@ def discard_counts(action: int) -> tuple[int, ...]:
 @cache
 def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ...]:
     """All discard actions within ``limits`` (max cards per face), smallest first."""
-    ranges = [range(m + 1) for m in limits]
-    acts = [DISCARD_ACTION[c] for c in product(*ranges) if (sum(c) > 0 or not must_discard)]
-    return tuple(sorted(acts))
+    return tuple(sorted(DISCARD_ACTION[c] for c in product(*(range(m + 1) for m in limits))
+                        if sum(c) > 0 or not must_discard))
 
 
 @cache
 def sample_order(legal: tuple[int, ...]) -> tuple[int, ...]:
     """The legal actions of one decision in the order of the ``random`` agent's draw (a uniform index into it).
 
-    The compiled engine's order (:func:`lama_env._kernel.native_action`): a turn's roll
-    then quit, a take's faces upwards, a discard's counts as a number whose digits are
-    the counts per face, face 0 the lowest digit.  :meth:`lama_env.engine.LamaGame.sample_action`
-    draws from it.
+    The compiled engine's order (:func:`lama_env._kernel.native_action`): roll then quit, takes by face upwards,
+    discards by their counts read as a number (face 0 the lowest digit). ``LamaGame.sample_action`` draws from it.
     """
     if legal and is_discard(legal[0]):
         return tuple(sorted(legal, key=lambda a: discard_counts(a)[::-1]))

@@ -1,26 +1,18 @@
-"""Game records as animations: one picture per roll and per decision, written as a GIF or an MP4.
+"""Game records as animations: one picture per deal, roll and decision, written as a GIF or an MP4.
 
     from lama_env.animation import record_frames, write_gif
     write_gif(record_frames(record), "game.gif", fps=2)
 
-:func:`record_frames` replays a ``lama-dice-record/1`` record and yields a
-:class:`Frame` (a :func:`lama_env.picture.picture` with a caption saying what
-happened) after every deal, every roll and every decision: a turn that rolls
-and then discards or takes gives two frames (the roll with its dice, then the
-decision).  The frames of a deal and of a round's end are marked ``hold``:
-the writers show them longer.
-
-:func:`write_gif` needs Pillow only (every frame is mapped to one shared
-256-colour palette, and Pillow stores only the part of each frame that
-changed).  :func:`write_mp4` pipes the frames to ``ffmpeg`` (H.264): the one of
-the ``imageio-ffmpeg`` package if it is installed, else ``ffmpeg`` on ``PATH``;
-without either it raises :class:`EncoderError` saying what to install.
+:func:`record_frames` replays a record into captioned :class:`Frame` pictures (deals and round ends marked
+``hold``: shown longer); :func:`write_gif` needs Pillow only, :func:`write_mp4` an ffmpeg (imageio-ffmpeg's,
+else on ``PATH``; without one it raises :class:`EncoderError` saying what to install).
+(docs/environments.md, Pictures)
 """
 
 from __future__ import annotations
 
 import functools
-import io
+import itertools
 import os
 import shutil
 import subprocess
@@ -34,14 +26,13 @@ from . import actions as A
 from .atomic import atomic_path
 from .engine import LamaGame, Phase
 from .errors import LamaDiceError
-from .picture import TablePicture
+from .picture import TablePicture, frame_shape
 from .record import RecordError, record_names, replay
 from .roundend import RoundEnd, ended, step_with_round_end
 from .rules import FACES, NUM_FACES, RulesConfig, is_triple_llama, score_display
 from .safetext import safe_text
 
-#: How many frames' time a ``hold`` frame lasts.
-HOLD = 3
+HOLD = 3  #: How many frames' time a ``hold`` frame lasts.
 #: What to install for MP4 output.
 MP4_HINT = "pip install imageio-ffmpeg (or \"lama-dice[render]\"), or put ffmpeg on PATH"
 
@@ -59,22 +50,11 @@ class Frame(NamedTuple):
 
 
 # ------------------------------------------------------------------ records -> frames
-def _faces(names: Sequence[str]) -> str:
-    return " ".join(names)
-
-
-def _counts(faces: Sequence[str]) -> tuple[int, ...]:
-    c = [0] * NUM_FACES
-    for f in faces:
-        c[FACES.index(f)] += 1
-    return tuple(c)
-
-
 def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[Frame]:
-    """The frames of a game record: after each deal, roll and decision.
+    """The frames of a game record: after each deal, roll and decision (a roll then a decision: two frames).
 
     Args:
-        record: a ``lama-dice-record/1`` object (parsed JSON).
+        record: a ``lama-dice-record/1`` (or ``/2``) object (parsed JSON).
         names: a name per seat (default: the record's own, ``about.names`` of a ``lama-dice-record/2``;
             else ``P0``, ``P1``, ...).
 
@@ -121,17 +101,17 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
             row = game.row
             end = step_with_round_end(game, A.ROLL, dice)
             shown = end or game
-            said = f"{who} rolls {_faces(dice)}"
+            said = f"{who} rolls {' '.join(dice)}"
             if is_triple_llama([FACES.index(f) for f in dice]):
                 said += (f": triple llama! returns a chip ({chips} → {shown.totals[p]})" if chips
                          else ": triple llama! no chip to return")
             if end is None and game.phase == Phase.DISCARD:
                 yield frame(game, said + ": it matches, discard")
                 shown_cards = sorted(turn["discard"], key=FACES.index)
-                end = step_with_round_end(game, A.discard_action(_counts(shown_cards)))
+                end = step_with_round_end(game, A.discard_action(tuple(shown_cards.count(f) for f in FACES)))
                 shown = end or game
                 out = " and goes out!" if (ended(shown) or {}).get("went_out") == p else ""
-                yield frame(shown, f"{who} discards {_faces(shown_cards)}{out}", dice,
+                yield frame(shown, f"{who} discards {' '.join(shown_cards)}{out}", dice,
                             end is not None or game.game_over)
             elif end is None and game.phase == Phase.TAKE:
                 yield frame(game, said + ": it matches nothing, take a row card")
@@ -141,7 +121,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
                             end is not None or game.game_over)
             else:
                 if (ended(shown) or {}).get("busted") == p:
-                    gained = _faces([FACES[f] for f in range(NUM_FACES) if row[f] and not shown.row[f]])
+                    gained = " ".join(FACES[f] for f in range(NUM_FACES) if row[f] and not shown.row[f])
                     said += f": BUST! takes the rest of the llama row ({gained})"
                 yield frame(shown, said, dice, end is not None or game.game_over)
 
@@ -149,11 +129,7 @@ def record_frames(record: Any, names: Sequence[str] | None = None) -> Iterator[F
 # ------------------------------------------------------------------ GIF
 @functools.lru_cache(maxsize=8)
 def _palette(num_players: int) -> Any:
-    """A 256-colour Pillow palette image for the pictures of ``num_players`` games.
-
-    Drawn from a fixed sample of pictures (random play, seed 0) that shows every
-    kind of sprite and state, so that every frame of every game maps onto it well.
-    """
+    """A 256-colour Pillow palette for ``num_players`` pictures, from a fixed sample showing every sprite and state."""
     import random
 
     from PIL import Image
@@ -216,8 +192,8 @@ def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[
     step = 1000.0 / fps
     for f in _frames(frames):
         shape = _check(f.image, shape)
-        if pal is None:
-            pal = _palette(_players(shape))
+        if pal is None:  # the player count whose pictures have this shape (1 if none: any palette does)
+            pal = _palette(next((n for n in range(1, 7) if frame_shape(n)[:2] == shape[:2]), 1))
         images.append(Image.fromarray(f.image).quantize(palette=pal, dither=Image.Dither.NONE))
         durations.append(max(20, round(step * (hold if f.hold else 1) / 10) * 10))
     if not images:
@@ -229,16 +205,6 @@ def write_gif(frames: Iterable[Frame | np.ndarray], out: str | os.PathLike | IO[
     else:
         images[0].save(out, **options)
     return len(images)
-
-
-def _players(shape: tuple[int, ...]) -> int:
-    """The player count whose pictures have ``shape`` (1 when it is not a picture's shape: any palette does)."""
-    from .picture import frame_shape
-
-    for n in range(1, 7):
-        if frame_shape(n)[:2] == tuple(shape[:2]):
-            return n
-    return 1
 
 
 # ------------------------------------------------------------------ MP4
@@ -292,7 +258,6 @@ def write_mp4(frames: Iterable[Frame | np.ndarray], path: str | os.PathLike, fps
 
 def _encode_mp4(cmd: list[str], exe: str, first: Frame, it: Iterator[Frame], shape: tuple[int, ...],
                 hold: float) -> int:
-    err = io.BytesIO()
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     except OSError as e:
@@ -301,7 +266,7 @@ def _encode_mp4(cmd: list[str], exe: str, first: Frame, it: Iterator[Frame], sha
     count = 0
     repeat = max(1, round(hold))
     try:
-        for f in _chain(first, it):
+        for f in itertools.chain([first], it):
             _check(f.image, shape)
             data = np.ascontiguousarray(f.image).tobytes()
             for _ in range(repeat if f.hold else 1):
@@ -314,17 +279,12 @@ def _encode_mp4(cmd: list[str], exe: str, first: Frame, it: Iterator[Frame], sha
         proc.kill()
         proc.wait()
         raise
-    err.write(proc.stderr.read())
+    err = proc.stderr.read()
     proc.wait()
     if proc.returncode != 0:
-        lines = err.getvalue().decode("utf-8", "replace").strip().splitlines()
+        lines = err.decode("utf-8", "replace").strip().splitlines()
         raise EncoderError(f"ffmpeg failed (exit {proc.returncode}): {lines[-1] if lines else 'no message'}")
     return count
-
-
-def _chain(first: Frame, rest: Iterator[Frame]) -> Iterator[Frame]:
-    yield first
-    yield from rest
 
 
 def write_animation(frames: Iterable[Frame | np.ndarray], path: str | os.PathLike, fps: float = 2.0,

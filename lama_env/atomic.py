@@ -1,14 +1,8 @@
 """Atomic writes: every file the project writes appears whole or not at all.
 
-:func:`atomic_path` gives a writer a temporary name beside the target (same folder, same suffix, so
-that matplotlib, Pillow, ffmpeg and SB3 see the format they expect); when the writer is done the file
-is flushed to disk and renamed over the target (``os.replace``, atomic on one file system).  If the
-writer fails (a full disk, a kill signal turned into an exception, a bug), the temporary file is
-removed and the target is untouched: the old file, if any, is kept, and the one-line
-:class:`WriteError` says so.  :func:`write_text` and :func:`write_bytes` are the common cases.
-
-Checkpoints, configs, reports, plots, records, animations, agent files and pool files are all
-written through here (docs/agents-and-evaluation.md, "Inputs and their limits").
+:func:`atomic_path` gives a writer a temporary name beside the target (same folder and suffix), flushed
+and renamed over the target (``os.replace``) when the writer is done; a failed writer leaves the old file
+and a one-line :class:`WriteError` (docs/agents-and-evaluation.md, "Inputs and their limits").
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """The game's tables and constants: the bottom floor of ``lama_env``, importing nothing of it.
 
-A module that needs a number of the game (a face, the deck, the action space, a round ending,
-a code of the compiled engine, a format name) reads it here, so that it does not import the
-module that uses the number, nor that module's own imports (``tests/test_architecture.py``
-checks that this module imports nothing of ``lama_env``).  The modules that document these
-names keep them importable where they always were: :mod:`lama_env.rules` (faces, deck, dice,
-player counts), :mod:`lama_env.actions` (the action space), :mod:`lama_env.transitions` (round
-endings, roll outcomes, rows), :mod:`lama_env.engine` (``RECORD_FORMAT``),
-:mod:`lama_env.streams` (the random streams' constants) and :mod:`lama_env._kernel` (its codes).
-
+Every module reads the game's numbers here rather than import the module that uses them; the modules
+that document them keep them importable (:mod:`lama_env.rules`, :mod:`lama_env.actions`,
+:mod:`lama_env.transitions`, :mod:`lama_env.engine`, :mod:`lama_env.streams`, :mod:`lama_env._kernel`).
 Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is the number ``k``.
 """
 
@@ -19,63 +13,42 @@ from itertools import product
 # ------------------------------------------------------------------ faces, deck, dice, players (docs/RULES.md)
 #: Face names in index order: ``FACES[0] == "L"``, ``FACES[k] == str(k)``.
 FACES: tuple[str, ...] = ("L", "1", "2", "3", "4", "5", "6")
-#: Number of distinct faces.
-NUM_FACES = 7
-#: Index of the llama face.
-LLAMA = 0
-#: Map from face name to index.
-FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}
+NUM_FACES = 7  #: Number of distinct faces.
+LLAMA = 0  #: Index of the llama face.
+FACE_INDEX: dict[str, int] = {f: i for i, f in enumerate(FACES)}  #: Map from face name to index.
 #: Cards of each face in the 36-card deck (six llamas, five of each number).
 DECK_COUNTS: tuple[int, ...] = (6, 5, 5, 5, 5, 5, 5)
 #: The 36-card deck as face indices, in face order (the engines deal from it).
 DECK: tuple[int, ...] = tuple(f for f, k in enumerate(DECK_COUNTS) for _ in range(k))
-#: Cards dealt to each player at the start of a round.
-HAND_SIZE = 6
-#: Supported player counts (1 is the solo variant).
-MIN_PLAYERS, MAX_PLAYERS = 1, 6
-#: Number of dice.
-NUM_DICE = 3
-#: Faces on each die.
-DIE_SIDES = 6
+HAND_SIZE = 6  #: Cards dealt to each player at the start of a round.
+MIN_PLAYERS, MAX_PLAYERS = 1, 6  #: Supported player counts (1 is the solo variant).
+NUM_DICE = 3  #: Number of dice.
+DIE_SIDES = 6  #: Faces on each die.
 #: The default dice of docs/RULES.md, as face names (die order matters).
 DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
     ("1", "2", "3", "4", "L", "L"),
     ("3", "4", "5", "6", "L", "L"),
     ("1", "2", "5", "6", "L", "L"),
 )
-#: The values of :attr:`lama_env.rules.RulesConfig.triple_llama`.
-TRIPLE_LLAMA_MODES = ("chip_only", "also_match")
+TRIPLE_LLAMA_MODES = ("chip_only", "also_match")  #: The values of :attr:`lama_env.rules.RulesConfig.triple_llama`.
 #: The default cap of turns per round (:attr:`~lama_env.rules.RulesConfig.max_round_turns`): far above any real
 #: round (of over 12,000 rounds of `random` and `always-roll` players the longest had 34 turns: docs/RULES.md).
 DEFAULT_MAX_ROUND_TURNS = 1000
 #: The largest ``end_threshold`` a rules config accepts (the compiled engines hold totals as 32-bit integers).
 MAX_END_THRESHOLD = 1_000_000_000
-#: The largest cap of turns per round a rules config accepts.
-MAX_ROUND_TURNS_LIMIT = 1_000_000
+MAX_ROUND_TURNS_LIMIT = 1_000_000  #: The largest cap of turns per round a rules config accepts.
 
 # ------------------------------------------------------------------ the action space (lama_env.actions)
-ROLL = 0
-QUIT = 1
-TAKE_BASE = 2
+ROLL, QUIT, TAKE_BASE = 0, 1, 2
 DISCARD_BASE = TAKE_BASE + NUM_FACES
 
-
-def _all_discards() -> tuple[tuple[int, ...], ...]:
-    out = []
-    for size in range(NUM_DICE + 1):
-        for c in product(range(size + 1), repeat=NUM_FACES):
-            if sum(c) == size:
-                out.append(c)
-    out.sort(key=lambda c: (sum(c), tuple(-x for x in c)))
-    return tuple(out)
-
-
-#: Every discard multiset (counts per face), in action order.
-DISCARDS: tuple[tuple[int, ...], ...] = _all_discards()
+#: Every discard multiset (counts per face), in action order: by size, then lexicographically.
+DISCARDS: tuple[tuple[int, ...], ...] = tuple(sorted(
+    (c for c in product(range(NUM_DICE + 1), repeat=NUM_FACES) if sum(c) <= NUM_DICE),
+    key=lambda c: (sum(c), tuple(-x for x in c))))
 #: Map from a counts tuple to its action index.
 DISCARD_ACTION: dict[tuple[int, ...], int] = {c: DISCARD_BASE + i for i, c in enumerate(DISCARDS)}
-#: Size of the flat action space.
-NUM_ACTIONS = DISCARD_BASE + len(DISCARDS)
+NUM_ACTIONS = DISCARD_BASE + len(DISCARDS)  #: Size of the flat action space.
 
 # ------------------------------------------------------------------ rounds and rolls (lama_env.transitions)
 #: How a round can end (the ``ended_by`` field of a replay result); ``"turn_cap"``: the round reached
@@ -103,10 +76,8 @@ RECORD_FORMAT = "lama-dice-record/1"
 TURN, DISCARD, TAKE = 0, 1, 2
 #: What the compiled step returns: the round goes on, the round ended (the game goes on), the game ended.
 CONTINUES, ROUND_OVER, GAME_OVER = 0, 1, 2
-#: Log entry tags.
-LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3
-#: Roll outcomes in a ``LOG_ROLL`` entry.
-OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3
+LOG_ROUND, LOG_QUIT, LOG_ROLL, LOG_END = 0, 1, 2, 3  #: Log entry tags.
+OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3  #: Roll outcomes in a ``LOG_ROLL`` entry.
 #: ``ended_by`` codes: indices into :data:`ROUND_ENDINGS`.
 END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT, END_TURN_CAP = (
     ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP))

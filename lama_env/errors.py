@@ -14,10 +14,8 @@ class LamaDiceError(Exception):
     """Base class of errors whose message is meant for the user."""
 
 
-#: The most characters of user input an error message quotes (:func:`clip`).
-QUOTE_LIMIT = 60
-#: The most characters of a whole error message the command line prints (:func:`bounded`).
-MESSAGE_LIMIT = 1000
+QUOTE_LIMIT = 60  #: The most characters of user input an error message quotes (:func:`clip`).
+MESSAGE_LIMIT = 1000  #: The most characters of a whole error message the command line prints (:func:`bounded`).
 
 
 class _Repr(reprlib.Repr):
@@ -33,9 +31,8 @@ class _Repr(reprlib.Repr):
 def clip(value: object, limit: int = QUOTE_LIMIT) -> str:
     """``repr(value)`` for an error message: at most about ``limit`` characters, on one line.
 
-    Built with :mod:`reprlib` (a few items of each container, a few levels deep), so a
-    million-card hand is never even turned into text in full; a container that was cut says
-    how many items it had (``['1', '1', ...] (1000000 items)``), a string how long it was.
+    Built with :mod:`reprlib`, so a huge input is never turned into text in full; a cut container says how
+    many items it had (``['1', '1', ...] (1000000 items)``), a cut string how long it was.
     """
     r = _Repr()
     r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit

@@ -1,10 +1,8 @@
 """Exact dice odds, shared by heuristics, solvers, observations, the terminal game and the compiled engine.
 
-All probabilities are exact (enumerated over the 6^3 equally likely die
-sides) and cached per rules' dice.  :func:`chance_outcomes` (the outcomes of a
-roll's chance node) is also :mod:`lama_env.transitions`'s, which lists it among the rules'
-consequences; it is written here so that the compiled engine's tables
-(:func:`p_no_match`) do not import that reference.
+Every probability is exact (enumerated over the 6^3 equally likely die sides) and cached per rules' dice.
+:func:`chance_outcomes` is also :mod:`lama_env.transitions`'s; it lives here so that the compiled engine's
+tables (:func:`p_no_match`) do not import that reference.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
+from itertools import product
 
 from .constants import NUM_FACES
 from .rules import RulesConfig, is_triple_llama
@@ -19,11 +18,7 @@ from .rules import RulesConfig, is_triple_llama
 
 @cache
 def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    counts: Counter = Counter()
-    for a in dice_index[0]:
-        for b in dice_index[1]:
-            for c in dice_index[2]:
-                counts[(a, b, c)] += 1
+    counts: Counter = Counter(product(dice_index[0], dice_index[1], dice_index[2]))
     total = sum(counts.values())
     return tuple(sorted((k, v / total) for k, v in counts.items()))
 
@@ -31,17 +26,13 @@ def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tup
 def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
     """The outcomes of a roll (the chance node after ``ROLL``): every distinct roll with its probability.
 
-    Rolls are face indices in die order, sorted; the probabilities are exact
-    (enumerated over the 6^3 equally likely sides) and sum to 1.
+    Rolls are face indices in die order, sorted; the exact probabilities sum to 1.
     """
     return _chance_outcomes(rules.dice_index)
 
 
 def roll_distribution(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    """Every distinct roll (face indices in die order) with its probability.
-
-    The same as :func:`chance_outcomes`.
-    """
+    """Every distinct roll (face indices in die order) with its probability: :func:`chance_outcomes`."""
     return chance_outcomes(rules)
 
 
@@ -54,11 +45,7 @@ def _p_no_match(dice_index: tuple[tuple[int, ...], ...], present: int) -> float:
 
 def p_no_match(display: Sequence[int], rules: RulesConfig) -> float:
     """Probability that the next roll shows no face held in ``display`` (counts per face)."""
-    present = 0
-    for f in range(NUM_FACES):
-        if display[f]:
-            present |= 1 << f
-    return _p_no_match(rules.dice_index, present)
+    return _p_no_match(rules.dice_index, sum(1 << f for f in range(NUM_FACES) if display[f]))
 
 
 def p_triple_llama(rules: RulesConfig) -> float:

@@ -1,21 +1,12 @@
 """What the environments need of an opponent, and how a spec string becomes one.
 
-The environments hold no agents.  An opponent is any object with the small
-:class:`PolicyLike` protocol (``act(game, legal) -> action`` and ``seed(seed)``);
-``lama_dice.agents.base.Policy`` is the project's base class of it, but any object
-with those methods will do.
-
-Spec strings (``"random"``, ``"threshold:0.2"``, ``"ppo:2p"``...) are turned into
-objects by a *resolver*, a callable ``resolver(spec) -> PolicyLike``.  The env never
-imports an agents package: resolvers are registered with :func:`register_resolver`,
-or found through the ``lama_env.agent_resolvers`` entry-point group, which the
-``lama-dice`` package fills with ``lama_dice.agents.registry:make_agent``.  So with
-lama-dice installed::
+An opponent is any object with the :class:`PolicyLike` protocol (``act(game, legal) -> action`` and
+``seed(seed)``; ``lama_dice.agents.base.Policy`` is the project's base class). Spec strings (``"random"``,
+``"threshold:0.2"``...) become objects through a *resolver*, ``resolver(spec) -> PolicyLike``: one
+registered with :func:`register_resolver`, else found in the ``lama_env.agent_resolvers`` entry-point
+group (``lama-dice`` installs ``lama_dice.agents.registry:make_agent``), so the envs import no agents::
 
     gymnasium.make("LamaDice-v1", opponents=["threshold:0.2"])
-
-works without importing anything from the agents, and a user can register a
-resolver of their own for their own spec strings.
 """
 
 from __future__ import annotations
@@ -37,15 +28,12 @@ class PolicyLike(Protocol):
 
     def act(self, game: LamaGame, legal: Sequence[int]) -> int:
         """One action of ``legal`` for ``game.current_player`` (``game`` must not be changed)."""
-        ...
 
     def seed(self, seed: int | None) -> None:
         """Reseed the agent's own randomness."""
-        ...
 
 
-#: A resolver: an agent spec string -> a :class:`PolicyLike`.
-Resolver = Callable[[str], PolicyLike]
+Resolver = Callable[[str], PolicyLike]  #: A resolver: an agent spec string -> a :class:`PolicyLike`.
 
 _resolvers: list[Resolver] = []
 _entry_points_loaded = False

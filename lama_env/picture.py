@@ -1,29 +1,15 @@
 """A picture of the table as an RGB image: the ``rgb_array`` and ``human`` render modes, ``lama-dice show --gif``.
 
-:func:`picture` turns the public state of a :class:`~lama_env.engine.LamaGame`
-into an ``(H, W, 3)`` ``uint8`` array, a pure function of the game (and of the
-optional names, dice and caption): the same state always gives the same image.
-The size is fixed by the player count (:func:`frame_shape`): 640 wide, 360 high
-for two players, 100 more per further player.
-
-What it shows, top to bottom: the round, whose decision it is (or how the
-round / game ended) and the start player; the llama row (taken cards as empty
-slots; the cards a roll lets the player take are outlined) and the dice of the
-pending roll (or the ``dice`` passed in: the roll just resolved); one row per
-seat with a marker for the player to act, the name and a tag (``to act``,
-``quit``, ``went out``, ``bust``, ``winner``), the display as one card per face
-with its count (faces a pending roll lets the player discard outlined; a quit
-player's cards faded), the display's round points and the chip total; a
-caption line at the bottom.
-
-Speed: the sprites (cards, dice, text) are drawn once with Pillow and cached;
-a frame is a copy of a pre-drawn background plus a few dozen NumPy slice
-assignments (a fraction of a millisecond; ``lama-dice bench --only render``
-measures it).  Pillow is imported on first use only; no gym import here.
+:func:`picture` draws the public state of a :class:`~lama_env.engine.LamaGame` as an ``(H, W, 3)`` ``uint8``
+array, a pure function of the game (and of the optional names, dice and caption); the size depends only on
+the player count (:func:`frame_shape`). What it shows: docs/environments.md, Pictures. The sprites are drawn
+once with Pillow (imported on first use) and cached; a frame is a copy of a pre-drawn background plus NumPy
+slice assignments (``lama-dice bench --only render``). No gym import here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 from collections.abc import Collection, Sequence
@@ -38,49 +24,28 @@ from .roundend import RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
 
-#: Frame width in pixels (every player count).
-WIDTH = 640
+WIDTH = 640  #: Frame width in pixels (every player count).
 _HEADER_H, _TABLE_H, _ROW_H, _FOOTER_H = 40, 88, 100, 32
 
 # ------------------------------------------------------------------ colours
 _Color = tuple[int, int, int]
-_HEADER_BG: _Color = (38, 50, 56)
-_HEADER_FG: _Color = (255, 255, 255)
-_HEADER_DIM: _Color = (176, 190, 197)
-_TABLE_BG: _Color = (46, 110, 78)
-_TABLE_FG: _Color = (214, 236, 220)
-_ROW_BG: _Color = (247, 244, 236)
-_ACT_BG: _Color = (255, 242, 194)
-_QUIT_BG: _Color = (222, 222, 222)
-_ROW_FG: _Color = (33, 33, 33)
-_ROW_DIM: _Color = (117, 117, 117)
-_ACCENT: _Color = (46, 125, 50)
-_GLOW: _Color = (255, 111, 0)
-_WINNER: _Color = (191, 144, 0)
-_BUST: _Color = (198, 40, 40)
-#: Card colour and label colour of each face (index order: L, 1..6), as in the terminal's colours.
+_HEADER_BG, _HEADER_FG, _HEADER_DIM = (38, 50, 56), (255, 255, 255), (176, 190, 197)
+_TABLE_BG, _TABLE_FG, _ROW_FG, _ROW_DIM = (46, 110, 78), (214, 236, 220), (33, 33, 33), (117, 117, 117)
+_ROW_BG, _ACT_BG, _QUIT_BG = (247, 244, 236), (255, 242, 194), (222, 222, 222)
+_ACCENT, _GLOW, _WINNER, _BUST = (46, 125, 50), (255, 111, 0), (191, 144, 0), (198, 40, 40)
+#: Card colour and label colour of each face (index order: L, 1..6), as in the terminal's colours:
+#: gold with a brown label, red, magenta, blue, cyan, green, white.
+_WHITE: _Color = (255, 255, 255)
 _FACE_COLORS: tuple[tuple[_Color, _Color], ...] = (
-    ((242, 193, 78), (93, 64, 55)),  # L: gold, brown label
-    ((229, 83, 83), (255, 255, 255)),  # 1: red
-    ((171, 92, 196), (255, 255, 255)),  # 2: magenta
-    ((66, 117, 214), (255, 255, 255)),  # 3: blue
-    ((38, 166, 184), (255, 255, 255)),  # 4: cyan
-    ((67, 160, 71), (255, 255, 255)),  # 5: green
-    ((236, 236, 236), (55, 55, 55)),  # 6: white
-)
+    ((242, 193, 78), (93, 64, 55)), ((229, 83, 83), _WHITE), ((171, 92, 196), _WHITE), ((66, 117, 214), _WHITE),
+    ((38, 166, 184), _WHITE), ((67, 160, 71), _WHITE), ((236, 236, 236), (55, 55, 55)))
 
 # ------------------------------------------------------------------ layout (pixels)
-_ROW_CARD = (30, 42)  # llama-row cards (w, h), without the 3-pixel outline margin
-_ROW_X, _ROW_PITCH, _ROW_Y = 14, 38, 30
-_DIE = 46
-_DICE_X, _DICE_PITCH, _DICE_Y = 330, 56, 30
-_CARD = (38, 54)  # display cards
-_CARD_X, _CARD_PITCH, _CARD_Y = 184, 47, 6
-_PAD = 3  # the outline margin around every card sprite
-_NAME_X, _NAME_W = 30, 148
-_POINTS_CX, _TOTAL_CX = 560, 612
-_TURN_CX = 586
-
+_ROW_CARD, _ROW_X, _ROW_PITCH, _ROW_Y = (30, 42), 14, 38, 30  # llama-row cards: (w, h) without the outline margin
+_DIE, _DICE_X, _DICE_PITCH, _DICE_Y = 46, 330, 56, 30
+_CARD, _CARD_X, _CARD_PITCH, _CARD_Y = (38, 54), 184, 47, 6  # display cards
+_PAD, _NAME_X, _NAME_W = 3, 30, 148  # _PAD: the outline margin around every card sprite
+_POINTS_CX, _TOTAL_CX, _TURN_CX = 560, 612, 586
 _TIMES = "\u00d7"  # the multiplication sign of the card counts
 _DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 _ENDINGS = {"row_empty": "the llama row is empty", "all_quit": "everyone quit"}
@@ -92,39 +57,22 @@ def frame_shape(num_players: int) -> tuple[int, int, int]:
 
 
 # ------------------------------------------------------------------ sprites (Pillow, drawn once)
-def _font_path(bold: bool) -> str | None:
-    """DejaVu Sans from matplotlib's data folder (found without importing matplotlib), if there."""
+@functools.cache
+def _font(size: int, bold: bool = True) -> Any:
+    """A Pillow font of ``size`` pixels: DejaVu Sans (matplotlib's, found without importing it), else Pillow's."""
+    from PIL import ImageFont
+
     spec = importlib.util.find_spec("matplotlib")
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         path = Path(folder) / "mpl-data" / "fonts" / "ttf" / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
         if path.is_file():
-            return str(path)
-    return None
-
-
-@functools.cache
-def _font(size: int, bold: bool = True) -> Any:
-    """A Pillow font of ``size`` pixels: DejaVu Sans, else Pillow's own default font."""
-    from PIL import ImageFont
-
-    path = _font_path(bold)
-    if path is not None:
-        try:
-            return ImageFont.truetype(path, size)
-        except OSError:
-            pass
+            with contextlib.suppress(OSError):
+                return ImageFont.truetype(str(path), size)
+            break
     try:
         return ImageFont.load_default(size)  # Pillow >= 10.1 (FreeType)
     except TypeError:  # pragma: no cover - old Pillow: the small bitmap font
         return ImageFont.load_default()
-
-
-def _line_height(font: Any) -> int:
-    try:
-        ascent, descent = font.getmetrics()
-        return int(ascent + descent)
-    except AttributeError:  # pragma: no cover - bitmap font
-        return int(font.getbbox("Ag|")[3]) + 2
 
 
 def _fit(text: str, size: int, bold: bool, width: int) -> str:
@@ -153,8 +101,11 @@ def _text(text: str, size: int, fg: _Color, bg: _Color, bold: bool = True) -> np
 
     text = safe_text(text)
     font = _font(size, bold)
-    w = max(1, int(np.ceil(font.getlength(text))) + 1)
-    im = Image.new("RGB", (w, _line_height(font)), bg)
+    try:
+        height = int(sum(font.getmetrics()))
+    except AttributeError:  # pragma: no cover - bitmap font
+        height = int(font.getbbox("Ag|")[3]) + 2
+    im = Image.new("RGB", (max(1, int(np.ceil(font.getlength(text))) + 1), height), bg)
     ImageDraw.Draw(im).text((0, 0), text, font=font, fill=fg)
     return _frozen(np.asarray(im))
 
@@ -181,10 +132,7 @@ def _shrink(im: Any, size: tuple[int, int]) -> np.ndarray:
 
 @functools.cache
 def _card(face: int, style: str, bg: _Color, w: int, h: int) -> np.ndarray:
-    """A card of ``face``, ``w`` x ``h`` plus the outline margin, on ``bg``.
-
-    ``style``: ``"card"``, ``"glow"`` (outlined), ``"faded"`` (a quit player's) or ``"slot"`` (an empty place).
-    """
+    """A card of ``face``, ``w`` x ``h`` plus the outline margin, on ``bg``; ``style``: card, glow, faded or slot."""
     from PIL import Image, ImageDraw
 
     s = _SCALE
@@ -249,25 +197,15 @@ def _marker(bg: _Color) -> np.ndarray:
 
 def _put(out: np.ndarray, sprite: np.ndarray, x: int, y: int) -> None:
     """Paste ``sprite`` with its top-left corner at ``(x, y)`` (clipped to ``out``)."""
-    h, w = sprite.shape[:2]
-    out_h, out_w = out.shape[:2]
-    if x + w > out_w or y + h > out_h or x < 0 or y < 0:
-        w, h = min(w, out_w - x), min(h, out_h - y)
-        if w <= 0 or h <= 0 or x < 0 or y < 0:
-            return
-        sprite = sprite[:h, :w]
-    out[y:y + h, x:x + w] = sprite
+    h, w = min(sprite.shape[0], out.shape[0] - y), min(sprite.shape[1], out.shape[1] - x)
+    if h > 0 and w > 0 and x >= 0 and y >= 0:
+        out[y:y + h, x:x + w] = sprite[:h, :w]
 
 
 def _put_text(out: np.ndarray, text: str, x: int, y: int, size: int, fg: _Color, bg: _Color,
               bold: bool = True, align: str = "left") -> None:
     sprite = _text(text, size, fg, bg, bold)
-    w = sprite.shape[1]
-    if align == "center":
-        x -= w // 2
-    elif align == "right":
-        x -= w
-    _put(out, sprite, x, y)
+    _put(out, sprite, x - {"center": sprite.shape[1] // 2, "right": sprite.shape[1]}.get(align, 0), y)
 
 
 def _label(name: str) -> tuple[str, int]:
@@ -325,14 +263,12 @@ def palette() -> dict[str, Any]:
     ``table``, ``table_text``, ``row``, ``acting``, ``quit``, ``text``, ``dim``, ``accent``, ``glow``,
     ``winner``, ``bust``.
     """
-    def hx(c: _Color) -> str:
-        return f"#{c[0]:02x}{c[1]:02x}{c[2]:02x}"
-
+    hx = "#{:02x}{:02x}{:02x}".format
     named = {"header": _HEADER_BG, "header_text": _HEADER_FG, "header_dim": _HEADER_DIM, "table": _TABLE_BG,
              "table_text": _TABLE_FG, "row": _ROW_BG, "acting": _ACT_BG, "quit": _QUIT_BG, "text": _ROW_FG,
              "dim": _ROW_DIM, "accent": _ACCENT, "glow": _GLOW, "winner": _WINNER, "bust": _BUST}
-    out: dict[str, Any] = {k: hx(v) for k, v in named.items()}
-    out["faces"] = [[hx(card), hx(ink)] for card, ink in _FACE_COLORS]
+    out: dict[str, Any] = {k: hx(*v) for k, v in named.items()}
+    out["faces"] = [[hx(*card), hx(*ink)] for card, ink in _FACE_COLORS]
     return out
 
 
@@ -366,9 +302,7 @@ class TablePicture:
         _put_text(base, "llama row", _ROW_X, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG)
         _put_text(base, "dice", _DICE_X, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG)
         _put_text(base, "turn", _TURN_CX, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG, align="center")
-        for p in range(n):
-            y = _HEADER_H + _TABLE_H + p * _ROW_H
-            base[y:y + _ROW_H] = self._rows[_ROW_BG]
+        base[_HEADER_H + _TABLE_H:-_FOOTER_H] = np.tile(self._rows[_ROW_BG], (n, 1, 1))
         self._base = _frozen(base)
 
     @staticmethod
@@ -387,12 +321,10 @@ class TablePicture:
         """The picture of ``game`` now, a new ``(H, W, 3)`` ``uint8`` array.
 
         Args:
-            game: the game to draw (read only), or the table of a round's end
-                (:class:`~lama_env.roundend.RoundEnd`).
-            dice: the dice just rolled (face indices or names), shown when no roll is pending
-                (a pending roll, :attr:`LamaGame.dice`, is always shown).
-            caption: a line for the bottom of the picture (e.g. what the last turn did); by
-                default a note when one player is left.
+            game: the game to draw (read only), or the table of a round's end (:class:`~lama_env.roundend.RoundEnd`).
+            dice: the dice just rolled (face indices or names), shown when no roll is pending (a pending roll,
+                :attr:`LamaGame.dice`, is always shown).
+            caption: a line for the bottom (e.g. what the last turn did); default: a note when one player is left.
         """
         n = self.num_players
         if game.num_players != n:
@@ -400,36 +332,31 @@ class TablePicture:
         out = self._base.copy()
         phase = game.phase
         over = game.game_over or is_round_end(game)  # the table of a round's end (a RoundEnd) or the game's
-        names = self.names
         cur = game.current_player
         pending = game.dice
         shown = pending if pending is not None else dice
         if shown is not None:
             shown = [FACES.index(f) if isinstance(f, str) else int(f) for f in shown]
 
-        # header: round, status, start player
+        # header: round, status, start player; the table: llama row and dice; one row per seat; caption
         _put_text(out, f"Round {game.round_index + 1}", 12, 8, 20, _HEADER_FG, _HEADER_BG)
-        status = _fit(self._status(game), 17, True, 380)
+        status = _fit(status_text(game, self._short), 17, True, 380)
         _put_text(out, status, 128, 10, 17, _HEADER_FG, _HEADER_BG)
         room = WIDTH - 12 - 16 - 128 - int(_font(17, True).getlength(status))  # right of the status
-        _put_text(out, start_line(names[game.start_player], max(room, 110)), WIDTH - 12, 13, 13,
+        _put_text(out, start_line(self.names[game.start_player], max(room, 110)), WIDTH - 12, 13, 13,
                   _HEADER_DIM, _HEADER_BG, bold=False, align="right")
 
-        # the table: llama row and dice
         row = game.row
         takeable = {a - A.TAKE_BASE for a in game.legal_actions()} if phase == Phase.TAKE else set()
-        rw, rh = _ROW_CARD
         for f in range(NUM_FACES):
             style = ("glow" if f in takeable else "card") if row[f] else "slot"
-            _put(out, _card(f, style, _TABLE_BG, rw, rh), _ROW_X + f * _ROW_PITCH, _HEADER_H + _ROW_Y)
+            _put(out, _card(f, style, _TABLE_BG, *_ROW_CARD), _ROW_X + f * _ROW_PITCH, _HEADER_H + _ROW_Y)
         for i in range(3):
             face = shown[i] if shown is not None and i < len(shown) else None
             _put(out, _die(face, _TABLE_BG, _DIE), _DICE_X + i * _DICE_PITCH, _HEADER_H + _DICE_Y)
         _put_text(out, str(turns(game)), _TURN_CX, _HEADER_H + _DICE_Y + 6, 26, _HEADER_FG, _TABLE_BG,
                   align="center")
 
-        # one row per seat
-        totals = game.totals
         end = ended(game)
         points = end["points"] if end is not None else None
         quit_ = game.quit
@@ -444,14 +371,11 @@ class TablePicture:
                 _put(out, _marker(bg), 9, y + 26)
             label, size = self._labels[p]
             _put_text(out, label, _NAME_X, y + 33 - size, size, _ROW_FG, bg)
-            tag = seat_tag(game, p)
-            color = _TAG_COLORS.get(tag, _ROW_DIM)
-            if tag:
-                _put_text(out, tag, _NAME_X, y + 44, 14, color, bg)
+            if tag := seat_tag(game, p):
+                _put_text(out, tag, _NAME_X, y + 44, 14, _TAG_COLORS.get(tag, _ROW_DIM), bg)
             disp = game.displays[p]
-            glow: Collection[int] = ()
-            if acting and pending is not None and phase == Phase.DISCARD:
-                glow = {f for f in pending if disp[f]}
+            glow: Collection[int] = (() if not acting or pending is None or phase != Phase.DISCARD
+                                     else {f for f in pending if disp[f]})
             faded = quit_[p] and not over
             for f in range(NUM_FACES):
                 k = disp[f]
@@ -463,18 +387,14 @@ class TablePicture:
                               _ROW_DIM if faded else _ROW_FG, bg, align="center")
             pts = points[p] if points is not None else score_display(disp)
             _put_text(out, str(pts), _POINTS_CX, y + 36, 26, _ROW_FG, bg, align="center")
-            _put_text(out, str(totals[p]), _TOTAL_CX, y + 36, 26, _ROW_FG, bg, align="center")
+            _put_text(out, str(game.totals[p]), _TOTAL_CX, y + 36, 26, _ROW_FG, bg, align="center")
 
-        # caption
         if caption is None and not over and n > 1 and quit_.count(False) == 1:
             caption = f"Only {self._short[cur]} is left: a roll that matches nothing is a bust."
         if caption:
             _put_text(out, _fit(caption, 14, False, WIDTH - 24), 12, self.shape[0] - _FOOTER_H + 7, 14,
                       _HEADER_FG, _HEADER_BG, bold=False)
         return out
-
-    def _status(self, game: LamaGame | RoundEnd) -> str:
-        return status_text(game, self._short)
 
 
 @functools.lru_cache(maxsize=32)
@@ -486,17 +406,10 @@ def table_picture(num_players: int, names: tuple[str, ...] | None = None,
 
 def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequence[Any] | None = None,
             highlight: int | None = None, caption: str | None = None) -> np.ndarray:
-    """The picture of ``game``: an ``(H, W, 3)`` ``uint8`` array (see the module docstring).
+    """The picture of ``game`` (read only): a new ``uint8`` array of :func:`frame_shape` ``(game.num_players)``.
 
-    Args:
-        game: the game to draw (read only).
-        names: a name per seat (default ``player_0``, ...).
-        dice: the dice just rolled, shown when no roll is pending.
-        highlight: a seat whose name is starred.
-        caption: a line at the bottom of the picture.
-
-    Returns:
-        A new array of :func:`frame_shape` ``(game.num_players)``.
+    ``names`` (default ``player_0``, ...) and ``highlight`` (a starred seat) as for :class:`TablePicture`;
+    ``dice`` (just rolled, shown when no roll is pending) and ``caption`` (a bottom line) as for its call.
     """
     draw = table_picture(game.num_players, None if names is None else tuple(names), highlight)
     return draw(game, dice=dice, caption=caption)

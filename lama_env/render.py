@@ -1,8 +1,6 @@
-"""A plain-text picture of the table, used by the environments' ``ansi`` / ``human`` render modes.
+"""A plain-text picture of the table (the ``ansi`` / ``human`` render modes); pure Python, read only.
 
-Pure Python: reads the public state of a :class:`~lama_env.engine.LamaGame`
-and never changes it.  Example output (two players, player 0 deciding what
-to discard; ``>`` marks the player to decide)::
+Example (two players, player 0 deciding what to discard; ``>`` marks the player to decide)::
 
     Round 1 · start player_0 · player_0 to discard (dice 2 3 2)
     llama row: L 1 2 3 4 5 6
@@ -19,11 +17,7 @@ from .engine import LamaGame, Phase
 from .roundend import RoundEnd, ended, is_round_end
 from .rules import FACES, NUM_FACES, score_display, winners
 
-_DECISION = {
-    Phase.TURN: "to roll or quit",
-    Phase.DISCARD: "to discard",
-    Phase.TAKE: "to take a row card",
-}
+_DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 
 
 def _cards(counts: Sequence[int]) -> str:
@@ -68,15 +62,11 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in _DECISION else None
     for p in range(n):
-        mark = ">" if p == deciding else " "
-        status = ""
-        if game.quit[p]:
-            status = "  [quit]"
-        if end is not None and end["went_out"] == p:
-            status = "  [went out]"
-        if end is not None and end["busted"] == p:
-            status = "  [bust]"
+        status = "  [quit]" if game.quit[p] else ""
+        if end is not None and p in (end["went_out"], end["busted"]):
+            status = "  [bust]" if end["busted"] == p else "  [went out]"
         pts = end["points"][p] if end is not None else score_display(game.displays[p])
+        mark = ">" if p == deciding else " "
         lines.append(f"{mark} {labels[p]:<{width}}  {cards[p]:<{cw}}  {pts:>6}  {game.totals[p]:>5}{status}")
     return "\n".join(lines)
 

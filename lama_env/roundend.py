@@ -1,14 +1,10 @@
 """The table as a round ended, for viewers that pause between rounds (rounds flow on in the game).
 
-A step that ends a round (not the game) deals the next one at once, or with ``chance="explicit"``
-leaves the next deal's chance node; :attr:`lama_env.engine.LamaGame.last_round` says how the round
-ended.  A viewer (the terminal game, the web app, ``lama-dice show``, the animations) that shows
-the round's end, displays and all, steps the game with :func:`step_with_round_end`, which returns a
-:class:`RoundEnd`: a read-only view of the ended round's table with the attributes the drawers read
-from a game (:func:`lama_env.picture.status_text`, :class:`lama_env.picture.TablePicture`,
-:func:`lama_env.render.render_text`, the terminal and web tables).  It is presentation, not
-game state: the displays and the row after the last action come from the rules' pure functions
-(:func:`lama_env.transitions.ended_table`), the points, totals and how the round ended from ``last_round``.
+A viewer that shows a round's end steps the game with :func:`step_with_round_end`, which returns a
+:class:`RoundEnd` for a step that ended a round (not the game): a read-only view of the ended round's
+table with the attributes the drawers read from a game. Presentation, not game state: displays and row
+from :func:`lama_env.transitions.ended_table`, points, totals and ending from ``last_round``
+(docs/environments.md, The rules engine in Python).
 """
 
 from __future__ import annotations
@@ -25,15 +21,12 @@ if TYPE_CHECKING:
 
 
 class RoundEnd:
-    """The table of a round that a step ended, as it stood then (see the module docstring).
+    """The table of a round that a step ended, as it stood then.
 
-    Its attributes mirror :class:`~lama_env.engine.LamaGame`'s read-only views: ``num_players``,
-    ``rules``, ``round_index`` and ``start_player`` (the ended round's), ``displays``, ``row``,
-    ``quit``, ``totals`` (after the round), ``current_player`` (who made the last move) and
-    ``last_round`` (the game's: how the round ended, its points); ``turns_in_round`` counts the
-    round's turns.  No decision is asked (``phase`` None, no legal actions, no dice pending) and
-    the game goes on (``game_over`` False).  :func:`ended` and :func:`turns` read a game and a
-    :class:`RoundEnd` alike.
+    Attributes as :class:`~lama_env.engine.LamaGame`'s views: ``num_players``, ``rules``, ``round_index`` and
+    ``start_player`` (the ended round's), ``displays``, ``row``, ``quit``, ``totals`` (after the round),
+    ``current_player`` (who moved last), ``last_round`` (the game's); ``turns_in_round`` counts the round's
+    turns. ``phase`` and ``dice`` are None, ``legal_actions()`` is empty, ``game_over`` is False.
     """
 
     __slots__ = ("current_player", "displays", "last_round", "num_players", "quit", "round_index", "row", "rules",
@@ -50,8 +43,6 @@ class RoundEnd:
         assert last is not None
         disp = list(displays)
         disp[player], row = ended_table(disp[player], row, action, last["ended_by"])
-        if action in (ROLL, QUIT):  # a turn (a discard or a take belongs to its roll's)
-            turns += 1
         self.num_players: int = game.num_players
         self.rules: RulesConfig = game.rules
         self.displays: tuple[tuple[int, ...], ...] = tuple(tuple(x) for x in disp)
@@ -59,7 +50,7 @@ class RoundEnd:
         self.quit: tuple[bool, ...] = tuple(last["quit"])
         self.totals: tuple[int, ...] = tuple(last["totals"])
         self.current_player = player
-        self.turns_in_round: int = turns
+        self.turns_in_round: int = turns + (action in (ROLL, QUIT))  # a discard or a take: its roll's turn
         self.last_round: dict = last
 
     def legal_actions(self) -> tuple[int, ...]:

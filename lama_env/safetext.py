@@ -1,11 +1,8 @@
 """The one safe-text function: a user-supplied string made fit to show anywhere.
 
-Every place that shows a string it did not write itself (a player's name from a record, an agent
-spec typed on the command line, a file name) passes it through :func:`safe_text` first: the
-terminal (``lama-dice show``, ``replay``, ``play``), the pictures and animations
-(:mod:`lama_env.picture`, :mod:`lama_env.animation`) and the web app's JSON.  So a record cannot
-clear a terminal or set its title with escape codes, a newline cannot break a picture's one-line
-label, and a lone surrogate (which no encoding can write) cannot crash a print or a JSON answer.
+Every string the project shows but did not write (a record's names, an agent spec, a file name) goes
+through :func:`safe_text`: in the terminal, pictures, animations and the web app's JSON
+(docs/agents-and-evaluation.md, Inputs and their limits).
 """
 
 from __future__ import annotations
@@ -29,16 +26,17 @@ def _escape(m: re.Match[str]) -> str:
 def safe_text(value: Any, limit: int | None = None) -> str:
     r"""``value`` as text that is safe to show: one line, no control codes, encodable as UTF-8.
 
-    Control characters (``\x1b``, a newline, DEL, C1 codes) and invisible format characters (bidi
-    overrides, zero-width spaces) are shown escaped (``\x1b``, ``\n``, ``\u202e``); a lone surrogate
-    (half of a UTF-16 pair, which no encoder writes) becomes U+FFFD, the replacement character.
-    Ordinary text, accents and emoji included, is unchanged; the function never raises.
+    Control and invisible format characters are shown escaped (``\x1b``, ``\n``, ``\u202e``); a lone
+    surrogate becomes U+FFFD. Ordinary text, accents and emoji included, is unchanged; it never raises.
 
     Args:
         value: the string (anything else is shown as ``str(value)``).
         limit: cut the result to at most this many characters, the last one an ellipsis (None: no limit).
     """
-    text = value if isinstance(value, str) else _str(value)
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:  # a value whose __str__ fails is shown by its type
+        text = f"<{type(value).__name__}>"
     if not text.isascii():
         # a surrogate pair becomes its character, a lone surrogate U+FFFD
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
@@ -46,10 +44,3 @@ def safe_text(value: Any, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[:max(limit - 1, 0)] + "\u2026"
     return text
-
-
-def _str(value: Any) -> str:
-    try:
-        return str(value)
-    except Exception:  # a value whose __str__ fails is shown by its type
-        return f"<{type(value).__name__}>"

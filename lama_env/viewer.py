@@ -1,11 +1,8 @@
 """The window of the environments' ``human`` render mode: the table picture in a pygame window.
 
-:class:`HumanView` opens the window on first use, as PettingZoo's classic
-environments do, when pygame is importable and a display is available; where
-none is (no pygame, no ``DISPLAY`` / ``WAYLAND_DISPLAY`` on Linux, or SDL
-falling back to its ``offscreen`` / ``dummy`` driver on its own), :meth:`HumanView.show`
-returns False and the environment prints the text table instead.  Setting
-``SDL_VIDEODRIVER`` (e.g. ``dummy`` in tests) always uses pygame.
+:class:`HumanView` opens it on first use; with no pygame or no display (no ``DISPLAY`` / ``WAYLAND_DISPLAY``
+on Linux, or SDL's ``offscreen`` / ``dummy`` driver chosen on its own) :meth:`HumanView.show` returns False
+and the env prints the text table; a set ``SDL_VIDEODRIVER`` always uses pygame (docs/environments.md, Pictures).
 """
 
 from __future__ import annotations
@@ -22,11 +19,8 @@ _HEADLESS_DRIVERS = ("offscreen", "dummy")
 
 def display_available() -> bool:
     """Whether a window could be shown: ``SDL_VIDEODRIVER`` is set, or (on Linux/BSD) a display is."""
-    if os.environ.get("SDL_VIDEODRIVER"):
-        return True
-    if sys.platform.startswith(("win", "darwin", "cygwin")):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return bool(os.environ.get("SDL_VIDEODRIVER") or sys.platform.startswith(("win", "darwin", "cygwin"))
+                or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 class HumanView:
