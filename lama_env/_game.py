@@ -34,13 +34,10 @@ VIEW_SCALARS = 17
 def step(s, rr, a, x, deal_next, out):
     """Apply action ``a`` of the player to act in game ``s[0]``; :data:`ILLEGAL` if it is not legal.
 
-    ``x``: a roll's dice (die 0's side * 36 + die 1's * 6 + die 2's) or -1 (drawn from the game's
-    stream). ``deal_next``: deal the next round from the stream when the action ends one.  Returns
-    ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10 | dice[2] << 13 | key << 16``,
-    ``code`` the kernel's ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER``, then the phase, player and
-    dice after the step (the next round's when one was dealt) and the :func:`legal_key` of the
-    decision now; at a round's end ``out`` holds what it did (:data:`OUT_ENDED` ...), read before
-    the next deal.
+    ``x``: a roll's dice (die 0's side * 36 + die 1's * 6 + die 2's) or -1 (drawn).  ``deal_next``: deal the
+    next round when the action ends one.  Returns ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10
+    | dice[2] << 13 | key << 16`` (``code``: ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER``; the rest as after the
+    step, the next round's if dealt; ``key``: :func:`legal_key`); at a round's end ``out`` holds what it did.
     """
     gs = s[0]
     r = rr[0]

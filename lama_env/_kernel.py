@@ -46,10 +46,9 @@ discarded counts packed 2 bits per face | taken face | 0``; ``LOG_END, ended_by,
 N totals`` (:func:`lama_env.batched.log_to_record` reads them).  Random streams: game ``g`` draws deals and
 dice from ``es``, its native agents from ``ps``, both splitmix64 counters started from ``(seed, game id)``.
 
-Editing this module: Numba's on-disk cache (``cache=True``) of a kernel is
-keyed by its own file only, so after a change here delete the caches of the
-kernels that inline these functions (``find lama_env -name '*.nb[ic]' -delete``)
-before measuring or testing; an installed release changes every file at once.
+Editing this module: Numba's on-disk cache (``cache=True``) of a kernel is keyed by its own file only, so after a
+change here delete the caches of the kernels that inline these functions (``find lama_env -name '*.nb[ic]'
+-delete``) before measuring or testing; an installed release changes every file at once.
 """
 
 from __future__ import annotations

@@ -650,8 +650,7 @@ class LamaGame(_Retired):
     def last_round(self) -> dict | None:
         """The round the last step ended (the last one once the game is over), None before the first ends.
 
-        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals``
-        after it; the game has dealt the next round already.
+        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals`` after it.
         """
         if not self._results:
             return None
@@ -666,8 +665,7 @@ class LamaGame(_Retired):
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
 
-        The record's ``stats`` (quits and triple llamas count the round under way too); a game from
-        :func:`lama_env.snapshot.from_state` counts what its record carried in.
+        Quits and triple llamas count the round under way too; a game from ``from_state`` counts what it carried in.
         """
         n = self._n
         v = self._v()
@@ -685,8 +683,7 @@ class LamaGame(_Retired):
     def chance_outcomes(self) -> tuple[tuple[Any, float], ...]:
         """The pending chance event's outcomes with their exact probabilities (sum 1); ``()`` if none.
 
-        A roll: every distinct roll as three face indices in die order; a deal: the next card's face
-        (six cards to each seat in seat order).
+        A roll: every distinct roll as three face indices in die order; a deal: the next card's face.
         """
         c = self._chance
         if c is None:
@@ -763,10 +760,10 @@ class LamaGame(_Retired):
 
     # ------------------------------------------------------------- returns
     def returns(self, reward: str = "win") -> tuple[float, ...]:
-        """Each seat's return so far under the environments' ``reward`` mode (docs/environments.md, Rewards).
+        """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards).
 
-        ``"win"``: the zero-sum shares (:func:`lama_env.rules.win_rewards`) once the game is over, 0 before;
-        ``"points"``: minus each seat's chip change over the finished rounds.  Else a ``ValueError``.
+        ``"win"``: the zero-sum shares once the game is over, 0 before; ``"points"``: minus each seat's chip
+        change over the finished rounds.  Else a ``ValueError``.
         """
         if reward == "win":
             return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
@@ -799,7 +796,7 @@ class LamaGame(_Retired):
         return g
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
-        """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo`` (shared ones stay shared)."""
+        """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo``."""
         from copy import deepcopy
 
         g = self._copy_with(deepcopy(self._rng, memo))
@@ -938,11 +935,7 @@ def _side_index(rules: RulesConfig, dice: tuple[int, ...]) -> int:
 
 
 def check_start_points(start_points: Any, num_players: int, error: type[Exception] = GameSetupError) -> list[int]:
-    """``start_points`` as ``num_players`` ints in ``0..MAX_START_POINTS`` (:mod:`lama_env.reader`), else ``error``.
-
-    The one check of the totals a game starts from (:class:`LamaGame`, records): chip totals are 32-bit
-    integers in the compiled engine, and from this bound none overflows in play.
-    """
+    """``start_points`` as ``num_players`` ints in ``0..MAX_START_POINTS`` (:mod:`lama_env.reader`), else ``error``."""
     n = num_players
     if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
             or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= t <= MAX_START_POINTS

@@ -185,9 +185,7 @@ _PACK_TABLE = struct.Struct(f"{_TABLE_FLOATS}f").pack
 def _permutation(n: int) -> np.ndarray:
     """Where each entry of the observation lies in the joined blocks (players, context, table)."""
     blocks = {e.name: e for e in _layout(n)}
-    pos: dict[str, list[int]] = {
-        "display": [_PLAYER_FLOATS * k + f for k in range(n) for f in range(NUM_FACES)],
-    }
+    pos: dict[str, list[int]] = {"display": [_PLAYER_FLOATS * k + f for k in range(n) for f in range(NUM_FACES)]}
     ctx = _PLAYER_FLOATS * n
     for j, name in enumerate(("quit", "to_act", "start_player")):
         pos[name] = [ctx + j * n + k for k in range(n)]
