@@ -495,8 +495,18 @@ class LamaGame(_Retired):
         rng.es, rng.ps = self._esps.tolist()
 
     def _illegal_message(self, action: Any) -> str:
-        chance = None if self._chance is None else self._chance_name()
-        return _illegal_text(action, chance, self._phase == _GAME_OVER, self._current, self.legal_actions)
+        """Why ``action`` is refused: a chance event is pending, the game is over, or it is not legal."""
+        if self._chance is not None:
+            return (f"no action is legal: the game waits for chance ({self._chance_name()}); "
+                    "call apply_chance(outcome) or sample_chance()")
+        if self._phase == _GAME_OVER:
+            return "no action is legal: the game is over"
+        try:
+            name = A.describe(int(action))
+        except (ValueError, TypeError, OverflowError):
+            return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
+        legal = ", ".join(A.describe(a) for a in self.legal_actions())
+        return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
@@ -895,21 +905,6 @@ def _round_result(out: list[int], n: int, player: int, triples0: list[int]) -> d
             "busted": player if ended_by == _BUST_END else None,
             "quit": tuple(q == 1 for q in out[_OUT_QUIT:_OUT_QUIT + n]),
             "triple_llamas": tuple(map(sub, out[_OUT_TRIPLES:_OUT_TRIPLES + n], triples0))}
-
-
-def _illegal_text(action: Any, chance: str | None, over: bool, player: int,
-                  legal: Callable[[], Sequence[int]]) -> str:
-    """Why ``action`` is refused: a chance event (named ``chance``) is pending, the game is ``over``, or not legal."""
-    if chance is not None:
-        return (f"no action is legal: the game waits for chance ({chance}); "
-                "call apply_chance(outcome) or sample_chance()")
-    if over:
-        return "no action is legal: the game is over"
-    try:
-        name = A.describe(int(action))
-    except (ValueError, TypeError, OverflowError):
-        return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
-    return f"illegal action {action} ({name}) for player {player}; legal: {', '.join(A.describe(a) for a in legal())}"
 
 
 def _draw_card(st: Streams, dealt: list[int]) -> int:
