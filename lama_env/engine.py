@@ -306,7 +306,7 @@ class LamaGame(_Retired):
         chance: ``"sampled"`` (default) or ``"explicit"`` (each card of a deal and each roll waits at a
             chance node for :meth:`apply_chance`).
         rounds: ``"flow"``, the only mode (the ended round is :attr:`last_round`).
-        max_rounds: end the game after this many rounds (None: only the rules end it).
+        max_rounds: end the game after this many rounds, maybe with no total at the threshold (None: no limit).
     """
 
     __slots__ = ("_carried_rounds", "_chance", "_current", "_deal_next", "_discarded", "_end", "_ends", "_esps",
