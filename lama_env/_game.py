@@ -1,29 +1,11 @@
 """The compiled calls of :class:`lama_env.engine.LamaGame` (private): one game's record, the kernel's own step.
 
-A :class:`~lama_env.engine.LamaGame` holds its game as a one-element array of
-:data:`lama_env._kernel.STATE_DTYPE` (the record :func:`lama_env.batched.play_batch` and
-:class:`lama_env.vector.VectorGame` keep per game) and changes it only through these functions,
-each a thin driver over :mod:`lama_env._kernel`: the same :func:`~lama_env._kernel.transition_roll`,
-deals, :func:`~lama_env._kernel.legal` and native ``random`` draw as every compiled engine, and the
-vector game's observation encoder (:func:`lama_env._vector_kernel.encode`).  Every argument is an
-array or a scalar (Numba's cheapest dispatch from Python): ``s`` the one-game state, ``rr`` the
-rules record as a one-element array of :data:`~lama_env._kernel.RULES_DTYPE`.
-
-=====================  ======================================================================
-function               what it does
-=====================  ======================================================================
-:func:`step`           checks an action against the one legality function and applies it
-                       (dice drawn from the game's stream, or given); at a round's end writes
-                       what the round did into ``out`` and, when asked, deals the next round
-:func:`begin`          opens a round: dealt from the game's stream, as given, or not yet
-                       (explicit chance: the cards come one by one through :func:`deal_card`)
-:func:`deal_card`      one card of a deal dealt card by card
-:func:`legal_actions`  the decision's legal actions (the kernel's order)
-:func:`legal_key`      what the legal actions depend on, packed (the key of their cache)
-:func:`sample`         the compiled ``random`` agent's draw (from the game's policy stream)
-:func:`observe`        the observation from a seat (the vector game's encoder)
-:func:`view`           the fields the Python properties read, in one flat array
-=====================  ======================================================================
+Thin drivers over :mod:`lama_env._kernel` (its :func:`~lama_env._kernel.transition_roll`, deals,
+:func:`~lama_env._kernel.legal` and native ``random`` draw) and the vector game's encoder
+(:func:`lama_env._vector_kernel.encode`): :func:`step`, :func:`begin`, :func:`deal_card`,
+:func:`legal_actions`, :func:`legal_key`, :func:`sample`, :func:`observe` and :func:`view`.  Every argument
+is an array or a scalar (Numba's cheapest dispatch): ``s`` the one-game state (a one-element array of
+:data:`~lama_env._kernel.STATE_DTYPE`), ``rr`` the rules record (one of :data:`~lama_env._kernel.RULES_DTYPE`).
 """
 
 from __future__ import annotations
@@ -52,13 +34,10 @@ VIEW_SCALARS = 17
 def step(s, rr, a, x, deal_next, out):
     """Apply action ``a`` of the player to act in game ``s[0]``; :data:`ILLEGAL` if it is not legal.
 
-    ``x``: a roll's dice (die 0's side * 36 + die 1's * 6 + die 2's) or -1 (drawn from the game's
-    stream). ``deal_next``: deal the next round from the stream when the action ends one.  Returns
-    ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10 | dice[2] << 13 | key << 16``,
-    ``code`` the kernel's ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER``, then the phase, player and
-    dice after the step (the next round's when one was dealt) and the :func:`legal_key` of the
-    decision now; at a round's end ``out`` holds what it did (:data:`OUT_ENDED` ...), read before
-    the next deal.
+    ``x``: a roll's dice (die 0's side * 36 + die 1's * 6 + die 2's) or -1 (drawn).  ``deal_next``: deal the
+    next round when the action ends one.  Returns ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10
+    | dice[2] << 13 | key << 16`` (``code``: ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER``; the rest as after the
+    step, the next round's if dealt; ``key``: :func:`legal_key`); at a round's end ``out`` holds what it did.
     """
     gs = s[0]
     r = rr[0]
@@ -83,11 +62,7 @@ def step(s, rr, a, x, deal_next, out):
 
 @njit(cache=True, inline="always")
 def legal_key(gs, r):
-    """What :func:`lama_env._kernel.legal` reads of the decision, packed: the key of a cache of its legal actions.
-
-    The phase (2 bits), and at a discard the limits (2 bits a face) and ``must``, at a take the
-    row cards the dice show (7 bits from bit 16): the same key, the same legal actions.
-    """
+    """What :func:`lama_env._kernel.legal` reads of the decision, packed: the key of a cache of its legal actions."""
     ph = gs.phase
     key = ph
     if ph == K.DISCARD:
@@ -102,11 +77,9 @@ def legal_key(gs, r):
 
 @njit(cache=True)
 def begin(s, rr, start_player, nround, hands):
-    """Open round ``nround`` of game ``s[0]``, which ``start_player`` starts.
+    """Open round ``nround`` of game ``s[0]`` for ``start_player``.
 
-    ``hands``: ``[n, 6]`` face indices (the deal as given), ``[[-1]]`` (no card dealt yet:
-    :func:`deal_card` deals them) or an empty array (dealt from the game's stream, as the
-    kernel deals every round).
+    ``hands``: ``[n, 6]`` face indices (as given), ``[[-1]]`` (none yet: :func:`deal_card`) or empty (the stream).
     """
     gs = s[0]
     r = rr[0]
@@ -138,10 +111,7 @@ def legal_actions(s, rr):
 
 @njit(cache=True)
 def sample(s, rr, agent):
-    """The action the compiled native agent ``agent[0]`` (``random``: one draw) takes in game ``s[0]``.
-
-    It draws from the game's policy stream (``ps``), which moves on.
-    """
+    """The action the compiled native agent ``agent[0]`` takes in game ``s[0]`` (drawn from ``ps``, moved on)."""
     gs = s[0]
     st, a = K.native_action(agent[0], gs, rr[0], gs.ps)
     gs.ps = st

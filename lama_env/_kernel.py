@@ -1,39 +1,14 @@
 """The one transition of the game (private): every game of lama_env plays through :func:`transition`.
 
-Every engine (:class:`lama_env.engine.LamaGame`: one game, through :mod:`lama_env._game`;
-:mod:`lama_env.batched`: whole games for evaluation; :mod:`lama_env._vector_kernel`: the vector
-game and its envs) holds each game as one record of :data:`STATE_DTYPE` (a batch of games: an
-array of them) and changes it only through the functions of this module:
-
-===========================  =================================================================
-function                     what it does to the game ``gs`` (a state record)
-===========================  =================================================================
-:func:`start_streams`        seeds its random streams (``es``: deals and dice, ``ps``: the
-                             native agents')
-:func:`new_game`             totals and statistics to 0, the first round dealt (seat 0 starts)
-:func:`transition`           applies one legal action of the player to act: a quit, a roll (and
-                             how it resolves: triple llama, match, take, bust), a discard, a
-                             take; ends and scores the round when the action ends it
-:func:`transition_roll`      the same, with the dice of a roll given (a search's common dice)
-:func:`next_round`           deals the next round (the start player rotating)
-:func:`deal_hands`,          a deal given (injected hands), a deal card by card (explicit chance);
-:func:`deal_card`            :func:`open_round` opens the round (``LamaGame``'s deals that do not
-                             come from the game's stream)
-:func:`log_step`,            write the trajectory log of the last transition, of the deal
-:func:`log_deal`             (when the rules record says ``logging``)
-:func:`legal`                the legal actions of the decision (their count, the ``i``-th): the
-                             one derivation of legality in compiled code
-:func:`native_action`        the action a native policy (:mod:`lama_env.batched`'s
-                             :class:`~lama_env.batched.NativePolicy`, as an :data:`AGENT_DTYPE`
-                             record) takes; with :data:`KIND_RANDOM`, a uniformly random legal
-                             action
-===========================  =================================================================
-
-The rules (and the vector game's reward and episode settings, and the
-observation's tables) travel as one record of :data:`RULES_DTYPE`
-(:func:`make_rules`).  Records are what Numba passes most cheaply: a pointer,
-no reference counts, so the functions over records are inlined into the
-kernels, and only the log writers take an array.  The fields of a game:
+Every engine (:class:`lama_env.engine.LamaGame` through :mod:`lama_env._game`, :mod:`lama_env.batched`,
+:mod:`lama_env._vector_kernel`) holds each game as one record of :data:`STATE_DTYPE` (a batch: an array of
+them) and changes it only through this module: :func:`start_streams`, :func:`new_game`, :func:`transition`
+(:func:`transition_roll`: with the dice given), :func:`next_round`, :func:`deal_hands` / :func:`deal_card` /
+:func:`open_round` (deals not from the stream), :func:`log_step` / :func:`log_deal`, :func:`legal` (the one
+derivation of legality in compiled code) and :func:`native_action`.  The rules travel as one record of
+:data:`RULES_DTYPE` (:func:`make_rules`); records pass cheaply (a pointer, no reference counts), so the
+functions over them are inlined.  The rules are those of :mod:`lama_env.transitions` (the reference the tests
+replay every engine against; docs/environments.md, The rules engine in Python).  The fields of a game:
 
 ==============  ================  ===================================================
 field           shape, dtype      meaning (per-seat fields: 6 entries, the first N used)
@@ -65,33 +40,15 @@ field           shape, dtype      meaning (per-seat fields: 6 entries, the first
 ``l_*``         int32             what the last transition did (for :func:`log_step`)
 ==============  ================  ===================================================
 
-The logs are a separate ``[G, cap] int32`` array (they grow), game ``g`` in row ``g``.
-The log of a game is a flat ``int32`` sequence of entries ``tag, ...``:
-``LOG_ROUND, start, 6N dealt cards``; ``LOG_QUIT, player``;
-``LOG_ROLL, player, f0, f1, f2, outcome (OUT_*), discarded counts packed 2 bits
-per face | taken face | 0``; ``LOG_END, ended_by, went_out or -1, N points, N totals``
-(:func:`lama_env.batched.log_to_record` reads it).
+The logs (``[G, cap] int32``, game ``g`` in row ``g``) are flat sequences of entries ``tag, ...``:
+``LOG_ROUND, start, 6N dealt cards``; ``LOG_QUIT, player``; ``LOG_ROLL, player, f0, f1, f2, outcome (OUT_*),
+discarded counts packed 2 bits per face | taken face | 0``; ``LOG_END, ended_by, went_out or -1, N points,
+N totals`` (:func:`lama_env.batched.log_to_record` reads them).  Random streams: game ``g`` draws deals and
+dice from ``es``, its native agents from ``ps``, both splitmix64 counters started from ``(seed, game id)``.
 
-This is the game's one step: :class:`lama_env.engine.LamaGame` (one record, through
-:mod:`lama_env._game`), :func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`
-all play through it.  The rules are those of :mod:`lama_env.transitions` (their reference as pure
-functions), written here in compiled form once; the chip rule is :func:`lama_env.rules.return_chip`
-itself, compiled, and so is the win rule (:func:`lama_env.rules.win_result`); the deck,
-the dice, the points of a display and the round endings come from the engine's modules
-as tables (:data:`TABLES`, :func:`observation_tables`, :func:`encoder_rules`).
-``tests/test_transitions.py`` replays ``LamaGame``, and so this step, against a turn flow written
-with the reference's functions; ``tests/test_batched.py`` and ``tests/test_vector.py`` replay the
-batched and vector games of every player count and rules configuration through ``LamaGame``
-(their drivers: seats, round ends, logs, rewards).
-
-Random streams: game ``g`` draws deals and dice from ``es[g]``, its native
-agents from ``ps[g]``, both counter-based (splitmix64) and started from
-``(seed, game id)`` only, so a game plays the same alone or in a batch.
-
-Editing this module: Numba's on-disk cache (``cache=True``) of a kernel is
-keyed by its own file only, so after a change here delete the caches of the
-kernels that inline these functions (``find lama_env -name '*.nb[ic]' -delete``)
-before measuring or testing; an installed release changes every file at once.
+Editing this module: Numba's on-disk cache (``cache=True``) of a kernel is keyed by its own file only, so after a
+change here delete the caches of the kernels that inline these functions (``find lama_env -name '*.nb[ic]'
+-delete``) before measuring or testing; an installed release changes every file at once.
 """
 
 from __future__ import annotations
@@ -157,9 +114,7 @@ _TWO32 = _u64(1) << _S32
 _POLICY_SALT = _u64(POLICY_SALT)
 
 
-#: One game's state: a record of this dtype (the module docstring's table); a batch of games is
-#: an array of them (:func:`new_state`).  Per-seat fields have :data:`MAX_PLAYERS` entries, of
-#: which the first ``N`` are used.
+#: One game's state (the module docstring's table); a batch of games is an array of them (:func:`new_state`).
 STATE_DTYPE = np.dtype([
     # the fields a step reads first, together (a game's step touches few cache lines)
     ("es", np.uint64), ("ps", np.uint64),
@@ -232,11 +187,7 @@ def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], loggi
 
 # ------------------------------------------------------------------ the rules' tables
 def mask_display(mask: int) -> tuple[int, ...]:
-    """The display holding one card of each face in ``mask`` (bit ``f`` = face index ``f``).
-
-    The kernels' tables, and a table policy's (:mod:`lama_env.batched`), are indexed by such
-    masks: what they hold may depend on which faces a display holds, not on how many of each.
-    """
+    """The display holding one card of each face in ``mask`` (bit ``f`` = face ``f``): the tables' index."""
     return tuple((mask >> f) & 1 for f in range(NUM_FACES))
 
 
@@ -263,13 +214,7 @@ def observation_tables(rules: RulesConfig) -> dict[str, np.ndarray]:
 
 
 def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
-    """The rules record (0-d) of ``n`` players under ``rules`` with the observation's tables.
-
-    What compiled code that steps state records (:func:`transition`) and encodes them
-    (:func:`lama_env._vector_kernel.encode`, bit-equal to :func:`lama_env.observation.encode`)
-    reads: a :class:`~lama_env.engine.LamaGame`'s own record, a search's rollouts
-    (``lama_dice.agents._rollout_kernel``); no logs, rewards or episodes.
-    """
+    """The rules record (0-d) of ``n`` players under ``rules`` with the observation's tables (no logs or rewards)."""
     return make_rules(n, rules, TABLES, False, **observation_tables(rules))
 
 
@@ -321,15 +266,13 @@ def start_streams(gs, seed_mixed, game_id):
 chip = njit(cache=True)(return_chip)
 #: A seat's win share and win reward at a game's end (:func:`lama_env.rules.win_result`), compiled: its one home.
 win_result = njit(cache=True)(_win_result)
-# and the same text callable as itself from compiled code: the episode step's rewards
-# (lama_env.episode.round_reward, which _vector_kernel compiles) call rules.win_result by name
+# and callable by name from compiled code (lama_env.episode.round_reward calls rules.win_result)
 register_jitable(_win_result)
 
 
 # ------------------------------------------------------------------ rounds and games
-# Two kinds of function: those over records and scalars only are inlined into their callers
-# (``inline="always"``: records carry no reference counts); those that take arrays (the logs)
-# are ordinary calls (an inlined array argument costs two atomic reference-count updates).
+# Functions over records and scalars are inlined (no reference counts); those taking arrays (the logs) are not
+# (an inlined array argument costs two atomic reference-count updates).
 _inline = njit(cache=True, inline="always")
 
 
@@ -397,9 +340,7 @@ def begin_round(gs, r, start_player):
 def deal_hands(gs, r, hands):
     """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet).
 
-    What :func:`_deal` does with the cards drawn from the stream (:func:`_hand_out`), for a deal
-    that comes from elsewhere (injected, or dealt card by card at explicit chance nodes, each card
-    then added by :func:`deal_card`).  The stream is not drawn from.
+    A deal not drawn from the stream: injected, or card by card at explicit chance nodes (:func:`deal_card`).
     """
     if hands[0, 0] < 0:  # no card yet: empty displays (and hands), nobody has quit
         for p in range(r.n):
@@ -512,12 +453,7 @@ def _bust(gs, p):
 
 @_inline
 def _resolve(gs, r, p, f0, f1, f2):
-    """How the roll resolves: (log outcome, the round's ending or -1); sets the phase.
-
-    A triple llama returns a chip (and resolves no further unless ``also_match``); a
-    match asks a discard (phase DISCARD), else a shown row card a take (phase TAKE,
-    with two or more players in the round), else the roll busts.
-    """
+    """How the roll resolves (triple llama, discard, take or bust): (log outcome, the round's ending or -1)."""
     triple = f0 == 0 and f1 == 0 and f2 == 0
     if triple:
         gs.tot[p] = chip(gs.tot[p])
@@ -536,10 +472,7 @@ def _resolve(gs, r, p, f0, f1, f2):
 
 @_inline
 def _roll(gs, r, p, x):
-    """Player ``p`` rolls; return (log outcome, the round's ending or -1).
-
-    ``x``: the roll (die 0's side * 36 + die 1's * 6 + die 2's, sides 0..5), or -1: drawn from the game's stream.
-    """
+    """Player ``p`` rolls ``x`` (die 0's side * 36 + die 1's * 6 + die 2's; -1: drawn); see :func:`_resolve`."""
     if x < 0:
         st, x = below(gs.es, 216)
         gs.es = st
@@ -586,27 +519,16 @@ def _next_player(gs, r):
 
 @_inline
 def transition(gs, r, a):
-    """Apply the legal action ``a`` of the player to act in game ``gs`` (a state record); return what it ended.
-
-    A roll draws the dice from the game's stream (:func:`transition_roll` with ``x = -1``); the
-    rest is :func:`transition_roll`'s.
-    """
+    """Apply the legal action ``a`` of the player to act in ``gs`` (dice drawn); see :func:`transition_roll`."""
     return transition_roll(gs, r, a, -1)
 
 
 @_inline
 def transition_roll(gs, r, a, x):
-    """:func:`transition` with the dice of a roll given: ``x`` (die 0's side * 36 + die 1's * 6 + die 2's), or -1.
+    """:func:`transition` with a roll's dice given: ``x`` (die 0's side * 36 + die 1's * 6 + die 2's), or -1: drawn.
 
-    ``x = -1`` draws them from the game's stream (:func:`transition`); a search that plays its
-    rollouts on common dice (``lama_dice.agents._rollout_kernel``) gives them.  ``x`` is read only
-    when ``a`` is a roll.
-
-    :data:`CONTINUES`: the round goes on (the decision is the same player's
-    discard or take, or the next player's turn); :data:`ROUND_OVER`: the round
-    ended and was scored (deal the next one with :func:`next_round`);
-    :data:`GAME_OVER`: it was scored and a total reached the end threshold.
-    What it did stays in the record's ``l_*`` fields, for :func:`log_step`.
+    Returns :data:`CONTINUES`, :data:`ROUND_OVER` (scored; deal the next with :func:`next_round`) or
+    :data:`GAME_OVER` (a total reached the threshold); what it did stays in ``l_*`` for :func:`log_step`.
     """
     p = gs.cur
     ph = gs.phase
@@ -679,14 +601,10 @@ def log_step(gs, r, log, g):
 def legal(gs, r, i):
     """(how many legal actions game ``gs``'s decision has, the ``i``-th of them or -1 when ``i`` is out of range).
 
-    The one derivation of the legal actions in compiled code: the vector game's mask
-    (:func:`lama_env._vector_kernel.write_mask`), its check of the actions, the forced actions
-    and the native policies (:func:`native_action`) all enumerate them through it.  The order:
-    a turn: roll, quit; a take: the row cards the dice show, by face; a discard: every count of
-    at most ``lim[f]`` cards of each face ``f``, as mixed-radix numbers (face 0 the lowest digit,
-    the face's radix ``lim[f] + 1``) in increasing order, the empty discard (0) left out under
-    ``must``; its last is every card the player may discard.  ``i = -1`` gives the count and the
-    last legal action (-1 when there is none).
+    The one derivation of the legal actions in compiled code.  The order: a turn: roll, quit; a take: the
+    shown row cards by face; a discard: the counts of at most ``lim[f]`` of each face as mixed-radix numbers
+    (face 0 lowest, radix ``lim[f] + 1``) increasing, no empty discard under ``must``.  ``i = -1``: the
+    count and the last legal action (-1 when none).
     """
     ph = gs.phase
     if ph == TURN:
@@ -726,13 +644,9 @@ def legal(gs, r, i):
 def native_action(agent, gs, r, st):
     """(new stream state, action) of native agent ``agent`` (an :data:`AGENT_DTYPE` record) in game ``gs``.
 
-    ``st``: the stream it draws from (``gs.ps``, or another).  :data:`KIND_RANDOM`
-    is uniform over the legal actions (one draw ``below(st, count)`` of the index in
-    :func:`legal`'s order: a turn: roll or quit; a discard: each legal discard; a take: each
-    shown row card); :data:`KIND_TABLE` decides by its tables over the faces the display
-    holds: a turn by ``quit_table[m]``, a discard of every card it may discard (the last
-    legal discard), a take of the shown row card of smallest ``take_rank[m, f]`` (the first
-    face on ties).
+    ``st``: the stream it draws from.  :data:`KIND_RANDOM`: one draw ``below(st, count)`` of an index in
+    :func:`legal`'s order; :data:`KIND_TABLE`: ``quit_table[m]``, the last legal discard, or the shown row
+    card of smallest ``take_rank[m, f]`` (the first face on ties), ``m`` the faces the display holds.
     """
     ph = gs.phase
     if agent.kind == KIND_RANDOM:

@@ -7,34 +7,16 @@ A :class:`LamaGame` is a state machine driven by integer actions from :mod:`lama
         game.step(random.choice(game.legal_actions()))
     print(game.totals, game.result()["winners"])
 
-**One game state, one step.** The game's state is the compiled engine's record of it (one
-``lama_env._kernel.STATE_DTYPE`` record: what :func:`lama_env.batched.play_batch` and
-:class:`lama_env.vector.VectorGame` keep per game), and every action goes through the compiled
-engine's own step (``lama_env._kernel.transition_roll``, driven by ``lama_env._game``), its one
-legality function and its deal: a :class:`LamaGame` is a Python view over that record, keeping
-beside it only what a record does not hold (the turn log, the finished rounds' results, a pending
-chance event, a NumPy generator's draws).  So ``LamaGame(seed=s, game_id=g)`` and game ``g`` of
-the compiled engines are not two implementations kept in step but one.  The pure functions of
-:mod:`lama_env.transitions` are the rules' independent reference (the tests replay every engine
-against them) and the enumerations of the solvers.
-
-Every state is a decision, a chance node (``chance="explicit"``) or the end of
-the game: rounds flow on, the step that ends a round deals the next one (the
-ended round: :attr:`LamaGame.last_round`).
-
-Dice and deals are drawn from the compiled engine's counter streams (``seed`` and
-``game_id``, or a :class:`~lama_env.streams.Streams`), the one source of randomness, or
-injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance) for tests and
-replay.  The state is exposed
-read-only through properties; :meth:`LamaGame.clone` is cheap.
-
-For search (the state API, a table in docs/environments.md): with
-``LamaGame(..., chance="explicit")`` the deal (card by card) and every roll stop
-at a chance node (:meth:`~LamaGame.is_chance_node`, :meth:`~LamaGame.chance_outcomes`,
-:meth:`~LamaGame.apply_chance`, :meth:`~LamaGame.sample_chance`); :meth:`~LamaGame.clone`,
-:meth:`~LamaGame.serialize` / :meth:`LamaGame.deserialize`, pickling and
-:meth:`~LamaGame.returns` work in both modes.  :func:`lama_env.snapshot.to_state` and
-:func:`lama_env.snapshot.from_state` hand the record out and take one in.
+A :class:`LamaGame` is a Python view over one record of the compiled engine
+(``lama_env._kernel.STATE_DTYPE``, driven by ``lama_env._game``): the same step, legality and deal as
+:func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`, so ``LamaGame(seed=s, game_id=g)``
+plays game ``g`` of theirs (docs/environments.md, The rules engine in Python).  Rounds flow on: every state
+is a decision, a chance node (``chance="explicit"``) or the end of the game (the ended round:
+:attr:`LamaGame.last_round`).  Dice and deals come from the compiled engine's counter streams, or are
+injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance).  For search: chance nodes,
+:meth:`~LamaGame.clone`, :meth:`~LamaGame.serialize`, pickling and :meth:`~LamaGame.returns`
+(docs/environments.md, The state API); :func:`lama_env.snapshot.to_state` / ``from_state`` hand the record
+out and take one in.
 """
 
 from __future__ import annotations
@@ -55,16 +37,7 @@ from .constants import RECORD_FORMAT  # noqa: F401  (re-exported)
 from .errors import LamaDiceError, RetiredError, clip, retired
 from .history import log_action, make_record, make_result, new_round
 from .reader import MAX_START_POINTS
-from .rules import (
-    DECK_COUNTS,
-    FACES,
-    HAND_SIZE,
-    NUM_DICE,
-    NUM_FACES,
-    RulesConfig,
-    check_num_players,
-    win_rewards,
-)
+from .rules import DECK_COUNTS, FACES, HAND_SIZE, NUM_DICE, NUM_FACES, RulesConfig, check_num_players, win_rewards
 from .streams import Streams, decision_key
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
@@ -83,12 +56,11 @@ from .transitions import chance_outcomes as roll_outcomes
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/1"
 
-_ROLL, _QUIT, _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.ROLL, A.QUIT, A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
+_ROLL, _QUIT, _DISCARD_BASE = A.ROLL, A.QUIT, A.DISCARD_BASE
 _FACE_RANGE = range(NUM_FACES)
 #: The rules of a game created without any (a frozen dataclass: one shared instance saves building one per game).
 _DEFAULT_RULES = RulesConfig()
-#: How chance is resolved: ``"sampled"`` (the default: deals and dice are drawn from the game's random
-#: stream as they happen) or ``"explicit"`` (they wait at a chance node for :meth:`LamaGame.apply_chance`).
+#: How chance is resolved: ``"sampled"`` (drawn as it happens) or ``"explicit"`` (:meth:`LamaGame.apply_chance`).
 CHANCE_MODES = ("sampled", "explicit")
 #: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
 _ROLL_NODE = "roll"
@@ -137,8 +109,6 @@ class GameSetupError(LamaDiceError, ValueError):
     """A bad argument to :class:`LamaGame` (player count, start points, start player)."""
 
 
-
-
 # ---------------------------------------------------------------------------- the compiled engine, loaded on first use
 # (import lama_env loads no Numba; the first game does, from its on-disk cache.)
 _G: Any = None  #: lama_env._game
@@ -146,14 +116,12 @@ _step: Any = None  #: lama_env._game.step
 K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
 _RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
 _BLANK = b""  #: a zeroed record's bytes (``pend`` -1)
-#: The legal actions by the compiled step's key of a decision (lama_env._game.legal_key), filled by the one
-#: legality function (lama_env._kernel.legal) the first time a key is seen.
+#: The legal actions by decision key (lama_env._game.legal_key), listed by lama_env._kernel.legal when first seen.
 _LEGAL: dict[int, tuple[int, ...]] = {}
 _NO_DEAL = np.full((1, HAND_SIZE), -1, np.int64)  #: _game.begin: no card dealt yet (explicit chance)
 _STREAM_DEAL = np.zeros((0, HAND_SIZE), np.int64)  #: _game.begin: deal from the record's stream
 _LOCK = threading.Lock()
-# The layouts of lama_env._game's arrays (its OUT_* and VIEW_SCALARS) and the observation's "no decision" column
-# (lama_env._vector_kernel.DECISION_NONE): set by _load from their homes.
+# lama_env._game's OUT_* and VIEW_SCALARS, lama_env._vector_kernel.DECISION_NONE: set by _load from their homes.
 _OUT_ENDED = _OUT_WENT_OUT = _OUT_POINTS = _OUT_QUIT = _OUT_TRIPLES = _OUT_TOTALS = _OUT_START = _OUT_ROUND = 0
 _OUT_SIZE = VIEW_SCALARS = _DECISION_NONE = 0
 #: What to_state writes neutral (the kernel's scratch and log fields).
@@ -166,8 +134,7 @@ _PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
 #: A llama row bit set -> the row as a tuple of 0/1 per face.
 _ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
 _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
-#: Called once the compiled engine is loaded (the first game of a process): the library adds none; the
-#: ``lama-dice`` command adds ``gc.freeze`` (:func:`lama_dice.cli.main.main`).
+#: Called once the compiled engine is loaded (the library adds none; the ``lama-dice`` command ``gc.freeze``).
 LOAD_HOOKS: list[Callable[[], None]] = []
 
 
@@ -207,10 +174,7 @@ def _load() -> None:
 
 
 def _new_record(raw: Any = None) -> np.ndarray:
-    """A one-game state (a one-element array of ``lama_env._kernel.STATE_DTYPE``) over a copy of the bytes ``raw``.
-
-    None: a zeroed record (``pend`` -1).  Over a ``bytearray`` (a structured array's copy is slow).
-    """
+    """A one-game record over a ``bytearray`` copy of ``raw`` (None: zeroed, ``pend`` -1; faster than a copy)."""
     if _G is None:
         _load()
     return np.frombuffer(bytearray(_BLANK if raw is None else raw), K_STATE_DTYPE)
@@ -258,10 +222,8 @@ def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) 
                                    or max_rounds < 1):
         raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
     totals = [0] * n if start_points is None else check_start_points(start_points, n)
-    if type(start_player) is not int and (
-            isinstance(start_player, bool) or not isinstance(start_player, (int, np.integer))):
-        raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
-    if not 0 <= start_player < n:
+    if (type(start_player) is not int and (isinstance(start_player, bool) or not isinstance(
+            start_player, (int, np.integer)))) or not 0 <= start_player < n:
         raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
     return int(max_rounds or 0), totals
 
@@ -271,9 +233,8 @@ class RetiredMemberError(RetiredError, AttributeError):
 
 
 _LAST = "game.last_round[{!r}] (the round the last step ended; the last round once the game is over)"
-#: The members of :class:`LamaGame` retired in 0.3.0 (``next_round`` in 0.2.0): twins of other members, or used
-#: only inside the package; each with what replaces it: ``game.NAME`` raises :class:`RetiredMemberError`
-#: with that one line.
+#: The members of :class:`LamaGame` retired in 0.3.0 (``next_round`` in 0.2.0), each with what replaces it:
+#: ``game.NAME`` raises :class:`RetiredMemberError` with that one line.
 RETIRED_MEMBERS: dict[str, str] = {
     "next_round": "rounds flow: the step that ends a round deals the next one, and LamaGame.last_round describes "
                   "the round it ended",
@@ -304,10 +265,7 @@ RETIRED_MEMBERS: dict[str, str] = {
 
 
 class _RetiredMember:
-    """A retired member of :class:`LamaGame`: reading it raises :class:`RetiredMemberError` naming its replacement.
-
-    A descriptor of the base class :class:`_Retired` (a ``__getattr__`` would slow every attribute read of a game).
-    """
+    """A retired member of :class:`LamaGame` (a descriptor: a ``__getattr__`` would slow every attribute read)."""
 
     __slots__ = ("instead", "name")
 
@@ -323,10 +281,7 @@ class _RetiredMember:
 
 
 class _Retired:
-    """The base of :class:`LamaGame` holding its retired members (:data:`RETIRED_MEMBERS`).
-
-    They are set at run time only, so that type checkers flag a retired member as unknown.
-    """
+    """The base of :class:`LamaGame` holding its retired members, set at run time (type checkers flag them)."""
 
     __slots__ = ()
 
@@ -342,22 +297,16 @@ class LamaGame(_Retired):
         num_players: 1..6.
         rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
         seed: the seed of the game's random streams (an integer >= 0, or None: fresh entropy).
-        rng: a :class:`lama_env.streams.Streams` (the compiled engine's streams, drawn from and moved
-            on in place: how an env plays its games one after another on one stream); not with
-            ``seed`` or ``game_id``.
-        game_id: the game of ``seed`` whose streams to draw from (default 0): game ``game_id`` of
-            :func:`lama_env.batched.play_batch` and of a :class:`lama_env.vector.VectorGame` with ``seed``.
+        rng: a :class:`lama_env.streams.Streams`, drawn from and moved on in place; not with ``seed`` or ``game_id``.
+        game_id: the game of ``seed`` to play (default 0): game ``game_id`` of ``play_batch`` and ``VectorGame``.
         start_points: chip totals at the start (a record may start mid-game).
         start_player: who starts the first round.
         hands: the first round's deal (per player, six face indices or names); dealt at random if None.
         record: keep the turn log so that :meth:`to_record` works (a little slower).
-        chance: ``"sampled"`` (default: deals and dice come from the random stream as they
-            happen) or ``"explicit"`` (each card of a deal and each roll waits at a chance
-            node for :meth:`apply_chance`); see :meth:`is_chance_node`.
-        rounds: ``"flow"``, the only mode: the step that ends a round deals the next one (or, with
-            explicit chance, leaves its chance node); the ended round is :attr:`last_round`.
-        max_rounds: end the game after this many rounds (None: only the rules end it; the envs'
-            ``episode="round"`` is 1), maybe with no total at ``rules.end_threshold``.
+        chance: ``"sampled"`` (default) or ``"explicit"`` (each card of a deal and each roll waits at a
+            chance node for :meth:`apply_chance`).
+        rounds: ``"flow"``, the only mode (the ended round is :attr:`last_round`).
+        max_rounds: end the game after this many rounds, maybe with no total at the threshold (None: no limit).
     """
 
     __slots__ = ("_carried_rounds", "_chance", "_current", "_deal_next", "_discarded", "_end", "_ends", "_esps",
@@ -365,22 +314,10 @@ class LamaGame(_Retired):
                  "_phase", "_rec", "_record", "_results", "_rng", "_rounds", "_rr", "_rules", "_start_points",
                  "_triples0", "_version")
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        rules: RulesConfig | dict | None = None,
-        *,
-        seed: int | None = None,
-        rng: Streams | None = None,
-        game_id: int | None = None,
-        start_points: Sequence[int] | None = None,
-        start_player: int = 0,
-        hands: Sequence[Sequence[Any]] | None = None,
-        record: bool = True,
-        chance: str = "sampled",
-        rounds: str = "flow",
-        max_rounds: int | None = None,
-    ) -> None:
+    def __init__(self, num_players: int = 2, rules: RulesConfig | dict | None = None, *, seed: int | None = None,
+                 rng: Streams | None = None, game_id: int | None = None, start_points: Sequence[int] | None = None,
+                 start_player: int = 0, hands: Sequence[Sequence[Any]] | None = None, record: bool = True,
+                 chance: str = "sampled", rounds: str = "flow", max_rounds: int | None = None) -> None:
         """Set up the game and deal its first round (see the class docstring).
 
         Raises:
@@ -534,10 +471,7 @@ class LamaGame(_Retired):
         self._applied(p, ph, action, res, x < 0 and ph == _TURN)
 
     def _applied(self, p: int, ph: Phase, action: int, res: int, drew: bool) -> None:
-        """The books of ``p``'s ``action`` at phase ``ph``, which the compiled step applied (``res``: its result).
-
-        ``drew``: the step drew from the record's stream (the caller's streams move on with it).
-        """
+        """The books of ``p``'s ``action`` at ``ph`` after the compiled step (``res``; ``drew``: it drew dice)."""
         self._version += 1
         if ph == _DISCARD:
             self._discarded.append(action)
@@ -561,8 +495,18 @@ class LamaGame(_Retired):
         rng.es, rng.ps = self._esps.tolist()
 
     def _illegal_message(self, action: Any) -> str:
-        chance = None if self._chance is None else self._chance_name()
-        return _illegal_text(action, chance, self._phase == _GAME_OVER, self._current, self.legal_actions)
+        """Why ``action`` is refused: a chance event is pending, the game is over, or it is not legal."""
+        if self._chance is not None:
+            return (f"no action is legal: the game waits for chance ({self._chance_name()}); "
+                    "call apply_chance(outcome) or sample_chance()")
+        if self._phase == _GAME_OVER:
+            return "no action is legal: the game is over"
+        try:
+            name = A.describe(int(action))
+        except (ValueError, TypeError, OverflowError):
+            return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
+        legal = ", ".join(A.describe(a) for a in self.legal_actions())
+        return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
 
     # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
@@ -583,10 +527,9 @@ class LamaGame(_Retired):
         return legal
 
     def sample_action(self) -> int:
-        """A uniformly random legal action from the game's policy stream: the compiled ``random`` agent's draw.
+        """A uniformly random legal action: the compiled ``random`` agent's draw from the game's policy stream.
 
-        The same draw as :func:`lama_env.batched.play_batch`'s and the vector game's, one at every
-        decision, forced or not (raises :class:`IllegalActionError` when no decision is pending).
+        One draw at every decision, forced or not; :class:`IllegalActionError` when no decision is pending.
         """
         if self._chance is not None or self._phase == _GAME_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
@@ -598,10 +541,7 @@ class LamaGame(_Retired):
         return a
 
     def decision_seed(self, salt: int) -> int:
-        """A 64-bit seed for an agent's own draws here: a hash of the game's streams, its step count and ``salt``.
-
-        The same at the same point of the same game, whatever else is played beside it; it draws nothing.
-        """
+        """A 64-bit seed for an agent's own draws here: a hash of the streams, the step count and ``salt`` (no draw)."""
         es, ps = self._esps.tolist()
         return decision_key(es, ps, self._version, salt)
 
@@ -720,8 +660,7 @@ class LamaGame(_Retired):
     def last_round(self) -> dict | None:
         """The round the last step ended (the last one once the game is over), None before the first ends.
 
-        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals``
-        after it; the game has dealt the next round already.
+        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals`` after it.
         """
         if not self._results:
             return None
@@ -736,8 +675,7 @@ class LamaGame(_Retired):
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
 
-        The record's ``stats`` (quits and triple llamas count the round under way too); a game from
-        :func:`lama_env.snapshot.from_state` counts what its record carried in.
+        Quits and triple llamas count the round under way too; a game from ``from_state`` counts what it carried in.
         """
         n = self._n
         v = self._v()
@@ -749,17 +687,13 @@ class LamaGame(_Retired):
 
     # ---------------------------------------------------------------- chance
     def is_chance_node(self) -> bool:
-        """Whether the game waits for chance (``chance="explicit"``): a roll's dice, or the next card of a deal.
-
-        Then :meth:`legal_actions` is empty and :attr:`phase` is :attr:`Phase.TURN`.
-        """
+        """Whether the game waits for chance: a roll's dice or a deal's next card (no legal actions, phase TURN)."""
         return self._chance is not None
 
     def chance_outcomes(self) -> tuple[tuple[Any, float], ...]:
         """The pending chance event's outcomes with their exact probabilities (sum 1); ``()`` if none.
 
-        A roll: every distinct roll as three face indices in die order; a deal: the next card's face
-        (six cards to each seat in seat order).
+        A roll: every distinct roll as three face indices in die order; a deal: the next card's face.
         """
         c = self._chance
         if c is None:
@@ -796,10 +730,7 @@ class LamaGame(_Retired):
         return (res >> 7 & 7, res >> 10 & 7, res >> 13 & 7)
 
     def sample_chance(self) -> Any:
-        """Resolve the pending chance event from the game's own stream (a card: uniform over the deck left).
-
-        Returns the outcome applied; raises :class:`IllegalActionError` when no chance event is pending.
-        """
+        """Resolve the pending chance event from the game's stream; return the outcome (IllegalActionError: none)."""
         c = self._chance
         if c is None:
             raise IllegalActionError("sample_chance: no chance event is pending (is_chance_node() is False)")
@@ -839,10 +770,10 @@ class LamaGame(_Retired):
 
     # ------------------------------------------------------------- returns
     def returns(self, reward: str = "win") -> tuple[float, ...]:
-        """Each seat's return so far under the environments' ``reward`` mode (docs/environments.md, Rewards).
+        """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards).
 
-        ``"win"``: the zero-sum shares (:func:`lama_env.rules.win_rewards`) once the game is over, 0 before;
-        ``"points"``: minus each seat's chip change over the finished rounds.  Else a ``ValueError``.
+        ``"win"``: the zero-sum shares once the game is over, 0 before; ``"points"``: minus each seat's chip
+        change over the finished rounds.  Else a ``ValueError``.
         """
         if reward == "win":
             return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
@@ -875,7 +806,7 @@ class LamaGame(_Retired):
         return g
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
-        """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo`` (shared ones stay shared)."""
+        """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo``."""
         from copy import deepcopy
 
         g = self._copy_with(deepcopy(self._rng, memo))
@@ -933,7 +864,6 @@ class LamaGame(_Retired):
                 f"current={self._current}, totals={list(self.totals)})")
 
 
-
 #: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
 _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_ends", "_fields", "_fields_v", "_legal",
                                                                       "_legal_v", "_esps"))
@@ -977,21 +907,6 @@ def _round_result(out: list[int], n: int, player: int, triples0: list[int]) -> d
             "triple_llamas": tuple(map(sub, out[_OUT_TRIPLES:_OUT_TRIPLES + n], triples0))}
 
 
-def _illegal_text(action: Any, chance: str | None, over: bool, player: int,
-                  legal: Callable[[], Sequence[int]]) -> str:
-    """Why ``action`` is refused: a chance event (named ``chance``) is pending, the game is ``over``, or not legal."""
-    if chance is not None:
-        return (f"no action is legal: the game waits for chance ({chance}); "
-                "call apply_chance(outcome) or sample_chance()")
-    if over:
-        return "no action is legal: the game is over"
-    try:
-        name = A.describe(int(action))
-    except (ValueError, TypeError, OverflowError):
-        return f"action {action!r} is not an action (valid: 0..{A.NUM_ACTIONS - 1})"
-    return f"illegal action {action} ({name}) for player {player}; legal: {', '.join(A.describe(a) for a in legal())}"
-
-
 def _draw_card(st: Streams, dealt: list[int]) -> int:
     """A card's face drawn uniformly from the deck left after ``dealt`` (per face), from ``st`` (moved on)."""
     left = [k - d for k, d in zip(DECK_COUNTS, dealt, strict=True)]
@@ -1015,11 +930,7 @@ def _side_index(rules: RulesConfig, dice: tuple[int, ...]) -> int:
 
 
 def check_start_points(start_points: Any, num_players: int, error: type[Exception] = GameSetupError) -> list[int]:
-    """``start_points`` as ``num_players`` ints in ``0..MAX_START_POINTS`` (:mod:`lama_env.reader`), else ``error``.
-
-    The one check of the totals a game starts from (:class:`LamaGame`, records): chip totals are 32-bit
-    integers in the compiled engine, and from this bound none overflows in play.
-    """
+    """``start_points`` as ``num_players`` ints in ``0..MAX_START_POINTS`` (:mod:`lama_env.reader`), else ``error``."""
     n = num_players
     if (not isinstance(start_points, (list, tuple, np.ndarray)) or len(start_points) != n
             or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and 0 <= t <= MAX_START_POINTS
@@ -1050,9 +961,7 @@ def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[i
         out.append(idx)
     for f in range(NUM_FACES):
         if used[f] > DECK_COUNTS[f]:
-            raise IllegalActionError(
-                f"hands hold {used[f]} cards '{FACES[f]}' but the deck has only {DECK_COUNTS[f]}"
-            )
+            raise IllegalActionError(f"hands hold {used[f]} cards '{FACES[f]}' but the deck has only {DECK_COUNTS[f]}")
     return out
 
 
