@@ -27,6 +27,7 @@ grows from round to round, and a network may play differently there).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -34,9 +35,10 @@ import numpy as np
 
 from lama_env import actions as A
 from lama_env.engine import Phase
-from lama_env.observation import encode
+from lama_env.observation import observation_size
 from lama_env.rules import HAND_SIZE, RulesConfig
-from lama_env.transitions import FULL_ROW
+from lama_env.transitions import match_limits
+from lama_env.vector import VectorGame
 
 from .solver import Display, SoloSolver, SolverError, displays, is_solo_policy
 
@@ -52,31 +54,55 @@ class ObservationPolicy(Protocol):
         """One action per row of ``obs`` (``[B, obs_size]`` float32) among the legal ones of ``mask``."""
 
 
-class _SoloState:
-    """A solo state as :func:`lama_env.observation.encode` reads it (``encoder_view``).
+#: Solo states encoded per call of the compiled encoder (at most; a vector game of that many records).
+_CHUNK = 4096
+#: (rules, records) -> a vector game of that many fresh solo games and its state (a template); few are kept.
+_ENCODERS: dict[tuple[RulesConfig, int], tuple[VectorGame, dict[str, np.ndarray]]] = {}
+_LOCK = threading.Lock()
 
-    One player, the full llama row (in a solo round the row never changes), the
-    player to act; ``phase`` TURN (roll or quit) or DISCARD (after ``dice``).
+
+def solo_observations(rules: RulesConfig, states: Sequence[tuple[Display, int, Phase, tuple[int, ...] | None]],
+                      ) -> np.ndarray:
+    """The observations of solo decisions, one row per ``(display, total, phase, dice)``: a ``(B, O)`` float32 array.
+
+    Each state is written as a one-player game record (the full llama row, seat 0 to act, ``total``
+    chips; ``phase`` TURN, or DISCARD after the matching roll ``dice``) and encoded by the package's
+    one encoder (:meth:`lama_env.vector.VectorGame.observe` over those records, bit-equal to
+    :func:`lama_env.observation.encode` of such a game), :data:`_CHUNK` records at a time.
     """
-
-    __slots__ = ("_view",)
-
-    def __init__(self, rules: RulesConfig, display: Display, total: int, phase: Phase,
-                 dice: tuple[int, ...] | None) -> None:
-        self._view = (1, rules, -1, [display], [total], [False], 0, 0, FULL_ROW, phase, dice, 1)
-
-    def encoder_view(self) -> tuple:
-        return self._view
+    out = np.empty((len(states), observation_size(1)), dtype=np.float32)
+    for lo in range(0, len(states), _CHUNK):
+        chunk = states[lo:lo + _CHUNK]
+        with _LOCK:
+            key = (rules, len(chunk))
+            if key not in _ENCODERS:
+                if len(_ENCODERS) >= 8:
+                    _ENCODERS.clear()
+                vg = VectorGame(len(chunk), num_players=1, seed=0, reward="points", **rules.to_dict())
+                vg.reset()  # fresh solo games: seat 0 to act at a turn, the row full, nothing quit
+                _ENCODERS[key] = (vg, vg.state())
+            vg, template = _ENCODERS[key]
+            games = template["games"].copy()
+            for rec, (display, total, phase, dice) in zip(games, chunk, strict=True):
+                rec["disp"][0] = display
+                rec["tot"][0] = rec["rstart"][0] = total
+                rec["phase"] = int(phase)
+                if dice is not None:
+                    rec["dice"] = dice
+                    rec["lim"] = match_limits(display, dice) or (0,) * len(display)
+            vg.set_state({**template, "games": games})
+            out[lo:lo + len(chunk)] = vg.observe(0)
+    return out
 
 
 def solo_observation(rules: RulesConfig, display: Display, total: int, phase: Phase,
                      dice: tuple[int, ...] | None = None) -> np.ndarray:
-    """The observation (:func:`lama_env.observation.encode`) of a solo decision.
+    """The observation (:func:`lama_env.observation.encode`) of a solo decision (:func:`solo_observations`).
 
     ``display`` at a turn (``phase`` TURN) or after the roll ``dice`` (``phase``
     DISCARD), with ``total`` chips; the row is full.
     """
-    return encode(_SoloState(rules, display, total, phase, dice), 0)  # type: ignore[arg-type]
+    return solo_observations(rules, [(display, total, phase, dice)])[0]
 
 
 class ObservationSoloPolicy:
@@ -123,7 +149,7 @@ class ObservationSoloPolicy:
         """The policy's actions at ``(display, phase, dice, legal)`` states, in one batched call."""
         if not states:
             return []
-        obs = np.stack([solo_observation(self.rules, d, self.total, phase, dice) for d, phase, dice, _ in states])
+        obs = solo_observations(self.rules, [(d, self.total, phase, dice) for d, phase, dice, _ in states])
         mask = np.zeros((len(states), A.NUM_ACTIONS), dtype=bool)
         for i, (_, _, _, legal) in enumerate(states):
             mask[i, list(legal)] = True

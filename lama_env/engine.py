@@ -571,18 +571,6 @@ class LamaGame(_Retired):
             self._fields_v = self._version
         return self._fields
 
-    def _encoder_view(self) -> tuple:
-        """What the Python encoder reads (:func:`lama_env.observation.encode`); not to keep.
-
-        ``(num_players, rules, version, displays, totals, quit, current_player, start_player, row, phase, dice,
-        num_active)``.
-        """
-        n = self._n
-        v = self._v()
-        k = 10 * n
-        return (n, self._rules, self._version, self._displays(v), v[7 * n:8 * n], [q == 1 for q in v[8 * n:9 * n]],
-                self._current, v[k + 3], _ROWS[v[k]], self._phase, self.dice, v[k + 1])
-
     def _displays(self, v: list[int]) -> list[tuple[int, ...]]:
         return [tuple(v[i:i + NUM_FACES]) for i in range(0, NUM_FACES * self._n, NUM_FACES)]
 

@@ -253,7 +253,7 @@ def main() -> None:
     R = int(sys.argv[2]) if len(sys.argv) > 2 else R
     RULES_VOID = encoder_rules(P, RulesConfig())[()]
     RULES_REC = np.array(RULES_VOID).reshape(1)
-    # warm up (compile) and check the compiled encode of a record equals the Python encoder's
+    # warm up (compile) and check the compiled encode of a record equals encode(game)'s
     _kernel_steps(100), _kernel_steps_random(100), _kernel_steps(100, observe=True)
     _calls(_k_noop, RULES_REC, 10), _calls(_k_noop_void, RULES_VOID, 10)
     g = LamaGame(P, seed=1, game_id=0, record=False)

@@ -77,7 +77,7 @@ def collect_solo_states(teacher_spec: str, rules: RulesConfig, reward_scale: flo
     Raises:
         ValueError: the teacher is not a rule-based agent.
     """
-    from lama_dice.agents.solo_exact import solo_observation
+    from lama_dice.agents.solo_exact import solo_observations
     from lama_dice.agents.solver import SoloPolicy, displays, is_solo_policy, solver_for
     from lama_env import actions as A
     from lama_env.engine import Phase
@@ -102,18 +102,18 @@ def collect_solo_states(teacher_spec: str, rules: RulesConfig, reward_scale: flo
                          discard_visits.get((d, dice), 0.0)))
     visits = np.array([r[6] for r in rows])
     base = (1.0 - uniform) * visits / visits.sum() + uniform / len(rows)
-    obs_l, mask_l, act_l, ret_l, w_l = [], [], [], [], []
+    states_l, mask_l, act_l, ret_l, w_l = [], [], [], [], []
     for (d, phase, dice, legal, a, value, _), w in zip(rows, base, strict=True):
         totals = all_totals if phase == Phase.TURN else rng.integers(0, rules.end_threshold, totals_per_state)
         mask = A.legal_mask(legal, bool)
         for t in totals:
-            obs_l.append(solo_observation(rules, d, int(t), phase, dice))
+            states_l.append((d, int(t), phase, dice))
             mask_l.append(mask)
             act_l.append(a)
             ret_l.append(-reward_scale * value)
             w_l.append(w / len(totals))
     weights = np.asarray(w_l)
-    return TeacherData(np.asarray(obs_l, dtype=np.float32), np.asarray(mask_l, dtype=bool),
+    return TeacherData(solo_observations(rules, states_l), np.asarray(mask_l, dtype=bool),
                        np.asarray(act_l, dtype=np.int64), np.asarray(ret_l, dtype=np.float32), 0,
                        weights / weights.sum())
 
