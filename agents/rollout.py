@@ -2,7 +2,7 @@
 
 Spec: ``search:NET,rollouts=R[,rounds=U][,top=K][,playout=greedy|sample][,z=Z][,value=V][,seed=S]
 [,engine=compiled|python]``; ``search:NET`` with neither ``rollouts=R`` nor a tree option is this
-search at the strongest settings measured, ``rollouts=128,rounds=1,z=2``
+search at the strongest settings measured, ``rollouts=128,rounds=1,z=1``
 (:data:`lama_dice.agents.search.STRONGEST`).
 
 At each decision with more than one legal action, each candidate (the policy network's
@@ -323,7 +323,7 @@ def _make(arg: str | None) -> Policy:
 
 register("search", _make, USAGE,
          "rollouts of the policy network NET from each of its likeliest choices on common dice, valued at the "
-         "round's end by a value network (search:ppo:2p alone: rollouts=128,rounds=1,z=2, the strongest measured); "
+         "round's end by a value network (search:ppo:2p alone: rollouts=128,rounds=1,z=1, the strongest measured); "
          "with depth=D, expectimax over the next decisions and the exact dice instead (e.g. search:ppo:2p,depth=1)")
 
 __all__ = ["PLAYOUTS", "RolloutPolicy"]

@@ -3,7 +3,7 @@
 Spec: ``search:NET,depth=D[,top=K][,value=V][,deals=M][,margin=E][,seed=S]``.  Any of the tree's
 own options (``depth``, ``deals``, ``margin``) selects this tree; without them ``search:NET`` is the
 rollout search (:mod:`lama_dice.agents.rollout`), and ``search:NET`` alone plays the strongest
-search measured, :data:`STRONGEST`: ``search:NET,rollouts=128,rounds=1,z=2``
+search measured, :data:`STRONGEST`: ``search:NET,rollouts=128,rounds=1,z=1``
 (:func:`search_kind` says which; ``search:NET,depth=1`` is the former default, this tree at depth 1).
 
 * ``NET``: a policy network spec, ``ppo:2p``, ``ppo:runs/x/best.zip``...: its action
@@ -69,8 +69,9 @@ DEFAULTS: dict[str, Any] = {"depth": 1, "top": 3, "value": None, "deals": 8, "ma
 _TREE_ONLY, _ROLLOUT_ONLY = ("depth", "deals", "margin"), ("rounds", "playout", "z", "engine")
 #: What ``search:NET`` plays when no option names the kind of search (neither ``rollouts=R`` nor a tree
 #: option): the strongest search measured (docs/agents-and-evaluation.md, issue 51), the rollout search
-#: at these settings; each can be overridden (``search:ppo:2p,z=1`` is ``rollouts=128,rounds=1,z=1``).
-STRONGEST: dict[str, Any] = {"rollouts": 128, "rounds": 1, "z": 2.0}
+#: at these settings (z=1, not z=2 as before: with the retrained ``value:2p`` it beats ``ppo:2p``, and it beats
+#: three ``ppo:4p`` as z=2 did); each can be overridden (``search:ppo:2p,z=2`` is ``rollouts=128,rounds=1,z=2``).
+STRONGEST: dict[str, Any] = {"rollouts": 128, "rounds": 1, "z": 1.0}
 #: The options that name one of a few choices.
 _CHOICES = {"playout": ("greedy", "sample"), "engine": ("compiled", "python")}
 #: The most decisions a line may search (the tree grows about 70-fold with each roll).

@@ -151,9 +151,9 @@ def test_the_bare_spec_is_the_strongest_search_and_depth_names_the_tree():
     bare = make_agent("search:ppo:2p")
     assert isinstance(bare, RolloutPolicy)
     assert (bare.rollouts, bare.rounds, bare.z, bare.top) == (STRONGEST["rollouts"], STRONGEST["rounds"],
-                                                             STRONGEST["z"], 3) == (128, 1, 2.0, 3)
-    assert search_kind(parse_options("ppo:2p,z=1")) == ("rollouts", {"net": "ppo:2p", "rollouts": 128, "rounds": 1,
-                                                                      "z": 1.0})
+                                                             STRONGEST["z"], 3) == (128, 1, 1.0, 3)
+    assert search_kind(parse_options("ppo:2p,z=2")) == ("rollouts", {"net": "ppo:2p", "rollouts": 128, "rounds": 1,
+                                                                      "z": 2.0})
     # rollouts=R spelled out keeps the rollout search's own defaults (z=0), as measured before
     assert search_kind(parse_options("ppo:2p,rollouts=16")) == ("rollouts", {"net": "ppo:2p", "rollouts": 16})
     for spec in ("ppo:2p,depth=1", "ppo:2p,deals=4", "ppo:2p,margin=0.01,top=2"):
@@ -164,7 +164,7 @@ def test_the_bare_spec_is_the_strongest_search_and_depth_names_the_tree():
     # the bare spec is the spelled-out search, decision for decision (its measurements carry over)
     games = _positions(2, 4, seed=3)
     one, two = (make_agent(spec, seed=4).search_many(games) for spec in ("search:ppo:2p",
-                                                                        "search:ppo:2p,rollouts=128,rounds=1,z=2"))
+                                                                        "search:ppo:2p,rollouts=128,rounds=1,z=1"))
     assert [a for a, _ in one] == [a for a, _ in two]
     assert all(v1.keys() == v2.keys() and all(np.array_equal(v1[k], v2[k]) for k in v1)
                for (_, v1), (_, v2) in zip(one, two, strict=True))

@@ -273,13 +273,19 @@ def _observation_table(_runs: list[Run]) -> str:
     return layout_table()
 
 
+#: The value networks whose self-play agent has been renamed since (their files say the name it had then).
+_VALUE_AGENT_NOW = {"2p-v1": "ppo:2p-v3"}
+
+
 def _value_networks(_runs: list[Run]) -> str:
     from lama_dice.agents.value import load_value, value_names
 
     rows = []
     for name in value_names():
         t = load_value(name).description.get("training", {})
-        rows.append([f"`value:{name}`", f"`{t.get('agent')}`", f"{t.get('games', 0):,}",
+        now = _VALUE_AGENT_NOW.get(name)  # the self-play agent's name when the file was trained, and its name now
+        agent = f"`{t.get('agent')}`" + (f" (now `{now}`)" if now else "")
+        rows.append([f"`value:{name}`", agent, f"{t.get('games', 0):,}",
                      f"{t.get('positions', 0):,}", f"{t.get('heldout_games', 0):,} ({t.get('heldout_positions', 0):,})",
                      f"{t.get('brier', 0):.4f}", f"{t.get('brier_constant', 0):.4f}", f"{t.get('log_loss', 0):.4f}",
                      f"{t.get('selfplay_seconds', 0):.0f} s + {t.get('fit_seconds', 0):.0f} s"])
@@ -543,7 +549,8 @@ def _shipped_tables(_runs: list[Run]) -> str:
 SEARCH_DIR = "docs/search_results"
 #: (file name, agents, games, seed, fair share of seat 0, what seat 0 is compared with)
 SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
-    ("search_2p", ("search:ppo:2p-v3,rollouts=128,rounds=1,z=2", "ppo:2p-v3"), 20000, 2026, 1 / 2,
+    # (the first rows ran with the value network then shipped as value:2p, value:2p-v1 since 2026-12-06: spelled out)
+    ("search_2p", ("search:ppo:2p-v3,rollouts=128,rounds=1,z=2,value=2p-v1", "ppo:2p-v3"), 20000, 2026, 1 / 2,
      "`ppo:2p-v3`"),
     ("search_4p", ("search:ppo:4p,rollouts=128,rounds=1,z=2", "ppo:4p", "ppo:4p", "ppo:4p"), 4000, 2026, 1 / 4,
      "three `ppo:4p`"),
@@ -551,11 +558,14 @@ SEARCH_RUNS: tuple[tuple[str, tuple[str, ...], int, int, float, str], ...] = (
     # shipped as ppo:2p (now ppo:2p-v4) because it beat the network it learned from (ppo:2p-v3)
     ("distilled_2p", ("ppo:2p-v4", "ppo:2p-v3"), 100000, 3000, 1 / 2, "`ppo:2p-v3`"),
     # and the same search over the distilled network against it, on fresh games
-    ("search_2p_distilled", ("search:ppo:2p-v4,rollouts=128,rounds=1,z=2", "ppo:2p-v4"), 4000, 4000, 1 / 2,
+    ("search_2p_distilled", ("search:ppo:2p-v4,rollouts=128,rounds=1,z=2,value=2p-v1", "ppo:2p-v4"), 4000, 4000, 1 / 2,
      "`ppo:2p-v4`"),
-    # search:ppo:2p as typed (the bare spec is the strongest search measured, the rollouts above) over today's
-    # ppo:2p, the expert-iteration network (docs/training.md#expert-iteration-networks-that-keep-what-the-search-knows)
-    ("search_default_2p", ("search:ppo:2p", "ppo:2p"), 4000, 5151, 1 / 2, "`ppo:2p`"),
+    # the former default (z=2, value:2p-v1) over today's ppo:2p, the expert-iteration network
+    # (docs/training.md#expert-iteration-networks-that-keep-what-the-search-knows): no longer stronger than it
+    ("search_z2_2p", ("search:ppo:2p,z=2,value=2p-v1", "ppo:2p"), 4000, 5151, 1 / 2, "`ppo:2p`"),
+    # search:NET as typed (z=1 and the value:2p retrained on ppo:2p's self-play): the strongest measured
+    ("search_default_2p", ("search:ppo:2p", "ppo:2p"), 4000, 8080, 1 / 2, "`ppo:2p`"),
+    ("search_default_4p", ("search:ppo:4p", "ppo:4p", "ppo:4p", "ppo:4p"), 4000, 8181, 1 / 4, "three `ppo:4p`"),
 )
 
 
