@@ -203,5 +203,5 @@ def test_the_round_over_mode_is_retired():
 
 def test_encode_refuses_what_is_not_a_game():
     """``encode`` reads a LamaGame's record; anything else is refused in one line that names the vector game."""
-    with pytest.raises(TypeError, match="encode needs a LamaGame, got dict.*VectorGame.observe"):
+    with pytest.raises(TypeError, match=r"encode needs a LamaGame, got dict.*VectorGame\.observe"):
         O.encode({}, 0)  # type: ignore[arg-type]
