@@ -215,10 +215,12 @@ class BatchResult:
     """Outcomes of a batch of games (arrays indexed by game, then seat).
 
     Attributes:
-        num_players, rules: players per game and the rules played.
+        num_players: players per game.
+        rules: the rules played.
         game_ids: ``int64[G]``, the id of each game (its random stream).
         seating: ``int64[G, N]``, the agent index at each seat.
-        totals, round_points: ``int64[G, N]``, final totals by seat (lower is better), summed round points.
+        totals: ``int64[G, N]``, final totals by seat (lower is better).
+        round_points: ``int64[G, N]``, the sum of each seat's round points.
         rounds: ``int64[G]``, rounds played.
         busts, quits, went_out, triple_llamas: ``int64[G, N]`` counts per seat (busts caused, quits, rounds
             gone out, triple llamas rolled).
