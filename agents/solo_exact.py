@@ -83,13 +83,14 @@ def solo_observations(rules: RulesConfig, states: Sequence[tuple[Display, int, P
                 _ENCODERS[key] = (vg, vg.state())
             vg, template = _ENCODERS[key]
             games = template["games"].copy()
-            for rec, (display, total, phase, dice) in zip(games, chunk, strict=True):
-                rec["disp"][0] = display
-                rec["tot"][0] = rec["rstart"][0] = total
-                rec["phase"] = int(phase)
-                if dice is not None:
-                    rec["dice"] = dice
-                    rec["lim"] = match_limits(display, dice) or (0,) * len(display)
+            display, total, phase, dice = zip(*chunk, strict=True)
+            games["disp"][:, 0] = display
+            games["tot"][:, 0] = games["rstart"][:, 0] = total
+            games["phase"] = [int(p) for p in phase]
+            for i, (d, x) in enumerate(zip(display, dice, strict=True)):
+                if x is not None:  # after a roll: its dice and what they let the player discard
+                    games["dice"][i] = x
+                    games["lim"][i] = match_limits(d, x) or (0,) * len(d)
             vg.set_state({**template, "games": games})
             out[lo:lo + len(chunk)] = vg.observe(0)
     return out
