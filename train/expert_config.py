@@ -119,7 +119,7 @@ class MeasureConfig(Section):
 
     search: str = Field(default="rollouts=128,rounds=1,z=2",
                         description="the search measured against its network, over the best pair: options of "
-                                    "search:NET (the default: the strongest search measured), or 'expert': the "
+                                    "search:NET (the default: z=2, as the documented runs measured), or 'expert': the "
                                     "labelling search playing its policy target's most likely action")
     search_games: int = Field(default=1_000, ge=0, description="games of the search against its network "
                                                                "(0: not measured, no share kept)")

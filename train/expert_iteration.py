@@ -33,8 +33,9 @@ does, in order:
    lower end is above ``1/N``.  The candidate value network replaces the best one when its
    held-out Brier score is no worse (a value network is judged by its calibration: the search
    asks it for chances to win).
-4. **Measure**: the search over the best pair (``measure.search``: by default the strongest
-   search measured, ``search:BEST,rollouts=128,rounds=1,z=2``; ``expert``: the labelling search
+4. **Measure**: the search over the best pair (``measure.search``: by default
+   ``search:BEST,rollouts=128,rounds=1,z=2``, the default of ``search:NET`` until 2026-12-06 and the measure of
+   the documented runs; ``expert``: the labelling search
    playing its policy target's most likely action) against the best policy network,
    ``measure.search_games`` games: the search's edge over its network, and the **share of it
    kept**: the candidate's edge over the best network (step 3) divided by the search's edge.
