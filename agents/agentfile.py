@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from lama_dice.atomic import write_bytes
 from lama_env.actions import NUM_ACTIONS
-from lama_env.atomic import write_bytes
 from lama_env.errors import LamaDiceError, clip
 from lama_env.reader import read_json
 

@@ -41,8 +41,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from lama_dice.atomic import write_text
 from lama_env.actions import NUM_ACTIONS
-from lama_env.atomic import write_text
 from lama_env.errors import LamaDiceError, bounded, clip
 from lama_env.extras import require_extra
 

@@ -9,7 +9,7 @@ Contenders, each timed alternately over the same pre-collected states (see
 * ``env_rgb_array``: ``LamaDice-v1`` (2 players, random opponent) with ``render_mode="rgb_array"``:
   ``step`` + ``render()`` per learner decision, against ``step`` alone (``env_no_render``),
   the share rendering adds to a recorded episode;
-* ``gif``: :func:`lama_env.animation.write_gif` of two-player frames into memory
+* ``gif``: :func:`lama_dice.animation.write_gif` of two-player frames into memory
   (palette mapping, frame differencing and LZW), frames per second and bytes per frame.
 
 Run alone::
@@ -92,7 +92,7 @@ def _env_steps(frames: int, seed: int, render: bool) -> Callable[[int], Sample]:
 
 
 def _gif(frames: list[np.ndarray]) -> Callable[[int], Sample]:
-    from lama_env.animation import write_gif
+    from lama_dice.animation import write_gif
 
     write_gif(frames[:2], io.BytesIO())  # the palette is built once per player count
 

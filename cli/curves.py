@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lama_env.atomic import atomic_path
+from lama_dice.atomic import atomic_path
 from lama_env.errors import LamaDiceError
 
 

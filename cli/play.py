@@ -37,8 +37,8 @@ from rich.rule import Rule
 from rich.text import Text
 
 from lama_dice.agents.base import Policy
+from lama_dice.atomic import WriteError, write_text
 from lama_env import actions as A
-from lama_env.atomic import WriteError, write_text
 from lama_env.engine import LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.odds import p_no_match
@@ -223,10 +223,10 @@ def choice_label(action: int) -> str:
 
 # ---------------------------------------------------------------- records
 def write_record(record: dict, path: str) -> None:
-    """Write ``record`` as JSON to ``path`` atomically (:func:`lama_env.atomic.write_text`).
+    """Write ``record`` as JSON to ``path`` atomically (:func:`lama_dice.atomic.write_text`).
 
     Raises:
-        lama_env.atomic.WriteError: it could not be written (one line; the old file, if any, is kept).
+        lama_dice.atomic.WriteError: it could not be written (one line; the old file, if any, is kept).
     """
     write_text(path, json.dumps(record, indent=1) + "\n")
 

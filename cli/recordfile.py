@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lama_env.atomic import write_text
+from lama_dice.atomic import write_text
 from lama_env.errors import LamaDiceError
 from lama_env.reader import InputError, read_file
 from lama_env.record import MAX_RECORD_BYTES, RecordError, parse_record_json
@@ -63,7 +63,7 @@ def parse_record_text(text: str | bytes, name: str) -> tuple[Any, dict | None]:
 def write_json_file(path: str, data: Any, error: type[LamaDiceError]) -> None:
     """Write ``data`` as indented JSON to ``path`` atomically; a failure raises ``error`` with one line.
 
-    The old file, if any, is kept on a failure (:func:`lama_env.atomic.write_text`), and the message says so.
+    The old file, if any, is kept on a failure (:func:`lama_dice.atomic.write_text`), and the message says so.
     """
     write_text(path, json.dumps(data, indent=2) + "\n", error=error)
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lama_env.atomic import atomic_path
+from lama_dice.atomic import atomic_path
 from lama_env.errors import LamaDiceError
 
 from .stats import fractional_ranks, mean_se, ratio_interval, wilson_interval, win_shares
@@ -32,7 +32,7 @@ class EvaluationError(LamaDiceError, ValueError):
 
 
 def save_figure(fig: Any, path: str | os.PathLike) -> None:
-    """Save a matplotlib figure of an evaluation to ``path`` atomically (:func:`lama_env.atomic.atomic_path`).
+    """Save a matplotlib figure of an evaluation to ``path`` atomically (:func:`lama_dice.atomic.atomic_path`).
 
     Raises:
         EvaluationError: it cannot be written (one line; the old file, if any, is kept) or the format is unknown.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lama_env.atomic import write_text
+from lama_dice.atomic import write_text
 from lama_env.rules import RulesConfig, winners
 
 from .outcomes import EvaluationError, GameOutcomes

@@ -4,6 +4,9 @@ The repository keeps each of these in a top-level folder; ``pyproject.toml`` map
 this one namespace (setuptools ``package-dir``), so that nothing generic (``agents``,
 ``train``...) lands in site-packages:
 
+* :mod:`lama_dice.animation`, :mod:`lama_dice.atomic`, :mod:`lama_dice.yaml_reader` (in
+  ``lama_dice/`` itself): the application's tools on :mod:`lama_env` (records as GIF/MP4 animations,
+  atomic file writes, the bounded YAML reader of training configs), which every package below may use;
 * :mod:`lama_dice.agents`: the policy protocol, heuristics, the exact solver, lookahead,
   learned agents (``ppo:``, ``rllib:``), weights-only agent files and the spec registry;
 * :mod:`lama_dice.evaluation`: tournaments with seat rotation, statistics, leagues;

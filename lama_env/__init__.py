@@ -18,8 +18,9 @@ from typing import Any
 
 from .actions import NUM_ACTIONS, QUIT, ROLL
 from .engine import IllegalActionError, LamaGame, Phase
-from .errors import LamaDiceError
+from .errors import LamaDiceError, retired
 from .extras import AfterImport
+from .moved import check_moved
 from .observation import encode, observation_layout, observation_size
 from .record import RecordError, replay
 from .rules import FACES, RulesConfig, RulesError
@@ -33,28 +34,32 @@ PETTINGZOO_ID = "lama_dice_v1"
 RETIRED_ENVS = {"lama_dice_v0": "lama_dice_v1"}
 
 
-def __getattr__(name: str) -> Any:
-    """``from lama_env import lama_dice_v0`` (retired): a one-line error naming the current one, as PettingZoo's."""
-    if name in RETIRED_ENVS:
-        from .errors import retired
+def _check_retired(fullname: str) -> None:
+    """Raise the one-line error of a retired env module or a moved module or name (:mod:`.moved`); else return."""
+    package, _, name = fullname.rpartition(".")
+    if package == __name__ and name in RETIRED_ENVS:
         from .options import DeprecatedEnvError
 
-        raise DeprecatedEnvError(retired(f"lama_env.{name}", f"use lama_env.{RETIRED_ENVS[name]} (the same env, its "
+        raise DeprecatedEnvError(retired(fullname, f"use lama_env.{RETIRED_ENVS[name]} (the same env, its "
                                          "seeds on the compiled engine's streams: docs/environments.md, Versions)"))
+    check_moved(fullname)
+
+
+def __getattr__(name: str) -> Any:
+    """``from lama_env import lama_dice_v0`` (retired) or ``animation`` (moved): a one-line error naming the new."""
+    _check_retired(f"{__name__}.{name}")
     raise AttributeError(f"module 'lama_env' has no attribute {name!r}")
 
 
 class _RetiredFinder:
-    """An import hook (``sys.meta_path``): ``import lama_env.lama_dice_v0`` raises as ``from lama_env import`` does."""
+    """An import hook (``sys.meta_path``, last): ``import lama_env.lama_dice_v0`` raises as ``from lama_env import``."""
 
     lama_env_retired = True
 
     @staticmethod
     def find_spec(fullname: str, path: Any = None, target: Any = None) -> None:
-        """Raise for a retired env module of this package; None (not mine) for every other module."""
-        package, _, name = fullname.rpartition(".")
-        if package == __name__ and name in RETIRED_ENVS:
-            __getattr__(name)
+        """Raise for a retired or moved module of this package; None (not mine) for every other module."""
+        _check_retired(fullname)
 
 
 if not any(getattr(f, "lama_env_retired", False) for f in sys.meta_path):

@@ -1,12 +1,11 @@
-"""The one bounded reader of every JSON and YAML input, and the bounds a number must keep.
+"""The one bounded reader of every JSON input, and the bounds a number must keep.
 
-Records, training configs, ``--rule`` values and the web app's request bodies are all read here, so
-each input is refused the same way, in one line (:class:`InputError`), before a parser or the engine
-can fail on it: nesting deeper than :data:`MAX_DEPTH`, integers over :data:`MAX_INT` (checked on the
-digits), floats that are not finite, a key given twice, files over their size limit or not regular
-files, YAML aliases that expand past :data:`MAX_NODES` items or contain themselves.  Seeds share one
-bound, :func:`check_seed` (``0 <= seed <= MAX_SEED``).  docs/agents-and-evaluation.md, "Inputs and
-their limits", lists them.
+Records, ``--rule`` values and the web app's request bodies are all read here (training configs, YAML, by
+:mod:`lama_dice.yaml_reader` on the same bounds), so each input is refused the same way, in one line
+(:class:`InputError`), before a parser or the engine can fail on it: nesting deeper than :data:`MAX_DEPTH`,
+integers over :data:`MAX_INT` (checked on the digits), floats that are not finite, a key given twice, files
+over their size limit or not regular files.  Seeds share one bound, :func:`check_seed` (``0 <= seed <=
+MAX_SEED``).  docs/agents-and-evaluation.md, "Inputs and their limits", lists them.
 """
 
 from __future__ import annotations
@@ -14,15 +13,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import stat
-from functools import cache
 from typing import Any
 
 from .errors import LamaDiceError, bounded, clip
+from .moved import check_moved
 
-__all__ = ["MAX_DEPTH", "MAX_INT", "MAX_NODES", "MAX_SEED", "MAX_START_POINTS", "MAX_TOTAL", "InputError",
-           "NotJsonError", "check_seed", "check_tree", "read_file", "read_json", "read_yaml", "yaml_loader"]
+__all__ = ["MAX_DEPTH", "MAX_INT", "MAX_SEED", "MAX_START_POINTS", "MAX_TOTAL", "InputError", "NotJsonError",
+           "check_seed", "check_tree", "read_file", "read_json"]
 
 #: The deepest nesting of lists and objects an input may have (a record needs 5, a config 4).
 MAX_DEPTH = 64
@@ -35,8 +33,6 @@ MAX_START_POINTS = 1_000_000_000
 #: The largest chip total, and count of rounds or of a statistic, a game's state may hold (``deserialize``,
 #: ``from_state``): far above what play reaches from :data:`MAX_START_POINTS`, and no 32-bit number overflows.
 MAX_TOTAL = 2_000_000_000
-#: The most items a YAML document may expand to through its aliases (a config has a few hundred).
-MAX_NODES = 1_000_000
 _MAX_DIGITS = len(str(MAX_INT))
 
 
@@ -50,6 +46,12 @@ class InputError(LamaDiceError, ValueError):
 
 class NotJsonError(InputError):
     """Text that is not JSON at all (as opposed to JSON that breaks a bound)."""
+
+
+def __getattr__(name: str) -> Any:
+    """``read_yaml`` and ``yaml_loader`` moved to :mod:`lama_dice.yaml_reader`: one line saying so (:mod:`.moved`)."""
+    check_moved(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_seed(seed: Any, error: type[Exception] = InputError, name: str = "seed") -> int:
@@ -189,97 +191,3 @@ def read_file(path: str | os.PathLike, limit: int, what: str | None = None) -> b
         size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit:,} bytes"
         raise InputError(f"{shown} is larger than {size} (its size limit)")
     return data
-
-
-@cache
-def yaml_loader() -> type:
-    """PyYAML's ``SafeLoader`` within the bounds: depth, integers, finite floats, no duplicate key, ``1e6`` a number.
-
-    ``1e6`` and ``3e-4`` are numbers, as in YAML 1.2 (PyYAML reads them as strings); keys a merge
-    (``<<: *base``) brings in may be overridden.
-    """
-    import yaml
-    from yaml.composer import ComposerError
-    from yaml.constructor import ConstructorError
-
-    class BoundedLoader(yaml.SafeLoader):
-        _depth = 0
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            self._depth += 1
-            try:
-                if self._depth > MAX_DEPTH:
-                    raise ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep",
-                                        self.peek_event().start_mark)
-                return super().compose_node(parent, index)
-            finally:
-                self._depth -= 1
-
-        def construct_yaml_int(self, node: Any) -> int:
-            text = str(self.construct_scalar(node)).replace("_", "")
-            if len(text) > 80:  # 2**63 in binary is 65 characters; longer is no integer we keep
-                raise ConstructorError(None, None, f"an integer of {len(text):,} characters (integers are at "
-                                                   "most 2**63 - 1)", node.start_mark)
-            value = int(super().construct_yaml_int(node))
-            if abs(value) > MAX_INT:
-                raise ConstructorError(None, None, "an integer too large (integers are at most 2**63 - 1)",
-                                       node.start_mark)
-            return value
-
-        def construct_yaml_float(self, node: Any) -> float:
-            value = float(super().construct_yaml_float(node))
-            if not math.isfinite(value):
-                raise ConstructorError(None, None, f"{clip(node.value)} is not a finite number", node.start_mark)
-            return value
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            if isinstance(node, yaml.MappingNode):
-                seen: dict[Any, int] = {}
-                for key_node, _ in node.value:
-                    if key_node.tag == "tag:yaml.org,2002:merge":
-                        continue
-                    key = self.construct_object(key_node, deep=True)
-                    try:
-                        first = seen.get(key)
-                    except TypeError:  # an unhashable key: PyYAML's own error follows
-                        continue
-                    if first is not None:
-                        raise ConstructorError(
-                            None, None, f"duplicate key {clip(key)} (first at line {first + 1}; a key may be "
-                                        "given once per mapping)", key_node.start_mark)
-                    seen[key] = key_node.start_mark.line
-            return super().construct_mapping(node, deep=deep)
-
-    BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
-    BoundedLoader.add_constructor("tag:yaml.org,2002:float", BoundedLoader.construct_yaml_float)
-    BoundedLoader.add_implicit_resolver(
-        "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-        list("-+0123456789"))
-    return BoundedLoader
-
-
-def read_yaml(text: str | bytes, what: str = "the input") -> Any:
-    """The YAML value of ``text`` (``None`` for an empty document), read with :func:`yaml_loader`.
-
-    Raises:
-        InputError: not UTF-8, not YAML (with its line and column), or any of the bounds broken.
-    """
-    import yaml
-
-    if isinstance(text, bytes | bytearray):
-        try:
-            text = bytes(text).decode("utf-8")
-        except UnicodeDecodeError:
-            raise InputError(f"{_at(what)}not a UTF-8 text file") from None
-    try:
-        data = yaml.load(text, Loader=yaml_loader())  # a SafeLoader: plain data only
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise InputError(f"{_at(what)}invalid YAML{where}: {problem}") from None
-    except RecursionError:
-        raise InputError(f"{_at(what)}nested more than {MAX_DEPTH} levels deep") from None
-    except ValueError as e:  # a conversion PyYAML leaves unchecked (a timestamp out of range, ...)
-        raise InputError(f"{_at(what)}invalid YAML: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
-    return check_tree(data, what, MAX_NODES)

@@ -3,7 +3,8 @@
 * The rules engine (rules, transitions, actions, engine, odds, record, errors) is pure
   Python/NumPy: no gym, torch or other heavy import.
 * ``lama_env`` imports nothing from ``lama_dice`` (agents, training, evaluation, CLI).
-* The floors of the layout only look down: cli > bench > train > evaluation > agents > lama_env
+* The floors of the layout only look down: cli > bench > train > evaluation > agents > the modules of
+  ``lama_dice/`` itself (atomic writes, the YAML reader, animations) and the shipped configs > lama_env
   (a ``__main__`` module is an entry point of the command line and may use it).
 * There is no import cycle among the project's modules, counting imports inside functions
   and ``importlib.import_module("...")`` strings.
@@ -24,17 +25,23 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Import name of each top-level folder of the repository.
-PACKAGES = {"lama_env": "lama_env", "agents": "lama_dice.agents", "evaluation": "lama_dice.evaluation",
-            "train": "lama_dice.train", "bench": "lama_dice.bench", "cli": "lama_dice.cli"}
+PACKAGES = {"lama_env": "lama_env", "lama_dice": "lama_dice", "agents": "lama_dice.agents",
+            "evaluation": "lama_dice.evaluation", "train": "lama_dice.train", "bench": "lama_dice.bench",
+            "cli": "lama_dice.cli", "configs": "lama_dice.configs"}
 ENGINE = ("rules", "transitions", "actions", "engine", "odds", "record", "errors", "snapshot")
+#: The app's base: the modules of lama_dice/ itself (atomic writes, the YAML reader, animations) and the shipped
+#: configs, on lama_env only.
+BASE = {"lama_dice.configs", *(f"lama_dice.{f.stem}" for f in (ROOT / "lama_dice").glob("*.py")
+                               if not f.name.startswith("__"))}
+APP = {"lama_env", *BASE}
 #: Each floor may import the floors listed for it (and itself); the rest of the project is off limits.
 FLOORS = {
     "lama_env": {"lama_env"},
-    "lama_dice.agents": {"lama_env", "lama_dice.agents"},
-    "lama_dice.evaluation": {"lama_env", "lama_dice.agents", "lama_dice.evaluation"},
-    "lama_dice.train": {"lama_env", "lama_dice.agents", "lama_dice.evaluation", "lama_dice.train"},
-    "lama_dice.bench": {"lama_env", "lama_dice.agents", "lama_dice.evaluation", "lama_dice.train",
-                        "lama_dice.bench"},
+    **dict.fromkeys(BASE, APP),
+    "lama_dice.agents": {*APP, "lama_dice.agents"},
+    "lama_dice.evaluation": {*APP, "lama_dice.agents", "lama_dice.evaluation"},
+    "lama_dice.train": {*APP, "lama_dice.agents", "lama_dice.evaluation", "lama_dice.train"},
+    "lama_dice.bench": {*APP, "lama_dice.agents", "lama_dice.evaluation", "lama_dice.train", "lama_dice.bench"},
 }
 
 
@@ -293,7 +300,7 @@ def test_the_private_reach_check_sees_a_reach():
 TRAIN_STACK = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard")
 #: The core's modules: whatever the core install runs (the env, the engine, evaluation, the agents that play
 #: agent files, the command line); training, the RLlib agent and export live on the train extra.
-CORE_FLOORS = ("lama_env", "lama_dice.agents", "lama_dice.evaluation", "lama_dice.cli")
+CORE_FLOORS = ("lama_env", *sorted(BASE), "lama_dice.agents", "lama_dice.evaluation", "lama_dice.cli")
 TRAIN_ONLY = ("lama_dice.agents.rllib_agent", "lama_dice.cli.curves")
 
 

@@ -1,8 +1,8 @@
 """The third hardening pass (issue 52): bounded inputs, safe text, atomic writes, and the semantics around them.
 
-Each class of fault has one home (lama_env.reader, lama_env.safetext, lama_env.atomic); these tests feed each
-home the inputs the issue found, and a Hypothesis property test feeds records, configs and ``--rule`` values at
-random: every answer is a correct result or a one-line LamaDiceError, never another exception.
+Each class of fault has one home (lama_env.reader and lama_dice.yaml_reader, lama_env.safetext, lama_dice.atomic);
+these tests feed each home the inputs the issue found, and a Hypothesis property test feeds records, configs and
+``--rule`` values at random: every answer is a correct result or a one-line LamaDiceError, never another exception.
 """
 
 from __future__ import annotations
@@ -22,14 +22,15 @@ from conftest import random_moves
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lama_dice.atomic import WriteError, atomic_path, write_text
 from lama_dice.cli.main import main
 from lama_dice.cli.options import parse_rules
 from lama_dice.cli.recordfile import load_record_file, parse_record_bytes, write_json_file
+from lama_dice.yaml_reader import read_yaml
 from lama_env import actions as A
-from lama_env.atomic import WriteError, atomic_path, write_text
 from lama_env.engine import GameSetupError, LamaGame, Phase
 from lama_env.errors import LamaDiceError
-from lama_env.reader import MAX_DEPTH, MAX_INT, MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json, read_yaml
+from lama_env.reader import MAX_DEPTH, MAX_INT, MAX_SEED, MAX_START_POINTS, InputError, check_seed, read_json
 from lama_env.record import replay, with_about
 from lama_env.rules import RulesConfig
 from lama_env.safetext import safe_text

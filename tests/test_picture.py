@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import lama_env
+from lama_dice.animation import EncoderError, Frame, record_frames, write_gif, write_mp4
 from lama_dice.cli.main import main
 from lama_env import actions as A
 from lama_env import lama_dice_v1
-from lama_env.animation import EncoderError, Frame, record_frames, write_gif, write_mp4
 from lama_env.engine import LamaGame
 from lama_env.picture import TablePicture, frame_shape, picture
 from lama_env.record import RecordError
@@ -260,7 +260,7 @@ def test_write_gif(tmp_path):
 
 
 def test_mp4_without_ffmpeg_is_one_clear_error(tmp_path, monkeypatch, capsys):
-    from lama_env import animation
+    from lama_dice import animation
 
     monkeypatch.setattr(animation, "find_ffmpeg", lambda: None)
     with pytest.raises(EncoderError, match="imageio-ffmpeg"):

@@ -93,7 +93,7 @@ def test_a_v2_record_without_about_and_an_unknown_format():
 
 
 def test_the_gif_frames_and_show_name_the_players_of_a_v2_record(tmp_path, capsys):
-    from lama_env.animation import record_frames
+    from lama_dice.animation import record_frames
 
     g = played()
     v2 = with_about(g.to_record(), names=["You", "P1 lookahead"], agents=[None, "lookahead"], seed=3,

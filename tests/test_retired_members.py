@@ -3,9 +3,13 @@
 ``lama_env.engine.RETIRED_MEMBERS`` lists them; reading one raises
 :class:`lama_env.engine.RetiredMemberError`, a :class:`lama_env.errors.RetiredError` and an
 ``AttributeError`` (so ``hasattr`` is False), and the class keeps at most 30 public members.
+The modules and names that moved from ``lama_env`` to ``lama_dice`` in 0.3.0 (``lama_env.moved.MOVED``) answer
+the same way, with a ``MovedError`` (a ``RetiredError`` and an ``ImportError``).
 """
 
 from __future__ import annotations
+
+import importlib
 
 import pytest
 from conftest import play_random
@@ -13,6 +17,7 @@ from conftest import play_random
 from lama_env import actions as A
 from lama_env.engine import RETIRED_MEMBERS, LamaGame, RetiredMemberError
 from lama_env.errors import RetiredError
+from lama_env.moved import MOVED, MovedError
 
 
 def _games() -> list[LamaGame]:
@@ -54,3 +59,20 @@ def test_lama_game_has_at_most_30_public_members_and_none_retired():
     public = sorted(name for name in vars(LamaGame) if not name.startswith("_"))
     assert len(public) <= 30, public
     assert not set(public) & set(RETIRED_MEMBERS)
+
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_each_moved_module_or_name_answers_one_line_naming_its_new_import(old):
+    """``import lama_env.animation``, ``from lama_env import atomic``, ``from lama_env.reader import read_yaml``."""
+    module, _, name = old.rpartition(".")
+    attempts = [lambda: getattr(importlib.import_module(module), name)]  # from MODULE import NAME
+    if module == "lama_env":  # a whole module: import lama_env.NAME too
+        attempts.append(lambda: importlib.import_module(old))
+    for attempt in attempts:
+        with pytest.raises(MovedError) as e:
+            attempt()
+        assert str(e.value) == f"{old} was retired in 0.3.0 (0.2.0 was the last version with it): {MOVED[old]}"
+        assert isinstance(e.value, ImportError) and isinstance(e.value, RetiredError)
+    new = MOVED[old].split()[1]  # what it names imports (and holds the name)
+    assert new.endswith(f".{name}") or name in vars(importlib.import_module(new))

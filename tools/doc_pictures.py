@@ -1,7 +1,7 @@
 """Draw the pictures of ``docs/environments.md``: one frame (PNG) and two rounds as a GIF.
 
 The shipped two-player PPO agent (``ppo:2p``) plays ``threshold:0.2`` for two rounds
-(seeded), and :mod:`lama_env.animation` draws it as ``lama-dice show --gif`` would::
+(seeded), and :mod:`lama_dice.animation` draws it as ``lama-dice show --gif`` would::
 
     python -m tools.doc_pictures            # writes docs/images/table.png and docs/images/round.gif
     python -m tools.doc_pictures --seed 5 --out /tmp
@@ -41,7 +41,7 @@ def main() -> None:
     """Command line: write the PNG and the GIF and print their sizes."""
     from PIL import Image
 
-    from lama_env.animation import record_frames, write_gif
+    from lama_dice.animation import record_frames, write_gif
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=SEED)

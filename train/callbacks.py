@@ -69,7 +69,7 @@ def save_checkpoint(model: Any, path: str | os.PathLike, sidecar: dict[str, Any]
 
     With a ``clock`` the sidecar also records ``train_seconds``.
     """
-    from lama_env.atomic import atomic_path
+    from lama_dice.atomic import atomic_path
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -569,7 +569,7 @@ MAX_CONFIG_BYTES = 1024 * 1024
 def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> Any:
     """The content of the YAML file at ``path`` (``None`` for an empty file).
 
-    Read with the bounded reader (:func:`lama_env.reader.read_yaml`): a key given twice in one mapping, an
+    Read with the bounded reader (:func:`lama_dice.yaml_reader.read_yaml`): a key given twice in one mapping, an
     integer over 2**63 - 1, a float that is not finite, nesting over 64 levels are errors, and ``1e6`` is a
     number; the file must be a regular file of at most :data:`MAX_CONFIG_BYTES`.
 
@@ -577,9 +577,9 @@ def read_yaml(path: str | os.PathLike, error: type[Exception] = ConfigError) -> 
         error: the file cannot be read, is not a regular file, is too large, is not UTF-8 text or is not YAML,
             or breaks a bound (one line, naming the file and the line).
     """
+    from lama_dice.yaml_reader import read_yaml as read_bounded_yaml
     from lama_env.reader import InputError
     from lama_env.reader import read_file as read_bounded_file
-    from lama_env.reader import read_yaml as read_bounded_yaml
 
     try:
         return read_bounded_yaml(read_bounded_file(path, MAX_CONFIG_BYTES, f"config {path}"), str(path))

@@ -49,8 +49,8 @@ import numpy as np
 from lama_dice.agents.learned import LearnedPolicy
 from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_dice.agents.rollout import RolloutPolicy
+from lama_dice.atomic import atomic_path, write_text
 from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
-from lama_env.atomic import atomic_path, write_text
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig
 from lama_env.snapshot import from_state

@@ -33,7 +33,7 @@ import numpy as np
 
 from lama_dice.agents.base import Policy
 from lama_dice.agents.registry import make_agent
-from lama_env.atomic import atomic_path, write_text
+from lama_dice.atomic import atomic_path, write_text
 from lama_env.engine import LamaGame
 from lama_env.errors import LamaDiceError
 

@@ -64,7 +64,7 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
 from lama_dice.agents.ppo import CheckpointError, PPOPolicy, load_policy, read_sidecar, resolve_checkpoint
-from lama_env.atomic import write_text
+from lama_dice.atomic import write_text
 from lama_env.errors import LamaDiceError
 
 from .callbacks import (

@@ -46,8 +46,8 @@ import numpy as np
 
 from lama_dice.agents.learned import LearnedPolicy, observation_fingerprint
 from lama_dice.agents.registry import make_agent
+from lama_dice.atomic import atomic_path, write_text
 from lama_dice.train.fit import minibatch_fit, mlp_model, mlp_tensors
-from lama_env.atomic import atomic_path, write_text
 from lama_env.observation import observation_size
 from lama_env.rules import RulesConfig, win_shares_of_games
 from lama_env.vector import VectorGame

@@ -136,7 +136,7 @@ def _write_json(args: argparse.Namespace, report: dict[str, Any], console: Any) 
     if args.json == "-":
         sys.stdout.write(text)
         return
-    from lama_env.atomic import write_text
+    from lama_dice.atomic import write_text
 
     write_text(args.json, text, error=BenchError)
     console.print(f"JSON: {args.json}")

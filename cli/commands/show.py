@@ -78,11 +78,11 @@ def write_animations(rec: dict, args: argparse.Namespace) -> int:
 
     Raises:
         ShowError: a bad ``--fps`` or an output folder that does not exist.
-        lama_env.animation.EncoderError: ``--mp4`` without ffmpeg (the message says what to install).
+        lama_dice.animation.EncoderError: ``--mp4`` without ffmpeg (the message says what to install).
     """
+    from lama_dice.animation import MP4_HINT, EncoderError, find_ffmpeg, record_frames, write_gif, write_mp4
+    from lama_dice.atomic import WriteError
     from lama_dice.cli.tui import seat_names
-    from lama_env.animation import MP4_HINT, EncoderError, find_ffmpeg, record_frames, write_gif, write_mp4
-    from lama_env.atomic import WriteError
     from lama_env.picture import frame_shape
 
     fps = args.fps

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lama_env.atomic import write_text
+from lama_dice.atomic import write_text
 from lama_env.errors import LamaDiceError
 
 from ..runs import make_run_dir, stop_on_sigterm

@@ -1,6 +1,6 @@
 """Game records as animations: one picture per deal, roll and decision, written as a GIF or an MP4.
 
-    from lama_env.animation import record_frames, write_gif
+    from lama_dice.animation import record_frames, write_gif
     write_gif(record_frames(record), "game.gif", fps=2)
 
 :func:`record_frames` replays a record into captioned :class:`Frame` pictures (deals and round ends marked
@@ -22,15 +22,15 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from . import actions as A
-from .atomic import atomic_path
-from .engine import LamaGame, Phase
-from .errors import LamaDiceError
-from .picture import TablePicture, frame_shape
-from .record import RecordError, record_names, replay
-from .roundend import RoundEnd, ended, step_with_round_end
-from .rules import FACES, NUM_FACES, RulesConfig, is_triple_llama, score_display
-from .safetext import safe_text
+from lama_dice.atomic import atomic_path
+from lama_env import actions as A
+from lama_env.engine import LamaGame, Phase
+from lama_env.errors import LamaDiceError
+from lama_env.picture import TablePicture, frame_shape
+from lama_env.record import RecordError, record_names, replay
+from lama_env.roundend import RoundEnd, ended, step_with_round_end
+from lama_env.rules import FACES, NUM_FACES, RulesConfig, is_triple_llama, score_display
+from lama_env.safetext import safe_text
 
 HOLD = 3  #: How many frames' time a ``hold`` frame lasts.
 #: What to install for MP4 output.

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import LamaDiceError
+from lama_env.errors import LamaDiceError
 
 __all__ = ["WriteError", "atomic_path", "write_bytes", "write_text"]
 

@@ -1,0 +1,24 @@
+"""What moved from ``lama_env`` to ``lama_dice`` in 0.3.0, and the one line an import from the old place answers.
+
+The application's tools that no env uses (animations, atomic writes, the YAML reader of training configs) live
+in ``lama_dice``; ``import lama_env.animation`` (the import hook of ``lama_env``) and ``from lama_env.reader
+import read_yaml`` raise :class:`MovedError`, naming the new import (docs/agents-and-evaluation.md, Inputs and
+their limits; docs/environments.md, Pictures).
+"""
+
+from .errors import RetiredError, retired
+
+#: Each module or name that moved, and how to import it now.
+MOVED = {"lama_env.animation": "import lama_dice.animation", "lama_env.atomic": "import lama_dice.atomic",
+         "lama_env.reader.read_yaml": "from lama_dice.yaml_reader import read_yaml",
+         "lama_env.reader.yaml_loader": "from lama_dice.yaml_reader import yaml_loader"}
+
+
+class MovedError(RetiredError, ImportError):
+    """A module or name of :data:`MOVED` was imported from ``lama_env``; the message says how to import it now."""
+
+
+def check_moved(fullname: str) -> None:
+    """Raise :class:`MovedError` if ``fullname`` (``lama_env.animation``) is in :data:`MOVED`; else return."""
+    if fullname in MOVED:
+        raise MovedError(retired(fullname, MOVED[fullname], retired_in="0.3.0", last="0.2.0"))
