@@ -11,7 +11,8 @@ from .errors import RetiredError, retired
 #: Each module or name that moved, and how to import it now.
 MOVED = {"lama_env.animation": "import lama_dice.animation", "lama_env.atomic": "import lama_dice.atomic",
          "lama_env.reader.read_yaml": "from lama_dice.yaml_reader import read_yaml",
-         "lama_env.reader.yaml_loader": "from lama_dice.yaml_reader import yaml_loader"}
+         "lama_env.reader.yaml_loader": "from lama_dice.yaml_reader import yaml_loader",
+         "lama_env.reader.MAX_NODES": "from lama_dice.yaml_reader import MAX_NODES"}
 
 
 class MovedError(RetiredError, ImportError):

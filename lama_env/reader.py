@@ -49,7 +49,7 @@ class NotJsonError(InputError):
 
 
 def __getattr__(name: str) -> Any:
-    """``read_yaml`` and ``yaml_loader`` moved to :mod:`lama_dice.yaml_reader`: one line saying so (:mod:`.moved`)."""
+    """``read_yaml``, ``yaml_loader``, ``MAX_NODES`` moved to :mod:`lama_dice.yaml_reader` (:mod:`.moved`): one line."""
     check_moved(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
