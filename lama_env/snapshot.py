@@ -163,6 +163,8 @@ def setstate(g: LamaGame, state: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ the JSON string: the record and the books
 def _fields() -> tuple[str, ...]:
     """The record's fields a serialized state holds: :func:`to_state`'s, less those it writes neutral."""
+    if E._G is None:  # the record dtype comes with the compiled engine
+        E._load()
     return tuple(f for f in E.K_STATE_DTYPE.names if f not in E._SCRATCH and f != "pend")
 
 
@@ -322,10 +324,16 @@ def _check_rounds(g: LamaGame, over: bool, quit: list[int], triples: list[int]) 
     if r["rstart"][:n].tolist() != rstart:
         raise StateFormatError(f"serialized game state: state.rstart must be the totals the round began with "
                                f"{rstart} (the last round's or start_points)")
-    counted = round_statistics(res, n, None if over else (quit, triples))
     stats = r["stats"][:, :n].tolist()
-    carried = [x - y for k, key in enumerate(E._COUNTS) for x, y in zip(stats[k], counted[key], strict=True)]
-    if min(carried) < 0 or (g._record and any(carried)):
+    carried = [list(row) for row in stats]  # (E._COUNTS) less what the results and the round under way count
+    for x in [*res, *([] if over else [{"points": [0] * n, "busted": None, "went_out": None, "quit": quit,
+                                         "triple_llamas": triples}])]:
+        for k, key in ((0, "points"), (2, "quit"), (4, "triple_llamas")):
+            carried[k] = list(map(sub, carried[k], x[key]))
+        for k, key in ((1, "busted"), (3, "went_out")):
+            if x[key] is not None:
+                carried[k][x[key]] -= 1
+    if min(map(min, carried)) < 0 or (g._record and any(map(any, carried))):
         raise StateFormatError("serialized game state: state.stats must count the results and the round under way"
                                + ("" if g._record else ", and what a game from from_state carried in"))
     g._triples0 = list(map(sub, stats[4], triples))
@@ -587,32 +595,6 @@ def record_totals(g: LamaGame) -> list[int]:
                 total = return_chip(total)
         totals[p] = total
     return totals
-
-
-def round_statistics(results: Sequence[dict], num_players: int,
-                     in_progress: tuple[Sequence[int], Sequence[int]] | None = None) -> dict[str, Any]:
-    """Per-seat counts over finished rounds' ``results`` (:meth:`LamaGame.statistics`).
-
-    ``in_progress``: the ``(quit, triple_llamas)`` of a round still being played, counted too.
-    """
-    n = num_players
-    points, busts, quits, went_out, triples = ([0] * n for _ in range(5))
-    for r in results:
-        for p, x in enumerate(r["points"]):
-            points[p] += x
-        if r["busted"] is not None:
-            busts[r["busted"]] += 1
-        if r["went_out"] is not None:
-            went_out[r["went_out"]] += 1
-        for p in range(n):
-            quits[p] += r["quit"][p]
-            triples[p] += r["triple_llamas"][p]
-    if in_progress is not None:
-        for p in range(n):
-            quits[p] += in_progress[0][p]
-            triples[p] += in_progress[1][p]
-    return {"rounds": len(results), "points": points, "busts": busts, "quits": quits, "went_out": went_out,
-            "triple_llamas": triples}
 
 
 def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:

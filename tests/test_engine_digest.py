@@ -89,7 +89,8 @@ def _play(n: int, rules: RulesConfig, seed: int, chance: str, pick: random.Rando
                 g.step(128)
             except Exception as e:
                 out.append(str(e))
-    out += [_snap(g), g.to_record(), g.result(), [dict(r) for r in g._results], _snap(LamaGame.deserialize(g.serialize()))]
+    out += [_snap(g), g.to_record(), g.result(), [dict(r) for r in g._results],
+            _snap(LamaGame.deserialize(g.serialize()))]
     return out
 
 
