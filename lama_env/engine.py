@@ -54,7 +54,7 @@ from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, 
 from .transitions import chance_outcomes as roll_outcomes
 
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
-STATE_FORMAT = "lama-dice-state/1"
+STATE_FORMAT = "lama-dice-state/2"
 
 _ROLL, _QUIT, _DISCARD_BASE = A.ROLL, A.QUIT, A.DISCARD_BASE
 _FACE_RANGE = range(NUM_FACES)

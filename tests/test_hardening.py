@@ -571,15 +571,23 @@ _RESULT = {"finished": True, "ended_by": "bust", "went_out": None, "points": [3,
 
 
 @pytest.mark.parametrize(("path", "value", "words"), [
-    (("totals", 0), 2**31, "totals must be an integer 0..2000000000"),  # was OverflowError
+    (("state", "tot", 0), 2**31, "state.tot must be an integer -2147483648..2147483647"),  # was OverflowError
+    (("state", "tot", 0), 2**31 - 5, "state.tot must hold integers 0..2000000000"),
     (("results",), [dict(_RESULT, busted=7)], "results.busted must be an integer 0..1"),  # was IndexError
     (("results",), [dict(_RESULT, points=[None, 0])], "results.points must be an integer 0..31"),  # was TypeError
     (("results",), [dict(_RESULT, totals=[0, 0, 0])], "results.totals must be a list of 2 integers"),  # ValueError
-    (("chance_node",), {"deal": [0] * 40}, "chance_node.deal must hold fewer than"),  # was accepted
+    (("chance_node",), {"deal": 40}, "chance_node.deal must be an integer 0..11"),  # was accepted
     (("discarded",), [], "discarded must be the discards"),  # was accepted
-    (("row",), [0] * 7, "no decision to take: the row is empty"),  # was accepted, and every roll then busted
-    (("turns_in_round",), 10**6, "turns_in_round must be an integer 0..100"),
-    (("quit", 0), True, "the player to act (0) has quit"),
+    (("state", "row"), 0, "no decision to take: the row is empty"),  # was accepted, and every roll then busted
+    (("state", "nturn"), 10**6, "state.nturn must hold integers 0..100"),
+    (("state", "quit", 0), 1, "state.active must count the players who have not quit (1)"),
+    (("state", "rstart", 0), 40, "state.rstart must be the totals the round began with"),
+    (("state", "stats", 0, 0), 99, "state.stats must count the results and the round under way"),
+    (("state", "nround"), 9, "state.nround must count the finished rounds"),
+    (("triple_llamas",), [1, 0], "state.stats must count the results and the round under way"),
+    (("end",), {"points": [0, 0], "ended_by": None, "went_out": None, "busted": None},
+     "state.nround must count the finished rounds"),
+    (("log",), None, "log must be a list"),
 ])
 def test_deserialize_refuses_a_tampered_state_in_one_line(path, value, words):
     data = _a_turn_state()

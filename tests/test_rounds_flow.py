@@ -28,6 +28,7 @@ RULES = [RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=Fals
          RulesConfig(end_threshold=15, max_round_turns=6)]
 #: What every retired thing's message says (``lama_env.errors.retired``).
 RETIRED = f"was retired in {RETIRED_IN} \\({LAST_WITH} was the last version with it\\): "
+RETIRED_0_3 = "was retired in 0.3.0 \\(0.2.0 was the last version with it\\): "
 
 
 def _play_flow(game: LamaGame, pick: random.Random) -> list[dict]:
@@ -141,41 +142,27 @@ def test_a_numpy_generator_as_rng_is_retired():
 def test_an_old_pickle_is_retired():
     """A pickle of 0.1.0's engine (its round mode ``_flow``, no ``_max_rounds``) is refused in one line."""
     g = LamaGame(2, seed=1)
-    for change in ({"_flow": False}, {"_flow": True}, {"_max_rounds": None}):
+    for change in ({"_flow": False}, {"_flow": True}, {"_max_rounds": None}, {"format": "lama-dice-state/1"}):
         state = g.__getstate__()
         for key, value in change.items():
             if value is None:
                 del state[key]
             else:
                 state[key] = value
-        with pytest.raises(GameSetupError, match="unpickling a LamaGame pickled by an earlier engine " + RETIRED +
-                           "pickle it again") as e:
+        with pytest.raises(GameSetupError, match="unpickling a LamaGame pickled by an earlier engine " + RETIRED_0_3 +
+                           "load it with lama-dice 0.2.0 .*or pickle games again") as e:
             LamaGame.__new__(LamaGame).__setstate__(state)
         _one_line(e)
     assert pickle.loads(pickle.dumps(g)).serialize() == g.serialize()  # this version's pickles load
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"rounds": None}, "a serialized state with manual rounds " + RETIRED + "serialize the game again"),
-    ({"rounds": "manual"}, "a serialized state with manual rounds " + RETIRED),
-    ({"random": {"generator": {"bit_generator": "PCG64", "state": {}}}},
-     "a NumPy generator's random state " + RETIRED + "serialize the game again"),
-    ({"hands": None}, "a serialized state without the round's deal \\(hands\\) " + RETIRED),
-])
-def test_an_old_state_string_is_retired(change, words):
-    """A state string that 0.1.0 wrote is refused in one line.
-
-    It has no round mode (it stopped between rounds), manual rounds, a NumPy generator's random state or no deal.
-    """
+def test_an_old_state_string_is_retired():
+    """A ``lama-dice-state/1`` string (0.2.0 and earlier: the table field by field) is refused in one line."""
     g = LamaGame(2, seed=1)
     g.step(A.ROLL)
     data = json.loads(g.serialize())
-    assert data["rounds"] == "flow" and "streams" in data["random"]
-    for key, value in change.items():
-        if value is None:
-            del data[key]
-        else:
-            data[key] = value
-    with pytest.raises(StateFormatError, match=words) as e:
+    data["format"] = "lama-dice-state/1"
+    with pytest.raises(StateFormatError, match="^a lama-dice-state/1 string " + RETIRED_0_3 +
+                       r"load it with lama-dice 0.2.0 and save the game with to_record\(\)") as e:
         LamaGame.deserialize(json.dumps(data))
     _one_line(e)

@@ -266,9 +266,9 @@ def test_compiled_streams_survive_clone_serialize_and_pickle():
     for c in copies:
         assert _play_random(c).to_record() == want
     state = json.loads(g.serialize())
-    assert set(state["random"]) == {"streams"}
-    state["random"]["streams"]["es"] = "xyz"
-    with pytest.raises(StateFormatError, match=r"random\.streams\.es must be 16 hexadecimal digits"):
+    assert len(state["state"]["es"]) == len(state["state"]["ps"]) == 16
+    state["state"]["es"] = "xyz"
+    with pytest.raises(StateFormatError, match=r"state\.es must be 16 hexadecimal digits"):
         LamaGame.deserialize(json.dumps(state))
     # a planner's own streams take over (clone(rng=...)): the copy draws them, not the game's
     mine = S.Streams.of_game(99, 0)

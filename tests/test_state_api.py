@@ -266,7 +266,7 @@ def test_serialize_keeps_every_part_of_the_state():
                 g.step(A.ROLL if legal == (A.ROLL, A.QUIT) and pick.random() < 0.8 else pick.choice(legal))
     assert len(states) > 50
     data = json.loads(g.serialize())
-    assert data["format"] == STATE_FORMAT == "lama-dice-state/1"
+    assert data["format"] == STATE_FORMAT == "lama-dice-state/2"
     assert data["rules"] == {"triple_llama": "also_match", "must_discard": True, "end_threshold": 30,
                              "dice": [list(d) for d in RulesConfig().dice]}
 
@@ -277,7 +277,8 @@ def test_serialize_keeps_the_random_stream_of_given_streams():
         streams = Streams.of_game(seed, game_id)
         g = LamaGame(2, rng=streams)
         g.step(A.ROLL)
-        assert json.loads(g.serialize())["random"] == {"streams": streams.to_json()}  # moved on with the game
+        state = json.loads(g.serialize())["state"]
+        assert {"es": state["es"], "ps": state["ps"]} == streams.to_json()  # moved on with the game
         h = LamaGame.deserialize(g.serialize())
         assert _continue(h, 0) == _continue(g, 0)
 
@@ -286,7 +287,7 @@ def test_serialize_keeps_the_random_stream_of_given_streams():
     (42, "must be a string"),
     ("{", "bad JSON"),
     ("[]", "not a JSON object"),
-    ('{"format": "lama-dice-record/1"}', "not a lama-dice-state/1 string (format 'lama-dice-record/1')"),
+    ('{"format": "lama-dice-record/1"}', "not a lama-dice-state/2 string (format 'lama-dice-record/1')"),
 ])
 def test_deserialize_refuses_what_is_not_a_state(text, words):
     with pytest.raises(StateFormatError, match=words.replace("(", r"\(").replace(")", r"\)")):
@@ -295,21 +296,25 @@ def test_deserialize_refuses_what_is_not_a_state(text, words):
 
 @pytest.mark.parametrize(("key", "value", "words"), [
     ("players", 7, "players must be an integer 1..6, got 7"),
-    ("totals", [0, "x"], "totals must be an integer 0..2000000000, got 'x'"),
-    ("phase", "dance", "phase must be one of"),
+    (("state", "tot"), [0, "x"], "state.tot must be an integer -2147483648..2147483647, got 'x'"),
+    (("state", "tot"), [0, -1], "state.tot must hold integers 0..2000000000, got -1"),
+    (("state", "phase"), 3, "state.phase must hold integers 0..2, got 3"),
     ("rules", {"triple_llama": "often"}, "triple_llama must be one of"),
-    ("dice", [0, 0, 0], "dice are shown at the start of a turn"),
-    ("random", {"bit_generator": "os.system"}, "random must hold streams"),
-    ("random", {"streams": {"es": "os.system", "ps": "0" * 16}}, "random.streams.es must be 16 hexadecimal digits"),
+    (("state", "dice"), [0, 0, 0, 1], "state.dice must be a list of 3 items"),
+    (("state", "dice"), [0, 0, 1], "state.dice must be 0 outside a discard or take decision"),
+    ("state", {"es": "0" * 16}, "state must be an object with the fields"),
+    (("state", "es"), "os.system", "state.es must be 16 hexadecimal digits"),
     ("chance_node", "coin", "bad chance_node 'coin'"),
-    ("round", None, "missing field 'round'"),
+    ("end", {"points": [0, 0]}, "end must be null or have the fields"),
+    ("version", None, "missing field 'version'"),
 ])
 def test_deserialize_names_a_bad_field(key, value, words):
     data = json.loads(LamaGame(2, seed=0).serialize())
+    node, key = (data["state"], key[1]) if isinstance(key, tuple) else (data, key)
     if value is None:
-        del data[key]
+        del node[key]
     else:
-        data[key] = value
+        node[key] = value
     with pytest.raises(StateFormatError, match=words.replace("(", r"\(")) as e:
         LamaGame.deserialize(json.dumps(data))
     assert "\n" not in str(e.value)
@@ -351,3 +356,19 @@ def test_the_docs_table_lists_the_state_api():
         assert f"`{call}`" in section or call in section, call
         name = call.split("(")[0].rpartition(".")[2]
         assert name in ("chance=\"explicit\"", "dumps", "deepcopy") or hasattr(LamaGame, name), name
+
+
+def test_deserialize_checks_a_deal_under_way_against_the_record():
+    g = LamaGame(2, seed=0, chance="explicit")
+    for _ in range(3):
+        g.sample_chance()
+    data = json.loads(g.serialize())
+    assert data["chance_node"] == {"deal": 3} and data["state"]["hands"][1] == [0] * 6
+    assert LamaGame.deserialize(json.dumps(data)).serialize() == g.serialize()
+    data["state"]["hands"][1][0] = 2  # a card past the three dealt
+    with pytest.raises(StateFormatError, match=r"a deal under way holds the cards dealt so far in state\.hands"):
+        LamaGame.deserialize(json.dumps(data))
+    data = json.loads(g.serialize())
+    data["chance"] = "sampled"
+    with pytest.raises(StateFormatError, match="a chance node waits at a turn of a game with explicit chance"):
+        LamaGame.deserialize(json.dumps(data))
