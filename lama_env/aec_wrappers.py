@@ -18,7 +18,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from . import actions as A
-from .options import illegal_move
+from .episode import illegal_move
 
 __all__ = ["AssertOutOfBounds", "OrderEnforcing", "TerminateIllegal"]
 

@@ -32,7 +32,7 @@ from gymnasium import spaces
 
 from . import actions as A
 from .engine import IllegalActionError, LamaGame
-from .episode import CONTINUES, TERMINATED, advance
+from .episode import CONTINUES, TERMINATED, advance, forced, illegal_move
 from .observation import encode, observation_size
 from .opponents import PolicyLike
 from .options import (
@@ -43,7 +43,6 @@ from .options import (
     ScalarEnv,
     as_action,
     check_learner_seat,
-    illegal_move,
     opponent_name,
     seat_opponents,
 )
@@ -95,7 +94,7 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
         # first: an unknown keyword is a TypeError (named after this __init__'s own keywords)
         rules_config = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
         self._check_options(rules_config, num_players, episode, reward, auto_forced, max_rounds,
-                      {"learner_seat": learner_seat, "illegal": illegal, "illegal_reward": illegal_reward})
+                            {"learner_seat": learner_seat, "illegal": illegal, "illegal_reward": illegal_reward})
         self._check_render_mode(render_mode)
         n = self.num_players
         self.opponents = seat_opponents(opponents, n, lambda o: isinstance(o, PolicyLike),
@@ -197,7 +196,7 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
     def _act(self, p: int, legal: tuple[int, ...]) -> int | None:
         """Seat ``p``'s action for the driver: an opponent's, the learner's forced one, or None (ask the learner)."""
         if p == self._learner:
-            return legal[0] if self.auto_forced and len(legal) == 1 else None
+            return forced(p, legal) if self.auto_forced else None
         return as_action(self._policies[p].act(self._game, legal))
 
     def _blame(self, p: int, e: Exception) -> Exception:
@@ -205,7 +204,7 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
         return IllegalActionError(f"opponent {opponent_name(self._policies[p])!r} at seat {p}: {e}")
 
     def _info(self, g: LamaGame, illegal: bool = False) -> dict[str, Any]:
-        return {"action_mask": self._mask(), "learner_seat": self._learner, "illegal_action": illegal,
+        return {"action_mask": self.action_masks(), "learner_seat": self._learner, "illegal_action": illegal,
                 "episode_stats": self._episode_stats(g) if self._done else dict(NO_EPISODE_STATS)}
 
     def _episode_stats(self, g: LamaGame) -> dict[str, float]:
@@ -223,13 +222,10 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
             "illegal": self._illegal,
         }
 
-    def _mask(self) -> np.ndarray:
-        g = self._game
-        return self._masks(None if g is None or self._done else g.legal_actions())
-
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as an int8 mask (all zeros once the episode is over)."""
-        return self._mask()
+        g = self._game
+        return self._masks(None if g is None or self._done else g.legal_actions())
 
     def _draw(self, game: LamaGame, image: bool) -> Any:
         """The table (``image``: as a picture, else as text): the learner starred, the opponents by their specs."""

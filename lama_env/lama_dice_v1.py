@@ -34,32 +34,16 @@ never); `record` keeps the game record (`env.unwrapped.game.to_record()`); `rend
 `end_threshold`, `dice`, `max_round_turns` (or `rules=RulesConfig(...)`). Meanings: the common keywords
 table of `docs/environments.md`.
 
-### Observation Space
+### Observation Space, Action Space, Rewards
 
-A dict: `'observation'`, the `float32` vector of `lama_env.observation.encode` (15 N + 22 entries in
-[0, 1], seen from the observing agent's seat: it first, the others in turn order; the layout: the
-observation table of `docs/environments.md`), and `'action_mask'`.
-
-#### Legal Actions Mask
-
-`action_mask` is an `int8` vector, 1 where an action is legal for the agent to act: all zeros for every
-other agent and once the episode is over, never empty for the agent to act. Through `env()` an illegal
-action ends the game with -1 for the offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`,
-reported through `EnvLogger`: `EnvLogger.suppress_output()` silences it); `raw_env` raises
-`lama_env.IllegalActionError`. Either way the game state is unchanged.
-
-### Action Space
-
-`Discrete(129)` (`lama_env.actions`): 0 roll, 1 quit, 2..8 take the row card `L`, `1`..`6`, 9..128
-discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`); when each is legal: the actions table
-of `docs/environments.md`.
-
-### Rewards
-
-`reward="win"` (default): at the end of the game (of the round with `episode="round"`), zero-sum: the
-winners share +1 and the others -1; 0 if all tie (always 0 solo); nothing on truncation.
-`reward="points"`: at each round's end, minus the change of each agent's chip total. Exact
-definitions: the rewards table of `docs/environments.md`.
+A dict: `'observation'` (`lama_env.observation.encode`, from the observing agent's seat) and `'action_mask'`
+(`int8`, 1 where an action is legal for the agent to act; all zeros for every other agent and once the
+episode is over). Actions: `Discrete(129)` (`lama_env.actions`). Rewards: `reward="win"` (zero-sum, at the
+game's end) or `"points"` (minus each round's points). Exact definitions: the observation, actions and
+rewards tables of `docs/environments.md`. Through `env()` an illegal action ends the game with -1 for the
+offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`, reported through `EnvLogger`:
+`EnvLogger.suppress_output()` silences it); `raw_env` raises `lama_env.IllegalActionError`. Either way the
+game state is unchanged.
 
 ### Infos and the game's result
 
@@ -68,11 +52,9 @@ Every agent's `info` is an empty dict; the result is read from `env.unwrapped.ga
 
 ### Version History
 
-* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s` (`lama_env.streams.Streams`: as
-  `LamaGame(seed=s, game_id=0)`, `play_batch(..., seed=s)`'s game 0 and a `VectorGame`'s slot 0); later
-  `reset()`s go on along those streams. Spaces, rewards and options are v0's. (lama-dice 0.1.0, unreleased)
-* v0: Initial release; its seeds drew from a NumPy generator. Retired:
-  `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
+* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s`; later `reset()`s go on along its
+  streams (docs/environments.md, Versions).
+* v0: retired: `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 

@@ -31,7 +31,7 @@ from .viewer import HumanView
 __all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
            "IllegalMoveWarning", "LamaEnvError", "MaskCache", "ScalarEnv", "as_action", "check_choice",
            "check_learner_acts", "check_learner_seat", "check_max_rounds", "check_num_players", "check_reward",
-           "illegal_move", "opponent_name", "seat_opponents", "win_rewards"]
+           "opponent_name", "seat_opponents", "win_rewards"]
 
 #: The ``episode`` option: a whole game, or one round.
 EPISODES = ("game", "round")
@@ -197,15 +197,6 @@ def seat_opponents(opponents: Any, num_players: int, accepts: Callable[[Any], bo
 def opponent_name(policy: Any) -> str:
     """How an opponent is named in messages: its spec, else its class."""
     return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def illegal_move(action: Any, who: str, legal: Sequence[int]) -> str:
-    """``"illegal action A (what A is) by WHO; legal: ..."``: how the envs report an illegal move."""
-    try:
-        name = A.describe(int(action))
-    except (TypeError, ValueError):
-        name = "not an action"
-    return f"illegal action {action!r} ({name}) by {who}; legal: {', '.join(A.describe(a) for a in legal)}"
 
 
 def as_action(action: Any) -> Any:

@@ -94,7 +94,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         # first: an unknown keyword is a TypeError (named after this __init__'s own keywords)
         rules_config = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
         self._check_options(rules_config, num_players, episode, reward, auto_forced, max_rounds,
-                      {"learner_seat": learner_seat, "illegal": illegal, "illegal_reward": illegal_reward})
+                            {"learner_seat": learner_seat, "illegal": illegal, "illegal_reward": illegal_reward})
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise LamaEnvError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.num_envs = g = int(num_envs)
@@ -108,10 +108,9 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         try:
             self.autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
-            raise LamaEnvError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, got "
-                               f"{autoreset_mode!r}") from None
+            self.autoreset_mode = AutoresetMode.DISABLED  # refused below
         if self.autoreset_mode == AutoresetMode.DISABLED:
-            raise LamaEnvError("autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, not DISABLED")
+            raise LamaEnvError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, got {autoreset_mode!r}")
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.record = bool(record)
 
