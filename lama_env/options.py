@@ -23,14 +23,13 @@ from .engine import LamaGame
 from .episode import Episode
 from .errors import LamaDiceError, RetiredError, clip
 from .opponents import resolve as resolve_opponent
-from .rules import RulesConfig, win_rewards  # win_rewards: the rule lives in rules; re-exported for the envs
-from .rules import check_num_players as _check_num_players
+from .rules import RulesConfig, check_num_players, win_rewards  # win_rewards: re-exported for the envs
 from .streams import Streams
 from .viewer import HumanView
 
 __all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
            "IllegalMoveWarning", "LamaEnvError", "MaskCache", "ScalarEnv", "as_action", "check_choice",
-           "check_learner_acts", "check_learner_seat", "check_max_rounds", "check_num_players", "check_reward",
+           "check_learner_acts", "check_learner_seat", "check_max_rounds", "check_reward",
            "opponent_name", "seat_opponents", "win_rewards"]
 
 #: The ``episode`` option: a whole game, or one round.
@@ -75,11 +74,6 @@ def check_reward(name: str, value: Any, positive: bool = False) -> float:
     return number
 
 
-def check_num_players(num_players: Any) -> int:
-    """Validate a player count (1..6)."""
-    return _check_num_players(num_players, LamaEnvError)
-
-
 def check_max_rounds(max_rounds: Any) -> int | None:
     """Validate ``max_rounds`` (None or a positive integer)."""
     if max_rounds is None:
@@ -111,7 +105,7 @@ class EnvOptions:
         solo variant.
         """
         self.rules = rules
-        self.num_players = n = check_num_players(num_players)
+        self.num_players = n = check_num_players(num_players, LamaEnvError)  # 1..6
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.auto_forced = bool(auto_forced)

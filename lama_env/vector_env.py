@@ -63,6 +63,13 @@ class VectorStep(NamedTuple):
     episode_stats: dict[str, np.ndarray]
 
 
+def _allowed(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``(B,)`` bool: whether ``actions[i]`` is an action that ``masks[i]`` allows."""
+    ok = (actions >= 0) & (actions < A.NUM_ACTIONS)
+    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    return ok
+
+
 class LamaDiceVectorEnv(EnvOptions, VectorEnv):
     """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (see the module docstring).
 
@@ -274,8 +281,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         resetting = self._autoreset.copy()
         stepping = ~resetting
         a64 = acts.astype(np.int64)
-        ok = (a64 >= 0) & (a64 < A.NUM_ACTIONS)
-        ok[ok] = vg.action_mask[np.flatnonzero(ok), a64[ok]]
+        ok = _allowed(a64, vg.action_mask)
         illegal = stepping & ~ok
         any_illegal = bool(illegal.any())
         if any_illegal:
@@ -434,8 +440,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             if acts.shape != (len(games),) or acts.dtype.kind not in "iu":
                 raise IllegalActionError(f"opponent {opponent_name(agent)!r} gave {acts!r} for {len(games)} games, "
                                          "not one integer action per game")
-            legal = (acts >= 0) & (acts < A.NUM_ACTIONS)
-            legal[legal] = masks[np.flatnonzero(legal), acts[legal]]
+            legal = _allowed(acts, masks)
             if not legal.all():
                 j = int(np.flatnonzero(~legal)[0])
                 gj = int(games[j])
