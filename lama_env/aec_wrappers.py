@@ -18,6 +18,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 from . import actions as A
+from .episode import illegal_move
 
 __all__ = ["AssertOutOfBounds", "OrderEnforcing", "TerminateIllegal"]
 
@@ -26,23 +27,15 @@ _NUM_ACTIONS = A.NUM_ACTIONS
 #: The attributes every step reads, forwarded directly to the unwrapped env.
 _PER_STEP = ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos",
              "_cumulative_rewards")
-_NEED_RESET = frozenset({"agents", "agent_selection", "rewards", "terminations", "truncations", "infos"})
-#: What ``pettingzoo.test.performance_benchmark``'s loop reads every step (instance attributes of the raw env).
-_HOT = frozenset({"agents", "terminations", "truncations"})
 
 
 def _forward(name: str, check_reset: bool) -> property:
-    if check_reset and name in _HOT:  # read by PettingZoo's loop every step: no property on the way
+    if check_reset and name != "_cumulative_rewards":  # OrderEnforcingWrapper's error before reset()
         def get(self):
             f = self._f
             if not f.has_reset:
                 raise AttributeError(f"{name} cannot be accessed before reset")
-            return f.raw.__dict__[name]
-    elif check_reset and name in _NEED_RESET:
-        def get(self):
-            if not self._has_reset:
-                raise AttributeError(f"{name} cannot be accessed before reset")
-            return getattr(self._raw, name)
+            return f.raw.__dict__[name]  # instance attributes of the raw env, set by reset()
     else:
         def get(self):
             return getattr(self._raw, name)
@@ -88,12 +81,13 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
 
     def observe(self, agent: str):
         """The raw env's observation of ``agent``, remembered when ``agent`` is the one to act."""
-        raw = self._raw
+        f = self._f
+        raw = f.raw
         obs = raw.observe(agent)  # self.env is the raw env
         if agent == raw.agent_selection:
-            self._prev_obs = obs
+            f.prev_obs = obs
             info = raw.infos.get(agent)
-            self._prev_info = {} if info is None else info
+            f.prev_info = {} if info is None else info
         return obs
 
     def step(self, action: Any) -> None:
@@ -126,14 +120,9 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
 def _warn_illegal(raw: Any, agent: str, action: Any, value: float) -> None:
     """Report an illegal move as PettingZoo's classic envs do: through ``EnvLogger`` (``suppress_output`` mutes it)."""
     g = raw.game
-    try:
-        name = A.describe(int(action))
-    except (TypeError, ValueError):
-        name = "not an action"
-    legal = ", ".join(A.describe(a) for a in g.legal_actions()) if g is not None else ""
     EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
         f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v1: "
-        f"illegal action {action!r} ({name}) by {agent}; legal: {legal}. {agent} gets {value}, the others 0."
+        f"{illegal_move(action, agent, () if g is None else g.legal_actions())}. {agent} gets {value}, the others 0."
     )
 
 
@@ -193,19 +182,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
                     f.prev_obs = f.prev_info = None
                     raw._play(agent, action)
                     return
-        if not f.has_reset or not raw.agents:
-            super().step(action)
-            return
-        self._has_updated = True
-        if ti is None:
-            self.env.step(action)
-        elif action is None and (raw.terminations[raw.agent_selection] or raw.truncations[raw.agent_selection]):
-            # the dead step AssertOutOfBoundsWrapper allows
-            ti.step(action)
-        elif type(action) is int and 0 <= action < _NUM_ACTIONS:
-            ti.step(action)  # an illegal action, or no observation seen: TerminateIllegal decides
-        else:
-            self.env.step(action)
+        super().step(action)  # anything else (dead steps, illegal actions...) through every layer
 
     def __str__(self) -> str:
         """``lama_dice_v1``, as PettingZoo's classic envs print (``save_observation`` names a folder after it)."""
@@ -225,14 +202,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         raw = f.raw
         agent = raw.agent_selection
         infos = raw.infos
-        if not observe:
-            obs = None
-        elif f.ti is not None:  # TerminateIllegal.observe(agent), inline: the agent is the one to act
-            obs = f.prev_obs = raw.observe(agent)
-            info = infos.get(agent)
-            f.prev_info = {} if info is None else info
-        else:
-            obs = self._observe(agent)
+        obs = self._observe(agent) if observe else None
         return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
 
     @property

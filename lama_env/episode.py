@@ -7,17 +7,19 @@
   the moves of the env's ``act(seat, legal)`` (opponents, forced decisions), keeping an :class:`Episode`
   book.  ``tests/test_architecture.py`` fails when another function decides an episode's end or loops
   over a game's round ends.
+* :func:`illegal_move`: how the envs word an illegal move.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from . import actions as A
 from .errors import LamaDiceError
 from .rules import RulesConfig, game_over, win_result
 
 __all__ = ["CONTINUES", "TERMINATED", "TRUNCATED", "Episode", "EpisodeGame", "advance", "episode_end", "forced",
-           "round_reward"]
+           "illegal_move", "round_reward"]
 
 #: :func:`episode_end`: the episode goes on (the next round is dealt).
 CONTINUES = 0
@@ -156,3 +158,12 @@ def advance(game: EpisodeGame, book: Episode, act: Callable[[int, tuple[int, ...
             if blame is None:
                 raise
             raise blame(p, e) from None
+
+
+def illegal_move(action: Any, who: str, legal: Sequence[int]) -> str:
+    """``"illegal action A (what A is) by WHO; legal: ..."``: how the envs report an illegal move."""
+    try:
+        name = A.describe(int(action))
+    except (TypeError, ValueError):
+        name = "not an action"
+    return f"illegal action {action!r} ({name}) by {who}; legal: {', '.join(A.describe(a) for a in legal)}"

@@ -34,32 +34,16 @@ never); `record` keeps the game record (`env.unwrapped.game.to_record()`); `rend
 `end_threshold`, `dice`, `max_round_turns` (or `rules=RulesConfig(...)`). Meanings: the common keywords
 table of `docs/environments.md`.
 
-### Observation Space
+### Observation Space, Action Space, Rewards
 
-A dict: `'observation'`, the `float32` vector of `lama_env.observation.encode` (15 N + 22 entries in
-[0, 1], seen from the observing agent's seat: it first, the others in turn order; the layout: the
-observation table of `docs/environments.md`), and `'action_mask'`.
-
-#### Legal Actions Mask
-
-`action_mask` is an `int8` vector, 1 where an action is legal for the agent to act: all zeros for every
-other agent and once the episode is over, never empty for the agent to act. Through `env()` an illegal
-action ends the game with -1 for the offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`,
-reported through `EnvLogger`: `EnvLogger.suppress_output()` silences it); `raw_env` raises
-`lama_env.IllegalActionError`. Either way the game state is unchanged.
-
-### Action Space
-
-`Discrete(129)` (`lama_env.actions`): 0 roll, 1 quit, 2..8 take the row card `L`, `1`..`6`, 9..128
-discard a multiset of faces (`lama_env.actions.DISCARDS[a - 9]`); when each is legal: the actions table
-of `docs/environments.md`.
-
-### Rewards
-
-`reward="win"` (default): at the end of the game (of the round with `episode="round"`), zero-sum: the
-winners share +1 and the others -1; 0 if all tie (always 0 solo); nothing on truncation.
-`reward="points"`: at each round's end, minus the change of each agent's chip total. Exact
-definitions: the rewards table of `docs/environments.md`.
+A dict: `'observation'` (`lama_env.observation.encode`, from the observing agent's seat) and `'action_mask'`
+(`int8`, 1 where an action is legal for the agent to act; all zeros for every other agent and once the
+episode is over). Actions: `Discrete(129)` (`lama_env.actions`). Rewards: `reward="win"` (zero-sum, at the
+game's end) or `"points"` (minus each round's points). Exact definitions: the observation, actions and
+rewards tables of `docs/environments.md`. Through `env()` an illegal action ends the game with -1 for the
+offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`, reported through `EnvLogger`:
+`EnvLogger.suppress_output()` silences it); `raw_env` raises `lama_env.IllegalActionError`. Either way the
+game state is unchanged.
 
 ### Infos and the game's result
 
@@ -68,19 +52,16 @@ Every agent's `info` is an empty dict; the result is read from `env.unwrapped.ga
 
 ### Version History
 
-* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s` (`lama_env.streams.Streams`: as
-  `LamaGame(seed=s, game_id=0)`, `play_batch(..., seed=s)`'s game 0 and a `VectorGame`'s slot 0); later
-  `reset()`s go on along those streams. Spaces, rewards and options are v0's. (lama-dice 0.1.0, unreleased)
-* v0: Initial release; its seeds drew from a NumPy generator. Retired:
-  `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
+* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s`; later `reset()`s go on along its
+  streams (docs/environments.md, Versions).
+* v0: retired: `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
@@ -89,23 +70,11 @@ from pettingzoo import AECEnv
 from . import actions as A
 from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame
-from .episode import CONTINUES, TERMINATED, Episode, advance, forced
+from .episode import CONTINUES, TERMINATED, advance, forced
 from .observation import encode, observation_size
-from .options import (
-    EPISODES,
-    REWARDS,
-    LamaEnvError,
-    MaskCache,
-    as_action,
-    check_choice,
-    check_max_rounds,
-    check_num_players,
-    warn_solo_win,
-)
+from .options import MaskCache, ScalarEnv, as_action
 from .render import render_text
 from .rules import RulesConfig
-from .streams import Streams
-from .viewer import HumanView
 
 __all__ = ["env", "raw_env"]
 
@@ -119,7 +88,7 @@ def env(**kwargs: Any) -> AECEnv:
     return OrderEnforcing(AssertOutOfBounds(TerminateIllegal(raw_env(**kwargs), illegal_reward=-1)))
 
 
-class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
+class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it).
 
     Raises:
@@ -128,9 +97,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         lama_env.rules.RulesError: a bad value of a rules keyword.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["human", "ansi", "rgb_array"], "name": "lama_dice_v1",
-                                          "is_parallelizable": False, "render_fps": 2}
-    _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "lama_dice_v1",  # noqa: RUF012 (PettingZoo's)
+                "is_parallelizable": False, "render_fps": 2}
+    _title = "lama_dice_v1"
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, episode: str = "game",
                  reward: str = "win", auto_forced: bool = False, max_rounds: int | None = None,
@@ -139,19 +108,12 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
                           auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules)
         super().__init__()
-        # first: an unknown keyword is a TypeError
-        self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
-        self.num_players = n = check_num_players(num_players)
-        self.episode = check_choice("episode", episode, EPISODES)
-        self.reward_mode = check_choice("reward", reward, REWARDS)
-        if render_mode is not None:
-            check_choice("render_mode", render_mode, self.metadata["render_modes"])
-        self.render_mode = render_mode
-        self.auto_forced = bool(auto_forced)
-        self.max_rounds = check_max_rounds(max_rounds)
+        # first: an unknown keyword is a TypeError (named after this __init__'s own keywords)
+        rules_config = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
+        self._check_options(rules_config, num_players, episode, reward, auto_forced, max_rounds)
+        self._check_render_mode(render_mode)
         self.record = bool(record)
-        if n == 1 and self.reward_mode == "win":
-            warn_solo_win()
+        n = self.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self._names = tuple(self.possible_agents)
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
@@ -162,20 +124,8 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
         self._masks = MaskCache()
         self._mask_table = self._masks.table
-        self._rng: Streams | None = None  # the game's streams, from reset(seed=...) on
-        self._game: LamaGame | None = None
         self._over = True
         self._dirty = False
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Everything but the ``human`` window (not ``EzPickle``'s arguments): copies keep a game in progress."""
-        state = self.__dict__.copy()
-        state.pop("_view", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`__getstate__` kept."""
-        self.__dict__.update(state)
 
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of ``agent``: a ``Dict`` of ``observation`` and ``action_mask``."""
@@ -185,19 +135,9 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         """The action space of ``agent``: ``Discrete(NUM_ACTIONS)``."""
         return self.action_spaces[agent]
 
-    @property
-    def game(self) -> LamaGame | None:
-        """The engine's game (read it, don't change it)."""
-        return self._game
-
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Start a new game (a new random stream when ``seed`` is given)."""
-        if seed is not None or self._rng is None:
-            self._rng = Streams.of_game(seed, 0, LamaEnvError)
-        # the game ends with the episode's last round (episode="round", max_rounds): no deal after it
-        self._game = g = LamaGame(self.num_players, self.rules, rng=self._rng, record=self.record,
-                                  max_rounds=1 if self.episode == "round" else self.max_rounds)
-        self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
+        g = self._deal(seed, self.record)
         self.agents = list(self.possible_agents)
         self.rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards: dict[str, float] = dict.fromkeys(self.agents, 0)
@@ -266,33 +206,10 @@ class raw_env(AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         else:
             self.truncations = dict.fromkeys(self._names, True)
 
-    def render(self) -> str | np.ndarray | None:
-        """Draw the table, as :meth:`lama_env.gym_env.LamaDiceEnv.render` does."""
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                "You are calling render method without specifying any render mode "
-                "(use 'rgb_array', 'ansi' or 'human')."
-            )
-            return None
-        game = self._game
-        if game is None:
-            return None
-        if self.render_mode != "ansi":
+    def _draw(self, game: LamaGame, image: bool) -> Any:
+        """The table (``image``: as a picture, else as text), the agents by their names."""
+        if image:
             from .picture import picture
 
-            if self.render_mode == "rgb_array":
-                return picture(game, self._names)
-            if self._view is None:
-                self._view = HumanView("lama_dice_v1", self.metadata["render_fps"])
-            if self._view.show(lambda: picture(game, self._names)):
-                return None
-        text = render_text(game, self._names)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
-
-    def close(self) -> None:
-        """Close the ``human`` render mode's window, if open."""
-        if self._view is not None:
-            self._view.close()
+            return picture(game, self._names)
+        return render_text(game, self._names)

@@ -3,7 +3,9 @@
 Used by :mod:`lama_env.gym_env`, :mod:`lama_env.lama_dice_v1` and :mod:`lama_env.vector_env`; the rules
 keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.  Also: the empty episode statistics
 (:data:`NO_EPISODE_STATS`), :func:`win_rewards` (re-exported from :mod:`lama_env.rules`), :func:`as_action`,
-:class:`MaskCache`.
+:class:`MaskCache`, the options every env sets (:class:`EnvOptions`), the opponents' seating
+(:func:`seat_opponents`) and :class:`ScalarEnv`, the game, the render modes and the copies of the two
+scalar envs.
 """
 
 from __future__ import annotations
@@ -13,17 +15,22 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import gymnasium
 import numpy as np
 
 from . import actions as A
+from .engine import LamaGame
+from .episode import Episode
 from .errors import LamaDiceError, RetiredError, clip
-from .rules import check_num_players as _check_num_players
-from .rules import win_rewards  # the rule lives in rules; re-exported for the envs
+from .opponents import resolve as resolve_opponent
+from .rules import RulesConfig, check_num_players, win_rewards  # win_rewards: re-exported for the envs
+from .streams import Streams
+from .viewer import HumanView
 
-__all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "IllegalMoveWarning",
-           "LamaEnvError", "MaskCache", "as_action", "check_choice", "check_learner_acts", "check_learner_seat",
-           "check_max_rounds", "check_num_players", "check_reward", "opponent_name", "seat_opponents",
-           "warn_solo_win", "win_rewards"]
+__all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
+           "IllegalMoveWarning", "LamaEnvError", "MaskCache", "ScalarEnv", "as_action", "check_choice",
+           "check_learner_acts", "check_learner_seat", "check_max_rounds", "check_reward",
+           "opponent_name", "seat_opponents", "win_rewards"]
 
 #: The ``episode`` option: a whole game, or one round.
 EPISODES = ("game", "round")
@@ -67,11 +74,6 @@ def check_reward(name: str, value: Any, positive: bool = False) -> float:
     return number
 
 
-def check_num_players(num_players: Any) -> int:
-    """Validate a player count (1..6)."""
-    return _check_num_players(num_players, LamaEnvError)
-
-
 def check_max_rounds(max_rounds: Any) -> int | None:
     """Validate ``max_rounds`` (None or a positive integer)."""
     if max_rounds is None:
@@ -81,24 +83,68 @@ def check_max_rounds(max_rounds: Any) -> int | None:
     return int(max_rounds)
 
 
-def check_learner_seat(learner_seat: Any, num_players: int) -> int | None:
-    """Validate a fixed learner seat (None, or an integer ``0..num_players - 1``)."""
-    if learner_seat is None:
+class EnvOptions:
+    """The options every env takes (docs/environments.md, Common keywords), set by :meth:`_check_options`."""
+
+    rules: RulesConfig
+    num_players: int
+    episode: str
+    reward_mode: str
+    auto_forced: bool
+    max_rounds: int | None
+    illegal: str
+    illegal_reward: float
+    learner_seat_option: int | None
+
+    def _check_options(self, rules: RulesConfig, num_players: Any, episode: Any, reward: Any, auto_forced: Any,
+                       max_rounds: Any, learner: dict[str, Any] | None = None) -> None:
+        """Check the options and set them (``rules``: the ``__init__``'s ``RulesConfig.from_keywords(rules)``).
+
+        ``learner``: the learner envs' ``learner_seat``, ``illegal`` and ``illegal_reward``; a seat that
+        never acts is refused (:func:`check_learner_acts`).  Warns that ``reward="win"`` is always 0 in the
+        solo variant.
+        """
+        self.rules = rules
+        self.num_players = n = check_num_players(num_players, LamaEnvError)  # 1..6
+        self.episode = check_choice("episode", episode, EPISODES)
+        self.reward_mode = check_choice("reward", reward, REWARDS)
+        self.auto_forced = bool(auto_forced)
+        self.max_rounds = check_max_rounds(max_rounds)
+        if learner is not None:
+            self.illegal = check_choice("illegal", learner["illegal"], ILLEGAL_MODES)
+            self.illegal_reward = check_reward("illegal_reward", learner["illegal_reward"])
+            self.learner_seat_option = check_learner_seat(self, learner["learner_seat"])
+            if self.learner_seat_option is None:
+                check_learner_acts(self, None)
+        if n == 1 and self.reward_mode == "win":
+            warnings.warn('reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to '
+                          'learn from it', UserWarning, stacklevel=3)
+
+
+def check_learner_seat(env: EnvOptions, seat: Any, what: str = "learner_seat") -> int | None:
+    """A learner seat of ``env`` (``learner_seat``: also None; ``options['learner_seat']``: an integer) that acts.
+
+    Raises :class:`LamaEnvError` unless ``seat`` is an integer ``0..num_players - 1`` that gets a decision
+    (:func:`check_learner_acts`).
+    """
+    if seat is None and what == "learner_seat":
         return None
-    if isinstance(learner_seat, bool) or not isinstance(learner_seat, (int, np.integer)) \
-            or not 0 <= learner_seat < num_players:
-        raise LamaEnvError(f"learner_seat must be None or an integer 0..{num_players - 1}, got {learner_seat!r}")
-    return int(learner_seat)
+    n = env.num_players
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+        kind = "None or an integer" if what == "learner_seat" else "an integer"
+        raise LamaEnvError(f"{what} must be {kind} 0..{n - 1}, got {seat!r}")
+    check_learner_acts(env, int(seat), what)
+    return int(seat)
 
 
-def check_learner_acts(num_players: int, max_round_turns: int, episode: str, max_rounds: int | None,
-                       learner_seat: int | None, what: str = "learner_seat") -> None:
+def check_learner_acts(env: EnvOptions, learner_seat: int | None, what: str = "learner_seat") -> None:
     """Raise :class:`LamaEnvError` if a seat the learner may take (None: any) never gets a decision in an episode.
 
     Round ``r`` starts at seat ``r`` and ends after ``max_round_turns`` turns, so an episode of at most ``R``
     rounds (1 with ``episode="round"``, else ``max_rounds``) reaches only seats ``0..R + max_round_turns - 2``.
     """
-    rounds = 1 if episode == "round" else max_rounds
+    num_players, max_round_turns, episode = env.num_players, env.rules.max_round_turns, env.episode
+    rounds = 1 if episode == "round" else env.max_rounds
     if rounds is None or rounds + max_round_turns - 1 >= num_players:
         return
     reach = rounds + max_round_turns - 1  # seats 0..reach - 1 get a first turn
@@ -113,16 +159,17 @@ def check_learner_acts(num_players: int, max_round_turns: int, episode: str, max
                        f"max_round_turns >= {num_players - rounds + 1} or {what} below {reach}")
 
 
-def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], bool]) -> list[Any]:
-    """The opponents' list, one entry per opponent seat (else :class:`LamaEnvError`).
+def seat_opponents(opponents: Any, num_players: int, accepts: Callable[[Any], bool], what: str) -> list[Any]:
+    """The opponents' policies, one per opponent seat (spec strings resolved), else :class:`LamaEnvError`.
 
-    ``None``: ``["random"]``; one entry (``is_single``, or a one-item list) fills every seat; the solo
-    variant (one player) has no opponent seat: any opponent given is refused.
+    ``None``: ``["random"]``; one entry (a spec, an object ``accepts`` takes, or a one-item list) fills every
+    seat; the solo variant (one player) has no opponent seat: any opponent given is refused.  An entry that is
+    neither a spec nor accepted is refused with "an opponent must be {what}, got ...".
     """
     k = num_players - 1
     if opponents is None:
         opponents = ["random"] if k else []
-    if is_single(opponents):
+    if isinstance(opponents, str) or accepts(opponents):
         opponents = [opponents]
     if not isinstance(opponents, (list, tuple)):
         raise LamaEnvError(f"opponents must be a list of agent specs or policy objects, got {opponents!r}")
@@ -131,22 +178,19 @@ def seat_opponents(opponents: Any, num_players: int, is_single: Callable[[Any], 
             raise LamaEnvError(f"opponents must be empty (or None) for 1 player (the solo variant has no opponent "
                                f"seat), got {len(opponents)}")
         return []
-    if len(opponents) == 1:
-        return list(opponents) * k
-    if len(opponents) != k:
+    if len(opponents) not in (1, k):
         raise LamaEnvError(f"opponents must list 1 or {k} agents for {num_players} players, got {len(opponents)}")
-    return list(opponents)
+    out = []
+    for spec in list(opponents) * (k // len(opponents)):  # a spec resolved per seat: a policy object each
+        if not isinstance(spec, str) and not accepts(spec):
+            raise LamaEnvError(f"an opponent must be {what}, got {spec!r}")
+        out.append(resolve_opponent(spec) if isinstance(spec, str) else spec)
+    return out
 
 
 def opponent_name(policy: Any) -> str:
     """How an opponent is named in messages: its spec, else its class."""
     return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def warn_solo_win() -> None:
-    """Warn that ``reward="win"`` is always 0 in the solo variant."""
-    warnings.warn('reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to learn from it',
-                  UserWarning, stacklevel=3)
 
 
 def as_action(action: Any) -> Any:
@@ -177,3 +221,85 @@ class MaskCache:
             m = self.table[legal] = A.legal_mask(legal)
         return m.copy()
 
+
+class ScalarEnv(EnvOptions):
+    """What the Gymnasium env and the AEC env share: their game, its deal, the render modes, copies.
+
+    A subclass sets its options (:meth:`EnvOptions._check_options`), ``render_mode``
+    (:meth:`_check_render_mode`) and ``metadata``, and draws its table (:meth:`_draw`: this module, on a
+    lower import floor than the drawing modules, imports none of them).
+    """
+
+    _title = ""  # the env's name, in the window's title and the messages
+    _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
+    _game: LamaGame | None = None
+    _streams: Streams | None = None  # the games' streams, from reset(seed=...) on
+    metadata: dict[str, Any]
+    render_mode: str | None
+
+    def _check_render_mode(self, render_mode: str | None) -> None:
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the ``human`` window: ``pickle``/``deepcopy`` copy a game in progress."""
+        state = self.__dict__.copy()
+        state.pop("_view", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`__getstate__` kept (not ``EzPickle``'s arguments)."""
+        self.__dict__.update(state)
+
+    @property
+    def game(self) -> LamaGame | None:
+        """The current game (read it, don't change it)."""
+        return self._game
+
+    def _deal(self, seed: int | None, record: bool = False) -> LamaGame:
+        """A new game and its :class:`~lama_env.episode.Episode` book (new streams from ``seed`` when given)."""
+        if seed is not None or self._streams is None:
+            self._streams = Streams.of_game(seed, 0, LamaEnvError)
+        # the game ends with the episode's last round (episode="round", max_rounds): no deal after it
+        self._game = g = LamaGame(self.num_players, self.rules, rng=self._streams, record=record,
+                                  max_rounds=1 if self.episode == "round" else self.max_rounds)
+        self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
+        return g
+
+    def _draw(self, game: LamaGame, image: bool) -> Any:
+        """``game``'s table: an ``(H, W, 3)`` uint8 picture (``image``) or text."""
+        raise NotImplementedError
+
+    def render(self) -> str | np.ndarray | None:
+        """Draw the table (docs/environments.md, Pictures).
+
+        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two players);
+        ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one can be shown
+        (:mod:`lama_env.viewer`), else the text printed.
+        """
+        if self.render_mode is None:
+            gymnasium.logger.warn(f"{self._title}: render() called without a render_mode "
+                                  "(use 'rgb_array', 'ansi' or 'human')")
+            return None
+        game = self._game
+        if game is None:
+            return None
+        if self.render_mode == "rgb_array":
+            return self._draw(game, True)
+        if self.render_mode == "human":
+            if self._view is None:
+                self._view = HumanView(self._title, self.metadata["render_fps"])
+            if self._view.show(lambda: self._draw(game, True)):
+                return None
+        text = self._draw(game, False)
+        if self.render_mode == "ansi":
+            return text
+        print(f"{text}\n")
+        return None
+
+    def close(self) -> None:
+        """Close the ``human`` render mode's window, if open."""
+        if self._view is not None:
+            self._view.close()
+        super().close()  # type: ignore[misc]

@@ -2,24 +2,13 @@
 
 ``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point", opponents=[...])``
 builds it.  Each sub-env is a ``LamaDice-v1`` episode (:mod:`lama_env.gym_env`: the same observation, mask,
-rewards, options and infos; the learner's seat rotates by one every episode from a seat drawn at
-``reset(seed=...)``), its game held in one :class:`lama_env.vector.VectorGame`.  A step applies the
+rewards, options and infos), its game held in one :class:`lama_env.vector.VectorGame`.  A step applies the
 learners' actions, then plays the opponents until every game waits on its learner again: native opponents
-(``native(rules)``, :mod:`lama_env.batched`) inside the kernel; batched ones (``act_observations(obs, mask)``,
-``obs`` ``(B, O)`` float32 from their seat, ``mask`` ``(B, 129)`` bool) once per wave; others through
-``act_batch(games, legals)`` or ``act(game, legal)`` on :meth:`lama_env.vector.VectorGame.game` views;
-per-episode ones (``episode_policy()``) name the policy of their seat at each episode's start.
-
-Autoreset is Gymnasium's ``AutoresetMode.NEXT_STEP`` by default (the next ``step()`` ignores an ended
-sub-env's action and starts its new episode); ``SAME_STEP`` starts it in the same step and returns the
-ended episodes' last observations in ``info["final_obs"]``, a ``(N, O)`` float32 array (mask
-``info["_final_obs"]``), and their infos in ``info["final_info"]``.  The infos are those of
-``SyncVectorEnv`` over ``LamaDice-v1``, key for key (``action_mask`` int8, ``learner_seat``,
-``illegal_action``, ``episode_stats``, each with its ``_key`` mask).  An illegal learner action ends the
-episode with ``illegal_reward`` (``illegal="lose"``, one :class:`~lama_env.gym_env.IllegalMoveWarning` per
-step) or raises :class:`lama_env.vector.VectorIllegalActionError` before any game changes
-(``illegal="raise"``); an opponent's raises :class:`~lama_env.engine.IllegalActionError`.
-(docs/environments.md, Vector env)
+(``native(rules)``, :mod:`lama_env.batched`) inside the kernel; batched ones (``act_observations(obs, mask)``)
+once per wave; others through ``act_batch(games, legals)`` or ``act(game, legal)`` on
+:meth:`lama_env.vector.VectorGame.game` views; per-episode ones (``episode_policy()``) name the policy of
+their seat at each episode's start.  The opponents, autoreset modes, infos and illegal actions:
+docs/environments.md, Vector env.
 """
 
 from __future__ import annotations
@@ -36,20 +25,17 @@ from gymnasium.vector.utils import batch_space
 from . import _vector_kernel as K
 from . import actions as A
 from . import options as opt
-from ._kernel import agents_table
-from .batched import NUM_MASKS, NativePolicy, native_description
+from ._kernel import AGENT_DTYPE
+from .batched import NativePolicy, native_description
 from .engine import IllegalActionError
 from .opponents import PolicyLike
-from .opponents import resolve as resolve_opponent
-from .options import LamaEnvError, check_choice, check_learner_acts
+from .options import EnvOptions, LamaEnvError, check_learner_seat, opponent_name, seat_opponents
 from .reader import check_seed
-from .rules import NUM_FACES, RulesConfig
+from .rules import RulesConfig
 from .vector import PlayEnds, VectorGame, VectorIllegalActionError
 
 __all__ = ["LamaDiceVectorEnv", "VectorStep"]
 
-_STAT_KEYS = tuple(opt.NO_EPISODE_STATS)  # win, rounds, points_per_round, final_points, busts, quits, went_out, illegal
-_FLOAT_STATS = ("win", "points_per_round")
 #: Python agents kept beyond those seated before the table of agents is pruned.
 _SPARE_AGENTS = 64
 
@@ -77,11 +63,14 @@ class VectorStep(NamedTuple):
     episode_stats: dict[str, np.ndarray]
 
 
-def _name(agent: Any) -> str:
-    return str(getattr(agent, "spec", type(agent).__name__))
+def _allowed(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``(B,)`` bool: whether ``actions[i]`` is an action that ``masks[i]`` allows."""
+    ok = (actions >= 0) & (actions < A.NUM_ACTIONS)
+    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    return ok
 
 
-class LamaDiceVectorEnv(VectorEnv):
+class LamaDiceVectorEnv(EnvOptions, VectorEnv):
     """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (see the module docstring).
 
     Args:
@@ -109,17 +98,14 @@ class LamaDiceVectorEnv(VectorEnv):
                  render_mode: str | None = None, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  record: bool = False, max_episode_steps: int | None = None, **rules: Any) -> None:
         """Check the options, build the opponents and the vector game (see the class docstring)."""
-        self.rules = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
+        # first: an unknown keyword is a TypeError (named after this __init__'s own keywords)
+        rules_config = RulesConfig.from_keywords(rules, f"{type(self).__name__}.__init__()")
+        self._check_options(rules_config, num_players, episode, reward, auto_forced, max_rounds,
+                            {"learner_seat": learner_seat, "illegal": illegal, "illegal_reward": illegal_reward})
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise LamaEnvError(f"num_envs must be an integer >= 1, got {num_envs!r}")
         self.num_envs = g = int(num_envs)
-        self.num_players = n = opt.check_num_players(num_players)
-        self.episode = check_choice("episode", episode, opt.EPISODES)
-        self.reward_mode = check_choice("reward", reward, opt.REWARDS)
-        self.illegal = check_choice("illegal", illegal, opt.ILLEGAL_MODES)
-        self.illegal_reward = opt.check_reward("illegal_reward", illegal_reward)
-        self.auto_forced = bool(auto_forced)
-        self.max_rounds = opt.check_max_rounds(max_rounds)
+        n = self.num_players
         if render_mode is not None:
             raise LamaEnvError(f"the vector env of LamaDice-v1 draws nothing: render_mode must be None, got "
                                f"{render_mode!r} (render a scalar gymnasium.make('LamaDice-v1') env)")
@@ -129,24 +115,19 @@ class LamaDiceVectorEnv(VectorEnv):
         try:
             self.autoreset_mode = AutoresetMode(autoreset_mode)
         except ValueError:
-            raise LamaEnvError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, got "
-                               f"{autoreset_mode!r}") from None
+            self.autoreset_mode = AutoresetMode.DISABLED  # refused below
         if self.autoreset_mode == AutoresetMode.DISABLED:
-            raise LamaEnvError("autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, not DISABLED")
+            raise LamaEnvError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, got {autoreset_mode!r}")
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
-        self.learner_seat_option = opt.check_learner_seat(learner_seat, n)
-        check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, self.learner_seat_option)
-        if n == 1 and self.reward_mode == "win":
-            opt.warn_solo_win()
         self.record = bool(record)
 
-        self.opponents = self._build_opponents(opponents)
+        self.opponents = seat_opponents(opponents, n, lambda o: isinstance(o, (PolicyLike, NativePolicy)) or any(
+            callable(getattr(o, m, None)) for m in ("act_observations", "act_batch", "episode_policy")),
+            "an agent spec, a policy object (act(game, legal)), a native description, or have act_observations "
+            "/ episode_policy")
         self._agents: list[Any] = []
         self._index: dict[int, int] = {}
-        self._kinds = np.zeros(0, dtype=np.int64)
-        self._quit_tables = np.zeros((0, NUM_MASKS), dtype=np.uint8)
-        self._take_ranks = np.zeros((0, NUM_MASKS, NUM_FACES), dtype=np.int64)
-        self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
+        self._agent_table = np.zeros(0, AGENT_DTYPE)  # per agent: its native kind (-1: Python) and tables
         # per opponent position: a fixed agent index, or an object with episode_policy()
         self._sources: list[int | Any] = [opp if callable(getattr(opp, "episode_policy", None)) else self._agent(opp)
                                           for opp in self.opponents]
@@ -179,21 +160,6 @@ class LamaDiceVectorEnv(VectorEnv):
         self.closed = False
 
     # ------------------------------------------------------------------ opponents
-    def _build_opponents(self, opponents: Sequence[Any] | str | None) -> list[Any]:
-        opponents = opt.seat_opponents(opponents, self.num_players, lambda o: isinstance(
-            o, (str, PolicyLike, NativePolicy)) or callable(getattr(o, "episode_policy", None)))
-        out = []
-        for spec in opponents:
-            if isinstance(spec, str):
-                out.append(resolve_opponent(spec))
-            elif isinstance(spec, (PolicyLike, NativePolicy)) or any(
-                    callable(getattr(spec, m, None)) for m in ("act_observations", "act_batch", "episode_policy")):
-                out.append(spec)
-            else:
-                raise LamaEnvError(f"an opponent must be an agent spec, a policy object (act(game, legal)), a "
-                                   f"native description, or have act_observations / episode_policy, got {spec!r}")
-        return out
-
     def _agent(self, agent: Any) -> int:
         """The index of ``agent`` in the table of agents (added on first sight: native or Python)."""
         k = self._index.get(id(agent))
@@ -207,12 +173,11 @@ class LamaDiceVectorEnv(VectorEnv):
         k = len(self._agents)
         self._agents.append(agent)
         self._index[id(agent)] = k
-        self._kinds = np.append(self._kinds, -1 if desc is None else desc.kind).astype(np.int64)
-        q = np.zeros((1, NUM_MASKS), dtype=np.uint8) if desc is None else desc.quit_table[None]
-        t = np.zeros((1, NUM_MASKS, NUM_FACES), dtype=np.int64) if desc is None else desc.take_rank[None]
-        self._quit_tables = np.ascontiguousarray(np.concatenate([self._quit_tables, q]))
-        self._take_ranks = np.ascontiguousarray(np.concatenate([self._take_ranks, t]))
-        self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
+        row = np.zeros(1, self._agent_table.dtype)
+        row["kind"] = -1  # a Python agent: no tables
+        if desc is not None:
+            row["kind"], row["quit_table"], row["take_rank"] = desc.kind, desc.quit_table, desc.take_rank
+        self._agent_table = np.concatenate([self._agent_table, row])
         return k
 
     def _prune_agents(self) -> None:
@@ -223,10 +188,7 @@ class LamaDiceVectorEnv(VectorEnv):
         remap[keep] = np.arange(len(keep))
         self._agents = [self._agents[k] for k in keep]
         self._index = {id(a): i for i, a in enumerate(self._agents)}
-        self._kinds = np.ascontiguousarray(self._kinds[keep])
-        self._quit_tables = np.ascontiguousarray(self._quit_tables[keep])
-        self._take_ranks = np.ascontiguousarray(self._take_ranks[keep])
-        self._agent_table = agents_table(self._kinds, self._quit_tables, self._take_ranks)
+        self._agent_table = self._agent_table[keep]
         self._seat_agent = remap[self._seat_agent]
         self._sources = [int(remap[s]) if isinstance(s, int) else s for s in self._sources]
         self._fixed = sorted({int(remap[k]) for k in self._fixed})
@@ -253,10 +215,7 @@ class LamaDiceVectorEnv(VectorEnv):
             raise LamaEnvError(f"unknown reset options {sorted(options)} (valid: learner_seat, reset_mask)")
         n, vg = self.num_players, self._vg
         if seat is not None:
-            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
-                raise LamaEnvError(f"options['learner_seat'] must be an integer 0..{n - 1}, got {seat!r}")
-            check_learner_acts(n, self.rules.max_round_turns, self.episode, self.max_rounds, int(seat),
-                               "options['learner_seat']")
+            seat = check_learner_seat(self, seat, "options['learner_seat']")
         if sel is not None:
             sel = np.asarray(sel)
             if sel.shape != (self.num_envs,) or sel.dtype != np.bool_ or not sel.any():
@@ -280,8 +239,8 @@ class LamaDiceVectorEnv(VectorEnv):
                 vg.reset_slots(sel)
         self._started = True
         self._autoreset[sel] = False
-        self._begin(sel, None if seat is None else int(seat))
-        return vg.observation.copy(), self._infos(np.zeros(self.num_envs, dtype=np.bool_), sel)
+        self._begin(sel, seat)
+        return vg.observation.copy(), self._infos(keys=sel)
 
     def step(self, actions: Any):
         """Apply each learner's action, then play the opponents until every game waits on its learner.
@@ -299,10 +258,10 @@ class LamaDiceVectorEnv(VectorEnv):
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             infos = self._infos(done, stats=r.episode_stats, illegal=r.illegal)
         else:
-            infos = self._infos(np.zeros(self.num_envs, dtype=np.bool_))
+            infos = self._infos()
             infos["final_obs"], infos["_final_obs"] = r.final_obs, done.copy()
             if done.any():
-                infos["final_info"] = self._infos(done, stats=r.episode_stats, illegal=r.illegal, mask=done,
+                infos["final_info"] = self._infos(done, stats=r.episode_stats, illegal=r.illegal, keys=done,
                                                   seats=r.final_learner_seat)
                 infos["_final_info"] = done.copy()
         return r.obs, r.rewards, r.terminated, r.truncated, infos
@@ -322,8 +281,7 @@ class LamaDiceVectorEnv(VectorEnv):
         resetting = self._autoreset.copy()
         stepping = ~resetting
         a64 = acts.astype(np.int64)
-        ok = (a64 >= 0) & (a64 < A.NUM_ACTIONS)
-        ok[ok] = vg.action_mask[np.flatnonzero(ok), a64[ok]]
+        ok = _allowed(a64, vg.action_mask)
         illegal = stepping & ~ok
         any_illegal = bool(illegal.any())
         if any_illegal:
@@ -480,15 +438,14 @@ class LamaDiceVectorEnv(VectorEnv):
                 else:
                     acts = np.asarray([agent.act(v, legal) for v, legal in zip(views, legals, strict=True)])
             if acts.shape != (len(games),) or acts.dtype.kind not in "iu":
-                raise IllegalActionError(f"opponent {_name(agent)!r} gave {acts!r} for {len(games)} games, not one "
-                                         "integer action per game")
-            legal = (acts >= 0) & (acts < A.NUM_ACTIONS)
-            legal[legal] = masks[np.flatnonzero(legal), acts[legal]]
+                raise IllegalActionError(f"opponent {opponent_name(agent)!r} gave {acts!r} for {len(games)} games, "
+                                         "not one integer action per game")
+            legal = _allowed(acts, masks)
             if not legal.all():
                 j = int(np.flatnonzero(~legal)[0])
                 gj = int(games[j])
-                raise IllegalActionError(f"opponent {_name(agent)!r} at seat {int(vg.current_player[gj])} of sub-env "
-                                         f"{gj}: {vg.illegal_message(gj, acts[j])}")
+                raise IllegalActionError(f"opponent {opponent_name(agent)!r} at seat {int(vg.current_player[gj])} of "
+                                         f"sub-env {gj}: {vg.illegal_message(gj, acts[j])}")
             actions[games] = acts
 
     def _episode_stats(self, ended: np.ndarray, illegal: np.ndarray) -> dict[str, np.ndarray]:
@@ -507,18 +464,18 @@ class LamaDiceVectorEnv(VectorEnv):
         return {"win": fst[0], "rounds": ist[0], "points_per_round": fst[1], "final_points": ist[1],
                 "busts": ist[2], "quits": ist[3], "went_out": ist[4], "illegal": ist[5]}
 
-    def _infos(self, done: np.ndarray, reset: np.ndarray | None = None, stats: dict[str, np.ndarray] | None = None,
-               illegal: np.ndarray | None = None, mask: np.ndarray | None = None,
+    def _infos(self, done: np.ndarray | None = None, stats: dict[str, np.ndarray] | None = None,
+               illegal: np.ndarray | None = None, keys: np.ndarray | None = None,
                seats: np.ndarray | None = None) -> dict[str, Any]:
-        """The infos, as SyncVectorEnv stacks those of the scalar env (``mask``: the ``_key`` masks)."""
+        """The infos, as SyncVectorEnv stacks those of the scalar env (``keys``: the ``_key`` masks; None: all)."""
         g = self.num_envs
-        keys = np.ones(g, dtype=np.bool_) if mask is None else mask
-        if reset is not None and mask is None:
-            keys = reset.copy()
+        keys = np.ones(g, dtype=np.bool_) if keys is None else keys
         m = self._vg.action_mask.astype(np.int8)
-        m[done] = 0
+        if done is not None:
+            m[done] = 0
         if stats is None:
-            stats = {k: np.zeros(g, dtype=np.float64 if k in _FLOAT_STATS else np.int64) for k in _STAT_KEYS}
+            stats = {k: np.zeros(g, dtype=np.float64 if isinstance(v, float) else np.int64)
+                     for k, v in opt.NO_EPISODE_STATS.items()}
         es: dict[str, Any] = {}
         for k, v in stats.items():
             es[k], es[f"_{k}"] = v, keys.copy()
@@ -536,6 +493,6 @@ class LamaDiceVectorEnv(VectorEnv):
     def __repr__(self) -> str:
         """Show the size and the options."""
         return (f"LamaDiceVectorEnv(num_envs={self.num_envs}, num_players={self.num_players}, "
-                f"opponents={[_name(o) for o in self.opponents]}, episode={self.episode!r}, "
+                f"opponents={[opponent_name(o) for o in self.opponents]}, episode={self.episode!r}, "
                 f"reward={self.reward_mode!r}, autoreset_mode={self.autoreset_mode.name})")
 

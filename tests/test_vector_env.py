@@ -182,6 +182,16 @@ def test_batched_opponent_sees_its_own_observation():
     assert max(nets[0].calls) > 1  # several games in one call
 
 
+def test_one_batched_opponent_outside_a_list_fills_every_seat():
+    """As a spec or a policy does (``opponents=net``, not ``[net]``): the same object at every opponent seat."""
+    net = LinearNet(LamaDiceVectorEnv(1, num_players=3).observation_space.shape[1])
+    envs = LamaDiceVectorEnv(4, num_players=3, opponents=net)
+    assert envs.opponents == [net, net]
+    envs.reset(seed=0)
+    envs.step(envs.action_masks().argmax(axis=1))
+    assert net.calls
+
+
 def test_solo_and_six_players():
     check_against_scalar({"num_players": 1, "reward": "points", "end_threshold": 30}, num_envs=4, steps=200)
     check_against_scalar({"num_players": 6, "opponents": ["threshold:0.2", "points:6", "always-roll", "random",
