@@ -234,14 +234,9 @@ def is_triple_llama(dice: Sequence[int]) -> bool:
 MAX_ROUND_POINTS: int = score_display((1,) * NUM_FACES)
 
 
-def ends_game(total: int, rules: RulesConfig) -> bool:
-    """Whether a player's total ends the game once the round is over (it reaches ``end_threshold``)."""
-    return total >= rules.end_threshold
-
-
 def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
-    """Whether the game ends after a round with these totals."""
-    return ends_game(max(totals), rules)
+    """Whether the game ends after a round with these totals (some total reaches ``end_threshold``)."""
+    return max(totals) >= rules.end_threshold
 
 
 def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:
