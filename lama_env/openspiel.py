@@ -25,7 +25,7 @@ from . import actions as A
 from .engine import LamaGame
 from .observation import encode, observation_layout, observation_size
 from .render import render_text
-from .rules import FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
+from .rules import FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RULES_FIELDS, RulesConfig
 from .streams import Streams
 
 try:
@@ -52,10 +52,8 @@ DEFAULT_MAX_GAME_LENGTH = 3000
 
 
 def _rule_params(rules: RulesConfig) -> dict[str, Any]:
-    """The game parameters of ``rules`` (the inverse of :func:`_rules_of`)."""
-    return {"triple_llama": rules.triple_llama, "must_discard": rules.must_discard,
-            "end_threshold": rules.end_threshold, "dice": "/".join("".join(die) for die in rules.dice),
-            "max_round_turns": rules.max_round_turns}
+    """The game parameters of ``rules``: its fields, ``dice`` as ``"1234LL/3456LL/1256LL"`` (inverse: _rules_of)."""
+    return {**{k: getattr(rules, k) for k in RULES_FIELDS}, "dice": "/".join("".join(die) for die in rules.dice)}
 
 
 PARAMETERS: dict[str, Any] = {"players": 2, "reward": "win", **_rule_params(RulesConfig()),
@@ -88,10 +86,8 @@ def chance_outcome(action: int) -> Any:
 
 
 def _rules_of(params: dict[str, Any]) -> RulesConfig:
-    dice = str(params["dice"]).split("/")
-    return RulesConfig(triple_llama=params["triple_llama"], must_discard=params["must_discard"],
-                       end_threshold=params["end_threshold"], dice=tuple(tuple(die) for die in dice),
-                       max_round_turns=params["max_round_turns"])
+    dice = tuple(tuple(die) for die in str(params["dice"]).split("/"))
+    return RulesConfig(**{**{k: params[k] for k in RULES_FIELDS}, "dice": dice})
 
 
 class LamaDiceGame(pyspiel.Game):
@@ -192,11 +188,9 @@ class LamaDiceState(pyspiel.State):
     def returns(self) -> list[float]:
         """Terminal returns of the game's ``reward`` mode (all 0 before the end)."""
         g = self._lama
-        if not self.is_terminal():
+        if not self.is_terminal() or (self.cut_off() and self._reward == "win"):
             return [0.0] * g.num_players
-        if not g.game_over:  # cut off at max_game_length
-            return [0.0] * g.num_players if self._reward == "win" else list(g.returns("points"))
-        return list(g.returns(self._reward))
+        return list(g.returns(self._reward))  # cut off at max_game_length: the finished rounds' points
 
     @property
     def max_game_length(self) -> int:

@@ -73,7 +73,7 @@ class RulesConfig:
     dice_index: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check every field and derive :attr:`dice_index` (RulesError: a bad field, or :func:`check_can_end`)."""
+        """Check every field and derive :attr:`dice_index` (RulesError: a bad field, or rules that cannot end)."""
         if self.triple_llama not in TRIPLE_LLAMA_MODES:
             raise RulesError(f"triple_llama must be one of {', '.join(TRIPLE_LLAMA_MODES)}, got {self.triple_llama!r}")
         if not isinstance(self.must_discard, bool):
@@ -103,7 +103,11 @@ class RulesConfig:
         if not 1 <= cap <= MAX_ROUND_TURNS_LIMIT:
             raise RulesError(f"max_round_turns must be 1..{MAX_ROUND_TURNS_LIMIT:,}, got {cap}")
         object.__setattr__(self, "max_round_turns", int(cap))
-        check_can_end(self)
+        # docs/RULES.md, "Rules that cannot end": all-llama dice under chip_only, where every roll changes nothing
+        if self.triple_llama == "chip_only" and all(f == "L" for die in norm for f in die):
+            raise RulesError("a round could never end: every face of the dice is a llama, so under "
+                             "triple_llama=chip_only every roll is a triple llama that changes nothing "
+                             "(give a die a number face, or use triple_llama=also_match)")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | RulesConfig | None) -> RulesConfig:
@@ -172,17 +176,6 @@ def _unexpected_keyword(key: str, owner: str, own: Sequence[str]) -> str:
     if own:
         known = f"its keywords are {', '.join(own)}; {known}"
     return f"{owner} got an unexpected keyword argument {key!r} ({hint}{known})"
-
-
-def check_can_end(rules: RulesConfig) -> None:
-    """Refuse (RulesError) rules under which a round cannot end (docs/RULES.md, "Rules that cannot end").
-
-    Only all-llama dice under ``triple_llama="chip_only"`` are such rules: every roll changes nothing.
-    """
-    if rules.triple_llama == "chip_only" and all(f == "L" for die in rules.dice for f in die):
-        raise RulesError("a round could never end: every face of the dice is a llama, so under "
-                         "triple_llama=chip_only every roll is a triple llama that changes nothing "
-                         "(give a die a number face, or use triple_llama=also_match)")
 
 
 #: The rules fields (those of :class:`RulesConfig` a config, a record or a ``--rule`` sets).
