@@ -20,8 +20,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
-from .render import DECISIONS
-from .roundend import RoundEnd, ended, is_round_end, turns
+from .roundend import DECISIONS, RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
 

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .engine import LamaGame, Phase
-from .roundend import RoundEnd, ended, is_round_end
+from .engine import LamaGame
+from .roundend import DECISIONS, RoundEnd, ended, is_round_end
 from .rules import FACES, NUM_FACES, score_display, winners
-
-#: What the player to act decides, by phase (also the pictures' header).
-DECISIONS = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 
 
 def _cards(counts: Sequence[int]) -> str:
@@ -72,4 +69,4 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     return "\n".join(lines)
 
 
-__all__ = ["DECISIONS", "render_text"]
+__all__ = ["render_text"]

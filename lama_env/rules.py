@@ -54,14 +54,8 @@ def face_index(name: Any) -> int:
 class RulesConfig:
     """Every **[choice]** of docs/RULES.md, with its default (docs/RULES.md, Rules configuration).
 
-    Attributes:
-        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or ``"also_match"`` (it returns
-            a chip and the three llamas then count as ordinary dice for discard / take / bust).
-        must_discard: whether a matching roll forces discarding at least one card.
-        end_threshold: the game ends after a round in which some total reaches this many points.
-        dice: three dice of six faces each, as face names, in die order.
-        max_round_turns: the most turns (roll or quit decisions) a round lasts: it is then cut,
-            ``ended_by == "turn_cap"``, and scored as it stands (docs/RULES.md, The turn cap).
+    The fields ``triple_llama``, ``must_discard``, ``end_threshold``, ``dice`` (face names, in die order) and
+    ``max_round_turns``: their types, defaults, allowed values and meanings are that section's table.
     """
 
     triple_llama: str = "chip_only"
