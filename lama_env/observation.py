@@ -3,37 +3,20 @@
 :func:`encode` turns a :class:`~lama_env.engine.LamaGame` into a flat ``float32`` vector seen from one seat;
 the envs and trained agents all call it, so a network trained in one place acts correctly in the others.  It is
 the compiled engine's one encoder over the game's record (:meth:`~lama_env.engine.LamaGame.observe`; many games
-at once: :meth:`lama_env.vector.VectorGame.observe`).  The vector holds the whole (public) state *from the observing seat*: per-player blocks start with
-that seat, the others following in turn order.  Every entry lies in ``[0, 1]``.
+at once: :meth:`lama_env.vector.VectorGame.observe`).  The vector holds the whole (public) state *from the
+observing seat*: per-player blocks start with that seat, the others following in turn order.  Every entry lies
+in ``[0, 1]``.
 
-With N players the vector has ``15 N + 22`` entries (52 for two players); :func:`observation_layout` gives each
-block, and :func:`layout_table` generates this table (offsets in terms of N):
-
-| slice | start | length | meaning |
-| --- | --- | --- | --- |
-| `display` | 0 | 7N | cards of each face (`L`, `1`..`6`) in each player's display (player-major, 7 faces each); `L` / 7, numbers / 6 |
-| `quit` | 7N | N | 1 if the player has quit this round |
-| `to_act` | 8N | N | 1 for the player whose decision it is (all 0 once the game or the episode is over) |
-| `start_player` | 9N | N | 1 for the player who started this round |
-| `total` | 10N | N | chip total / end_threshold, clipped to 1 |
-| `to_threshold` | 11N | N | (end_threshold - total) / 31 clipped to [0, 1]: distance to the game end in maximal rounds (31 points) |
-| `round_points` | 12N | N | what the player's display scores now (`rules.score_display`) / 31 |
-| `would_end_game` | 13N | N | 1 if total + round points reaches end_threshold (the game ends if the round ends now) |
-| `p_no_match` | 14N | N | probability that the player's next roll matches nothing in their display (`odds.p_no_match`) |
-| `llama_row` | 15N | 7 | 1 where the row card of that face (`L`, `1`..`6`) is still there |
-| `decision` | 15N + 7 | 4 | one-hot decision asked: roll-or-quit, discard, take, none (the game or the episode is over) |
-| `dice` | 15N + 11 | 7 | after a roll (discard / take decision): dice showing each face / 3, else 0 |
-| `last_player` | 15N + 18 | 1 | 1 if only one player is left in the round (last-player rule: a non-matching roll busts) |
-| `active_players` | 15N + 19 | 1 | players who have not quit / N |
-| `must_discard` | 15N + 20 | 1 | rules: 1 if a matching roll must discard (`must_discard`) |
-| `triple_llama_match` | 15N + 21 | 1 | rules: 1 if a triple llama also counts as ordinary dice (`triple_llama="also_match"`) |
+With N players the vector has ``15 N + 22`` entries (52 for two players): the table of its blocks is
+docs/environments.md, Observation (generated from :func:`layout_table`); :func:`observation_layout` gives each
+block's concrete slice.
 
 Example::
 
     from lama_env import LamaGame, encode, observation_size
     game = LamaGame(num_players=3, seed=1)
     x = encode(game, game.current_player)      # shape (observation_size(3),) == (67,)
-"""  # noqa: E501 (the table is layout_table()'s output, checked verbatim by tests/test_observation.py)
+"""
 
 from __future__ import annotations
 
@@ -81,10 +64,6 @@ _BLOCKS: tuple[tuple[str, int, int, str], ...] = (
 )
 
 
-def _check_n(num_players: int) -> int:
-    return check_num_players(num_players, ValueError)
-
-
 @cache
 def _layout(num_players: int) -> tuple[LayoutEntry, ...]:
     out = []
@@ -102,12 +81,12 @@ def observation_layout(num_players: int) -> list[LayoutEntry]:
     Returns:
         ``(name, start, length, meaning)`` tuples (:class:`LayoutEntry`) in vector order, tiling the vector.
     """
-    return list(_layout(_check_n(num_players)))
+    return list(_layout(check_num_players(num_players, ValueError)))
 
 
 def observation_size(num_players: int) -> int:
     """Length of the observation vector for ``num_players`` players (``15 N + 22``)."""
-    last = _layout(_check_n(num_players))[-1]
+    last = _layout(check_num_players(num_players, ValueError))[-1]
     return last.start + last.length
 
 
@@ -136,7 +115,6 @@ def layout_table(num_players: int | None = None) -> str:
         a += per_player
         b += fixed
     return "\n".join(lines)
-
 
 
 def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:

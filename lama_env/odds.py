@@ -31,11 +31,6 @@ def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], flo
     return _chance_outcomes(rules.dice_index)
 
 
-def roll_distribution(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    """Every distinct roll (face indices in die order) with its probability: :func:`chance_outcomes`."""
-    return chance_outcomes(rules)
-
-
 @cache
 def _p_no_match(dice_index: tuple[tuple[int, ...], ...], present: int) -> float:
     hits = sum(1 for a in dice_index[0] for b in dice_index[1] for c in dice_index[2]

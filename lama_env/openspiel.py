@@ -8,40 +8,9 @@ Needs OpenSpiel (``pip install "lama-dice[openspiel]"``)::
     game = pyspiel.load_game("python_lama_dice", {"players": 3, "reward": "points"})
     state = game.new_initial_state()       # a chance node: the deal, card by card
 
-A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"`` (docs/environments.md,
-The state API: search and OpenSpiel).
-
-=====================  ==========================================================
-parameter              meaning (default)
-=====================  ==========================================================
-``players``            1..6 (2)
-``reward``             ``"win"`` (default): the envs' zero-sum win/loss shares;
-                       ``"points"``: minus each player's final chip total
-``triple_llama``       a rules [choice]: ``"chip_only"`` or ``"also_match"``
-``must_discard``       a rules [choice] (true)
-``end_threshold``      a rules [choice] (40)
-``dice``               the three dice, six faces each, separated by ``/``
-                       (``"1234LL/3456LL/1256LL"``; not commas)
-``max_round_turns``    a rules field (1000): a round is cut after this many turns
-``max_game_length``    the most player decisions in a game (3000): the game is cut
-                       off (terminal) once this many were made
-=====================  ==========================================================
-
-=====================  ==========================================================
-Actions                :mod:`lama_env.actions` (``Discrete(129)``)
-Chance outcomes        a roll ``49 * d0 + 7 * d1 + d2`` (face indices in die order,
-                       ``0..342``); a deal card ``343 + face`` (six cards to each
-                       seat in seat order); a new round is dealt at once
-Returns                terminal only; when cut off by ``max_game_length``: 0 each
-                       under ``"win"``, minus the finished rounds' totals under
-                       ``"points"``
-Observation            tensor ``encode(game, p)`` (``15 N + 22`` floats); string:
-                       :func:`lama_env.render.render_text`; a cut-off state shows
-                       no one to act and no dice
-Information state      perfect information: ``information_state_string(p)`` is
-                       ``state.history_str()``; no information state tensor
-=====================  ==========================================================
-
+A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"``: its parameters (``players``,
+``reward``, the rules fields with ``dice`` as ``"1234LL/3456LL/1256LL"``, ``max_game_length``), chance outcomes,
+returns, observations and information state are docs/environments.md, The state API: search and OpenSpiel.
 ``state.lama_game`` is the engine's game (read it, don't change it); :func:`state_from_game` starts a
 state from any :class:`~lama_env.engine.LamaGame` (how the ``mcts`` agent searches).
 """
@@ -56,7 +25,7 @@ from . import actions as A
 from .engine import LamaGame
 from .observation import encode, observation_layout, observation_size
 from .render import render_text
-from .rules import FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RulesConfig
+from .rules import FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RULES_FIELDS, RulesConfig
 from .streams import Streams
 
 try:
@@ -82,12 +51,9 @@ REWARDS = ("win", "points")
 DEFAULT_MAX_GAME_LENGTH = 3000
 
 
-
 def _rule_params(rules: RulesConfig) -> dict[str, Any]:
-    """The game parameters of ``rules`` (the inverse of :func:`_rules_of`)."""
-    return {"triple_llama": rules.triple_llama, "must_discard": rules.must_discard,
-            "end_threshold": rules.end_threshold, "dice": "/".join("".join(die) for die in rules.dice),
-            "max_round_turns": rules.max_round_turns}
+    """The game parameters of ``rules``: its fields, ``dice`` as ``"1234LL/3456LL/1256LL"`` (inverse: _rules_of)."""
+    return {**{k: getattr(rules, k) for k in RULES_FIELDS}, "dice": "/".join("".join(die) for die in rules.dice)}
 
 
 PARAMETERS: dict[str, Any] = {"players": 2, "reward": "win", **_rule_params(RulesConfig()),
@@ -120,10 +86,8 @@ def chance_outcome(action: int) -> Any:
 
 
 def _rules_of(params: dict[str, Any]) -> RulesConfig:
-    dice = str(params["dice"]).split("/")
-    return RulesConfig(triple_llama=params["triple_llama"], must_discard=params["must_discard"],
-                       end_threshold=params["end_threshold"], dice=tuple(tuple(die) for die in dice),
-                       max_round_turns=params["max_round_turns"])
+    dice = tuple(tuple(die) for die in str(params["dice"]).split("/"))
+    return RulesConfig(**{**{k: params[k] for k in RULES_FIELDS}, "dice": dice})
 
 
 class LamaDiceGame(pyspiel.Game):
@@ -224,11 +188,9 @@ class LamaDiceState(pyspiel.State):
     def returns(self) -> list[float]:
         """Terminal returns of the game's ``reward`` mode (all 0 before the end)."""
         g = self._lama
-        if not self.is_terminal():
+        if not self.is_terminal() or (self.cut_off() and self._reward == "win"):
             return [0.0] * g.num_players
-        if not g.game_over:  # cut off at max_game_length
-            return [0.0] * g.num_players if self._reward == "win" else list(g.returns("points"))
-        return list(g.returns(self._reward))
+        return list(g.returns(self._reward))  # cut off at max_game_length: the finished rounds' points
 
     @property
     def max_game_length(self) -> int:
@@ -261,10 +223,9 @@ class LamaDiceObserver:
         """Write ``encode(game, player)`` into :attr:`tensor` (with no one to act once cut off)."""
         self.tensor[:] = encode(state.lama_game, player)
         if state.cut_off():
-            n = state.lama_game.num_players
-            for name, value in _CUT_OFF_VIEW.items():
-                start, stop = _block(name, n)
-                self.tensor[start:stop] = value
+            for e in observation_layout(state.lama_game.num_players):
+                if e.name in _CUT_OFF_VIEW:
+                    self.tensor[e.start:e.start + e.length] = _CUT_OFF_VIEW[e.name]
 
     def string_from(self, state: LamaDiceState, player: int) -> str:
         """The table as text (the game has no hidden information: every player sees the same)."""
@@ -273,14 +234,6 @@ class LamaDiceObserver:
 
 #: The observation blocks of a state cut off at ``max_game_length``: as at the end of a game.
 _CUT_OFF_VIEW: dict[str, Any] = {"to_act": 0.0, "decision": np.array((0.0, 0.0, 0.0, 1.0), np.float32), "dice": 0.0}
-
-
-def _block(name: str, num_players: int) -> tuple[int, int]:
-    """The slice ``(start, stop)`` of block ``name`` of the observation of ``num_players``."""
-    for entry in observation_layout(num_players):
-        if entry.name == name:
-            return entry.start, entry.start + entry.length
-    raise KeyError(name)  # pragma: no cover
 
 
 def _table_text(state: LamaDiceState) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import actions as A
 from .engine import LamaGame, Phase
-from .roundend import RoundEnd, ended, is_round_end, turns
+from .roundend import DECISIONS, RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
 
@@ -47,7 +47,6 @@ _CARD, _CARD_X, _CARD_PITCH, _CARD_Y = (38, 54), 184, 47, 6  # display cards
 _PAD, _NAME_X, _NAME_W = 3, 30, 148  # _PAD: the outline margin around every card sprite
 _POINTS_CX, _TOTAL_CX, _TURN_CX = 560, 612, 586
 _TIMES = "\u00d7"  # the multiplication sign of the card counts
-_DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 _ENDINGS = {"row_empty": "the llama row is empty", "all_quit": "everyone quit"}
 
 
@@ -222,8 +221,8 @@ _TAG_COLORS: dict[str, _Color] = {"winner": _WINNER, "went out": _ACCENT, "bust"
 def status_text(game: LamaGame | RoundEnd, names: Sequence[str]) -> str:
     """The header line: whose decision it is (``"P1 to discard"``), or how the round or game ended."""
     phase = game.phase
-    if phase in _DECISION:
-        return f"{names[game.current_player]} {_DECISION[phase]}"
+    if phase in DECISIONS:
+        return f"{names[game.current_player]} {DECISIONS[phase]}"
     end = ended(game) or {}
     if end.get("went_out") is not None:
         how = f"{names[end['went_out']]} went out"
@@ -397,11 +396,8 @@ class TablePicture:
         return out
 
 
-@functools.lru_cache(maxsize=32)
-def table_picture(num_players: int, names: tuple[str, ...] | None = None,
-                  highlight: int | None = None) -> TablePicture:
-    """A shared :class:`TablePicture` for these player count, names and highlight (cached)."""
-    return TablePicture(num_players, names, highlight)
+#: A shared :class:`TablePicture` for a player count, names (a tuple) and highlight (cached).
+table_picture = functools.lru_cache(maxsize=32)(TablePicture)
 
 
 def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequence[Any] | None = None,

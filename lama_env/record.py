@@ -346,17 +346,12 @@ def _steps(rec: Any) -> Iterator[tuple[LamaGame, RoundEnd | None, int, int | Non
             if not game.is_chance_node():  # (a round's end leaves the next deal's chance node)
                 raise RecordError("the round is unfinished but another round follows", r - 1)
         _check_round_shape(rnd, r)
-        sp = rnd["start_player"]
         if game is None:
+            sp = rnd["start_player"]
             if not 0 <= sp < n:
                 raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
-            try:  # explicit chance: each later round's deal is the record's, card by card
-                game = LamaGame(n, rules, start_points=start_points, start_player=sp, hands=rnd["hands"],
-                                chance="explicit")
-            except IllegalActionError as e:
-                raise RecordError(str(e), r) from None
-        else:
-            _deal(game, rnd, r)
+            game = LamaGame(n, rules, start_points=start_points, start_player=sp, chance="explicit")
+        _deal(game, rnd, r)  # explicit chance: each round's deal is the record's, card by card
         yield game, None, r, None
         for t, turn in enumerate(rnd["turns"]):
             if game.game_over or game.is_chance_node():

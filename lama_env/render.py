@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .engine import LamaGame, Phase
-from .roundend import RoundEnd, ended, is_round_end
+from .engine import LamaGame
+from .roundend import DECISIONS, RoundEnd, ended, is_round_end
 from .rules import FACES, NUM_FACES, score_display, winners
-
-_DECISION = {Phase.TURN: "to roll or quit", Phase.DISCARD: "to discard", Phase.TAKE: "to take a row card"}
 
 
 def _cards(counts: Sequence[int]) -> str:
@@ -48,8 +46,8 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     end = ended(game)
     how = end["ended_by"] if end else None
     head = f"Round {game.round_index + 1} · start {names[game.start_player]} · "
-    if phase in _DECISION:
-        head += f"{names[game.current_player]} {_DECISION[phase]}"
+    if phase in DECISIONS:
+        head += f"{names[game.current_player]} {DECISIONS[phase]}"
         if game.dice is not None:
             head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
     elif is_round_end(game):
@@ -60,7 +58,7 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     cards = [_cards(d) for d in game.displays]
     cw = max(12, max(len(c) for c in cards))
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
-    deciding = game.current_player if phase in _DECISION else None
+    deciding = game.current_player if phase in DECISIONS else None
     for p in range(n):
         status = "  [quit]" if game.quit[p] else ""
         if end is not None and p in (end["went_out"], end["busted"]):

@@ -13,11 +13,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .actions import QUIT, ROLL
+from .constants import DISCARD, TAKE, TURN
 from .rules import RulesConfig
 from .transitions import ended_table
 
 if TYPE_CHECKING:
     from .engine import LamaGame
+
+#: What the player to act decides, by phase (the engine's ``Phase`` values): the text table's and the pictures' words.
+DECISIONS = {TURN: "to roll or quit", DISCARD: "to discard", TAKE: "to take a row card"}
 
 
 class RoundEnd:
@@ -97,4 +101,4 @@ def is_round_end(game: Any) -> bool:
     return isinstance(game, RoundEnd)
 
 
-__all__ = ["RoundEnd", "ended", "is_round_end", "step_with_round_end", "turns"]
+__all__ = ["DECISIONS", "RoundEnd", "ended", "is_round_end", "step_with_round_end", "turns"]

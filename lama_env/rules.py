@@ -54,14 +54,8 @@ def face_index(name: Any) -> int:
 class RulesConfig:
     """Every **[choice]** of docs/RULES.md, with its default (docs/RULES.md, Rules configuration).
 
-    Attributes:
-        triple_llama: ``"chip_only"`` (a triple llama only returns a chip) or ``"also_match"`` (it returns
-            a chip and the three llamas then count as ordinary dice for discard / take / bust).
-        must_discard: whether a matching roll forces discarding at least one card.
-        end_threshold: the game ends after a round in which some total reaches this many points.
-        dice: three dice of six faces each, as face names, in die order.
-        max_round_turns: the most turns (roll or quit decisions) a round lasts: it is then cut,
-            ``ended_by == "turn_cap"``, and scored as it stands (docs/RULES.md, The turn cap).
+    The fields ``triple_llama``, ``must_discard``, ``end_threshold``, ``dice`` (face names, in die order) and
+    ``max_round_turns``: their types, defaults, allowed values and meanings are that section's table.
     """
 
     triple_llama: str = "chip_only"
@@ -73,7 +67,7 @@ class RulesConfig:
     dice_index: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """Check every field and derive :attr:`dice_index` (RulesError: a bad field, or :func:`check_can_end`)."""
+        """Check every field and derive :attr:`dice_index` (RulesError: a bad field, or rules that cannot end)."""
         if self.triple_llama not in TRIPLE_LLAMA_MODES:
             raise RulesError(f"triple_llama must be one of {', '.join(TRIPLE_LLAMA_MODES)}, got {self.triple_llama!r}")
         if not isinstance(self.must_discard, bool):
@@ -103,7 +97,11 @@ class RulesConfig:
         if not 1 <= cap <= MAX_ROUND_TURNS_LIMIT:
             raise RulesError(f"max_round_turns must be 1..{MAX_ROUND_TURNS_LIMIT:,}, got {cap}")
         object.__setattr__(self, "max_round_turns", int(cap))
-        check_can_end(self)
+        # docs/RULES.md, "Rules that cannot end": all-llama dice under chip_only, where every roll changes nothing
+        if self.triple_llama == "chip_only" and all(f == "L" for die in norm for f in die):
+            raise RulesError("a round could never end: every face of the dice is a llama, so under "
+                             "triple_llama=chip_only every roll is a triple llama that changes nothing "
+                             "(give a die a number face, or use triple_llama=also_match)")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | RulesConfig | None) -> RulesConfig:
@@ -174,17 +172,6 @@ def _unexpected_keyword(key: str, owner: str, own: Sequence[str]) -> str:
     return f"{owner} got an unexpected keyword argument {key!r} ({hint}{known})"
 
 
-def check_can_end(rules: RulesConfig) -> None:
-    """Refuse (RulesError) rules under which a round cannot end (docs/RULES.md, "Rules that cannot end").
-
-    Only all-llama dice under ``triple_llama="chip_only"`` are such rules: every roll changes nothing.
-    """
-    if rules.triple_llama == "chip_only" and all(f == "L" for die in rules.dice for f in die):
-        raise RulesError("a round could never end: every face of the dice is a llama, so under "
-                         "triple_llama=chip_only every roll is a triple llama that changes nothing "
-                         "(give a die a number face, or use triple_llama=also_match)")
-
-
 #: The rules fields (those of :class:`RulesConfig` a config, a record or a ``--rule`` sets).
 RULES_FIELDS: tuple[str, ...] = ("triple_llama", "must_discard", "end_threshold", "dice", "max_round_turns")
 #: The rules keywords every env and :class:`~lama_env.vector.VectorGame` accepts: the fields, and ``rules``
@@ -234,14 +221,9 @@ def is_triple_llama(dice: Sequence[int]) -> bool:
 MAX_ROUND_POINTS: int = score_display((1,) * NUM_FACES)
 
 
-def ends_game(total: int, rules: RulesConfig) -> bool:
-    """Whether a player's total ends the game once the round is over (it reaches ``end_threshold``)."""
-    return total >= rules.end_threshold
-
-
 def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
-    """Whether the game ends after a round with these totals."""
-    return ends_game(max(totals), rules)
+    """Whether the game ends after a round with these totals (some total reaches ``end_threshold``)."""
+    return max(totals) >= rules.end_threshold
 
 
 def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:

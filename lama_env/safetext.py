@@ -23,15 +23,12 @@ def _escape(m: re.Match[str]) -> str:
     return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
 
 
-def safe_text(value: Any, limit: int | None = None) -> str:
+def safe_text(value: Any) -> str:
     r"""``value`` as text that is safe to show: one line, no control codes, encodable as UTF-8.
 
     Control and invisible format characters are shown escaped (``\x1b``, ``\n``, ``\u202e``); a lone
     surrogate becomes U+FFFD. Ordinary text, accents and emoji included, is unchanged; it never raises.
-
-    Args:
-        value: the string (anything else is shown as ``str(value)``).
-        limit: cut the result to at most this many characters, the last one an ellipsis (None: no limit).
+    ``value``: the string (anything else is shown as ``str(value)``).
     """
     try:
         text = value if isinstance(value, str) else str(value)
@@ -40,7 +37,4 @@ def safe_text(value: Any, limit: int | None = None) -> str:
     if not text.isascii():
         # a surrogate pair becomes its character, a lone surrogate U+FFFD
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    text = _UNSAFE.sub(_escape, text)
-    if limit is not None and len(text) > limit:
-        text = text[:max(limit - 1, 0)] + "\u2026"
-    return text
+    return _UNSAFE.sub(_escape, text)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from functools import cache, lru_cache
+from functools import cache
 from operator import add, sub
 from typing import TypeVar
 
@@ -48,7 +48,6 @@ _D = TypeVar("_D", bound=Sequence[int])
 _R = TypeVar("_R", bound=Sequence[int])
 
 _DISCARDS, _DISCARD_BASE, _TAKE_BASE = A.DISCARDS, A.DISCARD_BASE, A.TAKE_BASE
-_legal_discards = lru_cache(maxsize=None)(A.legal_discards)  # a few hundred (limits, must) pairs
 
 
 # ------------------------------------------------------------------ chance
@@ -125,7 +124,7 @@ def apply_roll(
         return ROLL_TRIPLE_LLAMA, (), True, display, row
     limits = match_limits(display, dice)
     if limits is not None:
-        return ROLL_DISCARD, _legal_discards(limits, rules.must_discard), chip, display, row
+        return ROLL_DISCARD, A.legal_discards(limits, rules.must_discard), chip, display, row
     if not last_player:
         takes = tuple(sorted({_TAKE_BASE + f for f in dice if row[f]}))
         if takes:

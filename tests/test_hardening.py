@@ -194,10 +194,6 @@ def test_safe_text(raw, shown):
     safe_text(raw).encode("utf-8")  # always encodable
 
 
-def test_safe_text_cuts_to_a_limit():
-    assert safe_text("abcdef", 4) == "abc\u2026" and safe_text("abc", 4) == "abc"
-
-
 EVIL = ["\x1b]0;pwned\x07\x1b[2J[red]x[/]", "bad\nname\ud800"]
 
 

@@ -8,7 +8,7 @@ from conftest import counts
 
 from lama_env import actions as A
 from lama_env.errors import LamaDiceError
-from lama_env.odds import p_no_match, p_triple_llama, roll_distribution
+from lama_env.odds import chance_outcomes, p_no_match, p_triple_llama
 from lama_env.rules import (
     DECK_COUNTS,
     DEFAULT_DICE,
@@ -198,8 +198,8 @@ def test_legal_discards_enumerates_every_multiset_within_limits():
 
 
 # ---------------------------------------------------------------- odds
-def test_roll_distribution_is_exact():
-    dist = roll_distribution(RulesConfig())
+def test_chance_outcomes_are_exact():
+    dist = chance_outcomes(RulesConfig())
     assert abs(sum(p for _, p in dist) - 1.0) < 1e-12
     probs = dict(dist)
     assert probs[(0, 0, 0)] == pytest.approx(1 / 27)

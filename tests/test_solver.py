@@ -24,7 +24,7 @@ from lama_dice.agents.solver import (
 from lama_env import LamaGame
 from lama_env import actions as A
 from lama_env.engine import resolve_roll
-from lama_env.odds import roll_distribution
+from lama_env.odds import chance_outcomes
 from lama_env.rules import DECK_COUNTS, FACE_INDEX, RulesConfig, score_display
 from lama_env.streams import Streams
 
@@ -142,7 +142,7 @@ def value_iteration(rules: RulesConfig, max_cards: int, sweeps: int) -> dict:
     trans = {}
     for d in states:
         out = []
-        for dice, p in roll_distribution(rules):
+        for dice, p in chance_outcomes(rules):
             kind, legal = resolve_roll(d, FULL_ROW, dice, last_player=True, rules=rules)
             if kind == "discard":
                 out.append((p, [tuple(x - y for x, y in zip(d, A.discard_counts(a), strict=True)) for a in legal]))
