@@ -249,14 +249,11 @@ def below(state, k):
 
 
 @njit(cache=True)
-def seed_mix(seed):
-    """The mixed base seed of the streams (``seed``: a 64-bit seed)."""
-    return mix(seed + _GOLDEN)
-
-
-@njit(cache=True)
 def start_streams(gs, seed_mixed, game_id):
-    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id."""
+    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id.
+
+    ``seed_mixed``: :func:`lama_env.streams.kernel_seed`; the streams are :func:`lama_env.streams.start_streams`'.
+    """
     e = mix(seed_mixed ^ mix(_u64(game_id) * _GOLDEN + _GOLDEN))
     gs.es = e
     gs.ps = mix(e ^ _POLICY_SALT)

@@ -140,11 +140,11 @@ KERNEL_STEPS = 1 << 19
 
 
 @njit(cache=True)
-def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, budget):
+def _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos, budget):
     """Play games ``g = pos[0]..G-1`` (``G = len(seat_agent)``), ``budget`` transitions at most; see :func:`play_batch`.
 
-    Game ``g`` starts from the streams of ``(seed, game_ids[g])``; agent ``agents[seat_agent[g, p]]``
-    (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are played in turn in the state record
+    Game ``g`` starts from the streams of ``(seed_mixed, game_ids[g])`` (:func:`lama_env.streams.kernel_seed`);
+    agent ``agents[seat_agent[g, p]]`` (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are played in turn in the state record
     ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``, ``stats[g]`` (``[G, 5, N]``) and
     ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at least ``LOG_ROOM + 8 N``
     entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos`` (``int64[3]``: the next
@@ -154,7 +154,6 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds,
     logging = r.logging
     room = K.LOG_ROOM + 8 * n
     cap = log.shape[1]
-    seed_mixed = K.seed_mix(seed)
     local = K.new_state_kernel(1)  # a local record (what the compiler keeps closest), copied from and back to s[0]
     local[0] = s[0]
     gs = local[0]
@@ -202,12 +201,13 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds,
     pos[0] = g
 
 
-def _play_all(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len) -> None:
+def _play_all(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len) -> None:
     """:func:`_play_kernel` over the whole batch, :data:`KERNEL_STEPS` transitions per call (Ctrl-C works)."""
     s = K.new_state(1)
     pos = np.zeros(3, dtype=np.int64)
     while pos[0] < len(seat_agent):
-        _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, KERNEL_STEPS)
+        _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos,
+                     KERNEL_STEPS)
 
 
 @dataclass
@@ -325,11 +325,6 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
 
 
 # ------------------------------------------------------------------- driver
-def _seed64(seed: int | None) -> np.uint64:
-    """The kernel's 64-bit base seed (:func:`lama_env.streams.base_seed`)."""
-    return np.uint64(streams.base_seed(seed, NativePolicyError))
-
-
 def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = None, seating: np.ndarray | None = None,
                rules: RulesConfig | Mapping | None = None, seed: int | None = None, game_ids: np.ndarray | None = None,
                log_games: Sequence[int] = (), log_capacity: int = 4096) -> BatchResult:
@@ -372,14 +367,14 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     game_ids = np.ascontiguousarray(game_ids, dtype=np.int64)
     if game_ids.shape != (n_games,):
         raise NativePolicyError(f"game_ids must have shape ({n_games},), got {game_ids.shape}")
-    seed64 = _seed64(seed)
+    seed_mixed = streams.kernel_seed(seed, NativePolicyError)
     table = K.agents_table(np.array([a.kind for a in natives], dtype=np.int64),
                            np.stack([a.quit_table for a in natives]), np.stack([a.take_rank for a in natives]))
     no_log = np.zeros((0, 0), dtype=np.int32)
     tot = np.zeros((n_games, n), dtype=np.int64)
     stats = np.zeros((n_games, 5, n), dtype=np.int64)
     rounds = np.zeros(n_games, dtype=np.int64)
-    _play_all(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed64, tot, stats, rounds,
+    _play_all(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed_mixed, tot, stats, rounds,
               rounds)
 
     logs: dict[int, np.ndarray] = {}
@@ -394,7 +389,7 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
         log = np.zeros((k, cap), dtype=np.int32)
         log_len = np.zeros(k, dtype=np.int64)
         tot2 = np.zeros((k, n), dtype=np.int64)
-        _play_all(logged, log, table, seating[idx], game_ids[idx], seed64, tot2,
+        _play_all(logged, log, table, seating[idx], game_ids[idx], seed_mixed, tot2,
                   np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
         if not np.array_equal(tot2, tot[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")

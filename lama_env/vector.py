@@ -94,11 +94,6 @@ def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
     return value
 
 
-def _seed_mix(seed: int | None) -> np.uint64:
-    """The streams' mixed base seed: the kernel's ``seed_mix`` of :func:`lama_env.streams.base_seed`."""
-    return np.uint64(_kernel.seed_mix(np.uint64(streams.base_seed(seed, VectorGameError))))
-
-
 #: The rules record with the observation's tables (:func:`lama_env._kernel.encoder_rules`).
 encoder_rules = _kernel.encoder_rules
 
@@ -183,7 +178,7 @@ class VectorGame:
         _check_layout(n)
         self.observation_size = observation_size(n)
         self.num_actions = A.NUM_ACTIONS
-        self._seed = _seed_mix(seed)
+        self._seed = streams.kernel_seed(seed, VectorGameError)
         self._started = False
         self._s = _kernel.new_state(g)
         self._hands_view = self._s["hands"][:, :n]
@@ -212,7 +207,7 @@ class VectorGame:
         """
         reseed = not self._started or seed is not None
         if seed is not None:
-            self._seed = _seed_mix(seed)
+            self._seed = streams.kernel_seed(seed, VectorGameError)
         self._started = True
         self._s["pend"] = -1
         for out in self._out:
