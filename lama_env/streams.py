@@ -41,7 +41,7 @@ def seed_mix(seed64: int) -> int:
 
 
 def kernel_seed(seed: Any, error: type[Exception] = ValueError) -> np.uint64:
-    """The kernels' mixed base seed of a run's ``seed`` (:func:`seed_mix` of :func:`base_seed`; else raise ``error``)."""
+    """The kernels' mixed base seed of a run's ``seed``: :func:`seed_mix` of :func:`base_seed` (else ``error``)."""
     return np.uint64(seed_mix(base_seed(seed, error)))
 
 
