@@ -145,10 +145,11 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, r
 
     Game ``g`` starts from the streams of ``(seed_mixed, game_ids[g])`` (:func:`lama_env.streams.kernel_seed`);
     agent ``agents[seat_agent[g, p]]`` (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are
-    played in turn in the state record ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``, ``stats[g]`` (``[G, 5, N]``) and
-    ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at least ``LOG_ROOM + 8 N``
-    entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos`` (``int64[3]``: the next
-    game, whether it is under way, whether its log overflowed) is updated; call again until ``pos[0] == G``.
+    played in turn in the state record ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``,
+    ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at
+    least ``LOG_ROOM + 8 N`` entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos``
+    (``int64[3]``: the next game, whether it is under way, whether its log overflowed) is updated; call again
+    until ``pos[0] == G``.
     """
     n = r.n
     logging = r.logging
