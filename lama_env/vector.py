@@ -1,30 +1,9 @@
 """A vector game: many games of *Don't L.L.A.M.A. Dice* stepped at once, every seat, Pgx-style.
 
 :class:`VectorGame` holds ``num_envs`` games as state records (:data:`lama_env._kernel.STATE_DTYPE`) and
-steps them all with one call of a Numba-compiled kernel (:mod:`lama_env._vector_kernel`).  Each game asks
-one decision of its player to act (``current_player``); the caller gives one action per game, so one policy
-can play every seat::
-
-    vg = VectorGame(4096, num_players=2, seed=0)
-    vg.reset()
-    for _ in range(1000):
-        vg.step(vg.sample_actions())     # a random legal action in every game; vg.rewards: (4096, 2)
-
-After :meth:`~VectorGame.reset` and each :meth:`~VectorGame.step`, ``observation``, ``action_mask``,
-``current_player``, ``rewards``, ``terminated``, ``truncated``, ``final_observation``, ``round_ended`` and
-``rolled`` (shapes and dtypes: their docstrings) are read-only views of two output buffers used in turn: a
-step's arrays stay valid through the next step and are overwritten by the one after.
-
-The games never stop between rounds: the step that ends a round scores it, pays its rewards (the envs'
-``reward="win"`` or ``"points"``, through the episode step of :mod:`lama_env.episode`), sets
-``round_ended`` and deals the next round; where the episode ends (``terminated``; ``truncated`` after
-``max_rounds`` rounds) it writes ``final_observation`` (seen from the seat that acted last) and deals a new
-game in the slot.  Slot ``g`` draws its deals and dice from its own stream, started from ``(seed, g)``
-(:mod:`lama_env.batched`'s), whatever ``num_envs`` is.  :meth:`~VectorGame.state` and
-:meth:`~VectorGame.set_state` save and restore everything, the streams included (a planner can branch);
-``record=True`` keeps the ended games' records (:meth:`~VectorGame.records`).  An illegal action raises
-:class:`VectorIllegalActionError` naming the first such game, before any game changes.
-(docs/environments.md, Vector game)
+steps them all with one call of a Numba-compiled kernel (:mod:`lama_env._vector_kernel`); a step's outputs
+are read-only views of two buffers used in turn, valid through the next step.  Usage, round ends, rewards,
+random streams, branching (:meth:`~VectorGame.state`), records and errors: docs/environments.md, Vector game.
 """
 
 from __future__ import annotations
@@ -196,7 +175,6 @@ class VectorGame:
         if seed is not None:
             self._seed = streams.kernel_seed(seed, VectorGameError)
         self._started = True
-        self._s["pend"] = -1
         for out in self._out:
             _clear(out)
         self._k = 0
