@@ -430,16 +430,22 @@ def _bust(gs, p):
 
 @_inline
 def _roll(gs, r, p, x):
-    """Player ``p`` rolls ``x`` (die 0's side * 36 + die 1's * 6 + die 2's; -1: drawn).
-
-    How it resolves (triple llama, discard, take or bust): (log outcome, the round's ending or -1).
-    """
+    """Player ``p`` rolls ``x`` (die 0's side * 36 + die 1's * 6 + die 2's; -1: drawn); see :func:`_resolve`."""
     if x < 0:
         st, x = below(gs.es, 216)
         gs.es = st
-    f0 = gs.dice[0] = r.dice_faces[0, x // 36]
-    f1 = gs.dice[1] = r.dice_faces[1, (x // 6) % 6]
-    f2 = gs.dice[2] = r.dice_faces[2, x % 6]
+    gs.dice[0] = r.dice_faces[0, x // 36]
+    gs.dice[1] = r.dice_faces[1, (x // 6) % 6]
+    gs.dice[2] = r.dice_faces[2, x % 6]
+    return _resolve(gs, r, p, gs.dice[0], gs.dice[1], gs.dice[2])
+
+
+@_inline
+def _resolve(gs, r, p, f0, f1, f2):
+    """How the roll of faces ``f0, f1, f2`` resolves (triple llama, discard, take or bust).
+
+    Returns (log outcome, the round's ending or -1).
+    """
     if f0 == 0 and f1 == 0 and f2 == 0:  # a triple llama
         gs.tot[p] = chip(gs.tot[p])
         gs.stats[4, p] += 1

@@ -80,6 +80,14 @@ def _encode_seat(out, gs, r, k, p, to_act):
 
 
 @njit(cache=True)
+def _encode_dice(out, b, gs, r):
+    """Write the dice block at ``out[b:b + 7]``: at each face shown, the share of the dice showing it."""
+    for j in range(3):
+        f = gs.dice[j]
+        out[b + f] = r.t_third[(gs.dice[0] == f) + (gs.dice[1] == f) + (gs.dice[2] == f)]
+
+
+@njit(cache=True)
 def encode(out, gs, r, seat, to_act, decision, show_dice):
     """Write game ``gs``'s observation seen from ``seat`` into ``out`` (one row, float32).
 
@@ -99,10 +107,8 @@ def encode(out, gs, r, seat, to_act, decision, show_dice):
         out[b + 7 + j] = 1.0 if j == decision else 0.0
     for f in range(7):
         out[b + 11 + f] = 0.0
-    if show_dice:  # each face shown: the share of the dice showing it
-        for j in range(3):
-            f = gs.dice[j]
-            out[b + 11 + f] = r.t_third[(gs.dice[0] == f) + (gs.dice[1] == f) + (gs.dice[2] == f)]
+    if show_dice:
+        _encode_dice(out, b + 11, gs, r)
     out[b + 18] = 1.0 if gs.active == 1 else 0.0
     out[b + 19] = gs.active / n
     out[b + 20] = 1.0 if r.must else 0.0
