@@ -56,7 +56,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 from numba.extending import register_jitable
-from numba.np.numpy_support import from_dtype as numba_from_dtype
 
 from . import jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
 from .constants import (  # noqa: F401  (the record's and the logs' codes, read as K.TURN, K.LOG_ROOM...)
@@ -101,9 +100,6 @@ from .rules import MAX_ROUND_POINTS, RulesConfig, return_chip, score_display
 from .rules import win_result as _win_result
 
 # ------------------------------------------------------------------ constants
-#: Actions (:mod:`lama_env.actions`: roll, quit, take face ``f`` = 2 + f, discard ``9 + i``).
-_ROLL, _QUIT, _TAKE_BASE, _DISCARD_BASE = ROLL, QUIT, TAKE_BASE, DISCARD_BASE
-
 _u64 = np.uint64
 #: splitmix64 constants (the counter-based random streams).
 _GOLDEN = _u64(GOLDEN)
@@ -148,9 +144,6 @@ RULES_DTYPE = np.dtype([
     ("t_disp", np.float32, (7, 8)), ("t_pts", np.float32, (128,)), ("t_pnm", np.float32, (128,)),
     ("t_third", np.float32, (4,)),
 ])
-
-
-_STATE_NB = numba_from_dtype(STATE_DTYPE)
 
 
 def agents_table(kinds: np.ndarray, quit_tables: np.ndarray, take_ranks: np.ndarray) -> np.ndarray:
@@ -218,15 +211,6 @@ def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
     return make_rules(n, rules, TABLES, False, **observation_tables(rules))
 
 
-@njit(cache=True)
-def new_state_kernel(games):
-    """:func:`new_state` in compiled code (a scratch state of a kernel)."""
-    s = np.zeros(games, _STATE_NB)  # type: ignore[type-var]  # (Numba's type of the record)
-    for g in range(games):
-        s[g].pend = -1
-    return s
-
-
 # ------------------------------------------------------------------ random streams
 @njit(cache=True, inline="always")
 def mix(z):
@@ -249,14 +233,11 @@ def below(state, k):
 
 
 @njit(cache=True)
-def seed_mix(seed):
-    """The mixed base seed of the streams (``seed``: a 64-bit seed)."""
-    return mix(seed + _GOLDEN)
-
-
-@njit(cache=True)
 def start_streams(gs, seed_mixed, game_id):
-    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id."""
+    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id.
+
+    ``seed_mixed``: :func:`lama_env.streams.kernel_seed`; the streams are :func:`lama_env.streams.start_streams`'.
+    """
     e = mix(seed_mixed ^ mix(_u64(game_id) * _GOLDEN + _GOLDEN))
     gs.es = e
     gs.ps = mix(e ^ _POLICY_SALT)
@@ -424,20 +405,16 @@ def _quit(gs, p):
 
 
 @_inline
-def _matches(gs, p, f0, f1, f2):
+def _matches(gs, p):
     """Write the roll's discard limits per face into ``lim``; return whether any die matches."""
     for f in range(7):
         gs.lim[f] = 0
     matched = False
-    if gs.disp[p, f0] > gs.lim[f0]:
-        gs.lim[f0] += 1
-        matched = True
-    if gs.disp[p, f1] > gs.lim[f1]:
-        gs.lim[f1] += 1
-        matched = True
-    if gs.disp[p, f2] > gs.lim[f2]:
-        gs.lim[f2] += 1
-        matched = True
+    for j in range(3):
+        f = gs.dice[j]
+        if gs.disp[p, f] > gs.lim[f]:
+            gs.lim[f] += 1
+            matched = True
     return matched
 
 
@@ -449,25 +426,6 @@ def _bust(gs, p):
             gs.disp[p, f] += 1
     gs.row = 0
     gs.stats[1, p] += 1
-
-
-@_inline
-def _resolve(gs, r, p, f0, f1, f2):
-    """How the roll resolves (triple llama, discard, take or bust): (log outcome, the round's ending or -1)."""
-    triple = f0 == 0 and f1 == 0 and f2 == 0
-    if triple:
-        gs.tot[p] = chip(gs.tot[p])
-        gs.stats[4, p] += 1
-        if not r.also_match:
-            return OUT_TRIPLE, -1
-    if _matches(gs, p, f0, f1, f2):
-        gs.phase = DISCARD
-        return OUT_DISCARD, -1
-    if gs.active > 1 and ((1 << f0) | (1 << f1) | (1 << f2)) & gs.row != 0:
-        gs.phase = TAKE
-        return OUT_TAKE, -1
-    _bust(gs, p)
-    return OUT_BUST, END_BUST
 
 
 @_inline
@@ -483,12 +441,33 @@ def _roll(gs, r, p, x):
 
 
 @_inline
+def _resolve(gs, r, p, f0, f1, f2):
+    """How the roll of faces ``f0, f1, f2`` resolves (triple llama, discard, take or bust).
+
+    Returns (log outcome, the round's ending or -1).
+    """
+    if f0 == 0 and f1 == 0 and f2 == 0:  # a triple llama
+        gs.tot[p] = chip(gs.tot[p])
+        gs.stats[4, p] += 1
+        if not r.also_match:
+            return OUT_TRIPLE, -1
+    if _matches(gs, p):
+        gs.phase = DISCARD
+        return OUT_DISCARD, -1
+    if gs.active > 1 and ((1 << f0) | (1 << f1) | (1 << f2)) & gs.row != 0:
+        gs.phase = TAKE
+        return OUT_TAKE, -1
+    _bust(gs, p)
+    return OUT_BUST, END_BUST
+
+
+@_inline
 def _discard(gs, r, p, a):
     """Player ``p`` discards the cards of action ``a``; return (the counts packed 2 bits per face, ending or -1)."""
     left = 0
     packed = 0
     for f in range(7):
-        c = r.disc[a - _DISCARD_BASE, f]
+        c = r.disc[a - DISCARD_BASE, f]
         gs.disp[p, f] -= c
         left += gs.disp[p, f]
         packed += c << (2 * f)
@@ -499,7 +478,7 @@ def _discard(gs, r, p, a):
 @_inline
 def _take(gs, p, a):
     """Player ``p`` takes the row card of action ``a``; return (the face, the ending (row empty) or -1)."""
-    f = a - _TAKE_BASE
+    f = a - TAKE_BASE
     gs.row &= ~(1 << f)
     gs.disp[p, f] += 1
     gs.phase = TURN
@@ -536,7 +515,7 @@ def transition_roll(gs, r, a, x):
     detail = 0
     if ph == TURN:
         gs.nturn += 1
-        if a == _QUIT:
+        if a == QUIT:
             ended = _quit(gs, p)
         else:
             out, ended = _roll(gs, r, p, x)
@@ -568,7 +547,7 @@ def log_step(gs, r, log, g):
     """Log what the last :func:`transition` of game ``g`` did into ``log[g]`` (and the round's end)."""
     pos = gs.logpos
     p = gs.l_player
-    if gs.l_phase == TURN and gs.l_action == _QUIT:
+    if gs.l_phase == TURN and gs.l_action == QUIT:
         log[g, pos] = LOG_QUIT
         log[g, pos + 1] = p
         pos += 2
@@ -608,7 +587,7 @@ def legal(gs, r, i):
     """
     ph = gs.phase
     if ph == TURN:
-        return 2, (_ROLL if i == 0 else (_QUIT if i == 1 or i == -1 else -1))
+        return 2, (ROLL if i == 0 else (QUIT if i == 1 or i == -1 else -1))
     if ph == TAKE:
         shown = ((1 << gs.dice[0]) | (1 << gs.dice[1]) | (1 << gs.dice[2])) & gs.row
         count = 0
@@ -616,7 +595,7 @@ def legal(gs, r, i):
         for f in range(7):
             if (shown >> f) & 1:
                 if count == i or i == -1:
-                    a = _TAKE_BASE + f
+                    a = TAKE_BASE + f
                 count += 1
         return count, a
     first = 1 if r.must else 0
@@ -656,12 +635,12 @@ def native_action(agent, gs, r, st):
         return st, legal(gs, r, -1)[1]
     m = face_mask(gs, gs.cur)
     if ph == TURN:
-        return st, _QUIT if agent.quit_table[m] != 0 else _ROLL
+        return st, QUIT if agent.quit_table[m] != 0 else ROLL
     count, a = legal(gs, r, -1)  # the last shown face; then the others, last to first (ties: the first face)
-    best = agent.take_rank[m, a - _TAKE_BASE]
+    best = agent.take_rank[m, a - TAKE_BASE]
     for j in range(count - 2, -1, -1):
         b = legal(gs, r, j)[1]
-        if agent.take_rank[m, b - _TAKE_BASE] <= best:
-            best = agent.take_rank[m, b - _TAKE_BASE]
+        if agent.take_rank[m, b - TAKE_BASE] <= best:
+            best = agent.take_rank[m, b - TAKE_BASE]
             a = b
     return st, a

@@ -81,20 +81,10 @@ def _encode_seat(out, gs, r, k, p, to_act):
 
 @njit(cache=True)
 def _encode_dice(out, b, gs, r):
-    """Write the dice block (each face counted once, like encode's dice block) at ``out[b:b + 7]``."""
-    c0 = 0
-    c1 = 0
-    c2 = 0
+    """Write the dice block at ``out[b:b + 7]``: at each face shown, the share of the dice showing it."""
     for j in range(3):
-        if gs.dice[j] == gs.dice[0]:
-            c0 += 1
-        if gs.dice[j] == gs.dice[1]:
-            c1 += 1
-        if gs.dice[j] == gs.dice[2]:
-            c2 += 1
-    out[b + gs.dice[0]] = r.t_third[c0]
-    out[b + gs.dice[1]] = r.t_third[c1]
-    out[b + gs.dice[2]] = r.t_third[c2]
+        f = gs.dice[j]
+        out[b + f] = r.t_third[(gs.dice[0] == f) + (gs.dice[1] == f) + (gs.dice[2] == f)]
 
 
 @njit(cache=True)
@@ -174,23 +164,11 @@ def reset_kernel(s, r, log, sel, reseed, seed_mixed, obs, mask, player):
 
 
 @njit(cache=True)
-def _finish(gs, r, g, o, fs):
-    """The episode of game ``g`` ended: its final observation from ``fs``, totals and statistics to ``fin``."""
-    n = r.n
-    encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
-    o.fin_rounds[g] = gs.nround + 1
-    for q in range(n):
-        o.fin[g, 0, q] = gs.tot[q]
-        for k in range(5):
-            o.fin[g, 1 + k, q] = gs.stats[k, q]
-
-
-@njit(cache=True)
 def _end_round(gs, r, log, g, o, code, fs):
     """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): the episode step.
 
-    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs`` and a new game;
-    else the next round.
+    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs``, the totals and
+    statistics to ``fin`` and a new game; else the next round.
     """
     n = r.n
     o.round_end[g] = True
@@ -203,7 +181,12 @@ def _end_round(gs, r, log, g, o, code, fs):
             o.term[g] = True
         else:
             o.trunc[g] = True
-        _finish(gs, r, g, o, fs)
+        encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
+        o.fin_rounds[g] = gs.nround + 1
+        for q in range(n):
+            o.fin[g, 0, q] = gs.tot[q]
+            for k in range(5):
+                o.fin[g, 1 + k, q] = gs.stats[k, q]
         if r.logging:
             gs.done_len = gs.logpos
             gs.pend = -1

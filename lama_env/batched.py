@@ -1,24 +1,11 @@
 """A compiled batched engine: many full games at once, for fast evaluation.
 
-:func:`play_batch` plays ``G`` complete games for ``N`` players whose seats are filled by *native* policies,
-inside one Numba-compiled kernel over the package's one compiled step (:func:`lama_env._kernel.transition`),
-and returns per-game outcome arrays (:class:`BatchResult`)::
-
-    from lama_dice.agents.native import play_batch      # takes agent specs too
-
-    res = play_batch(2, ["threshold:0.2", "random"], games=10_000, seed=1)
-    res.totals.shape        # (10000, 2): final totals by seat
-
-A native policy is plain data, a :class:`NativePolicy` that a policy builds for itself (``policy.native(rules)``;
-this module knows no agent): ``KIND_RANDOM`` plays uniformly over the legal actions (its own random stream);
-``KIND_TABLE`` quits at a turn iff ``quit_table[mask]`` (``mask``: the set of faces the display holds, bit
-``f`` = face index ``f``), discards every card it may and takes the shown row card of smallest
-``take_rank[mask, f]``.
-
-Game ``g`` draws its deals and dice from its own stream, a function of ``(seed, game_ids[g])`` only, so it
-plays the same alone, in a batch or logged (``log_games`` plays the chosen games again with a trajectory
-log, :meth:`BatchResult.record`).  The kernel is compiled on first use and cached on disk;
-:func:`compile_kernel` compiles it eagerly.  (docs/environments.md, The batched engine)
+:func:`play_batch` plays ``G`` complete games for ``N`` players whose seats are filled by *native* policies
+(:class:`NativePolicy`, plain data that a policy builds for itself: ``policy.native(rules)``; this module
+knows no agent) inside one Numba-compiled kernel over the package's one compiled step
+(:func:`lama_env._kernel.transition`), and returns per-game outcome arrays (:class:`BatchResult`).  Game
+``g`` draws from its own stream, a function of ``(seed, game_ids[g])`` only, so it plays the same alone, in
+a batch or logged (``log_games``, :meth:`BatchResult.record`).  (docs/environments.md, The batched engine)
 """
 
 from __future__ import annotations
@@ -131,32 +118,28 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
     return None
 
 
-_DISC, _DACT, _DECK, _SCORE = K.TABLES  # (the kernel's tables of the rules)
-_TABLES = K.TABLES
-
 #: Transitions per call of the compiled kernel: a call holds the interpreter (a Ctrl-C waits for it), so it
 #: is kept to tens of milliseconds, a game under way carried over to the next call; the games are the same.
 KERNEL_STEPS = 1 << 19
 
 
 @njit(cache=True)
-def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, budget):
+def _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos, budget):
     """Play games ``g = pos[0]..G-1`` (``G = len(seat_agent)``), ``budget`` transitions at most; see :func:`play_batch`.
 
-    Game ``g`` starts from the streams of ``(seed, game_ids[g])``; agent ``agents[seat_agent[g, p]]``
-    (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are played in turn in the state record
-    ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``, ``stats[g]`` (``[G, 5, N]``) and
-    ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at least ``LOG_ROOM + 8 N``
-    entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos`` (``int64[3]``: the next
-    game, whether it is under way, whether its log overflowed) is updated; call again until ``pos[0] == G``.
+    Game ``g`` starts from the streams of ``(seed_mixed, game_ids[g])`` (:func:`lama_env.streams.kernel_seed`);
+    agent ``agents[seat_agent[g, p]]`` (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are
+    played in turn in the state record ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``,
+    ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at
+    least ``LOG_ROOM + 8 N`` entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos``
+    (``int64[3]``: the next game, whether it is under way, whether its log overflowed) is updated; call again
+    until ``pos[0] == G``.
     """
     n = r.n
     logging = r.logging
     room = K.LOG_ROOM + 8 * n
     cap = log.shape[1]
-    seed_mixed = K.seed_mix(seed)
-    local = K.new_state_kernel(1)  # a local record (what the compiler keeps closest), copied from and back to s[0]
-    local[0] = s[0]
+    local = s.copy()  # a local record (what the compiler keeps closest), copied back to s[0]
     gs = local[0]
     games = seat_agent.shape[0]
     steps = 0
@@ -202,12 +185,13 @@ def _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds,
     pos[0] = g
 
 
-def _play_all(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len) -> None:
+def _play_all(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len) -> None:
     """:func:`_play_kernel` over the whole batch, :data:`KERNEL_STEPS` transitions per call (Ctrl-C works)."""
     s = K.new_state(1)
     pos = np.zeros(3, dtype=np.int64)
     while pos[0] < len(seat_agent):
-        _play_kernel(r, log, agents, seat_agent, game_ids, seed, tot, stats, rounds, log_len, s, pos, KERNEL_STEPS)
+        _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos,
+                     KERNEL_STEPS)
 
 
 @dataclass
@@ -263,10 +247,6 @@ class BatchResult:
         return self.logs[g]
 
 
-def _decode_counts(packed: int) -> list[str]:
-    return [FACES[f] for f in range(NUM_FACES) for _ in range((packed >> (2 * f)) & 3)]
-
-
 def iter_log(log: np.ndarray, n: int) -> Iterator[tuple[int, int, np.ndarray]]:
     """The entries of a trajectory log of the kernel, as ``(offset, tag, fields)``: the one parser of the logs.
 
@@ -300,7 +280,7 @@ def log_to_record(log: np.ndarray, num_players: int, rules: RulesConfig) -> dict
             turn: dict[str, Any] = {"player": int(e[0]), "action": "roll",
                                     "dice": [FACES[int(f)] for f in e[1:4]]}
             if e[4] == OUT_DISCARD:
-                turn["discard"] = _decode_counts(int(e[5]))
+                turn["discard"] = [FACES[f] for f in range(NUM_FACES) for _ in range((int(e[5]) >> (2 * f)) & 3)]
             elif e[4] == OUT_TAKE:
                 turn["take"] = FACES[int(e[5])]
             rounds[-1]["turns"].append(turn)
@@ -325,11 +305,6 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
 
 
 # ------------------------------------------------------------------- driver
-def _seed64(seed: int | None) -> np.uint64:
-    """The kernel's 64-bit base seed (:func:`lama_env.streams.base_seed`)."""
-    return np.uint64(streams.base_seed(seed, NativePolicyError))
-
-
 def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = None, seating: np.ndarray | None = None,
                rules: RulesConfig | Mapping | None = None, seed: int | None = None, game_ids: np.ndarray | None = None,
                log_games: Sequence[int] = (), log_capacity: int = 4096) -> BatchResult:
@@ -372,14 +347,14 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     game_ids = np.ascontiguousarray(game_ids, dtype=np.int64)
     if game_ids.shape != (n_games,):
         raise NativePolicyError(f"game_ids must have shape ({n_games},), got {game_ids.shape}")
-    seed64 = _seed64(seed)
+    seed_mixed = streams.kernel_seed(seed, NativePolicyError)
     table = K.agents_table(np.array([a.kind for a in natives], dtype=np.int64),
                            np.stack([a.quit_table for a in natives]), np.stack([a.take_rank for a in natives]))
     no_log = np.zeros((0, 0), dtype=np.int32)
     tot = np.zeros((n_games, n), dtype=np.int64)
     stats = np.zeros((n_games, 5, n), dtype=np.int64)
     rounds = np.zeros(n_games, dtype=np.int64)
-    _play_all(K.make_rules(n, rules, _TABLES)[()], no_log, table, seating, game_ids, seed64, tot, stats, rounds,
+    _play_all(K.make_rules(n, rules, K.TABLES)[()], no_log, table, seating, game_ids, seed_mixed, tot, stats, rounds,
               rounds)
 
     logs: dict[int, np.ndarray] = {}
@@ -387,14 +362,14 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     if todo and (todo[0] < 0 or todo[-1] >= n_games):
         raise NativePolicyError(f"log_games must be game indices 0..{n_games - 1}")
     cap = max(int(log_capacity), K.LOG_ROOM + 8 * n)
-    logged = K.make_rules(n, rules, _TABLES, logging=True)[()]
+    logged = K.make_rules(n, rules, K.TABLES, logging=True)[()]
     while todo:
         idx = np.array(todo, dtype=np.int64)
         k = len(idx)
         log = np.zeros((k, cap), dtype=np.int32)
         log_len = np.zeros(k, dtype=np.int64)
         tot2 = np.zeros((k, n), dtype=np.int64)
-        _play_all(logged, log, table, seating[idx], game_ids[idx], seed64, tot2,
+        _play_all(logged, log, table, seating[idx], game_ids[idx], seed_mixed, tot2,
                   np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
         if not np.array_equal(tot2, tot[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")

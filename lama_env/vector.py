@@ -1,30 +1,9 @@
 """A vector game: many games of *Don't L.L.A.M.A. Dice* stepped at once, every seat, Pgx-style.
 
 :class:`VectorGame` holds ``num_envs`` games as state records (:data:`lama_env._kernel.STATE_DTYPE`) and
-steps them all with one call of a Numba-compiled kernel (:mod:`lama_env._vector_kernel`).  Each game asks
-one decision of its player to act (``current_player``); the caller gives one action per game, so one policy
-can play every seat::
-
-    vg = VectorGame(4096, num_players=2, seed=0)
-    vg.reset()
-    for _ in range(1000):
-        vg.step(vg.sample_actions())     # a random legal action in every game; vg.rewards: (4096, 2)
-
-After :meth:`~VectorGame.reset` and each :meth:`~VectorGame.step`, ``observation``, ``action_mask``,
-``current_player``, ``rewards``, ``terminated``, ``truncated``, ``final_observation``, ``round_ended`` and
-``rolled`` (shapes and dtypes: their docstrings) are read-only views of two output buffers used in turn: a
-step's arrays stay valid through the next step and are overwritten by the one after.
-
-The games never stop between rounds: the step that ends a round scores it, pays its rewards (the envs'
-``reward="win"`` or ``"points"``, through the episode step of :mod:`lama_env.episode`), sets
-``round_ended`` and deals the next round; where the episode ends (``terminated``; ``truncated`` after
-``max_rounds`` rounds) it writes ``final_observation`` (seen from the seat that acted last) and deals a new
-game in the slot.  Slot ``g`` draws its deals and dice from its own stream, started from ``(seed, g)``
-(:mod:`lama_env.batched`'s), whatever ``num_envs`` is.  :meth:`~VectorGame.state` and
-:meth:`~VectorGame.set_state` save and restore everything, the streams included (a planner can branch);
-``record=True`` keeps the ended games' records (:meth:`~VectorGame.records`).  An illegal action raises
-:class:`VectorIllegalActionError` naming the first such game, before any game changes.
-(docs/environments.md, Vector game)
+steps them all with one call of a Numba-compiled kernel (:mod:`lama_env._vector_kernel`); a step's outputs
+are read-only views of two buffers used in turn, valid through the next step.  Usage, round ends, rewards,
+random streams, branching (:meth:`~VectorGame.state`), records and errors: docs/environments.md, Vector game.
 """
 
 from __future__ import annotations
@@ -41,8 +20,8 @@ from . import actions as A
 from .batched import log_to_record
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
-from .observation import observation_layout, observation_size
-from .rules import MAX_ROUND_POINTS, NUM_FACES, RulesConfig, check_num_players
+from .observation import observation_size
+from .rules import NUM_FACES, RulesConfig, check_num_players
 from .snapshot import from_state
 
 __all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError",
@@ -50,8 +29,6 @@ __all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "
 
 REWARDS = ("win", "points")
 EPISODES = ("game", "round")
-#: Log entries one step may add at most, beyond ``8 N``.
-_LOG_ROOM = _kernel.LOG_ROOM
 
 
 class PlayEnds(NamedTuple):
@@ -94,11 +71,6 @@ def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
     return value
 
 
-def _seed_mix(seed: int | None) -> np.uint64:
-    """The streams' mixed base seed: the kernel's ``seed_mix`` of :func:`lama_env.streams.base_seed`."""
-    return np.uint64(_kernel.seed_mix(np.uint64(streams.base_seed(seed, VectorGameError))))
-
-
 #: The rules record with the observation's tables (:func:`lama_env._kernel.encoder_rules`).
 encoder_rules = _kernel.encoder_rules
 
@@ -108,36 +80,24 @@ _STATE_OUTPUTS = {"observation": "obs", "action_mask": "mask", "current_player":
                   "round_ended": "round_end", "rolled": "rolled"}
 
 
-def _check_layout(n: int) -> None:
-    """The kernel writes the observation blocks at fixed offsets: make sure they are the encoder's."""
-    starts = {e.name: e.start for e in observation_layout(n)}
-    expected = {"display": 0, "quit": 7 * n, "to_act": 8 * n, "start_player": 9 * n, "total": 10 * n,
-                "to_threshold": 11 * n, "round_points": 12 * n, "would_end_game": 13 * n, "p_no_match": 14 * n,
-                "llama_row": 15 * n, "decision": 15 * n + 7, "dice": 15 * n + 11, "last_player": 15 * n + 18,
-                "active_players": 15 * n + 19, "must_discard": 15 * n + 20, "triple_llama_match": 15 * n + 21}
-    if starts != expected or MAX_ROUND_POINTS != 31:  # pragma: no cover - a change of the encoder
-        raise RuntimeError("lama_env.vector: the observation layout changed; update lama_env._vector_kernel")
+def _outputs(g: int, n: int, obs_size: int) -> K.Outputs:
+    """One of the two output buffers of a step (the kernel's tuple of arrays)."""
+    return K.Outputs(np.zeros((g, obs_size), dtype=np.float32), np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_),
+                     np.zeros(g, dtype=np.int64), *PlayEnds.zeros(g, n, obs_size, np.float32))
 
 
-class _Outputs:
-    """One of the two output buffers of a step (``k``: the kernel's tuple of them, ``views``: read-only views)."""
+def _read_only(o: K.Outputs) -> dict[str, np.ndarray]:
+    """Read-only views of the output buffer ``o``'s arrays, by field name."""
+    views = {name: a.view() for name, a in zip(o._fields, o, strict=True)}
+    for v in views.values():
+        v.flags.writeable = False
+    return views
 
-    def __init__(self, g: int, n: int, obs_size: int) -> None:
-        self.obs = np.zeros((g, obs_size), dtype=np.float32)
-        self.mask = np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_)
-        self.player = np.zeros(g, dtype=np.int64)
-        ends = PlayEnds.zeros(g, n, obs_size, np.float32)
-        self.rew, self.term, self.trunc, self.round_end, self.final_obs, self.rolled, self.fin, self.fin_rounds = ends
-        self.k = K.Outputs(self.obs, self.mask, self.player, *ends)
-        self.views: dict[str, np.ndarray] = {}
-        for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "rolled", "fin"):
-            self.views[name] = v = getattr(self, name).view()
-            v.flags.writeable = False
 
-    def clear(self) -> None:
-        for name in ("obs", "mask", "player", "rew", "term", "trunc", "round_end", "final_obs", "fin", "fin_rounds"):
-            getattr(self, name).fill(0)
-        self.rolled.fill(-1)
+def _clear(o: K.Outputs) -> None:
+    for a in o:
+        a.fill(0)
+    o.rolled.fill(-1)
 
 
 class VectorGame:
@@ -180,10 +140,9 @@ class VectorGame:
         if n == 1 and self.reward == "win":
             warnings.warn('reward="win" is always 0 in the solo variant (num_players=1); use reward="points" '
                           "to learn from it", UserWarning, stacklevel=2)
-        _check_layout(n)
         self.observation_size = observation_size(n)
         self.num_actions = A.NUM_ACTIONS
-        self._seed = _seed_mix(seed)
+        self._seed = streams.kernel_seed(seed, VectorGameError)
         self._started = False
         self._s = _kernel.new_state(g)
         self._hands_view = self._s["hands"][:, :n]
@@ -199,7 +158,9 @@ class VectorGame:
         self._slots = np.arange(g, dtype=np.int64)
         self._last_actor = np.full(g, -1, dtype=np.int64)
         self._no_keys = np.zeros(g, dtype=np.uint64)
-        self._out = (_Outputs(g, n, self.observation_size), _Outputs(g, n, self.observation_size))
+        self._out = (_outputs(g, n, self.observation_size), _outputs(g, n, self.observation_size))
+        self._views = (_read_only(self._out[0]), _read_only(self._out[1]))
+        self._room = _kernel.LOG_ROOM + 8 * n  # log entries one step may add at most
         self._k = 0
 
     # ------------------------------------------------------------------ API
@@ -212,11 +173,10 @@ class VectorGame:
         """
         reseed = not self._started or seed is not None
         if seed is not None:
-            self._seed = _seed_mix(seed)
+            self._seed = streams.kernel_seed(seed, VectorGameError)
         self._started = True
-        self._s["pend"] = -1
         for out in self._out:
-            out.clear()
+            _clear(out)
         self._k = 0
         self._deal(self._all, reseed)
 
@@ -257,12 +217,11 @@ class VectorGame:
             ``(G,)`` bool: the games of ``sel`` whose episode ended.
         """
         self._need_reset()
-        room = _LOG_ROOM + 8 * self.num_players
-        if self.record and self._longest + room > self._log.shape[1]:
+        if self.record and self._longest + self._room > self._log.shape[1]:
             self._grow_log()
         o = self._out[self._k]
         self._longest = K.play_kernel(self._s, self._r, self._log, agents, actions, sel, learner, seat_agent,
-                                      auto_forced, room, status, learner_rewards,
+                                      auto_forced, self._room, status, learner_rewards,
                                       K.Outputs(o.obs, o.mask, o.player, *ends))
         ended = sel & (status == K.ENDED)
         if self.record and ended.any():
@@ -307,11 +266,11 @@ class VectorGame:
         bad = K.check_kernel(a64, self._s, self._r)
         if bad >= 0:  # (a uint64 beyond int64 wraps to a negative action: illegal too)
             raise VectorIllegalActionError(self.illegal_message(bad, acts[bad]))
-        if self.record and self._longest + _LOG_ROOM + 8 * self.num_players > self._log.shape[1]:
+        if self.record and self._longest + self._room > self._log.shape[1]:
             self._grow_log()
         self._k ^= 1
         o = self._out[self._k]
-        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o.k, self._last_actor)
+        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o, self._last_actor)
         if self.record and (o.term.any() or o.trunc.any()):
             self._harvest(o.term | o.trunc)
 
@@ -421,7 +380,7 @@ class VectorGame:
         self._k = 0
         for key, name in _STATE_OUTPUTS.items():
             getattr(o, name)[...] = state[key]
-        self._out[1].clear()
+        _clear(self._out[1])
         self._finished = []
         self._started = True
         self._longest = int(self._s["logpos"].max())
@@ -429,7 +388,7 @@ class VectorGame:
     # ---------------------------------------------------------- the step's outputs
     def _view(self, name: str) -> np.ndarray:
         self._need_reset()
-        return self._out[self._k].views[name]
+        return self._views[self._k][name]
 
     @property
     def observation(self) -> np.ndarray:

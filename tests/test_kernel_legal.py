@@ -47,10 +47,10 @@ def test_minus_one_is_the_count_and_the_last_legal_action(n, rules):
                 a = K.native_action(agent, gs, r, np.uint64(0))[1]
                 ph = gs["phase"]
                 if ph == K.TURN:
-                    want = K._QUIT if agent["quit_table"][m] else K._ROLL
+                    want = K.QUIT if agent["quit_table"][m] else K.ROLL
                 elif ph == K.DISCARD:
                     want = last  # every card it may discard
                 else:  # the shown row card of smallest rank, the first face on ties
-                    want = min(every, key=lambda b: (agent["take_rank"][m, b - K._TAKE_BASE], b))
+                    want = min(every, key=lambda b: (agent["take_rank"][m, b - K.TAKE_BASE], b))
                 assert a == want
     assert phases == ({K.TURN, K.DISCARD} if n == 1 else {K.TURN, K.DISCARD, K.TAKE})  # solo: no takes

@@ -43,7 +43,6 @@ def _play_random(game: LamaGame) -> LamaGame:
 def test_python_draws_are_the_compiled_draws(seed):
     b = S.base_seed(seed)
     mixed = S.seed_mix(b)
-    assert mixed == int(K.seed_mix(np.uint64(b)))
     rec = K.new_state(1)
     for g in (0, 1, 99, 2**31):
         K.start_streams(rec[0], np.uint64(mixed), g)

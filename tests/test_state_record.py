@@ -25,7 +25,6 @@ from numba import njit
 from lama_env import _kernel as K
 from lama_env import actions as A
 from lama_env import streams as S
-from lama_env.batched import _TABLES
 from lama_env.engine import GameSetupError, IllegalActionError, LamaGame, Phase
 from lama_env.snapshot import StateFormatError, from_state, to_state
 from lama_env.streams import Streams
@@ -90,7 +89,7 @@ def _differ(a: np.ndarray, b: np.ndarray) -> list[str]:
 
 
 def _rules_record(n, rules):
-    return K.make_rules(n, rules, _TABLES)[()]
+    return K.make_rules(n, rules, K.TABLES)[()]
 
 
 def _kernel_game(n, rules, game_id, seed=SEED):

@@ -360,10 +360,10 @@ def test_a_bust_is_recorded_for_the_roller():
 def test_constants_have_one_home():
     assert DECK == tuple(np.repeat(np.arange(7), DECK_COUNTS).tolist())
     assert MAX_ROUND_POINTS == score_display((1,) * 7) == 31
-    from lama_env import batched, observation
+    from lama_env import _kernel, batched, observation
 
     assert observation.MAX_ROUND_POINTS is MAX_ROUND_POINTS
-    assert batched._DECK.tolist() == list(DECK)
+    assert _kernel.TABLES[2].tolist() == list(DECK)
     assert not hasattr(batched, "ENDINGS") and not hasattr(batched, "_FACE_VALUE")
 
 

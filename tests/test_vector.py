@@ -20,10 +20,10 @@ from conftest import RULES_CONFIG_IDS, RULES_CONFIGS
 from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame, Phase
 from lama_env.errors import LamaDiceError
-from lama_env.observation import encode, observation_size
+from lama_env.observation import encode, observation_layout, observation_size
 from lama_env.options import win_rewards
 from lama_env.record import replay
-from lama_env.rules import RulesConfig, RulesError
+from lama_env.rules import MAX_ROUND_POINTS, RulesConfig, RulesError
 from lama_env.rules import game_over as rules_over
 from lama_env.vector import VectorGame, VectorGameError, VectorIllegalActionError
 
@@ -151,6 +151,18 @@ def test_vector_games_are_the_scalar_engines_games(n, config):
     seen = _drive(n, rules, num_envs=16, steps=400, seed=31 * n + config,
                   reward="points" if config % 2 else "win")
     assert seen["terminated"] > 0 and seen["rolls"] > 0
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_the_kernels_observation_offsets_are_the_encoders(n):
+    # lama_env._vector_kernel.encode writes the blocks at these fixed offsets (and t_pts scales by 31)
+    starts = {e.name: e.start for e in observation_layout(n)}
+    assert starts == {"display": 0, "quit": 7 * n, "to_act": 8 * n, "start_player": 9 * n, "total": 10 * n,
+                      "to_threshold": 11 * n, "round_points": 12 * n, "would_end_game": 13 * n,
+                      "p_no_match": 14 * n, "llama_row": 15 * n, "decision": 15 * n + 7, "dice": 15 * n + 11,
+                      "last_player": 15 * n + 18, "active_players": 15 * n + 19, "must_discard": 15 * n + 20,
+                      "triple_llama_match": 15 * n + 21}
+    assert MAX_ROUND_POINTS == 31
 
 
 @pytest.mark.parametrize("reward", ["win", "points"])
