@@ -25,7 +25,7 @@ from .observation import encode, observation_layout, observation_size
 from .record import RecordError, replay
 from .rules import FACES, RulesConfig, RulesError
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 #: The id of the AEC env in PettingZoo's registry (``pettingzoo.make("aec", PETTINGZOO_ID)``).

@@ -1,4 +1,4 @@
-"""What moved from ``lama_env`` to ``lama_dice`` in 0.3.0, and the one line an import from the old place answers.
+"""What moved from ``lama_env`` to ``lama_dice`` in 0.4.0, and the one line an import from the old place answers.
 
 The application's tools that no env uses (animations, atomic writes, the YAML reader of training configs) live
 in ``lama_dice``; ``import lama_env.animation`` (the import hook of ``lama_env``) and ``from lama_env.reader
@@ -22,4 +22,4 @@ class MovedError(RetiredError, ImportError):
 def check_moved(fullname: str) -> None:
     """Raise :class:`MovedError` if ``fullname`` (``lama_env.animation``) is in :data:`MOVED`; else return."""
     if fullname in MOVED:
-        raise MovedError(retired(fullname, MOVED[fullname], retired_in="0.3.0", last="0.2.0"))
+        raise MovedError(retired(fullname, MOVED[fullname], retired_in="0.4.0", last="0.3.0"))

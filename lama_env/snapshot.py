@@ -29,9 +29,9 @@ from .transitions import ROUND_ENDINGS, match_limits, resolve_roll
 #: The longest serialized state :func:`deserialize` reads (a whole game with its turn log takes 10 to 40 KB).
 MAX_STATE_CHARS = 16 * 2**20
 
-#: The state format that 0.2.0 wrote (the table spelled out field by field), and what to do with such a state.
+#: The state format that 0.3.0 wrote (the table spelled out field by field), and what to do with such a state.
 RETIRED_FORMAT = "lama-dice-state/1"
-_INSTEAD = ("load it with lama-dice 0.2.0 and save the game with to_record() (game records of every format "
+_INSTEAD = ("load it with lama-dice 0.3.0 and save the game with to_record() (game records of every format "
             "replay), or serialize games again with this version")
 
 #: The games this module reads and builds (:class:`lama_env.engine.LamaGame`; the engine imports this module).
@@ -65,7 +65,7 @@ def parse(text: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise StateFormatError("not a serialized game state (not a JSON object)")
     if data.get("format") == RETIRED_FORMAT:
-        raise StateFormatError(retired(f"a {RETIRED_FORMAT} string", _INSTEAD, retired_in="0.3.0", last="0.2.0"))
+        raise StateFormatError(retired(f"a {RETIRED_FORMAT} string", _INSTEAD, retired_in="0.4.0", last="0.3.0"))
     if data.get("format") != E.STATE_FORMAT:
         raise StateFormatError(f"not a {E.STATE_FORMAT} string (format {clip(data.get('format'))})")
     return data
@@ -149,7 +149,7 @@ def setstate(g: LamaGame, state: dict[str, Any]) -> None:
     got = state.get("format") if isinstance(state, dict) else type(state).__name__
     if got == RETIRED_FORMAT or (got == E.STATE_FORMAT and set(state) != {*E._PICKLED, "format"}):
         raise E.GameSetupError(retired("unpickling a LamaGame pickled by an earlier engine",
-                                       _INSTEAD.replace("serialize", "pickle"), retired_in="0.3.0", last="0.2.0"))
+                                       _INSTEAD.replace("serialize", "pickle"), retired_in="0.4.0", last="0.3.0"))
     if got != E.STATE_FORMAT:
         raise E.GameSetupError(f"cannot unpickle a LamaGame of state format {clip(got)} (this version reads "
                                f"{E.STATE_FORMAT!r})")

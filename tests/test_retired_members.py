@@ -3,7 +3,7 @@
 ``lama_env.engine.RETIRED_MEMBERS`` lists them; reading one raises
 :class:`lama_env.engine.RetiredMemberError`, a :class:`lama_env.errors.RetiredError` and an
 ``AttributeError`` (so ``hasattr`` is False), and the class keeps at most 30 public members.
-The modules and names that moved from ``lama_env`` to ``lama_dice`` in 0.3.0 (``lama_env.moved.MOVED``) answer
+The modules and names that moved from ``lama_env`` to ``lama_dice`` in 0.4.0 (``lama_env.moved.MOVED``) answer
 the same way, with a ``MovedError`` (a ``RetiredError`` and an ``ImportError``).
 """
 
@@ -72,7 +72,7 @@ def test_each_moved_module_or_name_answers_one_line_naming_its_new_import(old):
     for attempt in attempts:
         with pytest.raises(MovedError) as e:
             attempt()
-        assert str(e.value) == f"{old} was retired in 0.3.0 (0.2.0 was the last version with it): {MOVED[old]}"
+        assert str(e.value) == f"{old} was retired in 0.4.0 (0.3.0 was the last version with it): {MOVED[old]}"
         assert isinstance(e.value, ImportError) and isinstance(e.value, RetiredError)
     new = MOVED[old].split()[1]  # what it names imports (and holds the name)
     assert new.endswith(f".{name}") or name in vars(importlib.import_module(new))

@@ -28,7 +28,7 @@ RULES = [RulesConfig(), RulesConfig(triple_llama="also_match", must_discard=Fals
          RulesConfig(end_threshold=15, max_round_turns=6)]
 #: What every retired thing's message says (``lama_env.errors.retired``).
 RETIRED = f"was retired in {RETIRED_IN} \\({LAST_WITH} was the last version with it\\): "
-RETIRED_0_3 = "was retired in 0.3.0 \\(0.2.0 was the last version with it\\): "
+RETIRED_0_4 = "was retired in 0.4.0 \\(0.3.0 was the last version with it\\): "
 
 
 def _play_flow(game: LamaGame, pick: random.Random) -> list[dict]:
@@ -149,20 +149,20 @@ def test_an_old_pickle_is_retired():
                 del state[key]
             else:
                 state[key] = value
-        with pytest.raises(GameSetupError, match="unpickling a LamaGame pickled by an earlier engine " + RETIRED_0_3 +
-                           "load it with lama-dice 0.2.0 .*or pickle games again") as e:
+        with pytest.raises(GameSetupError, match="unpickling a LamaGame pickled by an earlier engine " + RETIRED_0_4 +
+                           "load it with lama-dice 0.3.0 .*or pickle games again") as e:
             LamaGame.__new__(LamaGame).__setstate__(state)
         _one_line(e)
     assert pickle.loads(pickle.dumps(g)).serialize() == g.serialize()  # this version's pickles load
 
 
 def test_an_old_state_string_is_retired():
-    """A ``lama-dice-state/1`` string (0.2.0 and earlier: the table field by field) is refused in one line."""
+    """A ``lama-dice-state/1`` string (0.3.0 and earlier: the table field by field) is refused in one line."""
     g = LamaGame(2, seed=1)
     g.step(A.ROLL)
     data = json.loads(g.serialize())
     data["format"] = "lama-dice-state/1"
-    with pytest.raises(StateFormatError, match="^a lama-dice-state/1 string " + RETIRED_0_3 +
-                       r"load it with lama-dice 0.2.0 and save the game with to_record\(\)") as e:
+    with pytest.raises(StateFormatError, match="^a lama-dice-state/1 string " + RETIRED_0_4 +
+                       r"load it with lama-dice 0.3.0 and save the game with to_record\(\)") as e:
         LamaGame.deserialize(json.dumps(data))
     _one_line(e)

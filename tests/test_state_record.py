@@ -250,11 +250,11 @@ def test_to_state_refuses_chance_nodes_and_old_pickles_and_state_strings_are_ret
     state["_hands_known"] = False  # as a pickle written before state records
     old = LamaGame.__new__(LamaGame)
     with pytest.raises(GameSetupError, match=r"^unpickling a LamaGame pickled by an earlier engine was retired in "
-                                             r"0\.3\.0 .*to_record\(\)"):
+                                             r"0\.4\.0 .*to_record\(\)"):
         old.__setstate__(state)
     text = json.loads(f.serialize())
-    text["format"] = "lama-dice-state/1"  # a state string as 0.2.0 wrote it (the table field by field)
-    with pytest.raises(StateFormatError, match=r"^a lama-dice-state/1 string was retired in 0\.3\.0 .*to_record"):
+    text["format"] = "lama-dice-state/1"  # a state string as 0.3.0 wrote it (the table field by field)
+    with pytest.raises(StateFormatError, match=r"^a lama-dice-state/1 string was retired in 0\.4\.0 .*to_record"):
         LamaGame.deserialize(json.dumps(text))
     with pytest.raises(IllegalActionError, match="a total has reached the end threshold"):
         to_state(LamaGame(2, seed=0, game_id=0, start_points=[40, 0]))
