@@ -3,9 +3,10 @@
 Thin drivers over :mod:`lama_env._kernel` (its :func:`~lama_env._kernel.transition_roll`, deals,
 :func:`~lama_env._kernel.legal` and native ``random`` draw) and the vector game's encoder
 (:func:`lama_env._vector_kernel.encode`): :func:`step`, :func:`begin`, :func:`deal_card`,
-:func:`legal_actions`, :func:`legal_key`, :func:`sample`, :func:`observe` and :func:`view`.  Every argument
-is an array or a scalar (Numba's cheapest dispatch): ``s`` the one-game state (a one-element array of
-:data:`~lama_env._kernel.STATE_DTYPE`), ``rr`` the rules record (one of :data:`~lama_env._kernel.RULES_DTYPE`).
+:func:`legal_actions`, :func:`legal_key`, :func:`log_hands`, :func:`sample`, :func:`observe` and
+:func:`view`.  Every argument is an array or a scalar (Numba's cheapest dispatch): ``s`` the one-game state
+(a one-element array of :data:`~lama_env._kernel.STATE_DTYPE`), ``rr`` the rules record (one of
+:data:`~lama_env._kernel.RULES_DTYPE`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,8 @@ from numba import njit
 from . import _kernel as K
 from . import _vector_kernel as VK
 
-#: :func:`step`'s result when the action is not legal (nothing was changed).
-ILLEGAL = -1
-#: What :func:`step` writes into ``out`` at a round's end: how it ended, who went out (or -1), then per seat
-#: (six entries each) the round's points, who had quit, the triple llamas of the game so far, the totals;
-#: then the round's start player and index.
-OUT_ENDED, OUT_WENT_OUT, OUT_POINTS, OUT_QUIT, OUT_TRIPLES, OUT_TOTALS = 0, 1, 2, 8, 14, 20
-OUT_START, OUT_ROUND = 26, 27
-OUT_SIZE = 28
+#: :func:`step`'s result when the action is not legal (nothing was changed), or when ``log`` has no room for it.
+ILLEGAL, FULL = -1, -2
 #: The layout of :func:`view`'s array for ``n`` players: ``disp`` (7 n), ``tot``, ``quit``, ``rstart`` (n
 #: each), then ``row`` (a bit set), ``active``, ``cur``, ``start``, ``phase``, ``nround``, ``nturn``,
 #: ``dice`` (3), ``lim`` (7), ``stats`` (5 n).
@@ -31,33 +26,39 @@ VIEW_SCALARS = 17
 
 
 @njit(cache=True)
-def step(s, rr, a, x, deal_next, out):
-    """Apply action ``a`` of the player to act in game ``s[0]``; :data:`ILLEGAL` if it is not legal.
+def step(s, rr, a, x, deal_next, log):
+    """Apply action ``a`` of the player to act in game ``s[0]``, logged into ``log[0]``; :data:`ILLEGAL` if not legal.
 
     ``x``: a roll's dice (die 0's side * 36 + die 1's * 6 + die 2's) or -1 (drawn).  ``deal_next``: deal the
     next round when the action ends one.  Returns ``code | phase << 2 | cur << 4 | dice[0] << 7 | dice[1] << 10
     | dice[2] << 13 | key << 16`` (``code``: ``CONTINUES``, ``ROUND_OVER`` or ``GAME_OVER``; the rest as after the
-    step, the next round's if dealt; ``key``: :func:`legal_key`); at a round's end ``out`` holds what it did.
+    step, the next round's if dealt; ``key``: :func:`legal_key`), or :data:`FULL` (grow ``log`` and call again).
     """
     gs = s[0]
     r = rr[0]
     if not VK._legal(gs, r, a):
         return ILLEGAL
+    if gs.logpos + K.LOG_ROOM + 8 * r.n > log.shape[1]:
+        return FULL
     code = K.transition_roll(gs, r, a, x)
-    if code != K.CONTINUES:
-        out[OUT_ENDED] = gs.l_ended
-        out[OUT_WENT_OUT] = gs.l_wo
-        for q in range(r.n):
-            out[OUT_POINTS + q] = r.score[K.face_mask(gs, q)]
-            out[OUT_QUIT + q] = gs.quit[q]
-            out[OUT_TRIPLES + q] = gs.stats[4, q]
-            out[OUT_TOTALS + q] = gs.tot[q]
-        out[OUT_START] = gs.start
-        out[OUT_ROUND] = gs.nround
-        if code == K.ROUND_OVER and deal_next:
-            K.next_round(gs, r)
+    K.log_step(gs, r, log, 0)
+    if code == K.ROUND_OVER and deal_next:
+        K.next_round(gs, r)
+        log_hands(gs, r, log)
     return (code | (gs.phase << 2) | (gs.cur << 4) | (gs.dice[0] << 7) | (gs.dice[1] << 10) | (gs.dice[2] << 13)
             | (legal_key(gs, r) << 16))
+
+
+@njit(cache=True)
+def log_hands(gs, r, log):
+    """Log the round just dealt (``LOG_ROUND``: its start player and ``hands``) into ``log[0]``."""
+    pos = gs.logpos
+    log[0, pos] = K.LOG_ROUND
+    log[0, pos + 1] = gs.start
+    for p in range(r.n):
+        for k in range(6):
+            log[0, pos + 2 + 6 * p + k] = gs.hands[p, k]
+    gs.logpos = pos + 2 + 6 * r.n
 
 
 @njit(cache=True, inline="always")
@@ -76,8 +77,8 @@ def legal_key(gs, r):
 
 
 @njit(cache=True)
-def begin(s, rr, start_player, nround, hands):
-    """Open round ``nround`` of game ``s[0]`` for ``start_player``.
+def begin(s, rr, start_player, nround, hands, log):
+    """Open round ``nround`` of game ``s[0]`` for ``start_player``, logged into ``log[0]`` once dealt.
 
     ``hands``: ``[n, 6]`` face indices (as given), ``[[-1]]`` (none yet: :func:`deal_card`) or empty (the stream).
     """
@@ -89,12 +90,16 @@ def begin(s, rr, start_player, nround, hands):
         K.deal_hands(gs, r, hands)
         K.open_round(gs, r, start_player)
     gs.nround = nround
+    if hands.shape[0] == 0 or hands[0, 0] >= 0:
+        log_hands(gs, r, log)
 
 
 @njit(cache=True)
-def deal_card(s, card, f):
-    """The ``card``-th card of the deal under way in game ``s[0]`` shows face ``f``."""
+def deal_card(s, rr, card, f, log):
+    """The ``card``-th card of the deal under way in game ``s[0]`` shows face ``f`` (the last: logged)."""
     K.deal_card(s[0], card, f)
+    if card == 6 * rr[0].n - 1:
+        log_hands(s[0], rr[0], log)
 
 
 @njit(cache=True)

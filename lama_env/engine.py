@@ -25,19 +25,28 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from operator import sub
 from typing import Any
 
 import numpy as np
 
 from . import actions as A
 from . import snapshot as S
-from .constants import GAME_OVER as _K_GAME_OVER  # the compiled step's code of a game's end
-from .constants import RECORD_FORMAT  # noqa: F401  (re-exported)
+from .constants import (
+    DECK_COUNTS,
+    FACES,
+    HAND_SIZE,
+    LOG_END,
+    LOG_QUIT,
+    LOG_ROLL,
+    LOG_ROUND,
+    NUM_DICE,
+    NUM_FACES,
+    RECORD_FORMAT,  # noqa: F401  (re-exported)
+    ROUND_OVER,
+)
 from .errors import LamaDiceError, RetiredError, clip, retired
-from .history import log_action, make_record, make_result, new_round
 from .reader import MAX_START_POINTS
-from .rules import DECK_COUNTS, FACES, HAND_SIZE, NUM_DICE, NUM_FACES, RulesConfig, check_num_players, win_rewards
+from .rules import RulesConfig, check_num_players, return_chip, win_rewards, winners
 from .streams import Streams, decision_key
 from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
     EMPTY_ROW,
@@ -115,20 +124,20 @@ _G: Any = None  #: lama_env._game
 _step: Any = None  #: lama_env._game.step
 K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
 _RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
+_TO_RECORD: Any = None  #: lama_env.batched.log_to_record: the compiled log as a game record
 _BLANK = b""  #: a zeroed record's bytes (``pend`` -1)
 #: The legal actions by decision key (lama_env._game.legal_key), listed by lama_env._kernel.legal when first seen.
 _LEGAL: dict[int, tuple[int, ...]] = {}
 _NO_DEAL = np.full((1, HAND_SIZE), -1, np.int64)  #: _game.begin: no card dealt yet (explicit chance)
 _STREAM_DEAL = np.zeros((0, HAND_SIZE), np.int64)  #: _game.begin: deal from the record's stream
 _LOCK = threading.Lock()
-# lama_env._game's OUT_* and VIEW_SCALARS, lama_env._vector_kernel.DECISION_NONE: set by _load from their homes.
-_OUT_ENDED = _OUT_WENT_OUT = _OUT_POINTS = _OUT_QUIT = _OUT_TRIPLES = _OUT_TOTALS = _OUT_START = _OUT_ROUND = 0
-_OUT_SIZE = VIEW_SCALARS = _DECISION_NONE = 0
+# lama_env._game's FULL and VIEW_SCALARS, lama_env._vector_kernel.DECISION_NONE: set by _load from their homes.
+_FULL = VIEW_SCALARS = _DECISION_NONE = 0
 #: What to_state writes neutral (the kernel's scratch and log fields).
 _SCRATCH = ("deck", "cnt", "logpos", "done_len", "l_player", "l_phase", "l_action", "l_out", "l_detail",
             "l_ended", "l_wo")
 _NUM_ACTIONS = A.NUM_ACTIONS
-_BUST_END = ROUND_ENDINGS[2]
+_END_BUST = ROUND_ENDINGS.index("bust")
 #: The record's phases as the engine's (TURN, DISCARD, TAKE).
 _PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
 #: A llama row bit set -> the row as a tuple of 0/1 per face.
@@ -140,20 +149,16 @@ LOAD_HOOKS: list[Callable[[], None]] = []
 
 def _load() -> None:
     """Import the compiled engine (Numba) once."""
-    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS
-    global _OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND
-    global _OUT_SIZE, _DECISION_NONE
+    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS, _FULL, _DECISION_NONE, _TO_RECORD
     with _LOCK:
         if _G is not None:
             return
         from . import _game
         from . import _kernel as K
         from ._vector_kernel import DECISION_NONE
+        from .batched import log_to_record
 
-        _OUT_ENDED, _OUT_WENT_OUT, _OUT_POINTS, _OUT_QUIT, _OUT_TRIPLES, _OUT_TOTALS, _OUT_START, _OUT_ROUND = (
-            _game.OUT_ENDED, _game.OUT_WENT_OUT, _game.OUT_POINTS, _game.OUT_QUIT, _game.OUT_TRIPLES,
-            _game.OUT_TOTALS, _game.OUT_START, _game.OUT_ROUND)
-        _OUT_SIZE, VIEW_SCALARS, _DECISION_NONE = _game.OUT_SIZE, _game.VIEW_SCALARS, DECISION_NONE
+        _FULL, VIEW_SCALARS, _DECISION_NONE, _TO_RECORD = _game.FULL, _game.VIEW_SCALARS, DECISION_NONE, log_to_record
         K_STATE_DTYPE = K.STATE_DTYPE
         _BLANK = K.new_state(1).tobytes()
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
@@ -161,14 +166,14 @@ def _load() -> None:
         _step = _game.step
         _G = _game
         # every compiled call once (loaded from Numba's on-disk cache: what the first games would load)
-        rr, rec = _rules_record(2, _DEFAULT_RULES), _new_record()
-        _game.begin(rec, rr, 0, 0, _STREAM_DEAL)
+        rr, rec, log = _rules_record(2, _DEFAULT_RULES), _new_record(), _new_log()
+        _game.begin(rec, rr, 0, 0, _STREAM_DEAL, log)
         _game.view(rec, 2)
         _game.observe(rec, rr, 0, 0, 0, False, np.empty(52, np.float32))
         _game.legal_actions(rec, rr)
         _game.sample(rec, rr, _RANDOM_AGENT)
-        _game.step(rec, rr, _QUIT, -1, False, np.zeros(_OUT_SIZE, np.int64))
-        _game.deal_card(rec, 0, 0)
+        _game.step(rec, rr, _QUIT, -1, False, log)
+        _game.deal_card(rec, rr, 0, 0, log)
         for hook in LOAD_HOOKS:
             hook()
 
@@ -178,6 +183,11 @@ def _new_record(raw: Any = None) -> np.ndarray:
     if _G is None:
         _load()
     return np.frombuffer(bytearray(_BLANK if raw is None else raw), K_STATE_DTYPE)
+
+
+def _new_log() -> np.ndarray:
+    """An empty log of the compiled engine for one game (``[1, cap]`` int32; grown as it fills)."""
+    return np.zeros((1, 512), np.int32)
 
 
 def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
@@ -203,17 +213,21 @@ def _check_rng(rng: Any) -> Streams:
     return rng
 
 
-def _as_action(action: Any) -> int | None:
-    """An action as an int (a NumPy integer, or a number equal to one), else None (no action)."""
-    if isinstance(action, (int, np.integer)):
+def as_action(action: Any) -> Any:
+    """``action`` as a Python int when it is an integer (NumPy scalars, 0-d arrays) or equals one, else as it is."""
+    if type(action) is int:
+        return action
+    if isinstance(action, (np.integer, int)) and not isinstance(action, bool):
         return int(action)
-    if isinstance(action, str):
-        return None
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        return int(action.reshape(()))
+    if isinstance(action, (str, bool)):
+        return action
     try:
         a = int(action)
     except (TypeError, ValueError, OverflowError):
-        return None
-    return a if a == action else None
+        return action
+    return a if a == action else action
 
 
 def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) -> tuple[int, list[int]]:
@@ -309,10 +323,10 @@ class LamaGame(_Retired):
         max_rounds: end the game after this many rounds, maybe with no total at the threshold (None: no limit).
     """
 
-    __slots__ = ("_carried_rounds", "_chance", "_current", "_deal_next", "_discarded", "_end", "_ends", "_esps",
-                 "_explicit", "_fields", "_fields_v", "_legal", "_legal_v", "_max_rounds", "_n", "_pending",
-                 "_phase", "_rec", "_record", "_results", "_rng", "_rounds", "_rr", "_rules", "_start_points",
-                 "_triples0", "_version")
+    # _phase, _current and _finished cache what the record says (phase, cur, nround), for the hot path
+    __slots__ = ("_chance", "_current", "_deal_next", "_esps", "_explicit", "_fields", "_fields_v", "_finished",
+                 "_legal", "_legal_v", "_log", "_max_rounds", "_n", "_phase", "_rec", "_record", "_rng", "_rr",
+                 "_rules", "_start_points", "_version")
 
     def __init__(self, num_players: int = 2, rules: RulesConfig | dict | None = None, *, seed: int | None = None,
                  rng: Streams | None = None, game_id: int | None = None, start_points: Sequence[int] | None = None,
@@ -349,16 +363,11 @@ class LamaGame(_Retired):
         s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
         self._record = record
-        self._rounds: list[dict] = []
-        self._results: list[dict] = []
-        self._pending: dict | None = None
-        self._carried_rounds = 0  # rounds a state record carried in (from_state)
-        self._version = 0
-        self._triples0 = [0] * n
-        self._end: dict | None = None
+        self._log = _new_log()
+        self._version = self._finished = 0
         self._fresh()
         self._set_modes()
-        self._begin(int(start_player), 0, hands, [0] * n)
+        self._begin(int(start_player), 0, hands)
 
     def _set_record(self, rec: np.ndarray) -> None:
         """Hold ``rec`` (a one-game record) as the game's state, with a view of its stream states ``es`` and ``ps``."""
@@ -367,45 +376,32 @@ class LamaGame(_Retired):
 
     def _set_modes(self) -> None:
         """Whether the compiled step deals the next round itself: chance sampled, and the next round's end not a cut."""
-        self._deal_next = not self._explicit and not (
-            self._max_rounds and len(self._results) + self._carried_rounds + 1 >= self._max_rounds)
+        self._deal_next = not self._explicit and not (self._max_rounds and self._finished + 1 >= self._max_rounds)
 
     def _fresh(self) -> None:
-        """What is derived or scratch, not state: the step's round-end buffer, no cached reads."""
-        self._ends = np.zeros(_OUT_SIZE, np.int64)
+        """No cached reads."""
         self._fields_v = self._legal_v = -1
         self._fields: list[int] = []
         self._legal: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ rounds
-    def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None,
-               triples: list[int] | None = None) -> None:
+    def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None) -> None:
         """Open round ``nround`` for ``start_player``: dealt from the stream, as given, or card by card (explicit)."""
-        n = self._n
-        faces: list[list[int]] | None = None
         if hands is None and self._explicit:
             arr = _NO_DEAL  # dealt card by card through apply_chance
         elif hands is None:
             arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
         else:
-            faces = check_hands(hands, n)
-            arr = np.array(faces, np.int64)
-        _G.begin(self._rec, self._rr, start_player, nround, arr)
-        self._opened(start_player, arr is _NO_DEAL, faces, triples)
+            arr = np.array(check_hands(hands, self._n), np.int64)
+        self._room()
+        _G.begin(self._rec, self._rr, start_player, nround, arr, self._log)
+        self._opened(start_player, arr is _NO_DEAL)
 
-    def _opened(self, start_player: int, explicit_deal: bool, faces: list[list[int]] | None,
-                triples: list[int] | None = None) -> None:
-        """The books of a round just opened; ``triples``: the game's triple llamas before it (None: read them)."""
+    def _opened(self, start_player: int, explicit_deal: bool) -> None:
+        """A round just opened (``explicit_deal``: its deal waits at chance nodes)."""
         self._phase = _TURN
         self._current = start_player
         self._fields_v = self._legal_v = -1  # the record changed under the same version (a step's own deal)
-        if triples is None:
-            n = self._n
-            k = 10 * n + VIEW_SCALARS + 4 * n
-            triples = self._v()[k:k + n]
-        self._triples0 = triples  # the game's triple llamas before this round
-        self._discarded: list[int] = []  # the discard actions of this round
-        self._end = None
         if explicit_deal:
             self._chance = ()  # the deal's chance node: no card dealt yet
             return
@@ -413,30 +409,25 @@ class LamaGame(_Retired):
         self._legal_v = self._version
         if type(self._rng) is Streams:
             self._sync()
-        if self._record:
-            if faces is None:
-                faces = self._rec["hands"][0, :self._n].tolist()
-            self._rounds.append(new_round(start_player, faces))
 
-    def _round_ended(self, code: int, player: int) -> None:
-        """The books of the round the last step ended (``code``: the kernel's ROUND_OVER or GAME_OVER)."""
-        n = self._n
-        out = self._ends.tolist()
-        triples = out[_OUT_TRIPLES:_OUT_TRIPLES + n]
-        self._results.append(r := _round_result(out, n, player, self._triples0))
-        self._pending = None
-        cut = self._max_rounds and len(self._results) + self._carried_rounds >= self._max_rounds
-        if code != _K_GAME_OVER and not cut:  # rounds flow on: the next deal
-            self._set_modes()
-            start = (out[_OUT_START] + 1) % n
-            if not self._explicit:  # the compiled step dealt it already (the round's end was no cut)
-                self._opened(start, False, None, triples)
-            else:
-                self._begin(start, out[_OUT_ROUND] + 1, None, triples)
-            return
-        self._phase = _GAME_OVER
-        self._current = player
-        self._end = {k: r[k] for k in ("points", "ended_by", "went_out", "busted")}
+    def _round_ended(self, player: int, over: bool) -> None:
+        """After the round ``player``'s step ended (``over``: a total reached the threshold): deal on, or the end."""
+        dealt = self._deal_next and not over  # the compiled step dealt the next round (its end was no cut)
+        self._finished += 1
+        self._set_modes()
+        start = int(self._rec["start"][0])
+        if dealt:
+            self._opened(start, False)
+        elif not over and not (self._max_rounds and self._finished >= self._max_rounds):
+            self._begin((start + 1) % self._n, int(self._rec["nround"][0]) + 1, None)
+        else:
+            self._phase = _GAME_OVER
+            self._current = player
+
+    def _room(self) -> None:
+        """Grow the log when a deal might not fit in it (the compiled step says so itself: ``FULL``)."""
+        if self._rec["logpos"][0] + 32 + 8 * self._n > self._log.shape[1]:
+            self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
@@ -447,10 +438,10 @@ class LamaGame(_Retired):
         """
         ph = self._phase
         if type(action) is not int:
-            a = _as_action(action)
-            if a is None:
+            a = as_action(action)
+            if not isinstance(a, int):
                 raise IllegalActionError(self._illegal_message(action))
-            action = a
+            action = int(a)
         if self._chance is not None or ph == _GAME_OVER or not 0 <= action < _NUM_ACTIONS:
             raise IllegalActionError(self._illegal_message(action))
         x = -1
@@ -465,21 +456,24 @@ class LamaGame(_Retired):
                 self._chance = _ROLL_NODE
                 return
         p = self._current
-        res = _step(self._rec, self._rr, action, x, self._deal_next, self._ends)
+        res = _step(self._rec, self._rr, action, x, self._deal_next, self._log)
         if res < 0:
-            raise IllegalActionError(self._illegal_message(action))
-        self._applied(p, ph, action, res, x < 0 and ph == _TURN)
+            if res != _FULL:
+                raise IllegalActionError(self._illegal_message(action))
+            res = self._step_grown(action, x)
+        self._applied(p, res, x < 0 and ph == _TURN)
 
-    def _applied(self, p: int, ph: Phase, action: int, res: int, drew: bool) -> None:
-        """The books of ``p``'s ``action`` at ``ph`` after the compiled step (``res``; ``drew``: it drew dice)."""
+    def _step_grown(self, action: int, x: int) -> int:
+        """The compiled step of a legal ``action`` (dice ``x``) that did not fit in the log, after the log grew."""
+        self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
+        return int(_step(self._rec, self._rr, action, x, self._deal_next, self._log))
+
+    def _applied(self, p: int, res: int, drew: bool) -> None:
+        """After ``p``'s compiled step (``res``; ``drew``: it drew dice): the next decision, or the round's end."""
         self._version += 1
-        if ph == _DISCARD:
-            self._discarded.append(action)
-        if self._record:
-            self._pending = log_action(self._rounds[-1]["turns"], self._pending, p, ph, action, res)
         code = res & 3
         if code:
-            self._round_ended(code, p)
+            self._round_ended(p, code != ROUND_OVER)
         else:
             self._phase = _PHASES[res >> 2 & 3]
             self._current = res >> 4 & 7
@@ -578,12 +572,6 @@ class LamaGame(_Retired):
         """Turns taken so far in the round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
         return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
 
-    def _round_triples(self) -> tuple[int, ...]:
-        """Triple llamas each seat has rolled in the round under way."""
-        n = self._n
-        k = 10 * n + VIEW_SCALARS + 4 * n
-        return tuple(map(sub, self._v()[k:k + n], self._triples0))
-
     @property
     def rules(self) -> RulesConfig:
         """The game's :class:`RulesConfig`."""
@@ -650,15 +638,13 @@ class LamaGame(_Retired):
 
         Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals`` after it.
         """
-        if not self._results:
-            return None
-        r = self._results[-1]
-        return dict(r, points=list(r["points"]), totals=list(r["totals"]))
+        results = self._history()
+        return results[-1] if results else None
 
     @property
     def rounds_finished(self) -> int:
         """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
-        return len(self._results) + self._carried_rounds
+        return self._finished
 
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
@@ -712,9 +698,10 @@ class LamaGame(_Retired):
         """Resolve the pending roll with ``x`` (a side of each die; -1: drawn from the record's stream)."""
         self._chance = None
         p = self._current
-        res = _step(self._rec, self._rr, _ROLL, x, self._deal_next, self._ends)
-        assert res >= 0  # a roll at a turn
-        self._applied(p, _TURN, _ROLL, res, x < 0)
+        res = _step(self._rec, self._rr, _ROLL, x, self._deal_next, self._log)
+        if res == _FULL:
+            res = self._step_grown(_ROLL, x)
+        self._applied(p, res, x < 0)
         return (res >> 7 & 7, res >> 10 & 7, res >> 13 & 7)
 
     def sample_chance(self) -> Any:
@@ -735,16 +722,11 @@ class LamaGame(_Retired):
     def _deal_card(self, f: int) -> None:
         dealt = self._chance
         assert isinstance(dealt, tuple)
-        _G.deal_card(self._rec, len(dealt), f)
+        self._room()
+        _G.deal_card(self._rec, self._rr, len(dealt), f, self._log)
         dealt = (*dealt, f)
         self._version += 1
-        if len(dealt) < self._n * HAND_SIZE:
-            self._chance = dealt
-            return
-        self._chance = None
-        if self._record:
-            self._rounds.append(new_round(self.start_player, [dealt[i:i + HAND_SIZE] for i in range(0, len(dealt),
-                                                                                                    HAND_SIZE)]))
+        self._chance = dealt if len(dealt) < self._n * HAND_SIZE else None
 
     def _dealt_counts(self) -> list[int]:
         """Cards dealt so far in a deal under way (the displays hold nothing else yet), per face."""
@@ -807,14 +789,7 @@ class LamaGame(_Retired):
             setattr(g, name, getattr(self, name))
         g._rng = rng
         g._set_record(_new_record(self._rec))
-        g._ends = np.zeros(_OUT_SIZE, np.int64)
-        g._discarded = list(self._discarded)
-        g._results = [dict(r) for r in self._results]
-        if self._record:
-            g._rounds = [dict(r, turns=[dict(t) for t in r["turns"]]) for r in self._rounds]
-            g._pending = g._rounds[-1]["turns"][-1] if self._pending is not None else None
-        else:
-            g._rounds, g._pending = [], None
+        g._log = self._log.copy()
         return g
 
     # ---------------------------------------------------------- persistence (lama_env.snapshot)
@@ -839,12 +814,54 @@ class LamaGame(_Retired):
         """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        return make_record(self._n, self._rules, self._start_points, self._rounds, self._pending)
+        log = self._log[0, :self._pending_roll()]
+        rec = _TO_RECORD(log, self._n, self._rules)
+        rec["start_points"] = list(self._start_points)
+        return rec
 
     def result(self) -> dict:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
-        over = self._phase == _GAME_OVER  # (a deal's chance node: no round under way yet)
-        return make_result(self._results, S.record_totals(self), over, not over and not isinstance(self._chance, tuple))
+        over = self._phase == _GAME_OVER
+        totals = list(self.totals)
+        if self._record and self.dice == (0, 0, 0):  # a triple llama's roll waits (also_match): the total before
+            p = self._current  # its chip, back from the round's start by the round's earlier triple llamas
+            totals[p] = int(self._rec["rstart"][0, p])
+            for e in _split(self._log[0, :self._pending_roll()].tolist(), self._n)[-1][1]:
+                if e[0] == LOG_ROLL and e[1] == p and e[2:5] == [0, 0, 0]:
+                    totals[p] = return_chip(totals[p])
+        rounds = [{"finished": True, "ended_by": r["ended_by"], "went_out": r["went_out"], "points": r["points"],
+                   "totals": r["totals"]} for r in self._history()]
+        if not over and not isinstance(self._chance, tuple):  # (a deal's chance node: no round under way yet)
+            rounds.append({"finished": False, "ended_by": None, "went_out": None, "points": None, "totals": totals})
+        return {"valid": True, "rounds": rounds, "totals": totals, "game_over": over,
+                "winners": winners(totals) if over else []}
+
+    def _pending_roll(self) -> int:
+        """Where the roll awaiting its decision begins in the log (the log's length if none is pending)."""
+        if self._phase == _DISCARD or self._phase == _TAKE:
+            return int(self._rec["pend"][0])
+        return int(self._rec["logpos"][0])
+
+    def _history(self) -> list[dict]:
+        """The results of the rounds that ended (:attr:`last_round`'s), from the compiled log's entries."""
+        out = []
+        n = self._n
+        for rnd, entries in _split(self._log[0, :self._rec["logpos"][0]].tolist(), n):
+            if rnd is None:
+                continue
+            quit, triples, roller = [False] * n, [0] * n, -1
+            for e in entries:
+                if e[0] == LOG_QUIT:
+                    quit[e[1]] = True
+                elif e[0] == LOG_ROLL:
+                    roller = e[1]
+                    triples[roller] += e[2:5] == [0, 0, 0] and e[5] < 4  # (5, 6: carried in by from_state)
+            ended, wo = rnd[1], rnd[2]
+            out.append({"finished": True, "ended_by": ROUND_ENDINGS[ended], "went_out": wo if wo >= 0 else None,
+                        "points": rnd[3:3 + n], "totals": rnd[3 + n:3 + 2 * n],
+                        "busted": roller if ended == _END_BUST else None, "quit": tuple(quit),
+                        "triple_llamas": tuple(triples)})
+        return out
 
     def __repr__(self) -> str:
         """Show the players, round, phase, current player and totals."""
@@ -852,12 +869,29 @@ class LamaGame(_Retired):
                 f"current={self._current}, totals={list(self.totals)})")
 
 
-#: What a pickle of a game holds (the rules record and the scratch buffers are rebuilt).
-_PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_ends", "_fields", "_fields_v", "_legal",
+#: What a pickle of a game holds (the rules record and the cached reads are rebuilt).
+_PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_fields", "_fields_v", "_legal",
                                                                       "_legal_v", "_esps"))
 #: What a copy shares with its original (values never changed in place; the rest is copied).
-_SHARED = tuple(name for name in LamaGame.__slots__ if name not in (
-    "_rng", "_rec", "_esps", "_ends", "_discarded", "_results", "_rounds", "_pending"))
+_SHARED = tuple(name for name in LamaGame.__slots__ if name not in ("_rng", "_rec", "_esps", "_log"))
+
+
+def _split(log: list[int], n: int) -> list[tuple[list[int] | None, list[list[int]]]]:
+    """A compiled log's rounds: each round's ``LOG_END`` entry (None: the round under way) and its other entries."""
+    size = {LOG_ROUND: 2 + HAND_SIZE * n, LOG_QUIT: 2, LOG_ROLL: 7, LOG_END: 3 + 2 * n}
+    out: list[tuple[list[int] | None, list[list[int]]]] = []
+    entries: list[list[int]] = []
+    i = 0
+    while i < len(log):
+        e = log[i:i + size[log[i]]]
+        i += len(e)
+        if e[0] == LOG_END:
+            out.append((e, entries))
+            entries = []
+        else:
+            entries.append(e)
+    out.append((None, entries))
+    return out
 
 
 def _to_face(f: Any) -> int | None:
@@ -882,17 +916,6 @@ def check_dice(rules: RulesConfig, dice: Sequence[Any]) -> tuple[int, ...]:
             raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
         out.append(idx)
     return tuple(out)
-
-
-def _round_result(out: list[int], n: int, player: int, triples0: list[int]) -> dict[str, Any]:
-    """The result of the round that ``player``'s step ended: what the compiled step wrote into ``out`` (``_OUT_*``)."""
-    ended_by = ROUND_ENDINGS[out[_OUT_ENDED]]
-    wo = out[_OUT_WENT_OUT]
-    return {"finished": True, "ended_by": ended_by, "went_out": wo if wo >= 0 else None,
-            "points": out[_OUT_POINTS:_OUT_POINTS + n], "totals": out[_OUT_TOTALS:_OUT_TOTALS + n],
-            "busted": player if ended_by == _BUST_END else None,
-            "quit": tuple(q == 1 for q in out[_OUT_QUIT:_OUT_QUIT + n]),
-            "triple_llamas": tuple(map(sub, out[_OUT_TRIPLES:_OUT_TRIPLES + n], triples0))}
 
 
 def _draw_card(st: Streams, dealt: list[int]) -> int:

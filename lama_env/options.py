@@ -19,7 +19,7 @@ import gymnasium
 import numpy as np
 
 from . import actions as A
-from .engine import LamaGame
+from .engine import LamaGame, as_action
 from .episode import Episode
 from .errors import LamaDiceError, RetiredError, clip
 from .opponents import resolve as resolve_opponent
@@ -191,17 +191,6 @@ def seat_opponents(opponents: Any, num_players: int, accepts: Callable[[Any], bo
 def opponent_name(policy: Any) -> str:
     """How an opponent is named in messages: its spec, else its class."""
     return str(getattr(policy, "spec", type(policy).__name__))
-
-
-def as_action(action: Any) -> Any:
-    """``action`` as a Python int when it is an integer (NumPy scalars, 0-d arrays), else unchanged (for the engine)."""
-    if type(action) is int:
-        return action
-    if isinstance(action, (np.integer, int)) and not isinstance(action, bool):
-        return int(action)
-    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
-        return int(action.reshape(()))
-    return action
 
 
 class MaskCache:

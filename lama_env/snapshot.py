@@ -3,30 +3,45 @@
 :func:`serialize` / :func:`deserialize` (``LamaGame.serialize`` / ``deserialize``), :func:`getstate` /
 :func:`setstate` (pickling) and :func:`to_state` / :func:`from_state` (the compiled engine's record;
 docs/environments.md, The state API).  A serialized state is the game's record (the fields :func:`to_state`
-hands out) with the books the record does not hold.  It is data a user may load from anywhere: its table
-is restored through the one validator of a record (:func:`from_state`'s), the books are checked against
-it, a bad field is named in a one-line :class:`StateFormatError`, and nothing in it is executed or looked
-up by name.  The random streams are kept exactly, so a restored game draws the same future deals and dice.
-Strings and pickles of an earlier state format are refused in one line (retired).
+hands out) and its compiled log.  It is data a user may load from anywhere: its table is restored through
+the one validator of a record (:func:`from_state`'s), the log is replayed against it, a bad field is named
+in a one-line :class:`StateFormatError`, and nothing in it is executed or looked up by name.  The random
+streams are kept exactly, so a restored game draws the same future deals and dice.  Strings and pickles of
+an earlier state format are refused in one line (retired).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from operator import sub
 from typing import Any
 
 import numpy as np
 
 from . import actions as A
-from .constants import DECK_COUNTS, DISCARD, FACES, HAND_SIZE, NUM_DICE, NUM_FACES, ROLL_DISCARD, ROLL_TAKE, TURN
+from .constants import (
+    DECK_COUNTS,
+    DISCARD,
+    FACES,
+    HAND_SIZE,
+    LOG_END,
+    LOG_QUIT,
+    LOG_ROLL,
+    LOG_ROUND,
+    NUM_DICE,
+    NUM_FACES,
+    OUT_DISCARD,
+    OUT_TAKE,
+    ROLL_DISCARD,
+    ROLL_TAKE,
+    TURN,
+)
 from .errors import LamaDiceError, clip, retired
 from .reader import MAX_START_POINTS, MAX_TOTAL, InputError, read_json
-from .rules import MAX_PLAYERS, MAX_ROUND_POINTS, RulesConfig, check_num_players, game_over, return_chip, score_display
+from .rules import MAX_PLAYERS, MAX_ROUND_POINTS, RulesConfig, check_num_players, game_over
 from .transitions import ROUND_ENDINGS, match_limits, resolve_roll
 
-#: The longest serialized state :func:`deserialize` reads (a whole game with its turn log takes 10 to 40 KB).
+#: The longest serialized state :func:`deserialize` reads (a whole game with its log takes a few KB).
 MAX_STATE_CHARS = 16 * 2**20
 
 #: The state format that 0.3.0 wrote (the table spelled out field by field), and what to do with such a state.
@@ -160,7 +175,7 @@ def setstate(g: LamaGame, state: dict[str, Any]) -> None:
     g._fresh()
 
 
-# ------------------------------------------------------------------ the JSON string: the record and the books
+# ------------------------------------------------------------------ the JSON string: the record and the log
 def _fields() -> tuple[str, ...]:
     """The record's fields a serialized state holds: :func:`to_state`'s, less those it writes neutral."""
     if E._G is None:  # the record dtype comes with the compiled engine
@@ -176,8 +191,8 @@ def _seats(name: str, n: int) -> tuple[slice, ...]:
 def serialize(g: LamaGame) -> str:
     """The whole state as a stable, versioned JSON string (docs/environments.md, The state API).
 
-    The record's fields (``state``: :func:`to_state`'s, the first N seats) and the books the record does not
-    hold; the same state gives the same text, and :func:`deserialize` gives a game that continues the same way.
+    The record's fields (``state``: :func:`to_state`'s, the first N seats), the compiled log and what the
+    record does not hold; :func:`deserialize` gives a game that continues the same way.
     """
     n = g._n
     c = g._chance
@@ -187,12 +202,9 @@ def serialize(g: LamaGame) -> str:
     data = {
         "format": E.STATE_FORMAT, "players": n, "rules": g._rules.to_dict(include_dice=True),
         "chance": "explicit" if g._explicit else "sampled", "record": g._record, "version": g._version,
-        "start_points": g._start_points, "state": state,
+        "start_points": g._start_points, "state": state, "over": g._phase == E._GAME_OVER,
         "chance_node": None if c is None else "roll" if c == E._ROLL_NODE else {"deal": len(c)},
-        "triple_llamas": list(g._round_triples()), "discarded": g._discarded,
-        "end": g._end if g._phase == E._GAME_OVER else None,
-        "results": [dict(r, quit=list(r["quit"]), triple_llamas=list(r["triple_llamas"])) for r in g._results],
-        "log": g._rounds if g._record else None,
+        "log": g._log[0, :g._rec["logpos"][0]].tolist(),
     }
     if g._max_rounds:
         data["max_rounds"] = g._max_rounds
@@ -202,7 +214,7 @@ def serialize(g: LamaGame) -> str:
 def deserialize(text: str) -> LamaGame:
     """The game that :func:`serialize` wrote ``text`` from, on the same streams.
 
-    The table goes through :func:`from_state`'s checks; the books are checked against it.  A state accepted
+    The table goes through :func:`from_state`'s checks and the log is replayed against it: a state accepted
     here plays on legally to its end.
 
     Raises:
@@ -224,7 +236,7 @@ def _restore(data: dict[str, Any]) -> LamaGame:
         raise StateFormatError("serialized game state: rules must be an object")
     rc = RulesConfig.from_dict(rules)
     explicit = check_choice(field(data, "chance"), "chance", E.CHANCE_MODES) == "explicit"
-    over = field(data, "end") is not None
+    over = check_bool(field(data, "over"), "over")
     rec = _record_of(field(data, "state"), n)
     chance = _chance_node(field(data, "chance_node"), rec, n, explicit, over)
     g = _game_of(rec, n, rc, explicit, over, "serialized game state", "state.",
@@ -234,28 +246,18 @@ def _restore(data: dict[str, Any]) -> LamaGame:
     g._max_rounds = check_int(data.get("max_rounds", 0), "max_rounds", 0, MAX_TOTAL)
     g._version = check_int(field(data, "version"), "version", 0)
     g._start_points = check_ints(field(data, "start_points"), "start_points", n, 0, MAX_START_POINTS)
-    g._results = [_check_result(r, n) for r in check_list(field(data, "results"), "results", None)]
-    if over:
-        g._end = _check_end(data["end"], n)
     r = g._rec[0]
-    quit = r["quit"][:n].tolist()
-    triples = check_ints(field(data, "triple_llamas"), "triple_llamas", n, 0,
-                         int(r["nturn"]) + (chance == E._ROLL_NODE))
-    discarded = check_ints(field(data, "discarded"), "discarded", None, E._DISCARD_BASE, A.NUM_ACTIONS - 1)
-    if _pile(discarded) != _pile(g._discarded):
-        raise StateFormatError("serialized game state: discarded must be the discards of the cards neither held "
-                               "nor in the row (the deal less the displays and the row)")
-    g._discarded = discarded
     for f in ("dice", "lim"):  # (what the step never reads is neutral, as to_state writes it)
         if _neutral(g)[f].tolist() != r[f].tolist():
             raise StateFormatError(f"serialized game state: state.{f} must be 0 outside a discard or take decision")
-    if isinstance(chance, tuple) and (any(quit) or r["nturn"] or any(triples) or discarded
-                                      or r["cur"] != r["start"] or r["row"] != E._FULL_MASK):
+    if isinstance(chance, tuple) and (any(r["quit"]) or r["nturn"] or r["cur"] != r["start"]
+                                      or r["row"] != E._FULL_MASK):
         raise StateFormatError("serialized game state: a deal under way has its start player to act, the full row "
-                               "and no quit, turn, triple llama or discard yet")
-    _check_rounds(g, over, quit, triples)
+                               "and no quit or turn yet")
+    if g._max_rounds and g._finished > g._max_rounds:
+        raise StateFormatError(f"serialized game state: round {int(r['nround'])} is past max_rounds ({g._max_rounds})")
+    _check_log(g, check_ints(field(data, "log"), "log", None, -1, MAX_TOTAL))
     g._set_modes()
-    _check_log(g, field(data, "log"), over)
     return g
 
 
@@ -303,121 +305,70 @@ def _chance_node(node: Any, rec: np.ndarray, n: int, explicit: bool, over: bool)
     return chance
 
 
-def _pile(discarded: list[int]) -> list[int]:
-    """The cards per face that the discard actions ``discarded`` put on the discard pile."""
-    return [sum(A.DISCARDS[a - E._DISCARD_BASE][f] for a in discarded) for f in E._FACE_RANGE]
+def _check_log(g: LamaGame, log: list[int]) -> None:
+    """Check the compiled log of a serialized state and give it to ``g``.
+
+    A game's log from its first deal is replayed: it must lead to the state's table.  A game from
+    :func:`from_state` (its log begins after the record it carried in) has its entries checked alone.
+    """
+    n = g._n
+    bounds = {LOG_ROUND: [(0, n - 1)] + [(0, NUM_FACES - 1)] * (HAND_SIZE * n), LOG_QUIT: [(0, n - 1)],
+              LOG_ROLL: [(0, n - 1)] + [(0, NUM_FACES - 1)] * NUM_DICE + [(0, 7), (0, 1 << 14)],
+              LOG_END: [(0, len(ROUND_ENDINGS) - 1), (-1, n - 1)] + [(0, MAX_ROUND_POINTS)] * n + [(0, MAX_TOTAL)] * n}
+    entries, i = [], 0
+    while i < len(log):
+        b = bounds.get(log[i], [])
+        e = log[i:i + len(b) + 1]
+        if not b or len(e) <= len(b) or any(not lo <= x <= hi for x, (lo, hi) in zip(e[1:], b, strict=True)):
+            raise StateFormatError(f"serialized game state: log holds a bad entry at {i}: {clip(e)}")
+        entries.append(e)
+        i += len(e)
+    if (entries and entries[0][0] == LOG_ROUND) or (not entries and isinstance(g._chance, tuple)):
+        h = _replay(g, entries)
+        g._log, pend = h._log, h._rec["pend"][0]
+    else:
+        last = entries[-1] if entries else []
+        if g._record or sum(e[0] == LOG_END for e in entries) > g._finished or (
+                g._phase in (E._DISCARD, E._TAKE) and last[:5] != [LOG_ROLL, g._current, *g._rec[0]["dice"].tolist()]):
+            raise StateFormatError("serialized game state: a log must begin with the first deal (a game from "
+                                   "from_state: record false, and the roll awaiting its decision last)")
+        g._log = np.zeros((1, max(512, 2 * len(log))), np.int32)
+        g._log[0, :len(log)] = log
+        pend = len(log) - len(last)
+    g._rec["logpos"], g._rec["pend"] = len(log), pend
 
 
-def _check_rounds(g: LamaGame, over: bool, quit: list[int], triples: list[int]) -> None:
-    """The round count, the totals, the statistics and ``max_rounds`` against the results; set what was carried in."""
-    n, res, r = g._n, g._results, g._rec[0]
-    nround = int(r["nround"])
-    g._carried_rounds = nround + over - len(res)
-    if g._carried_rounds < 0 or (g._record and g._carried_rounds):
-        raise StateFormatError(f"serialized game state: state.nround must count the finished rounds "
-                               f"({len(res) - over}{'' if g._record else ' or more'}), got {nround}")
-    if over and res and r["tot"][:n].tolist() != res[-1]["totals"]:
-        raise StateFormatError("serialized game state: a finished game's totals must be its last round's")
-    if g._max_rounds and nround + over > g._max_rounds:
-        raise StateFormatError(f"serialized game state: round {nround} is past max_rounds ({g._max_rounds})")
-    rstart = res[-1 - over]["totals"] if len(res) > over else g._start_points
-    if r["rstart"][:n].tolist() != rstart:
-        raise StateFormatError(f"serialized game state: state.rstart must be the totals the round began with "
-                               f"{rstart} (the last round's or start_points)")
-    stats = r["stats"][:, :n].tolist()
-    carried = [list(row) for row in stats]  # (E._COUNTS) less what the results and the round under way count
-    for x in [*res, *([] if over else [{"points": [0] * n, "busted": None, "went_out": None, "quit": quit,
-                                         "triple_llamas": triples}])]:
-        for k, key in ((0, "points"), (2, "quit"), (4, "triple_llamas")):
-            carried[k] = list(map(sub, carried[k], x[key]))
-        for k, key in ((1, "busted"), (3, "went_out")):
-            if x[key] is not None:
-                carried[k][x[key]] -= 1
-    if min(map(min, carried)) < 0 or (g._record and any(map(any, carried))):
-        raise StateFormatError("serialized game state: state.stats must count the results and the round under way"
-                               + ("" if g._record else ", and what a game from from_state carried in"))
-    g._triples0 = list(map(sub, stats[4], triples))
-
-
-def _check_log(g: LamaGame, log: Any, over: bool) -> None:
-    """The turn log (None without a record): every round dealt, and the roll that waits for its decision last."""
-    g._rounds, g._pending = [], None
-    if not g._record:
-        if log is not None:
-            raise StateFormatError("serialized game state: log must be null for a game with record false")
-        return
-    log = [_check_log_round(r, g._n) for r in check_list(log, "log", None)]
-    dealt = not over and not isinstance(g._chance, tuple)  # the round under way is in the log
-    if len(log) != len(g._results) + dealt:
-        raise StateFormatError(f"serialized game state: the log must hold every round dealt "
-                               f"({len(g._results) + dealt}), got {len(log)}")
-    g._rounds = log
-    if g._phase in (E._DISCARD, E._TAKE):
-        t = log[-1]["turns"][-1] if log[-1]["turns"] else {}
-        if (t.get("player") != g._current or t.get("action") != "roll" or "discard" in t or "take" in t
-                or [FACES.index(f) for f in t["dice"]] != g._rec[0]["dice"].tolist()):
-            raise StateFormatError("serialized game state: the log's last turn must be the roll that waits "
-                                   "for its decision")
-        g._pending = t
-
-
-_RESULT_KEYS = ("finished", "ended_by", "went_out", "points", "totals", "busted", "quit", "triple_llamas")
-_END_KEYS = ("points", "ended_by", "went_out", "busted")
-_TURN_KEYS = {"player", "action", "dice", "discard", "take"}
-
-
-def _check_end(end: Any, n: int) -> dict[str, Any]:
-    """How a finished game's last round ended (``end``; a game from :func:`from_state` knows only the points)."""
-    if not isinstance(end, dict) or set(end) != set(_END_KEYS):
-        raise StateFormatError(f"serialized game state: end must be null or have the fields {', '.join(_END_KEYS)}")
-    return {"points": check_ints(end["points"], "end.points", n, 0, MAX_ROUND_POINTS),
-            "ended_by": check_choice(end["ended_by"], "end.ended_by", (None, *ROUND_ENDINGS)),
-            "went_out": check_optional_int(end["went_out"], "end.went_out", 0, n - 1),
-            "busted": check_optional_int(end["busted"], "end.busted", 0, n - 1)}
-
-
-def _check_result(r: Any, n: int) -> dict[str, Any]:
-    """A finished round's result of a serialized state (:attr:`LamaGame.last_round`), every field checked."""
-    key = "results"
-    if not isinstance(r, dict) or set(r) != set(_RESULT_KEYS):
-        raise StateFormatError(f"serialized game state: a round result must have the fields "
-                               f"{', '.join(sorted(_RESULT_KEYS))}")
-    if r["finished"] is not True:
-        raise StateFormatError(f"serialized game state: {key}: finished must be true, got {clip(r['finished'])}")
-    return {"finished": True, "ended_by": check_choice(r["ended_by"], f"{key}.ended_by", ROUND_ENDINGS),
-            "went_out": check_optional_int(r["went_out"], f"{key}.went_out", 0, n - 1),
-            "points": check_ints(r["points"], f"{key}.points", n, 0, MAX_ROUND_POINTS),
-            "totals": check_ints(r["totals"], f"{key}.totals", n, 0, MAX_TOTAL),
-            "busted": check_optional_int(r["busted"], f"{key}.busted", 0, n - 1),
-            "quit": tuple(check_bool(q, f"{key}.quit") for q in check_list(r["quit"], f"{key}.quit", n)),
-            "triple_llamas": tuple(check_ints(r["triple_llamas"], f"{key}.triple_llamas", n, 0, MAX_TOTAL))}
-
-
-def _check_log_round(r: Any, n: int) -> dict[str, Any]:
-    """A round of the turn log (as :meth:`LamaGame.to_record` writes it), every field checked."""
-    if not isinstance(r, dict) or set(r) != {"start_player", "hands", "turns"} or not isinstance(r["turns"], list):
-        raise StateFormatError("serialized game state: a log round must have start_player, hands and a list of turns")
-    check_int(r["start_player"], "log.start_player", 0, n - 1)
-    for h in check_list(r["hands"], "log.hands", n):
-        for f in check_list(h, "log.hands", HAND_SIZE):
-            check_choice(f, "log.hands", FACES)
-    for t in r["turns"]:
-        if not isinstance(t, dict) or not {"player", "action"} <= set(t) <= _TURN_KEYS:
-            raise StateFormatError("serialized game state: a log turn must have player and action, and only dice, "
-                                   "discard or take besides")
-        check_int(t["player"], "log.player", 0, n - 1)
-        if check_choice(t["action"], "log.action", ("roll", "quit")) == "quit" and set(t) != {"player", "action"}:
-            raise StateFormatError("serialized game state: a logged quit carries no dice, discard or take")
-        if t["action"] == "roll":
-            for f in check_list(field(t, "dice"), "log.dice", NUM_DICE):
-                check_choice(f, "log.dice", FACES)
-            if "discard" in t and "take" in t:
-                raise StateFormatError("serialized game state: a logged roll carries a discard or a take, not both")
-            for f in check_list(t.get("discard", []), "log.discard", None)[:NUM_DICE + 1]:
-                check_choice(f, "log.discard", FACES)
-            if "take" in t:
-                check_choice(t["take"], "log.take", FACES)
-    return r
+def _replay(g: LamaGame, entries: list[list[int]]) -> LamaGame:
+    """The game that ``g``'s log ``entries`` replay (explicit chance), which must be ``g`` less its streams."""
+    r = g._rec[0]
+    pending = g._phase in (E._DISCARD, E._TAKE)
+    h = E.LamaGame(g._n, g._rules, start_points=g._start_points, start_player=entries[0][1] if entries else
+                   int(r["start"]), chance="explicit", max_rounds=g._max_rounds or None)
+    try:
+        for k, e in enumerate(entries):
+            if e[0] == LOG_ROUND:
+                for f in e[2:]:
+                    h.apply_chance(f)
+            elif e[0] != LOG_END:
+                h.step(A.QUIT if e[0] == LOG_QUIT else A.ROLL)
+            if e[0] == LOG_ROLL:
+                h.apply_chance(e[2:5])
+                if h.phase in (E._DISCARD, E._TAKE) and not (pending and k == len(entries) - 1):
+                    counts = tuple(e[6] >> (2 * f) & 3 for f in E._FACE_RANGE)
+                    h.step(A.DISCARD_ACTION.get(counts, -1) if h.phase == DISCARD else A.TAKE_BASE + e[6])
+        if g._chance == E._ROLL_NODE:
+            h.step(A.ROLL)
+        for f in g._chance if isinstance(g._chance, tuple) else ():
+            h.apply_chance(f)
+    except LamaDiceError as e:
+        raise StateFormatError(f"serialized game state: the log does not replay ({e})") from None
+    a, b = _neutral(h), _neutral(g)
+    bad = [f"state.{f}" for f in _fields() if f not in ("es", "ps") and a[f].tolist() != b[f].tolist()]
+    log = [x for e in entries for x in e]
+    bad += ["over"] * (h._phase != g._phase) + ["log"] * (h._log[0, :h._rec["logpos"][0]].tolist() != log)
+    if bad:
+        raise StateFormatError(f"serialized game state: {bad[0]} is not what the log replays to")
+    return h
 
 
 # ------------------------------------------------------------------ the compiled engine's record
@@ -472,7 +423,14 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     rc = RulesConfig.from_dict(rules)
     explicit = E._is_explicit(chance)
     E._check_rounds(rounds)
-    return _game_of(_one_record(state, E.K_STATE_DTYPE), n, rc, explicit, None, "state record")
+    g = _game_of(_one_record(state, E.K_STATE_DTYPE), n, rc, explicit, None, "state record")
+    r = g._rec[0]  # the log opens with what the record carried in: its quits and the roll awaiting its decision
+    log = [x for p in range(n) if r["quit"][p] and g._phase != E._GAME_OVER for x in (LOG_QUIT, p)]
+    if g._phase in (E._DISCARD, E._TAKE):  # (its outcome + 4: carried in, not a triple llama of the log's)
+        log += [LOG_ROLL, g._current, *r["dice"].tolist(), 4 + (OUT_DISCARD if g._phase == E._DISCARD else OUT_TAKE), 0]
+    g._log[0, :len(log)] = log
+    g._rec["logpos"], g._rec["pend"] = len(log), len(log) - 7 if g._phase in (E._DISCARD, E._TAKE) else -1
+    return g
 
 
 def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: bool | None, what: str,
@@ -481,7 +439,7 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
 
     ``over``: whether the game is over (None: the totals tell, at the end threshold); ``what`` and ``pre``
     begin the messages and the field names; ``dealt``: the cards of a deal under way (None: the deal is
-    ``hands``).  The game has :func:`from_state`'s books: no log, no results, the record's stats carried in.
+    ``hands``).  The game's log is empty, its rounds finished those the record counts.
     """
     bad, lab = f"{what}: ", f"{what}: {pre}"
 
@@ -508,7 +466,7 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     if over and phase != TURN:
         raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
                                f"at a turn (phase {TURN}), got phase {phase}")
-    pile = _check_table(rc, over, cur, quit, row, disp, [f for h in hands for f in h] if dealt is None else dealt,
+    _check_table(rc, over, cur, quit, row, disp, [f for h in hands for f in h] if dealt is None else dealt,
                         nturn, phase, what)
     if not over and any(t > r for t, r in zip(tot, rstart, strict=True)):
         raise StateFormatError(f"{lab}tot {tot} above rstart {rstart} (a total only falls during a round)")
@@ -532,42 +490,35 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     g._n, g._rules, g._rr = n, rc, E._rules_record(n, rc)
     g._set_record(s := E._new_record())
     s[0] = rec
-    g._rng = None
+    s["logpos"], s["pend"] = 0, -1
+    g._rng, g._log = None, E._new_log()
     g._explicit, g._chance = explicit, None
     g._fresh()
-    g._record, g._rounds, g._pending, g._results, g._version = False, [], None, [], 0
+    g._record, g._version, g._max_rounds = False, 0, 0
     g._current, g._phase, g._start_points = cur, E._GAME_OVER if over else E.Phase(phase), rstart
-    g._discarded = [A.DISCARD_ACTION[tuple(int(i == f) for i in E._FACE_RANGE)] for f in E._FACE_RANGE
-                    for _ in range(pile[f])]
-    g._triples0 = stats[4]
-    g._end = {"points": [score_display(d) for d in disp], "ended_by": None, "went_out": None,
-              "busted": None} if over else None
-    g._carried_rounds, g._max_rounds = rec["nround"].item() + over, 0
+    g._finished = rec["nround"].item() + over
     g._set_modes()
     return g
 
 
 def _check_table(rules: RulesConfig, over: bool, cur: int, quit: Sequence[Any], row: int, disp: list[list[int]],
-                 cards: list[int], nturn: int, phase: int, what: str) -> list[int]:
-    """Check a round's table; return its discard pile, cards per face.
+                 cards: list[int], nturn: int, phase: int, what: str) -> None:
+    """Check a round's table.
 
     The deal uses the deck's cards, every card dealt is held, in the row or discarded, and a game that
     goes on has a player to act still in the round, a row, no empty display once dealt and turns left.
     ``cards``: the faces dealt so far (the whole deal but while it is under way).
     """
     dealt = [cards.count(f) for f in E._FACE_RANGE]
-    pile = [0] * NUM_FACES
     for f in E._FACE_RANGE:
         if dealt[f] > DECK_COUNTS[f]:
             raise StateFormatError(f"{what}: hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
                                    f"{DECK_COUNTS[f]}")
-        left = dealt[f] + 1 - (row >> f & 1) - sum(d[f] for d in disp)  # dealt and taken from the row, not held
-        if left < 0:
+        if dealt[f] + 1 - (row >> f & 1) < sum(d[f] for d in disp):  # dealt and taken from the row, or held
             raise StateFormatError(f"{what}: the displays hold more cards '{FACES[f]}' than the deal and the "
                                    "row gave them")
-        pile[f] = left
     if over:
-        return pile
+        return
     if quit[cur] or row == 0:
         raise StateFormatError(f"{what}: no decision to take: " + (
             f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
@@ -576,25 +527,6 @@ def _check_table(rules: RulesConfig, over: bool, cur: int, quit: Sequence[Any], 
     if nturn > rules.max_round_turns or (nturn == rules.max_round_turns and phase == TURN):
         raise StateFormatError(f"{what}: the round has had {nturn} turns; it ends after max_round_turns "
                                f"({rules.max_round_turns})")
-    return pile
-
-
-def record_totals(g: LamaGame) -> list[int]:
-    """The totals where :meth:`~lama_env.engine.LamaGame.to_record` ends (before a roll awaiting its decision).
-
-    Only a triple llama's roll (``also_match``) changes a total before its decision: the roller's total is
-    then the round's start, less the chips of the roller's earlier triple llamas in the round.
-    """
-    totals = list(g.totals)
-    roll = g._pending
-    if roll is not None and roll["dice"] == [FACES[0]] * NUM_DICE:  # a triple llama (all dice 'L')
-        p = roll["player"]
-        total = int(g._rec["rstart"][0, p])
-        for turn in g._rounds[-1]["turns"][:-1]:
-            if turn["player"] == p and turn.get("dice") == roll["dice"]:
-                total = return_chip(total)
-        totals[p] = total
-    return totals
 
 
 def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:

@@ -76,11 +76,11 @@ def discard_set(*multisets: str) -> set[int]:
 
 
 def discarded(game: LamaGame) -> tuple[int, ...]:
-    """The cards discarded in the round under way, per face (from the game's discard actions)."""
-    pile = [0] * NUM_FACES
-    for a in game._discarded:
-        pile = [x + y for x, y in zip(pile, A.DISCARDS[a - A.DISCARD_BASE], strict=True)]
-    return tuple(pile)
+    """The cards discarded in the round under way, per face: dealt or in the row at first, neither held nor there."""
+    if isinstance(game._chance, tuple):  # a deal under way: nothing discarded yet
+        return (0,) * NUM_FACES
+    dealt = game._rec["hands"][0, :game.num_players].ravel().tolist()
+    return tuple(dealt.count(f) + 1 - game.row[f] - sum(d[f] for d in game.displays) for f in range(NUM_FACES))
 
 
 def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool = True,

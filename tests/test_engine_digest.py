@@ -26,30 +26,29 @@ import pickle
 import random
 import zlib
 
-from lama_env.actions import DISCARD_BASE, DISCARDS
+from conftest import discarded
+
 from lama_env.engine import LamaGame
-from lama_env.rules import NUM_FACES, RulesConfig, winners
+from lama_env.rules import RulesConfig, winners
 
 EXPECTED = "673ed830b7a4cb1558635173722a0152f1c2580dac596e1732f0fe3772104d53"
 RULES = [RulesConfig(), RulesConfig(triple_llama="also_match"), RulesConfig(must_discard=True),
          RulesConfig(end_threshold=15, max_round_turns=7)]
 
 
-def _discarded(g: LamaGame) -> list[int]:
-    """The round's discard pile per face (the retired ``discarded`` property's value)."""
-    pile = [0] * NUM_FACES
-    for a in g._discarded:
-        pile = [x + y for x, y in zip(pile, DISCARDS[a - DISCARD_BASE], strict=True)]
-    return pile
+def _round_triples(g: LamaGame) -> list[int]:
+    """The triple llamas of the round under way (the last round's once the game is over), from the game's log."""
+    done = g._history()[:-1] if g.game_over else g._history()
+    return [t - sum(r["triple_llamas"][p] for r in done) for p, t in enumerate(g.statistics()["triple_llamas"])]
 
 
 def _snap(g: LamaGame) -> list:
     # Private reads give the values of the members retired in 0.3.0 (round_points, ended_by, ...),
     # so that the digest hashes what it hashed before.
-    end = g._end
+    end = g.last_round if g.game_over else None
     return [int(g.phase), g.current_player, list(g.legal_actions()), list(g.totals), [list(d) for d in g.displays],
             list(g.row), g.dice and list(g.dice), list(g.quit), g._turns(), g.round_index, g.start_player,
-            g._version, list(g._round_triples()), _discarded(g), g.quit.count(False), g.game_over,
+            g._version, _round_triples(g), list(discarded(g)), g.quit.count(False), g.game_over,
             end and list(end["points"]), end and end["ended_by"], end and end["went_out"], end and end["busted"],
             g.rounds_finished, g.is_chance_node(), [list(map(str, o)) for o in g.chance_outcomes()][:3],
             g.statistics(), list(g.returns("points")), list(g.returns("win")),
@@ -73,7 +72,7 @@ def _play(n: int, rules: RulesConfig, seed: int, chance: str, pick: random.Rando
         if pick.random() < 0.02:
             text = g.serialize()
             g = LamaGame.deserialize(text)
-            out.append(json.loads(text)["results"])
+            out.append(g._history())  # (the round results that the serialized text held in lama-dice-state/2's books)
         if pick.random() < 0.02:
             g = pickle.loads(pickle.dumps(g))
         if pick.random() < 0.02:
@@ -89,7 +88,7 @@ def _play(n: int, rules: RulesConfig, seed: int, chance: str, pick: random.Rando
                 g.step(128)
             except Exception as e:
                 out.append(str(e))
-    out += [_snap(g), g.to_record(), g.result(), [dict(r) for r in g._results],
+    out += [_snap(g), g.to_record(), g.result(), g._history(),
             _snap(LamaGame.deserialize(g.serialize()))]
     return out
 

@@ -44,7 +44,7 @@ def _play_flow(game: LamaGame, pick: random.Random) -> list[dict]:
             game.step(pick.choice(game.legal_actions()))
         if game.rounds_finished > finished:
             ends.append(game.last_round)
-            assert game.last_round == dict(game._results[-1])
+            assert game.last_round == game._history()[-1]
             if not game.game_over:  # the next round is dealt (or, explicit, its deal is the chance node)
                 assert game.round_index == rnd + 1 and turns(game) == 0
                 assert game.is_chance_node() == game._explicit
@@ -65,13 +65,13 @@ def test_flowing_rounds_play_the_games_their_records_replay(n, chance):
         rules = RULES[s % len(RULES)]
         flow = LamaGame(n, rules, seed=s, chance=chance)
         ends = _play_flow(flow, random.Random(s))
-        assert ends == [dict(r) for r in flow._results] and len(ends) == flow.rounds_finished >= 1
+        assert ends == flow._history() and len(ends) == flow.rounds_finished >= 1
         assert ends[-1] == flow.last_round == ended(flow)
         record = flow.to_record()
         assert len(record["rounds"]) == len(ends)
         again = replay_game(record)
         assert replay(record) == flow.result() == again.result()
-        assert again.to_record() == record and [dict(r) for r in again._results] == ends
+        assert again.to_record() == record and again._history() == ends
         assert again.statistics() == flow.statistics() and again.totals == flow.totals
         assert again.returns() == flow.returns() and again.returns("points") == flow.returns("points")
 

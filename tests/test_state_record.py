@@ -202,8 +202,8 @@ def test_at_the_games_end_the_record_is_the_kernels_and_converts_back():
     h = from_state(rec, 2, {"end_threshold": 5})
     assert h.game_over and h.totals == g.totals and h.returns() == g.returns()
     assert h.result()["winners"] == g.result()["winners"]
-    saved = json.loads(h.serialize())  # the displays' points, how the round ended unknown (no round results)
-    assert saved["end"]["points"] == g.last_round["points"] and saved["end"]["ended_by"] is None
+    saved = json.loads(h.serialize())  # over, with no round result (the record carried its rounds in)
+    assert saved["over"] is True and saved["log"] == []
     assert h.last_round is None
     assert h.legal_actions() == ()
     assert to_state(h).tobytes() == rec.tobytes()
