@@ -51,14 +51,11 @@ def step(s, rr, a, x, deal_next, log):
 
 @njit(cache=True)
 def log_hands(gs, r, log):
-    """Log the round just dealt (``LOG_ROUND``: its start player and ``hands``) into ``log[0]``."""
-    pos = gs.logpos
-    log[0, pos] = K.LOG_ROUND
-    log[0, pos + 1] = gs.start
+    """Log the round just dealt into ``log[0]``: :func:`lama_env._kernel.log_deal` of its hands (``deck``: scratch)."""
     for p in range(r.n):
         for k in range(6):
-            log[0, pos + 2 + 6 * p + k] = gs.hands[p, k]
-    gs.logpos = pos + 2 + 6 * r.n
+            gs.deck[6 * p + k] = gs.hands[p, k]
+    K.log_deal(gs, r, log, 0)
 
 
 @njit(cache=True, inline="always")

@@ -1,22 +1,15 @@
-"""The rules engine: one game of *Don't L.L.A.M.A. Dice* as ``docs/RULES.md`` specifies it.
+"""The rules engine: one game of *Don't L.L.A.M.A. Dice* (docs/RULES.md) as a view over the compiled engine's record.
 
-A :class:`LamaGame` is a state machine driven by integer actions from :mod:`lama_env.actions`::
+A :class:`LamaGame` is driven by integer actions from :mod:`lama_env.actions`::
 
     game = LamaGame(num_players=2, seed=7)
     while not game.game_over:
         game.step(random.choice(game.legal_actions()))
     print(game.totals, game.result()["winners"])
 
-A :class:`LamaGame` is a Python view over one record of the compiled engine
-(``lama_env._kernel.STATE_DTYPE``, driven by ``lama_env._game``): the same step, legality and deal as
-:func:`lama_env.batched.play_batch` and :class:`lama_env.vector.VectorGame`, so ``LamaGame(seed=s, game_id=g)``
-plays game ``g`` of theirs (docs/environments.md, The rules engine in Python).  Rounds flow on: every state
-is a decision, a chance node (``chance="explicit"``) or the end of the game (the ended round:
-:attr:`LamaGame.last_round`).  Dice and deals come from the compiled engine's counter streams, or are
-injected (``step(ROLL, dice=...)``, ``LamaGame(hands=...)``, explicit chance).  For search: chance nodes,
-:meth:`~LamaGame.clone`, :meth:`~LamaGame.serialize`, pickling and :meth:`~LamaGame.returns`
-(docs/environments.md, The state API); :func:`lama_env.snapshot.to_state` / ``from_state`` hand the record
-out and take one in.
+It is one record of ``lama_env._kernel.STATE_DTYPE`` (driven by ``lama_env._game``: the step, legality, deal
+and log of ``play_batch`` and ``VectorGame``), a pending chance event and the compiled log of the game
+(docs/environments.md, The rules engine in Python; The state API; persistence: :mod:`lama_env.snapshot`).
 """
 
 from __future__ import annotations
@@ -38,29 +31,17 @@ from .constants import (
     LOG_END,
     LOG_QUIT,
     LOG_ROLL,
-    LOG_ROUND,
     NUM_DICE,
     NUM_FACES,
-    RECORD_FORMAT,  # noqa: F401  (re-exported)
+    ROUND_ENDINGS,
     ROUND_OVER,
 )
 from .errors import LamaDiceError, RetiredError, clip, retired
 from .reader import MAX_START_POINTS
 from .rules import RulesConfig, check_num_players, return_chip, win_rewards, winners
 from .streams import Streams, decision_key
-from .transitions import (  # noqa: F401  (ROUND_ENDINGS, ROLL_*, match_limits, resolve_roll: re-exported)
-    EMPTY_ROW,
-    FULL_ROW,
-    ROLL_BUST,
-    ROLL_DISCARD,
-    ROLL_TAKE,
-    ROLL_TRIPLE_LLAMA,
-    ROUND_ENDINGS,
-    deal_outcomes,
-    match_limits,
-    resolve_roll,
-)
 from .transitions import chance_outcomes as roll_outcomes
+from .transitions import deal_outcomes
 
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/2"
@@ -125,6 +106,7 @@ _step: Any = None  #: lama_env._game.step
 K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
 _RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
 _TO_RECORD: Any = None  #: lama_env.batched.log_to_record: the compiled log as a game record
+_ITER_LOG: Any = None  #: lama_env.batched.iter_log: the compiled log's entries
 _BLANK = b""  #: a zeroed record's bytes (``pend`` -1)
 #: The legal actions by decision key (lama_env._game.legal_key), listed by lama_env._kernel.legal when first seen.
 _LEGAL: dict[int, tuple[int, ...]] = {}
@@ -149,16 +131,17 @@ LOAD_HOOKS: list[Callable[[], None]] = []
 
 def _load() -> None:
     """Import the compiled engine (Numba) once."""
-    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS, _FULL, _DECISION_NONE, _TO_RECORD
+    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS, _FULL, _DECISION_NONE, _TO_RECORD, _ITER_LOG
     with _LOCK:
         if _G is not None:
             return
         from . import _game
         from . import _kernel as K
         from ._vector_kernel import DECISION_NONE
-        from .batched import log_to_record
+        from .batched import iter_log, log_to_record
 
         _FULL, VIEW_SCALARS, _DECISION_NONE, _TO_RECORD = _game.FULL, _game.VIEW_SCALARS, DECISION_NONE, log_to_record
+        _ITER_LOG = iter_log
         K_STATE_DTYPE = K.STATE_DTYPE
         _BLANK = K.new_state(1).tobytes()
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
@@ -324,9 +307,29 @@ class LamaGame(_Retired):
     """
 
     # _phase, _current and _finished cache what the record says (phase, cur, nround), for the hot path
-    __slots__ = ("_chance", "_current", "_deal_next", "_esps", "_explicit", "_fields", "_fields_v", "_finished",
-                 "_legal", "_legal_v", "_log", "_max_rounds", "_n", "_phase", "_rec", "_record", "_rng", "_rr",
-                 "_rules", "_start_points", "_version")
+    __slots__ = (
+        "_chance",
+        "_clog",
+        "_current",
+        "_deal_next",
+        "_ended",
+        "_esps",
+        "_explicit",
+        "_fields",
+        "_fields_v",
+        "_legal",
+        "_legal_v",
+        "_max_rounds",
+        "_n",
+        "_phase",
+        "_rec",
+        "_record",
+        "_rng",
+        "_rr",
+        "_rules",
+        "_start_points",
+        "_version",
+    )
 
     def __init__(self, num_players: int = 2, rules: RulesConfig | dict | None = None, *, seed: int | None = None,
                  rng: Streams | None = None, game_id: int | None = None, start_points: Sequence[int] | None = None,
@@ -363,8 +366,8 @@ class LamaGame(_Retired):
         s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
         self._record = record
-        self._log = _new_log()
-        self._version = self._finished = 0
+        self._clog = _new_log()
+        self._version = self._ended = 0
         self._fresh()
         self._set_modes()
         self._begin(int(start_player), 0, hands)
@@ -376,7 +379,7 @@ class LamaGame(_Retired):
 
     def _set_modes(self) -> None:
         """Whether the compiled step deals the next round itself: chance sampled, and the next round's end not a cut."""
-        self._deal_next = not self._explicit and not (self._max_rounds and self._finished + 1 >= self._max_rounds)
+        self._deal_next = not self._explicit and not (self._max_rounds and self._ended + 1 >= self._max_rounds)
 
     def _fresh(self) -> None:
         """No cached reads."""
@@ -393,8 +396,8 @@ class LamaGame(_Retired):
             arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
         else:
             arr = np.array(check_hands(hands, self._n), np.int64)
-        self._room()
-        _G.begin(self._rec, self._rr, start_player, nround, arr, self._log)
+        self._make_room()
+        _G.begin(self._rec, self._rr, start_player, nround, arr, self._clog)
         self._opened(start_player, arr is _NO_DEAL)
 
     def _opened(self, start_player: int, explicit_deal: bool) -> None:
@@ -413,21 +416,21 @@ class LamaGame(_Retired):
     def _round_ended(self, player: int, over: bool) -> None:
         """After the round ``player``'s step ended (``over``: a total reached the threshold): deal on, or the end."""
         dealt = self._deal_next and not over  # the compiled step dealt the next round (its end was no cut)
-        self._finished += 1
+        self._ended += 1
         self._set_modes()
         start = int(self._rec["start"][0])
         if dealt:
             self._opened(start, False)
-        elif not over and not (self._max_rounds and self._finished >= self._max_rounds):
+        elif not over and not (self._max_rounds and self._ended >= self._max_rounds):
             self._begin((start + 1) % self._n, int(self._rec["nround"][0]) + 1, None)
         else:
             self._phase = _GAME_OVER
             self._current = player
 
-    def _room(self) -> None:
-        """Grow the log when a deal might not fit in it (the compiled step says so itself: ``FULL``)."""
-        if self._rec["logpos"][0] + 32 + 8 * self._n > self._log.shape[1]:
-            self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
+    def _make_room(self, always: bool = False) -> None:
+        """Double the log (``always``, or when a deal might not fit; the compiled step says so itself: ``FULL``)."""
+        if always or self._rec["logpos"][0] + 32 + 8 * self._n > self._clog.shape[1]:
+            self._clog = np.concatenate([self._clog, np.zeros_like(self._clog)], axis=1)
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
@@ -456,17 +459,13 @@ class LamaGame(_Retired):
                 self._chance = _ROLL_NODE
                 return
         p = self._current
-        res = _step(self._rec, self._rr, action, x, self._deal_next, self._log)
+        res = _step(self._rec, self._rr, action, x, self._deal_next, self._clog)
         if res < 0:
             if res != _FULL:
                 raise IllegalActionError(self._illegal_message(action))
-            res = self._step_grown(action, x)
+            self._make_room(True)
+            res = _step(self._rec, self._rr, action, x, self._deal_next, self._clog)
         self._applied(p, res, x < 0 and ph == _TURN)
-
-    def _step_grown(self, action: int, x: int) -> int:
-        """The compiled step of a legal ``action`` (dice ``x``) that did not fit in the log, after the log grew."""
-        self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
-        return int(_step(self._rec, self._rr, action, x, self._deal_next, self._log))
 
     def _applied(self, p: int, res: int, drew: bool) -> None:
         """After ``p``'s compiled step (``res``; ``drew``: it drew dice): the next decision, or the round's end."""
@@ -565,9 +564,6 @@ class LamaGame(_Retired):
             self._fields_v = self._version
         return self._fields
 
-    def _displays(self, v: list[int]) -> list[tuple[int, ...]]:
-        return [tuple(v[i:i + NUM_FACES]) for i in range(0, NUM_FACES * self._n, NUM_FACES)]
-
     def _turns(self) -> int:
         """Turns taken so far in the round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
         return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
@@ -606,7 +602,8 @@ class LamaGame(_Retired):
     @property
     def displays(self) -> tuple[tuple[int, ...], ...]:
         """Each player's display as card counts per face index."""
-        return tuple(self._displays(self._v()))
+        v = self._v()
+        return tuple(tuple(v[i:i + NUM_FACES]) for i in range(0, NUM_FACES * self._n, NUM_FACES))
 
     @property
     def row(self) -> tuple[int, ...]:
@@ -644,7 +641,7 @@ class LamaGame(_Retired):
     @property
     def rounds_finished(self) -> int:
         """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
-        return self._finished
+        return self._ended
 
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
@@ -698,9 +695,8 @@ class LamaGame(_Retired):
         """Resolve the pending roll with ``x`` (a side of each die; -1: drawn from the record's stream)."""
         self._chance = None
         p = self._current
-        res = _step(self._rec, self._rr, _ROLL, x, self._deal_next, self._log)
-        if res == _FULL:
-            res = self._step_grown(_ROLL, x)
+        self._make_room()  # (a step needs at most LOG_ROOM + 8 N entries; applied rolls are not the hot path)
+        res = _step(self._rec, self._rr, _ROLL, x, self._deal_next, self._clog)
         self._applied(p, res, x < 0)
         return (res >> 7 & 7, res >> 10 & 7, res >> 13 & 7)
 
@@ -722,8 +718,8 @@ class LamaGame(_Retired):
     def _deal_card(self, f: int) -> None:
         dealt = self._chance
         assert isinstance(dealt, tuple)
-        self._room()
-        _G.deal_card(self._rec, self._rr, len(dealt), f, self._log)
+        self._make_room()
+        _G.deal_card(self._rec, self._rr, len(dealt), f, self._clog)
         dealt = (*dealt, f)
         self._version += 1
         self._chance = dealt if len(dealt) < self._n * HAND_SIZE else None
@@ -789,7 +785,7 @@ class LamaGame(_Retired):
             setattr(g, name, getattr(self, name))
         g._rng = rng
         g._set_record(_new_record(self._rec))
-        g._log = self._log.copy()
+        g._clog = self._clog.copy()
         return g
 
     # ---------------------------------------------------------- persistence (lama_env.snapshot)
@@ -814,7 +810,7 @@ class LamaGame(_Retired):
         """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        log = self._log[0, :self._pending_roll()]
+        log = self._clog[0, :self._pending_roll()]
         rec = _TO_RECORD(log, self._n, self._rules)
         rec["start_points"] = list(self._start_points)
         return rec
@@ -826,7 +822,7 @@ class LamaGame(_Retired):
         if self._record and self.dice == (0, 0, 0):  # a triple llama's roll waits (also_match): the total before
             p = self._current  # its chip, back from the round's start by the round's earlier triple llamas
             totals[p] = int(self._rec["rstart"][0, p])
-            for e in _split(self._log[0, :self._pending_roll()].tolist(), self._n)[-1][1]:
+            for e in _split(self._clog[0, :self._pending_roll()], self._n)[-1][1]:
                 if e[0] == LOG_ROLL and e[1] == p and e[2:5] == [0, 0, 0]:
                     totals[p] = return_chip(totals[p])
         rounds = [{"finished": True, "ended_by": r["ended_by"], "went_out": r["went_out"], "points": r["points"],
@@ -846,7 +842,7 @@ class LamaGame(_Retired):
         """The results of the rounds that ended (:attr:`last_round`'s), from the compiled log's entries."""
         out = []
         n = self._n
-        for rnd, entries in _split(self._log[0, :self._rec["logpos"][0]].tolist(), n):
+        for rnd, entries in _split(self._clog[0, :self._rec["logpos"][0]], n):
             if rnd is None:
                 continue
             quit, triples, roller = [False] * n, [0] * n, -1
@@ -873,23 +869,19 @@ class LamaGame(_Retired):
 _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_fields", "_fields_v", "_legal",
                                                                       "_legal_v", "_esps"))
 #: What a copy shares with its original (values never changed in place; the rest is copied).
-_SHARED = tuple(name for name in LamaGame.__slots__ if name not in ("_rng", "_rec", "_esps", "_log"))
+_SHARED = tuple(name for name in LamaGame.__slots__ if name not in ("_rng", "_rec", "_esps", "_clog"))
 
 
-def _split(log: list[int], n: int) -> list[tuple[list[int] | None, list[list[int]]]]:
+def _split(log: np.ndarray, n: int) -> list[tuple[list[int] | None, list[list[int]]]]:
     """A compiled log's rounds: each round's ``LOG_END`` entry (None: the round under way) and its other entries."""
-    size = {LOG_ROUND: 2 + HAND_SIZE * n, LOG_QUIT: 2, LOG_ROLL: 7, LOG_END: 3 + 2 * n}
     out: list[tuple[list[int] | None, list[list[int]]]] = []
     entries: list[list[int]] = []
-    i = 0
-    while i < len(log):
-        e = log[i:i + size[log[i]]]
-        i += len(e)
-        if e[0] == LOG_END:
-            out.append((e, entries))
+    for _, tag, e in _ITER_LOG(log, n):
+        if tag == LOG_END:
+            out.append(([tag, *e.tolist()], entries))
             entries = []
         else:
-            entries.append(e)
+            entries.append([tag, *e.tolist()])
     out.append((None, entries))
     return out
 

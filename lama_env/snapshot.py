@@ -204,7 +204,7 @@ def serialize(g: LamaGame) -> str:
         "chance": "explicit" if g._explicit else "sampled", "record": g._record, "version": g._version,
         "start_points": g._start_points, "state": state, "over": g._phase == E._GAME_OVER,
         "chance_node": None if c is None else "roll" if c == E._ROLL_NODE else {"deal": len(c)},
-        "log": g._log[0, :g._rec["logpos"][0]].tolist(),
+        "log": g._clog[0, :g._rec["logpos"][0]].tolist(),
     }
     if g._max_rounds:
         data["max_rounds"] = g._max_rounds
@@ -254,7 +254,7 @@ def _restore(data: dict[str, Any]) -> LamaGame:
                                       or r["row"] != E._FULL_MASK):
         raise StateFormatError("serialized game state: a deal under way has its start player to act, the full row "
                                "and no quit or turn yet")
-    if g._max_rounds and g._finished > g._max_rounds:
+    if g._max_rounds and g._ended > g._max_rounds:
         raise StateFormatError(f"serialized game state: round {int(r['nround'])} is past max_rounds ({g._max_rounds})")
     _check_log(g, check_ints(field(data, "log"), "log", None, -1, MAX_TOTAL))
     g._set_modes()
@@ -311,29 +311,33 @@ def _check_log(g: LamaGame, log: list[int]) -> None:
     A game's log from its first deal is replayed: it must lead to the state's table.  A game from
     :func:`from_state` (its log begins after the record it carried in) has its entries checked alone.
     """
+    from .batched import iter_log
+
     n = g._n
     bounds = {LOG_ROUND: [(0, n - 1)] + [(0, NUM_FACES - 1)] * (HAND_SIZE * n), LOG_QUIT: [(0, n - 1)],
               LOG_ROLL: [(0, n - 1)] + [(0, NUM_FACES - 1)] * NUM_DICE + [(0, 7), (0, 1 << 14)],
               LOG_END: [(0, len(ROUND_ENDINGS) - 1), (-1, n - 1)] + [(0, MAX_ROUND_POINTS)] * n + [(0, MAX_TOTAL)] * n}
-    entries, i = [], 0
-    while i < len(log):
-        b = bounds.get(log[i], [])
-        e = log[i:i + len(b) + 1]
-        if not b or len(e) <= len(b) or any(not lo <= x <= hi for x, (lo, hi) in zip(e[1:], b, strict=True)):
-            raise StateFormatError(f"serialized game state: log holds a bad entry at {i}: {clip(e)}")
-        entries.append(e)
-        i += len(e)
+    entries = []
+    try:
+        for i, tag, fields in iter_log(np.array(log, np.int32), n):
+            e = [tag, *fields.tolist()]
+            if len(e) <= len(bounds[tag]) or any(not lo <= x <= hi for x, (lo, hi) in zip(e[1:], bounds[tag],
+                                                                                          strict=True)):
+                raise ValueError(f"entry at {i} out of range: {clip(e)}")
+            entries.append(e)
+    except ValueError as e:
+        raise StateFormatError(f"serialized game state: bad log ({e})") from None
     if (entries and entries[0][0] == LOG_ROUND) or (not entries and isinstance(g._chance, tuple)):
         h = _replay(g, entries)
-        g._log, pend = h._log, h._rec["pend"][0]
+        g._clog, pend = h._clog, h._rec["pend"][0]
     else:
         last = entries[-1] if entries else []
-        if g._record or sum(e[0] == LOG_END for e in entries) > g._finished or (
+        if g._record or sum(e[0] == LOG_END for e in entries) > g._ended or (
                 g._phase in (E._DISCARD, E._TAKE) and last[:5] != [LOG_ROLL, g._current, *g._rec[0]["dice"].tolist()]):
             raise StateFormatError("serialized game state: a log must begin with the first deal (a game from "
                                    "from_state: record false, and the roll awaiting its decision last)")
-        g._log = np.zeros((1, max(512, 2 * len(log))), np.int32)
-        g._log[0, :len(log)] = log
+        g._clog = np.zeros((1, max(512, 2 * len(log))), np.int32)
+        g._clog[0, :len(log)] = log
         pend = len(log) - len(last)
     g._rec["logpos"], g._rec["pend"] = len(log), pend
 
@@ -365,7 +369,7 @@ def _replay(g: LamaGame, entries: list[list[int]]) -> LamaGame:
     a, b = _neutral(h), _neutral(g)
     bad = [f"state.{f}" for f in _fields() if f not in ("es", "ps") and a[f].tolist() != b[f].tolist()]
     log = [x for e in entries for x in e]
-    bad += ["over"] * (h._phase != g._phase) + ["log"] * (h._log[0, :h._rec["logpos"][0]].tolist() != log)
+    bad += ["over"] * (h._phase != g._phase) + ["log"] * (h._clog[0, :h._rec["logpos"][0]].tolist() != log)
     if bad:
         raise StateFormatError(f"serialized game state: {bad[0]} is not what the log replays to")
     return h
@@ -428,7 +432,7 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     log = [x for p in range(n) if r["quit"][p] and g._phase != E._GAME_OVER for x in (LOG_QUIT, p)]
     if g._phase in (E._DISCARD, E._TAKE):  # (its outcome + 4: carried in, not a triple llama of the log's)
         log += [LOG_ROLL, g._current, *r["dice"].tolist(), 4 + (OUT_DISCARD if g._phase == E._DISCARD else OUT_TAKE), 0]
-    g._log[0, :len(log)] = log
+    g._clog[0, :len(log)] = log
     g._rec["logpos"], g._rec["pend"] = len(log), len(log) - 7 if g._phase in (E._DISCARD, E._TAKE) else -1
     return g
 
@@ -491,12 +495,12 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     g._set_record(s := E._new_record())
     s[0] = rec
     s["logpos"], s["pend"] = 0, -1
-    g._rng, g._log = None, E._new_log()
+    g._rng, g._clog = None, E._new_log()
     g._explicit, g._chance = explicit, None
     g._fresh()
     g._record, g._version, g._max_rounds = False, 0, 0
     g._current, g._phase, g._start_points = cur, E._GAME_OVER if over else E.Phase(phase), rstart
-    g._finished = rec["nround"].item() + over
+    g._ended = rec["nround"].item() + over
     g._set_modes()
     return g
 

@@ -566,8 +566,8 @@ def _a_turn_state() -> dict:
     (("state", "tot", 0), 2**31, "state.tot must be an integer -2147483648..2147483647"),  # was OverflowError
     (("state", "tot", 0), 2**31 - 5, "state.tot must hold integers 0..2000000000"),
     (("log", -1), 7, "the log does not replay (action -1 is not an action"),  # a discard of no cards
-    (("log", 0), 9, "log holds a bad entry at 0"),
-    (("log", 1), 2, "log holds a bad entry at 0"),  # a start player 0..1
+    (("log", 0), 9, "bad log (corrupt trajectory log at 0: tag 9)"),
+    (("log", 1), 2, "bad log (entry at 0 out of range"),  # a start player 0..1
     (("chance_node",), {"deal": 40}, "chance_node.deal must be an integer 0..11"),  # was accepted
     (("state", "row"), 0, "no decision to take: the row is empty"),  # was accepted, and every roll then busted
     (("state", "nturn"), 10**6, "state.nturn must hold integers 0..100"),

@@ -14,9 +14,9 @@ from lama_dice.agents.heuristics import (
 from lama_dice.agents.registry import AgentSpecError, make_agent
 from lama_env import LamaGame, Phase
 from lama_env import actions as A
-from lama_env.engine import match_limits
 from lama_env.odds import p_no_match
 from lama_env.rules import FACE_INDEX, RulesConfig, score_display
+from lama_env.transitions import match_limits
 
 OTHER = ["L", "L", "6", "6", "5", "5"]
 

@@ -23,10 +23,10 @@ from lama_dice.agents.solver import (
 )
 from lama_env import LamaGame
 from lama_env import actions as A
-from lama_env.engine import resolve_roll
 from lama_env.odds import chance_outcomes
 from lama_env.rules import DECK_COUNTS, FACE_INDEX, RulesConfig, score_display
 from lama_env.streams import Streams
+from lama_env.transitions import resolve_roll
 
 DEFAULT = RulesConfig()
 RULE_VARIANTS = [
