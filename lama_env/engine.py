@@ -18,48 +18,34 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from enum import IntEnum
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from . import actions as A
 from . import snapshot as S
-from .constants import (
-    DECK_COUNTS,
-    FACES,
-    HAND_SIZE,
-    LOG_END,
-    LOG_QUIT,
-    LOG_ROLL,
-    NUM_DICE,
-    NUM_FACES,
-    ROUND_ENDINGS,
-    ROUND_OVER,
-)
+from .constants import DECK_COUNTS, FACES, HAND_SIZE, LOG_END, LOG_QUIT, LOG_ROLL, NUM_DICE, NUM_FACES, ROUND_OVER
 from .errors import LamaDiceError, RetiredError, clip, retired
 from .reader import MAX_START_POINTS
 from .rules import RulesConfig, check_num_players, return_chip, win_rewards, winners
 from .streams import Streams, decision_key
+from .transitions import ROUND_ENDINGS, deal_outcomes
 from .transitions import chance_outcomes as roll_outcomes
-from .transitions import deal_outcomes
 
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/2"
-
-_ROLL, _QUIT, _DISCARD_BASE = A.ROLL, A.QUIT, A.DISCARD_BASE
-_FACE_RANGE = range(NUM_FACES)
-#: The rules of a game created without any (a frozen dataclass: one shared instance saves building one per game).
-_DEFAULT_RULES = RulesConfig()
 #: How chance is resolved: ``"sampled"`` (drawn as it happens) or ``"explicit"`` (:meth:`LamaGame.apply_chance`).
 CHANCE_MODES = ("sampled", "explicit")
-#: The chance node of a roll (``_chance``; a deal's node is the tuple of the faces dealt so far).
-_ROLL_NODE = "roll"
-#: The llama row as a bit set (a state record's ``row``) when every card is there.
-_FULL_MASK = (1 << NUM_FACES) - 1
-#: The per-seat counts of :meth:`LamaGame.statistics`, in the order of the compiled record's ``stats`` rows.
-_COUNTS = ("points", "busts", "quits", "went_out", "triple_llamas")
 #: What :meth:`LamaGame.returns` can measure (the environments' ``reward`` modes).
 RETURNS = ("win", "points")
+_ROLL, _QUIT, _NUM_ACTIONS = A.ROLL, A.QUIT, A.NUM_ACTIONS
+_FACE_RANGE = range(NUM_FACES)
+_DEFAULT_RULES = RulesConfig()  #: (a frozen dataclass: one shared instance)
+_ROLL_NODE = "roll"  #: ``_chance`` at a roll's chance node (at a deal's: the tuple of the faces dealt so far)
+_FULL_MASK = (1 << NUM_FACES) - 1  #: the full llama row as a bit set (a record's ``row``)
+#: The per-seat counts of :meth:`LamaGame.statistics`, in the order of the compiled record's ``stats`` rows.
+_COUNTS = ("points", "busts", "quits", "went_out", "triple_llamas")
+_END_BUST = ROUND_ENDINGS.index("bust")
 
 
 def _is_explicit(chance: Any) -> bool:
@@ -89,6 +75,8 @@ class Phase(IntEnum):
 
 # The members as module globals: ``Phase.TURN`` is a (slow) enum class attribute lookup.
 _TURN, _DISCARD, _TAKE, _GAME_OVER = Phase.TURN, Phase.DISCARD, Phase.TAKE, Phase.GAME_OVER
+_PHASES = (_TURN, _DISCARD, _TAKE, _TURN)  #: the record's phases as the engine's
+_ROWS = tuple(tuple(m >> f & 1 for f in _FACE_RANGE) for m in range(1 << NUM_FACES))  #: row bit set -> 0/1 per face
 
 
 class IllegalActionError(LamaDiceError, ValueError):
@@ -100,30 +88,20 @@ class GameSetupError(LamaDiceError, ValueError):
 
 
 # ---------------------------------------------------------------------------- the compiled engine, loaded on first use
-# (import lama_env loads no Numba; the first game does, from its on-disk cache.)
-_G: Any = None  #: lama_env._game
-_step: Any = None  #: lama_env._game.step
-K_STATE_DTYPE: Any = None  #: lama_env._kernel.STATE_DTYPE
-_RANDOM_AGENT: Any = None  #: the compiled ``random`` agent, as its record
-_TO_RECORD: Any = None  #: lama_env.batched.log_to_record: the compiled log as a game record
-_ITER_LOG: Any = None  #: lama_env.batched.iter_log: the compiled log's entries
-_BLANK = b""  #: a zeroed record's bytes (``pend`` -1)
+# (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes:
+# lama_env._game (_G), its step, FULL and VIEW_SCALARS, the record's dtype, the compiled ``random`` agent, a zeroed
+# record's bytes (``pend`` -1), _vector_kernel.DECISION_NONE, batched.log_to_record and iter_log (the log's reader).
+_G = _step = K_STATE_DTYPE = _RANDOM_AGENT = _TO_RECORD = _ITER_LOG = cast(Any, None)
+_BLANK = b""
+_FULL = VIEW_SCALARS = _DECISION_NONE = 0
 #: The legal actions by decision key (lama_env._game.legal_key), listed by lama_env._kernel.legal when first seen.
 _LEGAL: dict[int, tuple[int, ...]] = {}
 _NO_DEAL = np.full((1, HAND_SIZE), -1, np.int64)  #: _game.begin: no card dealt yet (explicit chance)
 _STREAM_DEAL = np.zeros((0, HAND_SIZE), np.int64)  #: _game.begin: deal from the record's stream
 _LOCK = threading.Lock()
-# lama_env._game's FULL and VIEW_SCALARS, lama_env._vector_kernel.DECISION_NONE: set by _load from their homes.
-_FULL = VIEW_SCALARS = _DECISION_NONE = 0
 #: What to_state writes neutral (the kernel's scratch and log fields).
 _SCRATCH = ("deck", "cnt", "logpos", "done_len", "l_player", "l_phase", "l_action", "l_out", "l_detail",
             "l_ended", "l_wo")
-_NUM_ACTIONS = A.NUM_ACTIONS
-_END_BUST = ROUND_ENDINGS.index("bust")
-#: The record's phases as the engine's (TURN, DISCARD, TAKE).
-_PHASES = (_TURN, _DISCARD, _TAKE, _TURN)
-#: A llama row bit set -> the row as a tuple of 0/1 per face.
-_ROWS = tuple(tuple(m >> f & 1 for f in range(NUM_FACES)) for m in range(1 << NUM_FACES))
 _RULES: dict[tuple[int, RulesConfig], np.ndarray] = {}
 #: Called once the compiled engine is loaded (the library adds none; the ``lama-dice`` command ``gc.freeze``).
 LOAD_HOOKS: list[Callable[[], None]] = []
@@ -141,12 +119,9 @@ def _load() -> None:
         from .batched import iter_log, log_to_record
 
         _FULL, VIEW_SCALARS, _DECISION_NONE, _TO_RECORD = _game.FULL, _game.VIEW_SCALARS, DECISION_NONE, log_to_record
-        _ITER_LOG = iter_log
-        K_STATE_DTYPE = K.STATE_DTYPE
-        _BLANK = K.new_state(1).tobytes()
+        _ITER_LOG, K_STATE_DTYPE, _BLANK, _step = iter_log, K.STATE_DTYPE, K.new_state(1).tobytes(), _game.step
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
                                        np.zeros((1, 128, 7), np.int64))
-        _step = _game.step
         _G = _game
         # every compiled call once (loaded from Numba's on-disk cache: what the first games would load)
         rr, rec, log = _rules_record(2, _DEFAULT_RULES), _new_record(), _new_log()
@@ -306,30 +281,10 @@ class LamaGame(_Retired):
         max_rounds: end the game after this many rounds, maybe with no total at the threshold (None: no limit).
     """
 
-    # _phase, _current and _finished cache what the record says (phase, cur, nround), for the hot path
-    __slots__ = (
-        "_chance",
-        "_clog",
-        "_current",
-        "_deal_next",
-        "_ended",
-        "_esps",
-        "_explicit",
-        "_fields",
-        "_fields_v",
-        "_legal",
-        "_legal_v",
-        "_max_rounds",
-        "_n",
-        "_phase",
-        "_rec",
-        "_record",
-        "_rng",
-        "_rr",
-        "_rules",
-        "_start_points",
-        "_version",
-    )
+    # _phase, _current and _ended cache what the record says (phase, cur, nround), for the hot path
+    __slots__ = ("_chance", "_clog", "_current", "_deal_next", "_ended", "_esps", "_explicit", "_fields", "_fields_v",
+                 "_legal", "_legal_v", "_max_rounds", "_n", "_phase", "_rec", "_record", "_rng", "_rr", "_rules",
+                 "_start_points", "_version")
 
     def __init__(self, num_players: int = 2, rules: RulesConfig | dict | None = None, *, seed: int | None = None,
                  rng: Streams | None = None, game_id: int | None = None, start_points: Sequence[int] | None = None,

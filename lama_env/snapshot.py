@@ -13,7 +13,6 @@ an earlier state format are refused in one line (retired).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -86,11 +85,6 @@ def parse(text: Any) -> dict[str, Any]:
     return data
 
 
-def dumps(data: dict[str, Any]) -> str:
-    """The stable text of a state: compact JSON with sorted keys (floats never appear)."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
-
-
 def field(data: dict[str, Any], key: str) -> Any:
     """``data[key]``, or a :class:`StateFormatError` naming the missing field."""
     if key not in data:
@@ -114,42 +108,11 @@ def check_ints(value: Any, key: str, length: int | None, lo: int, hi: int | None
     return [check_int(v, key, lo, hi) for v in value]
 
 
-def check_list(value: Any, key: str, length: int | None) -> list:
-    """``value`` if it is a list (of ``length`` items, any length if None)."""
-    if not isinstance(value, list) or (length is not None and len(value) != length):
-        raise StateFormatError(f"serialized game state: {key} must be a list"
-                               + ("" if length is None else f" of {length} items"))
-    return value
-
-
-def check_optional_int(value: Any, key: str, lo: int, hi: int) -> int | None:
-    """None, or ``value`` as an int in ``lo..hi``."""
-    return None if value is None else check_int(value, key, lo, hi)
-
-
 def check_bool(value: Any, key: str) -> bool:
     """``value`` if it is a JSON boolean."""
     if not isinstance(value, bool):
         raise StateFormatError(f"serialized game state: {key} must be true or false, got {clip(value)}")
     return value
-
-
-def check_choice(value: Any, key: str, options: tuple[Any, ...]) -> Any:
-    """``value`` if it is one of ``options``."""
-    if value not in options:
-        raise StateFormatError(f"serialized game state: {key} must be one of {', '.join(map(repr, options))}, "
-                               f"got {clip(value)}")
-    return value
-
-
-def _hex64(value: Any, name: str) -> int:
-    """A 64-bit stream state written as 16 hexadecimal digits."""
-    try:
-        if isinstance(value, str) and len(value) == 16:
-            return int(value, 16)
-    except ValueError:
-        pass
-    raise StateFormatError(f"serialized game state: {name} must be 16 hexadecimal digits, got {clip(value)}")
 
 
 def getstate(g: LamaGame) -> dict[str, Any]:
@@ -208,7 +171,7 @@ def serialize(g: LamaGame) -> str:
     }
     if g._max_rounds:
         data["max_rounds"] = g._max_rounds
-    return dumps(data)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))  # (no floats: the same state, the same text)
 
 
 def deserialize(text: str) -> LamaGame:
@@ -235,7 +198,10 @@ def _restore(data: dict[str, Any]) -> LamaGame:
     if not isinstance(rules, dict):
         raise StateFormatError("serialized game state: rules must be an object")
     rc = RulesConfig.from_dict(rules)
-    explicit = check_choice(field(data, "chance"), "chance", E.CHANCE_MODES) == "explicit"
+    if field(data, "chance") not in E.CHANCE_MODES:
+        raise StateFormatError(f"serialized game state: chance must be one of {', '.join(map(repr, E.CHANCE_MODES))}"
+                               f", got {clip(data['chance'])}")
+    explicit = data["chance"] == "explicit"
     over = check_bool(field(data, "over"), "over")
     rec = _record_of(field(data, "state"), n)
     chance = _chance_node(field(data, "chance_node"), rec, n, explicit, over)
@@ -269,8 +235,11 @@ def _record_of(data: Any, n: int) -> np.ndarray:
     rec = E._new_record().reshape(())
     for name in names:
         key = f"state.{name}"
-        if name in ("es", "ps"):
-            rec[name] = _hex64(data[name], key)
+        if name in ("es", "ps"):  # a 64-bit stream state as 16 hexadecimal digits
+            hexa = data[name]
+            if not (isinstance(hexa, str) and len(hexa) == 16 and all(c in "0123456789abcdefABCDEF" for c in hexa)):
+                raise StateFormatError(f"serialized game state: {key} must be 16 hexadecimal digits, got {clip(hexa)}")
+            rec[name] = int(hexa, 16)
             continue
         dt = E.K_STATE_DTYPE.fields[name][0]
         shape = np.empty(dt.shape)[_seats(name, n)].shape
@@ -283,7 +252,9 @@ def _nested(value: Any, key: str, shape: tuple[int, ...], lo: int, hi: int) -> A
     """``value`` as nested lists of ints in ``lo..hi`` of ``shape`` (an int for shape ``()``)."""
     if not shape:
         return check_int(value, key, lo, hi)
-    return [_nested(v, key, shape[1:], lo, hi) for v in check_list(value, key, shape[0])]
+    if not isinstance(value, list) or len(value) != shape[0]:
+        raise StateFormatError(f"serialized game state: {key} must be a list of {shape[0]} items")
+    return [_nested(v, key, shape[1:], lo, hi) for v in value]
 
 
 def _chance_node(node: Any, rec: np.ndarray, n: int, explicit: bool, over: bool) -> tuple[int, ...] | str | None:
@@ -427,7 +398,13 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
     rc = RulesConfig.from_dict(rules)
     explicit = E._is_explicit(chance)
     E._check_rounds(rounds)
-    g = _game_of(_one_record(state, E.K_STATE_DTYPE), n, rc, explicit, None, "state record")
+    dt = E.K_STATE_DTYPE
+    if not (isinstance(state, (np.ndarray, np.void)) and state.dtype == dt and np.shape(state) in ((), (1,))):
+        got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}"
+               if isinstance(state, (np.ndarray, np.void)) else clip(state))
+        raise StateFormatError(f"state record: must be one record of lama_env._kernel.STATE_DTYPE (a 0-d or "
+                               f"one-element array), got {got}")
+    g = _game_of(np.array(state, dt).reshape(()), n, rc, explicit, None, "state record")
     r = g._rec[0]  # the log opens with what the record carried in: its quits and the roll awaiting its decision
     log = [x for p in range(n) if r["quit"][p] and g._phase != E._GAME_OVER for x in (LOG_QUIT, p)]
     if g._phase in (E._DISCARD, E._TAKE):  # (its outcome + 4: carried in, not a triple llama of the log's)
@@ -447,7 +424,7 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     """
     bad, lab = f"{what}: ", f"{what}: {pre}"
 
-    def ints(key: str, lo: int, hi: int | None = None, seats: int | None = None, row: int | None = None) -> Any:
+    def ints(key: str, lo: int, hi: int, seats: int | None = None, row: int | None = None) -> Any:
         return _record_ints(rec, key, lo, hi, seats, row, lab)
 
     phase = ints("phase", 0, 2)
@@ -470,26 +447,28 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     if over and phase != TURN:
         raise StateFormatError(f"{bad}a finished game (a total at the end threshold {rc.end_threshold}) stands "
                                f"at a turn (phase {TURN}), got phase {phase}")
-    _check_table(rc, over, cur, quit, row, disp, [f for h in hands for f in h] if dealt is None else dealt,
-                        nturn, phase, what)
+    cards = [f for h in hands for f in h] if dealt is None else dealt  # the faces dealt so far
+    for f in E._FACE_RANGE:
+        if cards.count(f) > DECK_COUNTS[f]:
+            raise StateFormatError(f"{what}: hands deal {cards.count(f)} cards '{FACES[f]}' but the deck has only "
+                                   f"{DECK_COUNTS[f]}")
+        if cards.count(f) + 1 - (row >> f & 1) < sum(d[f] for d in disp):  # dealt and taken from the row, or held
+            raise StateFormatError(f"{what}: the displays hold more cards '{FACES[f]}' than the deal and the "
+                                   "row gave them")
+    if not over and (quit[cur] or row == 0):  # a game that goes on: a player to act, a row, turns left
+        raise StateFormatError(f"{what}: no decision to take: " + (
+            f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
+    if not over and any(not any(d) for d in disp) and len(cards) == n * HAND_SIZE:
+        raise StateFormatError(f"{what}: a display is empty while the round goes on (going out ends it)")
+    if not over and (nturn > rc.max_round_turns or (nturn == rc.max_round_turns and phase == TURN)):
+        raise StateFormatError(f"{what}: the round has had {nturn} turns; it ends after max_round_turns "
+                               f"({rc.max_round_turns})")
     if not over and any(t > r for t, r in zip(tot, rstart, strict=True)):
         raise StateFormatError(f"{lab}tot {tot} above rstart {rstart} (a total only falls during a round)")
     if any(stats[2][p] < quit[p] for p in range(n)):
         raise StateFormatError(f"{lab}stats count fewer quits than the players who have quit")
     if phase != TURN and not over:
-        try:
-            dice = E.check_dice(rc, [int(x) for x in rec["dice"]])
-        except E.IllegalActionError as e:
-            raise StateFormatError(f"{lab}dice: {e}") from None
-        lim = [int(x) for x in rec["lim"]]
-        if phase == DISCARD and tuple(lim) != match_limits(disp[cur], dice):
-            raise StateFormatError(f"{lab}lim must be the roll's discard limits per face "
-                                   f"{list(match_limits(disp[cur], dice) or ())}, got {lim}")
-        kind, _ = resolve_roll(disp[cur], [row >> f & 1 for f in E._FACE_RANGE], dice, last_player=active == 1,
-                               rules=rc)
-        name = E.Phase(phase).name.lower()
-        if kind != (ROLL_DISCARD if phase == DISCARD else ROLL_TAKE):
-            raise StateFormatError(f"{bad}the dice {list(dice)} ask for a {kind}, not a {name} decision")
+        _check_decision(rec, rc, phase, disp[cur], row, active, lab)
     g = E.LamaGame.__new__(E.LamaGame)
     g._n, g._rules, g._rr = n, rc, E._rules_record(n, rc)
     g._set_record(s := E._new_record())
@@ -505,55 +484,28 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     return g
 
 
-def _check_table(rules: RulesConfig, over: bool, cur: int, quit: Sequence[Any], row: int, disp: list[list[int]],
-                 cards: list[int], nturn: int, phase: int, what: str) -> None:
-    """Check a round's table.
-
-    The deal uses the deck's cards, every card dealt is held, in the row or discarded, and a game that
-    goes on has a player to act still in the round, a row, no empty display once dealt and turns left.
-    ``cards``: the faces dealt so far (the whole deal but while it is under way).
-    """
-    dealt = [cards.count(f) for f in E._FACE_RANGE]
-    for f in E._FACE_RANGE:
-        if dealt[f] > DECK_COUNTS[f]:
-            raise StateFormatError(f"{what}: hands deal {dealt[f]} cards '{FACES[f]}' but the deck has only "
-                                   f"{DECK_COUNTS[f]}")
-        if dealt[f] + 1 - (row >> f & 1) < sum(d[f] for d in disp):  # dealt and taken from the row, or held
-            raise StateFormatError(f"{what}: the displays hold more cards '{FACES[f]}' than the deal and the "
-                                   "row gave them")
-    if over:
-        return
-    if quit[cur] or row == 0:
-        raise StateFormatError(f"{what}: no decision to take: " + (
-            f"the player to act ({cur}) has quit" if quit[cur] else "the row is empty (the round is over)"))
-    if any(not any(d) for d in disp) and len(cards) == len(disp) * HAND_SIZE:
-        raise StateFormatError(f"{what}: a display is empty while the round goes on (going out ends it)")
-    if nturn > rules.max_round_turns or (nturn == rules.max_round_turns and phase == TURN):
-        raise StateFormatError(f"{what}: the round has had {nturn} turns; it ends after max_round_turns "
-                               f"({rules.max_round_turns})")
+def _check_decision(rec: np.ndarray, rc: RulesConfig, phase: int, disp: list[int], row: int, active: int,
+                    lab: str) -> None:
+    """A discard or take decision: the record's ``dice`` (and ``lim``) ask for it."""
+    try:
+        dice = E.check_dice(rc, [int(x) for x in rec["dice"]])
+    except E.IllegalActionError as e:
+        raise StateFormatError(f"{lab}dice: {e}") from None
+    lim = [int(x) for x in rec["lim"]]
+    if phase == DISCARD and tuple(lim) != match_limits(disp, dice):
+        raise StateFormatError(f"{lab}lim must be the roll's discard limits per face "
+                               f"{list(match_limits(disp, dice) or ())}, got {lim}")
+    kind, _ = resolve_roll(disp, [row >> f & 1 for f in E._FACE_RANGE], dice, last_player=active == 1, rules=rc)
+    if kind != (ROLL_DISCARD if phase == DISCARD else ROLL_TAKE):
+        raise StateFormatError(f"{lab.split(': ')[0]}: the dice {list(dice)} ask for a {kind}, not a "
+                               f"{E.Phase(phase).name.lower()} decision")
 
 
-def _one_record(state: Any, dtype: np.dtype) -> np.ndarray:
-    """``state`` (one record of ``dtype``: 0-d or one-element, or an element of a batch) as a 0-d copy."""
-    if isinstance(state, (np.ndarray, np.void)) and state.dtype == dtype and np.shape(state) in ((), (1,)):
-        return np.array(state, dtype).reshape(())
-    got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}" if isinstance(state, (np.ndarray, np.void))
-           else clip(state))
-    raise StateFormatError("state record: must be one record of lama_env._kernel.STATE_DTYPE (a 0-d or "
-                             f"one-element array), got {got}")
-
-
-def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int | None = None, n: int | None = None,
-                 row: int | None = None, label: str = "state record: ") -> Any:
+def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int, n: int | None, row: int | None, label: str) -> Any:
     """Field ``key`` of record ``rec`` (row ``row``, its first ``n`` seats) as Python ints in ``lo..hi``."""
-    v = rec[key]
-    if row is not None:
-        v = v[row]
-    if n is not None:
-        v = v[:n]
-    a = np.asarray(v, dtype=np.int64)
-    out = (a < lo) | (a > hi) if hi is not None else a < lo
+    v = rec[key] if row is None else rec[key][row]
+    a = np.asarray(v if n is None else v[:n], dtype=np.int64)
+    out = (a < lo) | (a > hi)
     if out.any():
-        span = f"{lo}.." + ("" if hi is None else str(hi))
-        raise StateFormatError(f"{label}{key} must hold integers {span}, got {int(a[out].flat[0])}")
+        raise StateFormatError(f"{label}{key} must hold integers {lo}..{hi}, got {int(a[out].flat[0])}")
     return a.tolist()
