@@ -300,14 +300,10 @@ class LamaGame(_Retired):
         """
         self._n = n = check_num_players(num_players, GameSetupError)
         self._rules = _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
-        own: Streams | None = None
-        self._rng: Streams | None = None  # the caller's streams, moved on with the record's (None: the record's own)
-        if rng is not None:
-            self._rng = _check_rng(rng)
-            if game_id is not None:
-                raise GameSetupError("give rng or game_id, not both (game_id draws from the compiled engine's streams)")
-        else:
-            own = Streams.of_game(seed, 0 if game_id is None else game_id, GameSetupError)
+        self._rng = None if rng is None else _check_rng(rng)  # the caller's, moved on with the record's streams
+        if rng is not None and game_id is not None:
+            raise GameSetupError("give rng or game_id, not both (game_id draws from the compiled engine's streams)")
+        streams = self._rng or Streams.of_game(seed, 0 if game_id is None else game_id, GameSetupError)
         self._explicit = _is_explicit(chance)
         _check_rounds(rounds)
         self._max_rounds, totals = _check_setup(n, start_points, start_player, max_rounds)
@@ -316,8 +312,6 @@ class LamaGame(_Retired):
         self._set_record(s := _new_record())
         if start_points is not None:
             s["tot"][0, :n] = totals
-        streams = own if own is not None else self._rng
-        assert streams is not None
         s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
         self._record = record
@@ -365,8 +359,8 @@ class LamaGame(_Retired):
             return
         self._legal = _LEGAL.get(0) or self._list_legal(0)  # (key 0: a turn)
         self._legal_v = self._version
-        if type(self._rng) is Streams:
-            self._sync()
+        if self._rng is not None:
+            self._rng.es, self._rng.ps = self._esps.tolist()
 
     def _round_ended(self, player: int, over: bool) -> None:
         """After the round ``player``'s step ended (``over``: a total reached the threshold): deal on, or the end."""
@@ -433,14 +427,8 @@ class LamaGame(_Retired):
             self._current = res >> 4 & 7
             self._legal = _LEGAL.get(res >> 16) or self._list_legal(res >> 16)
             self._legal_v = self._version
-        if drew and self._rng is not None:
-            self._sync()
-
-    def _sync(self) -> None:
-        """Move the caller's :class:`~lama_env.streams.Streams` (``rng=``) on to the record's stream states."""
-        rng = self._rng
-        assert rng is not None
-        rng.es, rng.ps = self._esps.tolist()
+        if drew and self._rng is not None:  # the caller's streams move on with the record's
+            self._rng.es, self._rng.ps = self._esps.tolist()
 
     def _illegal_message(self, action: Any) -> str:
         """Why ``action`` is refused: a chance event is pending, the game is over, or it is not legal."""
