@@ -704,10 +704,8 @@ class LamaGame(_Retired):
         """
         if rounds is not None:
             _check_rounds(rounds)
-        if rng is None:
-            g = self._copy_with(None)  # the record's streams, copied with it
-        else:
-            g = self._copy_with(_check_rng(rng))
+        g = self._copy_with(None if rng is None else _check_rng(rng))  # (None: the record's streams, copied with it)
+        if rng is not None:
             g._rec["es"], g._rec["ps"] = rng.es, rng.ps
         if chance is not None:
             g._explicit = _is_explicit(chance)
