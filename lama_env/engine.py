@@ -274,7 +274,7 @@ class LamaGame(_Retired):
         start_points: chip totals at the start (a record may start mid-game).
         start_player: who starts the first round.
         hands: the first round's deal (per player, six face indices or names); dealt at random if None.
-        record: keep the turn log so that :meth:`to_record` works (a little slower).
+        record: allow :meth:`to_record` (False: it is refused; the compiled log is kept either way).
         chance: ``"sampled"`` (default) or ``"explicit"`` (each card of a deal and each roll waits at a
             chance node for :meth:`apply_chance`).
         rounds: ``"flow"``, the only mode (the ended round is :attr:`last_round`).

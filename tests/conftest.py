@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lama_env import actions as A
+from lama_env.constants import LOG_ROLL
 from lama_env.engine import LamaGame
 from lama_env.rules import FACES, NUM_FACES, RulesConfig
 
@@ -81,6 +82,19 @@ def discarded(game: LamaGame) -> tuple[int, ...]:
         return (0,) * NUM_FACES
     dealt = game._rec["hands"][0, :game.num_players].ravel().tolist()
     return tuple(dealt.count(f) + 1 - game.row[f] - sum(d[f] for d in game.displays) for f in range(NUM_FACES))
+
+
+def round_triples(game: LamaGame) -> tuple[int, ...]:
+    """The triple llamas of the round under way (the last round's once the game is over), from the game's log."""
+    if game.game_over:
+        return game.last_round["triple_llamas"] if game.last_round else (0,) * game.num_players
+    from lama_env.engine import _split
+
+    counts = [0] * game.num_players
+    for e in _split(game._clog[0, :game._rec["logpos"][0]], game.num_players)[-1][1]:
+        if e[0] == LOG_ROLL and e[2:5] == [0, 0, 0] and e[5] < 4:  # (5, 6: a roll that from_state carried in)
+            counts[e[1]] += 1
+    return tuple(counts)
 
 
 def play_random(num_players: int, seed: int, rules: Any = None, *, record: bool = True,

@@ -26,7 +26,7 @@ import pickle
 import random
 import zlib
 
-from conftest import discarded
+from conftest import discarded, round_triples
 
 from lama_env.engine import LamaGame
 from lama_env.rules import RulesConfig, winners
@@ -36,19 +36,13 @@ RULES = [RulesConfig(), RulesConfig(triple_llama="also_match"), RulesConfig(must
          RulesConfig(end_threshold=15, max_round_turns=7)]
 
 
-def _round_triples(g: LamaGame) -> list[int]:
-    """The triple llamas of the round under way (the last round's once the game is over), from the game's log."""
-    done = g._history()[:-1] if g.game_over else g._history()
-    return [t - sum(r["triple_llamas"][p] for r in done) for p, t in enumerate(g.statistics()["triple_llamas"])]
-
-
 def _snap(g: LamaGame) -> list:
     # Private reads give the values of the members retired in 0.3.0 (round_points, ended_by, ...),
     # so that the digest hashes what it hashed before.
     end = g.last_round if g.game_over else None
     return [int(g.phase), g.current_player, list(g.legal_actions()), list(g.totals), [list(d) for d in g.displays],
             list(g.row), g.dice and list(g.dice), list(g.quit), g._turns(), g.round_index, g.start_player,
-            g._version, _round_triples(g), list(discarded(g)), g.quit.count(False), g.game_over,
+            g._version, list(round_triples(g)), list(discarded(g)), g.quit.count(False), g.game_over,
             end and list(end["points"]), end and end["ended_by"], end and end["went_out"], end and end["busted"],
             g.rounds_finished, g.is_chance_node(), [list(map(str, o)) for o in g.chance_outcomes()][:3],
             g.statistics(), list(g.returns("points")), list(g.returns("win")),

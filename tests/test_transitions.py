@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import round_triples
 
 from lama_env import actions as A
 from lama_env import transitions as T
@@ -226,7 +227,7 @@ class Reference:
         assert g.displays == tuple(self.displays)
         assert g.row == self.row and g.quit == tuple(self.quit)
         assert g.phase == self.phase and g.legal_actions() == self.legal
-        assert g._round_triples() == tuple(self.triples)
+        assert round_triples(g) == tuple(self.triples)
         if self.phase < ROUND_OVER:
             assert g.current_player == self.current
         else:
@@ -281,7 +282,7 @@ def test_round_records_of_busts_quits_and_triple_llamas_follow_the_turn_log(n, r
         g = LamaGame(n, rules, seed=1000 + s, max_rounds=60)
         while not g.game_over:
             g.step(pick.choice(g.legal_actions()))
-        rec, results = g.to_record(), [dict(r) for r in g._results]
+        rec, results = g.to_record(), g._history()
         assert len(rec["rounds"]) == len(results)
         want = {"points": [0] * n, "busts": [0] * n, "quits": [0] * n, "went_out": [0] * n,
                 "triple_llamas": [0] * n}
@@ -325,17 +326,17 @@ def test_statistics_count_the_round_in_progress_and_copies_keep_their_own():
     c = g.clone()
     c.step(A.QUIT)  # seat 2: seat 1 is the last one in
     assert g.statistics()["quits"] == [1, 0, 0] and c.statistics()["quits"] == [1, 0, 1]
-    assert g._round_triples() == (0, 1, 0) and g.last_round is None
+    assert round_triples(g) == (0, 1, 0) and g.last_round is None
     c.step(A.ROLL, dice=["1", "3", "2"])  # no 5 or 6, and no takes for the last player: bust
     assert c.rounds_finished == 1 and not c.game_over  # the bust dealt the next round
     assert c.last_round["ended_by"] == "bust" and c.last_round["busted"] == 1
-    res = dict(c._results[-1])
+    res = c._history()[-1]
     assert res == c.last_round
     assert res["busted"] == 1 and res["quit"] == (True, False, True) and res["triple_llamas"] == (0, 1, 0)
     st = c.statistics()  # the new round has no quits or triple llamas yet
     assert st["rounds"] == 1 and st["busts"] == [0, 1, 0] and st["quits"] == [1, 0, 1]
     assert st["triple_llamas"] == [0, 1, 0] and st["points"] == c.last_round["points"]
-    assert g._results == [] and g.last_round is None and g.rounds_finished == 0  # the copy's round end is its own
+    assert g._history() == [] and g.last_round is None and g.rounds_finished == 0  # the copy's round end is its own
     assert g.quit == (True, False, False) and g.current_player == 2
 
 
@@ -353,7 +354,7 @@ def test_a_bust_is_recorded_for_the_roller():
     f.step(A.QUIT)
     f.step(A.ROLL, dice=["1", "5", "1"])
     assert not f.game_over and f.last_round == g.last_round and f.statistics()["busts"] == [0, 1]
-    assert ended(f) is None and f._round_triples() == (0, 0)
+    assert ended(f) is None and round_triples(f) == (0, 0)
 
 
 # ------------------------------------------------------------- constants
