@@ -1,10 +1,8 @@
-"""A picture of the table as an RGB image: the ``rgb_array`` and ``human`` render modes, ``lama-dice show --gif``.
+"""The pictures of the table: the envs' render modes (docs/environments.md, Pictures) and ``lama-dice show``.
 
-:func:`picture` draws the public state of a :class:`~lama_env.engine.LamaGame` as an ``(H, W, 3)`` ``uint8``
-array, a pure function of the game (and of the optional names, dice and caption); the size depends only on
-the player count (:func:`frame_shape`). What it shows: docs/environments.md, Pictures. The sprites are drawn
-once with Pillow (imported on first use) and cached; a frame is a copy of a pre-drawn background plus NumPy
-slice assignments (``lama-dice bench --only render``). No gym import here.
+:func:`picture` (``rgb_array``): the public state of a game as an ``(H, W, 3)`` ``uint8`` array of
+:func:`frame_shape`, drawn from sprites made once with Pillow (imported on first use). :func:`render_text`
+(``ansi``): the same table as text. :class:`HumanView` (``human``): the picture in a pygame window. No gym import.
 """
 
 from __future__ import annotations
@@ -12,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
-from collections.abc import Collection, Sequence
+import os
+import sys
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -256,12 +256,7 @@ def seat_tag(game: LamaGame | RoundEnd, p: int) -> str:
 
 
 def palette() -> dict[str, Any]:
-    """The picture's colours as ``#rrggbb`` strings, for other drawings of the same table (the web page).
-
-    Keys: ``faces`` (per face index: ``[card, label]``), and ``header``, ``header_text``, ``header_dim``,
-    ``table``, ``table_text``, ``row``, ``acting``, ``quit``, ``text``, ``dim``, ``accent``, ``glow``,
-    ``winner``, ``bust``.
-    """
+    """The picture's colours as ``#rrggbb`` strings for the web page: named ones, ``faces`` (``[card, label]``)."""
     hx = "#{:02x}{:02x}{:02x}".format
     named = {"header": _HEADER_BG, "header_text": _HEADER_FG, "header_dim": _HEADER_DIM, "table": _TABLE_BG,
              "table_text": _TABLE_FG, "row": _ROW_BG, "acting": _ACT_BG, "quit": _QUIT_BG, "text": _ROW_FG,
@@ -273,12 +268,10 @@ def palette() -> dict[str, Any]:
 
 # ------------------------------------------------------------------ the picture
 class TablePicture:
-    """Draws the table of ``num_players`` games, with fixed names (pre-draws the background once).
+    """Draws the table of ``num_players`` (1..6) games; pre-draws the background once.
 
-    Args:
-        num_players: 1..6.
-        names: a name per seat (default ``player_0``, ``player_1``, ...); long names are cut short.
-        highlight: a seat whose name gets a ``*`` (e.g. a Gym env's learner).
+    ``names``: a name per seat (default ``player_0``, ...; long ones cut short); ``highlight``: a seat whose
+    name gets a ``*`` (a Gym env's learner).
     """
 
     def __init__(self, num_players: int, names: Sequence[str] | None = None, highlight: int | None = None) -> None:
@@ -317,13 +310,10 @@ class TablePicture:
 
     def __call__(self, game: LamaGame | RoundEnd, dice: Sequence[Any] | None = None,
                  caption: str | None = None) -> np.ndarray:
-        """The picture of ``game`` now, a new ``(H, W, 3)`` ``uint8`` array.
+        """The picture of ``game`` (read only) or of a :class:`~lama_env.roundend.RoundEnd`: a new ``uint8`` array.
 
-        Args:
-            game: the game to draw (read only), or the table of a round's end (:class:`~lama_env.roundend.RoundEnd`).
-            dice: the dice just rolled (face indices or names), shown when no roll is pending (a pending roll,
-                :attr:`LamaGame.dice`, is always shown).
-            caption: a line for the bottom (e.g. what the last turn did); default: a note when one player is left.
+        ``dice`` (face indices or names, just rolled) show when no roll is pending; ``caption`` is the bottom
+        line (default: a note when one player is left).
         """
         n = self.num_players
         if game.num_players != n:
@@ -411,4 +401,123 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
     return draw(game, dice=dice, caption=caption)
 
 
-__all__ = ["WIDTH", "TablePicture", "frame_shape", "palette", "picture", "seat_tag", "status_text", "table_picture"]
+# ------------------------------------------------------------------ the text table (ansi)
+def _cards(counts: Sequence[int]) -> str:
+    cards = [FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])]
+    return " ".join(cards) if cards else "(empty)"
+
+
+def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
+    """The table in a few lines of text (the ``ansi`` render mode; example: docs/environments.md, Pictures).
+
+    The round, the start player, whose decision it is (with the dice after a roll) or how the round or game
+    ended, the llama row, and a line per seat (``>`` marks the player to decide, ``*`` the ``highlight``) with
+    its display, round points, chip total and whether it quit, went out or went bust.
+    """
+    n = game.num_players
+    if names is None:
+        names = [f"player_{p}" for p in range(n)]
+    labels = [names[p] + ("*" if p == highlight else "") for p in range(n)]
+    width = max(4, max(len(s) for s in labels))
+    phase = game.phase
+    end = ended(game)
+    how = end["ended_by"] if end else None
+    head = f"Round {game.round_index + 1} · start {names[game.start_player]} · "
+    if phase in DECISIONS:
+        head += f"{names[game.current_player]} {DECISIONS[phase]}"
+        if game.dice is not None:
+            head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
+    elif is_round_end(game):
+        head += f"round over ({how})"
+    else:
+        head += f"game over ({how}); winners: {', '.join(names[p] for p in winners(game.totals))}"
+    row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
+    cards = [_cards(d) for d in game.displays]
+    cw = max(12, max(len(c) for c in cards))
+    lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
+    deciding = game.current_player if phase in DECISIONS else None
+    for p in range(n):
+        status = "  [quit]" if game.quit[p] else ""
+        if end is not None and p in (end["went_out"], end["busted"]):
+            status = "  [bust]" if end["busted"] == p else "  [went out]"
+        pts = end["points"][p] if end is not None else score_display(game.displays[p])
+        mark = ">" if p == deciding else " "
+        lines.append(f"{mark} {labels[p]:<{width}}  {cards[p]:<{cw}}  {pts:>6}  {game.totals[p]:>5}{status}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ the window (human)
+class HumanView:
+    """A pygame window that shows pictures at most ``fps`` times a second (0 or None: no waiting).
+
+    It opens on the first :meth:`show`; with no pygame or no display it shows nothing and the env prints the
+    text table instead (docs/environments.md, Pictures).
+    """
+
+    def __init__(self, caption: str, fps: float | None = None) -> None:
+        """Remember the window title and pace; the window opens on the first :meth:`show`."""
+        self.caption = caption
+        self.fps = fps
+        self._pygame: Any = None
+        self._screen: Any = None
+        self._clock: Any = None
+        self._failed = False
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the window is open."""
+        return self._screen is not None
+
+    def _open(self, width: int, height: int) -> bool:
+        explicit = bool(os.environ.get("SDL_VIDEODRIVER"))  # a set driver always uses pygame
+        if self._failed or not (explicit or sys.platform.startswith(("win", "darwin", "cygwin"))
+                                or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            self._failed = True
+            return False
+        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+        try:
+            import pygame
+
+            pygame.display.init()
+            if not explicit and pygame.display.get_driver() in ("offscreen", "dummy"):
+                pygame.display.quit()
+                raise RuntimeError("no display")
+            self._screen = pygame.display.set_mode((width, height))
+            pygame.display.set_caption(self.caption)
+        except Exception:  # no pygame, no display, or SDL failed: print text instead
+            self._failed = True
+            self._screen = None
+            return False
+        self._pygame = pygame
+        self._clock = pygame.time.Clock()
+        return True
+
+    def show(self, frame: np.ndarray | Callable[[], np.ndarray]) -> bool:
+        """Show ``frame`` (an ``(H, W, 3)`` uint8 array, or a function that draws it); False if no window can."""
+        if self._failed:
+            return False
+        image = frame() if callable(frame) else frame
+        h, w = image.shape[:2]
+        if self._screen is None and not self._open(w, h):
+            return False
+        pygame = self._pygame
+        if self._screen.get_size() != (w, h):
+            self._screen = pygame.display.set_mode((w, h))
+        surface = pygame.surfarray.make_surface(np.ascontiguousarray(image.swapaxes(0, 1)))
+        self._screen.blit(surface, (0, 0))
+        pygame.event.pump()
+        pygame.display.flip()
+        if self.fps:
+            self._clock.tick(self.fps)
+        return True
+
+    def close(self) -> None:
+        """Close the window (a later :meth:`show` opens a new one)."""
+        if self._screen is not None:
+            self._pygame.display.quit()
+        self._screen = None
+        self._failed = False
+
+
+__all__ = ["WIDTH", "HumanView", "TablePicture", "frame_shape", "palette", "picture", "render_text", "seat_tag",
+           "status_text", "table_picture"]
