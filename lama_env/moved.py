@@ -1,10 +1,4 @@
-"""What moved from ``lama_env`` to ``lama_dice`` in 0.4.0, and the one line an import from the old place answers.
-
-The application's tools that no env uses (animations, atomic writes, the YAML reader of training configs) live
-in ``lama_dice``; ``import lama_env.animation`` (the import hook of ``lama_env``) and ``from lama_env.reader
-import read_yaml`` raise :class:`MovedError`, naming the new import (docs/agents-and-evaluation.md, Inputs and
-their limits; docs/environments.md, Pictures).
-"""
+"""What moved from ``lama_env`` to ``lama_dice`` in 0.4.0; an import from the old place raises :class:`MovedError`."""
 
 from .errors import RetiredError, retired
 

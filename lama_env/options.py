@@ -23,9 +23,9 @@ from .engine import LamaGame
 from .episode import Episode
 from .errors import LamaDiceError, RetiredError, clip
 from .opponents import resolve as resolve_opponent
-from .picture import HumanView
 from .rules import RulesConfig, check_num_players, win_rewards  # win_rewards: re-exported for the envs
 from .streams import Streams
+from .viewer import HumanView
 
 __all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
            "IllegalMoveWarning", "LamaEnvError", "MaskCache", "ScalarEnv", "as_action", "check_choice",
@@ -276,7 +276,7 @@ class ScalarEnv(EnvOptions):
 
         ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two players);
         ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one can be shown
-        (:class:`lama_env.picture.HumanView`), else the text printed.
+        (:mod:`lama_env.viewer`), else the text printed.
         """
         if self.render_mode is None:
             gymnasium.logger.warn(f"{self._title}: render() called without a render_mode "

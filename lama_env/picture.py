@@ -1,8 +1,8 @@
 """The pictures of the table: the envs' render modes (docs/environments.md, Pictures) and ``lama-dice show``.
 
 :func:`picture` (``rgb_array``): the public state of a game as an ``(H, W, 3)`` ``uint8`` array of
-:func:`frame_shape`, drawn from sprites made once with Pillow (imported on first use). :func:`render_text`
-(``ansi``): the same table as text. :class:`HumanView` (``human``): the picture in a pygame window. No gym import.
+:func:`frame_shape`, drawn from sprites made once with Pillow (imported on first use); :func:`render_text`
+(``ansi``): the same table as text; the ``human`` window is :mod:`lama_env.viewer`'s. No gym import.
 """
 
 from __future__ import annotations
@@ -10,19 +10,20 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
-import os
-import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import actions as A
-from .engine import LamaGame, Phase
+from .constants import DISCARD, TAKE
 from .roundend import DECISIONS, RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
+
+if TYPE_CHECKING:
+    from .engine import LamaGame
 
 WIDTH = 640  #: Frame width in pixels (every player count).
 _HEADER_H, _TABLE_H, _ROW_H, _FOOTER_H = 40, 88, 100, 32
@@ -323,9 +324,8 @@ class TablePicture:
         over = game.game_over or is_round_end(game)  # the table of a round's end (a RoundEnd) or the game's
         cur = game.current_player
         pending = game.dice
-        shown = pending if pending is not None else dice
-        if shown is not None:
-            shown = [FACES.index(f) if isinstance(f, str) else int(f) for f in shown]
+        shown = pending if pending is not None else () if dice is None else dice
+        shown = [FACES.index(f) if isinstance(f, str) else int(f) for f in shown]
 
         # header: round, status, start player; the table: llama row and dice; one row per seat; caption
         _put_text(out, f"Round {game.round_index + 1}", 12, 8, 20, _HEADER_FG, _HEADER_BG)
@@ -336,12 +336,12 @@ class TablePicture:
                   _HEADER_DIM, _HEADER_BG, bold=False, align="right")
 
         row = game.row
-        takeable = {a - A.TAKE_BASE for a in game.legal_actions()} if phase == Phase.TAKE else set()
+        takeable = {a - A.TAKE_BASE for a in game.legal_actions()} if phase == TAKE else set()
         for f in range(NUM_FACES):
             style = ("glow" if f in takeable else "card") if row[f] else "slot"
             _put(out, _card(f, style, _TABLE_BG, *_ROW_CARD), _ROW_X + f * _ROW_PITCH, _HEADER_H + _ROW_Y)
         for i in range(3):
-            face = shown[i] if shown is not None and i < len(shown) else None
+            face = shown[i] if i < len(shown) else None
             _put(out, _die(face, _TABLE_BG, _DIE), _DICE_X + i * _DICE_PITCH, _HEADER_H + _DICE_Y)
         _put_text(out, str(turns(game)), _TURN_CX, _HEADER_H + _DICE_Y + 6, 26, _HEADER_FG, _TABLE_BG,
                   align="center")
@@ -363,7 +363,7 @@ class TablePicture:
             if tag := seat_tag(game, p):
                 _put_text(out, tag, _NAME_X, y + 44, 14, _TAG_COLORS.get(tag, _ROW_DIM), bg)
             disp = game.displays[p]
-            glow: Collection[int] = (() if not acting or pending is None or phase != Phase.DISCARD
+            glow: Collection[int] = (() if not acting or pending is None or phase != DISCARD
                                      else {f for f in pending if disp[f]})
             faded = quit_[p] and not over
             for f in range(NUM_FACES):
@@ -446,78 +446,5 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ the window (human)
-class HumanView:
-    """A pygame window that shows pictures at most ``fps`` times a second (0 or None: no waiting).
-
-    It opens on the first :meth:`show`; with no pygame or no display it shows nothing and the env prints the
-    text table instead (docs/environments.md, Pictures).
-    """
-
-    def __init__(self, caption: str, fps: float | None = None) -> None:
-        """Remember the window title and pace; the window opens on the first :meth:`show`."""
-        self.caption = caption
-        self.fps = fps
-        self._pygame: Any = None
-        self._screen: Any = None
-        self._clock: Any = None
-        self._failed = False
-
-    @property
-    def is_open(self) -> bool:
-        """Whether the window is open."""
-        return self._screen is not None
-
-    def _open(self, width: int, height: int) -> bool:
-        explicit = bool(os.environ.get("SDL_VIDEODRIVER"))  # a set driver always uses pygame
-        if self._failed or not (explicit or sys.platform.startswith(("win", "darwin", "cygwin"))
-                                or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            self._failed = True
-            return False
-        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-        try:
-            import pygame
-
-            pygame.display.init()
-            if not explicit and pygame.display.get_driver() in ("offscreen", "dummy"):
-                pygame.display.quit()
-                raise RuntimeError("no display")
-            self._screen = pygame.display.set_mode((width, height))
-            pygame.display.set_caption(self.caption)
-        except Exception:  # no pygame, no display, or SDL failed: print text instead
-            self._failed = True
-            self._screen = None
-            return False
-        self._pygame = pygame
-        self._clock = pygame.time.Clock()
-        return True
-
-    def show(self, frame: np.ndarray | Callable[[], np.ndarray]) -> bool:
-        """Show ``frame`` (an ``(H, W, 3)`` uint8 array, or a function that draws it); False if no window can."""
-        if self._failed:
-            return False
-        image = frame() if callable(frame) else frame
-        h, w = image.shape[:2]
-        if self._screen is None and not self._open(w, h):
-            return False
-        pygame = self._pygame
-        if self._screen.get_size() != (w, h):
-            self._screen = pygame.display.set_mode((w, h))
-        surface = pygame.surfarray.make_surface(np.ascontiguousarray(image.swapaxes(0, 1)))
-        self._screen.blit(surface, (0, 0))
-        pygame.event.pump()
-        pygame.display.flip()
-        if self.fps:
-            self._clock.tick(self.fps)
-        return True
-
-    def close(self) -> None:
-        """Close the window (a later :meth:`show` opens a new one)."""
-        if self._screen is not None:
-            self._pygame.display.quit()
-        self._screen = None
-        self._failed = False
-
-
-__all__ = ["WIDTH", "HumanView", "TablePicture", "frame_shape", "palette", "picture", "render_text", "seat_tag",
+__all__ = ["WIDTH", "TablePicture", "frame_shape", "palette", "picture", "render_text", "seat_tag",
            "status_text", "table_picture"]

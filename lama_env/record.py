@@ -106,13 +106,10 @@ def _check_about(about: Any, n: int) -> None:
         if not isinstance(items, list) or len(items) != n:
             raise RecordError(f"about.{key} must list {n} items ({what} per player), got {clip(items)}")
         for p, x in enumerate(items):
-            if x is None and null:
-                continue
-            if not isinstance(x, str) or not x.strip() or len(x) > limit:
+            if not (x is None and null) and (not isinstance(x, str) or not x.strip() or len(x) > limit):
                 raise RecordError(f"about.{key}[{p}] must be {what}: a non-empty string of at most {limit} "
                                   f"characters, got {clip(x)}")
-    seed = about.get("seed")
-    if seed is not None:
+    if (seed := about.get("seed")) is not None:
         check_seed(seed, RecordError, "about.seed")
     version = about.get("version")
     if "version" in about and not (isinstance(version, str) and 0 < len(version) <= MAX_VERSION):
@@ -131,10 +128,9 @@ def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, age
         return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
 
     about: dict[str, Any] = {}
-    if names is not None:
-        about["names"] = [cut(x, MAX_NAME) for x in names]
-    if agents is not None:
-        about["agents"] = [cut(x, MAX_SPEC) for x in agents]
+    for key, items, limit in (("names", names, MAX_NAME), ("agents", agents, MAX_SPEC)):
+        if items is not None:
+            about[key] = [cut(x, limit) for x in items]
     about["seed"] = seed if seed is None or not _is_int(seed) or seed <= MAX_SEED else None
     about["version"] = version
     _check_about(about, record["players"])
@@ -172,17 +168,6 @@ def _check_round_shape(rnd: Any, r: int) -> None:
         for f in hand if isinstance(hand, list) else ():
             if not isinstance(f, str) or f not in FACES:
                 raise RecordError(f"hand {p} has an unknown card {clip(f)}", r)
-
-
-def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
-    if not isinstance(faces, list):
-        raise RecordError(f"{what} must be a list of faces, got {clip(faces)}", r, t)
-    counts = [0] * NUM_FACES
-    for f in faces:
-        if f not in FACES:
-            raise RecordError(f"{what} has an unknown face {clip(f)}", r, t)
-        counts[FACES.index(f)] += 1
-    return tuple(counts)
 
 
 def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
@@ -234,7 +219,13 @@ def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Ro
         raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
     if "discard" not in turn:
         raise RecordError("the roll matched the display: 'discard' is missing", r, t)
-    counts = _faces_to_counts(turn["discard"], "discard", r, t)
+    faces = turn["discard"]
+    if not isinstance(faces, list):
+        raise RecordError(f"discard must be a list of faces, got {clip(faces)}", r, t)
+    for f in faces:
+        if f not in FACES:
+            raise RecordError(f"discard has an unknown face {clip(f)}", r, t)
+    counts = tuple(faces.count(f) for f in FACES)
     if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
         raise RecordError(_discard_fault(game, counts), r, t)
     return step_with_round_end(game, A.discard_action(counts))

@@ -78,15 +78,14 @@ class RulesConfig:
         dice = self.dice
         if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
             raise RulesError(f"dice must be {NUM_DICE} lists of {DIE_SIDES} faces, got {dice!r}")
-        norm = []
         for d, die in enumerate(dice):
             if not isinstance(die, (list, tuple)) or len(die) != DIE_SIDES:
                 raise RulesError(f"die {d} must have {DIE_SIDES} faces, got {die!r}")
             for f in die:
                 if not isinstance(f, str) or f not in FACE_INDEX:
                     raise RulesError(f"die {d} has an unknown face {f!r} (faces are 'L', '1'..'6')")
-            norm.append(tuple(die))
-        object.__setattr__(self, "dice", tuple(norm))
+        norm = tuple(map(tuple, dice))
+        object.__setattr__(self, "dice", norm)
         object.__setattr__(self, "dice_index", tuple(tuple(FACE_INDEX[f] for f in die) for die in norm))
         cap = self.max_round_turns
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)):
