@@ -66,11 +66,7 @@ class RoundEnd:
 
 
 def step_with_round_end(game: LamaGame, action: int, dice: Sequence[Any] | None = None) -> RoundEnd | None:
-    """``game.step(action, dice)``; the :class:`RoundEnd` view when the step ended a round and the game goes on.
-
-    Raises:
-        lama_env.engine.IllegalActionError: the action (or the dice) is not legal now; nothing changed.
-    """
+    """``game.step(action, dice)`` (its errors too); the :class:`RoundEnd` when it ended a round, not the game."""
     player = game.current_player
     seen = (game.displays, game.row, game.round_index, game.start_player, game._turns())
     finished = game.rounds_finished

@@ -84,8 +84,7 @@ class RulesConfig:
             for f in die:
                 if not isinstance(f, str) or f not in FACE_INDEX:
                     raise RulesError(f"die {d} has an unknown face {f!r} (faces are 'L', '1'..'6')")
-        norm = tuple(map(tuple, dice))
-        object.__setattr__(self, "dice", norm)
+        object.__setattr__(self, "dice", norm := tuple(map(tuple, dice)))
         object.__setattr__(self, "dice_index", tuple(tuple(FACE_INDEX[f] for f in die) for die in norm))
         cap = self.max_round_turns
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)):
