@@ -1,4 +1,4 @@
-"""What moved from ``lama_env`` to ``lama_dice`` in 0.4.0; an import from the old place raises :class:`MovedError`."""
+"""What moved in 0.4.0 (to ``lama_dice``, or within ``lama_env``); the old import raises :class:`MovedError`."""
 
 from .errors import RetiredError, retired
 
@@ -6,7 +6,8 @@ from .errors import RetiredError, retired
 MOVED = {"lama_env.animation": "import lama_dice.animation", "lama_env.atomic": "import lama_dice.atomic",
          "lama_env.reader.read_yaml": "from lama_dice.yaml_reader import read_yaml",
          "lama_env.reader.yaml_loader": "from lama_dice.yaml_reader import yaml_loader",
-         "lama_env.reader.MAX_NODES": "from lama_dice.yaml_reader import MAX_NODES"}
+         "lama_env.reader.MAX_NODES": "from lama_dice.yaml_reader import MAX_NODES",
+         "lama_env.render": "from lama_env.picture import render_text"}
 
 
 class MovedError(RetiredError, ImportError):
