@@ -1,16 +1,7 @@
 """The rules engine and the environments (PettingZoo, Gymnasium, the vector game) of lama-dice.
 
-* :mod:`lama_env.rules`, :mod:`lama_env.transitions`, :mod:`lama_env.engine`, :mod:`lama_env.actions`,
-  :mod:`lama_env.record`: the rules, what each action does as pure functions, the game's state machine,
-  game records; the state API for search (explicit chance, ``clone``, :mod:`lama_env.snapshot`, pickling,
-  ``returns``) and :mod:`lama_env.openspiel` (``python_lama_dice``, the ``openspiel`` extra).
-* :mod:`lama_env.observation`: the observation encoder shared by the environments and agents.
-* :mod:`lama_env.lama_dice_v1`: the PettingZoo AEC env (imported on demand; ``import lama_env`` registers
-  it as ``lama_dice_v1`` with PettingZoo 1.27+). :mod:`lama_env.gym_env`: the Gymnasium env ``LamaDice-v1``,
-  registered on import, with :mod:`lama_env.vector_env` as its ``vector_entry_point``.
-* :mod:`lama_env.options`: what the env front-ends share; :mod:`lama_env.aec_wrappers`: the PettingZoo wrappers.
-
-Details: docs/environments.md.
+``import lama_env`` registers the Gymnasium env ``LamaDice-v1`` and PettingZoo's ``lama_dice_v1`` (1.27+);
+the envs load on ``make``. Details: docs/environments.md.
 """
 
 import sys
@@ -67,10 +58,7 @@ if not any(getattr(f, "lama_env_retired", False) for f in sys.meta_path):
 
 
 def _register_envs() -> None:
-    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (once each; envs load on make).
-
-    PettingZoo is not imported here: if it is not yet, a one-shot import hook registers right after its import.
-    """
+    """Register ``LamaDice-v1`` with Gymnasium and ``lama_dice_v1`` with PettingZoo (after its import; once each)."""
     import gymnasium
 
     if "LamaDice-v1" not in gymnasium.registry:

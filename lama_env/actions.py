@@ -1,10 +1,7 @@
-"""The flat action space shared by the engine, the environments and the agents.
+"""The flat action space shared by the engine, the environments and the agents (docs/RULES.md, Action space).
 
-One ``Discrete(NUM_ACTIONS)`` space (129) covers every decision: 0 roll, 1 quit, 2..8 take face ``i - 2``
-(``TAKE_BASE``), 9..128 discard the multiset ``DISCARDS[i - 9]`` (``DISCARD_BASE``); what is legal when:
-docs/environments.md, Actions and docs/RULES.md, Action space. ``DISCARDS`` lists every multiset of at
-most three faces as a 7-tuple of counts, by size then lexicographically (index 9, the empty discard, is
-legal only with ``must_discard=False``). The numbers are :mod:`lama_env.constants`'s, importable here.
+``Discrete(NUM_ACTIONS)`` (129): 0 roll, 1 quit, ``TAKE_BASE + face``, ``DISCARD_BASE + i`` for ``DISCARDS[i]``;
+the numbers are :mod:`lama_env.constants`'s, importable here.
 """
 from __future__ import annotations
 
@@ -56,10 +53,9 @@ def legal_discards(limits: tuple[int, ...], must_discard: bool) -> tuple[int, ..
 
 @cache
 def sample_order(legal: tuple[int, ...]) -> tuple[int, ...]:
-    """The legal actions of one decision in the order of the ``random`` agent's draw (a uniform index into it).
+    """The legal actions in the order of the compiled ``random`` agent's uniform draw (``LamaGame.sample_action``).
 
-    The compiled engine's order (:func:`lama_env._kernel.native_action`): roll then quit, takes by face upwards,
-    discards by their counts read as a number (face 0 the lowest digit). ``LamaGame.sample_action`` draws from it.
+    Roll then quit, takes by face upwards, discards by their counts read as a number (face 0 the lowest digit).
     """
     if legal and is_discard(legal[0]):
         return tuple(sorted(legal, key=lambda a: discard_counts(a)[::-1]))
@@ -67,11 +63,7 @@ def sample_order(legal: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def legal_mask(legal: Iterable[int], dtype: Any = np.int8) -> np.ndarray:
-    """The action mask of the legal actions ``legal``: ``(NUM_ACTIONS,)``, 1 where legal (a new array).
-
-    The one place the Python side turns legal actions into a mask (the compiled side's is
-    :func:`lama_env._vector_kernel.write_mask`).
-    """
+    """A new ``(NUM_ACTIONS,)`` mask, 1 where legal: the Python side's one (the compiled side's: ``write_mask``)."""
     m = np.zeros(NUM_ACTIONS, dtype=dtype)
     m[list(legal)] = 1
     return m

@@ -1,9 +1,7 @@
 """The game's tables and constants: the bottom floor of ``lama_env``, importing nothing of it.
 
-Every module reads the game's numbers here rather than import the module that uses them; the modules
-that document them keep them importable (:mod:`lama_env.rules`, :mod:`lama_env.actions`,
-:mod:`lama_env.transitions`, :mod:`lama_env.engine`, :mod:`lama_env.streams`, :mod:`lama_env._kernel`).
-Faces are indexed ``0..6``: index 0 is the llama ``"L"`` and index ``k`` is the number ``k``.
+Every module reads the game's numbers here; the modules that document them keep them importable
+(docs/environments.md, The rules engine in Python). Face index 0 is the llama ``"L"``, index ``k`` the number ``k``.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ DECK_COUNTS: tuple[int, ...] = (6, 5, 5, 5, 5, 5, 5)
 DECK: tuple[int, ...] = tuple(f for f, k in enumerate(DECK_COUNTS) for _ in range(k))
 HAND_SIZE = 6  #: Cards dealt to each player at the start of a round.
 MIN_PLAYERS, MAX_PLAYERS = 1, 6  #: Supported player counts (1 is the solo variant).
-NUM_DICE = 3  #: Number of dice.
-DIE_SIDES = 6  #: Faces on each die.
+NUM_DICE, DIE_SIDES = 3, 6  #: Number of dice, and faces on each die.
 #: The default dice of docs/RULES.md, as face names (die order matters).
 DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
     ("1", "2", "3", "4", "L", "L"),
@@ -89,8 +86,5 @@ LOG_ROOM = 16
 
 # ------------------------------------------------------------------ the random streams (lama_env.streams)
 # splitmix64 (counter-based): the Python draws (lama_env.streams) and the compiled ones (lama_env._kernel).
-MASK64 = (1 << 64) - 1
-GOLDEN = 0x9E3779B97F4A7C15
-M1 = 0xBF58476D1CE4E5B9
-M2 = 0x94D049BB133111EB
+MASK64, GOLDEN, M1, M2 = (1 << 64) - 1, 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 POLICY_SALT = 0xD1B54A32D192ED03

@@ -1,10 +1,4 @@
-"""The project's user-facing error type.
-
-Every error caused by bad input (a malformed record, a bad config, an unknown
-agent spec, a wrong checkpoint, an illegal action) derives from
-:class:`LamaDiceError`; the ``lama-dice`` command prints its message on one
-line and exits non-zero instead of showing a traceback.
-"""
+"""The project's user-facing error type: every error of bad input is a :class:`LamaDiceError`, printed on one line."""
 
 
 import reprlib
@@ -29,11 +23,7 @@ class _Repr(reprlib.Repr):
 
 
 def clip(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """``repr(value)`` for an error message: at most about ``limit`` characters, on one line.
-
-    Built with :mod:`reprlib`, so a huge input is never turned into text in full; a cut container says how
-    many items it had (``['1', '1', ...] (1000000 items)``), a cut string how long it was.
-    """
+    """``repr(value)`` on one line of about ``limit`` characters, never built in full (a cut one says its size)."""
     r = _Repr()
     r.maxlevel, r.maxstring, r.maxother, r.maxlong = 3, limit, limit, limit
     r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = r.maxdict = r.maxdeque = r.maxarray = 12
@@ -65,11 +55,7 @@ class RetiredError(LamaDiceError):
 
 
 def retired(what: str, instead: str, *, retired_in: str = RETIRED_IN, last: str = LAST_WITH) -> str:
-    """The one line a retired thing answers: what it was, when it went, and what to use instead.
-
-    ``retired("--streams", "drop it")`` ->
-    ``"--streams was retired in 0.2.0 (0.1.0 was the last version with it): drop it"``.
-    """
+    """The one line a retired thing answers: ``"X was retired in 0.2.0 (0.1.0 was the last version with it): ..."``."""
     return f"{what} was retired in {retired_in} ({last} was the last version with it): {instead}"
 
 

@@ -46,7 +46,7 @@ from .options import (
     opponent_name,
     seat_opponents,
 )
-from .render import render_text
+from .picture import render_text
 from .rules import RulesConfig, win_shares
 
 

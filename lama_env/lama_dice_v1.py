@@ -73,7 +73,7 @@ from .engine import LamaGame
 from .episode import CONTINUES, TERMINATED, advance, forced
 from .observation import encode, observation_size
 from .options import MaskCache, ScalarEnv, as_action
-from .render import render_text
+from .picture import render_text
 from .rules import RulesConfig
 
 __all__ = ["env", "raw_env"]

@@ -1,10 +1,4 @@
-"""What moved from ``lama_env`` to ``lama_dice`` in 0.4.0, and the one line an import from the old place answers.
-
-The application's tools that no env uses (animations, atomic writes, the YAML reader of training configs) live
-in ``lama_dice``; ``import lama_env.animation`` (the import hook of ``lama_env``) and ``from lama_env.reader
-import read_yaml`` raise :class:`MovedError`, naming the new import (docs/agents-and-evaluation.md, Inputs and
-their limits; docs/environments.md, Pictures).
-"""
+"""What moved in 0.4.0 (to ``lama_dice``, or within ``lama_env``); the old import raises :class:`MovedError`."""
 
 from .errors import RetiredError, retired
 
@@ -12,7 +6,8 @@ from .errors import RetiredError, retired
 MOVED = {"lama_env.animation": "import lama_dice.animation", "lama_env.atomic": "import lama_dice.atomic",
          "lama_env.reader.read_yaml": "from lama_dice.yaml_reader import read_yaml",
          "lama_env.reader.yaml_loader": "from lama_dice.yaml_reader import yaml_loader",
-         "lama_env.reader.MAX_NODES": "from lama_dice.yaml_reader import MAX_NODES"}
+         "lama_env.reader.MAX_NODES": "from lama_dice.yaml_reader import MAX_NODES",
+         "lama_env.render": "from lama_env.picture import render_text"}
 
 
 class MovedError(RetiredError, ImportError):

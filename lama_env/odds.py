@@ -1,8 +1,7 @@
-"""Exact dice odds, shared by heuristics, solvers, observations, the terminal game and the compiled engine.
+"""Exact dice odds (enumerated over the 6^3 die sides, cached per dice) for the agents, observations and engine.
 
-Every probability is exact (enumerated over the 6^3 equally likely die sides) and cached per rules' dice.
 :func:`chance_outcomes` is also :mod:`lama_env.transitions`'s; it lives here so that the compiled engine's
-tables (:func:`p_no_match`) do not import that reference.
+tables do not import that reference.
 """
 
 from __future__ import annotations
@@ -24,10 +23,7 @@ def _chance_outcomes(dice_index: tuple[tuple[int, ...], ...]) -> tuple[tuple[tup
 
 
 def chance_outcomes(rules: RulesConfig) -> tuple[tuple[tuple[int, int, int], float], ...]:
-    """The outcomes of a roll (the chance node after ``ROLL``): every distinct roll with its probability.
-
-    Rolls are face indices in die order, sorted; the exact probabilities sum to 1.
-    """
+    """Every distinct roll (face indices in die order; sorted) with its exact probability: the chance node's."""
     return _chance_outcomes(rules.dice_index)
 
 

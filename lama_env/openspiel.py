@@ -24,7 +24,7 @@ import numpy as np
 from . import actions as A
 from .engine import LamaGame
 from .observation import encode, observation_layout, observation_size
-from .render import render_text
+from .picture import render_text
 from .rules import FACES, MAX_PLAYERS, MAX_ROUND_POINTS, MIN_PLAYERS, NUM_FACES, RULES_FIELDS, RulesConfig
 from .streams import Streams
 

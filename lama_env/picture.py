@@ -1,10 +1,8 @@
-"""A picture of the table as an RGB image: the ``rgb_array`` and ``human`` render modes, ``lama-dice show --gif``.
+"""The pictures of the table: the envs' render modes (docs/environments.md, Pictures) and ``lama-dice show``.
 
-:func:`picture` draws the public state of a :class:`~lama_env.engine.LamaGame` as an ``(H, W, 3)`` ``uint8``
-array, a pure function of the game (and of the optional names, dice and caption); the size depends only on
-the player count (:func:`frame_shape`). What it shows: docs/environments.md, Pictures. The sprites are drawn
-once with Pillow (imported on first use) and cached; a frame is a copy of a pre-drawn background plus NumPy
-slice assignments (``lama-dice bench --only render``). No gym import here.
+:func:`picture` (``rgb_array``): the public state of a game as an ``(H, W, 3)`` ``uint8`` array of
+:func:`frame_shape`, drawn from sprites made once with Pillow (imported on first use); :func:`render_text`
+(``ansi``): the same table as text; the ``human`` window is :mod:`lama_env.viewer`'s. No gym import.
 """
 
 from __future__ import annotations
@@ -14,15 +12,18 @@ import functools
 import importlib.util
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import actions as A
-from .engine import LamaGame, Phase
+from .constants import DISCARD, TAKE
 from .roundend import DECISIONS, RoundEnd, ended, is_round_end, turns
 from .rules import FACES, NUM_FACES, score_display, winners
 from .safetext import safe_text
+
+if TYPE_CHECKING:
+    from .engine import LamaGame
 
 WIDTH = 640  #: Frame width in pixels (every player count).
 _HEADER_H, _TABLE_H, _ROW_H, _FOOTER_H = 40, 88, 100, 32
@@ -256,12 +257,7 @@ def seat_tag(game: LamaGame | RoundEnd, p: int) -> str:
 
 
 def palette() -> dict[str, Any]:
-    """The picture's colours as ``#rrggbb`` strings, for other drawings of the same table (the web page).
-
-    Keys: ``faces`` (per face index: ``[card, label]``), and ``header``, ``header_text``, ``header_dim``,
-    ``table``, ``table_text``, ``row``, ``acting``, ``quit``, ``text``, ``dim``, ``accent``, ``glow``,
-    ``winner``, ``bust``.
-    """
+    """The picture's colours as ``#rrggbb`` strings for the web page: named ones, ``faces`` (``[card, label]``)."""
     hx = "#{:02x}{:02x}{:02x}".format
     named = {"header": _HEADER_BG, "header_text": _HEADER_FG, "header_dim": _HEADER_DIM, "table": _TABLE_BG,
              "table_text": _TABLE_FG, "row": _ROW_BG, "acting": _ACT_BG, "quit": _QUIT_BG, "text": _ROW_FG,
@@ -273,12 +269,10 @@ def palette() -> dict[str, Any]:
 
 # ------------------------------------------------------------------ the picture
 class TablePicture:
-    """Draws the table of ``num_players`` games, with fixed names (pre-draws the background once).
+    """Draws the table of ``num_players`` (1..6) games; pre-draws the background once.
 
-    Args:
-        num_players: 1..6.
-        names: a name per seat (default ``player_0``, ``player_1``, ...); long names are cut short.
-        highlight: a seat whose name gets a ``*`` (e.g. a Gym env's learner).
+    ``names``: a name per seat (default ``player_0``, ...; long ones cut short); ``highlight``: a seat whose
+    name gets a ``*`` (a Gym env's learner).
     """
 
     def __init__(self, num_players: int, names: Sequence[str] | None = None, highlight: int | None = None) -> None:
@@ -317,13 +311,10 @@ class TablePicture:
 
     def __call__(self, game: LamaGame | RoundEnd, dice: Sequence[Any] | None = None,
                  caption: str | None = None) -> np.ndarray:
-        """The picture of ``game`` now, a new ``(H, W, 3)`` ``uint8`` array.
+        """The picture of ``game`` (read only) or of a :class:`~lama_env.roundend.RoundEnd`: a new ``uint8`` array.
 
-        Args:
-            game: the game to draw (read only), or the table of a round's end (:class:`~lama_env.roundend.RoundEnd`).
-            dice: the dice just rolled (face indices or names), shown when no roll is pending (a pending roll,
-                :attr:`LamaGame.dice`, is always shown).
-            caption: a line for the bottom (e.g. what the last turn did); default: a note when one player is left.
+        ``dice`` (face indices or names, just rolled) show when no roll is pending; ``caption`` is the bottom
+        line (default: a note when one player is left).
         """
         n = self.num_players
         if game.num_players != n:
@@ -333,9 +324,8 @@ class TablePicture:
         over = game.game_over or is_round_end(game)  # the table of a round's end (a RoundEnd) or the game's
         cur = game.current_player
         pending = game.dice
-        shown = pending if pending is not None else dice
-        if shown is not None:
-            shown = [FACES.index(f) if isinstance(f, str) else int(f) for f in shown]
+        shown = pending if pending is not None else () if dice is None else dice
+        shown = [FACES.index(f) if isinstance(f, str) else int(f) for f in shown]
 
         # header: round, status, start player; the table: llama row and dice; one row per seat; caption
         _put_text(out, f"Round {game.round_index + 1}", 12, 8, 20, _HEADER_FG, _HEADER_BG)
@@ -346,12 +336,12 @@ class TablePicture:
                   _HEADER_DIM, _HEADER_BG, bold=False, align="right")
 
         row = game.row
-        takeable = {a - A.TAKE_BASE for a in game.legal_actions()} if phase == Phase.TAKE else set()
+        takeable = {a - A.TAKE_BASE for a in game.legal_actions()} if phase == TAKE else set()
         for f in range(NUM_FACES):
             style = ("glow" if f in takeable else "card") if row[f] else "slot"
             _put(out, _card(f, style, _TABLE_BG, *_ROW_CARD), _ROW_X + f * _ROW_PITCH, _HEADER_H + _ROW_Y)
         for i in range(3):
-            face = shown[i] if shown is not None and i < len(shown) else None
+            face = shown[i] if i < len(shown) else None
             _put(out, _die(face, _TABLE_BG, _DIE), _DICE_X + i * _DICE_PITCH, _HEADER_H + _DICE_Y)
         _put_text(out, str(turns(game)), _TURN_CX, _HEADER_H + _DICE_Y + 6, 26, _HEADER_FG, _TABLE_BG,
                   align="center")
@@ -373,7 +363,7 @@ class TablePicture:
             if tag := seat_tag(game, p):
                 _put_text(out, tag, _NAME_X, y + 44, 14, _TAG_COLORS.get(tag, _ROW_DIM), bg)
             disp = game.displays[p]
-            glow: Collection[int] = (() if not acting or pending is None or phase != Phase.DISCARD
+            glow: Collection[int] = (() if not acting or pending is None or phase != DISCARD
                                      else {f for f in pending if disp[f]})
             faded = quit_[p] and not over
             for f in range(NUM_FACES):
@@ -411,4 +401,50 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
     return draw(game, dice=dice, caption=caption)
 
 
-__all__ = ["WIDTH", "TablePicture", "frame_shape", "palette", "picture", "seat_tag", "status_text", "table_picture"]
+# ------------------------------------------------------------------ the text table (ansi)
+def _cards(counts: Sequence[int]) -> str:
+    cards = [FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])]
+    return " ".join(cards) if cards else "(empty)"
+
+
+def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
+    """The table in a few lines of text (the ``ansi`` render mode; example: docs/environments.md, Pictures).
+
+    The round, the start player, whose decision it is (with the dice after a roll) or how the round or game
+    ended, the llama row, and a line per seat (``>`` marks the player to decide, ``*`` the ``highlight``) with
+    its display, round points, chip total and whether it quit, went out or went bust.
+    """
+    n = game.num_players
+    if names is None:
+        names = [f"player_{p}" for p in range(n)]
+    labels = [names[p] + ("*" if p == highlight else "") for p in range(n)]
+    width = max(4, max(len(s) for s in labels))
+    phase = game.phase
+    end = ended(game)
+    how = end["ended_by"] if end else None
+    head = f"Round {game.round_index + 1} · start {names[game.start_player]} · "
+    if phase in DECISIONS:
+        head += f"{names[game.current_player]} {DECISIONS[phase]}"
+        if game.dice is not None:
+            head += f" (dice {' '.join(FACES[f] for f in game.dice)})"
+    elif is_round_end(game):
+        head += f"round over ({how})"
+    else:
+        head += f"game over ({how}); winners: {', '.join(names[p] for p in winners(game.totals))}"
+    row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
+    cards = [_cards(d) for d in game.displays]
+    cw = max(12, max(len(c) for c in cards))
+    lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
+    deciding = game.current_player if phase in DECISIONS else None
+    for p in range(n):
+        status = "  [quit]" if game.quit[p] else ""
+        if end is not None and p in (end["went_out"], end["busted"]):
+            status = "  [bust]" if end["busted"] == p else "  [went out]"
+        pts = end["points"][p] if end is not None else score_display(game.displays[p])
+        mark = ">" if p == deciding else " "
+        lines.append(f"{mark} {labels[p]:<{width}}  {cards[p]:<{cw}}  {pts:>6}  {game.totals[p]:>5}{status}")
+    return "\n".join(lines)
+
+
+__all__ = ["WIDTH", "TablePicture", "frame_shape", "palette", "picture", "render_text", "seat_tag",
+           "status_text", "table_picture"]

@@ -1,11 +1,7 @@
 """The one bounded reader of every JSON input, and the bounds a number must keep.
 
-Records, ``--rule`` values and the web app's request bodies are all read here (training configs, YAML, by
-:mod:`lama_dice.yaml_reader` on the same bounds), so each input is refused the same way, in one line
-(:class:`InputError`), before a parser or the engine can fail on it: nesting deeper than :data:`MAX_DEPTH`,
-integers over :data:`MAX_INT` (checked on the digits), floats that are not finite, a key given twice, files
-over their size limit or not regular files.  Seeds share one bound, :func:`check_seed` (``0 <= seed <=
-MAX_SEED``).  docs/agents-and-evaluation.md, "Inputs and their limits", lists them.
+Each input is refused the same way, in one line (:class:`InputError`), before a parser or the engine can
+fail on it: the bounds are docs/agents-and-evaluation.md's, Inputs and their limits.
 """
 
 from __future__ import annotations
@@ -78,18 +74,8 @@ def _int_of(text: str, what: str) -> int:
     return value
 
 
-def _float_of(text: str, what: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise InputError(f"{_at(what)}the number {clip(text)} is out of range")
-    return value
-
-
 def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
-    """``data`` (parsed JSON or YAML), checked: at most :data:`MAX_DEPTH` deep, ``max_nodes`` items, no cycle.
-
-    Shared parts (YAML aliases) count as often as they are used.  Raises :class:`InputError`.
-    """
+    """``data`` (parsed JSON or YAML; aliases count as used): at most :data:`MAX_DEPTH` deep, ``max_nodes`` items."""
     memo: dict[int, tuple[int, int]] = {}
     active: set[int] = set()
     stack: list[tuple[Any, bool]] = [(data, False)]
@@ -119,13 +105,10 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
 
 
 def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None, allow_nan: bool = False) -> Any:
-    """The JSON value of ``text`` (bytes: UTF-8), read within the bounds of the module docstring.
+    """The JSON value of ``text`` (bytes: UTF-8) within the bounds; ``what`` names it in messages (empty: unnamed).
 
-    ``what`` names the text in the messages (empty: the caller names it); ``max_chars`` refuses a longer
-    text unparsed; ``allow_nan`` reads ``NaN`` and ``Infinity``, for the project's own files (reports, sidecars).
-
-    Raises:
-        InputError: any of the bounds broken, or not JSON (:class:`NotJsonError`, with its line and column).
+    ``max_chars`` refuses a longer text unparsed; ``allow_nan`` reads ``NaN`` and ``Infinity`` (the project's own
+    files). Raises :class:`InputError`, or :class:`NotJsonError` (with line and column) for text that is not JSON.
     """
     if max_chars is not None and len(text) > max_chars:
         size = f"{max_chars / 2**20:g} MiB" if max_chars >= 2**20 else f"{max_chars:,} characters"
@@ -150,11 +133,14 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
         raise InputError(f"{_at(what)}{name} is not a JSON number")
 
     def number(s: str) -> float:
-        return float(s) if allow_nan else _float_of(s, what)
+        value = float(s)
+        if not (allow_nan or math.isfinite(value)):
+            raise InputError(f"{_at(what)}the number {clip(s)} is out of range")
+        return value
 
     try:
-        data = json.loads(text, object_pairs_hook=pairs, parse_int=lambda s: _int_of(s, what),
-                          parse_float=number, parse_constant=constant)
+        data = json.loads(text, object_pairs_hook=pairs, parse_int=lambda s: _int_of(s, what), parse_float=number,
+                          parse_constant=constant)
     except json.JSONDecodeError as e:
         raise NotJsonError(f"{_at(what)}invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except RecursionError:
@@ -163,11 +149,7 @@ def read_json(text: str | bytes, what: str = "the input", max_chars: int | None 
 
 
 def read_file(path: str | os.PathLike, limit: int, what: str | None = None) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them (a FIFO or a device refused unread).
-
-    Raises:
-        InputError: the file cannot be opened or read, is not a regular file, or is longer than ``limit``.
-    """
+    """The bytes of the regular file ``path``, at most ``limit`` (InputError otherwise; a FIFO is refused unread)."""
     shown = str(path) if what is None else what
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))

@@ -1,12 +1,6 @@
-"""Game records (``lama-dice-record/1`` and ``/2``): reading, checking and replaying (docs/RULES.md, Game records).
+"""Game records (``lama-dice-record/1`` and ``/2``): reading, checking and replaying.
 
-:func:`replay` checks a record and returns its replay result, never raising: a fault is
-``{"valid": false, "round": R, "turn": T, "error": ...}`` with the 0-based first bad round and turn
-(``turn`` None for the round itself, ``round`` None for the record as a whole).  :func:`iter_replay`
-yields the game after each turn, for viewers.  A ``/2`` record adds the optional ``about`` (who
-played, the seed, the version: docs/RULES.md, "Who played"); :func:`with_about` writes one,
-:func:`record_names` reads its names.  :func:`parse_record_json` reads a record's JSON text within the
-bounds of a record file.
+The format, the ``about`` part of ``/2`` and the replay results: docs/RULES.md, Game records and Replay results.
 """
 
 from __future__ import annotations
@@ -49,13 +43,10 @@ MAX_RECORD_BYTES = 5 * 1024 * 1024
 
 
 def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
-    """Parse a record's JSON text with the bounded reader (:func:`lama_env.reader.read_json`); check it with replay.
-
-    ``text``: at most :data:`MAX_RECORD_BYTES` characters (bytes: UTF-8); ``name``: what the messages call it.
+    """Parse a record's JSON text (at most :data:`MAX_RECORD_BYTES`) with the bounded reader; ``name`` for messages.
 
     Raises:
-        RecordError: too long, not UTF-8, or any refusal of the bounded reader; its
-            :meth:`~RecordError.as_result` is the replay result of such a file.
+        RecordError: too long, not UTF-8, or refused by :func:`lama_env.reader.read_json`.
     """
     if len(text) > MAX_RECORD_BYTES:
         raise RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
@@ -115,13 +106,10 @@ def _check_about(about: Any, n: int) -> None:
         if not isinstance(items, list) or len(items) != n:
             raise RecordError(f"about.{key} must list {n} items ({what} per player), got {clip(items)}")
         for p, x in enumerate(items):
-            if x is None and null:
-                continue
-            if not isinstance(x, str) or not x.strip() or len(x) > limit:
+            if not (x is None and null) and (not isinstance(x, str) or not x.strip() or len(x) > limit):
                 raise RecordError(f"about.{key}[{p}] must be {what}: a non-empty string of at most {limit} "
                                   f"characters, got {clip(x)}")
-    seed = about.get("seed")
-    if seed is not None:
+    if (seed := about.get("seed")) is not None:
         check_seed(seed, RecordError, "about.seed")
     version = about.get("version")
     if "version" in about and not (isinstance(version, str) and 0 < len(version) <= MAX_VERSION):
@@ -131,26 +119,18 @@ def _check_about(about: Any, n: int) -> None:
 
 def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, agents: list[str | None] | None = None,
                seed: int | None = None, version: str) -> dict:
-    """``record`` as a ``lama-dice-record/2`` record whose ``about`` says who played (a new dict).
+    """``record`` as a ``/2`` record whose ``about`` says who played (a new dict; docs/RULES.md, Who played).
 
-    Args:
-        record: a ``/1`` (or ``/2``) record, as :meth:`LamaGame.to_record` writes.
-        names: a display name per seat; one over :data:`MAX_NAME` characters is cut.
-        agents: the agent spec per seat, None for a person; one over :data:`MAX_SPEC` characters is cut.
-        seed: the game's seed, None for fresh randomness; one over ``MAX_SEED`` is written as null too.
-        version: the lama-dice version that writes the record (``lama_env.__version__``).
-
-    Raises:
-        RecordError: the part does not fit the record (lengths, types).
+    Names and agent specs (None: a person) over :data:`MAX_NAME` / :data:`MAX_SPEC` characters are cut; a
+    ``seed`` over ``MAX_SEED`` is written as null. Raises RecordError when the part does not fit the record.
     """
     def cut(x: Any, limit: int) -> Any:
         return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
 
     about: dict[str, Any] = {}
-    if names is not None:
-        about["names"] = [cut(x, MAX_NAME) for x in names]
-    if agents is not None:
-        about["agents"] = [cut(x, MAX_SPEC) for x in agents]
+    for key, items, limit in (("names", names, MAX_NAME), ("agents", agents, MAX_SPEC)):
+        if items is not None:
+            about[key] = [cut(x, limit) for x in items]
     about["seed"] = seed if seed is None or not _is_int(seed) or seed <= MAX_SEED else None
     about["version"] = version
     _check_about(about, record["players"])
@@ -165,16 +145,20 @@ def record_names(record: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
+def _check_fields(x: Any, kind: str, required: tuple[str, ...], known: set[str], r: int, t: int | None) -> None:
+    """A round or a turn is an object with its required fields and no unknown one (a turn's unknown fields first)."""
+    if not isinstance(x, Mapping):
+        raise RecordError(f"{kind} must be an object, got {type(x).__name__}", r, t)
+    missing = [f"{kind} is missing field {clip(k)}" for k in required if k not in x]
+    unknown = [f"unknown {kind} field {clip(k)}" for k in sorted(set(x) - known)]
+    faults = unknown + missing if kind == "turn" else missing + unknown
+    if faults:
+        raise RecordError(faults[0], r, t)
+
+
 def _check_round_shape(rnd: Any, r: int) -> None:
     """Structural checks of round ``r`` (fields and their types, face names in the hands)."""
-    if not isinstance(rnd, Mapping):
-        raise RecordError(f"round must be an object, got {type(rnd).__name__}", r)
-    for key in ("start_player", "hands", "turns"):
-        if key not in rnd:
-            raise RecordError(f"round is missing field {clip(key)}", r)
-    unknown = sorted(set(rnd) - _ROUND_KEYS)
-    if unknown:
-        raise RecordError(f"unknown round field {clip(unknown[0])}", r)
+    _check_fields(rnd, "round", ("start_player", "hands", "turns"), _ROUND_KEYS, r, None)
     if not _is_int(rnd["start_player"]):
         raise RecordError(f"start_player must be an integer, got {clip(rnd['start_player'])}", r)
     if not isinstance(rnd["turns"], list):
@@ -184,29 +168,6 @@ def _check_round_shape(rnd: Any, r: int) -> None:
         for f in hand if isinstance(hand, list) else ():
             if not isinstance(f, str) or f not in FACES:
                 raise RecordError(f"hand {p} has an unknown card {clip(f)}", r)
-
-
-def _check_turn_shape(turn: Any, r: int, t: int) -> None:
-    """Structural checks of turn ``t`` of round ``r``."""
-    if not isinstance(turn, Mapping):
-        raise RecordError(f"turn must be an object, got {type(turn).__name__}", r, t)
-    unknown = sorted(set(turn) - _TURN_KEYS)
-    if unknown:
-        raise RecordError(f"unknown turn field {clip(unknown[0])}", r, t)
-    for key in ("player", "action"):
-        if key not in turn:
-            raise RecordError(f"turn is missing field {clip(key)}", r, t)
-
-
-def _faces_to_counts(faces: Any, what: str, r: int, t: int) -> tuple[int, ...]:
-    if not isinstance(faces, list):
-        raise RecordError(f"{what} must be a list of faces, got {clip(faces)}", r, t)
-    counts = [0] * NUM_FACES
-    for f in faces:
-        if f not in FACES:
-            raise RecordError(f"{what} has an unknown face {clip(f)}", r, t)
-        counts[FACES.index(f)] += 1
-    return tuple(counts)
 
 
 def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
@@ -258,7 +219,13 @@ def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Ro
         raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
     if "discard" not in turn:
         raise RecordError("the roll matched the display: 'discard' is missing", r, t)
-    counts = _faces_to_counts(turn["discard"], "discard", r, t)
+    faces = turn["discard"]
+    if not isinstance(faces, list):
+        raise RecordError(f"discard must be a list of faces, got {clip(faces)}", r, t)
+    for f in faces:
+        if f not in FACES:
+            raise RecordError(f"discard has an unknown face {clip(f)}", r, t)
+    counts = tuple(faces.count(f) for f in FACES)
     if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
         raise RecordError(_discard_fault(game, counts), r, t)
     return step_with_round_end(game, A.discard_action(counts))
@@ -305,10 +272,11 @@ def replay_game(rec: Any) -> LamaGame:
 
     A record that ends at a round's end leaves the game at the next deal's chance node.
     """
-    game: LamaGame | None = None
-    for step in _steps(rec):
-        game = step[0]  # the same game each time, advanced in place
-    assert game is not None  # _steps yields at least once or raises
+    steps = iter_replay(rec)
+    game = next(steps)[0]  # the game after the first deal: the same game each time, advanced in place
+    for _ in steps:
+        pass
+    assert isinstance(game, LamaGame)
     return game
 
 
@@ -320,12 +288,6 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None
     view of the table as the round ended.  Raises :class:`RecordError` at the first fault, after yielding
     every state before it (check with :func:`replay` first to show only legal records).
     """
-    for game, end, r, t in _steps(rec):
-        yield (game if end is None else end), r, t
-
-
-def _steps(rec: Any) -> Iterator[tuple[LamaGame, RoundEnd | None, int, int | None]]:
-    """:func:`iter_replay`'s steps, each with the game and the view of a round the turn ended (else None)."""
     _check_shape(rec)
     n = rec["players"]
     check_num_players(n, RecordError, "players")
@@ -352,12 +314,12 @@ def _steps(rec: Any) -> Iterator[tuple[LamaGame, RoundEnd | None, int, int | Non
                 raise RecordError(f"start_player must be 0..{n - 1}, got {clip(sp)}", r)
             game = LamaGame(n, rules, start_points=start_points, start_player=sp, chance="explicit")
         _deal(game, rnd, r)  # explicit chance: each round's deal is the record's, card by card
-        yield game, None, r, None
+        yield game, r, None
         for t, turn in enumerate(rnd["turns"]):
             if game.game_over or game.is_chance_node():
                 raise RecordError("turn after the end of the round", r, t)
-            _check_turn_shape(turn, r, t)
-            yield game, _play_turn(game, turn, r, t), r, t
+            _check_fields(turn, "turn", ("player", "action"), _TURN_KEYS, r, t)
+            yield _play_turn(game, turn, r, t) or game, r, t
 
 
 def _deal(game: LamaGame, rnd: Mapping[str, Any], r: int) -> None:

@@ -1,10 +1,7 @@
-"""The table as a round ended, for viewers that pause between rounds (rounds flow on in the game).
+"""The table as a round ended, for viewers that pause between rounds (docs/environments.md, The rules engine in Python).
 
-A viewer that shows a round's end steps the game with :func:`step_with_round_end`, which returns a
-:class:`RoundEnd` for a step that ended a round (not the game): a read-only view of the ended round's
-table with the attributes the drawers read from a game. Presentation, not game state: displays and row
-from :func:`lama_env.transitions.ended_table`, points, totals and ending from ``last_round``
-(docs/environments.md, The rules engine in Python).
+:func:`step_with_round_end` steps a game and returns a :class:`RoundEnd` when the step ended a round (not the
+game): a read-only view with the attributes the drawers read from a game. Presentation, not game state.
 """
 
 from __future__ import annotations
@@ -25,12 +22,9 @@ DECISIONS = {TURN: "to roll or quit", DISCARD: "to discard", TAKE: "to take a ro
 
 
 class RoundEnd:
-    """The table of a round that a step ended, as it stood then.
+    """The table of a round that a step ended, as it stood then, with a game's views (``totals`` after the round).
 
-    Attributes as :class:`~lama_env.engine.LamaGame`'s views: ``num_players``, ``rules``, ``round_index`` and
-    ``start_player`` (the ended round's), ``displays``, ``row``, ``quit``, ``totals`` (after the round),
-    ``current_player`` (who moved last), ``last_round`` (the game's); ``turns_in_round`` counts the round's
-    turns. ``phase`` and ``dice`` are None, ``legal_actions()`` is empty, ``game_over`` is False.
+    ``current_player`` moved last; ``turns_in_round`` counts the round's turns; ``phase`` and ``dice`` are None.
     """
 
     __slots__ = ("current_player", "displays", "last_round", "num_players", "quit", "round_index", "row", "rules",
@@ -72,11 +66,7 @@ class RoundEnd:
 
 
 def step_with_round_end(game: LamaGame, action: int, dice: Sequence[Any] | None = None) -> RoundEnd | None:
-    """``game.step(action, dice)``; the :class:`RoundEnd` view when the step ended a round and the game goes on.
-
-    Raises:
-        lama_env.engine.IllegalActionError: the action (or the dice) is not legal now; nothing changed.
-    """
+    """``game.step(action, dice)`` (its errors too); the :class:`RoundEnd` when it ended a round, not the game."""
     player = game.current_player
     seen = (game.displays, game.row, game.round_index, game.start_player, game._turns())
     finished = game.rounds_finished

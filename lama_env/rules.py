@@ -1,10 +1,7 @@
-"""The rules configuration and the scoring rules.
+"""The rules configuration and every rule that is a pure function of numbers, each once (docs/RULES.md).
 
-Every rule that is a pure function of numbers lives here exactly once: the player-count check,
-scoring a display, returning a chip, a triple llama, the game end and its winners.  What a roll,
-discard or take does is in :mod:`lama_env.transitions`; the game's state machine is
-:class:`lama_env.engine.LamaGame`; the game's numbers are :mod:`lama_env.constants`'s, importable here too.
-Faces are indexed ``0..6``: 0 is the llama ``"L"``, ``k`` the number ``k`` (strings only at the edges).
+The player-count check, scoring a display, returning a chip, a triple llama, the game's end and its winners;
+what an action does is :mod:`lama_env.transitions`'s. The game's numbers (:mod:`lama_env.constants`) import here.
 """
 
 from __future__ import annotations
@@ -81,15 +78,13 @@ class RulesConfig:
         dice = self.dice
         if not isinstance(dice, (list, tuple)) or len(dice) != NUM_DICE:
             raise RulesError(f"dice must be {NUM_DICE} lists of {DIE_SIDES} faces, got {dice!r}")
-        norm = []
         for d, die in enumerate(dice):
             if not isinstance(die, (list, tuple)) or len(die) != DIE_SIDES:
                 raise RulesError(f"die {d} must have {DIE_SIDES} faces, got {die!r}")
             for f in die:
                 if not isinstance(f, str) or f not in FACE_INDEX:
                     raise RulesError(f"die {d} has an unknown face {f!r} (faces are 'L', '1'..'6')")
-            norm.append(tuple(die))
-        object.__setattr__(self, "dice", tuple(norm))
+        object.__setattr__(self, "dice", norm := tuple(map(tuple, dice)))
         object.__setattr__(self, "dice_index", tuple(tuple(FACE_INDEX[f] for f in die) for die in norm))
         cap = self.max_round_turns
         if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)):
@@ -119,10 +114,7 @@ class RulesConfig:
 
     @classmethod
     def from_keywords(cls, keywords: Mapping[str, Any], owner: str = "__init__()") -> RulesConfig:
-        """The rules of a constructor's rules keywords (``**rules``): the one parser of :data:`RULES_KEYWORDS`.
-
-        The rules fields and/or ``rules=`` (a :class:`RulesConfig` or a mapping); a field beside ``rules=``
-        overrides it.  ``owner`` names the constructor in the message of an unknown keyword.
+        """The rules of a constructor's ``**rules`` (:data:`RULES_KEYWORDS`; a field overrides ``rules=``).
 
         Raises:
             TypeError: an unknown keyword, worded as Python words it (``"{owner} got an unexpected keyword
@@ -131,7 +123,7 @@ class RulesConfig:
         """
         for key in keywords:
             if key not in RULES_KEYWORDS:
-                raise TypeError(_unexpected_keyword(key, owner, _caller_keywords()))
+                raise TypeError(_unexpected_keyword(key, owner))
         fields = dict(keywords)
         base = fields.pop("rules", None)
         if isinstance(base, RulesConfig):
@@ -153,17 +145,12 @@ class RulesConfig:
         return out
 
 
-def _caller_keywords() -> list[str]:
-    """The own keywords of the ``__init__`` that called :meth:`RulesConfig.from_keywords` (none for other callers)."""
-    frame = sys._getframe(2)
-    code = frame.f_code
-    if code.co_name != "__init__" or not code.co_argcount or code.co_varnames[0] != "self":
-        return []
-    return list(code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount])
-
-
-def _unexpected_keyword(key: str, owner: str, own: Sequence[str]) -> str:
-    """The TypeError's message of an unknown keyword ``key``, with the nearest valid name if there is one."""
+def _unexpected_keyword(key: str, owner: str) -> str:
+    """The TypeError's message of an unknown keyword ``key``, with the nearest of the caller's own or the rules'."""
+    code = sys._getframe(2).f_code  # the __init__ that called RulesConfig.from_keywords, whose keywords are valid
+    own: list[str] = []
+    if code.co_name == "__init__" and code.co_argcount and code.co_varnames[0] == "self":
+        own = list(code.co_varnames[1:code.co_argcount + code.co_kwonlyargcount])
     near = difflib.get_close_matches(key, [*own, *RULES_KEYWORDS], n=1)
     hint = f"did you mean {near[0]!r}? " if near else ""
     known = f"the rules keywords are {', '.join(RULES_KEYWORDS)}"

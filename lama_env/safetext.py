@@ -1,9 +1,4 @@
-"""The one safe-text function: a user-supplied string made fit to show anywhere.
-
-Every string the project shows but did not write (a record's names, an agent spec, a file name) goes
-through :func:`safe_text`: in the terminal, pictures, animations and the web app's JSON
-(docs/agents-and-evaluation.md, Inputs and their limits).
-"""
+"""The one safe-text function for every string shown but not written here (docs/agents-and-evaluation.md)."""
 
 from __future__ import annotations
 
@@ -24,12 +19,7 @@ def _escape(m: re.Match[str]) -> str:
 
 
 def safe_text(value: Any) -> str:
-    r"""``value`` as text that is safe to show: one line, no control codes, encodable as UTF-8.
-
-    Control and invisible format characters are shown escaped (``\x1b``, ``\n``, ``\u202e``); a lone
-    surrogate becomes U+FFFD. Ordinary text, accents and emoji included, is unchanged; it never raises.
-    ``value``: the string (anything else is shown as ``str(value)``).
-    """
+    """``value`` as one line, control codes escaped, lone surrogates as U+FFFD (docs: Text shown); never raises."""
     try:
         text = value if isinstance(value, str) else str(value)
     except Exception:  # a value whose __str__ fails is shown by its type

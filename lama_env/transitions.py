@@ -1,16 +1,8 @@
-"""The rules as transitions: what a roll, a discard, a take or a quit does, as pure functions.
+"""The rules as transitions: what a roll, a discard, a take or a quit does, as pure functions over plain tuples.
 
-Each consequence of an action is worked out here once, over the smallest state it needs: the rolls
-(:func:`chance_outcomes`, :func:`grouped_chance_outcomes`), the deal (:func:`deal_outcomes`,
-:func:`deal_seat`), a roll (:func:`apply_roll`, :func:`resolve_roll`), a bust, a discard, a take, a
-quit (``apply_*``), the next player, the turn cap (:func:`cut_round`), a round's score
-(:func:`score_round`) and the table as a round ended (:func:`ended_table`).  A display is a tuple of
-seven card counts (face index order), the row a 7-tuple of 0/1, the dice three face indices; a function
-whose action can end the round also returns how (one of :data:`ROUND_ENDINGS`) or None.
-
-No engine steps through them: they are the reference ``tests/test_transitions.py`` replays the engine
-against, and the enumeration the solvers, search agents and heuristics use (docs/environments.md, The
-rules engine in Python), hence plain tuples and ints, no keyword-only arguments.
+No engine steps through them: they are the tests' reference and the solvers' enumeration (docs/environments.md,
+The rules engine in Python). A display is 7 card counts, the row 7 zeros or ones, the dice 3 face indices; a
+function whose action can end the round also returns how (one of :data:`ROUND_ENDINGS`) or None.
 """
 
 from __future__ import annotations
@@ -70,12 +62,7 @@ def _deal_outcomes(dealt: tuple[int, ...]) -> tuple[tuple[int, float], ...]:
 
 
 def deal_outcomes(dealt: Sequence[int]) -> tuple[tuple[int, float], ...]:
-    """The next card of a deal: ``(face, probability)`` pairs, by face, for the faces left in the deck.
-
-    ``dealt``: the cards dealt so far this round, as counts per face index.  Face ``f`` comes with
-    probability (cards of ``f`` left) / (cards left), so a whole deal has the odds of the uniform
-    shuffle; which seat a card goes to: :func:`deal_seat`.
-    """
+    """The next card of a deal after ``dealt`` (counts per face): ``(face, cards of it left / cards left)`` pairs."""
     return _deal_outcomes(tuple(dealt))
 
 
@@ -86,11 +73,7 @@ def deal_seat(card: int) -> int:
 
 # ------------------------------------------------------------------- rolls
 def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...] | None:
-    """The most cards of each face a roll lets a player discard (docs/RULES.md, "Match: discarding").
-
-    ``display``: counts per face index; ``dice``: face indices.  Returns ``min(dice showing f, cards
-    of f in the display)`` per face, or None when no die matches the display.
-    """
+    """Per face, ``min(dice showing it, cards of it in display)``; None if no die matches (docs/RULES.md, Match)."""
     limits = [0] * NUM_FACES
     matched = False
     for f in dice:
@@ -103,21 +86,12 @@ def match_limits(display: Sequence[int], dice: Sequence[int]) -> tuple[int, ...]
 def apply_roll(
     display: _D, row: _R, dice: Sequence[int], last_player: bool, rules: RulesConfig
 ) -> tuple[str, tuple[int, ...], bool, _D | Display, _R | Row]:
-    """What a roll does for the rolling player (docs/RULES.md, "A turn"): the one place a roll is classified.
-
-    Args:
-        display: the rolling player's cards, as counts per face index.
-        row: the llama row (1 where the card of that face is still there).
-        dice: the three dice, as face indices in die order.
-        last_player: whether every other player has quit (no takes: a miss busts).
-        rules: the rules configuration (``triple_llama``, ``must_discard``).
+    """What a roll does for the roller (docs/RULES.md, A turn); ``last_player``: every other seat has quit.
 
     Returns:
-        ``(kind, legal, chip, display, row)``: ``kind`` is :data:`ROLL_TRIPLE_LLAMA`, :data:`ROLL_DISCARD`,
-        :data:`ROLL_TAKE` or :data:`ROLL_BUST` (also the round ending ``"bust"``); ``legal`` the sorted legal
-        actions of the decision that follows (empty for a triple llama or a bust); ``chip`` whether the
-        roller returns a chip (a triple llama, in both modes); ``display`` and ``row`` the state after the
-        roll (changed only by a bust, :func:`apply_bust`; otherwise the objects given).
+        ``(kind, legal, chip, display, row)``: ``kind`` one of the ``ROLL_*`` outcomes, ``legal`` the sorted
+        legal actions that follow (none after a triple llama or a bust), ``chip`` whether the roller returns
+        a chip, ``display`` and ``row`` after the roll (changed only by a bust; otherwise the objects given).
     """
     chip = is_triple_llama(dice)
     if chip and rules.triple_llama != "also_match":
@@ -182,11 +156,7 @@ def next_player(current: int, quit: Sequence[bool]) -> int:
 
 # -------------------------------------------------------------- round end
 def ended_table(display: Sequence[int], row: Sequence[int], action: int, ended_by: str) -> tuple[Display, Row]:
-    """The acting player's display and the row as the round ended after ``action`` (for :mod:`lama_env.roundend`).
-
-    A discard or a take changes the display (a take the row), a bust adds the whole row; a quit, or a
-    roll cut by the turn cap, changes neither.
-    """
+    """The acting player's display and the row as the round ended after ``action`` (for :mod:`lama_env.roundend`)."""
     if A.is_discard(action):
         return apply_discard(display, action)[0], tuple(row)
     if A.is_take(action):

@@ -1,9 +1,4 @@
-"""The window of the environments' ``human`` render mode: the table picture in a pygame window.
-
-:class:`HumanView` opens it on first use; with no pygame or no display (no ``DISPLAY`` / ``WAYLAND_DISPLAY``
-on Linux, or SDL's ``offscreen`` / ``dummy`` driver chosen on its own) :meth:`HumanView.show` returns False
-and the env prints the text table; a set ``SDL_VIDEODRIVER`` always uses pygame (docs/environments.md, Pictures).
-"""
+"""The window of the envs' ``human`` render mode, or False where none can open (docs/environments.md, Pictures)."""
 
 from __future__ import annotations
 
@@ -24,13 +19,7 @@ def display_available() -> bool:
 
 
 class HumanView:
-    """A pygame window that shows pictures at most ``fps`` times a second.
-
-    Args:
-        caption: the window title.
-        fps: the pace of :meth:`show` (it waits so as to show at most this many pictures a second);
-            0 or None: no waiting.
-    """
+    """A pygame window titled ``caption`` that shows pictures at most ``fps`` times a second (0 or None: no wait)."""
 
     def __init__(self, caption: str, fps: float | None = None) -> None:
         """Remember the title and pace; the window opens on the first :meth:`show`."""
@@ -70,11 +59,7 @@ class HumanView:
         return True
 
     def show(self, frame: np.ndarray | Callable[[], np.ndarray]) -> bool:
-        """Show ``frame`` (an ``(H, W, 3)`` uint8 array, or a function that draws it) in the window.
-
-        Returns:
-            False, without drawing anything, when no window can be shown (the caller falls back to text).
-        """
+        """Show ``frame`` (an ``(H, W, 3)`` uint8 array, or a function that draws it); False if no window can."""
         if self._failed:
             return False
         image = frame() if callable(frame) else frame

@@ -108,8 +108,7 @@ def test_game_over_and_quit_states_draw():
 # ------------------------------------------------------------------ the environments
 def test_a_rounds_end_draws_as_the_table_stood():
     """Rounds flow on: a step that ends a round deals the next; the pictures draw the ended round's table."""
-    from lama_env.picture import seat_tag, status_text
-    from lama_env.render import render_text
+    from lama_env.picture import render_text, seat_tag, status_text
     from lama_env.roundend import step_with_round_end
 
     g = LamaGame(2, hands=[list("111222"), list("333444")], seed=0)

@@ -383,7 +383,7 @@ def test_player_count_check():
 
 def test_lama_env_imports_no_agents_or_train():
     code = ("import sys, lama_env, lama_env.transitions, lama_env.batched, lama_env.gym_env, "
-            "lama_env.render, lama_env.record; "
+            "lama_env.picture, lama_env.record; "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('agents', 'train')); "
             "print(bad); sys.exit(1 if bad else 0)")
     root = Path(__file__).resolve().parents[1]
