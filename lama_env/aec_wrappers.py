@@ -1,9 +1,7 @@
 """PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, with a fast path per step.
 
-They behave as PettingZoo's ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and
-``OrderEnforcingWrapper`` (``tests/test_pettingzoo_env.py``), but read the per-step attributes from the
-unwrapped env directly (not through ``__getattr__``, layer by layer), and over ``env()``'s chain a legal
-action of a live agent goes straight to the unwrapped env.
+They behave as PettingZoo's own, but read the per-step attributes from the unwrapped env directly (not through
+``__getattr__``), and over ``env()``'s chain a legal action of a live agent goes straight to the unwrapped env.
 """
 
 from __future__ import annotations
@@ -44,11 +42,7 @@ def _forward(name: str, check_reset: bool) -> property:
 
 
 class _State:
-    """The per-step state in a plain object (a wrapper's ``__getattr__`` slows every attribute access).
-
-    The wrappers expose it under PettingZoo's names (``_prev_obs``, ``_prev_info``, ``_has_reset``,
-    ``_has_updated``) as properties, so that PettingZoo's own methods read and write the same values.
-    """
+    """The per-step state in a plain object, shown under PettingZoo's names (``_prev_obs``...) as properties."""
 
     __slots__ = ("has_reset", "has_updated", "prev_info", "prev_obs", "raw", "ti")
 
@@ -97,13 +91,16 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
         if self._prev_obs is None:
             self.observe(agent)
         mask = self._prev_obs["action_mask"]
-        self._prev_obs = None
-        self._prev_info = None
+        self._prev_obs = self._prev_info = None
         dead = raw.terminations[agent] or raw.truncations[agent]
         if self._terminated and dead:
             raw._was_dead_step(action)
         elif not dead and not mask[action]:
-            _warn_illegal(raw, agent, action, self._illegal_value)
+            g, value = raw.game, self._illegal_value
+            EnvLogger._generic_warning(  # as EnvLogger.warn_on_illegal_move(), with the move and the legal ones
+                f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v1: "
+                f"{illegal_move(action, agent, () if g is None else g.legal_actions())}. {agent} gets {value}, the "
+                "others 0.")
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
             raw.truncations = dict.fromkeys(raw.agents, True)
@@ -115,15 +112,6 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
             self._terminated = True
         else:
             self.env.step(action)
-
-
-def _warn_illegal(raw: Any, agent: str, action: Any, value: float) -> None:
-    """Report an illegal move as PettingZoo's classic envs do: through ``EnvLogger`` (``suppress_output`` mutes it)."""
-    g = raw.game
-    EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
-        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v1: "
-        f"{illegal_move(action, agent, () if g is None else g.legal_actions())}. {agent} gets {value}, the others 0."
-    )
 
 
 class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
@@ -143,12 +131,9 @@ class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
+    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly (over ``env()``'s chain: a short cut).
 
-    Over ``env()``'s chain (``AssertOutOfBounds`` over ``TerminateIllegal``), ``last``/``observe`` do
-    ``TerminateIllegal.observe``'s bookkeeping themselves, and ``step`` with an in-range integer action that
-    the remembered mask allows, for a live agent, steps the raw env directly; anything else goes through
-    ``TerminateIllegal.step`` (illegal moves, dead steps) or the whole chain.
+    ``step`` with a legal action of a live agent steps the raw env directly; anything else goes through the chain.
     """
 
     _has_reset = _state_property("has_reset")
@@ -234,17 +219,14 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
 class _AgentIterable(AECOrderEnforcingIterable):
     def __iter__(self) -> Iterator[str]:
-        return _agents(self.env._f, self.max_iter)
-
-
-def _agents(f: _State, max_iter: int) -> Iterator[str]:
-    """PettingZoo's order-enforcing agent iterator (``AECOrderEnforcingIterator``), reading the raw env directly."""
-    raw = f.raw
-    while raw.agents and max_iter > 0:
-        max_iter -= 1
-        assert f.has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        f.has_updated = False
-        yield raw.agent_selection
+        """PettingZoo's order-enforcing agent iterator (``AECOrderEnforcingIterator``), reading the raw env."""
+        f, max_iter = self.env._f, self.max_iter
+        raw = f.raw
+        while raw.agents and max_iter > 0:
+            max_iter -= 1
+            assert f.has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+            f.has_updated = False
+            yield raw.agent_selection
 
 
 for _name in _PER_STEP:

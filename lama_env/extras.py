@@ -1,11 +1,7 @@
 """The package's optional parts (pip extras, :data:`EXTRA_MODULES`), and how to install one from where the user is.
 
-:func:`require_extra` raises :class:`MissingExtraError`, one line naming the extra and a command that installs
-it where this package is installed (:func:`install_command`: ``pip install -e '/checkout[web]'`` for a
-checkout, the wheel file's path if it is still there, else ``lama-dice[web]`` or the extra's packages by
-name; this interpreter's pip).  An extra that brings PyTorch, on Linux without torch, installs the CPU build
-first (:data:`TORCH_CPU_INDEX`).  :class:`AfterImport` acts once a module is first imported, without
-importing it (the AEC env's PettingZoo registration, the command line's note before Numba's first compile).
+:func:`require_extra` raises :class:`MissingExtraError`: one line naming the extra and a command that installs it
+where this package is installed (:func:`install_command`).  :class:`AfterImport` acts once a module is imported.
 """
 
 from __future__ import annotations
@@ -40,7 +36,6 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench-pgx": ("jax", "pgx"),
     "docs": ("sphinx", "myst_parser"),
 }
-
 
 #: The extras that bring PyTorch (through the train extra).
 TORCH_EXTRAS = ("train", "rllib")
@@ -88,7 +83,7 @@ def _source_root() -> Path | None:
 
 
 def _distribution() -> Any:
-    """The installed distribution holding this very package (its files, its ``direct_url.json``), else any or None."""
+    """The installed distribution holding this very package, else any or None."""
     from importlib.metadata import distributions
 
     here = Path(__file__).resolve()
@@ -141,15 +136,14 @@ def _pip() -> str:
     return f"{shlex.quote(python if rel.startswith('..') else rel)} -m pip"
 
 
-def _needs_cpu_torch(extra: str) -> bool:
-    """True when installing ``extra`` here would pull PyPI's CUDA build of torch (Linux, torch not installed)."""
-    return extra in TORCH_EXTRAS and sys.platform.startswith("linux") and not _importable("torch")
-
-
 def install_command(extra: str) -> str:
-    """A command that installs ``extra`` into this interpreter's environment (torch's CPU build first if needed)."""
+    """A command that installs ``extra`` into this interpreter's environment (torch's CPU build first if needed).
+
+    A checkout: ``pip install -e '/checkout[web]'``; else the wheel's path while it is there, else
+    ``lama-dice[web]`` or the extra's packages by name.  On Linux without torch, PyPI's would be the CUDA build.
+    """
     command = _install_extra(extra)
-    if _needs_cpu_torch(extra):
+    if extra in TORCH_EXTRAS and sys.platform.startswith("linux") and not _importable("torch"):
         torch = next((p for p in extra_packages("train") if p.lower().startswith("torch")), "torch")
         return f"{_pip()} install {shlex.quote(torch)} --index-url {TORCH_CPU_INDEX} && {command}"
     return command
@@ -175,12 +169,9 @@ def _install_extra(extra: str) -> str:
 
 
 class AfterImport:
-    """A one-shot ``sys.meta_path`` hook: calls ``callback()`` once module ``name`` is first imported.
+    """A one-shot ``sys.meta_path`` hook: ``callback()`` once module ``name`` is first imported."""
 
-    ``lama_env_hook`` marks the hooks of ``import lama_env`` (one at a time).
-    """
-
-    lama_env_hook = True
+    lama_env_hook = True  # marks the hooks of ``import lama_env`` (one at a time)
 
     def __init__(self, name: str, callback: Callable[[], None]) -> None:
         """Call ``callback()`` once module ``name`` is first imported (insert the hook in ``sys.meta_path``)."""

@@ -17,44 +17,12 @@ A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice` (do
 | Observation Values | [0, 1]                                                       |
 
 Players roll three dice to get rid of the cards in their display; the game ends after a round in
-which a total reaches 40, the fewest points winning (`docs/RULES.md`; its choices are keywords of `env()`).
+which a total reaches 40, the fewest points winning (`docs/RULES.md`).
 
-### Arguments
-
-``` python
-lama_dice_v1.env(num_players=2, render_mode=None, episode="game", reward="win",
-                 auto_forced=False, max_rounds=None, record=False,
-                 triple_llama="chip_only", must_discard=True, end_threshold=40, dice=...)
-```
-
-`num_players` 1..6; `episode` `"game"` or `"round"`; `reward` `"win"` or `"points"`; `auto_forced`
-applies decisions with one legal action without asking; `max_rounds` truncates the episode (None:
-never); `record` keeps the game record (`env.unwrapped.game.to_record()`); `render_mode` `"rgb_array"`,
-`"ansi"` or `"human"` (after every step); the rules' choices `triple_llama`, `must_discard`,
-`end_threshold`, `dice`, `max_round_turns` (or `rules=RulesConfig(...)`). Meanings: the common keywords
-table of `docs/environments.md`.
-
-### Observation Space, Action Space, Rewards
-
-A dict: `'observation'` (`lama_env.observation.encode`, from the observing agent's seat) and `'action_mask'`
-(`int8`, 1 where an action is legal for the agent to act; all zeros for every other agent and once the
-episode is over). Actions: `Discrete(129)` (`lama_env.actions`). Rewards: `reward="win"` (zero-sum, at the
-game's end) or `"points"` (minus each round's points). Exact definitions: the observation, actions and
-rewards tables of `docs/environments.md`. Through `env()` an illegal action ends the game with -1 for the
-offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`, reported through `EnvLogger`:
-`EnvLogger.suppress_output()` silences it); `raw_env` raises `lama_env.IllegalActionError`. Either way the
-game state is unchanged.
-
-### Infos and the game's result
-
-Every agent's `info` is an empty dict; the result is read from `env.unwrapped.game` (`totals` by seat,
-`player_i` being seat `i`; `result()["winners"]`, `result()`, `statistics()`).
-
-### Version History
-
-* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s`; later `reset()`s go on along its
-  streams (docs/environments.md, Versions).
-* v0: retired: `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
+The keywords (`num_players`, `render_mode`, `episode`, `reward`, `auto_forced`, `max_rounds`, `record`
+and the rules' choices), the observation, actions, rewards, infos, illegal actions and versions:
+`docs/environments.md` (PettingZoo AEC, Common keywords, Versions). v0 is retired (`lama_dice_v0` raises
+`lama_env.options.DeprecatedEnvError`, naming v1).
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 
@@ -72,7 +40,7 @@ from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame
 from .episode import CONTINUES, TERMINATED, advance, forced
 from .observation import encode, observation_size
-from .options import MaskCache, ScalarEnv, as_action
+from .options import ScalarEnv, as_action
 from .render import render_text
 from .rules import RulesConfig
 
@@ -80,22 +48,12 @@ __all__ = ["env", "raw_env"]
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """:class:`raw_env` (same keywords) wrapped as PettingZoo's classic environments are.
-
-    ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``:
-    :mod:`lama_env.aec_wrappers`' subclasses of them (the same behaviour, faster per step).
-    """
+    """:class:`raw_env` (same keywords) wrapped as PettingZoo's classic envs are (:mod:`lama_env.aec_wrappers`)."""
     return OrderEnforcing(AssertOutOfBounds(TerminateIllegal(raw_env(**kwargs), illegal_reward=-1)))
 
 
 class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
-    """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it).
-
-    Raises:
-        TypeError: an unknown keyword (``"raw_env.__init__() got an unexpected keyword argument 'x'"``).
-        lama_env.options.LamaEnvError: a bad option.
-        lama_env.rules.RulesError: a bad value of a rules keyword.
-    """
+    """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it)."""
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "lama_dice_v1",  # noqa: RUF012 (PettingZoo's)
                 "is_parallelizable": False, "render_fps": 2}
@@ -122,7 +80,6 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
                                                    "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8)})
                                    for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
-        self._masks = MaskCache()
         self._mask_table = self._masks.table
         self._over = True
         self._dirty = False

@@ -1,14 +1,8 @@
 """The Gymnasium vector env of ``LamaDice-v1``: thousands of learner seats stepped in one compiled call.
 
-``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point", opponents=[...])``
-builds it.  Each sub-env is a ``LamaDice-v1`` episode (:mod:`lama_env.gym_env`: the same observation, mask,
-rewards, options and infos), its game held in one :class:`lama_env.vector.VectorGame`.  A step applies the
-learners' actions, then plays the opponents until every game waits on its learner again: native opponents
-(``native(rules)``, :mod:`lama_env.batched`) inside the kernel; batched ones (``act_observations(obs, mask)``)
-once per wave; others through ``act_batch(games, legals)`` or ``act(game, legal)`` on
-:meth:`lama_env.vector.VectorGame.game` views; per-episode ones (``episode_policy()``) name the policy of
-their seat at each episode's start.  The opponents, autoreset modes, infos and illegal actions:
-docs/environments.md, Vector env.
+``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")`` builds it: each
+sub-env a ``LamaDice-v1`` episode, its game in one :class:`lama_env.vector.VectorGame`.  The opponents,
+autoreset modes, infos and illegal actions: docs/environments.md, Vector env.
 """
 
 from __future__ import annotations
@@ -43,14 +37,8 @@ _SPARE_AGENTS = 64
 class VectorStep(NamedTuple):
     """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them.
 
-    Attributes:
-        obs: ``(N, O)`` float32, as :meth:`~LamaDiceVectorEnv.step` returns them; ``rewards`` ``(N,)`` float64;
-            ``terminated``, ``truncated`` ``(N,)`` bool.
-        final_obs: ``(N, O)``: where an episode ended, its last observation (``obs`` itself under
-            ``NEXT_STEP``; zeros elsewhere under ``SAME_STEP``).
-        final_learner_seat: ``(N,)``: the learner's seat in the episode the step played.
-        illegal: ``(N,)`` bool: an illegal action ended the episode.
-        episode_stats: ``(N,)`` arrays of ``episode_stats``, zeros but where an episode ended.
+    ``final_obs``: where an episode ended, its last observation (``obs`` itself under ``NEXT_STEP``, else zeros
+    elsewhere); ``final_learner_seat``: the learner's seat in the episode the step played.
     """
 
     obs: np.ndarray
@@ -71,23 +59,10 @@ def _allowed(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 
 class LamaDiceVectorEnv(EnvOptions, VectorEnv):
-    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (see the module docstring).
+    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (docs/environments.md, Vector env).
 
-    Args:
-        num_envs: how many sub-envs (games).
-        num_players, opponents, episode, reward, learner_seat, auto_forced, illegal, illegal_reward,
-            max_rounds, **rules: as for ``gymnasium.make("LamaDice-v1", ...)`` (:class:`lama_env.gym_env.LamaDiceEnv`);
-            ``opponents`` also takes :class:`~lama_env.batched.NativePolicy` descriptions and the batched and
-            per-episode opponents of the module docstring.
-        render_mode: None (the vector env draws nothing).
-        autoreset_mode: :class:`gymnasium.vector.AutoresetMode` ``NEXT_STEP`` (default) or ``SAME_STEP``
-            (or ``"NextStep"``, ``"SameStep"``).
-        record: log every game, for :meth:`records`.
-        max_episode_steps: accepted for ``gymnasium.make_vec``; must be None.
-
-    Raises:
-        TypeError: an unknown keyword.
-        LamaEnvError: a bad option.
+    The keywords are ``LamaDice-v1``'s, and ``autoreset_mode`` (``NEXT_STEP`` or ``SAME_STEP``), ``record``
+    (for :meth:`records`); ``render_mode`` and ``max_episode_steps`` (for ``make_vec``) must be None.
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}  # noqa: RUF012 (gymnasium's)
@@ -150,7 +125,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._ends = PlayEnds.zeros(g, n, obs_size, np.float64)  # float64: the scalar env's rewards, bit for bit
         # what one step gathers (episode ends may come from several kernel calls)
         self._lrew = np.zeros(g, dtype=np.float64)
-        self._ended = np.zeros(g, dtype=np.bool_)
         self._e_term = np.zeros(g, dtype=np.bool_)
         self._e_final = np.zeros((g, obs_size), dtype=np.float32)
         self._e_fin = np.zeros((g, 6, n), dtype=np.int64)
@@ -195,16 +169,9 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
 
     # --------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start a new episode in every sub-env (``options["reset_mask"]``: only in those).
+        """Start a new episode in every sub-env (``options``: ``reset_mask``, ``learner_seat``); ``(obs, infos)``.
 
-        Args:
-            seed: restart every slot's random stream from ``(seed, slot)``, redraw the learners' starting
-                seats and reseed the opponents; None goes on with the streams.
-            options: ``{"learner_seat": k}`` fixes the learner's seat for the new episodes;
-                ``{"reset_mask": bool array (N,)}`` resets only those sub-envs.
-
-        Returns:
-            ``(observations, infos)``.
+        ``seed`` restarts every slot's streams from ``(seed, slot)``, the learners' seats and the opponents.
         """
         if seed is not None:
             check_seed(seed, LamaEnvError)  # 0..MAX_SEED, the one bound of a seed (lama_env.reader)
@@ -245,13 +212,8 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
     def step(self, actions: Any):
         """Apply each learner's action, then play the opponents until every game waits on its learner.
 
-        Returns:
-            ``(observations, rewards, terminations, truncations, infos)``.
-
-        Raises:
-            VectorIllegalActionError: an illegal action with ``illegal="raise"`` (nothing is changed).
-            LamaEnvError: no reset yet, or actions of the wrong shape or type.
-            IllegalActionError: an opponent's illegal action.
+        Returns ``(observations, rewards, terminations, truncations, infos)``; an illegal action with
+        ``illegal="raise"`` raises :class:`~lama_env.vector.VectorIllegalActionError`, nothing changed.
         """
         r = self.step_arrays(actions)
         done = r.terminated | r.truncated
@@ -267,10 +229,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         return r.obs, r.rewards, r.terminated, r.truncated, infos
 
     def step_arrays(self, actions: Any) -> VectorStep:
-        """:meth:`step` without building the infos: the arrays they are made of (a :class:`VectorStep`).
-
-        For adapters with infos of their own (:class:`lama_dice.train.native_vec_env.NativeVecEnv`).
-        """
+        """:meth:`step` without building the infos: the arrays they are made of (a :class:`VectorStep`)."""
         if not self._started:
             raise LamaEnvError("call reset() before step()")
         acts = np.asarray(actions)
@@ -296,9 +255,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
                 category=opt.IllegalMoveWarning, stacklevel=3)
         play = stepping & ok
         self._lrew.fill(0.0)
-        self._ended.fill(False)
-        self._play(play, np.where(play, a64, -1), record_end=True)
-        ended = self._ended.copy()
+        ended = self._play(play, np.where(play, a64, -1), record_end=True)
         rewards = np.where(play, self._lrew, 0.0)
         term = ended & self._e_term
         trunc = ended & ~self._e_term
@@ -337,10 +294,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         return m
 
     def records(self) -> list[tuple[int, dict]]:
-        """``(sub-env, lama-dice-record/1 record)`` of each game ended since the last call (``record=True``).
-
-        In the order they ended; a game ended by an illegal action is dropped.
-        """
+        """``(sub-env, record)`` of each game ended since the last call (``record=True``; illegal ones dropped)."""
         if not self.record:
             raise LamaEnvError("records() needs record=True")
         recs = self._vg.records()
@@ -386,9 +340,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
     def _play(self, sel: np.ndarray, actions: np.ndarray, record_end: bool) -> np.ndarray:
         """Play the games of ``sel`` (``actions``: first actions, -1 none) until each waits on its learner.
 
-        Returns the slots whose episode ended.  With ``record_end``, their end (termination,
-        final observation, statistics) is kept in ``_e_*`` and ``_ended``; the learner's rewards
-        add up in ``_lrew``.
+        Returns the slots whose episode ended; with ``record_end`` their ends are kept in ``_e_*``.
         """
         vg, e = self._vg, self._ends
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
@@ -401,7 +353,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             if ended.any():
                 ended_all |= ended
                 if record_end:
-                    self._ended |= ended
                     self._e_term[ended] = e.term[ended]
                     self._e_final[ended] = e.final_obs[ended]
                     self._e_fin[ended] = e.fin[ended]
@@ -486,9 +437,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             "_illegal_action": keys.copy(),
             "episode_stats": es, "_episode_stats": keys.copy(),
         }
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release (no processes, no windows)."""
 
     def __repr__(self) -> str:
         """Show the size and the options."""
