@@ -123,12 +123,8 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._status = np.zeros(g, dtype=np.int64)
         self._none = np.full(g, -1, dtype=np.int64)
         self._ends = PlayEnds.zeros(g, n, obs_size, np.float64)  # float64: the scalar env's rewards, bit for bit
-        # what one step gathers (episode ends may come from several kernel calls)
+        # the learner's rewards of one step (over several kernel calls)
         self._lrew = np.zeros(g, dtype=np.float64)
-        self._e_term = np.zeros(g, dtype=np.bool_)
-        self._e_final = np.zeros((g, obs_size), dtype=np.float32)
-        self._e_fin = np.zeros((g, 6, n), dtype=np.int64)
-        self._e_rounds = np.zeros(g, dtype=np.int64)
         self._slots: list[int] = []  # the slot of each record waiting in the vector game (record=True)
         self._started = False
         self.closed = False
@@ -257,14 +253,15 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._lrew.fill(0.0)
         ended = self._play(play, np.where(play, a64, -1), record_end=True)
         rewards = np.where(play, self._lrew, 0.0)
-        term = ended & self._e_term
-        trunc = ended & ~self._e_term
+        e = self._ends  # where an episode ended, its end (the kernel leaves the ended games' ends alone)
+        term = ended & e.term
+        trunc = ended & ~e.term
         obs = vg.observation.copy()
         stats = self._episode_stats(ended, illegal)
         if any_illegal:
             rewards[illegal] = self.illegal_reward
             term |= illegal
-            self._e_final[illegal] = obs[illegal]  # the game unchanged, seen from the learner
+            e.final_obs[illegal] = obs[illegal]  # the game unchanged, seen from the learner
             vg.reset_slots(illegal)  # the game is dropped: a new one waits in the slot
         done = term | trunc
         any_done = bool(done.any())
@@ -274,13 +271,13 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
                 self._begin(resetting)
                 obs[resetting] = vg.observation[resetting]
             if any_done:
-                obs[done] = self._e_final[done]
+                obs[done] = e.final_obs[done]
             self._autoreset = done
             final_obs = obs
         else:
             final_obs = np.zeros_like(obs)
             if any_done:
-                final_obs[done] = self._e_final[done]
+                final_obs[done] = e.final_obs[done]
                 self._begin(done)
                 obs[done] = vg.observation[done]
         return VectorStep(obs, rewards, term, trunc, final_obs, seats, illegal, stats)
@@ -340,7 +337,8 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
     def _play(self, sel: np.ndarray, actions: np.ndarray, record_end: bool) -> np.ndarray:
         """Play the games of ``sel`` (``actions``: first actions, -1 none) until each waits on its learner.
 
-        Returns the slots whose episode ended; with ``record_end`` their ends are kept in ``_e_*``.
+        Returns the slots whose episode ended (their ends in ``_ends``); with ``record_end``, the learner's rewards
+        add up in ``_lrew`` and the records are kept.
         """
         vg, e = self._vg, self._ends
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
@@ -352,11 +350,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             status = self._status
             if ended.any():
                 ended_all |= ended
-                if record_end:
-                    self._e_term[ended] = e.term[ended]
-                    self._e_final[ended] = e.final_obs[ended]
-                    self._e_fin[ended] = e.fin[ended]
-                    self._e_rounds[ended] = e.fin_rounds[ended]
                 if keep:
                     self._slots.extend(np.flatnonzero(ended).tolist())
             waiting = sel & (status == K.WAIT_OPPONENT)
@@ -407,11 +400,11 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         rows = np.flatnonzero(ended | illegal)
         if len(rows):
             if illegal.any():  # the game as it stands (an unfinished round: its quits count, its points not yet)
-                vg, b = self._vg, np.flatnonzero(illegal)
-                self._e_fin[b, 0] = vg.totals[b]
-                self._e_fin[b, 1:] = vg.statistics[b]
-                self._e_rounds[b] = vg.round_index[b]
-            K.stats_kernel(rows, self._learner, self._e_fin, self._e_rounds, illegal, fst, ist)
+                vg, b, e = self._vg, np.flatnonzero(illegal), self._ends
+                e.fin[b, 0] = vg.totals[b]
+                e.fin[b, 1:] = vg.statistics[b]
+                e.fin_rounds[b] = vg.round_index[b]
+            K.stats_kernel(rows, self._learner, self._ends.fin, self._ends.fin_rounds, illegal, fst, ist)
         return {"win": fst[0], "rounds": ist[0], "points_per_round": fst[1], "final_points": ist[1],
                 "busts": ist[2], "quits": ist[3], "went_out": ist[4], "illegal": ist[5]}
 
