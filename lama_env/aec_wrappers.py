@@ -1,8 +1,4 @@
-"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, with a fast path per step.
-
-They behave as PettingZoo's own, but read the per-step attributes from the unwrapped env directly (not through
-``__getattr__``), and over ``env()``'s chain a legal action of a live agent goes straight to the unwrapped env.
-"""
+"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, reading the raw env directly (faster)."""
 
 from __future__ import annotations
 
@@ -131,10 +127,7 @@ class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly (over ``env()``'s chain: a short cut).
-
-    ``step`` with a legal action of a live agent steps the raw env directly; anything else goes through the chain.
-    """
+    """``OrderEnforcingWrapper`` with the per-step attributes forwarded (over ``env()``'s chain: a short cut)."""
 
     _has_reset = _state_property("has_reset")
     _has_updated = _state_property("has_updated")

@@ -24,10 +24,7 @@ TRUNCATED = 2
 
 
 def episode_end(game_over: bool, rounds_done: int, episode_round: bool, max_rounds: int) -> int:
-    """What the round that just ended does to the episode: :data:`CONTINUES`, :data:`TERMINATED` or :data:`TRUNCATED`.
-
-    ``rounds_done``: the episode's finished rounds, this one included; ``max_rounds``: 0 for never cut.
-    """
+    """What the round that just ended does to the episode (``rounds_done``: it included; ``max_rounds`` 0: never)."""
     if game_over or episode_round:
         return TERMINATED
     if max_rounds > 0 and rounds_done >= max_rounds:
@@ -36,10 +33,7 @@ def episode_end(game_over: bool, rounds_done: int, episode_round: bool, max_roun
 
 
 def round_reward(points: bool, terminated: bool, totals: Any, start: Any, n: int, p: int) -> Any:
-    """Seat ``p``'s reward for the round that just ended (docs/environments.md, Rewards).
-
-    ``points``: ``reward="points"``; ``totals``/``start``: the ``n`` seats' totals after the round / at its deal.
-    """
+    """Seat ``p``'s reward for the round that just ended (``start``: the totals at its deal; docs: Rewards)."""
     if points:
         return -(totals[p] - start[p])
     if terminated:

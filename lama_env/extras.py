@@ -137,10 +137,9 @@ def _pip() -> str:
 
 
 def install_command(extra: str) -> str:
-    """A command that installs ``extra`` into this interpreter's environment (torch's CPU build first if needed).
+    """A command that installs ``extra`` here: a checkout editable, else the wheel, the index or the packages.
 
-    A checkout: ``pip install -e '/checkout[web]'``; else the wheel's path while it is there, else
-    ``lama-dice[web]`` or the extra's packages by name.  On Linux without torch, PyPI's would be the CUDA build.
+    On Linux without torch, the CPU build of torch first (PyPI's is the CUDA build).
     """
     command = _install_extra(extra)
     if extra in TORCH_EXTRAS and sys.platform.startswith("linux") and not _importable("torch"):

@@ -1,10 +1,7 @@
 """Gymnasium environment ``LamaDice-v1``: one learning seat against opponents (docs/environments.md, Gymnasium).
 
-``import lama_env`` registers it: ``gymnasium.make("LamaDice-v1", num_players=3, opponents=["random"])``.  The
-other seats are played inside :meth:`LamaDiceEnv.step` by opponent policies (:class:`lama_env.opponents.PolicyLike`)
-through the one episode driver, :func:`lama_env.episode.advance`.  An illegal action warns
-(:class:`IllegalMoveWarning`; ``gymnasium.logger.min_level = gymnasium.logger.ERROR`` silences it).  The
-observation, actions, mask, rewards, infos and illegal actions: docs/environments.md, Gymnasium.
+The opponents play inside :meth:`LamaDiceEnv.step` through the one episode driver, :func:`lama_env.episode.advance`.
+An illegal action warns (``gymnasium.logger.min_level = gymnasium.logger.ERROR`` silences it).
 """
 
 from __future__ import annotations
@@ -36,11 +33,7 @@ from .rules import RulesConfig, win_shares
 
 
 class LamaDiceEnv(ScalarEnv, gym.Env):
-    """One learning seat of *Don't L.L.A.M.A. Dice* against opponent policies (docs/environments.md, Gymnasium).
-
-    The keywords: docs/environments.md, Gymnasium and Common keywords; ``**rules``: the rules fields
-    (docs/RULES.md).  An unknown keyword is a ``TypeError``, a bad option a :class:`LamaEnvError`.
-    """
+    """One learning seat against opponent policies (keywords: docs/environments.md, Gymnasium, Common keywords)."""
 
     # gymnasium declares Env.metadata as an instance variable, so a ClassVar here fails mypy
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 (gymnasium's)
@@ -106,12 +99,7 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
         return encode(g, learner), self._info(g)
 
     def step(self, action: Any):
-        """Apply the learner's action, then the opponents' moves until the learner's next decision or the end.
-
-        Returns ``(observation, reward, terminated, truncated, info)`` (``info``: docs/environments.md, Infos).
-        Raises :class:`~lama_env.engine.IllegalActionError` (``illegal="raise"``) or :class:`LamaEnvError` (no
-        episode going on).
-        """
+        """Apply the learner's action, then the opponents' moves until the learner's next decision or the end."""
         g = self._game
         if g is None or self._book.end != CONTINUES:
             raise LamaEnvError("the episode is over or not started: call reset() first")

@@ -16,13 +16,8 @@ A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice` (do
 | Observation Shape  | (15 N + 22,) (52 for 2 players), in a dict with the mask     |
 | Observation Values | [0, 1]                                                       |
 
-Players roll three dice to get rid of the cards in their display; the game ends after a round in
-which a total reaches 40, the fewest points winning (`docs/RULES.md`).
-
-The keywords (`num_players`, `render_mode`, `episode`, `reward`, `auto_forced`, `max_rounds`, `record`
-and the rules' choices), the observation, actions, rewards, infos, illegal actions and versions:
-`docs/environments.md` (PettingZoo AEC, Common keywords, Versions). v0 is retired (`lama_dice_v0` raises
-`lama_env.options.DeprecatedEnvError`, naming v1).
+The keywords, observation, actions, rewards, infos, illegal actions and versions: `docs/environments.md`
+(PettingZoo AEC); the rules: `docs/RULES.md`. v0 is retired (`lama_env.options.DeprecatedEnvError`).
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 

@@ -1,7 +1,6 @@
-"""*Don't L.L.A.M.A. Dice* as an OpenSpiel game: ``python_lama_dice``, registered on import (the ``openspiel`` extra).
+"""*Don't L.L.A.M.A. Dice* as the OpenSpiel game ``python_lama_dice``, registered on import (the ``openspiel`` extra).
 
-A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"``; its parameters, chance outcomes,
-returns and observations: docs/environments.md, The state API: search and OpenSpiel.
+An adapter over :class:`lama_env.engine.LamaGame` (docs/environments.md, The state API: search and OpenSpiel).
 """
 
 from __future__ import annotations

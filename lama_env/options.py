@@ -1,7 +1,4 @@
-"""What the envs share: option checks (one message per bad value, whichever env), errors, the opponents' seating.
-
-:class:`ScalarEnv` is what the Gymnasium env and the AEC env share: the game, its deal, the render modes, copies.
-"""
+"""What the envs share: option checks (one message per bad value, whichever env), errors, the opponents' seating."""
 
 from __future__ import annotations
 
@@ -74,11 +71,7 @@ class EnvOptions:
 
     def _check_options(self, rules: RulesConfig, num_players: Any, episode: Any, reward: Any, auto_forced: Any,
                        max_rounds: Any, learner: dict[str, Any] | None = None) -> None:
-        """Check the options and set them (``rules``: the ``__init__``'s ``RulesConfig.from_keywords(rules)``).
-
-        ``learner``: the learner envs' ``learner_seat``, ``illegal`` and ``illegal_reward``.  Warns that
-        ``reward="win"`` is always 0 in the solo variant.
-        """
+        """Check the options and set them (``learner``: the learner envs' ``learner_seat``, ``illegal``...)."""
         self.rules = rules
         self.num_players = n = check_num_players(num_players, LamaEnvError)  # 1..6
         self.episode = check_choice("episode", episode, EPISODES)
@@ -111,10 +104,7 @@ def check_learner_seat(env: EnvOptions, seat: Any, what: str = "learner_seat") -
 
 
 def check_learner_acts(env: EnvOptions, learner_seat: int | None, what: str = "learner_seat") -> None:
-    """Raise :class:`LamaEnvError` if a seat the learner may take (None: any) never gets a decision in an episode.
-
-    Round ``r`` starts at seat ``r`` and ends after ``max_round_turns`` turns (docs/environments.md, Gymnasium).
-    """
+    """Raise :class:`LamaEnvError` if a seat the learner may take (None: any) never gets a decision in an episode."""
     num_players, max_round_turns, episode = env.num_players, env.rules.max_round_turns, env.episode
     rounds = 1 if episode == "round" else env.max_rounds
     if rounds is None or rounds + max_round_turns - 1 >= num_players:
@@ -132,10 +122,7 @@ def check_learner_acts(env: EnvOptions, learner_seat: int | None, what: str = "l
 
 
 def seat_opponents(opponents: Any, num_players: int, accepts: Callable[[Any], bool], what: str) -> list[Any]:
-    """The opponents' policies, one per opponent seat (spec strings resolved), else :class:`LamaEnvError`.
-
-    ``None``: ``["random"]``; one entry fills every seat; ``accepts``: the policy objects the env takes.
-    """
+    """The opponents' policies, one per opponent seat (specs resolved; ``accepts``: the objects the env takes)."""
     k = num_players - 1
     if opponents is None:
         opponents = ["random"] if k else []
@@ -193,10 +180,7 @@ class MaskCache:
 
 
 class ScalarEnv(EnvOptions):
-    """What the Gymnasium env and the AEC env share: their game, its deal, the render modes, copies.
-
-    A subclass sets its options, ``render_mode`` and ``metadata``, and draws its table (:meth:`_draw`).
-    """
+    """What the Gymnasium env and the AEC env share: their game, its deal, the render modes, copies."""
 
     _title = ""  # the env's name, in the window's title and the messages
     _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()

@@ -1,8 +1,7 @@
-"""The Gymnasium vector env of ``LamaDice-v1``: thousands of learner seats stepped in one compiled call.
+"""The Gymnasium vector env of ``LamaDice-v1``: many learner seats in one compiled call (docs: Vector env).
 
-``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")`` builds it: each
-sub-env a ``LamaDice-v1`` episode, its game in one :class:`lama_env.vector.VectorGame`.  The opponents,
-autoreset modes, infos and illegal actions: docs/environments.md, Vector env.
+Built by ``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")``;
+see docs/environments.md, Vector env.
 """
 
 from __future__ import annotations
@@ -35,11 +34,7 @@ _SPARE_AGENTS = 64
 
 
 class VectorStep(NamedTuple):
-    """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them.
-
-    ``final_obs``: where an episode ended, its last observation (``obs`` itself under ``NEXT_STEP``, else zeros
-    elsewhere); ``final_learner_seat``: the learner's seat in the episode the step played.
-    """
+    """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them."""
 
     obs: np.ndarray
     rewards: np.ndarray
@@ -59,11 +54,7 @@ def _allowed(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 
 class LamaDiceVectorEnv(EnvOptions, VectorEnv):
-    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (docs/environments.md, Vector env).
-
-    The keywords are ``LamaDice-v1``'s, and ``autoreset_mode`` (``NEXT_STEP`` or ``SAME_STEP``), ``record``
-    (for :meth:`records`); ``render_mode`` and ``max_episode_steps`` (for ``make_vec``) must be None.
-    """
+    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (docs/environments.md, Vector env)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}  # noqa: RUF012 (gymnasium's)
 
@@ -165,10 +156,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
 
     # --------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start a new episode in every sub-env (``options``: ``reset_mask``, ``learner_seat``); ``(obs, infos)``.
-
-        ``seed`` restarts every slot's streams from ``(seed, slot)``, the learners' seats and the opponents.
-        """
+        """Start a new episode in every sub-env (``options``: ``reset_mask``, ``learner_seat``); ``(obs, infos)``."""
         if seed is not None:
             check_seed(seed, LamaEnvError)  # 0..MAX_SEED, the one bound of a seed (lama_env.reader)
         options = dict(options or {})
@@ -206,11 +194,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         return vg.observation.copy(), self._infos(keys=sel)
 
     def step(self, actions: Any):
-        """Apply each learner's action, then play the opponents until every game waits on its learner.
-
-        Returns ``(observations, rewards, terminations, truncations, infos)``; an illegal action with
-        ``illegal="raise"`` raises :class:`~lama_env.vector.VectorIllegalActionError`, nothing changed.
-        """
+        """Apply each learner's action, then play the opponents until every game waits on its learner."""
         r = self.step_arrays(actions)
         done = r.terminated | r.truncated
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
@@ -335,10 +319,9 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         raise LamaEnvError("could not start an episode in which the learner gets a decision")  # pragma: no cover
 
     def _play(self, sel: np.ndarray, actions: np.ndarray, record_end: bool) -> np.ndarray:
-        """Play the games of ``sel`` (``actions``: first actions, -1 none) until each waits on its learner.
+        """Play ``sel`` (``actions``: first actions, -1 none) until each waits on its learner; the slots that ended.
 
-        Returns the slots whose episode ended (their ends in ``_ends``); with ``record_end``, the learner's rewards
-        add up in ``_lrew`` and the records are kept.
+        Their ends are in ``_ends``; with ``record_end`` the learner's rewards add up in ``_lrew``, records are kept.
         """
         vg, e = self._vg, self._ends
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
