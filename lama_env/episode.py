@@ -1,7 +1,6 @@
-"""The episode step and the one episode driver of every env (docs/environments.md, Rewards: One episode step).
+"""The episode step (compiled by the vector kernel) and the scalar envs' one episode driver, :func:`advance`.
 
-:func:`episode_end` and :func:`round_reward` are compiled as they are by the vector kernel; :func:`advance`
-is the scalar envs' one loop over a game's round ends (``tests/test_architecture.py`` holds both to it).
+docs/environments.md, Rewards: One episode step; ``tests/test_architecture.py`` holds every env to them.
 """
 from __future__ import annotations
 
@@ -42,9 +41,8 @@ def round_reward(points: bool, terminated: bool, totals: Any, start: Any, n: int
 
 
 class Episode:
-    """The book of one episode of ``game`` (a :class:`~lama_env.engine.LamaGame` as dealt), kept by :func:`advance`.
+    """The book of one episode of a :class:`~lama_env.engine.LamaGame`, kept by :func:`advance`.
 
-    ``rounds``: the game's ``rounds_finished`` when last looked; ``start``: the totals at the round's deal;
     ``end``: :data:`CONTINUES` until the episode ends; ``rewards``: each seat's reward in the last :func:`advance`.
     """
 
@@ -72,9 +70,8 @@ def advance(game: Any, book: Episode, act: Callable[[int, tuple[int, ...]], int 
             blame: Callable[[int, Exception], Exception] | None = None) -> int:
     """Play ``game`` on until a decision is left to the env's caller or the episode ends; the rounds that ended.
 
-    Each round that ended is settled into ``book`` (:func:`episode_end`, :func:`round_reward`); at each decision
-    ``act(seat, legal)`` gives the action, or None to stop (``act=None``: stop at once).  An illegal action raises
-    the engine's :class:`~lama_env.engine.IllegalActionError`, or ``blame(seat, error)`` if given.
+    Each round's end is settled into ``book``; ``act(seat, legal)`` gives an action, or None to stop (``act=None``:
+    stop at once); an illegal action raises ``IllegalActionError``, or ``blame(seat, error)`` if given.
     """
     n = book.n
     rewards = book.rewards = [0] * n

@@ -1,7 +1,6 @@
 """The package's optional parts (pip extras, :data:`EXTRA_MODULES`), and how to install one from where the user is.
 
-:func:`require_extra` raises :class:`MissingExtraError`: one line naming the extra and a command that installs it
-where this package is installed (:func:`install_command`).  :class:`AfterImport` acts once a module is imported.
+Also :class:`AfterImport`, which acts once a module is first imported.
 """
 
 from __future__ import annotations
@@ -122,12 +121,10 @@ def extra_packages(extra: str) -> list[str]:
 
 def _pip() -> str:
     """How to run this interpreter's pip from this shell: ``pip`` where ``PATH`` finds it, else ``PYTHON -m pip``."""
-    here = Path(os.path.abspath(sys.executable)).parent
-    for name in ("pip", "pip.exe"):
-        exe = here / name
-        found = shutil.which("pip")
-        if exe.is_file() and found is not None and os.path.samefile(found, exe):
-            return "pip"
+    here, found = Path(os.path.abspath(sys.executable)).parent, shutil.which("pip")
+    exes = [here / name for name in ("pip", "pip.exe") if (here / name).is_file()]
+    if found is not None and any(os.path.samefile(found, exe) for exe in exes):
+        return "pip"
     python = os.path.abspath(sys.executable)  # not resolved: a venv's python is a link that must stay in the venv
     try:
         rel = os.path.relpath(python)
@@ -161,10 +158,8 @@ def _install_extra(extra: str) -> str:
     path = Path(unquote(url.path)) if url.scheme == "file" else None
     if path is not None and path.exists():  # the wheel file or the folder it was installed from
         return f"{pip} install {shlex.quote(f'{path}[{extra}]')}"
-    packages = extra_packages(extra)
-    if packages:
-        return f"{pip} install {' '.join(shlex.quote(p) for p in packages)}"
-    return f"{pip} install {' '.join(EXTRA_MODULES[extra])}"
+    packages = extra_packages(extra) or EXTRA_MODULES[extra]  # as the metadata states them, else the modules
+    return f"{pip} install {' '.join(shlex.quote(p) for p in packages)}"
 
 
 class AfterImport:

@@ -23,6 +23,7 @@ from .options import (
     IllegalMoveWarning,
     LamaEnvError,
     ScalarEnv,
+    action_mask,
     as_action,
     check_learner_seat,
     opponent_name,
@@ -83,9 +84,8 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
             seat = (self._seat_offset + self._episodes) % n
         self._episodes += 1
         self._learner = learner = int(seat)
-        self._policies = [None] * n
-        for i, opp in enumerate(self.opponents):
-            self._policies[(learner + 1 + i) % n] = opp
+        ring = [None, *self.opponents]  # the seats from the learner's on, in turn
+        self._policies = [ring[(p - learner) % n] for p in range(n)]
         self._illegal = 0
         for i in range(1000):  # a game where the learner gets no decision is skipped for the next one
             g = self._deal(seed if i == 0 else None)  # new streams from a seed, then on along them
@@ -149,7 +149,7 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as an int8 mask (all zeros once the episode is over)."""
         g = self._game
-        return self._masks(None if g is None or self._book.end != CONTINUES else g.legal_actions())
+        return action_mask(None if g is None or self._book.end != CONTINUES else g.legal_actions())
 
     def _draw(self, game: LamaGame, image: bool) -> Any:
         """The table (``image``: as a picture, else as text): the learner starred, the opponents by their specs."""

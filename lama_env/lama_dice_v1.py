@@ -35,7 +35,7 @@ from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame
 from .episode import CONTINUES, TERMINATED, advance, forced
 from .observation import encode, observation_size
-from .options import ScalarEnv, as_action
+from .options import MASKS, ScalarEnv, action_mask, as_action
 from .render import render_text
 from .rules import RulesConfig
 
@@ -75,7 +75,6 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
                                                    "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8)})
                                    for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
-        self._mask_table = self._masks.table
         self._over = True
         self._dirty = False
 
@@ -109,10 +108,10 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         assert g is not None  # agent_selection is set: reset() has dealt a game
         if agent == self.agent_selection and not self._over:
             legal = g.legal_actions()
-            mask = self._mask_table.get(legal)  # the MaskCache's masks, looked up inline
-            mask = self._masks(legal) if mask is None else mask.copy()
+            mask = MASKS.get(legal)  # action_mask(legal), looked up inline
+            mask = action_mask(legal) if mask is None else mask.copy()
         else:
-            mask = self._masks(None)
+            mask = action_mask(None)
         return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:

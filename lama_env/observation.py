@@ -1,8 +1,6 @@
 """The observation encoder shared by every learning interface (docs/environments.md, Observation).
 
-:func:`encode` turns a :class:`~lama_env.engine.LamaGame` into a flat ``float32`` vector of ``15 N + 22``
-entries in ``[0, 1]`` seen from one seat (the compiled engine's one encoder; many games at once:
-:meth:`lama_env.vector.VectorGame.observe`).  Its blocks: :func:`layout_table`, :func:`observation_layout`.
+:func:`encode`: a game as ``15 N + 22`` floats in ``[0, 1]`` seen from one seat (the compiled engine's one encoder).
 """
 
 from __future__ import annotations

@@ -230,15 +230,12 @@ def _table_text(state: LamaDiceState) -> str:
 
 
 def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> LamaDiceState:
-    """An OpenSpiel state at ``game``'s position (a copy with explicit chance; its history starts here).
-
-    ``spiel_game`` (default: :func:`load` of ``game``'s player count and rules) must match them, else ValueError.
-    """
+    """An OpenSpiel state at ``game``'s position (a copy with explicit chance) of ``spiel_game``."""
     if spiel_game is None:
         spiel_game = load(game.num_players, game.rules)
     if spiel_game.num_players() != game.num_players or spiel_game.rules != game.rules:
         raise ValueError("the OpenSpiel game must have the game's player count and rules")
-    return LamaDiceState(spiel_game, game.clone(chance="explicit", rounds="flow"))
+    return LamaDiceState(spiel_game, game.clone(chance="explicit"))
 
 
 def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> LamaDiceGame:

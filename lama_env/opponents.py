@@ -1,8 +1,7 @@
 """What the environments need of an opponent (:class:`PolicyLike`), and how a spec string becomes one.
 
-Spec strings (``"threshold:0.2"``) become objects through a resolver: one given to :func:`register_resolver`,
-else one of the ``lama_env.agent_resolvers`` entry points (``lama-dice`` installs its ``make_agent``), so the
-envs import no agents.
+A resolver given to :func:`register_resolver`, else a ``lama_env.agent_resolvers`` entry point (``lama-dice``'s
+``make_agent``), turns spec strings (``"threshold:0.2"``) into objects, so the envs import no agents.
 """
 
 from __future__ import annotations

@@ -19,10 +19,9 @@ from .rules import RulesConfig, check_num_players
 from .streams import Streams
 from .viewer import HumanView
 
-__all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
-           "IllegalMoveWarning", "LamaEnvError", "MaskCache", "ScalarEnv", "as_action", "check_choice",
-           "check_learner_acts", "check_learner_seat", "check_reward",
-           "opponent_name", "seat_opponents"]
+__all__ = ["EPISODES", "ILLEGAL_MODES", "MASKS", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
+           "IllegalMoveWarning", "LamaEnvError", "ScalarEnv", "action_mask", "as_action", "check_choice",
+           "check_learner_seat", "check_reward", "opponent_name", "seat_opponents"]
 
 #: The ``episode`` option: a whole game, or one round.
 EPISODES = ("game", "round")
@@ -91,34 +90,26 @@ class EnvOptions:
 
 
 def check_learner_seat(env: EnvOptions, seat: Any, what: str = "learner_seat") -> int | None:
-    """``seat`` (``learner_seat``: also None) if it is a seat of ``env`` that acts, else :class:`LamaEnvError`."""
-    if seat is None and what == "learner_seat":
-        check_learner_acts(env, None)
-        return None
-    n = env.num_players
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
-        kind = "None or an integer" if what == "learner_seat" else "an integer"
-        raise LamaEnvError(f"{what} must be {kind} 0..{n - 1}, got {seat!r}")
-    check_learner_acts(env, int(seat), what)
-    return int(seat)
+    """``seat`` (``learner_seat``: also None, any seat) if it is a seat of ``env`` that acts, else LamaEnvError.
 
-
-def check_learner_acts(env: EnvOptions, learner_seat: int | None, what: str = "learner_seat") -> None:
-    """Raise :class:`LamaEnvError` if a seat the learner may take (None: any) never gets a decision in an episode."""
-    num_players, max_round_turns, episode = env.num_players, env.rules.max_round_turns, env.episode
+    Round ``r`` starts at seat ``r`` and ends after ``max_round_turns`` turns: some seats may never get a decision.
+    """
+    n, max_round_turns, episode = env.num_players, env.rules.max_round_turns, env.episode
+    if seat is not None or what != "learner_seat":
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+            kind = "None or an integer" if what == "learner_seat" else "an integer"
+            raise LamaEnvError(f"{what} must be {kind} 0..{n - 1}, got {seat!r}")
+        seat = int(seat)
     rounds = 1 if episode == "round" else env.max_rounds
-    if rounds is None or rounds + max_round_turns - 1 >= num_players:
-        return
-    reach = rounds + max_round_turns - 1  # seats 0..reach - 1 get a first turn
-    if learner_seat is not None and learner_seat < reach:
-        return
-    low = reach if learner_seat is None else learner_seat
-    seats = f"seat {low} never gets" if low == num_players - 1 or learner_seat is not None else \
-        f"seats {low}..{num_players - 1} never get"
+    reach = 0 if rounds is None else rounds + max_round_turns - 1  # seats 0..reach - 1 get a first turn
+    if rounds is None or reach >= n or (seat is not None and seat < reach):
+        return seat
+    low = reach if seat is None else seat
+    seats = f"seat {low} never gets" if low == n - 1 or seat is not None else f"seats {low}..{n - 1} never get"
     how = "episode='round'" if episode == "round" else f"max_rounds={rounds}"
     raise LamaEnvError(f"with {how} and max_round_turns={max_round_turns}, {seats} a decision "
-                       f"({num_players} players; round r starts at seat r and ends after max_round_turns turns): give "
-                       f"max_round_turns >= {num_players - rounds + 1} or {what} below {reach}")
+                       f"({n} players; round r starts at seat r and ends after max_round_turns turns): give "
+                       f"max_round_turns >= {n - rounds + 1} or {what} below {reach}")
 
 
 def seat_opponents(opponents: Any, num_players: int, accepts: Callable[[Any], bool], what: str) -> list[Any]:
@@ -161,22 +152,17 @@ def as_action(action: Any) -> Any:
     return action
 
 
-class MaskCache:
-    """int8 action masks per legal-action tuple (a fresh copy each call; ``table`` holds the originals)."""
+#: The int8 action mask of each legal-action tuple, shared by the scalar envs (they hand out copies).
+MASKS: dict[tuple[int, ...], np.ndarray] = {(): A.legal_mask(())}
 
-    def __init__(self) -> None:
-        """An empty table."""
-        self.table: dict[tuple[int, ...], np.ndarray] = {}
-        self._zero = A.legal_mask(())
 
-    def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
-        """A fresh copy of the mask of ``legal`` (all zeros for None or no legal action)."""
-        if not legal:
-            return self._zero.copy()
-        m = self.table.get(legal)
-        if m is None:
-            m = self.table[legal] = A.legal_mask(legal)
-        return m.copy()
+def action_mask(legal: tuple[int, ...] | None) -> np.ndarray:
+    """A fresh int8 mask of ``legal`` (all zeros for None or no legal action)."""
+    legal = legal or ()
+    m = MASKS.get(legal)
+    if m is None:
+        m = MASKS[legal] = A.legal_mask(legal)
+    return m.copy()
 
 
 class ScalarEnv(EnvOptions):
@@ -186,7 +172,6 @@ class ScalarEnv(EnvOptions):
     _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
     _game: LamaGame | None = None
     _streams: Streams | None = None  # the games' streams, from reset(seed=...) on
-    _masks = MaskCache()  # one table for every env (each call returns a fresh copy)
     metadata: dict[str, Any]
     render_mode: str | None
 

@@ -1,7 +1,6 @@
-"""The Gymnasium vector env of ``LamaDice-v1``: many learner seats in one compiled call (docs: Vector env).
+"""The Gymnasium vector env of ``LamaDice-v1``: many learner seats in one compiled call.
 
-Built by ``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")``;
-see docs/environments.md, Vector env.
+``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")`` (docs: Vector env).
 """
 
 from __future__ import annotations
@@ -319,10 +318,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         raise LamaEnvError("could not start an episode in which the learner gets a decision")  # pragma: no cover
 
     def _play(self, sel: np.ndarray, actions: np.ndarray, record_end: bool) -> np.ndarray:
-        """Play ``sel`` (``actions``: first actions, -1 none) until each waits on its learner; the slots that ended.
-
-        Their ends are in ``_ends``; with ``record_end`` the learner's rewards add up in ``_lrew``, records are kept.
-        """
+        """Play ``sel`` (first ``actions``, -1 none) until each waits on its learner; the slots that ended."""
         vg, e = self._vg, self._ends
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
         lrew = self._lrew if record_end else np.zeros(self.num_envs, dtype=np.float64)
