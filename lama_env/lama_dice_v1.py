@@ -95,8 +95,7 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self._over = False
-        self._dirty = False
+        self._over = self._dirty = False
         self._skip_agent_selection = None
         if self.auto_forced:  # else nothing to settle: a decision is asked
             self._settle(g)

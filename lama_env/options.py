@@ -174,6 +174,7 @@ class ScalarEnv(EnvOptions):
     _streams: Streams | None = None  # the games' streams, from reset(seed=...) on
     metadata: dict[str, Any]
     render_mode: str | None
+    _draw: Callable[[LamaGame, bool], Any]  # the table: an (H, W, 3) uint8 picture (image=True) or text
 
     def _check_render_mode(self, render_mode: str | None) -> None:
         if render_mode is not None:
@@ -204,10 +205,6 @@ class ScalarEnv(EnvOptions):
                                   max_rounds=1 if self.episode == "round" else self.max_rounds)
         self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
         return g
-
-    def _draw(self, game: LamaGame, image: bool) -> Any:
-        """``game``'s table: an ``(H, W, 3)`` uint8 picture (``image``) or text."""
-        raise NotImplementedError
 
     def render(self) -> str | np.ndarray | None:
         """Draw the table: an ``(H, W, 3)`` uint8 image, text, or a window (docs/environments.md, Pictures)."""
