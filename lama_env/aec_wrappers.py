@@ -150,8 +150,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         ti = f.ti
         raw = f.raw
         if type(action) is int and ti is not None and f.has_reset and 0 <= action < _NUM_ACTIONS:
-            # all AssertOutOfBoundsWrapper checks passed; TerminateIllegal.step for a legal action of a
-            # live agent, inline
+            # AssertOutOfBoundsWrapper's checks passed; TerminateIllegal.step for a live agent's legal action, inline
             prev = f.prev_obs
             if prev is not None and raw.agents:
                 agent = raw.agent_selection
@@ -168,9 +167,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def observe(self, agent: str):
         """The observation of ``agent`` (PettingZoo's error before ``reset()``)."""
-        if not self._has_reset:
-            return super().observe(agent)
-        return self._observe(agent)
+        return self._observe(agent) if self._has_reset else super().observe(agent)
 
     def last(self, observe: bool = True):
         """``(observation, reward, termination, truncation, info)`` of the agent to act."""
@@ -187,9 +184,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def num_agents(self) -> int:
         """``len(agents)`` (PettingZoo's error before ``reset()``)."""
         f = self._f
-        if not f.has_reset:
-            return wrappers.OrderEnforcingWrapper.num_agents.fget(self)
-        return len(f.raw.agents)
+        return len(f.raw.agents) if f.has_reset else wrappers.OrderEnforcingWrapper.num_agents.fget(self)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Reset the chain (over ``env()``'s chain: each layer's reset bookkeeping, then the raw env's reset)."""
@@ -205,9 +200,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
         """The agents in turn (PettingZoo's iterator, reading the raw env directly)."""
-        if not self._has_reset:
-            return super().agent_iter(max_iter)  # the error PettingZoo gives
-        return _AgentIterable(self, max_iter)
+        return _AgentIterable(self, max_iter) if self._has_reset else super().agent_iter(max_iter)
 
 
 class _AgentIterable(AECOrderEnforcingIterable):

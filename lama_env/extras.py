@@ -111,12 +111,8 @@ def _direct_url() -> dict | None:
 def extra_packages(extra: str) -> list[str]:
     """The requirements ``extra`` adds, as the installed metadata states them (``torch>=2.3``...)."""
     dist = _distribution()
-    out = []
-    for req in (dist.requires or []) if dist is not None else []:
-        spec, _, marker = req.partition(";")
-        if marker.replace("'", '"').replace(" ", "") == f'extra=="{extra}"':
-            out.append(spec.strip())
-    return out
+    reqs = [req.partition(";") for req in ((dist.requires or []) if dist is not None else [])]
+    return [spec.strip() for spec, _, mark in reqs if mark.replace("'", '"').replace(" ", "") == f'extra=="{extra}"']
 
 
 def _pip() -> str:

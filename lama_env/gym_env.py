@@ -56,9 +56,8 @@ class LamaDiceEnv(ScalarEnv, gym.Env):
                                         "an agent spec or a policy object (with act(game, legal) and seed(seed))")
         self.observation_space = spaces.Box(0.0, 1.0, (observation_size(n),), dtype=np.float32)
         self.action_space = spaces.Discrete(A.NUM_ACTIONS)
-        self._learner = self._episodes = 0
+        self._learner = self._episodes = self._illegal = 0
         self._seat_offset: int | None = None
-        self._illegal = 0
         self._policies: list[Any] = [None] * n
 
     @property

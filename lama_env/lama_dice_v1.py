@@ -57,7 +57,7 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def __init__(self, num_players: int = 2, render_mode: str | None = None, episode: str = "game",
                  reward: str = "win", auto_forced: bool = False, max_rounds: int | None = None,
                  record: bool = False, **rules: Any) -> None:
-        """Check the options and build the spaces (the keywords are in the module docstring)."""
+        """Check the options and build the spaces (docs/environments.md, PettingZoo AEC)."""
         EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
                           auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules)
         super().__init__()

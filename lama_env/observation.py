@@ -81,8 +81,7 @@ def layout_table(num_players: int | None = None) -> str:
     """The observation layout as a Markdown table (``num_players`` None: offsets in terms of ``N``, the docs')."""
     lines = ["| slice | start | length | meaning |", "| --- | --- | --- | --- |"]
     if num_players is not None:
-        for e in observation_layout(num_players):
-            lines.append(f"| `{e.name}` | {e.start} | {e.length} | {e.meaning} |")
+        lines += [f"| `{e.name}` | {e.start} | {e.length} | {e.meaning} |" for e in observation_layout(num_players)]
         return "\n".join(lines)
     a = b = 0
     for name, per_player, fixed, meaning in _BLOCKS:

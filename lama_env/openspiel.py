@@ -149,8 +149,7 @@ class LamaDiceState(pyspiel.State):
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The pending chance event's outcomes as ``(action, probability)``."""
-        g = self._lama
-        return [(chance_action(g, o), p) for o, p in g.chance_outcomes()]
+        return [(chance_action(self._lama, o), p) for o, p in self._lama.chance_outcomes()]
 
     def _apply_action(self, action: int) -> None:
         g = self._lama

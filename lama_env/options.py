@@ -183,9 +183,7 @@ class ScalarEnv(EnvOptions):
 
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the ``human`` window: ``pickle``/``deepcopy`` copy a game in progress."""
-        state = self.__dict__.copy()
-        state.pop("_view", None)
-        return state
+        return {k: v for k, v in self.__dict__.items() if k != "_view"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`__getstate__` kept (not ``EzPickle``'s arguments)."""

@@ -119,7 +119,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._started = False
         self.closed = False
 
-    # ------------------------------------------------------------------ opponents
     def _agent(self, agent: Any) -> int:
         """The index of ``agent`` in the table of agents (added on first sight: native or Python)."""
         k = self._index.get(id(agent))
@@ -142,8 +141,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
 
     def _prune_agents(self) -> None:
         """Forget the per-episode agents no game seats any more (a self-play pool moves on)."""
-        seated = set(np.unique(self._seat_agent).tolist()) | set(self._fixed)
-        keep = sorted(seated)
+        keep = sorted(set(np.unique(self._seat_agent).tolist()) | set(self._fixed))
         remap = np.zeros(len(self._agents), dtype=np.int64)
         remap[keep] = np.arange(len(keep))
         self._agents = [self._agents[k] for k in keep]
@@ -153,7 +151,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._sources = [int(remap[s]) if isinstance(s, int) else s for s in self._sources]
         self._fixed = sorted({int(remap[k]) for k in self._fixed})
 
-    # --------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a new episode in every sub-env (``options``: ``reset_mask``, ``learner_seat``); ``(obs, infos)``."""
         if seed is not None:
@@ -297,10 +294,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         for _ in range(1000):
             idx = np.flatnonzero(sel)
             fixed = seat if seat is not None else self.learner_seat_option
-            if fixed is not None:
-                learner = np.full(len(idx), fixed, dtype=np.int64)
-            else:
-                learner = (self._offset[idx] + self._episodes[idx]) % n
+            learner = (self._offset[idx] + self._episodes[idx]) % n if fixed is None else np.full(len(idx), fixed)
             self._episodes[idx] += 1
             self._learner[idx] = learner
             for i, src in enumerate(self._sources):
@@ -327,10 +321,9 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             ended = vg.play(self._agent_table, actions, sel, self._learner, self._seat_agent, self.auto_forced,
                             self._status, lrew, e, keep_records=keep)
             status = self._status
-            if ended.any():
-                ended_all |= ended
-                if keep:
-                    self._slots.extend(np.flatnonzero(ended).tolist())
+            ended_all |= ended
+            if keep and ended.any():
+                self._slots.extend(np.flatnonzero(ended).tolist())
             waiting = sel & (status == K.WAIT_OPPONENT)
             paused = sel & (status == K.PAUSED)
             if not waiting.any() and not paused.any():
