@@ -1,10 +1,4 @@
-"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, with a fast path per step.
-
-They behave as PettingZoo's ``TerminateIllegalWrapper``, ``AssertOutOfBoundsWrapper`` and
-``OrderEnforcingWrapper`` (``tests/test_pettingzoo_env.py``), but read the per-step attributes from the
-unwrapped env directly (not through ``__getattr__``, layer by layer), and over ``env()``'s chain a legal
-action of a live agent goes straight to the unwrapped env.
-"""
+"""PettingZoo's classic wrappers for :func:`lama_env.lama_dice_v1.env`, reading the raw env directly (faster)."""
 
 from __future__ import annotations
 
@@ -44,11 +38,7 @@ def _forward(name: str, check_reset: bool) -> property:
 
 
 class _State:
-    """The per-step state in a plain object (a wrapper's ``__getattr__`` slows every attribute access).
-
-    The wrappers expose it under PettingZoo's names (``_prev_obs``, ``_prev_info``, ``_has_reset``,
-    ``_has_updated``) as properties, so that PettingZoo's own methods read and write the same values.
-    """
+    """The per-step state in a plain object, shown under PettingZoo's names (``_prev_obs``...) as properties."""
 
     __slots__ = ("has_reset", "has_updated", "prev_info", "prev_obs", "raw", "ti")
 
@@ -97,13 +87,16 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
         if self._prev_obs is None:
             self.observe(agent)
         mask = self._prev_obs["action_mask"]
-        self._prev_obs = None
-        self._prev_info = None
+        self._prev_obs = self._prev_info = None
         dead = raw.terminations[agent] or raw.truncations[agent]
         if self._terminated and dead:
             raw._was_dead_step(action)
         elif not dead and not mask[action]:
-            _warn_illegal(raw, agent, action, self._illegal_value)
+            g, value = raw.game, self._illegal_value
+            EnvLogger._generic_warning(  # as EnvLogger.warn_on_illegal_move(), with the move and the legal ones
+                f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v1: "
+                f"{illegal_move(action, agent, () if g is None else g.legal_actions())}. {agent} gets {value}, the "
+                "others 0.")
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
             raw.truncations = dict.fromkeys(raw.agents, True)
@@ -115,15 +108,6 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
             self._terminated = True
         else:
             self.env.step(action)
-
-
-def _warn_illegal(raw: Any, agent: str, action: Any, value: float) -> None:
-    """Report an illegal move as PettingZoo's classic envs do: through ``EnvLogger`` (``suppress_output`` mutes it)."""
-    g = raw.game
-    EnvLogger._generic_warning(  # what EnvLogger.warn_on_illegal_move() does, with the move and the legal ones
-        f"[WARNING]: Illegal move made, game terminating with current player losing. lama_dice_v1: "
-        f"{illegal_move(action, agent, () if g is None else g.legal_actions())}. {agent} gets {value}, the others 0."
-    )
 
 
 class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
@@ -143,13 +127,7 @@ class AssertOutOfBounds(wrappers.AssertOutOfBoundsWrapper):
 
 
 class OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
-
-    Over ``env()``'s chain (``AssertOutOfBounds`` over ``TerminateIllegal``), ``last``/``observe`` do
-    ``TerminateIllegal.observe``'s bookkeeping themselves, and ``step`` with an in-range integer action that
-    the remembered mask allows, for a live agent, steps the raw env directly; anything else goes through
-    ``TerminateIllegal.step`` (illegal moves, dead steps) or the whole chain.
-    """
+    """``OrderEnforcingWrapper`` with the per-step attributes forwarded (over ``env()``'s chain: a short cut)."""
 
     _has_reset = _state_property("has_reset")
     _has_updated = _state_property("has_updated")
@@ -172,8 +150,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
         ti = f.ti
         raw = f.raw
         if type(action) is int and ti is not None and f.has_reset and 0 <= action < _NUM_ACTIONS:
-            # all AssertOutOfBoundsWrapper checks passed; TerminateIllegal.step for a legal action of a
-            # live agent, inline
+            # AssertOutOfBoundsWrapper's checks passed; TerminateIllegal.step for a live agent's legal action, inline
             prev = f.prev_obs
             if prev is not None and raw.agents:
                 agent = raw.agent_selection
@@ -190,9 +167,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def observe(self, agent: str):
         """The observation of ``agent`` (PettingZoo's error before ``reset()``)."""
-        if not self._has_reset:
-            return super().observe(agent)
-        return self._observe(agent)
+        return self._observe(agent) if self._has_reset else super().observe(agent)
 
     def last(self, observe: bool = True):
         """``(observation, reward, termination, truncation, info)`` of the agent to act."""
@@ -209,9 +184,7 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def num_agents(self) -> int:
         """``len(agents)`` (PettingZoo's error before ``reset()``)."""
         f = self._f
-        if not f.has_reset:
-            return wrappers.OrderEnforcingWrapper.num_agents.fget(self)
-        return len(f.raw.agents)
+        return len(f.raw.agents) if f.has_reset else wrappers.OrderEnforcingWrapper.num_agents.fget(self)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Reset the chain (over ``env()``'s chain: each layer's reset bookkeeping, then the raw env's reset)."""
@@ -227,24 +200,19 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
     def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
         """The agents in turn (PettingZoo's iterator, reading the raw env directly)."""
-        if not self._has_reset:
-            return super().agent_iter(max_iter)  # the error PettingZoo gives
-        return _AgentIterable(self, max_iter)
+        return _AgentIterable(self, max_iter) if self._has_reset else super().agent_iter(max_iter)
 
 
 class _AgentIterable(AECOrderEnforcingIterable):
     def __iter__(self) -> Iterator[str]:
-        return _agents(self.env._f, self.max_iter)
-
-
-def _agents(f: _State, max_iter: int) -> Iterator[str]:
-    """PettingZoo's order-enforcing agent iterator (``AECOrderEnforcingIterator``), reading the raw env directly."""
-    raw = f.raw
-    while raw.agents and max_iter > 0:
-        max_iter -= 1
-        assert f.has_updated, "need to call step() or reset() in a loop over `agent_iter`"
-        f.has_updated = False
-        yield raw.agent_selection
+        """PettingZoo's order-enforcing agent iterator (``AECOrderEnforcingIterator``), reading the raw env."""
+        f, max_iter = self.env._f, self.max_iter
+        raw = f.raw
+        while raw.agents and max_iter > 0:
+            max_iter -= 1
+            assert f.has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+            f.has_updated = False
+            yield raw.agent_selection
 
 
 for _name in _PER_STEP:

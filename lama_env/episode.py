@@ -1,25 +1,18 @@
-"""The episode step and the one episode driver of every env (docs/environments.md, Rewards: One episode step).
+"""The episode step (compiled by the vector kernel) and the scalar envs' one episode driver, :func:`advance`.
 
-* :func:`episode_end`: what a round's end does to the episode (:data:`CONTINUES`, :data:`TERMINATED`,
-  :data:`TRUNCATED`); :func:`round_reward`: each seat's reward for the round.  Pure functions of
-  numbers, compiled as they are by the vector kernel (``lama_env._vector_kernel``).
-* :func:`advance`: the scalar envs' one loop over a :class:`~lama_env.engine.LamaGame`'s round ends and
-  the moves of the env's ``act(seat, legal)`` (opponents, forced decisions), keeping an :class:`Episode`
-  book.  ``tests/test_architecture.py`` fails when another function decides an episode's end or loops
-  over a game's round ends.
-* :func:`illegal_move`: how the envs word an illegal move.
+docs/environments.md, Rewards: One episode step; ``tests/test_architecture.py`` holds every env to them.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from . import actions as A
 from .errors import LamaDiceError
-from .rules import RulesConfig, game_over, win_result
+from .rules import game_over, win_result
 
-__all__ = ["CONTINUES", "TERMINATED", "TRUNCATED", "Episode", "EpisodeGame", "advance", "episode_end", "forced",
-           "illegal_move", "round_reward"]
+__all__ = ["CONTINUES", "TERMINATED", "TRUNCATED", "Episode", "advance", "episode_end", "forced", "illegal_move",
+           "round_reward"]
 
 #: :func:`episode_end`: the episode goes on (the next round is dealt).
 CONTINUES = 0
@@ -30,11 +23,7 @@ TRUNCATED = 2
 
 
 def episode_end(game_over: bool, rounds_done: int, episode_round: bool, max_rounds: int) -> int:
-    """What the round that just ended does to the episode: :data:`CONTINUES`, :data:`TERMINATED` or :data:`TRUNCATED`.
-
-    ``game_over``: a total reached ``end_threshold``; ``rounds_done``: the episode's finished rounds, this one
-    included; ``episode_round``: ``episode="round"``; ``max_rounds``: 0 for None (never cut).
-    """
+    """What the round that just ended does to the episode (``rounds_done``: it included; ``max_rounds`` 0: never)."""
     if game_over or episode_round:
         return TERMINATED
     if max_rounds > 0 and rounds_done >= max_rounds:
@@ -43,13 +32,7 @@ def episode_end(game_over: bool, rounds_done: int, episode_round: bool, max_roun
 
 
 def round_reward(points: bool, terminated: bool, totals: Any, start: Any, n: int, p: int) -> Any:
-    """Seat ``p``'s reward for the round that just ended (the rewards table of ``docs/environments.md``).
-
-    ``points``: ``reward="points"`` (else ``"win"``); ``terminated``: :func:`episode_end` said :data:`TERMINATED`;
-    ``totals``/``start``: the ``n`` seats' totals after the round / when it was dealt (sequences or arrays).
-    Returns minus the change of ``p``'s total (``"points"``; an int for int totals), else ``p``'s zero-sum win
-    reward (:func:`lama_env.rules.win_result`, a float) when terminated, else 0.
-    """
+    """Seat ``p``'s reward for the round that just ended (``start``: the totals at its deal; docs: Rewards)."""
     if points:
         return -(totals[p] - start[p])
     if terminated:
@@ -57,52 +40,16 @@ def round_reward(points: bool, terminated: bool, totals: Any, start: Any, n: int
     return 0
 
 
-class EpisodeGame(Protocol):
-    """What :class:`Episode` and :func:`advance` use of a :class:`lama_env.engine.LamaGame` (kernels import this)."""
-
-    @property
-    def rules(self) -> RulesConfig:
-        """The game's rules."""
-
-    @property
-    def num_players(self) -> int:
-        """The player count."""
-
-    @property
-    def rounds_finished(self) -> int:
-        """How many rounds have ended (a step ended one when this grows)."""
-
-    @property
-    def totals(self) -> tuple[int, ...]:
-        """The seats' chip totals."""
-
-    @property
-    def current_player(self) -> int:
-        """Whose decision it is."""
-
-    def legal_actions(self) -> tuple[int, ...]:
-        """The current player's legal actions."""
-
-    def step(self, action: int) -> None:
-        """Apply ``action`` for the current player (an illegal one raises, changing nothing)."""
-
-
 class Episode:
-    """The book of one episode of ``game`` (as dealt), kept by :func:`advance`.
+    """The book of one episode of a :class:`~lama_env.engine.LamaGame`, kept by :func:`advance`.
 
-    ``reward``, ``episode``, ``max_rounds``: the env's options (``max_rounds`` None: never cut).
-
-    Attributes:
-        rounds: the game's ``rounds_finished`` when :func:`advance` last looked.
-        start: the seats' totals when the current round was dealt.
-        end: :data:`CONTINUES` until the episode ends, then :data:`TERMINATED` or :data:`TRUNCATED`.
-        rewards: each seat's :func:`round_reward` for the rounds that ended in the last :func:`advance` call.
+    ``end``: :data:`CONTINUES` until the episode ends; ``rewards``: each seat's reward in the last :func:`advance`.
     """
 
     __slots__ = ("end", "episode_round", "max_rounds", "n", "points", "rewards", "rounds", "rules", "start")
 
-    def __init__(self, game: EpisodeGame, reward: str, episode: str, max_rounds: int | None) -> None:
-        """Open the book of ``game``'s episode (see the class docstring)."""
+    def __init__(self, game: Any, reward: str, episode: str, max_rounds: int | None) -> None:
+        """Open the book of ``game``'s episode under the env's options (``max_rounds`` None: never cut)."""
         self.points = reward == "points"
         self.episode_round = episode == "round"
         self.max_rounds = max_rounds or 0
@@ -119,14 +66,12 @@ def forced(seat: int, legal: tuple[int, ...]) -> int | None:
     return legal[0] if len(legal) == 1 else None
 
 
-def advance(game: EpisodeGame, book: Episode, act: Callable[[int, tuple[int, ...]], int | None] | None = None,
+def advance(game: Any, book: Episode, act: Callable[[int, tuple[int, ...]], int | None] | None = None,
             blame: Callable[[int, Exception], Exception] | None = None) -> int:
     """Play ``game`` on until a decision is left to the env's caller or the episode ends; the rounds that ended.
 
-    Each round that ended since ``book`` last looked is settled (:func:`episode_end`, :func:`round_reward`
-    into ``book.rewards``, ``book.end``); at each decision ``act(seat, legal)`` gives the action, or None to
-    stop (``act=None``: stop at every decision; :func:`forced`: apply forced ones).  An illegal action
-    raises the engine's :class:`~lama_env.engine.IllegalActionError`, or ``blame(seat, error)`` if given.
+    Each round's end is settled into ``book``; ``act(seat, legal)`` gives an action, or None to stop (``act=None``:
+    stop at once); an illegal action raises ``IllegalActionError``, or ``blame(seat, error)`` if given.
     """
     n = book.n
     rewards = book.rewards = [0] * n

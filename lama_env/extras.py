@@ -1,11 +1,6 @@
 """The package's optional parts (pip extras, :data:`EXTRA_MODULES`), and how to install one from where the user is.
 
-:func:`require_extra` raises :class:`MissingExtraError`, one line naming the extra and a command that installs
-it where this package is installed (:func:`install_command`: ``pip install -e '/checkout[web]'`` for a
-checkout, the wheel file's path if it is still there, else ``lama-dice[web]`` or the extra's packages by
-name; this interpreter's pip).  An extra that brings PyTorch, on Linux without torch, installs the CPU build
-first (:data:`TORCH_CPU_INDEX`).  :class:`AfterImport` acts once a module is first imported, without
-importing it (the AEC env's PettingZoo registration, the command line's note before Numba's first compile).
+Also :class:`AfterImport`, which acts once a module is first imported.
 """
 
 from __future__ import annotations
@@ -40,7 +35,6 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bench-pgx": ("jax", "pgx"),
     "docs": ("sphinx", "myst_parser"),
 }
-
 
 #: The extras that bring PyTorch (through the train extra).
 TORCH_EXTRAS = ("train", "rllib")
@@ -88,7 +82,7 @@ def _source_root() -> Path | None:
 
 
 def _distribution() -> Any:
-    """The installed distribution holding this very package (its files, its ``direct_url.json``), else any or None."""
+    """The installed distribution holding this very package, else any or None."""
     from importlib.metadata import distributions
 
     here = Path(__file__).resolve()
@@ -117,22 +111,16 @@ def _direct_url() -> dict | None:
 def extra_packages(extra: str) -> list[str]:
     """The requirements ``extra`` adds, as the installed metadata states them (``torch>=2.3``...)."""
     dist = _distribution()
-    out = []
-    for req in (dist.requires or []) if dist is not None else []:
-        spec, _, marker = req.partition(";")
-        if marker.replace("'", '"').replace(" ", "") == f'extra=="{extra}"':
-            out.append(spec.strip())
-    return out
+    reqs = [req.partition(";") for req in ((dist.requires or []) if dist is not None else [])]
+    return [spec.strip() for spec, _, mark in reqs if mark.replace("'", '"').replace(" ", "") == f'extra=="{extra}"']
 
 
 def _pip() -> str:
     """How to run this interpreter's pip from this shell: ``pip`` where ``PATH`` finds it, else ``PYTHON -m pip``."""
-    here = Path(os.path.abspath(sys.executable)).parent
-    for name in ("pip", "pip.exe"):
-        exe = here / name
-        found = shutil.which("pip")
-        if exe.is_file() and found is not None and os.path.samefile(found, exe):
-            return "pip"
+    here, found = Path(os.path.abspath(sys.executable)).parent, shutil.which("pip")
+    exes = [here / name for name in ("pip", "pip.exe") if (here / name).is_file()]
+    if found is not None and any(os.path.samefile(found, exe) for exe in exes):
+        return "pip"
     python = os.path.abspath(sys.executable)  # not resolved: a venv's python is a link that must stay in the venv
     try:
         rel = os.path.relpath(python)
@@ -141,15 +129,13 @@ def _pip() -> str:
     return f"{shlex.quote(python if rel.startswith('..') else rel)} -m pip"
 
 
-def _needs_cpu_torch(extra: str) -> bool:
-    """True when installing ``extra`` here would pull PyPI's CUDA build of torch (Linux, torch not installed)."""
-    return extra in TORCH_EXTRAS and sys.platform.startswith("linux") and not _importable("torch")
-
-
 def install_command(extra: str) -> str:
-    """A command that installs ``extra`` into this interpreter's environment (torch's CPU build first if needed)."""
+    """A command that installs ``extra`` here: a checkout editable, else the wheel, the index or the packages.
+
+    On Linux without torch, the CPU build of torch first (PyPI's is the CUDA build).
+    """
     command = _install_extra(extra)
-    if _needs_cpu_torch(extra):
+    if extra in TORCH_EXTRAS and sys.platform.startswith("linux") and not _importable("torch"):
         torch = next((p for p in extra_packages("train") if p.lower().startswith("torch")), "torch")
         return f"{_pip()} install {shlex.quote(torch)} --index-url {TORCH_CPU_INDEX} && {command}"
     return command
@@ -168,19 +154,14 @@ def _install_extra(extra: str) -> str:
     path = Path(unquote(url.path)) if url.scheme == "file" else None
     if path is not None and path.exists():  # the wheel file or the folder it was installed from
         return f"{pip} install {shlex.quote(f'{path}[{extra}]')}"
-    packages = extra_packages(extra)
-    if packages:
-        return f"{pip} install {' '.join(shlex.quote(p) for p in packages)}"
-    return f"{pip} install {' '.join(EXTRA_MODULES[extra])}"
+    packages = extra_packages(extra) or EXTRA_MODULES[extra]  # as the metadata states them, else the modules
+    return f"{pip} install {' '.join(shlex.quote(p) for p in packages)}"
 
 
 class AfterImport:
-    """A one-shot ``sys.meta_path`` hook: calls ``callback()`` once module ``name`` is first imported.
+    """A one-shot ``sys.meta_path`` hook: ``callback()`` once module ``name`` is first imported."""
 
-    ``lama_env_hook`` marks the hooks of ``import lama_env`` (one at a time).
-    """
-
-    lama_env_hook = True
+    lama_env_hook = True  # marks the hooks of ``import lama_env`` (one at a time)
 
     def __init__(self, name: str, callback: Callable[[], None]) -> None:
         """Call ``callback()`` once module ``name`` is first imported (insert the hook in ``sys.meta_path``)."""

@@ -16,45 +16,8 @@ A PettingZoo AEC environment for Reiner Knizia's dice game, from `lama-dice` (do
 | Observation Shape  | (15 N + 22,) (52 for 2 players), in a dict with the mask     |
 | Observation Values | [0, 1]                                                       |
 
-Players roll three dice to get rid of the cards in their display; the game ends after a round in
-which a total reaches 40, the fewest points winning (`docs/RULES.md`; its choices are keywords of `env()`).
-
-### Arguments
-
-``` python
-lama_dice_v1.env(num_players=2, render_mode=None, episode="game", reward="win",
-                 auto_forced=False, max_rounds=None, record=False,
-                 triple_llama="chip_only", must_discard=True, end_threshold=40, dice=...)
-```
-
-`num_players` 1..6; `episode` `"game"` or `"round"`; `reward` `"win"` or `"points"`; `auto_forced`
-applies decisions with one legal action without asking; `max_rounds` truncates the episode (None:
-never); `record` keeps the game record (`env.unwrapped.game.to_record()`); `render_mode` `"rgb_array"`,
-`"ansi"` or `"human"` (after every step); the rules' choices `triple_llama`, `must_discard`,
-`end_threshold`, `dice`, `max_round_turns` (or `rules=RulesConfig(...)`). Meanings: the common keywords
-table of `docs/environments.md`.
-
-### Observation Space, Action Space, Rewards
-
-A dict: `'observation'` (`lama_env.observation.encode`, from the observing agent's seat) and `'action_mask'`
-(`int8`, 1 where an action is legal for the agent to act; all zeros for every other agent and once the
-episode is over). Actions: `Discrete(129)` (`lama_env.actions`). Rewards: `reward="win"` (zero-sum, at the
-game's end) or `"points"` (minus each round's points). Exact definitions: the observation, actions and
-rewards tables of `docs/environments.md`. Through `env()` an illegal action ends the game with -1 for the
-offender and 0 for the others (PettingZoo's `TerminateIllegalWrapper`, reported through `EnvLogger`:
-`EnvLogger.suppress_output()` silences it); `raw_env` raises `lama_env.IllegalActionError`. Either way the
-game state is unchanged.
-
-### Infos and the game's result
-
-Every agent's `info` is an empty dict; the result is read from `env.unwrapped.game` (`totals` by seat,
-`player_i` being seat `i`; `result()["winners"]`, `result()`, `statistics()`).
-
-### Version History
-
-* v1: `reset(seed=s)` plays the compiled engine's game 0 of seed `s`; later `reset()`s go on along its
-  streams (docs/environments.md, Versions).
-* v0: retired: `from lama_env import lama_dice_v0` raises `lama_env.options.DeprecatedEnvError`, naming v1.
+The keywords, observation, actions, rewards, infos, illegal actions and versions: `docs/environments.md`
+(PettingZoo AEC); the rules: `docs/RULES.md`. v0 is retired (`lama_env.options.DeprecatedEnvError`).
 
 """  # noqa: D212, D415 (PettingZoo env-doc convention: the Markdown title on its own line)
 
@@ -72,7 +35,7 @@ from .aec_wrappers import AssertOutOfBounds, OrderEnforcing, TerminateIllegal
 from .engine import LamaGame
 from .episode import CONTINUES, TERMINATED, advance, forced
 from .observation import encode, observation_size
-from .options import MaskCache, ScalarEnv, as_action
+from .options import MASKS, ScalarEnv, action_mask, as_action
 from .picture import render_text
 from .rules import RulesConfig
 
@@ -80,22 +43,12 @@ __all__ = ["env", "raw_env"]
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """:class:`raw_env` (same keywords) wrapped as PettingZoo's classic environments are.
-
-    ``TerminateIllegalWrapper(illegal_reward=-1)``, ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``:
-    :mod:`lama_env.aec_wrappers`' subclasses of them (the same behaviour, faster per step).
-    """
+    """:class:`raw_env` (same keywords) wrapped as PettingZoo's classic envs are (:mod:`lama_env.aec_wrappers`)."""
     return OrderEnforcing(AssertOutOfBounds(TerminateIllegal(raw_env(**kwargs), illegal_reward=-1)))
 
 
 class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
-    """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it).
-
-    Raises:
-        TypeError: an unknown keyword (``"raw_env.__init__() got an unexpected keyword argument 'x'"``).
-        lama_env.options.LamaEnvError: a bad option.
-        lama_env.rules.RulesError: a bad value of a rules keyword.
-    """
+    """The unwrapped AEC environment (see the module docstring; :func:`env` wraps it)."""
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "name": "lama_dice_v1",  # noqa: RUF012 (PettingZoo's)
                 "is_parallelizable": False, "render_fps": 2}
@@ -104,7 +57,7 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
     def __init__(self, num_players: int = 2, render_mode: str | None = None, episode: str = "game",
                  reward: str = "win", auto_forced: bool = False, max_rounds: int | None = None,
                  record: bool = False, **rules: Any) -> None:
-        """Check the options and build the spaces (the keywords are in the module docstring)."""
+        """Check the options and build the spaces (docs/environments.md, PettingZoo AEC)."""
         EzPickle.__init__(self, num_players=num_players, render_mode=render_mode, episode=episode, reward=reward,
                           auto_forced=auto_forced, max_rounds=max_rounds, record=record, **rules)
         super().__init__()
@@ -122,8 +75,6 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
                                                    "action_mask": spaces.Box(0, 1, (A.NUM_ACTIONS,), dtype=np.int8)})
                                    for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(A.NUM_ACTIONS) for a in self.possible_agents}
-        self._masks = MaskCache()
-        self._mask_table = self._masks.table
         self._over = True
         self._dirty = False
 
@@ -144,8 +95,7 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self._over = False
-        self._dirty = False
+        self._over = self._dirty = False
         self._skip_agent_selection = None
         if self.auto_forced:  # else nothing to settle: a decision is asked
             self._settle(g)
@@ -157,10 +107,10 @@ class raw_env(ScalarEnv, AECEnv, EzPickle):  # noqa: N801 (PettingZoo's name)
         assert g is not None  # agent_selection is set: reset() has dealt a game
         if agent == self.agent_selection and not self._over:
             legal = g.legal_actions()
-            mask = self._mask_table.get(legal)  # the MaskCache's masks, looked up inline
-            mask = self._masks(legal) if mask is None else mask.copy()
+            mask = MASKS.get(legal)  # action_mask(legal), looked up inline
+            mask = action_mask(legal) if mask is None else mask.copy()
         else:
-            mask = self._masks(None)
+            mask = action_mask(None)
         return {"observation": encode(g, self._seat[agent]), "action_mask": mask}
 
     def step(self, action: Any) -> None:

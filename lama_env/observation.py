@@ -1,21 +1,6 @@
 """The observation encoder shared by every learning interface (docs/environments.md, Observation).
 
-:func:`encode` turns a :class:`~lama_env.engine.LamaGame` into a flat ``float32`` vector seen from one seat;
-the envs and trained agents all call it, so a network trained in one place acts correctly in the others.  It is
-the compiled engine's one encoder over the game's record (:meth:`~lama_env.engine.LamaGame.observe`; many games
-at once: :meth:`lama_env.vector.VectorGame.observe`).  The vector holds the whole (public) state *from the
-observing seat*: per-player blocks start with that seat, the others following in turn order.  Every entry lies
-in ``[0, 1]``.
-
-With N players the vector has ``15 N + 22`` entries (52 for two players): the table of its blocks is
-docs/environments.md, Observation (generated from :func:`layout_table`); :func:`observation_layout` gives each
-block's concrete slice.
-
-Example::
-
-    from lama_env import LamaGame, encode, observation_size
-    game = LamaGame(num_players=3, seed=1)
-    x = encode(game, game.current_player)      # shape (observation_size(3),) == (67,)
+:func:`encode`: a game as ``15 N + 22`` floats in ``[0, 1]`` seen from one seat (the compiled engine's one encoder).
 """
 
 from __future__ import annotations
@@ -76,11 +61,7 @@ def _layout(num_players: int) -> tuple[LayoutEntry, ...]:
 
 
 def observation_layout(num_players: int) -> list[LayoutEntry]:
-    """The blocks of the observation vector for ``num_players`` players.
-
-    Returns:
-        ``(name, start, length, meaning)`` tuples (:class:`LayoutEntry`) in vector order, tiling the vector.
-    """
+    """The blocks of the observation vector for ``num_players`` players, in vector order (:class:`LayoutEntry`)."""
     return list(_layout(check_num_players(num_players, ValueError)))
 
 
@@ -92,22 +73,15 @@ def observation_size(num_players: int) -> int:
 
 def _symbolic(a: int, b: int) -> str:
     """Format ``a * N + b``."""
-    if a == 0:
-        return str(b)
     head = "N" if a == 1 else f"{a}N"
-    return head if b == 0 else f"{head} + {b}"
+    return str(b) if a == 0 else head if b == 0 else f"{head} + {b}"
 
 
 def layout_table(num_players: int | None = None) -> str:
-    """The observation layout as a Markdown table.
-
-    Args:
-        num_players: concrete offsets for this player count, or ``None`` for offsets in terms of ``N`` (the docs').
-    """
+    """The observation layout as a Markdown table (``num_players`` None: offsets in terms of ``N``, the docs')."""
     lines = ["| slice | start | length | meaning |", "| --- | --- | --- | --- |"]
     if num_players is not None:
-        for e in observation_layout(num_players):
-            lines.append(f"| `{e.name}` | {e.start} | {e.length} | {e.meaning} |")
+        lines += [f"| `{e.name}` | {e.start} | {e.length} | {e.meaning} |" for e in observation_layout(num_players)]
         return "\n".join(lines)
     a = b = 0
     for name, per_player, fixed, meaning in _BLOCKS:
@@ -118,19 +92,9 @@ def layout_table(num_players: int | None = None) -> str:
 
 
 def encode(game: LamaGame, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Encode ``game`` as seen from ``seat`` (the layout above): the compiled encoder over the game's record.
+    """``game`` (not modified) as seen from ``seat``: a new ``float32`` array, or written into ``out``.
 
-    Args:
-        game: the game (not modified).
-        seat: the observing seat, ``0 .. num_players - 1`` (``game.current_player`` for the player to move).
-        out: optionally, a ``float32`` array of length :func:`observation_size` to write into.
-
-    Returns:
-        A new ``float32`` array of shape ``(observation_size(N),)`` (or ``out``), every entry in ``[0, 1]``.
-
-    Raises:
-        TypeError: ``game`` is not a :class:`~lama_env.engine.LamaGame`.
-        ValueError: a bad ``seat``.
+    Raises ``TypeError`` if ``game`` is not a :class:`~lama_env.engine.LamaGame`, ``ValueError`` for a bad seat.
     """
     if not isinstance(game, LamaGame):
         raise TypeError(f"encode needs a LamaGame, got {type(game).__name__} (a state of many games: "

@@ -1,18 +1,6 @@
-"""*Don't L.L.A.M.A. Dice* as an OpenSpiel game: ``python_lama_dice``, registered on import.
+"""*Don't L.L.A.M.A. Dice* as the OpenSpiel game ``python_lama_dice``, registered on import (the ``openspiel`` extra).
 
-Needs OpenSpiel (``pip install "lama-dice[openspiel]"``)::
-
-    import pyspiel
-    import lama_env.openspiel  # registers python_lama_dice
-
-    game = pyspiel.load_game("python_lama_dice", {"players": 3, "reward": "points"})
-    state = game.new_initial_state()       # a chance node: the deal, card by card
-
-A thin adapter over :class:`lama_env.engine.LamaGame` with ``chance="explicit"``: its parameters (``players``,
-``reward``, the rules fields with ``dice`` as ``"1234LL/3456LL/1256LL"``, ``max_game_length``), chance outcomes,
-returns, observations and information state are docs/environments.md, The state API: search and OpenSpiel.
-``state.lama_game`` is the engine's game (read it, don't change it); :func:`state_from_game` starts a
-state from any :class:`~lama_env.engine.LamaGame` (how the ``mcts`` agent searches).
+An adapter over :class:`lama_env.engine.LamaGame` (docs/environments.md, The state API: search and OpenSpiel).
 """
 
 from __future__ import annotations
@@ -73,8 +61,7 @@ def _game_type(utility: pyspiel.GameType.Utility) -> pyspiel.GameType:
 def chance_action(game: LamaGame, outcome: Any) -> int:
     """The OpenSpiel chance action of one of ``game.chance_outcomes()``' outcomes."""
     if isinstance(outcome, tuple):
-        d0, d1, d2 = outcome
-        return NUM_FACES * NUM_FACES * d0 + NUM_FACES * d1 + d2
+        return NUM_FACES * NUM_FACES * outcome[0] + NUM_FACES * outcome[1] + outcome[2]
     return _DEAL_BASE + int(outcome)
 
 
@@ -82,7 +69,7 @@ def chance_outcome(action: int) -> Any:
     """The engine's outcome (dice tuple or deal face) of an OpenSpiel chance action."""
     if action >= _DEAL_BASE:
         return action - _DEAL_BASE
-    return (action // (NUM_FACES * NUM_FACES), action // NUM_FACES % NUM_FACES, action % NUM_FACES)
+    return action // (NUM_FACES * NUM_FACES), action // NUM_FACES % NUM_FACES, action % NUM_FACES
 
 
 def _rules_of(params: dict[str, Any]) -> RulesConfig:
@@ -91,7 +78,7 @@ def _rules_of(params: dict[str, Any]) -> RulesConfig:
 
 
 class LamaDiceGame(pyspiel.Game):
-    """The game ``python_lama_dice`` (parameters: the module docstring)."""
+    """The game ``python_lama_dice`` (docs/environments.md, The state API: search and OpenSpiel)."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         """Check the parameters and describe the game to OpenSpiel."""
@@ -120,11 +107,7 @@ class LamaDiceGame(pyspiel.Game):
 
     def make_py_observer(self, iig_obs_type: Any = None,
                          params: dict | None = None) -> LamaDiceObserver | IIGObserverForPublicInfoGame:
-        """The observer of a request, as OpenSpiel's perfect-information Python games answer it.
-
-        An observation (``iig_obs_type`` None, or public info without perfect recall): :class:`LamaDiceObserver`;
-        an information state: OpenSpiel's ``IIGObserverForPublicInfoGame`` (the history string, no tensor).
-        """
+        """An observation: :class:`LamaDiceObserver`; an information state: ``IIGObserverForPublicInfoGame``."""
         if params:
             raise ValueError(f"python_lama_dice observers take no parameters, got {params}")
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
@@ -155,9 +138,7 @@ class LamaDiceState(pyspiel.State):
         if self.is_terminal():
             return pyspiel.PlayerId.TERMINAL
         g = self._lama
-        if g.is_chance_node():
-            return pyspiel.PlayerId.CHANCE
-        return g.current_player
+        return pyspiel.PlayerId.CHANCE if g.is_chance_node() else g.current_player
 
     def is_terminal(self) -> bool:
         """Whether the game is over (or cut off at ``max_game_length`` decisions)."""
@@ -168,8 +149,7 @@ class LamaDiceState(pyspiel.State):
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The pending chance event's outcomes as ``(action, probability)``."""
-        g = self._lama
-        return [(chance_action(g, o), p) for o, p in g.chance_outcomes()]
+        return [(chance_action(self._lama, o), p) for o, p in self._lama.chance_outcomes()]
 
     def _apply_action(self, action: int) -> None:
         g = self._lama
@@ -249,15 +229,12 @@ def _table_text(state: LamaDiceState) -> str:
 
 
 def state_from_game(game: LamaGame, spiel_game: LamaDiceGame | None = None) -> LamaDiceState:
-    """An OpenSpiel state at ``game``'s position (a copy with explicit chance; its history starts here).
-
-    ``spiel_game`` (default: :func:`load` of ``game``'s player count and rules) must match them, else ValueError.
-    """
+    """An OpenSpiel state at ``game``'s position (a copy with explicit chance) of ``spiel_game``."""
     if spiel_game is None:
         spiel_game = load(game.num_players, game.rules)
     if spiel_game.num_players() != game.num_players or spiel_game.rules != game.rules:
         raise ValueError("the OpenSpiel game must have the game's player count and rules")
-    return LamaDiceState(spiel_game, game.clone(chance="explicit", rounds="flow"))
+    return LamaDiceState(spiel_game, game.clone(chance="explicit"))
 
 
 def load(players: int = 2, rules: RulesConfig | None = None, **params: Any) -> LamaDiceGame:

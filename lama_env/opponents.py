@@ -1,12 +1,7 @@
-"""What the environments need of an opponent, and how a spec string becomes one.
+"""What the environments need of an opponent (:class:`PolicyLike`), and how a spec string becomes one.
 
-An opponent is any object with the :class:`PolicyLike` protocol (``act(game, legal) -> action`` and
-``seed(seed)``; ``lama_dice.agents.base.Policy`` is the project's base class). Spec strings (``"random"``,
-``"threshold:0.2"``...) become objects through a *resolver*, ``resolver(spec) -> PolicyLike``: one
-registered with :func:`register_resolver`, else found in the ``lama_env.agent_resolvers`` entry-point
-group (``lama-dice`` installs ``lama_dice.agents.registry:make_agent``), so the envs import no agents::
-
-    gymnasium.make("LamaDice-v1", opponents=["threshold:0.2"])
+A resolver given to :func:`register_resolver`, else a ``lama_env.agent_resolvers`` entry point (``lama-dice``'s
+``make_agent``), turns spec strings (``"threshold:0.2"``) into objects, so the envs import no agents.
 """
 
 from __future__ import annotations
@@ -61,12 +56,7 @@ def _load_entry_points() -> None:
 
 
 def resolve(spec: str) -> PolicyLike:
-    """The policy that ``spec`` names, built by the registered resolver.
-
-    Raises:
-        NoResolverError: no resolver is registered or installed.
-        LamaDiceError: whatever the resolver raises for a bad spec (one line).
-    """
+    """The policy that ``spec`` names, built by the registered resolver (none: :class:`NoResolverError`)."""
     _load_entry_points()
     if not _resolvers:
         raise NoResolverError(

@@ -1,12 +1,4 @@
-"""What the env front-ends share: option checks (one message per bad value, whichever env), errors, warnings.
-
-Used by :mod:`lama_env.gym_env`, :mod:`lama_env.lama_dice_v1` and :mod:`lama_env.vector_env`; the rules
-keywords are parsed by :meth:`lama_env.rules.RulesConfig.from_keywords`.  Also: the empty episode statistics
-(:data:`NO_EPISODE_STATS`), :func:`win_rewards` (re-exported from :mod:`lama_env.rules`), :func:`as_action`,
-:class:`MaskCache`, the options every env sets (:class:`EnvOptions`), the opponents' seating
-(:func:`seat_opponents`) and :class:`ScalarEnv`, the game, the render modes and the copies of the two
-scalar envs.
-"""
+"""What the envs share: option checks (one message per bad value, whichever env), errors, the opponents' seating."""
 
 from __future__ import annotations
 
@@ -23,14 +15,13 @@ from .engine import LamaGame, as_action
 from .episode import Episode
 from .errors import LamaDiceError, RetiredError, clip
 from .opponents import resolve as resolve_opponent
-from .rules import RulesConfig, check_num_players, win_rewards  # win_rewards: re-exported for the envs
+from .rules import RulesConfig, check_num_players
 from .streams import Streams
 from .viewer import HumanView
 
-__all__ = ["EPISODES", "ILLEGAL_MODES", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
-           "IllegalMoveWarning", "LamaEnvError", "MaskCache", "ScalarEnv", "as_action", "check_choice",
-           "check_learner_acts", "check_learner_seat", "check_max_rounds", "check_reward",
-           "opponent_name", "seat_opponents", "win_rewards"]
+__all__ = ["EPISODES", "ILLEGAL_MODES", "MASKS", "NO_EPISODE_STATS", "REWARDS", "DeprecatedEnvError", "EnvOptions",
+           "IllegalMoveWarning", "LamaEnvError", "ScalarEnv", "action_mask", "as_action", "check_choice",
+           "check_learner_seat", "check_reward", "opponent_name", "seat_opponents"]
 
 #: The ``episode`` option: a whole game, or one round.
 EPISODES = ("game", "round")
@@ -74,98 +65,55 @@ def check_reward(name: str, value: Any, positive: bool = False) -> float:
     return number
 
 
-def check_max_rounds(max_rounds: Any) -> int | None:
-    """Validate ``max_rounds`` (None or a positive integer)."""
-    if max_rounds is None:
-        return None
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
-        raise LamaEnvError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
-    return int(max_rounds)
-
-
 class EnvOptions:
     """The options every env takes (docs/environments.md, Common keywords), set by :meth:`_check_options`."""
 
-    rules: RulesConfig
-    num_players: int
-    episode: str
-    reward_mode: str
-    auto_forced: bool
-    max_rounds: int | None
-    illegal: str
-    illegal_reward: float
-    learner_seat_option: int | None
-
     def _check_options(self, rules: RulesConfig, num_players: Any, episode: Any, reward: Any, auto_forced: Any,
                        max_rounds: Any, learner: dict[str, Any] | None = None) -> None:
-        """Check the options and set them (``rules``: the ``__init__``'s ``RulesConfig.from_keywords(rules)``).
-
-        ``learner``: the learner envs' ``learner_seat``, ``illegal`` and ``illegal_reward``; a seat that
-        never acts is refused (:func:`check_learner_acts`).  Warns that ``reward="win"`` is always 0 in the
-        solo variant.
-        """
+        """Check the options and set them (``learner``: the learner envs' ``learner_seat``, ``illegal``...)."""
         self.rules = rules
         self.num_players = n = check_num_players(num_players, LamaEnvError)  # 1..6
         self.episode = check_choice("episode", episode, EPISODES)
         self.reward_mode = check_choice("reward", reward, REWARDS)
         self.auto_forced = bool(auto_forced)
-        self.max_rounds = check_max_rounds(max_rounds)
+        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
+                                       or max_rounds < 1):
+            raise LamaEnvError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
+        self.max_rounds = None if max_rounds is None else int(max_rounds)
         if learner is not None:
             self.illegal = check_choice("illegal", learner["illegal"], ILLEGAL_MODES)
             self.illegal_reward = check_reward("illegal_reward", learner["illegal_reward"])
             self.learner_seat_option = check_learner_seat(self, learner["learner_seat"])
-            if self.learner_seat_option is None:
-                check_learner_acts(self, None)
         if n == 1 and self.reward_mode == "win":
             warnings.warn('reward="win" is always 0 in the solo variant (num_players=1); use reward="points" to '
                           'learn from it', UserWarning, stacklevel=3)
 
 
 def check_learner_seat(env: EnvOptions, seat: Any, what: str = "learner_seat") -> int | None:
-    """A learner seat of ``env`` (``learner_seat``: also None; ``options['learner_seat']``: an integer) that acts.
+    """``seat`` (``learner_seat``: also None, any seat) if it is a seat of ``env`` that acts, else LamaEnvError.
 
-    Raises :class:`LamaEnvError` unless ``seat`` is an integer ``0..num_players - 1`` that gets a decision
-    (:func:`check_learner_acts`).
+    Round ``r`` starts at seat ``r`` and ends after ``max_round_turns`` turns: some seats may never get a decision.
     """
-    if seat is None and what == "learner_seat":
-        return None
-    n = env.num_players
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
-        kind = "None or an integer" if what == "learner_seat" else "an integer"
-        raise LamaEnvError(f"{what} must be {kind} 0..{n - 1}, got {seat!r}")
-    check_learner_acts(env, int(seat), what)
-    return int(seat)
-
-
-def check_learner_acts(env: EnvOptions, learner_seat: int | None, what: str = "learner_seat") -> None:
-    """Raise :class:`LamaEnvError` if a seat the learner may take (None: any) never gets a decision in an episode.
-
-    Round ``r`` starts at seat ``r`` and ends after ``max_round_turns`` turns, so an episode of at most ``R``
-    rounds (1 with ``episode="round"``, else ``max_rounds``) reaches only seats ``0..R + max_round_turns - 2``.
-    """
-    num_players, max_round_turns, episode = env.num_players, env.rules.max_round_turns, env.episode
+    n, max_round_turns, episode = env.num_players, env.rules.max_round_turns, env.episode
+    if seat is not None or what != "learner_seat":
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+            kind = "None or an integer" if what == "learner_seat" else "an integer"
+            raise LamaEnvError(f"{what} must be {kind} 0..{n - 1}, got {seat!r}")
+        seat = int(seat)
     rounds = 1 if episode == "round" else env.max_rounds
-    if rounds is None or rounds + max_round_turns - 1 >= num_players:
-        return
-    reach = rounds + max_round_turns - 1  # seats 0..reach - 1 get a first turn
-    if learner_seat is not None and learner_seat < reach:
-        return
-    low = reach if learner_seat is None else learner_seat
-    seats = f"seat {low} never gets" if low == num_players - 1 or learner_seat is not None else \
-        f"seats {low}..{num_players - 1} never get"
+    reach = 0 if rounds is None else rounds + max_round_turns - 1  # seats 0..reach - 1 get a first turn
+    if rounds is None or reach >= n or (seat is not None and seat < reach):
+        return seat
+    low = reach if seat is None else seat
+    seats = f"seat {low} never gets" if low == n - 1 or seat is not None else f"seats {low}..{n - 1} never get"
     how = "episode='round'" if episode == "round" else f"max_rounds={rounds}"
     raise LamaEnvError(f"with {how} and max_round_turns={max_round_turns}, {seats} a decision "
-                       f"({num_players} players; round r starts at seat r and ends after max_round_turns turns): give "
-                       f"max_round_turns >= {num_players - rounds + 1} or {what} below {reach}")
+                       f"({n} players; round r starts at seat r and ends after max_round_turns turns): give "
+                       f"max_round_turns >= {n - rounds + 1} or {what} below {reach}")
 
 
 def seat_opponents(opponents: Any, num_players: int, accepts: Callable[[Any], bool], what: str) -> list[Any]:
-    """The opponents' policies, one per opponent seat (spec strings resolved), else :class:`LamaEnvError`.
-
-    ``None``: ``["random"]``; one entry (a spec, an object ``accepts`` takes, or a one-item list) fills every
-    seat; the solo variant (one player) has no opponent seat: any opponent given is refused.  An entry that is
-    neither a spec nor accepted is refused with "an opponent must be {what}, got ...".
-    """
+    """The opponents' policies, one per opponent seat (specs resolved; ``accepts``: the objects the env takes)."""
     k = num_players - 1
     if opponents is None:
         opponents = ["random"] if k else []
@@ -193,31 +141,21 @@ def opponent_name(policy: Any) -> str:
     return str(getattr(policy, "spec", type(policy).__name__))
 
 
-class MaskCache:
-    """int8 action masks per legal-action tuple (a fresh copy each call; ``table`` holds the originals)."""
+#: The int8 action mask of each legal-action tuple, shared by the scalar envs (they hand out copies).
+MASKS: dict[tuple[int, ...], np.ndarray] = {(): A.legal_mask(())}
 
-    def __init__(self) -> None:
-        """Start with an empty table."""
-        self.table: dict[tuple[int, ...], np.ndarray] = {}
-        self._zero = A.legal_mask(())
 
-    def __call__(self, legal: tuple[int, ...] | None) -> np.ndarray:
-        """A fresh copy of the mask of ``legal`` (all zeros for None or no legal action)."""
-        if not legal:
-            return self._zero.copy()
-        m = self.table.get(legal)
-        if m is None:
-            m = self.table[legal] = A.legal_mask(legal)
-        return m.copy()
+def action_mask(legal: tuple[int, ...] | None) -> np.ndarray:
+    """A fresh int8 mask of ``legal`` (all zeros for None or no legal action)."""
+    legal = legal or ()
+    m = MASKS.get(legal)
+    if m is None:
+        m = MASKS[legal] = A.legal_mask(legal)
+    return m.copy()
 
 
 class ScalarEnv(EnvOptions):
-    """What the Gymnasium env and the AEC env share: their game, its deal, the render modes, copies.
-
-    A subclass sets its options (:meth:`EnvOptions._check_options`), ``render_mode``
-    (:meth:`_check_render_mode`) and ``metadata``, and draws its table (:meth:`_draw`: this module, on a
-    lower import floor than the drawing modules, imports none of them).
-    """
+    """What the Gymnasium env and the AEC env share: their game, its deal, the render modes, copies."""
 
     _title = ""  # the env's name, in the window's title and the messages
     _view: HumanView | None = None  # the window of render_mode="human", opened on the first render()
@@ -225,6 +163,7 @@ class ScalarEnv(EnvOptions):
     _streams: Streams | None = None  # the games' streams, from reset(seed=...) on
     metadata: dict[str, Any]
     render_mode: str | None
+    _draw: Callable[[LamaGame, bool], Any]  # the table: an (H, W, 3) uint8 picture (image=True) or text
 
     def _check_render_mode(self, render_mode: str | None) -> None:
         if render_mode is not None:
@@ -233,9 +172,7 @@ class ScalarEnv(EnvOptions):
 
     def __getstate__(self) -> dict[str, Any]:
         """Everything but the ``human`` window: ``pickle``/``deepcopy`` copy a game in progress."""
-        state = self.__dict__.copy()
-        state.pop("_view", None)
-        return state
+        return {k: v for k, v in self.__dict__.items() if k != "_view"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`__getstate__` kept (not ``EzPickle``'s arguments)."""
@@ -256,17 +193,8 @@ class ScalarEnv(EnvOptions):
         self._book = Episode(g, self.reward_mode, self.episode, self.max_rounds)
         return g
 
-    def _draw(self, game: LamaGame, image: bool) -> Any:
-        """``game``'s table: an ``(H, W, 3)`` uint8 picture (``image``) or text."""
-        raise NotImplementedError
-
     def render(self) -> str | np.ndarray | None:
-        """Draw the table (docs/environments.md, Pictures).
-
-        ``"rgb_array"``: an ``(H, W, 3)`` uint8 image (:mod:`lama_env.picture`; 640 x 360 for two players);
-        ``"ansi"``: the table as text; ``"human"``: the image in a pygame window where one can be shown
-        (:mod:`lama_env.viewer`), else the text printed.
-        """
+        """Draw the table: an ``(H, W, 3)`` uint8 image, text, or a window (docs/environments.md, Pictures)."""
         if self.render_mode is None:
             gymnasium.logger.warn(f"{self._title}: render() called without a render_mode "
                                   "(use 'rgb_array', 'ansi' or 'human')")

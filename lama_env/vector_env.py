@@ -1,14 +1,6 @@
-"""The Gymnasium vector env of ``LamaDice-v1``: thousands of learner seats stepped in one compiled call.
+"""The Gymnasium vector env of ``LamaDice-v1``: many learner seats in one compiled call.
 
-``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point", opponents=[...])``
-builds it.  Each sub-env is a ``LamaDice-v1`` episode (:mod:`lama_env.gym_env`: the same observation, mask,
-rewards, options and infos), its game held in one :class:`lama_env.vector.VectorGame`.  A step applies the
-learners' actions, then plays the opponents until every game waits on its learner again: native opponents
-(``native(rules)``, :mod:`lama_env.batched`) inside the kernel; batched ones (``act_observations(obs, mask)``)
-once per wave; others through ``act_batch(games, legals)`` or ``act(game, legal)`` on
-:meth:`lama_env.vector.VectorGame.game` views; per-episode ones (``episode_policy()``) name the policy of
-their seat at each episode's start.  The opponents, autoreset modes, infos and illegal actions:
-docs/environments.md, Vector env.
+``gymnasium.make_vec("LamaDice-v1", num_envs=256, vectorization_mode="vector_entry_point")`` (docs: Vector env).
 """
 
 from __future__ import annotations
@@ -41,17 +33,7 @@ _SPARE_AGENTS = 64
 
 
 class VectorStep(NamedTuple):
-    """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them.
-
-    Attributes:
-        obs: ``(N, O)`` float32, as :meth:`~LamaDiceVectorEnv.step` returns them; ``rewards`` ``(N,)`` float64;
-            ``terminated``, ``truncated`` ``(N,)`` bool.
-        final_obs: ``(N, O)``: where an episode ended, its last observation (``obs`` itself under
-            ``NEXT_STEP``; zeros elsewhere under ``SAME_STEP``).
-        final_learner_seat: ``(N,)``: the learner's seat in the episode the step played.
-        illegal: ``(N,)`` bool: an illegal action ended the episode.
-        episode_stats: ``(N,)`` arrays of ``episode_stats``, zeros but where an episode ended.
-    """
+    """What :meth:`LamaDiceVectorEnv.step_arrays` returns: a step's arrays, without the infos built of them."""
 
     obs: np.ndarray
     rewards: np.ndarray
@@ -71,24 +53,7 @@ def _allowed(actions: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 
 class LamaDiceVectorEnv(EnvOptions, VectorEnv):
-    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (see the module docstring).
-
-    Args:
-        num_envs: how many sub-envs (games).
-        num_players, opponents, episode, reward, learner_seat, auto_forced, illegal, illegal_reward,
-            max_rounds, **rules: as for ``gymnasium.make("LamaDice-v1", ...)`` (:class:`lama_env.gym_env.LamaDiceEnv`);
-            ``opponents`` also takes :class:`~lama_env.batched.NativePolicy` descriptions and the batched and
-            per-episode opponents of the module docstring.
-        render_mode: None (the vector env draws nothing).
-        autoreset_mode: :class:`gymnasium.vector.AutoresetMode` ``NEXT_STEP`` (default) or ``SAME_STEP``
-            (or ``"NextStep"``, ``"SameStep"``).
-        record: log every game, for :meth:`records`.
-        max_episode_steps: accepted for ``gymnasium.make_vec``; must be None.
-
-    Raises:
-        TypeError: an unknown keyword.
-        LamaEnvError: a bad option.
-    """
+    """``num_envs`` learner seats of ``LamaDice-v1`` in one vector env (docs/environments.md, Vector env)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}  # noqa: RUF012 (gymnasium's)
 
@@ -148,18 +113,12 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._status = np.zeros(g, dtype=np.int64)
         self._none = np.full(g, -1, dtype=np.int64)
         self._ends = PlayEnds.zeros(g, n, obs_size, np.float64)  # float64: the scalar env's rewards, bit for bit
-        # what one step gathers (episode ends may come from several kernel calls)
+        # the learner's rewards of one step (over several kernel calls)
         self._lrew = np.zeros(g, dtype=np.float64)
-        self._ended = np.zeros(g, dtype=np.bool_)
-        self._e_term = np.zeros(g, dtype=np.bool_)
-        self._e_final = np.zeros((g, obs_size), dtype=np.float32)
-        self._e_fin = np.zeros((g, 6, n), dtype=np.int64)
-        self._e_rounds = np.zeros(g, dtype=np.int64)
         self._slots: list[int] = []  # the slot of each record waiting in the vector game (record=True)
         self._started = False
         self.closed = False
 
-    # ------------------------------------------------------------------ opponents
     def _agent(self, agent: Any) -> int:
         """The index of ``agent`` in the table of agents (added on first sight: native or Python)."""
         k = self._index.get(id(agent))
@@ -182,8 +141,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
 
     def _prune_agents(self) -> None:
         """Forget the per-episode agents no game seats any more (a self-play pool moves on)."""
-        seated = set(np.unique(self._seat_agent).tolist()) | set(self._fixed)
-        keep = sorted(seated)
+        keep = sorted(set(np.unique(self._seat_agent).tolist()) | set(self._fixed))
         remap = np.zeros(len(self._agents), dtype=np.int64)
         remap[keep] = np.arange(len(keep))
         self._agents = [self._agents[k] for k in keep]
@@ -193,19 +151,8 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         self._sources = [int(remap[s]) if isinstance(s, int) else s for s in self._sources]
         self._fixed = sorted({int(remap[k]) for k in self._fixed})
 
-    # --------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start a new episode in every sub-env (``options["reset_mask"]``: only in those).
-
-        Args:
-            seed: restart every slot's random stream from ``(seed, slot)``, redraw the learners' starting
-                seats and reseed the opponents; None goes on with the streams.
-            options: ``{"learner_seat": k}`` fixes the learner's seat for the new episodes;
-                ``{"reset_mask": bool array (N,)}`` resets only those sub-envs.
-
-        Returns:
-            ``(observations, infos)``.
-        """
+        """Start a new episode in every sub-env (``options``: ``reset_mask``, ``learner_seat``); ``(obs, infos)``."""
         if seed is not None:
             check_seed(seed, LamaEnvError)  # 0..MAX_SEED, the one bound of a seed (lama_env.reader)
         options = dict(options or {})
@@ -243,16 +190,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         return vg.observation.copy(), self._infos(keys=sel)
 
     def step(self, actions: Any):
-        """Apply each learner's action, then play the opponents until every game waits on its learner.
-
-        Returns:
-            ``(observations, rewards, terminations, truncations, infos)``.
-
-        Raises:
-            VectorIllegalActionError: an illegal action with ``illegal="raise"`` (nothing is changed).
-            LamaEnvError: no reset yet, or actions of the wrong shape or type.
-            IllegalActionError: an opponent's illegal action.
-        """
+        """Apply each learner's action, then play the opponents until every game waits on its learner."""
         r = self.step_arrays(actions)
         done = r.terminated | r.truncated
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
@@ -267,10 +205,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         return r.obs, r.rewards, r.terminated, r.truncated, infos
 
     def step_arrays(self, actions: Any) -> VectorStep:
-        """:meth:`step` without building the infos: the arrays they are made of (a :class:`VectorStep`).
-
-        For adapters with infos of their own (:class:`lama_dice.train.native_vec_env.NativeVecEnv`).
-        """
+        """:meth:`step` without building the infos: the arrays they are made of (a :class:`VectorStep`)."""
         if not self._started:
             raise LamaEnvError("call reset() before step()")
         acts = np.asarray(actions)
@@ -296,18 +231,17 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
                 category=opt.IllegalMoveWarning, stacklevel=3)
         play = stepping & ok
         self._lrew.fill(0.0)
-        self._ended.fill(False)
-        self._play(play, np.where(play, a64, -1), record_end=True)
-        ended = self._ended.copy()
+        ended = self._play(play, np.where(play, a64, -1), record_end=True)
         rewards = np.where(play, self._lrew, 0.0)
-        term = ended & self._e_term
-        trunc = ended & ~self._e_term
+        e = self._ends  # where an episode ended, its end (the kernel leaves the ended games' ends alone)
+        term = ended & e.term
+        trunc = ended & ~e.term
         obs = vg.observation.copy()
         stats = self._episode_stats(ended, illegal)
         if any_illegal:
             rewards[illegal] = self.illegal_reward
             term |= illegal
-            self._e_final[illegal] = obs[illegal]  # the game unchanged, seen from the learner
+            e.final_obs[illegal] = obs[illegal]  # the game unchanged, seen from the learner
             vg.reset_slots(illegal)  # the game is dropped: a new one waits in the slot
         done = term | trunc
         any_done = bool(done.any())
@@ -317,13 +251,13 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
                 self._begin(resetting)
                 obs[resetting] = vg.observation[resetting]
             if any_done:
-                obs[done] = self._e_final[done]
+                obs[done] = e.final_obs[done]
             self._autoreset = done
             final_obs = obs
         else:
             final_obs = np.zeros_like(obs)
             if any_done:
-                final_obs[done] = self._e_final[done]
+                final_obs[done] = e.final_obs[done]
                 self._begin(done)
                 obs[done] = vg.observation[done]
         return VectorStep(obs, rewards, term, trunc, final_obs, seats, illegal, stats)
@@ -337,10 +271,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         return m
 
     def records(self) -> list[tuple[int, dict]]:
-        """``(sub-env, lama-dice-record/1 record)`` of each game ended since the last call (``record=True``).
-
-        In the order they ended; a game ended by an illegal action is dropped.
-        """
+        """``(sub-env, record)`` of each game ended since the last call (``record=True``; illegal ones dropped)."""
         if not self.record:
             raise LamaEnvError("records() needs record=True")
         recs = self._vg.records()
@@ -363,10 +294,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         for _ in range(1000):
             idx = np.flatnonzero(sel)
             fixed = seat if seat is not None else self.learner_seat_option
-            if fixed is not None:
-                learner = np.full(len(idx), fixed, dtype=np.int64)
-            else:
-                learner = (self._offset[idx] + self._episodes[idx]) % n
+            learner = (self._offset[idx] + self._episodes[idx]) % n if fixed is None else np.full(len(idx), fixed)
             self._episodes[idx] += 1
             self._learner[idx] = learner
             for i, src in enumerate(self._sources):
@@ -384,12 +312,7 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         raise LamaEnvError("could not start an episode in which the learner gets a decision")  # pragma: no cover
 
     def _play(self, sel: np.ndarray, actions: np.ndarray, record_end: bool) -> np.ndarray:
-        """Play the games of ``sel`` (``actions``: first actions, -1 none) until each waits on its learner.
-
-        Returns the slots whose episode ended.  With ``record_end``, their end (termination,
-        final observation, statistics) is kept in ``_e_*`` and ``_ended``; the learner's rewards
-        add up in ``_lrew``.
-        """
+        """Play ``sel`` (first ``actions``, -1 none) until each waits on its learner; the slots that ended."""
         vg, e = self._vg, self._ends
         ended_all = np.zeros(self.num_envs, dtype=np.bool_)
         lrew = self._lrew if record_end else np.zeros(self.num_envs, dtype=np.float64)
@@ -398,16 +321,9 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             ended = vg.play(self._agent_table, actions, sel, self._learner, self._seat_agent, self.auto_forced,
                             self._status, lrew, e, keep_records=keep)
             status = self._status
-            if ended.any():
-                ended_all |= ended
-                if record_end:
-                    self._ended |= ended
-                    self._e_term[ended] = e.term[ended]
-                    self._e_final[ended] = e.final_obs[ended]
-                    self._e_fin[ended] = e.fin[ended]
-                    self._e_rounds[ended] = e.fin_rounds[ended]
-                if keep:
-                    self._slots.extend(np.flatnonzero(ended).tolist())
+            ended_all |= ended
+            if keep and ended.any():
+                self._slots.extend(np.flatnonzero(ended).tolist())
             waiting = sel & (status == K.WAIT_OPPONENT)
             paused = sel & (status == K.PAUSED)
             if not waiting.any() and not paused.any():
@@ -456,11 +372,11 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
         rows = np.flatnonzero(ended | illegal)
         if len(rows):
             if illegal.any():  # the game as it stands (an unfinished round: its quits count, its points not yet)
-                vg, b = self._vg, np.flatnonzero(illegal)
-                self._e_fin[b, 0] = vg.totals[b]
-                self._e_fin[b, 1:] = vg.statistics[b]
-                self._e_rounds[b] = vg.round_index[b]
-            K.stats_kernel(rows, self._learner, self._e_fin, self._e_rounds, illegal, fst, ist)
+                vg, b, e = self._vg, np.flatnonzero(illegal), self._ends
+                e.fin[b, 0] = vg.totals[b]
+                e.fin[b, 1:] = vg.statistics[b]
+                e.fin_rounds[b] = vg.round_index[b]
+            K.stats_kernel(rows, self._learner, self._ends.fin, self._ends.fin_rounds, illegal, fst, ist)
         return {"win": fst[0], "rounds": ist[0], "points_per_round": fst[1], "final_points": ist[1],
                 "busts": ist[2], "quits": ist[3], "went_out": ist[4], "illegal": ist[5]}
 
@@ -486,9 +402,6 @@ class LamaDiceVectorEnv(EnvOptions, VectorEnv):
             "_illegal_action": keys.copy(),
             "episode_stats": es, "_episode_stats": keys.copy(),
         }
-
-    def close_extras(self, **kwargs: Any) -> None:
-        """Nothing to release (no processes, no windows)."""
 
     def __repr__(self) -> str:
         """Show the size and the options."""

@@ -21,9 +21,8 @@ from lama_env import actions as A
 from lama_env.engine import IllegalActionError, LamaGame, Phase
 from lama_env.errors import LamaDiceError
 from lama_env.observation import encode, observation_layout, observation_size
-from lama_env.options import win_rewards
 from lama_env.record import replay
-from lama_env.rules import MAX_ROUND_POINTS, RulesConfig, RulesError
+from lama_env.rules import MAX_ROUND_POINTS, RulesConfig, RulesError, win_rewards
 from lama_env.rules import game_over as rules_over
 from lama_env.vector import VectorGame, VectorGameError, VectorIllegalActionError
 
