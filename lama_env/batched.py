@@ -1,11 +1,6 @@
-"""A compiled batched engine: many full games at once, for fast evaluation.
+"""A compiled batched engine: many full games of native policies at once (docs/environments.md, The batched engine).
 
-:func:`play_batch` plays ``G`` complete games for ``N`` players whose seats are filled by *native* policies
-(:class:`NativePolicy`, plain data that a policy builds for itself: ``policy.native(rules)``; this module
-knows no agent) inside one Numba-compiled kernel over the package's one compiled step
-(:func:`lama_env._kernel.transition`), and returns per-game outcome arrays (:class:`BatchResult`).  Game
-``g`` draws from its own stream, a function of ``(seed, game_ids[g])`` only, so it plays the same alone, in
-a batch or logged (``log_games``, :meth:`BatchResult.record`).  (docs/environments.md, The batched engine)
+:func:`play_batch` plays them in one Numba-compiled kernel and returns per-game outcome arrays (:class:`BatchResult`).
 """
 
 from __future__ import annotations
@@ -36,8 +31,7 @@ class NativePolicyError(LamaDiceError, ValueError):
     """A policy that the batched engine cannot play natively, a malformed description or a bad argument."""
 
 
-#: The display holding one card of each face of a mask (:func:`lama_env._kernel.mask_display`): a table
-#: policy's tables are indexed by such masks.
+#: The display of a mask (:func:`lama_env._kernel.mask_display`): a table policy's tables are indexed by masks.
 mask_display = K.mask_display
 
 
@@ -45,14 +39,9 @@ mask_display = K.mask_display
 class NativePolicy:
     """A policy as plain data, for the kernel (build one with :meth:`random` or :meth:`table`).
 
-    Attributes:
-        spec: a label (the agent's spec, e.g. ``"threshold:0.2"``).
-        kind: :data:`KIND_RANDOM` or :data:`KIND_TABLE`.
-        quit_table: ``uint8[NUM_MASKS]``: for :data:`KIND_TABLE`, 1 where the policy quits at the start of its
-            turn holding the faces of the mask.
-        take_rank: ``int64[NUM_MASKS, NUM_FACES]``: for :data:`KIND_TABLE`, the policy takes the shown row card
-            of smallest rank (the first face on ties).
-        rules: the rules the tables were built for (None: valid under any rules).
+    ``spec`` labels it; ``kind`` is :data:`KIND_RANDOM` or :data:`KIND_TABLE`, whose ``quit_table[mask]`` is 1
+    where it quits holding the faces of the mask and which takes the shown row card of smallest
+    ``take_rank[mask, face]`` (:func:`lama_env._kernel.native_action`); ``rules``: those the tables are for (None: any).
     """
 
     spec: str
@@ -85,17 +74,9 @@ def native_description(agent: Any, rules: RulesConfig, required: Literal[True]) 
 @overload
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None: ...
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
-    """The native description of ``agent`` (a :class:`NativePolicy`, or an object with ``native(rules)``).
+    """The :class:`NativePolicy` of ``agent`` (one, or an object with ``native(rules)``): the one way to get one.
 
-    The one way an agent becomes one: :func:`play_batch`, the vector env's opponents and the training's go
-    through here.
-
-    Returns:
-        The description, or None where there is none (no ``native()``, it gives None or not a description,
-        or one built for other rules) and not ``required``.
-
-    Raises:
-        NativePolicyError: ``required`` and no description, naming why.
+    None where there is none (or one for other rules); with ``required``, :class:`NativePolicyError` naming why.
     """
     desc: Any = agent
     why = None  # why there is no description
@@ -118,22 +99,17 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
     return None
 
 
-#: Transitions per call of the compiled kernel: a call holds the interpreter (a Ctrl-C waits for it), so it
-#: is kept to tens of milliseconds, a game under way carried over to the next call; the games are the same.
+#: Transitions per call of the compiled kernel, so that a Ctrl-C is heard (docs/environments.md, Ctrl-C).
 KERNEL_STEPS = 1 << 19
 
 
 @njit(cache=True)
 def _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos, budget):
-    """Play games ``g = pos[0]..G-1`` (``G = len(seat_agent)``), ``budget`` transitions at most; see :func:`play_batch`.
+    """Play games ``pos[0]..G-1`` in turn in the record ``s[0]``, ``budget`` transitions at most (call again).
 
-    Game ``g`` starts from the streams of ``(seed_mixed, game_ids[g])`` (:func:`lama_env.streams.kernel_seed`);
-    agent ``agents[seat_agent[g, p]]`` (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are
-    played in turn in the state record ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``,
-    ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at
-    least ``LOG_ROOM + 8 N`` entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos``
-    (``int64[3]``: the next game, whether it is under way, whether its log overflowed) is updated; call again
-    until ``pos[0] == G``.
+    Agent ``agents[seat_agent[g, p]]`` plays seat ``p`` of game ``g``; its outcome goes to ``tot[g]``, ``stats[g]``,
+    ``rounds[g]`` and, logged, ``log[g]`` and ``log_len[g]`` (-1: the log overflowed).  ``pos``: the next game,
+    whether it is under way, whether its log overflowed.
     """
     n = r.n
     logging = r.logging
@@ -196,19 +172,11 @@ def _play_all(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, roun
 
 @dataclass
 class BatchResult:
-    """Outcomes of a batch of games (arrays indexed by game, then seat).
+    """Outcomes of a batch of games: ``int64`` arrays indexed by game, then seat, and the logged games' logs.
 
-    Attributes:
-        num_players: players per game.
-        rules: the rules played.
-        game_ids: ``int64[G]``, the id of each game (its random stream).
-        seating: ``int64[G, N]``, the agent index at each seat.
-        totals: ``int64[G, N]``, final totals by seat (lower is better).
-        round_points: ``int64[G, N]``, the sum of each seat's round points.
-        rounds: ``int64[G]``, rounds played.
-        busts, quits, went_out, triple_llamas: ``int64[G, N]`` counts per seat (busts caused, quits, rounds
-            gone out, triple llamas rolled).
-        logs: game index -> trajectory log (``int32`` array) for logged games.
+    ``totals`` (lower is better), ``round_points`` (their sum over rounds), ``busts`` (caused), ``quits``,
+    ``went_out`` (rounds), ``triple_llamas``: ``[G, N]``; ``rounds``, ``game_ids`` (streams): ``[G]``; ``seating``:
+    the agent index at each seat.
     """
 
     num_players: int
@@ -248,11 +216,9 @@ class BatchResult:
 
 
 def iter_log(log: np.ndarray, n: int) -> Iterator[tuple[int, int, np.ndarray]]:
-    """The entries of a trajectory log of the kernel, as ``(offset, tag, fields)``: the one parser of the logs.
+    """The entries of a kernel's log as ``(offset, tag, fields after the tag)``: the one parser of the logs.
 
-    ``fields`` is the entry after its tag: ``LOG_ROUND`` start player and the ``n`` hands; ``LOG_QUIT``
-    player; ``LOG_ROLL`` player, three dice, outcome, its argument; ``LOG_END`` how the round ended, who
-    went out, the round points and the totals.
+    (The entries: docs/environments.md, The compiled engine's record.)
     """
     lengths = {LOG_ROUND: 2 + n * HAND_SIZE, LOG_QUIT: 2, LOG_ROLL: 7, LOG_END: 3 + 2 * n}  # with the tag
     i, size = 0, len(log)
@@ -308,22 +274,13 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
 def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = None, seating: np.ndarray | None = None,
                rules: RulesConfig | Mapping | None = None, seed: int | None = None, game_ids: np.ndarray | None = None,
                log_games: Sequence[int] = (), log_capacity: int = 4096) -> BatchResult:
-    """Play whole games with native policies in the compiled kernel.
+    """Play whole games with native policies in the compiled kernel (docs/environments.md, The batched engine).
 
-    Args:
-        num_players: players per game, 1..6.
-        agents: :class:`NativePolicy` descriptions, or objects with a ``native(rules)`` method that returns one,
-            indexed by ``seating``; :func:`lama_dice.agents.native.play_batch` also takes agent specs.
-        games: number of games; with ``seating=None`` agent ``s % len(agents)`` sits at seat ``s``.
-        seating: ``int[G, N]`` agent index at each seat (gives ``games``).
-        rules: a :class:`RulesConfig` or mapping; docs/RULES.md's defaults if None.
-        seed: base seed; game ``g`` plays the random stream of ``(seed, game_ids[g])``.
-        game_ids: ``int[G]`` stream ids (default ``0..G-1``); equal ids replay equal games (given equal seating).
-        log_games: game indices whose trajectories to keep (:meth:`BatchResult.record`).
-        log_capacity: initial log size per logged game (grown as needed).
-
-    Raises:
-        NativePolicyError: an agent is not native, or a bad argument.
+    ``agents`` (:class:`NativePolicy` or objects with ``native(rules)``) sit by ``seating`` (``int[G, N]`` agent
+    indices; else ``games`` games, agent ``s % len(agents)`` at seat ``s``); game ``g`` plays the streams of
+    ``(seed, game_ids[g])`` (default ``g``); ``log_games`` are kept for :meth:`BatchResult.record`, their logs
+    ``log_capacity`` long at first; ``rules``: a :class:`RulesConfig` or mapping (None: the defaults).
+    Raises :class:`NativePolicyError`: an agent is not native, or a bad argument.
     """
     rules = RulesConfig.from_dict(rules)
     n = check_num_players(num_players, NativePolicyError)
@@ -354,7 +311,7 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     tot = np.zeros((n_games, n), dtype=np.int64)
     stats = np.zeros((n_games, 5, n), dtype=np.int64)
     rounds = np.zeros(n_games, dtype=np.int64)
-    _play_all(K.make_rules(n, rules, K.TABLES)[()], no_log, table, seating, game_ids, seed_mixed, tot, stats, rounds,
+    _play_all(K.make_rules(n, rules)[()], no_log, table, seating, game_ids, seed_mixed, tot, stats, rounds,
               rounds)
 
     logs: dict[int, np.ndarray] = {}
@@ -362,7 +319,7 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     if todo and (todo[0] < 0 or todo[-1] >= n_games):
         raise NativePolicyError(f"log_games must be game indices 0..{n_games - 1}")
     cap = max(int(log_capacity), K.LOG_ROOM + 8 * n)
-    logged = K.make_rules(n, rules, K.TABLES, logging=True)[()]
+    logged = K.make_rules(n, rules, logging=True)[()]
     while todo:
         idx = np.array(todo, dtype=np.int64)
         k = len(idx)
