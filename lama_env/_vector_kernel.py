@@ -13,7 +13,7 @@ sample, check, reset, observe and sum up episodes.  The observation is bit-equal
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -50,6 +50,14 @@ class Outputs(NamedTuple):
     rolled: np.ndarray
     fin: np.ndarray
     fin_rounds: np.ndarray
+
+
+def outputs(g: int, n: int, obs_size: int, num_actions: int, rew_dtype: Any = np.float32) -> Outputs:
+    """Zeroed output buffers of ``g`` games of ``n`` players (``rolled`` -1)."""
+    return Outputs(np.zeros((g, obs_size), dtype=np.float32), np.zeros((g, num_actions), dtype=np.bool_),
+                   np.zeros(g, dtype=np.int64), np.zeros((g, n), dtype=rew_dtype), np.zeros(g, dtype=np.bool_),
+                   np.zeros(g, dtype=np.bool_), np.zeros(g, dtype=np.bool_), np.zeros((g, obs_size), dtype=np.float32),
+                   np.full((g, 3), -1, dtype=np.int8), np.zeros((g, 6, n), dtype=np.int64), np.zeros(g, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -145,30 +153,41 @@ def check_kernel(actions, s, r):
 
 
 @njit(cache=True)
-def reset_kernel(s, r, log, sel, reseed, seed_mixed, obs, mask, player):
-    """Start a new game in every slot ``g`` with ``sel[g]`` (new streams from ``seed_mixed`` when ``reseed``)."""
+def reset_kernel(s, r, log, sel, reseed, seed_mixed, ids, obs, mask, player):
+    """Start a new game in every slot ``g`` with ``sel[g]`` (new streams of game ``ids[g]`` when ``reseed``)."""
     for g in range(s.shape[0]):
         if not sel[g]:
             continue
         gs = s[g]
         if reseed:
-            K.start_streams(gs, seed_mixed, g)
+            K.start_streams(gs, seed_mixed, ids[g])
         gs.logpos = 0
         gs.pend = -1
         K.new_game(gs, r)
         if r.logging:
             K.log_deal(gs, r, log, g)
-        player[g] = 0
-        encode(obs[g], gs, r, 0, 0, TURN, False)
-        write_mask(mask[g], gs, r)
+        if obs is not None:
+            player[g] = 0
+            encode(obs[g], gs, r, 0, 0, TURN, False)
+            write_mask(mask[g], gs, r)
+
+
+@njit(cache=True, inline="always")
+def _finish(gs, r, o, g):
+    """Game ``g`` is over: its totals and statistics to ``o.fin[g]``, its rounds to ``o.fin_rounds[g]``."""
+    o.fin_rounds[g] = gs.nround + 1
+    for q in range(r.n):
+        o.fin[g, 0, q] = gs.tot[q]
+        for k in range(5):
+            o.fin[g, 1 + k, q] = gs.stats[k, q]
 
 
 @njit(cache=True)
 def _end_round(gs, r, log, g, o, code, fs):
-    """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): the episode step.
+    """Game ``g``'s round ended (``code``: ``ROUND_OVER`` or ``GAME_OVER``): the episode step, compiled.
 
-    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs``, the totals and
-    statistics to ``fin`` and a new game; else the next round.
+    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs``, :func:`_finish`
+    and a new game; else the next round.
     """
     n = r.n
     o.round_end[g] = True
@@ -182,11 +201,7 @@ def _end_round(gs, r, log, g, o, code, fs):
         else:
             o.trunc[g] = True
         encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
-        o.fin_rounds[g] = gs.nround + 1
-        for q in range(n):
-            o.fin[g, 0, q] = gs.tot[q]
-            for k in range(5):
-                o.fin[g, 1 + k, q] = gs.stats[k, q]
+        _finish(gs, r, o, g)
         if r.logging:
             gs.done_len = gs.logpos
             gs.pend = -1
@@ -198,32 +213,26 @@ def _end_round(gs, r, log, g, o, code, fs):
 
 
 @njit(cache=True)
-def apply_kernel(s, r, log, idx, count, actions, o, fseat):
-    """Apply ``actions[g]`` (legal; none if negative) of the player to act in each game ``g = idx[j]``, ``j < count``.
+def apply_kernel(s, r, log, actions, o):
+    """Apply ``actions[g]`` (legal) of the player to act in every game ``g``: ``o.rew[g]``, ``o.rolled[g]`` for a roll.
 
-    Writes ``o.rew[g]``, and ``o.rolled[g]`` for a roll; a round's end goes through :func:`_end_round`
-    (final observation seen from ``fseat[g]``, the last actor where negative).  No flag is cleared here.
+    A round's end goes through :func:`_end_round` (final observation seen from the actor).  No flag is cleared.
     """
-    n = r.n
-    logging = r.logging
-    for j in range(count):
-        g = idx[j]
+    for g in range(actions.shape[0]):
         a = actions[g]
-        if a < 0:  # no action for this game
-            continue
         gs = s[g]
         p = gs.cur
-        for q in range(n):
+        for q in range(r.n):
             o.rew[g, q] = 0.0
         roll = gs.phase == TURN and a == 0
         code = K.transition(gs, r, a)
-        if logging:
+        if r.logging:
             K.log_step(gs, r, log, g)
         if roll:
-            for j2 in range(3):
-                o.rolled[g, j2] = gs.dice[j2]
+            for j in range(3):
+                o.rolled[g, j] = gs.dice[j]
         if code != K.CONTINUES:
-            _end_round(gs, r, log, g, o, code, fseat[g] if fseat[g] >= 0 else p)
+            _end_round(gs, r, log, g, o, code, p)
 
 
 @njit(cache=True)
@@ -249,7 +258,7 @@ def _longest(s):
 
 
 @njit(cache=True)
-def step_kernel(s, r, log, actions, idx, o, fseat):
+def step_kernel(s, r, log, actions, idx, o):
     """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g``; return the longest log.
 
     ``idx`` is ``0..G-1``; ``o`` is one output buffer, whose flags, ``rolled`` and ended games' ``final_obs`` rows
@@ -267,7 +276,7 @@ def step_kernel(s, r, log, actions, idx, o, fseat):
         o.rolled[g, 0] = -1
         o.rolled[g, 1] = -1
         o.rolled[g, 2] = -1
-    apply_kernel(s, r, log, idx, games, actions, o, fseat)
+    apply_kernel(s, r, log, actions, o)
     decisions_kernel(s, r, idx, games, o.obs, o.mask, o.player)
     return _longest(s)
 
@@ -280,7 +289,7 @@ def forced_action(gs, r):
     return a if count == 1 else -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_decision(gs, r, agent, me, auto_forced):
     """(action, status) of the game's next decision: the native ``agent``'s action, or whom it waits on."""
     if gs.cur == me:
@@ -293,55 +302,81 @@ def _next_decision(gs, r, agent, me, auto_forced):
 
 
 @njit(cache=True)
-def play_kernel(s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o):
-    """Play every game ``g`` with ``sel[g]`` until it waits on its learner seat ``learner[g]``; return the longest log.
+def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next decision; calls cost refcounts)
+        s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o, pos, budget):
+    """The one loop of native play (:meth:`lama_env.vector.VectorGame.play`, :func:`lama_env.batched.play_batch`).
 
-    :meth:`lama_env.vector.VectorGame.play`: ``actions[g] >= 0`` first, then native seats (``kind >= 0``) and,
-    with ``auto_forced``, the learner's forced decisions, in waves, until ``status[g]`` is set (``PAUSED``
-    when fewer than ``room`` log entries are left).  ``lrew[g]`` adds the learner's rewards.
+    Every game ``g >= pos[0]`` with ``sel[g]``, in turn: ``actions[g]`` (if >= 0), then the native seats
+    (``agents[seat_agent[g, p]]``, ``kind >= 0``) and, with ``auto_forced``, the learner ``learner[g]``'s forced
+    decisions, until ``status[g]`` is set (``PAUSED``: fewer than ``room`` log entries left, or ``budget``
+    transitions made, ``pos[0]`` then the game to go on with); ``lrew[g]`` adds the learner's rewards.  With
+    ``lrew`` None (compiled apart: play_batch), no rewards, observations or new games: a game's end stops it.
+    Returns the longest log.
     """
     games = sel.shape[0]
-    act = np.full(games, -1, np.int64)
-    live = np.empty(games, np.int64)  # the games that play the next wave
-    count = 0
-    for g in range(games):
-        if sel[g]:
-            o.term[g] = False
-            o.trunc[g] = False
-            o.round_end[g] = False
-            act[g] = actions[g]
-            live[count] = g
-            count += 1
-    done = np.empty(games, np.int64)  # the games that stopped
-    ndone = 0
     cap = log.shape[1]
-    while count > 0:
-        apply_kernel(s, r, log, live, count, act, o, learner)
-        nxt = 0
-        for j in range(count):
-            g = live[j]
-            gs = s[g]
-            me = learner[g]
-            if act[g] >= 0:
-                lrew[g] += o.rew[g, me]
-                if o.term[g] or o.trunc[g]:
-                    status[g] = ENDED
-                    act[g] = -1
-                    continue
-            if r.logging and gs.logpos + room > cap:
-                a, st = -1, PAUSED  # before any decision: the call after the log's growth takes it
+    done = np.empty(games, np.int64)  # the games that wait on a decision
+    ndone = 0
+    steps = 0
+    rew, rolled = o.rew, o.rolled
+    g = pos[0]
+    while g < games:
+        if not sel[g]:
+            g += 1
+            continue
+        gs = s[g]
+        me = learner[g]
+        a = actions[g]
+        o.term[g] = False
+        o.trunc[g] = False
+        o.round_end[g] = False
+        fresh = True  # o.rew[g] holds the last action's rewards: cleared before the next action
+        while True:
+            if a >= 0:
+                if lrew is not None and fresh:
+                    for q in range(r.n):
+                        rew[g, q] = 0.0
+                    fresh = False
+                p = gs.cur
+                roll = gs.phase == TURN and a == 0
+                code = K.transition(gs, r, a)
+                steps += 1
+                if r.logging:
+                    K.log_step(gs, r, log, g)
+                if lrew is not None and roll:
+                    for j in range(3):
+                        rolled[g, j] = gs.dice[j]
+                if code != K.CONTINUES and lrew is not None:
+                    _end_round(gs, r, log, g, o, code, me if me >= 0 else p)
+                    fresh = True
+                    lrew[g] += rew[g, me]
+                    if o.term[g] or o.trunc[g]:
+                        st = ENDED
+                        break
+                elif code == K.GAME_OVER:
+                    _finish(gs, r, o, g)
+                    st = ENDED
+                    break
+                elif code == K.ROUND_OVER:
+                    K.next_round(gs, r)
+                    if r.logging:
+                        K.log_deal(gs, r, log, g)
+            if steps >= budget or (r.logging and gs.logpos + room > cap):
+                a, st = -1, PAUSED  # before any decision: the next call takes it
             else:
                 a, st = _next_decision(gs, r, agents[seat_agent[g, gs.cur]], me, auto_forced)
-            act[g] = a
-            if a >= 0:
-                live[nxt] = g
-                nxt += 1
-            else:
-                status[g] = st
-                done[ndone] = g
-                ndone += 1
-        count = nxt
-    decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
+            if a < 0:
+                break
+        status[g] = st
+        if st != ENDED:
+            done[ndone] = g
+            ndone += 1
+        if st == PAUSED and steps >= budget:
+            break  # the next call goes on with game g
+        g += 1
+    pos[0] = g
+    if lrew is not None:
+        decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
     return _longest(s)
 
 

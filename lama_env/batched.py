@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 import numpy as np
-from numba import njit
 
 from . import _kernel as K
+from . import _vector_kernel as VK
 from . import constants as C
 from . import streams
 from .constants import KIND_RANDOM, KIND_TABLE, LOG_END, LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
@@ -101,73 +101,37 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
 
 #: Transitions per call of the compiled kernel, so that a Ctrl-C is heard (docs/environments.md, Ctrl-C).
 KERNEL_STEPS = 1 << 19
+#: Games held at once (their records and buffers).
+CHUNK = 2048
 
 
-@njit(cache=True)
-def _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos, budget):
-    """Play games ``pos[0]..G-1`` in turn in the record ``s[0]``, ``budget`` transitions at most (call again).
+def _play_all(r: np.ndarray, log: np.ndarray, agents: np.ndarray, seating: np.ndarray, game_ids: np.ndarray,
+              seed_mixed: np.uint64) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play the games to their end in the one loop of native play (:func:`lama_env._vector_kernel.play_kernel`).
 
-    Agent ``agents[seat_agent[g, p]]`` plays seat ``p`` of game ``g``; its outcome goes to ``tot[g]``, ``stats[g]``,
-    ``rounds[g]`` and, logged, ``log[g]`` and ``log_len[g]`` (-1: the log overflowed).  ``pos``: the next game,
-    whether it is under way, whether its log overflowed.
+    :data:`CHUNK` games at a time (logged: all), :data:`KERNEL_STEPS` transitions per call, the log grown as
+    needed.  Returns each game's totals and statistics (``[G, 6, N]``), its rounds, the log and its lengths.
     """
-    n = r.n
-    logging = r.logging
+    games, n = seating.shape
+    logging = bool(r["logging"])
+    k = games if logging else min(games, CHUNK)
+    s, o = K.new_state(k), VK.outputs(k, n, 0, 0)
+    fin, rounds = np.zeros((games, 6, n), dtype=np.int64), np.zeros(games, dtype=np.int64)
+    none, status, pos = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64)
     room = K.LOG_ROOM + 8 * n
-    cap = log.shape[1]
-    local = s.copy()  # a local record (what the compiler keeps closest), copied back to s[0]
-    gs = local[0]
-    games = seat_agent.shape[0]
-    steps = 0
-    g = pos[0]
-    while g < games:
-        if pos[1] == 0:
-            K.start_streams(gs, seed_mixed, game_ids[g])
-            gs.logpos = 0
-            K.new_game(gs, r)
-            if logging:
-                K.log_deal(gs, r, log, g)
-            pos[1] = 1
-            pos[2] = 0
-        while True:
-            if steps >= budget:
-                pos[0] = g
-                s[0] = local[0]
-                return
-            steps += 1
-            if logging and gs.logpos + room > cap:
-                pos[2] = 1  # the log is dropped (play_batch plays the game again with a longer one)
-                gs.logpos = 0
-            st, a = K.native_action(agents[seat_agent[g, gs.cur]], gs, r, gs.ps)
-            gs.ps = st
-            code = K.transition(gs, r, a)
-            if logging:
-                K.log_step(gs, r, log, g)
-            if code == K.GAME_OVER:
-                break
-            if code == K.ROUND_OVER:
-                K.next_round(gs, r)
-                if logging:
-                    K.log_deal(gs, r, log, g)
-        for p in range(n):
-            tot[g, p] = gs.tot[p]
-            for k in range(5):
-                stats[g, k, p] = gs.stats[k, p]
-        rounds[g] = gs.nround + 1
-        if logging:
-            log_len[g] = -1 if pos[2] else gs.logpos
-        pos[1] = 0
-        g += 1
-    pos[0] = g
-
-
-def _play_all(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len) -> None:
-    """:func:`_play_kernel` over the whole batch, :data:`KERNEL_STEPS` transitions per call (Ctrl-C works)."""
-    s = K.new_state(1)
-    pos = np.zeros(3, dtype=np.int64)
-    while pos[0] < len(seat_agent):
-        _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos,
-                     KERNEL_STEPS)
+    for c in range(0, games, k):
+        sel = np.arange(k) < games - c
+        VK.reset_kernel(s, r, log, sel, True, seed_mixed, game_ids[c:c + k], None, None, None)
+        out = o._replace(fin=fin[c:c + k], fin_rounds=rounds[c:c + k])  # the games' ends, written in place
+        while sel.any():
+            if logging and int(s["logpos"].max()) + room > log.shape[1]:
+                log = np.concatenate([log, np.zeros_like(log)], axis=1)
+            VK.play_kernel(s, r, log, agents, none, sel, none, seating[c:c + k], False, room, status, None, out,
+                           pos, KERNEL_STEPS)
+            if pos[0] == k:
+                sel &= status != VK.ENDED
+                pos[0] = 0
+    return fin, rounds, log, s["logpos"]
 
 
 @dataclass
@@ -308,38 +272,21 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     table = K.agents_table(np.array([a.kind for a in natives], dtype=np.int64),
                            np.stack([a.quit_table for a in natives]), np.stack([a.take_rank for a in natives]))
     no_log = np.zeros((0, 0), dtype=np.int32)
-    tot = np.zeros((n_games, n), dtype=np.int64)
-    stats = np.zeros((n_games, 5, n), dtype=np.int64)
-    rounds = np.zeros(n_games, dtype=np.int64)
-    _play_all(K.make_rules(n, rules)[()], no_log, table, seating, game_ids, seed_mixed, tot, stats, rounds,
-              rounds)
-
-    logs: dict[int, np.ndarray] = {}
+    fin, rounds, _, _ = _play_all(K.make_rules(n, rules)[()], no_log, table, seating, game_ids, seed_mixed)
     todo = sorted({int(g) for g in log_games})
     if todo and (todo[0] < 0 or todo[-1] >= n_games):
         raise NativePolicyError(f"log_games must be game indices 0..{n_games - 1}")
-    cap = max(int(log_capacity), K.LOG_ROOM + 8 * n)
-    logged = K.make_rules(n, rules, logging=True)[()]
-    while todo:
+    logs: dict[int, np.ndarray] = {}
+    if todo:
         idx = np.array(todo, dtype=np.int64)
-        k = len(idx)
-        log = np.zeros((k, cap), dtype=np.int32)
-        log_len = np.zeros(k, dtype=np.int64)
-        tot2 = np.zeros((k, n), dtype=np.int64)
-        _play_all(logged, log, table, seating[idx], game_ids[idx], seed_mixed, tot2,
-                  np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
-        if not np.array_equal(tot2, tot[idx]):  # pragma: no cover
+        log = np.zeros((len(idx), max(int(log_capacity), K.LOG_ROOM + 8 * n)), dtype=np.int32)
+        fin2, _, log, lens = _play_all(K.make_rules(n, rules, logging=True)[()], log, table, seating[idx],
+                                       game_ids[idx], seed_mixed)
+        if not np.array_equal(fin2, fin[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")
-        retry = []
-        for j, g in enumerate(todo):
-            if log_len[j] < 0:
-                retry.append(g)
-            else:
-                logs[g] = log[j, :log_len[j]].copy()
-        todo, cap = retry, cap * 4
-
-    return BatchResult(n, rules, game_ids, seating, tot, stats[:, 0].copy(), rounds, stats[:, 1].copy(),
-                       stats[:, 2].copy(), stats[:, 3].copy(), stats[:, 4].copy(), logs)
+        logs = {g: log[j, :lens[j]].copy() for j, g in enumerate(todo)}
+    stat = [fin[:, k].copy() for k in range(6)]
+    return BatchResult(n, rules, game_ids, seating, stat[0], stat[1], rounds, *stat[2:], logs)
 
 
 def compile_kernel() -> float:

@@ -44,10 +44,7 @@ class PlayEnds(NamedTuple):
     @classmethod
     def zeros(cls, g: int, n: int, obs_size: int, rew_dtype: Any = np.float64) -> PlayEnds:
         """Fresh buffers for ``g`` games of ``n`` players (``rolled`` all -1)."""
-        return cls(np.zeros((g, n), dtype=rew_dtype), np.zeros(g, dtype=np.bool_), np.zeros(g, dtype=np.bool_),
-                   np.zeros(g, dtype=np.bool_), np.zeros((g, obs_size), dtype=np.float32),
-                   np.full((g, 3), -1, dtype=np.int8), np.zeros((g, 6, n), dtype=np.int64),
-                   np.zeros(g, dtype=np.int64))
+        return cls(*K.outputs(g, n, obs_size, 0, rew_dtype)[3:])
 
 
 class VectorGameError(LamaDiceError, ValueError):
@@ -65,12 +62,6 @@ encoder_rules = _kernel.encoder_rules
 _STATE_OUTPUTS = {"observation": "obs", "action_mask": "mask", "current_player": "player", "rewards": "rew",
                   "terminated": "term", "truncated": "trunc", "final_observation": "final_obs",
                   "round_ended": "round_end", "rolled": "rolled"}
-
-
-def _outputs(g: int, n: int, obs_size: int) -> K.Outputs:
-    """One of the two output buffers of a step (the kernel's tuple of arrays)."""
-    return K.Outputs(np.zeros((g, obs_size), dtype=np.float32), np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_),
-                     np.zeros(g, dtype=np.int64), *PlayEnds.zeros(g, n, obs_size, np.float32))
 
 
 def _read_only(o: K.Outputs) -> dict[str, np.ndarray]:
@@ -130,9 +121,9 @@ class VectorGame:
             **_kernel.observation_tables(self.rules))[()]
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)
-        self._last_actor = np.full(g, -1, dtype=np.int64)
         self._no_keys = np.zeros(g, dtype=np.uint64)
-        self._out = (_outputs(g, n, self.observation_size), _outputs(g, n, self.observation_size))
+        self._out = (K.outputs(g, n, self.observation_size, A.NUM_ACTIONS),
+                     K.outputs(g, n, self.observation_size, A.NUM_ACTIONS))
         self._views = (_read_only(self._out[0]), _read_only(self._out[1]))
         self._room = _kernel.LOG_ROOM + 8 * n  # log entries one step may add at most
         self._k = 0
@@ -151,7 +142,7 @@ class VectorGame:
 
     def _deal(self, sel: np.ndarray, reseed: bool = False) -> None:
         o = self._out[self._k]
-        K.reset_kernel(self._s, self._r, self._log, sel, reseed, self._seed, o.obs, o.mask, o.player)
+        K.reset_kernel(self._s, self._r, self._log, sel, reseed, self._seed, self._slots, o.obs, o.mask, o.player)
         self._longest = int(self._s["logpos"].max())
 
     # ------------------------------------------------------------------ the driver API (lama_env.vector_env)
@@ -179,7 +170,7 @@ class VectorGame:
         o = self._out[self._k]
         self._longest = K.play_kernel(self._s, self._r, self._log, agents, actions, sel, learner, seat_agent,
                                       auto_forced, self._room, status, learner_rewards,
-                                      K.Outputs(o.obs, o.mask, o.player, *ends))
+                                      K.Outputs(o.obs, o.mask, o.player, *ends), np.zeros(1, dtype=np.int64), 1 << 62)
         ended = sel & (status == K.ENDED)
         if self.record and ended.any():
             self._harvest(ended)
@@ -222,7 +213,7 @@ class VectorGame:
             self._grow_log()
         self._k ^= 1
         o = self._out[self._k]
-        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o, self._last_actor)
+        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o)
         if self.record and (o.term.any() or o.trunc.any()):
             self._harvest(o.term | o.trunc)
 
