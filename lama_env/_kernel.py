@@ -151,10 +151,7 @@ def below(state, k):
 
 @njit(cache=True)
 def start_streams(gs, seed_mixed, game_id):
-    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id.
-
-    ``seed_mixed``: :func:`lama_env.streams.kernel_seed`; the streams are :func:`lama_env.streams.start_streams`'.
-    """
+    """Start game ``gs``'s streams from ``seed_mixed`` (:func:`lama_env.streams.kernel_seed`) and its id."""
     e = mix(seed_mixed ^ mix(_u64(game_id) * _GOLDEN + _GOLDEN))
     gs.es = e
     gs.ps = mix(e ^ _POLICY_SALT)
@@ -236,10 +233,7 @@ def begin_round(gs, r, start_player):
 
 @_inline
 def deal_hands(gs, r, hands):
-    """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet).
-
-    A deal not drawn from the stream: injected, or card by card at explicit chance nodes (:func:`deal_card`).
-    """
+    """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet)."""
     if hands[0, 0] < 0:  # no card yet: empty displays (and hands), nobody has quit
         for p in range(r.n):
             gs.quit[p] = 0
@@ -359,10 +353,7 @@ def _roll(gs, r, p, x):
 
 @_inline
 def _resolve(gs, r, p, f0, f1, f2):
-    """How the roll of faces ``f0, f1, f2`` resolves (triple llama, discard, take or bust).
-
-    Returns (log outcome, the round's ending or -1).
-    """
+    """How the roll of faces ``f0, f1, f2`` resolves: (log outcome, the round's ending or -1)."""
     if f0 == 0 and f1 == 0 and f2 == 0:  # a triple llama
         gs.tot[p] = chip(gs.tot[p])
         gs.stats[4, p] += 1
@@ -423,8 +414,7 @@ def transition(gs, r, a):
 def transition_roll(gs, r, a, x):
     """:func:`transition` with a roll's dice given: ``x`` (die 0's side * 36 + die 1's * 6 + die 2's), or -1: drawn.
 
-    Returns :data:`CONTINUES`, :data:`ROUND_OVER` (scored; deal the next with :func:`next_round`) or
-    :data:`GAME_OVER` (a total reached the threshold); what it did stays in ``l_*`` for :func:`log_step`.
+    Returns ``CONTINUES``, ``ROUND_OVER`` (scored: :func:`next_round`) or ``GAME_OVER``; ``l_*`` say what it did.
     """
     p = gs.cur
     ph = gs.phase
@@ -538,11 +528,10 @@ def legal(gs, r, i):
 
 @_inline
 def native_action(agent, gs, r, st):
-    """(new stream state, action) of native agent ``agent`` (an :data:`AGENT_DTYPE` record) in game ``gs``.
+    """(new stream state, action) of native agent ``agent`` in game ``gs``, drawing from ``st``.
 
-    ``st``: the stream it draws from.  :data:`KIND_RANDOM`: one draw ``below(st, count)`` of an index in
-    :func:`legal`'s order; :data:`KIND_TABLE`: ``quit_table[m]``, the last legal discard, or the shown row
-    card of smallest ``take_rank[m, f]`` (the first face on ties), ``m`` the faces the display holds.
+    ``KIND_RANDOM``: one draw of an index in :func:`legal`'s order; ``KIND_TABLE``: ``quit_table[m]``, the last
+    legal discard, or the shown row card of smallest ``take_rank[m, f]`` (first face on ties), ``m`` the display's.
     """
     ph = gs.phase
     if agent.kind == KIND_RANDOM:

@@ -1,14 +1,7 @@
-"""The compiled kernels of :class:`lama_env.vector.VectorGame` and its envs (private: use the classes).
+"""The compiled kernels of :class:`lama_env.vector.VectorGame`, its env and the batched engine (private).
 
-The games are an array of state records (:data:`lama_env._kernel.STATE_DTYPE`) and their logs; every change
-of a game goes through the package's one compiled step (:func:`lama_env._kernel.transition`).  Around it:
-:func:`apply_kernel` applies one action per game and ends rounds (the episode step of
-:mod:`lama_env.episode`, compiled: rewards, termination, truncation, final observation, new game or next
-round); :func:`decisions_kernel` writes the decision now asked (observation, mask); :func:`step_kernel` does
-both for the vector game; :func:`play_kernel` plays the vector env's native seats in waves; the others
-sample, check, reset, observe and sum up episodes.  The observation is bit-equal to
-:func:`lama_env.observation.encode`'s (``tests/test_vector.py`` checks it all against
-:class:`~lama_env.engine.LamaGame`).
+Every change of a game goes through :func:`lama_env._kernel.transition`; :func:`play_kernel` is the one loop of
+native play; the observation is bit-equal to :func:`lama_env.observation.encode`'s (``tests/test_vector.py``).
 """
 
 from __future__ import annotations
@@ -21,9 +14,7 @@ from numba.np.numpy_support import from_dtype
 
 from . import _kernel as K
 from . import episode as _episode
-from ._kernel import DISCARD, TAKE, TURN
-
-__all__ = ["DISCARD", "TAKE", "TURN"]
+from ._kernel import TURN
 
 _AGENT_NB = from_dtype(K.AGENT_DTYPE)
 #: The "no decision" column of the observation's ``decision`` block (round or game over).
@@ -97,11 +88,7 @@ def _encode_dice(out, b, gs, r):
 
 @njit(cache=True)
 def encode(out, gs, r, seat, to_act, decision, show_dice):
-    """Write game ``gs``'s observation seen from ``seat`` into ``out`` (one row, float32).
-
-    ``to_act`` is -1 and ``decision`` :data:`DECISION_NONE` for a finished round; the dice are shown when
-    ``show_dice``.  ``r`` holds the tables (``t_disp``, ``t_pts``, ``t_pnm``, ``score``, ``t_third``).
-    """
+    """Write game ``gs``'s observation seen from ``seat`` into ``out`` (``to_act`` -1, :data:`DECISION_NONE`: ended)."""
     n = r.n
     for k in range(n):
         p = seat + k
@@ -184,10 +171,9 @@ def _finish(gs, r, o, g):
 
 @njit(cache=True)
 def _end_round(gs, r, log, g, o, code, fs):
-    """Game ``g``'s round ended (``code``: ``ROUND_OVER`` or ``GAME_OVER``): the episode step, compiled.
+    """Game ``g``'s round ended (``code``): the episode step, compiled: rewards, the episode's end or the next round.
 
-    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs``, :func:`_finish`
-    and a new game; else the next round.
+    An episode's end sets ``term`` or ``trunc``, the final observation from ``fs``, :func:`_finish`, a new game.
     """
     n = r.n
     o.round_end[g] = True
@@ -210,29 +196,6 @@ def _end_round(gs, r, log, g, o, code, fs):
         K.next_round(gs, r)
     if r.logging:
         K.log_deal(gs, r, log, g)
-
-
-@njit(cache=True)
-def apply_kernel(s, r, log, actions, o):
-    """Apply ``actions[g]`` (legal) of the player to act in every game ``g``: ``o.rew[g]``, ``o.rolled[g]`` for a roll.
-
-    A round's end goes through :func:`_end_round` (final observation seen from the actor).  No flag is cleared.
-    """
-    for g in range(actions.shape[0]):
-        a = actions[g]
-        gs = s[g]
-        p = gs.cur
-        for q in range(r.n):
-            o.rew[g, q] = 0.0
-        roll = gs.phase == TURN and a == 0
-        code = K.transition(gs, r, a)
-        if r.logging:
-            K.log_step(gs, r, log, g)
-        if roll:
-            for j in range(3):
-                o.rolled[g, j] = gs.dice[j]
-        if code != K.CONTINUES:
-            _end_round(gs, r, log, g, o, code, p)
 
 
 @njit(cache=True)
@@ -259,41 +222,41 @@ def _longest(s):
 
 @njit(cache=True)
 def step_kernel(s, r, log, actions, idx, o):
-    """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g``; return the longest log.
+    """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g`` (``idx``: ``0..G-1``); the longest log.
 
-    ``idx`` is ``0..G-1``; ``o`` is one output buffer, whose flags, ``rolled`` and ended games' ``final_obs`` rows
-    are cleared first.
+    Writes ``o``'s flags, ``rew``, ``rolled`` (-1: no roll) and a round's end (:func:`_end_round`, the final
+    observation seen from the actor; an earlier one cleared).
     """
-    games = actions.shape[0]
-    nobs = o.obs.shape[1]
-    for g in range(games):
+    for g in range(actions.shape[0]):
+        gs = s[g]
         if o.term[g] or o.trunc[g]:
-            for i in range(nobs):
-                o.final_obs[g, i] = 0.0
+            o.final_obs[g, :] = 0.0
         o.term[g] = False
         o.trunc[g] = False
         o.round_end[g] = False
-        o.rolled[g, 0] = -1
-        o.rolled[g, 1] = -1
-        o.rolled[g, 2] = -1
-    apply_kernel(s, r, log, actions, o)
-    decisions_kernel(s, r, idx, games, o.obs, o.mask, o.player)
+        for q in range(r.n):
+            o.rew[g, q] = 0.0
+        p = gs.cur
+        roll = gs.phase == TURN and actions[g] == 0
+        code = K.transition(gs, r, actions[g])
+        if r.logging:
+            K.log_step(gs, r, log, g)
+        for j in range(3):
+            o.rolled[g, j] = gs.dice[j] if roll else -1
+        if code != K.CONTINUES:
+            _end_round(gs, r, log, g, o, code, p)
+    decisions_kernel(s, r, idx, actions.shape[0], o.obs, o.mask, o.player)
     return _longest(s)
-
-
-# ------------------------------------------------------------------ the environments' kernel
-@njit(cache=True)
-def forced_action(gs, r):
-    """The only legal action of game ``gs``'s decision (:func:`lama_env._kernel.legal`), or -1 (a choice)."""
-    count, a = K.legal(gs, r, 0)
-    return a if count == 1 else -1
 
 
 @njit(cache=True, inline="always")
 def _next_decision(gs, r, agent, me, auto_forced):
-    """(action, status) of the game's next decision: the native ``agent``'s action, or whom it waits on."""
+    """(action, status) of the game's next decision: the native ``agent``'s (or the learner's forced) action, or -1."""
     if gs.cur == me:
-        return (forced_action(gs, r) if auto_forced else -1), WAIT_LEARNER
+        if not auto_forced:
+            return -1, WAIT_LEARNER
+        count, a = K.legal(gs, r, 0)
+        return (a if count == 1 else -1), WAIT_LEARNER
     if agent.kind < 0:
         return -1, WAIT_OPPONENT
     st, a = K.native_action(agent, gs, r, gs.ps)
@@ -306,12 +269,10 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
         s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o, pos, budget):
     """The one loop of native play (:meth:`lama_env.vector.VectorGame.play`, :func:`lama_env.batched.play_batch`).
 
-    Every game ``g >= pos[0]`` with ``sel[g]``, in turn: ``actions[g]`` (if >= 0), then the native seats
-    (``agents[seat_agent[g, p]]``, ``kind >= 0``) and, with ``auto_forced``, the learner ``learner[g]``'s forced
-    decisions, until ``status[g]`` is set (``PAUSED``: fewer than ``room`` log entries left, or ``budget``
-    transitions made, ``pos[0]`` then the game to go on with); ``lrew[g]`` adds the learner's rewards.  With
-    ``lrew`` None (compiled apart: play_batch), no rewards, observations or new games: a game's end stops it.
-    Returns the longest log.
+    Each game ``g >= pos[0]`` of ``sel``: ``actions[g]`` (if >= 0), then its native seats (``agents[seat_agent[g, p]]``)
+    and, with ``auto_forced``, the forced decisions of ``learner[g]``, until ``status[g]`` (``PAUSED``: ``room`` log
+    entries left, or ``budget`` transitions made: ``pos[0]`` goes on); ``lrew`` adds the learner's rewards.  With
+    ``lrew`` None (play_batch, compiled apart), a game's end stops it: no rewards or observations.  The longest log.
     """
     games = sel.shape[0]
     cap = log.shape[1]
@@ -382,10 +343,7 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
 
 @njit(cache=True)
 def sample_kernel(s, r, keys, use_keys, out):
-    """A uniformly random legal action in every game into ``out``, from ``keys[g]`` if ``use_keys`` else ``ps``.
-
-    The random native policy's draw; the game's own stream ``ps`` moves on unless ``use_keys``.
-    """
+    """The random native policy's action in every game into ``out``, from ``keys[g]`` if ``use_keys`` else ``ps``."""
     rand = np.zeros(1, _AGENT_NB)  # type: ignore[type-var]  # (Numba's record type) a KIND_RANDOM agent
     for g in range(s.shape[0]):
         gs = s[g]
@@ -398,11 +356,7 @@ def sample_kernel(s, r, keys, use_keys, out):
 
 @njit(cache=True)
 def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
-    """The learner's episode statistics of the games ``rows`` (``fin``, ``rounds``: as :func:`apply_kernel` writes).
-
-    ``fst[:, g]``: win (:func:`lama_env.rules.win_result`'s share; 0 where ``illegal[g]``), points per round;
-    ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (``episode_stats``).
-    """
+    """The learner's ``episode_stats`` of the games ``rows``: ``fst`` win share, points per round; ``ist`` counts."""
     n = fin.shape[2]
     for j in range(rows.shape[0]):
         g = rows[j]

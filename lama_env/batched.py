@@ -74,10 +74,7 @@ def native_description(agent: Any, rules: RulesConfig, required: Literal[True]) 
 @overload
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None: ...
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
-    """The :class:`NativePolicy` of ``agent`` (one, or an object with ``native(rules)``): the one way to get one.
-
-    None where there is none (or one for other rules); with ``required``, :class:`NativePolicyError` naming why.
-    """
+    """``agent``'s :class:`NativePolicy` (``agent.native(rules)``), else None (``required``: NativePolicyError)."""
     desc: Any = agent
     why = None  # why there is no description
     if not isinstance(agent, NativePolicy):
@@ -101,16 +98,15 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
 
 #: Transitions per call of the compiled kernel, so that a Ctrl-C is heard (docs/environments.md, Ctrl-C).
 KERNEL_STEPS = 1 << 19
-#: Games held at once (their records and buffers).
+#: Games held at once (their records and buffers; logged games: all).
 CHUNK = 2048
 
 
 def _play_all(r: np.ndarray, log: np.ndarray, agents: np.ndarray, seating: np.ndarray, game_ids: np.ndarray,
               seed_mixed: np.uint64) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Play the games to their end in the one loop of native play (:func:`lama_env._vector_kernel.play_kernel`).
+    """Play the games to their end in :func:`lama_env._vector_kernel.play_kernel`, :data:`CHUNK` at a time.
 
-    :data:`CHUNK` games at a time (logged: all), :data:`KERNEL_STEPS` transitions per call, the log grown as
-    needed.  Returns each game's totals and statistics (``[G, 6, N]``), its rounds, the log and its lengths.
+    Returns each game's totals and statistics (``[G, 6, N]``), its rounds, the log (grown as needed), its lengths.
     """
     games, n = seating.shape
     logging = bool(r["logging"])
@@ -136,11 +132,9 @@ def _play_all(r: np.ndarray, log: np.ndarray, agents: np.ndarray, seating: np.nd
 
 @dataclass
 class BatchResult:
-    """Outcomes of a batch of games: ``int64`` arrays indexed by game, then seat, and the logged games' logs.
+    """Outcomes of a batch of games: ``int64`` arrays by game (``rounds``, ``game_ids``), then seat, and the logs.
 
-    ``totals`` (lower is better), ``round_points`` (their sum over rounds), ``busts`` (caused), ``quits``,
-    ``went_out`` (rounds), ``triple_llamas``: ``[G, N]``; ``rounds``, ``game_ids`` (streams): ``[G]``; ``seating``:
-    the agent index at each seat.
+    Per seat: ``totals``, ``round_points``, ``busts`` (caused), ``quits``, ``went_out``, ``triple_llamas``, ``seating``.
     """
 
     num_players: int
@@ -161,10 +155,6 @@ class BatchResult:
         """How many games were played (``G``)."""
         return int(self.totals.shape[0])
 
-    def winners_mask(self) -> np.ndarray:
-        """``bool[G, N]``: seats tied for the fewest points."""
-        return self.totals == self.totals.min(axis=1, keepdims=True)
-
     def record(self, g: int) -> dict:
         """Game ``g`` (which must have been logged) as a ``lama-dice-record/1`` dict."""
         return log_to_record(self._log(g), self.num_players, self.rules)
@@ -180,10 +170,7 @@ class BatchResult:
 
 
 def iter_log(log: np.ndarray, n: int) -> Iterator[tuple[int, int, np.ndarray]]:
-    """The entries of a kernel's log as ``(offset, tag, fields after the tag)``: the one parser of the logs.
-
-    (The entries: docs/environments.md, The compiled engine's record.)
-    """
+    """The entries of a kernel's log as ``(offset, tag, fields after the tag)``: the one parser of the logs."""
     lengths = {LOG_ROUND: 2 + n * HAND_SIZE, LOG_QUIT: 2, LOG_ROLL: 7, LOG_END: 3 + 2 * n}  # with the tag
     i, size = 0, len(log)
     while i < size:
@@ -238,13 +225,10 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
 def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = None, seating: np.ndarray | None = None,
                rules: RulesConfig | Mapping | None = None, seed: int | None = None, game_ids: np.ndarray | None = None,
                log_games: Sequence[int] = (), log_capacity: int = 4096) -> BatchResult:
-    """Play whole games with native policies in the compiled kernel (docs/environments.md, The batched engine).
+    """Play whole games of native policies in the compiled kernel (docs/environments.md, The batched engine).
 
-    ``agents`` (:class:`NativePolicy` or objects with ``native(rules)``) sit by ``seating`` (``int[G, N]`` agent
-    indices; else ``games`` games, agent ``s % len(agents)`` at seat ``s``); game ``g`` plays the streams of
-    ``(seed, game_ids[g])`` (default ``g``); ``log_games`` are kept for :meth:`BatchResult.record`, their logs
-    ``log_capacity`` long at first; ``rules``: a :class:`RulesConfig` or mapping (None: the defaults).
-    Raises :class:`NativePolicyError`: an agent is not native, or a bad argument.
+    ``agents`` sit by ``seating`` (``int[G, N]``; else agent ``s % len(agents)`` at seat ``s`` of ``games`` games);
+    game ``g`` plays the streams of ``(seed, game_ids[g])``; ``log_games`` are logged (:meth:`BatchResult.record`).
     """
     rules = RulesConfig.from_dict(rules)
     n = check_num_players(num_players, NativePolicyError)
@@ -285,8 +269,8 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
         if not np.array_equal(fin2, fin[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")
         logs = {g: log[j, :lens[j]].copy() for j, g in enumerate(todo)}
-    stat = [fin[:, k].copy() for k in range(6)]
-    return BatchResult(n, rules, game_ids, seating, stat[0], stat[1], rounds, *stat[2:], logs)
+    tot, pts, busts, quits, out, triples = (fin[:, k].copy() for k in range(6))
+    return BatchResult(n, rules, game_ids, seating, tot, pts, rounds, busts, quits, out, triples, logs)
 
 
 def compile_kernel() -> float:

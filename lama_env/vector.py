@@ -18,19 +18,18 @@ from .batched import log_to_record
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
 from .observation import observation_size
-from .options import EPISODES, REWARDS, check_choice
 from .rules import NUM_FACES, RulesConfig, check_num_players
 from .snapshot import from_state
 
 __all__ = ["EPISODES", "REWARDS", "PlayEnds", "VectorGame", "VectorGameError", "VectorIllegalActionError",
            "encoder_rules"]
 
+REWARDS = ("win", "points")
+EPISODES = ("game", "round")
+
 
 class PlayEnds(NamedTuple):
-    """The caller's buffers for what :meth:`VectorGame.play` writes besides the decision asked (:meth:`zeros`).
-
-    Where an episode ended, ``fin`` holds its totals and five :attr:`VectorGame.statistics`, ``fin_rounds`` its rounds.
-    """
+    """:meth:`VectorGame.play`'s buffers besides the decision; ``fin``: an ended game's totals and 5 statistics."""
 
     rew: np.ndarray
     term: np.ndarray
@@ -78,6 +77,22 @@ def _clear(o: K.Outputs) -> None:
     o.rolled.fill(-1)
 
 
+def _output(name: str, doc: str) -> Any:
+    """A property: the last step's output ``name``, a read-only view."""
+    def get(self: VectorGame) -> np.ndarray:
+        self._need_reset()
+        return self._views[self._k][name]
+    return property(get, doc=doc)
+
+
+def _field(name: str, doc: str, dtype: Any = np.int64, seats: bool = False) -> Any:
+    """A property: the games' record field ``name`` (the first N seats' where ``seats``) as a new array."""
+    def get(self: VectorGame) -> np.ndarray:
+        a = self._s[name]
+        return (a[:, :self.num_players] if seats else a).astype(dtype)
+    return property(get, doc=doc)
+
+
 class VectorGame:
     """``num_envs`` games stepped together, one decision of the player to act per game.
 
@@ -93,8 +108,10 @@ class VectorGame:
         self.num_envs = g = int(num_envs)
         self.num_players = n = check_num_players(num_players, VectorGameError)
         self.rules = RulesConfig.from_keywords(rules, "VectorGame()")
-        self.reward = check_choice("reward", reward, REWARDS, VectorGameError)
-        self.episode = check_choice("episode", episode, EPISODES, VectorGameError)
+        for name, value, options in (("reward", reward, REWARDS), ("episode", episode, EPISODES)):
+            if not isinstance(value, str) or value not in options:
+                raise VectorGameError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
+        self.reward, self.episode = reward, episode
         if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
                                        or max_rounds < 1):
             raise VectorGameError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
@@ -298,62 +315,32 @@ class VectorGame:
         self._started = True
         self._longest = int(self._s["logpos"].max())
 
-    # ---------------------------------------------------------- the step's outputs
-    def _view(self, name: str) -> np.ndarray:
-        self._need_reset()
-        return self._views[self._k][name]
-
-    @property
-    def observation(self) -> np.ndarray:
-        """``(G, O)`` float32: each game seen from its player to act (:func:`lama_env.observation.encode`)."""
-        return self._view("obs")
-
-    @property
-    def action_mask(self) -> np.ndarray:
-        """``(G, 129)`` bool: the legal actions of the player to act."""
-        return self._view("mask")
-
-    @property
-    def current_player(self) -> np.ndarray:
-        """``(G,)`` int64: whose decision it is in each game."""
-        return self._view("player")
-
-    @property
-    def rewards(self) -> np.ndarray:
-        """``(G, N)`` float32: the reward each seat got from the last step (zeros after a reset)."""
-        return self._view("rew")
-
-    @property
-    def terminated(self) -> np.ndarray:
-        """``(G,)`` bool: the game (``episode="round"``: the round) ended on the last step and was reset."""
-        return self._view("term")
-
-    @property
-    def truncated(self) -> np.ndarray:
-        """``(G,)`` bool: the last step ended the ``max_rounds``-th round of a game still going; it was reset."""
-        return self._view("trunc")
-
-    @property
-    def final_observation(self) -> np.ndarray:
-        """``(G, O)`` float32: the ended games seen from their last actor (zeros where no episode ended)."""
-        return self._view("final_obs")
+    # ---------------------------------------------------------- the step's outputs (read-only views)
+    observation = _output("obs", "``(G, O)`` float32: each game seen from its player to act (``encode``).")
+    action_mask = _output("mask", "``(G, 129)`` bool: the legal actions of the player to act.")
+    current_player = _output("player", "``(G,)`` int64: whose decision it is in each game.")
+    rewards = _output("rew", "``(G, N)`` float32: the reward each seat got from the last step (zeros after a reset).")
+    terminated = _output("term", "``(G,)`` bool: the game (or round: ``episode``) ended on the last step, reset.")
+    truncated = _output("trunc", "``(G,)`` bool: the last step ended the ``max_rounds``-th round; it was reset.")
+    final_observation = _output("final_obs", "``(G, O)`` float32: the ended games seen from their last actor (else 0).")
+    round_ended = _output("round_end", "``(G,)`` bool: a round ended on the last step (the next one is dealt).")
+    rolled = _output("rolled", "``(G, 3)`` int8: the dice of the last step's roll (face indices); -1 where no roll.")
 
     @property
     def final_totals(self) -> np.ndarray:
         """``(G, N)`` int64: the ended games' totals (stale where no episode ended)."""
-        return self._view("fin")[:, 0, :]
-
-    @property
-    def round_ended(self) -> np.ndarray:
-        """``(G,)`` bool: a round ended on the last step (the next one, or a new game, is dealt)."""
-        return self._view("round_end")
-
-    @property
-    def rolled(self) -> np.ndarray:
-        """``(G, 3)`` int8: the dice of the last step's roll (face indices, die order); -1 where no roll."""
-        return self._view("rolled")
+        self._need_reset()
+        return self._views[self._k]["fin"][:, 0, :]
 
     # ---------------------------------------------------------- the games' state (copies)
+    displays = _field("disp", "``(G, N, 7)``: each display's cards per face index.", seats=True)
+    totals = _field("tot", "``(G, N)``: chip totals.", seats=True)
+    quit = _field("quit", "``(G, N)`` bool: who has quit this round.", np.bool_, seats=True)
+    num_active = _field("active", "``(G,)``: players who have not quit this round.")
+    phase = _field("phase", "``(G,)``: the decision asked, as :class:`lama_env.engine.Phase` values.")
+    start_player = _field("start", "``(G,)``: each round's start player.")
+    round_index = _field("nround", "``(G,)``: the current round of each game, 0-based.")
+
     @property
     def hands(self) -> np.ndarray:
         """``(G, N, 6)`` int8: each game's deal of the current round, in deal order (a read-only view)."""
@@ -361,49 +348,14 @@ class VectorGame:
         return self._hands_view
 
     @property
-    def displays(self) -> np.ndarray:
-        """``(G, N, 7)``: each display's cards per face index."""
-        return self._s["disp"][:, :self.num_players].astype(np.int64)
-
-    @property
-    def totals(self) -> np.ndarray:
-        """``(G, N)``: chip totals."""
-        return self._s["tot"][:, :self.num_players].astype(np.int64)
-
-    @property
     def row(self) -> np.ndarray:
         """``(G, 7)`` int8: 1 where the row card of that face is still there."""
         return ((self._s["row"][:, None] >> np.arange(NUM_FACES)) & 1).astype(np.int8)
 
     @property
-    def quit(self) -> np.ndarray:
-        """``(G, N)`` bool: who has quit this round."""
-        return self._s["quit"][:, :self.num_players].astype(np.bool_)
-
-    @property
-    def num_active(self) -> np.ndarray:
-        """``(G,)``: players who have not quit this round."""
-        return self._s["active"].astype(np.int64)
-
-    @property
-    def phase(self) -> np.ndarray:
-        """``(G,)``: the decision asked, as :class:`lama_env.engine.Phase` values (TURN, DISCARD, TAKE)."""
-        return self._s["phase"].astype(np.int64)
-
-    @property
     def dice(self) -> np.ndarray:
         """``(G, 3)``: the pending roll of a discard or take decision (face indices), -1 at a turn."""
         return np.where((self._s["phase"] != K.TURN)[:, None], self._s["dice"].astype(np.int64), -1)
-
-    @property
-    def start_player(self) -> np.ndarray:
-        """``(G,)``: each round's start player."""
-        return self._s["start"].astype(np.int64)
-
-    @property
-    def round_index(self) -> np.ndarray:
-        """``(G,)``: the current round of each game, 0-based."""
-        return self._s["nround"].astype(np.int64)
 
     def _need_reset(self) -> None:
         if not self._started:
