@@ -110,7 +110,7 @@ def _play_all(r: np.ndarray, log: np.ndarray, agents: np.ndarray, seating: np.nd
     """
     games, n = seating.shape
     logging = bool(r["logging"])
-    k = games if logging else min(games, CHUNK)
+    k = max(1, games if logging else min(games, CHUNK))
     s, o = K.new_state(k), VK.outputs(k, n, 0, 0)
     fin, rounds = np.zeros((games, 6, n), dtype=np.int64), np.zeros(games, dtype=np.int64)
     none, status, pos = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64)
