@@ -55,10 +55,10 @@ class IllegalMoveWarning(UserWarning):
     """Issued (through ``gymnasium.logger.warn``) when an illegal action ends a ``LamaDice-v1`` episode."""
 
 
-def check_choice(name: str, value: Any, options: Sequence[str], error: type[Exception] = LamaEnvError) -> str:
-    """Return ``value`` if it is one of ``options``, else raise ``error`` (:class:`LamaEnvError`)."""
+def check_choice(name: str, value: Any, options: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``options``, else raise :class:`LamaEnvError`."""
     if not isinstance(value, str) or value not in options:
-        raise error(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
+        raise LamaEnvError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
     return value
 
 
