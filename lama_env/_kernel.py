@@ -1,54 +1,10 @@
 """The one transition of the game (private): every game of lama_env plays through :func:`transition`.
 
-Every engine (:class:`lama_env.engine.LamaGame` through :mod:`lama_env._game`, :mod:`lama_env.batched`,
-:mod:`lama_env._vector_kernel`) holds each game as one record of :data:`STATE_DTYPE` (a batch: an array of
-them) and changes it only through this module: :func:`start_streams`, :func:`new_game`, :func:`transition`
-(:func:`transition_roll`: with the dice given), :func:`next_round`, :func:`deal_hands` / :func:`deal_card` /
-:func:`open_round` (deals not from the stream), :func:`log_step` / :func:`log_deal`, :func:`legal` (the one
-derivation of legality in compiled code) and :func:`native_action`.  The rules travel as one record of
-:data:`RULES_DTYPE` (:func:`make_rules`); records pass cheaply (a pointer, no reference counts), so the
-functions over them are inlined.  The rules are those of :mod:`lama_env.transitions` (the reference the tests
-replay every engine against; docs/environments.md, The rules engine in Python).  The fields of a game:
-
-==============  ================  ===================================================
-field           shape, dtype      meaning (per-seat fields: 6 entries, the first N used)
-==============  ================  ===================================================
-``es``          uint64            the game's random stream (splitmix64 counter)
-``ps``          uint64            the stream of the native agents seated in it
-``disp``        ``[6, 7]`` int32  each display, cards per face index
-``row``         int32             the llama row as a bit set (bit ``f`` = face ``f``)
-``tot``         ``[6]`` int32     chip totals
-``rstart``      ``[6]`` int32     the totals when the round began
-``quit``        ``[6]`` uint8     who has quit this round
-``active``      int32             players who have not quit
-``cur``         int32             whose decision it is
-``start``       int32             the round's start player
-``phase``       int32             :data:`TURN` (roll or quit), :data:`DISCARD`, :data:`TAKE`
-``dice``        ``[3]`` int32     the last roll (face indices, die order)
-``lim``         ``[7]`` int32     the pending roll's discard limits per face
-``nround``      int32             the round's index in the game
-``nturn``       int32             turns (roll or quit decisions) taken in the round
-``hands``       ``[6, 6]`` int8   the round's deal, in deal order
-``stats``       ``[5, 6]`` int32  per seat over the game: round points, busts,
-                                  quits, rounds gone out, triple llamas
-``logpos``      int64             where the game's log goes on
-``pend``        int64             the log entry of the pending roll (its outcome is
-                                  written when the decision is taken)
-``done_len``    int64             where the last ended game's log stops (the vector game)
-``deck``        ``[36]`` int32    scratch of the deal (the shuffled deck)
-``cnt``         ``[7]`` int32     unused (kept so that saved states keep their layout)
-``l_*``         int32             what the last transition did (for :func:`log_step`)
-==============  ================  ===================================================
-
-The logs (``[G, cap] int32``, game ``g`` in row ``g``) are flat sequences of entries ``tag, ...``:
-``LOG_ROUND, start, 6N dealt cards``; ``LOG_QUIT, player``; ``LOG_ROLL, player, f0, f1, f2, outcome (OUT_*),
-discarded counts packed 2 bits per face | taken face | 0``; ``LOG_END, ended_by, went_out or -1, N points,
-N totals`` (:func:`lama_env.batched.log_to_record` reads them).  Random streams: game ``g`` draws deals and
-dice from ``es``, its native agents from ``ps``, both splitmix64 counters started from ``(seed, game id)``.
-
-Editing this module: Numba's on-disk cache (``cache=True``) of a kernel is keyed by its own file only, so after a
-change here delete the caches of the kernels that inline these functions (``find lama_env -name '*.nb[ic]'
--delete``) before measuring or testing; an installed release changes every file at once.
+Every engine holds each game as one record of :data:`STATE_DTYPE` and changes it only through this module
+(the rules travel as one :data:`RULES_DTYPE` record, :func:`make_rules`); the record's fields, the logs and
+the streams: docs/environments.md, The compiled engine's record.  After editing this module, delete the
+Numba caches of the kernels that inline it (``find lama_env -name '*.nb[ic]' -delete``): a cache is keyed
+by its own file only.
 """
 
 from __future__ import annotations
@@ -57,68 +13,34 @@ import numpy as np
 from numba import njit
 from numba.extending import register_jitable
 
+from . import constants as C
 from . import jit_cache  # noqa: F401  (a writable Numba cache folder before the first cache=True decorator)
-from .constants import (  # noqa: F401  (the record's and the logs' codes, read as K.TURN, K.LOG_ROOM...)
-    CONTINUES,
-    DECK,
-    DECK_COUNTS,
-    DISCARD,
-    DISCARD_BASE,
-    DISCARDS,
-    END_ALL_QUIT,
-    END_BUST,
-    END_ROW_EMPTY,
-    END_TURN_CAP,
-    END_WENT_OUT,
-    GAME_OVER,
-    GOLDEN,
-    KIND_RANDOM,
-    KIND_TABLE,
-    LOG_END,
-    LOG_QUIT,
-    LOG_ROLL,
-    LOG_ROOM,
-    LOG_ROUND,
-    M1,
-    M2,
-    MAX_PLAYERS,
-    NUM_FACES,
-    OUT_BUST,
-    OUT_DISCARD,
-    OUT_TAKE,
-    OUT_TRIPLE,
-    POLICY_SALT,
-    QUIT,
-    ROLL,
-    ROUND_OVER,
-    TAKE,
-    TAKE_BASE,
-    TURN,
-)
 from .odds import p_no_match
 from .rules import MAX_ROUND_POINTS, RulesConfig, return_chip, score_display
 from .rules import win_result as _win_result
 
 # ------------------------------------------------------------------ constants
+# the record's and the step's codes, read by the other kernels as K.TURN, K.LOG_ROOM...
+CONTINUES, ROUND_OVER, GAME_OVER, LOG_ROOM = C.CONTINUES, C.ROUND_OVER, C.GAME_OVER, C.LOG_ROOM
+TURN, DISCARD, TAKE, QUIT, ROLL, TAKE_BASE = C.TURN, C.DISCARD, C.TAKE, C.QUIT, C.ROLL, C.TAKE_BASE
+KIND_RANDOM, KIND_TABLE = C.KIND_RANDOM, C.KIND_TABLE
 _u64 = np.uint64
 #: splitmix64 constants (the counter-based random streams).
-_GOLDEN = _u64(GOLDEN)
-_M1 = _u64(M1)
-_M2 = _u64(M2)
+_GOLDEN, _M1, _M2 = _u64(C.GOLDEN), _u64(C.M1), _u64(C.M2)
 _S30, _S27, _S31, _S32 = _u64(30), _u64(27), _u64(31), _u64(32)
 _TWO32 = _u64(1) << _S32
-_POLICY_SALT = _u64(POLICY_SALT)
+_POLICY_SALT = _u64(C.POLICY_SALT)
 
 
-#: One game's state (the module docstring's table); a batch of games is an array of them (:func:`new_state`).
+#: One game's state (docs/environments.md, The compiled engine's record); a batch is an array (:func:`new_state`).
 STATE_DTYPE = np.dtype([
     # the fields a step reads first, together (a game's step touches few cache lines)
     ("es", np.uint64), ("ps", np.uint64),
     ("row", np.int32), ("active", np.int32), ("cur", np.int32), ("start", np.int32), ("phase", np.int32),
     ("nround", np.int32), ("nturn", np.int32),
-    ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (MAX_PLAYERS,)),
-    ("tot", np.int32, (MAX_PLAYERS,)), ("rstart", np.int32, (MAX_PLAYERS,)), ("disp", np.int32, (MAX_PLAYERS, 7)),
-    ("stats", np.int32, (5, MAX_PLAYERS)), ("hands", np.int8, (MAX_PLAYERS, 6)),
+    ("dice", np.int32, (3,)), ("lim", np.int32, (7,)), ("quit", np.uint8, (C.MAX_PLAYERS,)),
+    ("tot", np.int32, (C.MAX_PLAYERS,)), ("rstart", np.int32, (C.MAX_PLAYERS,)), ("disp", np.int32, (C.MAX_PLAYERS, 7)),
+    ("stats", np.int32, (5, C.MAX_PLAYERS)), ("hands", np.int8, (C.MAX_PLAYERS, 6)),
     ("logpos", np.int64), ("pend", np.int64), ("done_len", np.int64),
     # what the last transition did, for its log entries (log_step): player, phase, action, roll outcome,
     # discarded counts packed or face taken, how the round ended (-1: it goes on), who went out (-1: nobody)
@@ -160,19 +82,14 @@ def new_state(games: int) -> np.ndarray:
     return s
 
 
-def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], logging: bool = False,
-               **settings: object) -> np.ndarray:
-    """The kernel's rules record (a 0-d array of :data:`RULES_DTYPE`) of ``rules`` for ``n`` players.
-
-    ``rules``: a :class:`~lama_env.rules.RulesConfig`; ``tables``: ``(disc, dact, deck0, score)``;
-    ``settings``: the other fields of :data:`RULES_DTYPE` (rewards, episodes, observation tables).
-    """
+def make_rules(n: int, rules: RulesConfig, logging: bool = False, **settings: object) -> np.ndarray:
+    """The kernel's rules record (0-d, :data:`RULES_DTYPE`) of ``rules`` for ``n`` players; ``settings``: others."""
     r = np.zeros((), RULES_DTYPE)
     r["n"], r["thr"], r["must"] = n, rules.end_threshold, bool(rules.must_discard)
     r["maxturns"] = rules.max_round_turns
     r["also_match"], r["logging"] = rules.triple_llama == "also_match", bool(logging)
     r["dice_faces"] = np.array(rules.dice_index, dtype=np.int64)
-    r["disc"], r["dact"], r["deck0"], r["score"] = tables
+    r["disc"], r["dact"], r["deck0"], r["score"] = TABLES
     for k, v in settings.items():
         r[k] = v
     return r
@@ -181,25 +98,25 @@ def make_rules(n: int, rules: RulesConfig, tables: tuple[np.ndarray, ...], loggi
 # ------------------------------------------------------------------ the rules' tables
 def mask_display(mask: int) -> tuple[int, ...]:
     """The display holding one card of each face in ``mask`` (bit ``f`` = face ``f``): the tables' index."""
-    return tuple((mask >> f) & 1 for f in range(NUM_FACES))
+    return tuple((mask >> f) & 1 for f in range(C.NUM_FACES))
 
 
 #: The points of a display by the set of faces it holds (a bit set).
-SCORE = np.array([score_display(mask_display(m)) for m in range(1 << NUM_FACES)], dtype=np.int64)
+SCORE = np.array([score_display(mask_display(m)) for m in range(1 << C.NUM_FACES)], dtype=np.int64)
 #: The discards by action (counts per face) and the discard action of packed counts (2 bits a face; -1: none).
-DISC = np.array(DISCARDS, dtype=np.int64)
-DACT = np.full(1 << (2 * NUM_FACES), -1, dtype=np.int64)
-for _i, _counts in enumerate(DISCARDS):
-    DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = DISCARD_BASE + _i
-#: ``make_rules``'s tables of the rules: discards, discard actions, the deck, the points of a display.
-TABLES = (DISC, DACT, np.array(DECK, dtype=np.int64), SCORE)
+DISC = np.array(C.DISCARDS, dtype=np.int64)
+DACT = np.full(1 << (2 * C.NUM_FACES), -1, dtype=np.int64)
+for _i, _counts in enumerate(C.DISCARDS):
+    DACT[sum(x << (2 * f) for f, x in enumerate(_counts))] = C.DISCARD_BASE + _i
+#: :func:`make_rules`' tables of the rules: discards, discard actions, the deck, the points of a display.
+TABLES = (DISC, DACT, np.array(C.DECK, dtype=np.int64), SCORE)
 
 
 def observation_tables(rules: RulesConfig) -> dict[str, np.ndarray]:
     """The observation's per-value entries (:data:`RULES_DTYPE`'s ``t_*``), by the encoder's own expressions."""
-    scale = [1.0 / (c + 1) for c in DECK_COUNTS]
-    t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(NUM_FACES)], dtype=np.float32)
-    masks = [mask_display(m) for m in range(1 << NUM_FACES)]
+    scale = [1.0 / (c + 1) for c in C.DECK_COUNTS]
+    t_disp = np.array([[c * scale[f] for c in range(8)] for f in range(C.NUM_FACES)], dtype=np.float32)
+    masks = [mask_display(m) for m in range(1 << C.NUM_FACES)]
     t_pts = np.array([int(SCORE[m]) / MAX_ROUND_POINTS for m in range(len(masks))], dtype=np.float32)
     t_pnm = np.array([p_no_match(d, rules) for d in masks], dtype=np.float32)
     t_third = np.array([k / 3.0 for k in range(4)], dtype=np.float32)
@@ -208,7 +125,7 @@ def observation_tables(rules: RulesConfig) -> dict[str, np.ndarray]:
 
 def encoder_rules(n: int, rules: RulesConfig) -> np.ndarray:
     """The rules record (0-d) of ``n`` players under ``rules`` with the observation's tables (no logs or rewards)."""
-    return make_rules(n, rules, TABLES, False, **observation_tables(rules))
+    return make_rules(n, rules, False, **observation_tables(rules))
 
 
 # ------------------------------------------------------------------ random streams
@@ -234,10 +151,7 @@ def below(state, k):
 
 @njit(cache=True)
 def start_streams(gs, seed_mixed, game_id):
-    """Start the streams of game ``gs`` (a state record) from the mixed base seed and the game's id.
-
-    ``seed_mixed``: :func:`lama_env.streams.kernel_seed`; the streams are :func:`lama_env.streams.start_streams`'.
-    """
+    """Start game ``gs``'s streams from ``seed_mixed`` (:func:`lama_env.streams.kernel_seed`) and its id."""
     e = mix(seed_mixed ^ mix(_u64(game_id) * _GOLDEN + _GOLDEN))
     gs.es = e
     gs.ps = mix(e ^ _POLICY_SALT)
@@ -303,7 +217,7 @@ def _hand_out(gs, r):
 def log_deal(gs, r, log, g):
     """Log the round just dealt (``LOG_ROUND``) into ``log[g]``."""
     pos = gs.logpos
-    log[g, pos] = LOG_ROUND
+    log[g, pos] = C.LOG_ROUND
     log[g, pos + 1] = gs.start
     for i in range(6 * r.n):
         log[g, pos + 2 + i] = gs.deck[i]
@@ -319,10 +233,7 @@ def begin_round(gs, r, start_player):
 
 @_inline
 def deal_hands(gs, r, hands):
-    """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet).
-
-    A deal not drawn from the stream: injected, or card by card at explicit chance nodes (:func:`deal_card`).
-    """
+    """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet)."""
     if hands[0, 0] < 0:  # no card yet: empty displays (and hands), nobody has quit
         for p in range(r.n):
             gs.quit[p] = 0
@@ -401,7 +312,7 @@ def _quit(gs, p):
     gs.quit[p] = 1
     gs.stats[2, p] += 1
     gs.active -= 1
-    return END_ALL_QUIT if gs.active == 0 else -1
+    return C.END_ALL_QUIT if gs.active == 0 else -1
 
 
 @_inline
@@ -442,23 +353,20 @@ def _roll(gs, r, p, x):
 
 @_inline
 def _resolve(gs, r, p, f0, f1, f2):
-    """How the roll of faces ``f0, f1, f2`` resolves (triple llama, discard, take or bust).
-
-    Returns (log outcome, the round's ending or -1).
-    """
+    """How the roll of faces ``f0, f1, f2`` resolves: (log outcome, the round's ending or -1)."""
     if f0 == 0 and f1 == 0 and f2 == 0:  # a triple llama
         gs.tot[p] = chip(gs.tot[p])
         gs.stats[4, p] += 1
         if not r.also_match:
-            return OUT_TRIPLE, -1
+            return C.OUT_TRIPLE, -1
     if _matches(gs, p):
         gs.phase = DISCARD
-        return OUT_DISCARD, -1
+        return C.OUT_DISCARD, -1
     if gs.active > 1 and ((1 << f0) | (1 << f1) | (1 << f2)) & gs.row != 0:
         gs.phase = TAKE
-        return OUT_TAKE, -1
+        return C.OUT_TAKE, -1
     _bust(gs, p)
-    return OUT_BUST, END_BUST
+    return C.OUT_BUST, C.END_BUST
 
 
 @_inline
@@ -467,12 +375,12 @@ def _discard(gs, r, p, a):
     left = 0
     packed = 0
     for f in range(7):
-        c = r.disc[a - DISCARD_BASE, f]
+        c = r.disc[a - C.DISCARD_BASE, f]
         gs.disp[p, f] -= c
         left += gs.disp[p, f]
         packed += c << (2 * f)
     gs.phase = TURN
-    return packed, END_WENT_OUT if left == 0 else -1
+    return packed, C.END_WENT_OUT if left == 0 else -1
 
 
 @_inline
@@ -482,7 +390,7 @@ def _take(gs, p, a):
     gs.row &= ~(1 << f)
     gs.disp[p, f] += 1
     gs.phase = TURN
-    return f, END_ROW_EMPTY if gs.row == 0 else -1
+    return f, C.END_ROW_EMPTY if gs.row == 0 else -1
 
 
 @_inline
@@ -506,8 +414,7 @@ def transition(gs, r, a):
 def transition_roll(gs, r, a, x):
     """:func:`transition` with a roll's dice given: ``x`` (die 0's side * 36 + die 1's * 6 + die 2's), or -1: drawn.
 
-    Returns :data:`CONTINUES`, :data:`ROUND_OVER` (scored; deal the next with :func:`next_round`) or
-    :data:`GAME_OVER` (a total reached the threshold); what it did stays in ``l_*`` for :func:`log_step`.
+    Returns ``CONTINUES``, ``ROUND_OVER`` (scored: :func:`next_round`) or ``GAME_OVER``; ``l_*`` say what it did.
     """
     p = gs.cur
     ph = gs.phase
@@ -524,7 +431,7 @@ def transition_roll(gs, r, a, x):
     else:
         detail, ended = _take(gs, p, a)
     if ended < 0 and gs.phase == TURN and gs.nturn >= r.maxturns:
-        ended = END_TURN_CAP  # the turn is over and the round would go on: cut (transitions.cut_round)
+        ended = C.END_TURN_CAP  # the turn is over and the round would go on: cut (transitions.cut_round)
     gs.l_player = p
     gs.l_phase = ph
     gs.l_action = a
@@ -536,7 +443,7 @@ def transition_roll(gs, r, a, x):
         if gs.phase == TURN:
             _next_player(gs, r)
         return CONTINUES
-    if ended == END_WENT_OUT:
+    if ended == C.END_WENT_OUT:
         gs.l_wo = p
     hi = _score_round(gs, r, gs.l_wo)
     return GAME_OVER if hi >= r.thr else ROUND_OVER
@@ -548,12 +455,12 @@ def log_step(gs, r, log, g):
     pos = gs.logpos
     p = gs.l_player
     if gs.l_phase == TURN and gs.l_action == QUIT:
-        log[g, pos] = LOG_QUIT
+        log[g, pos] = C.LOG_QUIT
         log[g, pos + 1] = p
         pos += 2
     elif gs.l_phase == TURN:
         gs.pend = pos
-        log[g, pos] = LOG_ROLL
+        log[g, pos] = C.LOG_ROLL
         log[g, pos + 1] = p
         log[g, pos + 2] = gs.dice[0]
         log[g, pos + 3] = gs.dice[1]
@@ -565,7 +472,7 @@ def log_step(gs, r, log, g):
         log[g, gs.pend + 6] = gs.l_detail
     if gs.l_ended >= 0:
         n = r.n
-        log[g, pos] = LOG_END
+        log[g, pos] = C.LOG_END
         log[g, pos + 1] = gs.l_ended
         log[g, pos + 2] = gs.l_wo
         for q in range(n):
@@ -621,11 +528,10 @@ def legal(gs, r, i):
 
 @_inline
 def native_action(agent, gs, r, st):
-    """(new stream state, action) of native agent ``agent`` (an :data:`AGENT_DTYPE` record) in game ``gs``.
+    """(new stream state, action) of native agent ``agent`` in game ``gs``, drawing from ``st``.
 
-    ``st``: the stream it draws from.  :data:`KIND_RANDOM`: one draw ``below(st, count)`` of an index in
-    :func:`legal`'s order; :data:`KIND_TABLE`: ``quit_table[m]``, the last legal discard, or the shown row
-    card of smallest ``take_rank[m, f]`` (the first face on ties), ``m`` the faces the display holds.
+    ``KIND_RANDOM``: one draw of an index in :func:`legal`'s order; ``KIND_TABLE``: ``quit_table[m]``, the last
+    legal discard, or the shown row card of smallest ``take_rank[m, f]`` (first face on ties), ``m`` the display's.
     """
     ph = gs.phase
     if agent.kind == KIND_RANDOM:

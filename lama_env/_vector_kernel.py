@@ -1,19 +1,12 @@
-"""The compiled kernels of :class:`lama_env.vector.VectorGame` and its envs (private: use the classes).
+"""The compiled kernels of :class:`lama_env.vector.VectorGame`, its env and the batched engine (private).
 
-The games are an array of state records (:data:`lama_env._kernel.STATE_DTYPE`) and their logs; every change
-of a game goes through the package's one compiled step (:func:`lama_env._kernel.transition`).  Around it:
-:func:`apply_kernel` applies one action per game and ends rounds (the episode step of
-:mod:`lama_env.episode`, compiled: rewards, termination, truncation, final observation, new game or next
-round); :func:`decisions_kernel` writes the decision now asked (observation, mask); :func:`step_kernel` does
-both for the vector game; :func:`play_kernel` plays the vector env's native seats in waves; the others
-sample, check, reset, observe and sum up episodes.  The observation is bit-equal to
-:func:`lama_env.observation.encode`'s (``tests/test_vector.py`` checks it all against
-:class:`~lama_env.engine.LamaGame`).
+Every change of a game goes through :func:`lama_env._kernel.transition`; :func:`play_kernel` is the one loop of
+native play; the observation is bit-equal to :func:`lama_env.observation.encode`'s (``tests/test_vector.py``).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -21,9 +14,7 @@ from numba.np.numpy_support import from_dtype
 
 from . import _kernel as K
 from . import episode as _episode
-from ._kernel import DISCARD, TAKE, TURN
-
-__all__ = ["DISCARD", "TAKE", "TURN"]
+from ._kernel import TURN
 
 _AGENT_NB = from_dtype(K.AGENT_DTYPE)
 #: The "no decision" column of the observation's ``decision`` block (round or game over).
@@ -50,6 +41,14 @@ class Outputs(NamedTuple):
     rolled: np.ndarray
     fin: np.ndarray
     fin_rounds: np.ndarray
+
+
+def outputs(g: int, n: int, obs_size: int, num_actions: int, rew_dtype: Any = np.float32) -> Outputs:
+    """Zeroed output buffers of ``g`` games of ``n`` players (``rolled`` -1)."""
+    return Outputs(np.zeros((g, obs_size), dtype=np.float32), np.zeros((g, num_actions), dtype=np.bool_),
+                   np.zeros(g, dtype=np.int64), np.zeros((g, n), dtype=rew_dtype), np.zeros(g, dtype=np.bool_),
+                   np.zeros(g, dtype=np.bool_), np.zeros(g, dtype=np.bool_), np.zeros((g, obs_size), dtype=np.float32),
+                   np.full((g, 3), -1, dtype=np.int8), np.zeros((g, 6, n), dtype=np.int64), np.zeros(g, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -89,11 +88,7 @@ def _encode_dice(out, b, gs, r):
 
 @njit(cache=True)
 def encode(out, gs, r, seat, to_act, decision, show_dice):
-    """Write game ``gs``'s observation seen from ``seat`` into ``out`` (one row, float32).
-
-    ``to_act`` is -1 and ``decision`` :data:`DECISION_NONE` for a finished round; the dice are shown when
-    ``show_dice``.  ``r`` holds the tables (``t_disp``, ``t_pts``, ``t_pnm``, ``score``, ``t_third``).
-    """
+    """Write game ``gs``'s observation seen from ``seat`` into ``out`` (``to_act`` -1, :data:`DECISION_NONE`: ended)."""
     n = r.n
     for k in range(n):
         p = seat + k
@@ -145,30 +140,40 @@ def check_kernel(actions, s, r):
 
 
 @njit(cache=True)
-def reset_kernel(s, r, log, sel, reseed, seed_mixed, obs, mask, player):
-    """Start a new game in every slot ``g`` with ``sel[g]`` (new streams from ``seed_mixed`` when ``reseed``)."""
+def reset_kernel(s, r, log, sel, reseed, seed_mixed, ids, obs, mask, player):
+    """Start a new game in every slot ``g`` with ``sel[g]`` (new streams of game ``ids[g]`` when ``reseed``)."""
     for g in range(s.shape[0]):
         if not sel[g]:
             continue
         gs = s[g]
         if reseed:
-            K.start_streams(gs, seed_mixed, g)
+            K.start_streams(gs, seed_mixed, ids[g])
         gs.logpos = 0
         gs.pend = -1
         K.new_game(gs, r)
         if r.logging:
             K.log_deal(gs, r, log, g)
-        player[g] = 0
-        encode(obs[g], gs, r, 0, 0, TURN, False)
-        write_mask(mask[g], gs, r)
+        if obs is not None:
+            player[g] = 0
+            encode(obs[g], gs, r, 0, 0, TURN, False)
+            write_mask(mask[g], gs, r)
+
+
+@njit(cache=True, inline="always")
+def _finish(gs, r, o, g):
+    """Game ``g`` is over: its totals and statistics to ``o.fin[g]``, its rounds to ``o.fin_rounds[g]``."""
+    o.fin_rounds[g] = gs.nround + 1
+    for q in range(r.n):
+        o.fin[g, 0, q] = gs.tot[q]
+        for k in range(5):
+            o.fin[g, 1 + k, q] = gs.stats[k, q]
 
 
 @njit(cache=True)
 def _end_round(gs, r, log, g, o, code, fs):
-    """Game ``g``'s round ended (``code``: :data:`~lama_env._kernel.ROUND_OVER` or ``GAME_OVER``): the episode step.
+    """Game ``g``'s round ended (``code``): the episode step, compiled: rewards, the episode's end or the next round.
 
-    Rewards; where the episode ends ``term`` or ``trunc``, the final observation from ``fs``, the totals and
-    statistics to ``fin`` and a new game; else the next round.
+    An episode's end sets ``term`` or ``trunc``, the final observation from ``fs``, :func:`_finish`, a new game.
     """
     n = r.n
     o.round_end[g] = True
@@ -182,11 +187,7 @@ def _end_round(gs, r, log, g, o, code, fs):
         else:
             o.trunc[g] = True
         encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
-        o.fin_rounds[g] = gs.nround + 1
-        for q in range(n):
-            o.fin[g, 0, q] = gs.tot[q]
-            for k in range(5):
-                o.fin[g, 1 + k, q] = gs.stats[k, q]
+        _finish(gs, r, o, g)
         if r.logging:
             gs.done_len = gs.logpos
             gs.pend = -1
@@ -195,35 +196,6 @@ def _end_round(gs, r, log, g, o, code, fs):
         K.next_round(gs, r)
     if r.logging:
         K.log_deal(gs, r, log, g)
-
-
-@njit(cache=True)
-def apply_kernel(s, r, log, idx, count, actions, o, fseat):
-    """Apply ``actions[g]`` (legal; none if negative) of the player to act in each game ``g = idx[j]``, ``j < count``.
-
-    Writes ``o.rew[g]``, and ``o.rolled[g]`` for a roll; a round's end goes through :func:`_end_round`
-    (final observation seen from ``fseat[g]``, the last actor where negative).  No flag is cleared here.
-    """
-    n = r.n
-    logging = r.logging
-    for j in range(count):
-        g = idx[j]
-        a = actions[g]
-        if a < 0:  # no action for this game
-            continue
-        gs = s[g]
-        p = gs.cur
-        for q in range(n):
-            o.rew[g, q] = 0.0
-        roll = gs.phase == TURN and a == 0
-        code = K.transition(gs, r, a)
-        if logging:
-            K.log_step(gs, r, log, g)
-        if roll:
-            for j2 in range(3):
-                o.rolled[g, j2] = gs.dice[j2]
-        if code != K.CONTINUES:
-            _end_round(gs, r, log, g, o, code, fseat[g] if fseat[g] >= 0 else p)
 
 
 @njit(cache=True)
@@ -249,42 +221,42 @@ def _longest(s):
 
 
 @njit(cache=True)
-def step_kernel(s, r, log, actions, idx, o, fseat):
-    """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g``; return the longest log.
+def step_kernel(s, r, log, actions, idx, o):
+    """Apply ``actions[g]`` (legal: :func:`check_kernel`) in every game ``g`` (``idx``: ``0..G-1``); the longest log.
 
-    ``idx`` is ``0..G-1``; ``o`` is one output buffer, whose flags, ``rolled`` and ended games' ``final_obs`` rows
-    are cleared first.
+    Writes ``o``'s flags, ``rew``, ``rolled`` (-1: no roll) and a round's end (:func:`_end_round`, the final
+    observation seen from the actor; an earlier one cleared).
     """
-    games = actions.shape[0]
-    nobs = o.obs.shape[1]
-    for g in range(games):
+    for g in range(actions.shape[0]):
+        gs = s[g]
         if o.term[g] or o.trunc[g]:
-            for i in range(nobs):
-                o.final_obs[g, i] = 0.0
+            o.final_obs[g, :] = 0.0
         o.term[g] = False
         o.trunc[g] = False
         o.round_end[g] = False
-        o.rolled[g, 0] = -1
-        o.rolled[g, 1] = -1
-        o.rolled[g, 2] = -1
-    apply_kernel(s, r, log, idx, games, actions, o, fseat)
-    decisions_kernel(s, r, idx, games, o.obs, o.mask, o.player)
+        for q in range(r.n):
+            o.rew[g, q] = 0.0
+        p = gs.cur
+        roll = gs.phase == TURN and actions[g] == 0
+        code = K.transition(gs, r, actions[g])
+        if r.logging:
+            K.log_step(gs, r, log, g)
+        for j in range(3):
+            o.rolled[g, j] = gs.dice[j] if roll else -1
+        if code != K.CONTINUES:
+            _end_round(gs, r, log, g, o, code, p)
+    decisions_kernel(s, r, idx, actions.shape[0], o.obs, o.mask, o.player)
     return _longest(s)
 
 
-# ------------------------------------------------------------------ the environments' kernel
-@njit(cache=True)
-def forced_action(gs, r):
-    """The only legal action of game ``gs``'s decision (:func:`lama_env._kernel.legal`), or -1 (a choice)."""
-    count, a = K.legal(gs, r, 0)
-    return a if count == 1 else -1
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_decision(gs, r, agent, me, auto_forced):
-    """(action, status) of the game's next decision: the native ``agent``'s action, or whom it waits on."""
+    """(action, status) of the game's next decision: the native ``agent``'s (or the learner's forced) action, or -1."""
     if gs.cur == me:
-        return (forced_action(gs, r) if auto_forced else -1), WAIT_LEARNER
+        if not auto_forced:
+            return -1, WAIT_LEARNER
+        count, a = K.legal(gs, r, 0)
+        return (a if count == 1 else -1), WAIT_LEARNER
     if agent.kind < 0:
         return -1, WAIT_OPPONENT
     st, a = K.native_action(agent, gs, r, gs.ps)
@@ -293,64 +265,85 @@ def _next_decision(gs, r, agent, me, auto_forced):
 
 
 @njit(cache=True)
-def play_kernel(s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o):
-    """Play every game ``g`` with ``sel[g]`` until it waits on its learner seat ``learner[g]``; return the longest log.
+def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next decision; calls cost refcounts)
+        s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o, pos, budget):
+    """The one loop of native play (:meth:`lama_env.vector.VectorGame.play`, :func:`lama_env.batched.play_batch`).
 
-    :meth:`lama_env.vector.VectorGame.play`: ``actions[g] >= 0`` first, then native seats (``kind >= 0``) and,
-    with ``auto_forced``, the learner's forced decisions, in waves, until ``status[g]`` is set (``PAUSED``
-    when fewer than ``room`` log entries are left).  ``lrew[g]`` adds the learner's rewards.
+    Each game ``g >= pos[0]`` of ``sel``: ``actions[g]`` (if >= 0), then its native seats (``agents[seat_agent[g, p]]``)
+    and, with ``auto_forced``, the forced decisions of ``learner[g]``, until ``status[g]`` (``PAUSED``: ``room`` log
+    entries left, or ``budget`` transitions made: ``pos[0]`` goes on); ``lrew`` adds the learner's rewards.  With
+    ``lrew`` None (play_batch, compiled apart), a game's end stops it: no rewards or observations.  The longest log.
     """
     games = sel.shape[0]
-    act = np.full(games, -1, np.int64)
-    live = np.empty(games, np.int64)  # the games that play the next wave
-    count = 0
-    for g in range(games):
-        if sel[g]:
-            o.term[g] = False
-            o.trunc[g] = False
-            o.round_end[g] = False
-            act[g] = actions[g]
-            live[count] = g
-            count += 1
-    done = np.empty(games, np.int64)  # the games that stopped
-    ndone = 0
     cap = log.shape[1]
-    while count > 0:
-        apply_kernel(s, r, log, live, count, act, o, learner)
-        nxt = 0
-        for j in range(count):
-            g = live[j]
-            gs = s[g]
-            me = learner[g]
-            if act[g] >= 0:
-                lrew[g] += o.rew[g, me]
-                if o.term[g] or o.trunc[g]:
-                    status[g] = ENDED
-                    act[g] = -1
-                    continue
-            if r.logging and gs.logpos + room > cap:
-                a, st = -1, PAUSED  # before any decision: the call after the log's growth takes it
+    done = np.empty(games, np.int64)  # the games that wait on a decision
+    ndone = 0
+    steps = 0
+    rew, rolled = o.rew, o.rolled
+    g = pos[0]
+    while g < games:
+        if not sel[g]:
+            g += 1
+            continue
+        gs = s[g]
+        me = learner[g]
+        a = actions[g]
+        o.term[g] = False
+        o.trunc[g] = False
+        o.round_end[g] = False
+        fresh = True  # o.rew[g] holds the last action's rewards: cleared before the next action
+        while True:
+            if a >= 0:
+                if lrew is not None and fresh:
+                    for q in range(r.n):
+                        rew[g, q] = 0.0
+                    fresh = False
+                p = gs.cur
+                roll = gs.phase == TURN and a == 0
+                code = K.transition(gs, r, a)
+                steps += 1
+                if r.logging:
+                    K.log_step(gs, r, log, g)
+                if lrew is not None and roll:
+                    for j in range(3):
+                        rolled[g, j] = gs.dice[j]
+                if code != K.CONTINUES and lrew is not None:
+                    _end_round(gs, r, log, g, o, code, me if me >= 0 else p)
+                    fresh = True
+                    lrew[g] += rew[g, me]
+                    if o.term[g] or o.trunc[g]:
+                        st = ENDED
+                        break
+                elif code == K.GAME_OVER:
+                    _finish(gs, r, o, g)
+                    st = ENDED
+                    break
+                elif code == K.ROUND_OVER:
+                    K.next_round(gs, r)
+                    if r.logging:
+                        K.log_deal(gs, r, log, g)
+            if steps >= budget or (r.logging and gs.logpos + room > cap):
+                a, st = -1, PAUSED  # before any decision: the next call takes it
             else:
                 a, st = _next_decision(gs, r, agents[seat_agent[g, gs.cur]], me, auto_forced)
-            act[g] = a
-            if a >= 0:
-                live[nxt] = g
-                nxt += 1
-            else:
-                status[g] = st
-                done[ndone] = g
-                ndone += 1
-        count = nxt
-    decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
+            if a < 0:
+                break
+        status[g] = st
+        if st != ENDED:
+            done[ndone] = g
+            ndone += 1
+        if st == PAUSED and steps >= budget:
+            break  # the next call goes on with game g
+        g += 1
+    pos[0] = g
+    if lrew is not None:
+        decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
     return _longest(s)
 
 
 @njit(cache=True)
 def sample_kernel(s, r, keys, use_keys, out):
-    """A uniformly random legal action in every game into ``out``, from ``keys[g]`` if ``use_keys`` else ``ps``.
-
-    The random native policy's draw; the game's own stream ``ps`` moves on unless ``use_keys``.
-    """
+    """The random native policy's action in every game into ``out``, from ``keys[g]`` if ``use_keys`` else ``ps``."""
     rand = np.zeros(1, _AGENT_NB)  # type: ignore[type-var]  # (Numba's record type) a KIND_RANDOM agent
     for g in range(s.shape[0]):
         gs = s[g]
@@ -363,11 +356,7 @@ def sample_kernel(s, r, keys, use_keys, out):
 
 @njit(cache=True)
 def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
-    """The learner's episode statistics of the games ``rows`` (``fin``, ``rounds``: as :func:`apply_kernel` writes).
-
-    ``fst[:, g]``: win (:func:`lama_env.rules.win_result`'s share; 0 where ``illegal[g]``), points per round;
-    ``ist[:, g]``: rounds, final points, busts, quits, went out, illegal (``episode_stats``).
-    """
+    """The learner's ``episode_stats`` of the games ``rows``: ``fst`` win share, points per round; ``ist`` counts."""
     n = fin.shape[2]
     for j in range(rows.shape[0]):
         g = rows[j]

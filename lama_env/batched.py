@@ -1,11 +1,6 @@
-"""A compiled batched engine: many full games at once, for fast evaluation.
+"""A compiled batched engine: many full games of native policies at once (docs/environments.md, The batched engine).
 
-:func:`play_batch` plays ``G`` complete games for ``N`` players whose seats are filled by *native* policies
-(:class:`NativePolicy`, plain data that a policy builds for itself: ``policy.native(rules)``; this module
-knows no agent) inside one Numba-compiled kernel over the package's one compiled step
-(:func:`lama_env._kernel.transition`), and returns per-game outcome arrays (:class:`BatchResult`).  Game
-``g`` draws from its own stream, a function of ``(seed, game_ids[g])`` only, so it plays the same alone, in
-a batch or logged (``log_games``, :meth:`BatchResult.record`).  (docs/environments.md, The batched engine)
+:func:`play_batch` plays them in one Numba-compiled kernel and returns per-game outcome arrays (:class:`BatchResult`).
 """
 
 from __future__ import annotations
@@ -16,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 import numpy as np
-from numba import njit
 
 from . import _kernel as K
+from . import _vector_kernel as VK
 from . import constants as C
 from . import streams
 from .constants import KIND_RANDOM, KIND_TABLE, LOG_END, LOG_QUIT, LOG_ROLL, LOG_ROUND, OUT_DISCARD, OUT_TAKE
@@ -36,8 +31,7 @@ class NativePolicyError(LamaDiceError, ValueError):
     """A policy that the batched engine cannot play natively, a malformed description or a bad argument."""
 
 
-#: The display holding one card of each face of a mask (:func:`lama_env._kernel.mask_display`): a table
-#: policy's tables are indexed by such masks.
+#: The display of a mask (:func:`lama_env._kernel.mask_display`): a table policy's tables are indexed by masks.
 mask_display = K.mask_display
 
 
@@ -45,14 +39,9 @@ mask_display = K.mask_display
 class NativePolicy:
     """A policy as plain data, for the kernel (build one with :meth:`random` or :meth:`table`).
 
-    Attributes:
-        spec: a label (the agent's spec, e.g. ``"threshold:0.2"``).
-        kind: :data:`KIND_RANDOM` or :data:`KIND_TABLE`.
-        quit_table: ``uint8[NUM_MASKS]``: for :data:`KIND_TABLE`, 1 where the policy quits at the start of its
-            turn holding the faces of the mask.
-        take_rank: ``int64[NUM_MASKS, NUM_FACES]``: for :data:`KIND_TABLE`, the policy takes the shown row card
-            of smallest rank (the first face on ties).
-        rules: the rules the tables were built for (None: valid under any rules).
+    ``spec`` labels it; ``kind`` is :data:`KIND_RANDOM` or :data:`KIND_TABLE`, whose ``quit_table[mask]`` is 1
+    where it quits holding the faces of the mask and which takes the shown row card of smallest
+    ``take_rank[mask, face]`` (:func:`lama_env._kernel.native_action`); ``rules``: those the tables are for (None: any).
     """
 
     spec: str
@@ -85,18 +74,7 @@ def native_description(agent: Any, rules: RulesConfig, required: Literal[True]) 
 @overload
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None: ...
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
-    """The native description of ``agent`` (a :class:`NativePolicy`, or an object with ``native(rules)``).
-
-    The one way an agent becomes one: :func:`play_batch`, the vector env's opponents and the training's go
-    through here.
-
-    Returns:
-        The description, or None where there is none (no ``native()``, it gives None or not a description,
-        or one built for other rules) and not ``required``.
-
-    Raises:
-        NativePolicyError: ``required`` and no description, naming why.
-    """
+    """``agent``'s :class:`NativePolicy` (``agent.native(rules)``), else None (``required``: NativePolicyError)."""
     desc: Any = agent
     why = None  # why there is no description
     if not isinstance(agent, NativePolicy):
@@ -118,97 +96,45 @@ def native_description(agent: Any, rules: RulesConfig, required: bool = False) -
     return None
 
 
-#: Transitions per call of the compiled kernel: a call holds the interpreter (a Ctrl-C waits for it), so it
-#: is kept to tens of milliseconds, a game under way carried over to the next call; the games are the same.
+#: Transitions per call of the compiled kernel, so that a Ctrl-C is heard (docs/environments.md, Ctrl-C).
 KERNEL_STEPS = 1 << 19
+#: Games held at once (their records and buffers; logged games: all).
+CHUNK = 2048
 
 
-@njit(cache=True)
-def _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos, budget):
-    """Play games ``g = pos[0]..G-1`` (``G = len(seat_agent)``), ``budget`` transitions at most; see :func:`play_batch`.
+def _play_all(r: np.ndarray, log: np.ndarray, agents: np.ndarray, seating: np.ndarray, game_ids: np.ndarray,
+              seed_mixed: np.uint64) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Play the games to their end in :func:`lama_env._vector_kernel.play_kernel`, :data:`CHUNK` at a time.
 
-    Game ``g`` starts from the streams of ``(seed_mixed, game_ids[g])`` (:func:`lama_env.streams.kernel_seed`);
-    agent ``agents[seat_agent[g, p]]`` (:data:`lama_env._kernel.AGENT_DTYPE`) plays seat ``p``.  The games are
-    played in turn in the state record ``s[0]``; totals, per-seat statistics and rounds go to ``tot[g]``,
-    ``stats[g]`` (``[G, 5, N]``) and ``rounds[g]``.  With ``r.logging`` game ``g`` is logged into ``log[g]`` (at
-    least ``LOG_ROOM + 8 N`` entries) and ``log_len[g]`` gets its length, or -1 if it overflowed.  ``pos``
-    (``int64[3]``: the next game, whether it is under way, whether its log overflowed) is updated; call again
-    until ``pos[0] == G``.
+    Returns each game's totals and statistics (``[G, 6, N]``), its rounds, the log (grown as needed), its lengths.
     """
-    n = r.n
-    logging = r.logging
+    games, n = seating.shape
+    logging = bool(r["logging"])
+    k = max(1, games if logging else min(games, CHUNK))
+    s, o = K.new_state(k), VK.outputs(k, n, 0, 0)
+    fin, rounds = np.zeros((games, 6, n), dtype=np.int64), np.zeros(games, dtype=np.int64)
+    none, status, pos = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(1, dtype=np.int64)
     room = K.LOG_ROOM + 8 * n
-    cap = log.shape[1]
-    local = s.copy()  # a local record (what the compiler keeps closest), copied back to s[0]
-    gs = local[0]
-    games = seat_agent.shape[0]
-    steps = 0
-    g = pos[0]
-    while g < games:
-        if pos[1] == 0:
-            K.start_streams(gs, seed_mixed, game_ids[g])
-            gs.logpos = 0
-            K.new_game(gs, r)
-            if logging:
-                K.log_deal(gs, r, log, g)
-            pos[1] = 1
-            pos[2] = 0
-        while True:
-            if steps >= budget:
-                pos[0] = g
-                s[0] = local[0]
-                return
-            steps += 1
-            if logging and gs.logpos + room > cap:
-                pos[2] = 1  # the log is dropped (play_batch plays the game again with a longer one)
-                gs.logpos = 0
-            st, a = K.native_action(agents[seat_agent[g, gs.cur]], gs, r, gs.ps)
-            gs.ps = st
-            code = K.transition(gs, r, a)
-            if logging:
-                K.log_step(gs, r, log, g)
-            if code == K.GAME_OVER:
-                break
-            if code == K.ROUND_OVER:
-                K.next_round(gs, r)
-                if logging:
-                    K.log_deal(gs, r, log, g)
-        for p in range(n):
-            tot[g, p] = gs.tot[p]
-            for k in range(5):
-                stats[g, k, p] = gs.stats[k, p]
-        rounds[g] = gs.nround + 1
-        if logging:
-            log_len[g] = -1 if pos[2] else gs.logpos
-        pos[1] = 0
-        g += 1
-    pos[0] = g
-
-
-def _play_all(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len) -> None:
-    """:func:`_play_kernel` over the whole batch, :data:`KERNEL_STEPS` transitions per call (Ctrl-C works)."""
-    s = K.new_state(1)
-    pos = np.zeros(3, dtype=np.int64)
-    while pos[0] < len(seat_agent):
-        _play_kernel(r, log, agents, seat_agent, game_ids, seed_mixed, tot, stats, rounds, log_len, s, pos,
-                     KERNEL_STEPS)
+    for c in range(0, games, k):
+        sel = np.arange(k) < games - c
+        VK.reset_kernel(s, r, log, sel, True, seed_mixed, game_ids[c:c + k], None, None, None)
+        out = o._replace(fin=fin[c:c + k], fin_rounds=rounds[c:c + k])  # the games' ends, written in place
+        while sel.any():
+            if logging and int(s["logpos"].max()) + room > log.shape[1]:
+                log = np.concatenate([log, np.zeros_like(log)], axis=1)
+            VK.play_kernel(s, r, log, agents, none, sel, none, seating[c:c + k], False, room, status, None, out,
+                           pos, KERNEL_STEPS)
+            if pos[0] == k:
+                sel &= status != VK.ENDED
+                pos[0] = 0
+    return fin, rounds, log, s["logpos"]
 
 
 @dataclass
 class BatchResult:
-    """Outcomes of a batch of games (arrays indexed by game, then seat).
+    """Outcomes of a batch of games: ``int64`` arrays by game (``rounds``, ``game_ids``), then seat, and the logs.
 
-    Attributes:
-        num_players: players per game.
-        rules: the rules played.
-        game_ids: ``int64[G]``, the id of each game (its random stream).
-        seating: ``int64[G, N]``, the agent index at each seat.
-        totals: ``int64[G, N]``, final totals by seat (lower is better).
-        round_points: ``int64[G, N]``, the sum of each seat's round points.
-        rounds: ``int64[G]``, rounds played.
-        busts, quits, went_out, triple_llamas: ``int64[G, N]`` counts per seat (busts caused, quits, rounds
-            gone out, triple llamas rolled).
-        logs: game index -> trajectory log (``int32`` array) for logged games.
+    Per seat: ``totals``, ``round_points``, ``busts`` (caused), ``quits``, ``went_out``, ``triple_llamas``, ``seating``.
     """
 
     num_players: int
@@ -229,10 +155,6 @@ class BatchResult:
         """How many games were played (``G``)."""
         return int(self.totals.shape[0])
 
-    def winners_mask(self) -> np.ndarray:
-        """``bool[G, N]``: seats tied for the fewest points."""
-        return self.totals == self.totals.min(axis=1, keepdims=True)
-
     def record(self, g: int) -> dict:
         """Game ``g`` (which must have been logged) as a ``lama-dice-record/1`` dict."""
         return log_to_record(self._log(g), self.num_players, self.rules)
@@ -248,12 +170,7 @@ class BatchResult:
 
 
 def iter_log(log: np.ndarray, n: int) -> Iterator[tuple[int, int, np.ndarray]]:
-    """The entries of a trajectory log of the kernel, as ``(offset, tag, fields)``: the one parser of the logs.
-
-    ``fields`` is the entry after its tag: ``LOG_ROUND`` start player and the ``n`` hands; ``LOG_QUIT``
-    player; ``LOG_ROLL`` player, three dice, outcome, its argument; ``LOG_END`` how the round ended, who
-    went out, the round points and the totals.
-    """
+    """The entries of a kernel's log as ``(offset, tag, fields after the tag)``: the one parser of the logs."""
     lengths = {LOG_ROUND: 2 + n * HAND_SIZE, LOG_QUIT: 2, LOG_ROLL: 7, LOG_END: 3 + 2 * n}  # with the tag
     i, size = 0, len(log)
     while i < size:
@@ -308,22 +225,10 @@ def log_to_result(log: np.ndarray, num_players: int) -> dict:
 def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = None, seating: np.ndarray | None = None,
                rules: RulesConfig | Mapping | None = None, seed: int | None = None, game_ids: np.ndarray | None = None,
                log_games: Sequence[int] = (), log_capacity: int = 4096) -> BatchResult:
-    """Play whole games with native policies in the compiled kernel.
+    """Play whole games of native policies in the compiled kernel (docs/environments.md, The batched engine).
 
-    Args:
-        num_players: players per game, 1..6.
-        agents: :class:`NativePolicy` descriptions, or objects with a ``native(rules)`` method that returns one,
-            indexed by ``seating``; :func:`lama_dice.agents.native.play_batch` also takes agent specs.
-        games: number of games; with ``seating=None`` agent ``s % len(agents)`` sits at seat ``s``.
-        seating: ``int[G, N]`` agent index at each seat (gives ``games``).
-        rules: a :class:`RulesConfig` or mapping; docs/RULES.md's defaults if None.
-        seed: base seed; game ``g`` plays the random stream of ``(seed, game_ids[g])``.
-        game_ids: ``int[G]`` stream ids (default ``0..G-1``); equal ids replay equal games (given equal seating).
-        log_games: game indices whose trajectories to keep (:meth:`BatchResult.record`).
-        log_capacity: initial log size per logged game (grown as needed).
-
-    Raises:
-        NativePolicyError: an agent is not native, or a bad argument.
+    ``agents`` sit by ``seating`` (``int[G, N]``; else agent ``s % len(agents)`` at seat ``s`` of ``games`` games);
+    game ``g`` plays the streams of ``(seed, game_ids[g])``; ``log_games`` are logged (:meth:`BatchResult.record`).
     """
     rules = RulesConfig.from_dict(rules)
     n = check_num_players(num_players, NativePolicyError)
@@ -351,38 +256,21 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     table = K.agents_table(np.array([a.kind for a in natives], dtype=np.int64),
                            np.stack([a.quit_table for a in natives]), np.stack([a.take_rank for a in natives]))
     no_log = np.zeros((0, 0), dtype=np.int32)
-    tot = np.zeros((n_games, n), dtype=np.int64)
-    stats = np.zeros((n_games, 5, n), dtype=np.int64)
-    rounds = np.zeros(n_games, dtype=np.int64)
-    _play_all(K.make_rules(n, rules, K.TABLES)[()], no_log, table, seating, game_ids, seed_mixed, tot, stats, rounds,
-              rounds)
-
-    logs: dict[int, np.ndarray] = {}
+    fin, rounds, _, _ = _play_all(K.make_rules(n, rules)[()], no_log, table, seating, game_ids, seed_mixed)
     todo = sorted({int(g) for g in log_games})
     if todo and (todo[0] < 0 or todo[-1] >= n_games):
         raise NativePolicyError(f"log_games must be game indices 0..{n_games - 1}")
-    cap = max(int(log_capacity), K.LOG_ROOM + 8 * n)
-    logged = K.make_rules(n, rules, K.TABLES, logging=True)[()]
-    while todo:
+    logs: dict[int, np.ndarray] = {}
+    if todo:
         idx = np.array(todo, dtype=np.int64)
-        k = len(idx)
-        log = np.zeros((k, cap), dtype=np.int32)
-        log_len = np.zeros(k, dtype=np.int64)
-        tot2 = np.zeros((k, n), dtype=np.int64)
-        _play_all(logged, log, table, seating[idx], game_ids[idx], seed_mixed, tot2,
-                  np.zeros((k, 5, n), dtype=np.int64), np.zeros(k, dtype=np.int64), log_len)
-        if not np.array_equal(tot2, tot[idx]):  # pragma: no cover
+        log = np.zeros((len(idx), max(int(log_capacity), K.LOG_ROOM + 8 * n)), dtype=np.int32)
+        fin2, _, log, lens = _play_all(K.make_rules(n, rules, logging=True)[()], log, table, seating[idx],
+                                       game_ids[idx], seed_mixed)
+        if not np.array_equal(fin2, fin[idx]):  # pragma: no cover
             raise RuntimeError("batched engine: a logged game did not replay identically")
-        retry = []
-        for j, g in enumerate(todo):
-            if log_len[j] < 0:
-                retry.append(g)
-            else:
-                logs[g] = log[j, :log_len[j]].copy()
-        todo, cap = retry, cap * 4
-
-    return BatchResult(n, rules, game_ids, seating, tot, stats[:, 0].copy(), rounds, stats[:, 1].copy(),
-                       stats[:, 2].copy(), stats[:, 3].copy(), stats[:, 4].copy(), logs)
+        logs = {g: log[j, :lens[j]].copy() for j, g in enumerate(todo)}
+    tot, pts, busts, quits, out, triples = (fin[:, k].copy() for k in range(6))
+    return BatchResult(n, rules, game_ids, seating, tot, pts, rounds, busts, quits, out, triples, logs)
 
 
 def compile_kernel() -> float:

@@ -1,9 +1,6 @@
-"""Where Numba keeps the compiled kernels (``cache=True``), wherever the package is installed.
+"""A writable folder for Numba's kernel cache wherever the package is installed (docs/performance.md, The first minute).
 
-Where no cache folder Numba would use can be written, Numba refuses ``cache=True`` functions at all;
-:func:`ensure_cache_dir`, run on import (before the first such decorator: :mod:`lama_env._kernel` and
-``lama_dice.agents``' kernels import this module first), then points Numba at a folder in the temporary
-directory (docs/performance.md, The first minute).
+Imported before the first ``cache=True`` decorator: :func:`ensure_cache_dir` runs on import.
 """
 
 from __future__ import annotations
@@ -32,10 +29,9 @@ def writable(path: str) -> bool:
 
 
 def ensure_cache_dir() -> str | None:
-    """Give Numba a writable cache folder if it would find none; return the folder set, or None if none was needed.
+    """Point Numba at a temporary folder if neither ``NUMBA_CACHE_DIR``, the package's nor the user's is writable.
 
-    Nothing changes when ``NUMBA_CACHE_DIR`` is set or the package folder or the user's Numba cache folder
-    is writable (Numba uses them by itself).
+    Returns the folder set, or None where Numba finds one by itself.
     """
     if config.CACHE_DIR:
         return None

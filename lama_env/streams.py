@@ -1,9 +1,7 @@
 """The one seed hasher of the games' random streams, and the compiled engine's streams in Python.
 
-:func:`base_seed` hashes a run's ``seed`` once; the compiled engine starts game ``g``'s two
-counter-based splitmix64 streams from that base and ``g`` only: ``es`` (deals and dice) and ``ps``
-(the native agents' draws).  The batched engine and the vector game both hash their seeds here, so
-a seed means the same streams to both (docs/environments.md, The batched engine).
+Game ``g`` of a seed draws from two splitmix64 counters started from the hashed seed and ``g`` only: ``es``
+(deals and dice) and ``ps`` (native agents) (docs/environments.md, The batched engine: Same seed, same game).
 """
 
 from __future__ import annotations
@@ -52,10 +50,7 @@ def start_streams(seed_mixed: int, game_id: int) -> tuple[int, int]:
 
 
 def decision_key(es: int, ps: int, version: int, salt: int) -> int:
-    """A 64-bit key of one decision (``LamaGame.decision_seed``): a hash of the two stream states, version, ``salt``.
-
-    The same at the same point of every copy and replay of the game; no two decisions of a game share one.
-    """
+    """A 64-bit key of one decision (``LamaGame.decision_seed``): a hash of the stream states, version, ``salt``."""
     z = mix(((version & MASK64) * GOLDEN + (salt & MASK64)) & MASK64)
     return mix(es ^ mix(ps ^ z))
 
@@ -76,11 +71,7 @@ def below(state: int, k: int) -> tuple[int, int]:
 
 
 class Streams:
-    """A game's two streams on the compiled engine's scheme: ``es`` (deals and dice) and ``ps`` (its policies).
-
-    Game ``g`` of seed ``s`` plays what the compiled engine plays as game ``g`` of ``s``; :meth:`draw` draws
-    from ``es`` as the compiled ``below`` does (:func:`below`).
-    """
+    """A game's two streams on the compiled engine's scheme: ``es`` (deals and dice) and ``ps`` (its policies)."""
 
     __slots__ = ("es", "ps")
 

@@ -1,15 +1,12 @@
-"""A vector game: many games of *Don't L.L.A.M.A. Dice* stepped at once, every seat, Pgx-style.
+"""A vector game: many games stepped at once by one compiled call, every seat, Pgx-style.
 
-:class:`VectorGame` holds ``num_envs`` games as state records (:data:`lama_env._kernel.STATE_DTYPE`) and
-steps them all with one call of a Numba-compiled kernel (:mod:`lama_env._vector_kernel`); a step's outputs
-are read-only views of two buffers used in turn, valid through the next step.  Usage, round ends, rewards,
-random streams, branching (:meth:`~VectorGame.state`), records and errors: docs/environments.md, Vector game.
+Usage, outputs, round ends, rewards, streams, branching, records and errors: docs/environments.md, Vector game.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -32,12 +29,7 @@ EPISODES = ("game", "round")
 
 
 class PlayEnds(NamedTuple):
-    """The caller's buffers for what :meth:`VectorGame.play` writes besides the decision asked (:meth:`zeros`).
-
-    ``rew`` ``(G, N)`` float32 or float64; ``term``, ``trunc``, ``round_end`` ``(G,)`` bool; ``final_obs``
-    ``(G, O)`` float32; ``rolled`` ``(G, 3)`` int8; where an episode ended, ``fin`` ``(G, 6, N)`` int64 (the
-    totals and the five :attr:`VectorGame.statistics`) and ``fin_rounds`` ``(G,)`` int64 (its rounds).
-    """
+    """:meth:`VectorGame.play`'s buffers besides the decision; ``fin``: an ended game's totals and 5 statistics."""
 
     rew: np.ndarray
     term: np.ndarray
@@ -51,10 +43,7 @@ class PlayEnds(NamedTuple):
     @classmethod
     def zeros(cls, g: int, n: int, obs_size: int, rew_dtype: Any = np.float64) -> PlayEnds:
         """Fresh buffers for ``g`` games of ``n`` players (``rolled`` all -1)."""
-        return cls(np.zeros((g, n), dtype=rew_dtype), np.zeros(g, dtype=np.bool_), np.zeros(g, dtype=np.bool_),
-                   np.zeros(g, dtype=np.bool_), np.zeros((g, obs_size), dtype=np.float32),
-                   np.full((g, 3), -1, dtype=np.int8), np.zeros((g, 6, n), dtype=np.int64),
-                   np.zeros(g, dtype=np.int64))
+        return cls(*K.outputs(g, n, obs_size, 0, rew_dtype)[3:])
 
 
 class VectorGameError(LamaDiceError, ValueError):
@@ -65,12 +54,6 @@ class VectorIllegalActionError(IllegalActionError):
     """An action that is not legal in its game (no game was changed)."""
 
 
-def _check_choice(name: str, value: Any, options: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        raise VectorGameError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
-    return value
-
-
 #: The rules record with the observation's tables (:func:`lama_env._kernel.encoder_rules`).
 encoder_rules = _kernel.encoder_rules
 
@@ -78,12 +61,6 @@ encoder_rules = _kernel.encoder_rules
 _STATE_OUTPUTS = {"observation": "obs", "action_mask": "mask", "current_player": "player", "rewards": "rew",
                   "terminated": "term", "truncated": "trunc", "final_observation": "final_obs",
                   "round_ended": "round_end", "rolled": "rolled"}
-
-
-def _outputs(g: int, n: int, obs_size: int) -> K.Outputs:
-    """One of the two output buffers of a step (the kernel's tuple of arrays)."""
-    return K.Outputs(np.zeros((g, obs_size), dtype=np.float32), np.zeros((g, A.NUM_ACTIONS), dtype=np.bool_),
-                     np.zeros(g, dtype=np.int64), *PlayEnds.zeros(g, n, obs_size, np.float32))
 
 
 def _read_only(o: K.Outputs) -> dict[str, np.ndarray]:
@@ -100,24 +77,27 @@ def _clear(o: K.Outputs) -> None:
     o.rolled.fill(-1)
 
 
+def _output(name: str, doc: str) -> Any:
+    """A property: the last step's output ``name``, a read-only view."""
+    def get(self: VectorGame) -> np.ndarray:
+        self._need_reset()
+        return self._views[self._k][name]
+    return property(get, doc=doc)
+
+
+def _field(name: str, doc: str, dtype: Any = np.int64, seats: bool = False) -> Any:
+    """A property: the games' record field ``name`` (the first N seats' where ``seats``) as a new array."""
+    def get(self: VectorGame) -> np.ndarray:
+        a = self._s[name]
+        return (a[:, :self.num_players] if seats else a).astype(dtype)
+    return property(get, doc=doc)
+
+
 class VectorGame:
-    """``num_envs`` games stepped together, one decision of the player to act per game (the module docstring).
+    """``num_envs`` games stepped together, one decision of the player to act per game.
 
-    Args:
-        num_envs: how many games (at least 1).
-        num_players: players per game, 1..6 (1: the solo variant).
-        seed: the base seed of the games' random streams (None: fresh entropy); ``reset(seed=...)`` replaces it.
-        record: log every game, for :meth:`records` (a little slower).
-        reward: ``"win"`` or ``"points"``, as the envs' (docs/environments.md, Rewards).
-        episode: ``"game"`` or ``"round"``: what ends when ``terminated`` is set.
-        max_rounds: cut a game after this many rounds (``truncated``); None: never.
-        **rules: the rules' fields (``triple_llama``, ``must_discard``, ``end_threshold``, ``dice``), or
-            ``rules=`` a :class:`~lama_env.rules.RulesConfig` or mapping.
-
-    Raises:
-        VectorGameError: a bad ``num_envs``, ``num_players``, ``seed``, ``reward``, ``episode``, ``max_rounds``.
-        TypeError: an unknown keyword.
-        lama_env.rules.RulesError: a bad value of a rules field.
+    The arguments and outputs: docs/environments.md, Vector game.  A bad argument raises :class:`VectorGameError`
+    (a rules field's value: :class:`lama_env.rules.RulesError`; an unknown keyword: TypeError).
     """
 
     def __init__(self, num_envs: int, num_players: int = 2, seed: int | None = None, record: bool = False,
@@ -128,8 +108,10 @@ class VectorGame:
         self.num_envs = g = int(num_envs)
         self.num_players = n = check_num_players(num_players, VectorGameError)
         self.rules = RulesConfig.from_keywords(rules, "VectorGame()")
-        self.reward = _check_choice("reward", reward, REWARDS)
-        self.episode = _check_choice("episode", episode, EPISODES)
+        for name, value, options in (("reward", reward, REWARDS), ("episode", episode, EPISODES)):
+            if not isinstance(value, str) or value not in options:
+                raise VectorGameError(f"{name} must be one of {', '.join(repr(o) for o in options)}, got {value!r}")
+        self.reward, self.episode = reward, episode
         if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
                                        or max_rounds < 1):
             raise VectorGameError(f"max_rounds must be a positive integer or None, got {max_rounds!r}")
@@ -151,26 +133,21 @@ class VectorGame:
         self._longest = 0
         self._finished: list[np.ndarray] = []
         self._r = _kernel.make_rules(
-            n, self.rules, _kernel.TABLES, self.record, points=self.reward == "points", win=self.reward == "win",
+            n, self.rules, self.record, points=self.reward == "points", win=self.reward == "win",
             episode_round=self.episode == "round", max_rounds=self.max_rounds or 0,
             **_kernel.observation_tables(self.rules))[()]
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)
-        self._last_actor = np.full(g, -1, dtype=np.int64)
         self._no_keys = np.zeros(g, dtype=np.uint64)
-        self._out = (_outputs(g, n, self.observation_size), _outputs(g, n, self.observation_size))
+        self._out = (K.outputs(g, n, self.observation_size, A.NUM_ACTIONS),
+                     K.outputs(g, n, self.observation_size, A.NUM_ACTIONS))
         self._views = (_read_only(self._out[0]), _read_only(self._out[1]))
         self._room = _kernel.LOG_ROOM + 8 * n  # log entries one step may add at most
         self._k = 0
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None) -> None:
-        """Deal a new game in every slot (the games in progress are dropped, unrecorded; finished ones are kept).
-
-        Args:
-            seed: restart every slot's stream from ``(seed, slot)``; None keeps the streams going
-                (the first reset starts them from the constructor's seed).
-        """
+        """Deal a new game in every slot (games in progress dropped), the streams restarted from ``seed`` if given."""
         reseed = not self._started or seed is not None
         if seed is not None:
             self._seed = streams.kernel_seed(seed, VectorGameError)
@@ -182,18 +159,12 @@ class VectorGame:
 
     def _deal(self, sel: np.ndarray, reseed: bool = False) -> None:
         o = self._out[self._k]
-        K.reset_kernel(self._s, self._r, self._log, sel, reseed, self._seed, o.obs, o.mask, o.player)
+        K.reset_kernel(self._s, self._r, self._log, sel, reseed, self._seed, self._slots, o.obs, o.mask, o.player)
         self._longest = int(self._s["logpos"].max())
 
     # ------------------------------------------------------------------ the driver API (lama_env.vector_env)
     def reset_slots(self, sel: np.ndarray) -> None:
-        """Deal a new game in the slots where ``sel`` (a ``(G,)`` bool array); the others are untouched.
-
-        The games in progress there are dropped, unrecorded; their streams go on.
-
-        Raises:
-            VectorGameError: no :meth:`reset` yet, or ``sel`` not a bool array of shape ``(num_envs,)``.
-        """
+        """Deal a new game in the slots where ``sel`` (a ``(G,)`` bool array; games in progress dropped)."""
         self._need_reset()
         sel = np.asarray(sel)
         if sel.shape != (self.num_envs,) or sel.dtype != np.bool_:
@@ -204,17 +175,11 @@ class VectorGame:
     def play(self, agents: np.ndarray, actions: np.ndarray, sel: np.ndarray, learner: np.ndarray,
              seat_agent: np.ndarray, auto_forced: bool, status: np.ndarray, learner_rewards: np.ndarray,
              ends: PlayEnds, keep_records: bool = True) -> np.ndarray:
-        """Play the games of ``sel`` on in the kernel until each waits on a Python decision (the vector env's driver).
+        """Apply ``actions``, then play the native seats until each game of ``sel`` waits on Python; return the ended.
 
-        ``actions[g] >= 0`` is applied first, then the native seats (agent ``agents[seat_agent[g, p]]`` of
-        :func:`lama_env._kernel.agents_table`) play until ``status[g]`` is ``WAIT_LEARNER`` (seat
-        ``learner[g]``), ``WAIT_OPPONENT`` (a Python agent's seat: the outputs are its), ``ENDED`` (``ends``
-        holds the episode's end; a new game waits in the slot) or ``PAUSED`` (the log was grown: call again).
-        The learner's rewards add up in ``learner_rewards``.  Ended games' records are kept for :meth:`records`
-        when ``keep_records`` (``record=True``), else dropped.
-
-        Returns:
-            ``(G,)`` bool: the games of ``sel`` whose episode ended.
+        ``status[g]``: ``WAIT_LEARNER``, ``WAIT_OPPONENT``, ``ENDED`` or ``PAUSED`` (call again); the learner's rewards
+        add up in ``learner_rewards``; ended games' records are kept if ``keep_records`` (docs/environments.md,
+        Vector game, Driving it).
         """
         self._need_reset()
         if self.record and self._longest + self._room > self._log.shape[1]:
@@ -222,7 +187,7 @@ class VectorGame:
         o = self._out[self._k]
         self._longest = K.play_kernel(self._s, self._r, self._log, agents, actions, sel, learner, seat_agent,
                                       auto_forced, self._room, status, learner_rewards,
-                                      K.Outputs(o.obs, o.mask, o.player, *ends))
+                                      K.Outputs(o.obs, o.mask, o.player, *ends), np.zeros(1, dtype=np.int64), 1 << 62)
         ended = sel & (status == K.ENDED)
         if self.record and ended.any():
             self._harvest(ended)
@@ -247,14 +212,9 @@ class VectorGame:
                 "no game was changed")
 
     def step(self, actions: Any) -> None:
-        """Apply one action in every game: ``actions[g]`` for the player to act in game ``g``.
+        """Apply ``actions[g]`` (integers, shape ``(num_envs,)``) for the player to act in every game ``g``.
 
-        Args:
-            actions: integers of shape ``(num_envs,)`` (any integer dtype, or a sequence of ints).
-
-        Raises:
-            VectorIllegalActionError: a game's action is not legal there (names the first; no game is changed).
-            VectorGameError: ``actions`` of the wrong shape or type, or no :meth:`reset` yet.
+        An illegal action raises :class:`VectorIllegalActionError` naming the first, and no game is changed.
         """
         if not self._started:
             raise VectorGameError("call reset() before step()")
@@ -270,30 +230,19 @@ class VectorGame:
             self._grow_log()
         self._k ^= 1
         o = self._out[self._k]
-        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o, self._last_actor)
+        self._longest = K.step_kernel(self._s, self._r, self._log, a64, self._slots, o)
         if self.record and (o.term.any() or o.trunc.any()):
             self._harvest(o.term | o.trunc)
 
     def records(self) -> list[dict]:
-        """The ``lama-dice-record/1`` records of the games ended since the last call, in the order they ended.
-
-        Raises:
-            VectorGameError: the vector game was made with ``record=False``.
-        """
+        """The ``lama-dice-record/1`` records of the games ended since the last call (``record=True``)."""
         if not self.record:
             raise VectorGameError("records() needs VectorGame(..., record=True)")
         logs, self._finished = self._finished, []
         return [log_to_record(log, self.num_players, self.rules) for log in logs]
 
     def game(self, g: int) -> LamaGame:
-        """Slot ``g``'s game now, as a new :class:`~lama_env.engine.LamaGame` over a copy of its record.
-
-        (:func:`lama_env.snapshot.from_state`: the same state, on the slot's streams; no turn log, so
-        ``to_record()`` is refused.)  For agents that need a game object (``act(game, legal)``).
-
-        Raises:
-            VectorGameError: a bad slot, or a slot with no decision to take (a game just ended).
-        """
+        """Slot ``g``'s game now, as a :class:`~lama_env.engine.LamaGame` (:func:`lama_env.snapshot.from_state`)."""
         self._need_reset()
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < self.num_envs:
             raise VectorGameError(f"g must be a slot 0..{self.num_envs - 1}, got {g!r}")
@@ -310,17 +259,9 @@ class VectorGame:
         return out
 
     def sample_actions(self, rng: np.random.Generator | None = None) -> np.ndarray:
-        """A uniformly random legal action for every game, drawn in the kernel as the ``random`` agent draws.
+        """A uniformly random legal action per game (``(G,)`` int64), as the ``random`` agent draws.
 
-        Args:
-            rng: None: draw from each slot's second stream (seeded by ``reset(seed=...)``).  A
-                :class:`numpy.random.Generator`: one 64-bit draw from it seeds each game's draw (streams untouched).
-
-        Returns:
-            ``(G,)`` int64 actions.
-
-        Raises:
-            VectorGameError: no :meth:`reset` yet, or ``rng`` not a Generator.
+        From each slot's second stream, or one 64-bit draw of ``rng`` (a :class:`numpy.random.Generator`) per game.
         """
         self._need_reset()
         out = np.empty(self.num_envs, dtype=np.int64)
@@ -334,15 +275,10 @@ class VectorGame:
         return out
 
     def state(self) -> dict[str, np.ndarray]:
-        """A copy of everything the games' future depends on (the random streams included), for :meth:`set_state`.
+        """A copy of everything the games' future depends on, for :meth:`set_state` (``numpy.savez`` saves it).
 
-        Keys: ``games`` (records of :data:`lama_env._kernel.STATE_DTYPE`; per-seat fields have 6 entries, the
-        first ``num_players`` used), ``log`` (``record=True``), ``seed`` (the streams' base seed) and the last
-        step's outputs, ``observation`` ... ``rolled``, under their property names.  The arrays can be saved
-        (``numpy.savez(path, **vg.state())``).
-
-        Raises:
-            VectorGameError: no :meth:`reset` yet.
+        Keys: ``games`` (:data:`lama_env._kernel.STATE_DTYPE` records), ``log``, ``seed`` and the last step's
+        outputs under their property names.
         """
         self._need_reset()
         o = self._out[self._k]
@@ -352,13 +288,7 @@ class VectorGame:
         return out
 
     def set_state(self, state: Mapping[str, np.ndarray]) -> None:
-        """Restore a :meth:`state` of a vector game of the same size, players and options.
-
-        The same actions then play the same games; ended games' records not yet collected are dropped.
-
-        Raises:
-            VectorGameError: a missing key, or an array of the wrong shape or dtype.
-        """
+        """Restore a :meth:`state` of a vector game of the same size and options (uncollected records dropped)."""
         o = self._out[0]
         want = {"games": self._s, "seed": np.zeros((), np.uint64),
                 **{key: getattr(o, name) for key, name in _STATE_OUTPUTS.items()}}
@@ -385,68 +315,32 @@ class VectorGame:
         self._started = True
         self._longest = int(self._s["logpos"].max())
 
-    # ---------------------------------------------------------- the step's outputs
-    def _view(self, name: str) -> np.ndarray:
-        self._need_reset()
-        return self._views[self._k][name]
-
-    @property
-    def observation(self) -> np.ndarray:
-        """``(G, O)`` float32: each game seen from its player to act (:func:`lama_env.observation.encode`)."""
-        return self._view("obs")
-
-    @property
-    def action_mask(self) -> np.ndarray:
-        """``(G, 129)`` bool: the legal actions of the player to act."""
-        return self._view("mask")
-
-    @property
-    def current_player(self) -> np.ndarray:
-        """``(G,)`` int64: whose decision it is in each game."""
-        return self._view("player")
-
-    @property
-    def rewards(self) -> np.ndarray:
-        """``(G, N)`` float32: the reward each seat got from the last step (zeros after a reset)."""
-        return self._view("rew")
-
-    @property
-    def terminated(self) -> np.ndarray:
-        """``(G,)`` bool: the game (``episode="round"``: the round) ended on the last step and was reset."""
-        return self._view("term")
-
-    @property
-    def truncated(self) -> np.ndarray:
-        """``(G,)`` bool: the last step ended the ``max_rounds``-th round of a game still going; it was reset."""
-        return self._view("trunc")
-
-    @property
-    def final_observation(self) -> np.ndarray:
-        """``(G, O)`` float32: where :attr:`terminated` or :attr:`truncated`, the ended game seen from its last actor.
-
-        Zeros elsewhere.
-        """
-        return self._view("final_obs")
+    # ---------------------------------------------------------- the step's outputs (read-only views)
+    observation = _output("obs", "``(G, O)`` float32: each game seen from its player to act (``encode``).")
+    action_mask = _output("mask", "``(G, 129)`` bool: the legal actions of the player to act.")
+    current_player = _output("player", "``(G,)`` int64: whose decision it is in each game.")
+    rewards = _output("rew", "``(G, N)`` float32: the reward each seat got from the last step (zeros after a reset).")
+    terminated = _output("term", "``(G,)`` bool: the game (or round: ``episode``) ended on the last step, reset.")
+    truncated = _output("trunc", "``(G,)`` bool: the last step ended the ``max_rounds``-th round; it was reset.")
+    final_observation = _output("final_obs", "``(G, O)`` float32: the ended games seen from their last actor (else 0).")
+    round_ended = _output("round_end", "``(G,)`` bool: a round ended on the last step (the next one is dealt).")
+    rolled = _output("rolled", "``(G, 3)`` int8: the dice of the last step's roll (face indices); -1 where no roll.")
 
     @property
     def final_totals(self) -> np.ndarray:
-        """``(G, N)`` int64: where :attr:`terminated` or :attr:`truncated`, the ended game's totals (else stale).
-
-        (Winners and shares: :func:`lama_env.rules.win_shares_of_games`.)
-        """
-        return self._view("fin")[:, 0, :]
-
-    @property
-    def round_ended(self) -> np.ndarray:
-        """``(G,)`` bool: a round ended on the last step (the next one, or a new game, is dealt)."""
-        return self._view("round_end")
-
-    @property
-    def rolled(self) -> np.ndarray:
-        """``(G, 3)`` int8: the dice of the last step's roll (face indices, die order); -1 where no roll."""
-        return self._view("rolled")
+        """``(G, N)`` int64: the ended games' totals (stale where no episode ended)."""
+        self._need_reset()
+        return self._views[self._k]["fin"][:, 0, :]
 
     # ---------------------------------------------------------- the games' state (copies)
+    displays = _field("disp", "``(G, N, 7)``: each display's cards per face index.", seats=True)
+    totals = _field("tot", "``(G, N)``: chip totals.", seats=True)
+    quit = _field("quit", "``(G, N)`` bool: who has quit this round.", np.bool_, seats=True)
+    num_active = _field("active", "``(G,)``: players who have not quit this round.")
+    phase = _field("phase", "``(G,)``: the decision asked, as :class:`lama_env.engine.Phase` values.")
+    start_player = _field("start", "``(G,)``: each round's start player.")
+    round_index = _field("nround", "``(G,)``: the current round of each game, 0-based.")
+
     @property
     def hands(self) -> np.ndarray:
         """``(G, N, 6)`` int8: each game's deal of the current round, in deal order (a read-only view)."""
@@ -454,49 +348,14 @@ class VectorGame:
         return self._hands_view
 
     @property
-    def displays(self) -> np.ndarray:
-        """``(G, N, 7)``: each display's cards per face index."""
-        return self._s["disp"][:, :self.num_players].astype(np.int64)
-
-    @property
-    def totals(self) -> np.ndarray:
-        """``(G, N)``: chip totals."""
-        return self._s["tot"][:, :self.num_players].astype(np.int64)
-
-    @property
     def row(self) -> np.ndarray:
         """``(G, 7)`` int8: 1 where the row card of that face is still there."""
         return ((self._s["row"][:, None] >> np.arange(NUM_FACES)) & 1).astype(np.int8)
 
     @property
-    def quit(self) -> np.ndarray:
-        """``(G, N)`` bool: who has quit this round."""
-        return self._s["quit"][:, :self.num_players].astype(np.bool_)
-
-    @property
-    def num_active(self) -> np.ndarray:
-        """``(G,)``: players who have not quit this round."""
-        return self._s["active"].astype(np.int64)
-
-    @property
-    def phase(self) -> np.ndarray:
-        """``(G,)``: the decision asked, as :class:`lama_env.engine.Phase` values (TURN, DISCARD, TAKE)."""
-        return self._s["phase"].astype(np.int64)
-
-    @property
     def dice(self) -> np.ndarray:
         """``(G, 3)``: the pending roll of a discard or take decision (face indices), -1 at a turn."""
         return np.where((self._s["phase"] != K.TURN)[:, None], self._s["dice"].astype(np.int64), -1)
-
-    @property
-    def start_player(self) -> np.ndarray:
-        """``(G,)``: each round's start player."""
-        return self._s["start"].astype(np.int64)
-
-    @property
-    def round_index(self) -> np.ndarray:
-        """``(G,)``: the current round of each game, 0-based."""
-        return self._s["nround"].astype(np.int64)
 
     def _need_reset(self) -> None:
         if not self._started:

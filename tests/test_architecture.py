@@ -513,7 +513,7 @@ def derives_legal_takes(fn: ast.AST) -> bool:
 def test_one_compiled_function_derives_the_legal_actions():
     """``_kernel.legal`` is the compiled engines' one derivation of the legal actions.
 
-    The mask (``write_mask``), the check (``_legal``), the forced action and the native agents
+    The mask (``write_mask``), the check (``_legal``), the forced action (``_next_decision``) and the native agents
     (random and table) enumerate them through it; a second function that reads the discard limits
     with the discard rules, or the dice with the row, derives them again.
     """
@@ -522,7 +522,7 @@ def test_one_compiled_function_derives_the_legal_actions():
              if derives_legal_discards(f) or derives_legal_takes(f)}
     assert found == {"lama_env._kernel.legal": (True, True)}, f"legal actions derived outside _kernel.legal: {found}"
     users = {name.rsplit(".", 1)[1] for name, f in funcs.items() if "legal" in _names(f)}
-    assert {"write_mask", "_legal", "forced_action", "native_action"} <= users, users
+    assert {"write_mask", "_legal", "_next_decision", "native_action"} <= users, users  # the forced action
 
 
 #: Names of the arrays of final totals (the kernels' ``gs.tot``, ``fin``; the rules' ``totals``).
@@ -767,8 +767,8 @@ def steps_a_game_in_python(tree: ast.AST) -> list[int]:
 def test_one_step_plays_every_game():
     """One game state and one step: every game of lama_env is a record stepped by ``_kernel.transition_roll``.
 
-    ``LamaGame`` (through ``lama_env._game``), the batched engine and the vector game call the
-    compiled step; no module of lama_env steps a game with the reference's pure functions (only
+    ``LamaGame`` (through ``lama_env._game``) and the vector game's kernels (the batched engine's too) call
+    the compiled step; no module of lama_env steps a game with the reference's pure functions (only
     ``transitions`` itself defines them, for the tests and the solvers).
     """
     bad = [f"{m}:{line}" for m, tree in TREES.items() if m.startswith("lama_env") and m != "lama_env.transitions"
@@ -777,7 +777,7 @@ def test_one_step_plays_every_game():
     callers = {m for m in TREES if m.startswith("lama_env") and any(
         isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("transition", "transition_roll")
         for n in ast.walk(TREES[m]))}
-    assert callers == {"lama_env._game", "lama_env._vector_kernel", "lama_env.batched"}, callers
+    assert callers == {"lama_env._game", "lama_env._vector_kernel"}, callers  # batched: _vector_kernel.play_kernel
     engine = _names(TREES["lama_env.engine"])
     assert "_step" in engine and not engine & STEP_FUNCTIONS  # LamaGame: the compiled step, nothing else
 

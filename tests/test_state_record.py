@@ -89,7 +89,7 @@ def _differ(a: np.ndarray, b: np.ndarray) -> list[str]:
 
 
 def _rules_record(n, rules):
-    return K.make_rules(n, rules, K.TABLES)[()]
+    return K.make_rules(n, rules)[()]
 
 
 def _kernel_game(n, rules, game_id, seed=SEED):
