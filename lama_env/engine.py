@@ -90,7 +90,7 @@ class GameSetupError(LamaDiceError, ValueError):
 # ---------------------------------------------------------------------------- the compiled engine, loaded on first use
 # (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes:
 # lama_env._game (_G), its step, FULL and VIEW_SCALARS, the record's dtype, the compiled ``random`` agent, a zeroed
-# record's bytes (``pend`` -1), _vector_kernel.DECISION_NONE, batched.log_to_record and iter_log (the log's reader).
+# record's bytes (``pend`` -1), _vector_kernel.DECISION_NONE, gamelog.log_to_record and iter_log (the log's reader).
 _G = _step = K_STATE_DTYPE = _RANDOM_AGENT = _TO_RECORD = _ITER_LOG = cast(Any, None)
 _BLANK = b""
 _FULL = VIEW_SCALARS = _DECISION_NONE = 0
@@ -116,7 +116,7 @@ def _load() -> None:
         from . import _game
         from . import _kernel as K
         from ._vector_kernel import DECISION_NONE
-        from .batched import iter_log, log_to_record
+        from .gamelog import iter_log, log_to_record
 
         _FULL, VIEW_SCALARS, _DECISION_NONE, _TO_RECORD = _game.FULL, _game.VIEW_SCALARS, DECISION_NONE, log_to_record
         _ITER_LOG, K_STATE_DTYPE, _BLANK, _step = iter_log, K.STATE_DTYPE, K.new_state(1).tobytes(), _game.step

@@ -282,7 +282,7 @@ def _check_log(g: LamaGame, log: list[int]) -> None:
     A game's log from its first deal is replayed: it must lead to the state's table.  A game from
     :func:`from_state` (its log begins after the record it carried in) has its entries checked alone.
     """
-    from .batched import iter_log
+    from .gamelog import iter_log
 
     n = g._n
     bounds = {LOG_ROUND: [(0, n - 1)] + [(0, NUM_FACES - 1)] * (HAND_SIZE * n), LOG_QUIT: [(0, n - 1)],

@@ -14,9 +14,9 @@ import numpy as np
 from . import _kernel, streams
 from . import _vector_kernel as K
 from . import actions as A
-from .batched import log_to_record
 from .engine import IllegalActionError, LamaGame
 from .errors import LamaDiceError
+from .gamelog import log_to_record
 from .observation import observation_size
 from .rules import NUM_FACES, RulesConfig, check_num_players
 from .snapshot import from_state

@@ -418,10 +418,10 @@ def parses_a_log(fn: ast.AST) -> bool:
 
 
 def test_one_function_parses_the_kernels_logs():
-    """``batched.iter_log`` is the one reader of the compiled logs' layout; the others read its entries."""
+    """``gamelog.iter_log`` is the one reader of the compiled logs' layout; the others read its entries."""
     parsers = sorted(f"{m}.{f.name}" for m, tree in TREES.items() if m not in KERNELS for f in _functions(tree)
                      if parses_a_log(f))
-    assert parsers == ["lama_env.batched.iter_log"], parsers
+    assert parsers == ["lama_env.gamelog.iter_log"], parsers
 
 
 def test_one_function_turns_an_agent_into_its_native_description():
