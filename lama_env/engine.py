@@ -1,15 +1,8 @@
 """The rules engine: one game of *Don't L.L.A.M.A. Dice* (docs/RULES.md) as a view over the compiled engine's record.
 
-A :class:`LamaGame` is driven by integer actions from :mod:`lama_env.actions`::
-
-    game = LamaGame(num_players=2, seed=7)
-    while not game.game_over:
-        game.step(random.choice(game.legal_actions()))
-    print(game.totals, game.result()["winners"])
-
-It is one record of ``lama_env._kernel.STATE_DTYPE`` (driven by ``lama_env._game``: the step, legality, deal
-and log of ``play_batch`` and ``VectorGame``), a pending chance event and the compiled log of the game
-(docs/environments.md, The rules engine in Python; The state API; persistence: :mod:`lama_env.snapshot`).
+A :class:`LamaGame`, driven by the integer actions of :mod:`lama_env.actions` (docs/environments.md, The rules engine
+in Python; The state API), holds one record of ``lama_env._kernel.STATE_DTYPE`` (stepped by ``lama_env._game``, as in
+``play_batch`` and ``VectorGame``), a pending chance event and the compiled log (persistence: :mod:`lama_env.snapshot`).
 """
 
 from __future__ import annotations
@@ -188,18 +181,6 @@ def as_action(action: Any) -> Any:
     return a if a == action else action
 
 
-def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) -> tuple[int, list[int]]:
-    """Check ``start_points``, ``start_player`` and ``max_rounds``; return ``max_rounds`` (0: none) and totals."""
-    if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
-                                   or max_rounds < 1):
-        raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
-    totals = [0] * n if start_points is None else check_start_points(start_points, n)
-    if (type(start_player) is not int and (isinstance(start_player, bool) or not isinstance(
-            start_player, (int, np.integer)))) or not 0 <= start_player < n:
-        raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
-    return int(max_rounds or 0), totals
-
-
 class RetiredMemberError(RetiredError, AttributeError):
     """A retired member of :class:`LamaGame` was used (an ``AttributeError`` too: ``hasattr`` is False)."""
 
@@ -236,20 +217,12 @@ RETIRED_MEMBERS: dict[str, str] = {
 }
 
 
-class _RetiredMember:
-    """A retired member of :class:`LamaGame` (a descriptor: a ``__getattr__`` would slow every attribute read)."""
-
-    __slots__ = ("instead", "name")
-
-    def __init__(self, name: str, instead: str) -> None:
-        """The retired ``name`` and what replaces it."""
-        self.name, self.instead = name, instead
+class _RetiredMember(str):
+    """A retired member of :class:`LamaGame`, the one line it answers (a descriptor: no slow ``__getattr__``)."""
 
     def __get__(self, game: Any, owner: Any = None) -> Any:
         """Raise: the member is retired."""
-        if self.name == "next_round":  # retired with rounds="manual"
-            raise RetiredMemberError(retired("LamaGame.next_round()", self.instead))
-        raise RetiredMemberError(retired(f"LamaGame.{self.name}", self.instead, retired_in="0.3.0", last="0.2.0"))
+        raise RetiredMemberError(str(self))
 
 
 class _Retired:
@@ -258,27 +231,16 @@ class _Retired:
     __slots__ = ()
 
 
-for _name, _instead in RETIRED_MEMBERS.items():
-    setattr(_Retired, _name, _RetiredMember(_name, _instead))
+for _name, _instead in RETIRED_MEMBERS.items():  # (next_round: retired in 0.2.0 with rounds="manual")
+    setattr(_Retired, _name, _RetiredMember(retired("LamaGame.next_round()", _instead) if _name == "next_round" else
+                                            retired(f"LamaGame.{_name}", _instead, retired_in="0.3.0", last="0.2.0")))
 
 
 class LamaGame(_Retired):
     """One game for ``num_players`` players (1 = the solo variant): a view over the compiled engine's record.
 
-    Args:
-        num_players: 1..6.
-        rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
-        seed: the seed of the game's random streams (an integer >= 0, or None: fresh entropy).
-        rng: a :class:`lama_env.streams.Streams`, drawn from and moved on in place; not with ``seed`` or ``game_id``.
-        game_id: the game of ``seed`` to play (default 0): game ``game_id`` of ``play_batch`` and ``VectorGame``.
-        start_points: chip totals at the start (a record may start mid-game).
-        start_player: who starts the first round.
-        hands: the first round's deal (per player, six face indices or names); dealt at random if None.
-        record: allow :meth:`to_record` (False: it is refused; the compiled log is kept either way).
-        chance: ``"sampled"`` (default) or ``"explicit"`` (each card of a deal and each roll waits at a
-            chance node for :meth:`apply_chance`).
-        rounds: ``"flow"``, the only mode (the ended round is :attr:`last_round`).
-        max_rounds: end the game after this many rounds, maybe with no total at the threshold (None: no limit).
+    Its arguments (players, rules, seed / rng / game_id, start_points, start_player, hands, record, chance,
+    rounds, max_rounds): docs/environments.md, The rules engine in Python.
     """
 
     # _phase, _current and _ended cache what the record says (phase, cur, nround), for the hot path
@@ -290,14 +252,7 @@ class LamaGame(_Retired):
                  rng: Streams | None = None, game_id: int | None = None, start_points: Sequence[int] | None = None,
                  start_player: int = 0, hands: Sequence[Sequence[Any]] | None = None, record: bool = True,
                  chance: str = "sampled", rounds: str = "flow", max_rounds: int | None = None) -> None:
-        """Set up the game and deal its first round (see the class docstring).
-
-        Raises:
-            GameSetupError: a bad player count, ``seed``, ``game_id``, ``start_points``, ``start_player``,
-                ``chance`` or ``rounds``.
-            IllegalActionError: ``hands`` is not a deal of the deck.
-            lama_env.rules.RulesError: bad ``rules``.
-        """
+        """Set up the game and deal its first round (GameSetupError, or IllegalActionError for bad ``hands``)."""
         self._n = n = check_num_players(num_players, GameSetupError)
         self._rules = _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
         self._rng = None if rng is None else _check_rng(rng)  # the caller's, moved on with the record's streams
@@ -306,12 +261,17 @@ class LamaGame(_Retired):
         streams = self._rng or Streams.of_game(seed, 0 if game_id is None else game_id, GameSetupError)
         self._explicit = _is_explicit(chance)
         _check_rounds(rounds)
-        self._max_rounds, totals = _check_setup(n, start_points, start_player, max_rounds)
-        self._start_points = list(totals)
+        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
+                                       or max_rounds < 1):
+            raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
+        totals = [0] * n if start_points is None else check_start_points(start_points, n)
+        if (type(start_player) is not int and (isinstance(start_player, bool) or not isinstance(
+                start_player, (int, np.integer)))) or not 0 <= start_player < n:
+            raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+        self._max_rounds, self._start_points = int(max_rounds or 0), list(totals)
         self._rr = _rules_record(n, self._rules)
         self._set_record(s := _new_record())
-        if start_points is not None:
-            s["tot"][0, :n] = totals
+        s["tot"][0, :n] = totals
         s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
         self._record = record
@@ -383,11 +343,7 @@ class LamaGame(_Retired):
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
-        """Apply ``action`` for the current player (with :data:`~lama_env.actions.ROLL`, ``dice`` may inject the roll).
-
-        Raises:
-            IllegalActionError: the action (or the dice: three faces in die order) is not legal now; nothing changed.
-        """
+        """Apply ``action`` for the current player (``dice``: inject a roll's faces); else IllegalActionError, unchanged."""
         ph = self._phase
         if type(action) is not int:
             a = as_action(action)
@@ -617,10 +573,9 @@ class LamaGame(_Retired):
         return deal_outcomes(self._dealt_counts())
 
     def apply_chance(self, outcome: Any) -> None:
-        """Resolve the pending chance event with ``outcome``: three dice faces in die order, or one card's face.
+        """Resolve the pending chance event with ``outcome`` (three dice faces in die order, or one card's face).
 
-        Raises:
-            IllegalActionError: no chance event is pending, or ``outcome`` cannot happen; nothing changed.
+        IllegalActionError, nothing changed: no chance event is pending, or ``outcome`` cannot happen.
         """
         c = self._chance
         if c is None:
@@ -630,8 +585,8 @@ class LamaGame(_Retired):
             return
         f = _to_face(outcome)
         if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
-            raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} "
-                                     f"(left in the deck: {_deck_text(self._dealt_counts())})")
+            left = ", ".join(f"{DECK_COUNTS[f] - d} '{FACES[f]}'" for f, d in enumerate(self._dealt_counts()))
+            raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} (left in the deck: {left})")
         self._deal_card(f)
 
     def _roll_chance(self, x: int) -> tuple[int, ...]:
@@ -651,7 +606,11 @@ class LamaGame(_Retired):
         if c == _ROLL_NODE:
             return self._roll_chance(-1)
         st = Streams(*self._esps.tolist())  # one draw of the cards left from the record's deal-and-dice stream
-        f = _draw_card(st, self._dealt_counts())
+        left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
+        i, f = st.draw(sum(left)), 0
+        while i >= left[f]:
+            i -= left[f]
+            f += 1
         self._esps[0] = st.es
         if self._rng is not None:
             self._rng.es = st.es
@@ -695,12 +654,9 @@ class LamaGame(_Retired):
 
     # ----------------------------------------------------------- copy/record
     def clone(self, chance: str | None = None, rng: Streams | None = None, rounds: str | None = None) -> LamaGame:
-        """An independent copy (its streams continue the same way), optionally in another chance mode or streams.
+        """An independent copy (its streams continue the same way), optionally with another ``chance`` mode or ``rng``.
 
-        Args:
-            chance: ``"sampled"`` or ``"explicit"`` for what follows (a pending event stays pending); None: this game's.
-            rng: :class:`~lama_env.streams.Streams` the copy draws from, used as it is (a planner's own for playouts).
-            rounds: ``"flow"`` (the only mode) or None.
+        ``chance``: for what follows (a pending event stays pending); ``rng``: Streams the copy draws from, as it is.
         """
         if rounds is not None:
             _check_rounds(rounds)
@@ -849,22 +805,6 @@ def check_dice(rules: RulesConfig, dice: Sequence[Any]) -> tuple[int, ...]:
             raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
         out.append(idx)
     return tuple(out)
-
-
-def _draw_card(st: Streams, dealt: list[int]) -> int:
-    """A card's face drawn uniformly from the deck left after ``dealt`` (per face), from ``st`` (moved on)."""
-    left = [k - d for k, d in zip(DECK_COUNTS, dealt, strict=True)]
-    i = st.draw(sum(left))
-    f = 0
-    while i >= left[f]:
-        i -= left[f]
-        f += 1
-    return f
-
-
-def _deck_text(dealt: list[int]) -> str:
-    """The cards left in the deck after ``dealt`` (per face), for a message."""
-    return ", ".join(f"{DECK_COUNTS[f] - dealt[f]} '{FACES[f]}'" for f in _FACE_RANGE)
 
 
 def _side_index(rules: RulesConfig, dice: tuple[int, ...]) -> int:

@@ -5,6 +5,7 @@ The format, the ``about`` part of ``/2`` and the replay results: docs/RULES.md, 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -43,11 +44,7 @@ MAX_RECORD_BYTES = 5 * 1024 * 1024
 
 
 def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
-    """Parse a record's JSON text (at most :data:`MAX_RECORD_BYTES`) with the bounded reader; ``name`` for messages.
-
-    Raises:
-        RecordError: too long, not UTF-8, or refused by :func:`lama_env.reader.read_json`.
-    """
+    """Parse a record's JSON text (at most :data:`MAX_RECORD_BYTES`) with the bounded reader, else RecordError."""
     if len(text) > MAX_RECORD_BYTES:
         raise RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
                           "(the size limit of a record)")
@@ -62,8 +59,6 @@ def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
         raise RecordError(f"not a game record: {e}") from None
 
 
-_TURN_KEYS = {"player", "action", "dice", "discard", "take"}
-_ROUND_KEYS = {"start_player", "hands", "turns"}
 _RECORD_KEYS = {"format", "players", "rules", "start_points", "rounds"}
 
 
@@ -145,12 +140,12 @@ def record_names(record: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
-def _check_fields(x: Any, kind: str, required: tuple[str, ...], known: set[str], r: int, t: int | None) -> None:
+def _check_fields(x: Any, kind: str, required: tuple[str, ...], r: int, t: int | None, optional: tuple = ()) -> None:
     """A round or a turn is an object with its required fields and no unknown one (a turn's unknown fields first)."""
     if not isinstance(x, Mapping):
         raise RecordError(f"{kind} must be an object, got {type(x).__name__}", r, t)
     missing = [f"{kind} is missing field {clip(k)}" for k in required if k not in x]
-    unknown = [f"unknown {kind} field {clip(k)}" for k in sorted(set(x) - known)]
+    unknown = [f"unknown {kind} field {clip(k)}" for k in sorted(set(x) - {*required, *optional})]
     faults = unknown + missing if kind == "turn" else missing + unknown
     if faults:
         raise RecordError(faults[0], r, t)
@@ -158,7 +153,7 @@ def _check_fields(x: Any, kind: str, required: tuple[str, ...], known: set[str],
 
 def _check_round_shape(rnd: Any, r: int) -> None:
     """Structural checks of round ``r`` (fields and their types, face names in the hands)."""
-    _check_fields(rnd, "round", ("start_player", "hands", "turns"), _ROUND_KEYS, r, None)
+    _check_fields(rnd, "round", ("start_player", "hands", "turns"), r, None)
     if not _is_int(rnd["start_player"]):
         raise RecordError(f"start_player must be an integer, got {clip(rnd['start_player'])}", r)
     if not isinstance(rnd["turns"], list):
@@ -268,14 +263,10 @@ def replay(rec: Any) -> dict:
 
 
 def replay_game(rec: Any) -> LamaGame:
-    """Replay ``rec`` into a :class:`LamaGame` with explicit chance (RecordError on any fault).
-
-    A record that ends at a round's end leaves the game at the next deal's chance node.
-    """
+    """Replay ``rec`` into a :class:`LamaGame` with explicit chance (RecordError; at a round's end: the deal's node)."""
     steps = iter_replay(rec)
     game = next(steps)[0]  # the game after the first deal: the same game each time, advanced in place
-    for _ in steps:
-        pass
+    deque(steps, 0)
     assert isinstance(game, LamaGame)
     return game
 
@@ -283,10 +274,8 @@ def replay_game(rec: Any) -> LamaGame:
 def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None]]:
     """Replay ``rec`` step by step: ``(game, r, None)`` once round ``r`` is dealt, ``(game, r, t)`` after turn ``t``.
 
-    ``game`` is the same :class:`LamaGame` each time, advanced in place (``clone()`` it to keep a state),
-    except after a turn that ends a round and not the game: then the :class:`~lama_env.roundend.RoundEnd`
-    view of the table as the round ended.  Raises :class:`RecordError` at the first fault, after yielding
-    every state before it (check with :func:`replay` first to show only legal records).
+    ``game``: the same :class:`LamaGame`, advanced in place, or a :class:`~lama_env.roundend.RoundEnd` after a turn
+    that ended a round; RecordError at the first fault, after every state before it (docs/RULES.md, From Python).
     """
     _check_shape(rec)
     n = rec["players"]
@@ -318,7 +307,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None
         for t, turn in enumerate(rnd["turns"]):
             if game.game_over or game.is_chance_node():
                 raise RecordError("turn after the end of the round", r, t)
-            _check_fields(turn, "turn", ("player", "action"), _TURN_KEYS, r, t)
+            _check_fields(turn, "turn", ("player", "action"), r, t, ("dice", "discard", "take"))
             yield _play_turn(game, turn, r, t) or game, r, t
 
 
