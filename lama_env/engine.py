@@ -343,7 +343,7 @@ class LamaGame(_Retired):
 
     # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
-        """Apply ``action`` for the current player (``dice``: inject a roll's faces); else IllegalActionError, unchanged."""
+        """Apply ``action`` for the current player (``dice``: a roll's faces); else IllegalActionError, unchanged."""
         ph = self._phase
         if type(action) is not int:
             a = as_action(action)
