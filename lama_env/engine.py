@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any, cast
 
 import numpy as np
@@ -451,10 +452,12 @@ class LamaGame(_Retired):
             _G.observe(self._rec, self._rr, seat, self._current, int(ph), ph != _TURN, out)
         return out
 
-    @property
-    def num_players(self) -> int:
-        """Players in the game (1..6)."""
-        return self._n
+    # the members the record does not hold, read at C speed
+    num_players = property(attrgetter("_n"), doc="Players in the game (1..6).")
+    rules = property(attrgetter("_rules"), doc="The game's :class:`RulesConfig`.")
+    phase = property(attrgetter("_phase"), doc="The decision asked now (turn, discard, take), or the game's end.")
+    current_player = property(attrgetter("_current"), doc="Whose decision it is (at the game's end: the last actor).")
+    rounds_finished = property(attrgetter("_ended"), doc="How many rounds have ended (a step ended one if it grows).")
 
     def _v(self) -> list[int]:
         """The record's fields that the properties read, as one flat list (``lama_env._game.view``), per version."""
@@ -466,21 +469,6 @@ class LamaGame(_Retired):
     def _turns(self) -> int:
         """Turns taken so far in the round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
         return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
-
-    @property
-    def rules(self) -> RulesConfig:
-        """The game's :class:`RulesConfig`."""
-        return self._rules
-
-    @property
-    def phase(self) -> Phase:
-        """The decision asked now (turn, discard, take), or that the game is over."""
-        return self._phase
-
-    @property
-    def current_player(self) -> int:
-        """Whose decision it is (the last actor once the game is over)."""
-        return self._current
 
     @property
     def round_index(self) -> int:
@@ -536,11 +524,6 @@ class LamaGame(_Retired):
         """
         results = self._history()
         return results[-1] if results else None
-
-    @property
-    def rounds_finished(self) -> int:
-        """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
-        return self._ended
 
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
@@ -685,23 +668,9 @@ class LamaGame(_Retired):
         g._clog = self._clog.copy()
         return g
 
-    # ---------------------------------------------------------- persistence (lama_env.snapshot)
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle the record and the books (:func:`lama_env.snapshot.getstate`)."""
-        return S.getstate(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore a pickled game (:func:`lama_env.snapshot.setstate`)."""
-        S.setstate(self, state)
-
-    def serialize(self) -> str:
-        """The whole state as a stable, versioned string (:func:`lama_env.snapshot.serialize`)."""
-        return S.serialize(self)
-
-    @classmethod
-    def deserialize(cls, text: str) -> LamaGame:
-        """The game that :meth:`serialize` wrote ``text`` from (:func:`lama_env.snapshot.deserialize`)."""
-        return S.deserialize(text)
+    # ---------------------------------------------------------- persistence: lama_env.snapshot's, as methods
+    __getstate__, __setstate__, serialize = S.getstate, S.setstate, S.serialize
+    deserialize = staticmethod(S.deserialize)
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""

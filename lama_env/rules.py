@@ -226,7 +226,7 @@ def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:
 
 def winners(totals: Sequence[int]) -> list[int]:
     """Seats tied for the fewest points (:func:`win_result`)."""
-    return [p for p, share in enumerate(win_shares(totals)) if share > 0.0]
+    return [p for p in range(len(totals)) if win_result(totals, len(totals), p)[0] > 0.0]
 
 
 def win_shares(totals: Sequence[int]) -> list[float]:
