@@ -82,9 +82,7 @@ class GameSetupError(LamaDiceError, ValueError):
 
 
 # ---------------------------------------------------------------------------- the compiled engine, loaded on first use
-# (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes:
-# lama_env._game (_G), its step, FULL and VIEW_SCALARS, the record's dtype, the compiled ``random`` agent, a zeroed
-# record's bytes (``pend`` -1), _vector_kernel.DECISION_NONE, batched.log_to_record and iter_log (the log's reader).
+# (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes.
 _G = _step = K_STATE_DTYPE = _RANDOM_AGENT = _TO_RECORD = _ITER_LOG = cast(Any, None)
 _BLANK = b""
 _FULL = VIEW_SCALARS = _DECISION_NONE = 0
@@ -420,10 +418,7 @@ class LamaGame(_Retired):
         return legal
 
     def sample_action(self) -> int:
-        """A uniformly random legal action: the compiled ``random`` agent's draw from the game's policy stream.
-
-        One draw at every decision, forced or not; :class:`IllegalActionError` when no decision is pending.
-        """
+        """A uniformly random legal action: the compiled ``random`` agent's draw (one per decision, forced or not)."""
         if self._chance is not None or self._phase == _GAME_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
@@ -518,10 +513,7 @@ class LamaGame(_Retired):
 
     @property
     def last_round(self) -> dict | None:
-        """The round the last step ended (the last one once the game is over), None before the first ends.
-
-        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals`` after it.
-        """
+        """The round the last step ended (the last one once the game is over; None before): its result dict."""
         results = self._history()
         return results[-1] if results else None
 
@@ -530,13 +522,9 @@ class LamaGame(_Retired):
 
         Quits and triple llamas count the round under way too; a game from ``from_state`` counts what it carried in.
         """
-        n = self._n
-        v = self._v()
+        n, v = self._n, self._v()
         k = 10 * n + VIEW_SCALARS
-        st: dict[str, Any] = {"rounds": self.rounds_finished}
-        for i, key in enumerate(_COUNTS):
-            st[key] = v[k + i * n:k + (i + 1) * n]
-        return st
+        return {"rounds": self._ended, **{key: v[k + i * n:k + (i + 1) * n] for i, key in enumerate(_COUNTS)}}
 
     # ---------------------------------------------------------------- chance
     def is_chance_node(self) -> bool:
@@ -544,10 +532,7 @@ class LamaGame(_Retired):
         return self._chance is not None
 
     def chance_outcomes(self) -> tuple[tuple[Any, float], ...]:
-        """The pending chance event's outcomes with their exact probabilities (sum 1); ``()`` if none.
-
-        A roll: every distinct roll as three face indices in die order; a deal: the next card's face.
-        """
+        """The pending chance event's outcomes with their exact probabilities (docs/environments.md, The state API)."""
         c = self._chance
         if c is None:
             return ()
@@ -621,11 +606,7 @@ class LamaGame(_Retired):
 
     # ------------------------------------------------------------- returns
     def returns(self, reward: str = "win") -> tuple[float, ...]:
-        """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards).
-
-        ``"win"``: the zero-sum shares once the game is over, 0 before; ``"points"``: minus each seat's chip
-        change over the finished rounds.  Else a ``ValueError``.
-        """
+        """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards)."""
         if reward == "win":
             return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
         if reward != "points":
