@@ -114,11 +114,7 @@ def _check_about(about: Any, n: int) -> None:
 
 def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, agents: list[str | None] | None = None,
                seed: int | None = None, version: str) -> dict:
-    """``record`` as a ``/2`` record whose ``about`` says who played (a new dict; docs/RULES.md, Who played).
-
-    Names and agent specs (None: a person) over :data:`MAX_NAME` / :data:`MAX_SPEC` characters are cut; a
-    ``seed`` over ``MAX_SEED`` is written as null. Raises RecordError when the part does not fit the record.
-    """
+    """``record`` as a ``/2`` record whose ``about`` says who played (a new dict; docs/RULES.md, Who played)."""
     def cut(x: Any, limit: int) -> Any:
         return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
 
@@ -183,11 +179,8 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Round
         end = step_with_round_end(game, A.ROLL, _turn_dice(turn, r, t))
     except IllegalActionError as e:
         raise RecordError(str(e), r, t) from None
-    phase = game.phase
-    if end is None and phase == Phase.DISCARD:
-        return _play_discard(game, turn, r, t)
-    if end is None and phase == Phase.TAKE:
-        return _play_take(game, turn, r, t)
+    if end is None and game.phase in (Phase.DISCARD, Phase.TAKE):
+        return _play_choice(game, turn, r, t)
     what = "a bust" if (ended(end or game) or {}).get("busted") is not None else "a triple llama"
     for key in ("discard", "take"):
         if key in turn:
@@ -208,26 +201,23 @@ def _turn_dice(turn: Mapping[str, Any], r: int, t: int) -> list[str]:
     return dice
 
 
-def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
-    """The turn's discard after a matching roll."""
-    if "take" in turn:
-        raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
-    if "discard" not in turn:
-        raise RecordError("the roll matched the display: 'discard' is missing", r, t)
-    faces = turn["discard"]
-    if not isinstance(faces, list):
-        raise RecordError(f"discard must be a list of faces, got {clip(faces)}", r, t)
-    for f in faces:
-        if f not in FACES:
-            raise RecordError(f"discard has an unknown face {clip(f)}", r, t)
-    counts = tuple(faces.count(f) for f in FACES)
-    if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
-        raise RecordError(_discard_fault(game, counts), r, t)
-    return step_with_round_end(game, A.discard_action(counts))
-
-
-def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
-    """The turn's take after a roll that matched nothing."""
+def _play_choice(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
+    """The turn's discard after a matching roll, or its take after a roll that matched nothing."""
+    if game.phase == Phase.DISCARD:
+        if "take" in turn:
+            raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
+        if "discard" not in turn:
+            raise RecordError("the roll matched the display: 'discard' is missing", r, t)
+        faces = turn["discard"]
+        if not isinstance(faces, list):
+            raise RecordError(f"discard must be a list of faces, got {clip(faces)}", r, t)
+        for f in faces:
+            if f not in FACES:
+                raise RecordError(f"discard has an unknown face {clip(f)}", r, t)
+        counts = tuple(faces.count(f) for f in FACES)
+        if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
+            raise RecordError(_discard_fault(game, counts), r, t)
+        return step_with_round_end(game, A.discard_action(counts))
     if "discard" in turn:
         raise RecordError("the roll matched nothing in the display: expected 'take', not 'discard'", r, t)
     if "take" not in turn:
