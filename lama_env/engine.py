@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from enum import IntEnum
 from operator import attrgetter
 from typing import Any, cast
@@ -295,7 +296,6 @@ class LamaGame(_Retired):
         self._fields: list[int] = []
         self._legal: tuple[int, ...] = ()
 
-    # ------------------------------------------------------------------ rounds
     def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None) -> None:
         """Open round ``nround`` for ``start_player``: dealt from the stream, as given, or card by card (explicit)."""
         if hands is None and self._explicit:
@@ -340,7 +340,6 @@ class LamaGame(_Retired):
         if always or self._rec["logpos"][0] + 32 + 8 * self._n > self._clog.shape[1]:
             self._clog = np.concatenate([self._clog, np.zeros_like(self._clog)], axis=1)
 
-    # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
         """Apply ``action`` for the current player (``dice``: a roll's faces); else IllegalActionError, unchanged."""
         ph = self._phase
@@ -399,7 +398,6 @@ class LamaGame(_Retired):
         legal = ", ".join(A.describe(a) for a in self.legal_actions())
         return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
 
-    # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
         """Legal actions of the current player, sorted (none at a chance node or the game's end)."""
         if self._legal_v == self._version and self._chance is None:
@@ -526,7 +524,6 @@ class LamaGame(_Retired):
         k = 10 * n + VIEW_SCALARS
         return {"rounds": self._ended, **{key: v[k + i * n:k + (i + 1) * n] for i, key in enumerate(_COUNTS)}}
 
-    # ---------------------------------------------------------------- chance
     def is_chance_node(self) -> bool:
         """Whether the game waits for chance: a roll's dice or a deal's next card (no legal actions, phase TURN)."""
         return self._chance is not None
@@ -604,7 +601,6 @@ class LamaGame(_Retired):
             return f"the dice of player {self._current}'s roll"
         return f"card {len(c or ()) + 1} of the deal"
 
-    # ------------------------------------------------------------- returns
     def returns(self, reward: str = "win") -> tuple[float, ...]:
         """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards)."""
         if reward == "win":
@@ -616,14 +612,12 @@ class LamaGame(_Retired):
         ref = v[7 * n:8 * n] if self._phase == _GAME_OVER else v[9 * n:10 * n]  # totals, or the round's start
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
-    # ----------------------------------------------------------- copy/record
     def clone(self, chance: str | None = None, rng: Streams | None = None, rounds: str | None = None) -> LamaGame:
         """An independent copy (its streams continue the same way), optionally with another ``chance`` mode or ``rng``.
 
         ``chance``: for what follows (a pending event stays pending); ``rng``: Streams the copy draws from, as it is.
         """
-        if rounds is not None:
-            _check_rounds(rounds)
+        _check_rounds("flow" if rounds is None else rounds)
         g = self._copy_with(None if rng is None else _check_rng(rng))  # (None: the record's streams, copied with it)
         if rng is not None:
             g._rec["es"], g._rec["ps"] = rng.es, rng.ps
@@ -634,8 +628,6 @@ class LamaGame(_Retired):
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
         """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo``."""
-        from copy import deepcopy
-
         g = self._copy_with(deepcopy(self._rng, memo))
         memo[id(self)] = g
         return g
@@ -649,7 +641,7 @@ class LamaGame(_Retired):
         g._clog = self._clog.copy()
         return g
 
-    # ---------------------------------------------------------- persistence: lama_env.snapshot's, as methods
+    # persistence: lama_env.snapshot's functions, as methods
     __getstate__, __setstate__, serialize = S.getstate, S.setstate, S.serialize
     deserialize = staticmethod(S.deserialize)
 
@@ -689,9 +681,8 @@ class LamaGame(_Retired):
         """The results of the rounds that ended (:attr:`last_round`'s), from the compiled log's entries."""
         out = []
         n = self._n
-        for rnd, entries in _split(self._clog[0, :self._rec["logpos"][0]], n):
-            if rnd is None:
-                continue
+        for rnd, entries in _split(self._clog[0, :self._rec["logpos"][0]], n)[:-1]:  # (the last: the round under way)
+            assert rnd is not None
             quit, triples, roller = [False] * n, [0] * n, -1
             for e in entries:
                 if e[0] == LOG_QUIT:
