@@ -143,14 +143,13 @@ def _new_log() -> np.ndarray:
 
 def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     """The compiled engine's rules record for ``n`` players under ``rules``, with the observation's tables (cached)."""
-    key = (n, rules)
-    rr = _RULES.get(key)
+    rr = _RULES.get((n, rules))
     if rr is None:
         if _G is None:
             _load()
         from ._kernel import encoder_rules
 
-        rr = _RULES[key] = encoder_rules(n, rules).reshape(1)
+        rr = _RULES[n, rules] = encoder_rules(n, rules).reshape(1)
     return rr
 
 
@@ -200,9 +199,7 @@ RETIRED_MEMBERS: dict[str, str] = {
     "discarded": "sum the discards of the round's turns in game.to_record()",
     "turns_in_round": "count the round's turns in game.to_record() (rules.max_round_turns caps them)",
     "round_points": "use " + _LAST.format("points"),
-    "ended_by": "use " + _LAST.format("ended_by"),
-    "went_out": "use " + _LAST.format("went_out"),
-    "busted": "use " + _LAST.format("busted"),
+    **{key: "use " + _LAST.format(key) for key in ("ended_by", "went_out", "busted")},
     "triple_llamas": "use " + _LAST.format("triple_llamas") + " or game.statistics()['triple_llamas'] (the game's)",
     "winners": "use game.result()['winners']",
     "round_results": "use game.result()['rounds'] (every round's points and totals) or game.last_round (the round "
@@ -298,10 +295,8 @@ class LamaGame(_Retired):
 
     def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None) -> None:
         """Open round ``nround`` for ``start_player``: dealt from the stream, as given, or card by card (explicit)."""
-        if hands is None and self._explicit:
-            arr = _NO_DEAL  # dealt card by card through apply_chance
-        elif hands is None:
-            arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
+        if hands is None:  # dealt card by card through apply_chance, or by the kernel from the record's stream
+            arr = _NO_DEAL if self._explicit else _STREAM_DEAL
         else:
             arr = np.array(check_hands(hands, self._n), np.int64)
         self._make_room()
@@ -439,10 +434,9 @@ class LamaGame(_Retired):
         if out is None:
             out = np.empty(15 * n + 22, np.float32)
         ph = self._phase
-        if ph == _GAME_OVER:
-            _G.observe(self._rec, self._rr, seat, -1, _DECISION_NONE, False, out)
-        else:
-            _G.observe(self._rec, self._rr, seat, self._current, int(ph), ph != _TURN, out)
+        over = ph == _GAME_OVER
+        _G.observe(self._rec, self._rr, seat, -1 if over else self._current, _DECISION_NONE if over else int(ph),
+                   ph == _DISCARD or ph == _TAKE, out)
         return out
 
     # the members the record does not hold, read at C speed
@@ -607,8 +601,7 @@ class LamaGame(_Retired):
             return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
         if reward != "points":
             raise ValueError(f"reward must be one of {', '.join(map(repr, RETURNS))}, got {reward!r}")
-        n = self._n
-        v = self._v()
+        n, v = self._n, self._v()
         ref = v[7 * n:8 * n] if self._phase == _GAME_OVER else v[9 * n:10 * n]  # totals, or the round's start
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
@@ -649,10 +642,8 @@ class LamaGame(_Retired):
         """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        log = self._clog[0, :self._pending_roll()]
-        rec = _TO_RECORD(log, self._n, self._rules)
-        rec["start_points"] = list(self._start_points)
-        return rec
+        return {**_TO_RECORD(self._clog[0, :self._pending_roll()], self._n, self._rules),
+                "start_points": list(self._start_points)}
 
     def result(self) -> dict:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
