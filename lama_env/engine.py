@@ -40,7 +40,6 @@ _ROLL_NODE = "roll"  #: ``_chance`` at a roll's chance node (at a deal's: the tu
 _FULL_MASK = (1 << NUM_FACES) - 1  #: the full llama row as a bit set (a record's ``row``)
 #: The per-seat counts of :meth:`LamaGame.statistics`, in the order of the compiled record's ``stats`` rows.
 _COUNTS = ("points", "busts", "quits", "went_out", "triple_llamas")
-_END_BUST = ROUND_ENDINGS.index("bust")
 
 
 def _is_explicit(chance: Any) -> bool:
@@ -271,8 +270,7 @@ class LamaGame(_Retired):
         s["tot"][0, :n] = totals
         s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
-        self._record = record
-        self._clog = _new_log()
+        self._record, self._clog = record, _new_log()
         self._version = self._ended = 0
         self._fresh()
         self._set_modes()
@@ -416,9 +414,8 @@ class LamaGame(_Retired):
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
         a = _G.sample(self._rec, self._rr, _RANDOM_AGENT)
-        rng = self._rng
-        if rng is not None:  # the caller's streams move on with the record's
-            rng.ps = self._esps.tolist()[1]
+        if self._rng is not None:  # the caller's streams move on with the record's
+            self._rng.ps = self._esps.tolist()[1]
         return a
 
     def decision_seed(self, salt: int) -> int:
@@ -684,7 +681,7 @@ class LamaGame(_Retired):
             ended, wo = rnd[1], rnd[2]
             out.append({"finished": True, "ended_by": ROUND_ENDINGS[ended], "went_out": wo if wo >= 0 else None,
                         "points": rnd[3:3 + n], "totals": rnd[3 + n:3 + 2 * n],
-                        "busted": roller if ended == _END_BUST else None, "quit": tuple(quit),
+                        "busted": roller if ROUND_ENDINGS[ended] == "bust" else None, "quit": tuple(quit),
                         "triple_llamas": tuple(triples)})
         return out
 

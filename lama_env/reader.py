@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import stat
 from typing import Any
@@ -51,8 +52,6 @@ def __getattr__(name: str) -> Any:
 
 def check_seed(seed: Any, error: type[Exception] = InputError, name: str = "seed") -> int:
     """``seed`` as an int in ``0..MAX_SEED`` (NumPy integers too); else raise ``error`` naming ``name``."""
-    import numbers
-
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) <= MAX_SEED:
         raise error(f"{name} must be an integer 0..2**63 - 1, got {clip(seed)}")
     return int(seed)

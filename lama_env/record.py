@@ -115,13 +115,10 @@ def _check_about(about: Any, n: int) -> None:
 def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, agents: list[str | None] | None = None,
                seed: int | None = None, version: str) -> dict:
     """``record`` as a ``/2`` record whose ``about`` says who played (a new dict; docs/RULES.md, Who played)."""
-    def cut(x: Any, limit: int) -> Any:
-        return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
-
     about: dict[str, Any] = {}
     for key, items, limit in (("names", names, MAX_NAME), ("agents", agents, MAX_SPEC)):
-        if items is not None:
-            about[key] = [cut(x, limit) for x in items]
+        if items is not None:  # (a longer text is cut, with an ellipsis)
+            about[key] = [x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x for x in items]
     about["seed"] = seed if seed is None or not _is_int(seed) or seed <= MAX_SEED else None
     about["version"] = version
     _check_about(about, record["players"])
