@@ -1,15 +1,8 @@
 """The rules engine: one game of *Don't L.L.A.M.A. Dice* (docs/RULES.md) as a view over the compiled engine's record.
 
-A :class:`LamaGame` is driven by integer actions from :mod:`lama_env.actions`::
-
-    game = LamaGame(num_players=2, seed=7)
-    while not game.game_over:
-        game.step(random.choice(game.legal_actions()))
-    print(game.totals, game.result()["winners"])
-
-It is one record of ``lama_env._kernel.STATE_DTYPE`` (driven by ``lama_env._game``: the step, legality, deal
-and log of ``play_batch`` and ``VectorGame``), a pending chance event and the compiled log of the game
-(docs/environments.md, The rules engine in Python; The state API; persistence: :mod:`lama_env.snapshot`).
+A :class:`LamaGame`, driven by the integer actions of :mod:`lama_env.actions` (docs/environments.md, The rules engine
+in Python; The state API), holds one record of ``lama_env._kernel.STATE_DTYPE`` (stepped by ``lama_env._game``, as in
+``play_batch`` and ``VectorGame``), a pending chance event and the compiled log (persistence: :mod:`lama_env.snapshot`).
 """
 
 from __future__ import annotations
@@ -17,7 +10,9 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from copy import deepcopy
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any, cast
 
 import numpy as np
@@ -45,7 +40,6 @@ _ROLL_NODE = "roll"  #: ``_chance`` at a roll's chance node (at a deal's: the tu
 _FULL_MASK = (1 << NUM_FACES) - 1  #: the full llama row as a bit set (a record's ``row``)
 #: The per-seat counts of :meth:`LamaGame.statistics`, in the order of the compiled record's ``stats`` rows.
 _COUNTS = ("points", "busts", "quits", "went_out", "triple_llamas")
-_END_BUST = ROUND_ENDINGS.index("bust")
 
 
 def _is_explicit(chance: Any) -> bool:
@@ -88,9 +82,7 @@ class GameSetupError(LamaDiceError, ValueError):
 
 
 # ---------------------------------------------------------------------------- the compiled engine, loaded on first use
-# (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes:
-# lama_env._game (_G), its step, FULL and VIEW_SCALARS, the record's dtype, the compiled ``random`` agent, a zeroed
-# record's bytes (``pend`` -1), _vector_kernel.DECISION_NONE, gamelog.log_to_record and iter_log (the log's reader).
+# (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes.
 _G = _step = K_STATE_DTYPE = _RANDOM_AGENT = _TO_RECORD = _ITER_LOG = cast(Any, None)
 _BLANK = b""
 _FULL = VIEW_SCALARS = _DECISION_NONE = 0
@@ -150,14 +142,13 @@ def _new_log() -> np.ndarray:
 
 def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     """The compiled engine's rules record for ``n`` players under ``rules``, with the observation's tables (cached)."""
-    key = (n, rules)
-    rr = _RULES.get(key)
+    rr = _RULES.get((n, rules))
     if rr is None:
         if _G is None:
             _load()
         from ._kernel import encoder_rules
 
-        rr = _RULES[key] = encoder_rules(n, rules).reshape(1)
+        rr = _RULES[n, rules] = encoder_rules(n, rules).reshape(1)
     return rr
 
 
@@ -188,18 +179,6 @@ def as_action(action: Any) -> Any:
     return a if a == action else action
 
 
-def _check_setup(n: int, start_points: Any, start_player: Any, max_rounds: Any) -> tuple[int, list[int]]:
-    """Check ``start_points``, ``start_player`` and ``max_rounds``; return ``max_rounds`` (0: none) and totals."""
-    if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
-                                   or max_rounds < 1):
-        raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
-    totals = [0] * n if start_points is None else check_start_points(start_points, n)
-    if (type(start_player) is not int and (isinstance(start_player, bool) or not isinstance(
-            start_player, (int, np.integer)))) or not 0 <= start_player < n:
-        raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
-    return int(max_rounds or 0), totals
-
-
 class RetiredMemberError(RetiredError, AttributeError):
     """A retired member of :class:`LamaGame` was used (an ``AttributeError`` too: ``hasattr`` is False)."""
 
@@ -219,9 +198,7 @@ RETIRED_MEMBERS: dict[str, str] = {
     "discarded": "sum the discards of the round's turns in game.to_record()",
     "turns_in_round": "count the round's turns in game.to_record() (rules.max_round_turns caps them)",
     "round_points": "use " + _LAST.format("points"),
-    "ended_by": "use " + _LAST.format("ended_by"),
-    "went_out": "use " + _LAST.format("went_out"),
-    "busted": "use " + _LAST.format("busted"),
+    **{key: "use " + _LAST.format(key) for key in ("ended_by", "went_out", "busted")},
     "triple_llamas": "use " + _LAST.format("triple_llamas") + " or game.statistics()['triple_llamas'] (the game's)",
     "winners": "use game.result()['winners']",
     "round_results": "use game.result()['rounds'] (every round's points and totals) or game.last_round (the round "
@@ -236,20 +213,12 @@ RETIRED_MEMBERS: dict[str, str] = {
 }
 
 
-class _RetiredMember:
-    """A retired member of :class:`LamaGame` (a descriptor: a ``__getattr__`` would slow every attribute read)."""
-
-    __slots__ = ("instead", "name")
-
-    def __init__(self, name: str, instead: str) -> None:
-        """The retired ``name`` and what replaces it."""
-        self.name, self.instead = name, instead
+class _RetiredMember(str):
+    """A retired member of :class:`LamaGame`, the one line it answers (a descriptor: no slow ``__getattr__``)."""
 
     def __get__(self, game: Any, owner: Any = None) -> Any:
         """Raise: the member is retired."""
-        if self.name == "next_round":  # retired with rounds="manual"
-            raise RetiredMemberError(retired("LamaGame.next_round()", self.instead))
-        raise RetiredMemberError(retired(f"LamaGame.{self.name}", self.instead, retired_in="0.3.0", last="0.2.0"))
+        raise RetiredMemberError(str(self))
 
 
 class _Retired:
@@ -258,27 +227,16 @@ class _Retired:
     __slots__ = ()
 
 
-for _name, _instead in RETIRED_MEMBERS.items():
-    setattr(_Retired, _name, _RetiredMember(_name, _instead))
+for _name, _instead in RETIRED_MEMBERS.items():  # (next_round: retired in 0.2.0 with rounds="manual")
+    setattr(_Retired, _name, _RetiredMember(retired("LamaGame.next_round()", _instead) if _name == "next_round" else
+                                            retired(f"LamaGame.{_name}", _instead, retired_in="0.3.0", last="0.2.0")))
 
 
 class LamaGame(_Retired):
     """One game for ``num_players`` players (1 = the solo variant): a view over the compiled engine's record.
 
-    Args:
-        num_players: 1..6.
-        rules: a :class:`RulesConfig` (or a mapping of its fields); defaults of docs/RULES.md.
-        seed: the seed of the game's random streams (an integer >= 0, or None: fresh entropy).
-        rng: a :class:`lama_env.streams.Streams`, drawn from and moved on in place; not with ``seed`` or ``game_id``.
-        game_id: the game of ``seed`` to play (default 0): game ``game_id`` of ``play_batch`` and ``VectorGame``.
-        start_points: chip totals at the start (a record may start mid-game).
-        start_player: who starts the first round.
-        hands: the first round's deal (per player, six face indices or names); dealt at random if None.
-        record: allow :meth:`to_record` (False: it is refused; the compiled log is kept either way).
-        chance: ``"sampled"`` (default) or ``"explicit"`` (each card of a deal and each roll waits at a
-            chance node for :meth:`apply_chance`).
-        rounds: ``"flow"``, the only mode (the ended round is :attr:`last_round`).
-        max_rounds: end the game after this many rounds, maybe with no total at the threshold (None: no limit).
+    Its arguments (players, rules, seed / rng / game_id, start_points, start_player, hands, record, chance,
+    rounds, max_rounds): docs/environments.md, The rules engine in Python.
     """
 
     # _phase, _current and _ended cache what the record says (phase, cur, nround), for the hot path
@@ -290,14 +248,7 @@ class LamaGame(_Retired):
                  rng: Streams | None = None, game_id: int | None = None, start_points: Sequence[int] | None = None,
                  start_player: int = 0, hands: Sequence[Sequence[Any]] | None = None, record: bool = True,
                  chance: str = "sampled", rounds: str = "flow", max_rounds: int | None = None) -> None:
-        """Set up the game and deal its first round (see the class docstring).
-
-        Raises:
-            GameSetupError: a bad player count, ``seed``, ``game_id``, ``start_points``, ``start_player``,
-                ``chance`` or ``rounds``.
-            IllegalActionError: ``hands`` is not a deal of the deck.
-            lama_env.rules.RulesError: bad ``rules``.
-        """
+        """Set up the game and deal its first round (GameSetupError, or IllegalActionError for bad ``hands``)."""
         self._n = n = check_num_players(num_players, GameSetupError)
         self._rules = _DEFAULT_RULES if rules is None else RulesConfig.from_dict(rules)
         self._rng = None if rng is None else _check_rng(rng)  # the caller's, moved on with the record's streams
@@ -306,16 +257,20 @@ class LamaGame(_Retired):
         streams = self._rng or Streams.of_game(seed, 0 if game_id is None else game_id, GameSetupError)
         self._explicit = _is_explicit(chance)
         _check_rounds(rounds)
-        self._max_rounds, totals = _check_setup(n, start_points, start_player, max_rounds)
-        self._start_points = list(totals)
+        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer))
+                                       or max_rounds < 1):
+            raise GameSetupError(f"max_rounds must be an integer >= 1 or None, got {clip(max_rounds)}")
+        totals = [0] * n if start_points is None else check_start_points(start_points, n)
+        if (type(start_player) is not int and (isinstance(start_player, bool) or not isinstance(
+                start_player, (int, np.integer)))) or not 0 <= start_player < n:
+            raise GameSetupError(f"start_player must be an integer 0..{n - 1}, got {start_player!r}")
+        self._max_rounds, self._start_points = int(max_rounds or 0), list(totals)
         self._rr = _rules_record(n, self._rules)
         self._set_record(s := _new_record())
-        if start_points is not None:
-            s["tot"][0, :n] = totals
+        s["tot"][0, :n] = totals
         s["es"], s["ps"] = streams.es, streams.ps
         self._chance: tuple[int, ...] | str | None = None
-        self._record = record
-        self._clog = _new_log()
+        self._record, self._clog = record, _new_log()
         self._version = self._ended = 0
         self._fresh()
         self._set_modes()
@@ -336,13 +291,10 @@ class LamaGame(_Retired):
         self._fields: list[int] = []
         self._legal: tuple[int, ...] = ()
 
-    # ------------------------------------------------------------------ rounds
     def _begin(self, start_player: int, nround: int, hands: Sequence[Sequence[Any]] | None) -> None:
         """Open round ``nround`` for ``start_player``: dealt from the stream, as given, or card by card (explicit)."""
-        if hands is None and self._explicit:
-            arr = _NO_DEAL  # dealt card by card through apply_chance
-        elif hands is None:
-            arr = _STREAM_DEAL  # the kernel deals from the record's stream, as every compiled engine
+        if hands is None:  # dealt card by card through apply_chance, or by the kernel from the record's stream
+            arr = _NO_DEAL if self._explicit else _STREAM_DEAL
         else:
             arr = np.array(check_hands(hands, self._n), np.int64)
         self._make_room()
@@ -381,13 +333,8 @@ class LamaGame(_Retired):
         if always or self._rec["logpos"][0] + 32 + 8 * self._n > self._clog.shape[1]:
             self._clog = np.concatenate([self._clog, np.zeros_like(self._clog)], axis=1)
 
-    # ------------------------------------------------------------------- turns
     def step(self, action: int, dice: Sequence[Any] | None = None) -> None:
-        """Apply ``action`` for the current player (with :data:`~lama_env.actions.ROLL`, ``dice`` may inject the roll).
-
-        Raises:
-            IllegalActionError: the action (or the dice: three faces in die order) is not legal now; nothing changed.
-        """
+        """Apply ``action`` for the current player (``dice``: a roll's faces); else IllegalActionError, unchanged."""
         ph = self._phase
         if type(action) is not int:
             a = as_action(action)
@@ -444,7 +391,6 @@ class LamaGame(_Retired):
         legal = ", ".join(A.describe(a) for a in self.legal_actions())
         return f"illegal action {action} ({name}) for player {self._current}; legal: {legal}"
 
-    # --------------------------------------------------------------- queries
     def legal_actions(self) -> tuple[int, ...]:
         """Legal actions of the current player, sorted (none at a chance node or the game's end)."""
         if self._legal_v == self._version and self._chance is None:
@@ -463,17 +409,13 @@ class LamaGame(_Retired):
         return legal
 
     def sample_action(self) -> int:
-        """A uniformly random legal action: the compiled ``random`` agent's draw from the game's policy stream.
-
-        One draw at every decision, forced or not; :class:`IllegalActionError` when no decision is pending.
-        """
+        """A uniformly random legal action: the compiled ``random`` agent's draw (one per decision, forced or not)."""
         if self._chance is not None or self._phase == _GAME_OVER:
             what = self._chance_name() if self._chance is not None else self._phase.name.lower()
             raise IllegalActionError(f"sample_action: no decision is pending ({what})")
         a = _G.sample(self._rec, self._rr, _RANDOM_AGENT)
-        rng = self._rng
-        if rng is not None:  # the caller's streams move on with the record's
-            rng.ps = self._esps.tolist()[1]
+        if self._rng is not None:  # the caller's streams move on with the record's
+            self._rng.ps = self._esps.tolist()[1]
         return a
 
     def decision_seed(self, salt: int) -> int:
@@ -489,16 +431,17 @@ class LamaGame(_Retired):
         if out is None:
             out = np.empty(15 * n + 22, np.float32)
         ph = self._phase
-        if ph == _GAME_OVER:
-            _G.observe(self._rec, self._rr, seat, -1, _DECISION_NONE, False, out)
-        else:
-            _G.observe(self._rec, self._rr, seat, self._current, int(ph), ph != _TURN, out)
+        over = ph == _GAME_OVER
+        _G.observe(self._rec, self._rr, seat, -1 if over else self._current, _DECISION_NONE if over else int(ph),
+                   ph == _DISCARD or ph == _TAKE, out)
         return out
 
-    @property
-    def num_players(self) -> int:
-        """Players in the game (1..6)."""
-        return self._n
+    # the members the record does not hold, read at C speed
+    num_players = property(attrgetter("_n"), doc="Players in the game (1..6).")
+    rules = property(attrgetter("_rules"), doc="The game's :class:`RulesConfig`.")
+    phase = property(attrgetter("_phase"), doc="The decision asked now (turn, discard, take), or the game's end.")
+    current_player = property(attrgetter("_current"), doc="Whose decision it is (at the game's end: the last actor).")
+    rounds_finished = property(attrgetter("_ended"), doc="How many rounds have ended (a step ended one if it grows).")
 
     def _v(self) -> list[int]:
         """The record's fields that the properties read, as one flat list (``lama_env._game.view``), per version."""
@@ -510,21 +453,6 @@ class LamaGame(_Retired):
     def _turns(self) -> int:
         """Turns taken so far in the round (a quit or a roll is one; ``rules.max_round_turns`` caps them)."""
         return self._v()[10 * self._n + 6] + (self._chance == _ROLL_NODE)
-
-    @property
-    def rules(self) -> RulesConfig:
-        """The game's :class:`RulesConfig`."""
-        return self._rules
-
-    @property
-    def phase(self) -> Phase:
-        """The decision asked now (turn, discard, take), or that the game is over."""
-        return self._phase
-
-    @property
-    def current_player(self) -> int:
-        """Whose decision it is (the last actor once the game is over)."""
-        return self._current
 
     @property
     def round_index(self) -> int:
@@ -574,41 +502,25 @@ class LamaGame(_Retired):
 
     @property
     def last_round(self) -> dict | None:
-        """The round the last step ended (the last one once the game is over), None before the first ends.
-
-        Its ``points``, ``ended_by``, ``went_out``, ``busted``, ``quit``, ``triple_llamas`` and ``totals`` after it.
-        """
+        """The round the last step ended (the last one once the game is over; None before): its result dict."""
         results = self._history()
         return results[-1] if results else None
-
-    @property
-    def rounds_finished(self) -> int:
-        """How many rounds have ended (a step ended one when this grows; :meth:`from_state`: since the game began)."""
-        return self._ended
 
     def statistics(self) -> dict[str, Any]:
         """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
 
         Quits and triple llamas count the round under way too; a game from ``from_state`` counts what it carried in.
         """
-        n = self._n
-        v = self._v()
+        n, v = self._n, self._v()
         k = 10 * n + VIEW_SCALARS
-        st: dict[str, Any] = {"rounds": self.rounds_finished}
-        for i, key in enumerate(_COUNTS):
-            st[key] = v[k + i * n:k + (i + 1) * n]
-        return st
+        return {"rounds": self._ended, **{key: v[k + i * n:k + (i + 1) * n] for i, key in enumerate(_COUNTS)}}
 
-    # ---------------------------------------------------------------- chance
     def is_chance_node(self) -> bool:
         """Whether the game waits for chance: a roll's dice or a deal's next card (no legal actions, phase TURN)."""
         return self._chance is not None
 
     def chance_outcomes(self) -> tuple[tuple[Any, float], ...]:
-        """The pending chance event's outcomes with their exact probabilities (sum 1); ``()`` if none.
-
-        A roll: every distinct roll as three face indices in die order; a deal: the next card's face.
-        """
+        """The pending chance event's outcomes with their exact probabilities (docs/environments.md, The state API)."""
         c = self._chance
         if c is None:
             return ()
@@ -617,10 +529,9 @@ class LamaGame(_Retired):
         return deal_outcomes(self._dealt_counts())
 
     def apply_chance(self, outcome: Any) -> None:
-        """Resolve the pending chance event with ``outcome``: three dice faces in die order, or one card's face.
+        """Resolve the pending chance event with ``outcome`` (three dice faces in die order, or one card's face).
 
-        Raises:
-            IllegalActionError: no chance event is pending, or ``outcome`` cannot happen; nothing changed.
+        IllegalActionError, nothing changed: no chance event is pending, or ``outcome`` cannot happen.
         """
         c = self._chance
         if c is None:
@@ -630,8 +541,8 @@ class LamaGame(_Retired):
             return
         f = _to_face(outcome)
         if f is None or self._dealt_counts()[f] >= DECK_COUNTS[f]:
-            raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} "
-                                     f"(left in the deck: {_deck_text(self._dealt_counts())})")
+            left = ", ".join(f"{DECK_COUNTS[f] - d} '{FACES[f]}'" for f, d in enumerate(self._dealt_counts()))
+            raise IllegalActionError(f"the next card of the deal cannot be {clip(outcome)} (left in the deck: {left})")
         self._deal_card(f)
 
     def _roll_chance(self, x: int) -> tuple[int, ...]:
@@ -651,7 +562,11 @@ class LamaGame(_Retired):
         if c == _ROLL_NODE:
             return self._roll_chance(-1)
         st = Streams(*self._esps.tolist())  # one draw of the cards left from the record's deal-and-dice stream
-        f = _draw_card(st, self._dealt_counts())
+        left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
+        i, f = st.draw(sum(left)), 0
+        while i >= left[f]:
+            i -= left[f]
+            f += 1
         self._esps[0] = st.es
         if self._rng is not None:
             self._rng.es = st.es
@@ -677,33 +592,22 @@ class LamaGame(_Retired):
             return f"the dice of player {self._current}'s roll"
         return f"card {len(c or ()) + 1} of the deal"
 
-    # ------------------------------------------------------------- returns
     def returns(self, reward: str = "win") -> tuple[float, ...]:
-        """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards).
-
-        ``"win"``: the zero-sum shares once the game is over, 0 before; ``"points"``: minus each seat's chip
-        change over the finished rounds.  Else a ``ValueError``.
-        """
+        """Each seat's return so far under ``reward``, ``"win"`` or ``"points"`` (docs/environments.md, Rewards)."""
         if reward == "win":
             return tuple(win_rewards(self.totals)) if self._phase == _GAME_OVER else (0.0,) * self._n
         if reward != "points":
             raise ValueError(f"reward must be one of {', '.join(map(repr, RETURNS))}, got {reward!r}")
-        n = self._n
-        v = self._v()
+        n, v = self._n, self._v()
         ref = v[7 * n:8 * n] if self._phase == _GAME_OVER else v[9 * n:10 * n]  # totals, or the round's start
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
-    # ----------------------------------------------------------- copy/record
     def clone(self, chance: str | None = None, rng: Streams | None = None, rounds: str | None = None) -> LamaGame:
-        """An independent copy (its streams continue the same way), optionally in another chance mode or streams.
+        """An independent copy (its streams continue the same way), optionally with another ``chance`` mode or ``rng``.
 
-        Args:
-            chance: ``"sampled"`` or ``"explicit"`` for what follows (a pending event stays pending); None: this game's.
-            rng: :class:`~lama_env.streams.Streams` the copy draws from, used as it is (a planner's own for playouts).
-            rounds: ``"flow"`` (the only mode) or None.
+        ``chance``: for what follows (a pending event stays pending); ``rng``: Streams the copy draws from, as it is.
         """
-        if rounds is not None:
-            _check_rounds(rounds)
+        _check_rounds("flow" if rounds is None else rounds)
         g = self._copy_with(None if rng is None else _check_rng(rng))  # (None: the record's streams, copied with it)
         if rng is not None:
             g._rec["es"], g._rec["ps"] = rng.es, rng.ps
@@ -714,8 +618,6 @@ class LamaGame(_Retired):
 
     def __deepcopy__(self, memo: dict) -> LamaGame:
         """A :meth:`clone` whose streams (``rng=``) are deep-copied with ``memo``."""
-        from copy import deepcopy
-
         g = self._copy_with(deepcopy(self._rng, memo))
         memo[id(self)] = g
         return g
@@ -729,32 +631,16 @@ class LamaGame(_Retired):
         g._clog = self._clog.copy()
         return g
 
-    # ---------------------------------------------------------- persistence (lama_env.snapshot)
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle the record and the books (:func:`lama_env.snapshot.getstate`)."""
-        return S.getstate(self)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Restore a pickled game (:func:`lama_env.snapshot.setstate`)."""
-        S.setstate(self, state)
-
-    def serialize(self) -> str:
-        """The whole state as a stable, versioned string (:func:`lama_env.snapshot.serialize`)."""
-        return S.serialize(self)
-
-    @classmethod
-    def deserialize(cls, text: str) -> LamaGame:
-        """The game that :meth:`serialize` wrote ``text`` from (:func:`lama_env.snapshot.deserialize`)."""
-        return S.deserialize(text)
+    # persistence: lama_env.snapshot's functions, as methods
+    __getstate__, __setstate__, serialize = S.getstate, S.setstate, S.serialize
+    deserialize = staticmethod(S.deserialize)
 
     def to_record(self) -> dict:
         """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        log = self._clog[0, :self._pending_roll()]
-        rec = _TO_RECORD(log, self._n, self._rules)
-        rec["start_points"] = list(self._start_points)
-        return rec
+        return {**_TO_RECORD(self._clog[0, :self._pending_roll()], self._n, self._rules),
+                "start_points": list(self._start_points)}
 
     def result(self) -> dict:
         """The replay result of the game so far (docs/RULES.md, "Replay results")."""
@@ -783,9 +669,8 @@ class LamaGame(_Retired):
         """The results of the rounds that ended (:attr:`last_round`'s), from the compiled log's entries."""
         out = []
         n = self._n
-        for rnd, entries in _split(self._clog[0, :self._rec["logpos"][0]], n):
-            if rnd is None:
-                continue
+        for rnd, entries in _split(self._clog[0, :self._rec["logpos"][0]], n)[:-1]:  # (the last: the round under way)
+            assert rnd is not None
             quit, triples, roller = [False] * n, [0] * n, -1
             for e in entries:
                 if e[0] == LOG_QUIT:
@@ -796,7 +681,7 @@ class LamaGame(_Retired):
             ended, wo = rnd[1], rnd[2]
             out.append({"finished": True, "ended_by": ROUND_ENDINGS[ended], "went_out": wo if wo >= 0 else None,
                         "points": rnd[3:3 + n], "totals": rnd[3 + n:3 + 2 * n],
-                        "busted": roller if ended == _END_BUST else None, "quit": tuple(quit),
+                        "busted": roller if ROUND_ENDINGS[ended] == "bust" else None, "quit": tuple(quit),
                         "triple_llamas": tuple(triples)})
         return out
 
@@ -849,22 +734,6 @@ def check_dice(rules: RulesConfig, dice: Sequence[Any]) -> tuple[int, ...]:
             raise IllegalActionError(f"die {d} has no face '{FACES[idx]}'")
         out.append(idx)
     return tuple(out)
-
-
-def _draw_card(st: Streams, dealt: list[int]) -> int:
-    """A card's face drawn uniformly from the deck left after ``dealt`` (per face), from ``st`` (moved on)."""
-    left = [k - d for k, d in zip(DECK_COUNTS, dealt, strict=True)]
-    i = st.draw(sum(left))
-    f = 0
-    while i >= left[f]:
-        i -= left[f]
-        f += 1
-    return f
-
-
-def _deck_text(dealt: list[int]) -> str:
-    """The cards left in the deck after ``dealt`` (per face), for a message."""
-    return ", ".join(f"{DECK_COUNTS[f] - dealt[f]} '{FACES[f]}'" for f in _FACE_RANGE)
 
 
 def _side_index(rules: RulesConfig, dice: tuple[int, ...]) -> int:

@@ -1,13 +1,13 @@
-"""The one bounded reader of every JSON input, and the bounds a number must keep.
+"""The one bounded reader of every JSON input, and the bounds a number must keep (one-line :class:`InputError`).
 
-Each input is refused the same way, in one line (:class:`InputError`), before a parser or the engine can
-fail on it: the bounds are docs/agents-and-evaluation.md's, Inputs and their limits.
+The bounds: docs/agents-and-evaluation.md, Inputs and their limits.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import stat
 from typing import Any
@@ -52,8 +52,6 @@ def __getattr__(name: str) -> Any:
 
 def check_seed(seed: Any, error: type[Exception] = InputError, name: str = "seed") -> int:
     """``seed`` as an int in ``0..MAX_SEED`` (NumPy integers too); else raise ``error`` naming ``name``."""
-    import numbers
-
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) <= MAX_SEED:
         raise error(f"{name} must be an integer 0..2**63 - 1, got {clip(seed)}")
     return int(seed)
@@ -105,10 +103,9 @@ def check_tree(data: Any, what: str, max_nodes: int | None = None) -> Any:
 
 
 def read_json(text: str | bytes, what: str = "the input", max_chars: int | None = None, allow_nan: bool = False) -> Any:
-    """The JSON value of ``text`` (bytes: UTF-8) within the bounds; ``what`` names it in messages (empty: unnamed).
+    """The JSON value of ``text`` (bytes: UTF-8) within the bounds, else InputError (NotJsonError: not JSON at all).
 
-    ``max_chars`` refuses a longer text unparsed; ``allow_nan`` reads ``NaN`` and ``Infinity`` (the project's own
-    files). Raises :class:`InputError`, or :class:`NotJsonError` (with line and column) for text that is not JSON.
+    ``what`` names it in messages; ``max_chars`` refuses a longer text unparsed; ``allow_nan``: the project's files.
     """
     if max_chars is not None and len(text) > max_chars:
         size = f"{max_chars / 2**20:g} MiB" if max_chars >= 2**20 else f"{max_chars:,} characters"

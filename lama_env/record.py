@@ -5,6 +5,7 @@ The format, the ``about`` part of ``/2`` and the replay results: docs/RULES.md, 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -43,11 +44,7 @@ MAX_RECORD_BYTES = 5 * 1024 * 1024
 
 
 def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
-    """Parse a record's JSON text (at most :data:`MAX_RECORD_BYTES`) with the bounded reader; ``name`` for messages.
-
-    Raises:
-        RecordError: too long, not UTF-8, or refused by :func:`lama_env.reader.read_json`.
-    """
+    """Parse a record's JSON text (at most :data:`MAX_RECORD_BYTES`) with the bounded reader, else RecordError."""
     if len(text) > MAX_RECORD_BYTES:
         raise RecordError(f"not a game record: {name} is larger than {MAX_RECORD_BYTES // 2**20} MiB "
                           "(the size limit of a record)")
@@ -62,8 +59,6 @@ def parse_record_json(text: str | bytes, name: str = "the record") -> Any:
         raise RecordError(f"not a game record: {e}") from None
 
 
-_TURN_KEYS = {"player", "action", "dice", "discard", "take"}
-_ROUND_KEYS = {"start_player", "hands", "turns"}
 _RECORD_KEYS = {"format", "players", "rules", "start_points", "rounds"}
 
 
@@ -119,18 +114,11 @@ def _check_about(about: Any, n: int) -> None:
 
 def with_about(record: Mapping[str, Any], *, names: list[str] | None = None, agents: list[str | None] | None = None,
                seed: int | None = None, version: str) -> dict:
-    """``record`` as a ``/2`` record whose ``about`` says who played (a new dict; docs/RULES.md, Who played).
-
-    Names and agent specs (None: a person) over :data:`MAX_NAME` / :data:`MAX_SPEC` characters are cut; a
-    ``seed`` over ``MAX_SEED`` is written as null. Raises RecordError when the part does not fit the record.
-    """
-    def cut(x: Any, limit: int) -> Any:
-        return x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x
-
+    """``record`` as a ``/2`` record whose ``about`` says who played (a new dict; docs/RULES.md, Who played)."""
     about: dict[str, Any] = {}
     for key, items, limit in (("names", names, MAX_NAME), ("agents", agents, MAX_SPEC)):
-        if items is not None:
-            about[key] = [cut(x, limit) for x in items]
+        if items is not None:  # (a longer text is cut, with an ellipsis)
+            about[key] = [x[:limit - 1] + "\u2026" if isinstance(x, str) and len(x) > limit else x for x in items]
     about["seed"] = seed if seed is None or not _is_int(seed) or seed <= MAX_SEED else None
     about["version"] = version
     _check_about(about, record["players"])
@@ -145,12 +133,12 @@ def record_names(record: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
-def _check_fields(x: Any, kind: str, required: tuple[str, ...], known: set[str], r: int, t: int | None) -> None:
+def _check_fields(x: Any, kind: str, required: tuple[str, ...], r: int, t: int | None, optional: tuple = ()) -> None:
     """A round or a turn is an object with its required fields and no unknown one (a turn's unknown fields first)."""
     if not isinstance(x, Mapping):
         raise RecordError(f"{kind} must be an object, got {type(x).__name__}", r, t)
     missing = [f"{kind} is missing field {clip(k)}" for k in required if k not in x]
-    unknown = [f"unknown {kind} field {clip(k)}" for k in sorted(set(x) - known)]
+    unknown = [f"unknown {kind} field {clip(k)}" for k in sorted(set(x) - {*required, *optional})]
     faults = unknown + missing if kind == "turn" else missing + unknown
     if faults:
         raise RecordError(faults[0], r, t)
@@ -158,7 +146,7 @@ def _check_fields(x: Any, kind: str, required: tuple[str, ...], known: set[str],
 
 def _check_round_shape(rnd: Any, r: int) -> None:
     """Structural checks of round ``r`` (fields and their types, face names in the hands)."""
-    _check_fields(rnd, "round", ("start_player", "hands", "turns"), _ROUND_KEYS, r, None)
+    _check_fields(rnd, "round", ("start_player", "hands", "turns"), r, None)
     if not _is_int(rnd["start_player"]):
         raise RecordError(f"start_player must be an integer, got {clip(rnd['start_player'])}", r)
     if not isinstance(rnd["turns"], list):
@@ -188,11 +176,8 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Round
         end = step_with_round_end(game, A.ROLL, _turn_dice(turn, r, t))
     except IllegalActionError as e:
         raise RecordError(str(e), r, t) from None
-    phase = game.phase
-    if end is None and phase == Phase.DISCARD:
-        return _play_discard(game, turn, r, t)
-    if end is None and phase == Phase.TAKE:
-        return _play_take(game, turn, r, t)
+    if end is None and game.phase in (Phase.DISCARD, Phase.TAKE):
+        return _play_choice(game, turn, r, t)
     what = "a bust" if (ended(end or game) or {}).get("busted") is not None else "a triple llama"
     for key in ("discard", "take"):
         if key in turn:
@@ -213,26 +198,23 @@ def _turn_dice(turn: Mapping[str, Any], r: int, t: int) -> list[str]:
     return dice
 
 
-def _play_discard(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
-    """The turn's discard after a matching roll."""
-    if "take" in turn:
-        raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
-    if "discard" not in turn:
-        raise RecordError("the roll matched the display: 'discard' is missing", r, t)
-    faces = turn["discard"]
-    if not isinstance(faces, list):
-        raise RecordError(f"discard must be a list of faces, got {clip(faces)}", r, t)
-    for f in faces:
-        if f not in FACES:
-            raise RecordError(f"discard has an unknown face {clip(f)}", r, t)
-    counts = tuple(faces.count(f) for f in FACES)
-    if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
-        raise RecordError(_discard_fault(game, counts), r, t)
-    return step_with_round_end(game, A.discard_action(counts))
-
-
-def _play_take(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
-    """The turn's take after a roll that matched nothing."""
+def _play_choice(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:
+    """The turn's discard after a matching roll, or its take after a roll that matched nothing."""
+    if game.phase == Phase.DISCARD:
+        if "take" in turn:
+            raise RecordError("the roll matched the display: expected 'discard', not 'take'", r, t)
+        if "discard" not in turn:
+            raise RecordError("the roll matched the display: 'discard' is missing", r, t)
+        faces = turn["discard"]
+        if not isinstance(faces, list):
+            raise RecordError(f"discard must be a list of faces, got {clip(faces)}", r, t)
+        for f in faces:
+            if f not in FACES:
+                raise RecordError(f"discard has an unknown face {clip(f)}", r, t)
+        counts = tuple(faces.count(f) for f in FACES)
+        if sum(counts) > 3 or A.discard_action(counts) not in game.legal_actions():
+            raise RecordError(_discard_fault(game, counts), r, t)
+        return step_with_round_end(game, A.discard_action(counts))
     if "discard" in turn:
         raise RecordError("the roll matched nothing in the display: expected 'take', not 'discard'", r, t)
     if "take" not in turn:
@@ -268,14 +250,10 @@ def replay(rec: Any) -> dict:
 
 
 def replay_game(rec: Any) -> LamaGame:
-    """Replay ``rec`` into a :class:`LamaGame` with explicit chance (RecordError on any fault).
-
-    A record that ends at a round's end leaves the game at the next deal's chance node.
-    """
+    """Replay ``rec`` into a :class:`LamaGame` with explicit chance (RecordError; at a round's end: the deal's node)."""
     steps = iter_replay(rec)
     game = next(steps)[0]  # the game after the first deal: the same game each time, advanced in place
-    for _ in steps:
-        pass
+    deque(steps, 0)
     assert isinstance(game, LamaGame)
     return game
 
@@ -283,10 +261,8 @@ def replay_game(rec: Any) -> LamaGame:
 def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None]]:
     """Replay ``rec`` step by step: ``(game, r, None)`` once round ``r`` is dealt, ``(game, r, t)`` after turn ``t``.
 
-    ``game`` is the same :class:`LamaGame` each time, advanced in place (``clone()`` it to keep a state),
-    except after a turn that ends a round and not the game: then the :class:`~lama_env.roundend.RoundEnd`
-    view of the table as the round ended.  Raises :class:`RecordError` at the first fault, after yielding
-    every state before it (check with :func:`replay` first to show only legal records).
+    ``game``: the same :class:`LamaGame`, advanced in place, or a :class:`~lama_env.roundend.RoundEnd` after a turn
+    that ended a round; RecordError at the first fault, after every state before it (docs/RULES.md, From Python).
     """
     _check_shape(rec)
     n = rec["players"]
@@ -318,7 +294,7 @@ def iter_replay(rec: Any) -> Iterator[tuple[LamaGame | RoundEnd, int, int | None
         for t, turn in enumerate(rnd["turns"]):
             if game.game_over or game.is_chance_node():
                 raise RecordError("turn after the end of the round", r, t)
-            _check_fields(turn, "turn", ("player", "action"), _TURN_KEYS, r, t)
+            _check_fields(turn, "turn", ("player", "action"), r, t, ("dice", "discard", "take"))
             yield _play_turn(game, turn, r, t) or game, r, t
 
 

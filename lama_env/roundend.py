@@ -1,7 +1,6 @@
 """The table as a round ended, for viewers that pause between rounds (docs/environments.md, The rules engine in Python).
 
-:func:`step_with_round_end` steps a game and returns a :class:`RoundEnd` when the step ended a round (not the
-game): a read-only view with the attributes the drawers read from a game. Presentation, not game state.
+:func:`step_with_round_end` returns a :class:`RoundEnd`, a read-only view with a game's attributes: presentation.
 """
 
 from __future__ import annotations
@@ -22,10 +21,7 @@ DECISIONS = {TURN: "to roll or quit", DISCARD: "to discard", TAKE: "to take a ro
 
 
 class RoundEnd:
-    """The table of a round that a step ended, as it stood then, with a game's views (``totals`` after the round).
-
-    ``current_player`` moved last; ``turns_in_round`` counts the round's turns; ``phase`` and ``dice`` are None.
-    """
+    """The table of a round a step ended, as it stood (``totals`` after it; ``current_player`` moved last)."""
 
     __slots__ = ("current_player", "displays", "last_round", "num_players", "quit", "round_index", "row", "rules",
                  "start_player", "totals", "turns_in_round")

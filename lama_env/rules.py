@@ -1,7 +1,6 @@
 """The rules configuration and every rule that is a pure function of numbers, each once (docs/RULES.md).
 
-The player-count check, scoring a display, returning a chip, a triple llama, the game's end and its winners;
-what an action does is :mod:`lama_env.transitions`'s. The game's numbers (:mod:`lama_env.constants`) import here.
+What an action does is :mod:`lama_env.transitions`'s; the game's numbers (:mod:`lama_env.constants`) import here.
 """
 
 from __future__ import annotations
@@ -49,11 +48,7 @@ def face_index(name: Any) -> int:
 
 @dataclass(frozen=True)
 class RulesConfig:
-    """Every **[choice]** of docs/RULES.md, with its default (docs/RULES.md, Rules configuration).
-
-    The fields ``triple_llama``, ``must_discard``, ``end_threshold``, ``dice`` (face names, in die order) and
-    ``max_round_turns``: their types, defaults, allowed values and meanings are that section's table.
-    """
+    """Every **[choice]** of docs/RULES.md with its default: the fields of its table (RULES.md, Rules configuration)."""
 
     triple_llama: str = "chip_only"
     must_discard: bool = True
@@ -116,10 +111,8 @@ class RulesConfig:
     def from_keywords(cls, keywords: Mapping[str, Any], owner: str = "__init__()") -> RulesConfig:
         """The rules of a constructor's ``**rules`` (:data:`RULES_KEYWORDS`; a field overrides ``rules=``).
 
-        Raises:
-            TypeError: an unknown keyword, worded as Python words it (``"{owner} got an unexpected keyword
-                argument 'frameskip'"``, which TorchRL relies on), with the nearest valid name.
-            RulesError: a bad rules value, or a ``rules=`` that is neither a RulesConfig nor a mapping.
+        An unknown keyword is a TypeError worded as Python words it, with the nearest valid name; a bad value a
+        RulesError (docs/environments.md, Common keywords).
         """
         for key in keywords:
             if key not in RULES_KEYWORDS:
@@ -214,11 +207,9 @@ def game_over(totals: Sequence[int], rules: RulesConfig) -> bool:
 
 
 def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:
-    """Seat ``p``'s result of a game that ended with totals ``totals[:n]``: (its win share, its win reward).
+    """Seat ``p``'s (win share, win reward) of final ``totals[:n]`` (docs/environments.md, Rewards).
 
-    The ``k`` seats tied for the fewest points win: share ``1/k``, reward ``+1/k``; the others share 0,
-    reward ``-1/(n - k)``; rewards are 0 when all seats tie.  The one text of the rule: the compiled
-    engine compiles it too (``lama_env._kernel.win_result``), hence plain loops (``totals``: a sequence or array).
+    The one text of the rule: the compiled engine compiles it too (``lama_env._kernel.win_result``), hence plain loops.
     """
     low = totals[0]
     for q in range(1, n):
@@ -235,14 +226,12 @@ def win_result(totals: Any, n: int, p: int) -> tuple[float, float]:
 
 def winners(totals: Sequence[int]) -> list[int]:
     """Seats tied for the fewest points (:func:`win_result`)."""
-    n = len(totals)
-    return [p for p in range(n) if win_result(totals, n, p)[0] > 0.0]
+    return [p for p in range(len(totals)) if win_result(totals, len(totals), p)[0] > 0.0]
 
 
 def win_shares(totals: Sequence[int]) -> list[float]:
     """Each seat's share of the win of final ``totals``: ``1/k`` for the ``k`` winners, else 0 (:func:`win_result`)."""
-    n = len(totals)
-    return [win_result(totals, n, p)[0] for p in range(n)]
+    return [win_result(totals, len(totals), p)[0] for p in range(len(totals))]
 
 
 def win_shares_of_games(totals: Any) -> np.ndarray:
@@ -253,5 +242,4 @@ def win_shares_of_games(totals: Any) -> np.ndarray:
 
 def win_rewards(totals: Sequence[int]) -> list[float]:
     """Zero-sum results of final ``totals`` (``reward="win"``): winners share +1, the others -1; all 0 if all tie."""
-    n = len(totals)
-    return [win_result(totals, n, p)[1] for p in range(n)]
+    return [win_result(totals, len(totals), p)[1] for p in range(len(totals))]
