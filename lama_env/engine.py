@@ -21,6 +21,7 @@ from . import actions as A
 from . import snapshot as S
 from .constants import DECK_COUNTS, FACES, HAND_SIZE, LOG_END, LOG_QUIT, LOG_ROLL, NUM_DICE, NUM_FACES, ROUND_OVER
 from .errors import LamaDiceError, RetiredError, clip, retired
+from .gamelog import iter_log, log_to_record
 from .reader import MAX_START_POINTS
 from .rules import RulesConfig, check_num_players, return_chip, win_rewards, winners
 from .streams import Streams, decision_key
@@ -83,7 +84,7 @@ class GameSetupError(LamaDiceError, ValueError):
 
 # ---------------------------------------------------------------------------- the compiled engine, loaded on first use
 # (import lama_env loads no Numba; the first game does, from its on-disk cache.)  Set by _load from their homes.
-_G = _step = K_STATE_DTYPE = _RANDOM_AGENT = _TO_RECORD = _ITER_LOG = cast(Any, None)
+_G = _step = K_STATE_DTYPE = _RANDOM_AGENT = cast(Any, None)
 _BLANK = b""
 _FULL = VIEW_SCALARS = _DECISION_NONE = 0
 #: The legal actions by decision key (lama_env._game.legal_key), listed by lama_env._kernel.legal when first seen.
@@ -101,17 +102,16 @@ LOAD_HOOKS: list[Callable[[], None]] = []
 
 def _load() -> None:
     """Import the compiled engine (Numba) once."""
-    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS, _FULL, _DECISION_NONE, _TO_RECORD, _ITER_LOG
+    global _G, _step, K_STATE_DTYPE, _RANDOM_AGENT, _BLANK, VIEW_SCALARS, _FULL, _DECISION_NONE
     with _LOCK:
         if _G is not None:
             return
         from . import _game
         from . import _kernel as K
         from ._vector_kernel import DECISION_NONE
-        from .gamelog import iter_log, log_to_record
 
-        _FULL, VIEW_SCALARS, _DECISION_NONE, _TO_RECORD = _game.FULL, _game.VIEW_SCALARS, DECISION_NONE, log_to_record
-        _ITER_LOG, K_STATE_DTYPE, _BLANK, _step = iter_log, K.STATE_DTYPE, K.new_state(1).tobytes(), _game.step
+        _FULL, VIEW_SCALARS, _DECISION_NONE, _step = _game.FULL, _game.VIEW_SCALARS, DECISION_NONE, _game.step
+        K_STATE_DTYPE, _BLANK = K.STATE_DTYPE, K.new_state(1).tobytes()
         _RANDOM_AGENT = K.agents_table(np.array([K.KIND_RANDOM]), np.zeros((1, 128), np.uint8),
                                        np.zeros((1, 128, 7), np.int64))
         _G = _game
@@ -639,7 +639,7 @@ class LamaGame(_Retired):
         """The game so far as a ``lama-dice-record/1`` dict (docs/RULES.md), up to a roll awaiting its decision."""
         if not self._record:
             raise RuntimeError("this game was created with record=False")
-        return {**_TO_RECORD(self._clog[0, :self._pending_roll()], self._n, self._rules),
+        return {**log_to_record(self._clog[0, :self._pending_roll()], self._n, self._rules),
                 "start_points": list(self._start_points)}
 
     def result(self) -> dict:
@@ -702,7 +702,7 @@ def _split(log: np.ndarray, n: int) -> list[tuple[list[int] | None, list[list[in
     """A compiled log's rounds: each round's ``LOG_END`` entry (None: the round under way) and its other entries."""
     out: list[tuple[list[int] | None, list[list[int]]]] = []
     entries: list[list[int]] = []
-    for _, tag, e in _ITER_LOG(log, n):
+    for _, tag, e in iter_log(log, n):
         if tag == LOG_END:
             out.append(([tag, *e.tolist()], entries))
             entries = []
