@@ -64,23 +64,6 @@ class StateFormatError(LamaDiceError, ValueError):
     """A serialized game state that cannot be read (not JSON, another format, a bad field)."""
 
 
-def parse(text: Any) -> dict[str, Any]:
-    """The JSON object of a serialized state, read with the bounded reader and checked to be of this format."""
-    if not isinstance(text, (str, bytes)):
-        raise StateFormatError(f"a serialized game state must be a string, got {type(text).__name__}")
-    try:
-        data = read_json(text, "", MAX_STATE_CHARS)
-    except InputError as e:
-        raise StateFormatError(f"not a serialized game state (bad JSON: {e})") from None
-    if not isinstance(data, dict):
-        raise StateFormatError("not a serialized game state (not a JSON object)")
-    if data.get("format") == RETIRED_FORMAT:
-        raise StateFormatError(retired(f"a {RETIRED_FORMAT} string", _INSTEAD, retired_in="0.4.0", last="0.3.0"))
-    if data.get("format") != E.STATE_FORMAT:
-        raise StateFormatError(f"not a {E.STATE_FORMAT} string (format {clip(data.get('format'))})")
-    return data
-
-
 def field(data: dict[str, Any], key: str) -> Any:
     """``data[key]``, or a :class:`StateFormatError` naming the missing field."""
     if key not in data:
@@ -174,12 +157,23 @@ def deserialize(text: str) -> LamaGame:
     Raises:
         lama_env.snapshot.StateFormatError: ``text`` is not a readable state (the message names the bad field).
     """
-    data = parse(text)
+    if not isinstance(text, (str, bytes)):
+        raise StateFormatError(f"a serialized game state must be a string, got {type(text).__name__}")
+    try:
+        data = read_json(text, "", MAX_STATE_CHARS)
+    except InputError as e:
+        raise StateFormatError(f"not a serialized game state (bad JSON: {e})") from None
+    if not isinstance(data, dict):
+        raise StateFormatError("not a serialized game state (not a JSON object)")
+    if data.get("format") == RETIRED_FORMAT:
+        raise StateFormatError(retired(f"a {RETIRED_FORMAT} string", _INSTEAD, retired_in="0.4.0", last="0.3.0"))
+    if data.get("format") != E.STATE_FORMAT:
+        raise StateFormatError(f"not a {E.STATE_FORMAT} string (format {clip(data.get('format'))})")
     try:
         return _restore(data)
+    except StateFormatError:
+        raise
     except LamaDiceError as e:
-        if isinstance(e, StateFormatError):
-            raise
         raise StateFormatError(f"serialized game state: {e}") from None
 
 

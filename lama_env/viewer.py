@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 
-_HEADLESS_DRIVERS = ("offscreen", "dummy")
-
 
 def display_available() -> bool:
     """Whether a window could be shown: ``SDL_VIDEODRIVER`` is set, or (on Linux/BSD) a display is."""
@@ -21,14 +19,14 @@ def display_available() -> bool:
 class HumanView:
     """A pygame window titled ``caption`` that shows pictures at most ``fps`` times a second (0 or None: no wait)."""
 
+    _pygame: Any = None
+    _screen: Any = None
+    _clock: Any = None
+    _failed = False
+
     def __init__(self, caption: str, fps: float | None = None) -> None:
         """Remember the title and pace; the window opens on the first :meth:`show`."""
-        self.caption = caption
-        self.fps = fps
-        self._pygame: Any = None
-        self._screen: Any = None
-        self._clock: Any = None
-        self._failed = False
+        self.caption, self.fps = caption, fps
 
     @property
     def is_open(self) -> bool:
@@ -43,9 +41,8 @@ class HumanView:
         try:
             import pygame
 
-            explicit = bool(os.environ.get("SDL_VIDEODRIVER"))
             pygame.display.init()
-            if not explicit and pygame.display.get_driver() in _HEADLESS_DRIVERS:
+            if not os.environ.get("SDL_VIDEODRIVER") and pygame.display.get_driver() in ("offscreen", "dummy"):
                 pygame.display.quit()
                 raise RuntimeError("no display")
             self._screen = pygame.display.set_mode((width, height))
