@@ -389,11 +389,6 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
 
 
 # ------------------------------------------------------------------ the text table (ansi)
-def _cards(counts: Sequence[int]) -> str:
-    cards = [FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])]
-    return " ".join(cards) if cards else "(empty)"
-
-
 def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
     """The table in a few lines of text (the ``ansi`` render mode; example: docs/environments.md, Pictures).
 
@@ -419,7 +414,7 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     else:
         head += f"game over ({how}); winners: {', '.join(names[p] for p in winners(game.totals))}"
     row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
-    cards = [_cards(d) for d in game.displays]
+    cards = [" ".join(FACES[f] for f in range(NUM_FACES) for _ in range(d[f])) or "(empty)" for d in game.displays]
     cw = max(12, max(len(c) for c in cards))
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in DECISIONS else None

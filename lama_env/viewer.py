@@ -10,12 +10,6 @@ from typing import Any
 import numpy as np
 
 
-def display_available() -> bool:
-    """Whether a window could be shown: ``SDL_VIDEODRIVER`` is set, or (on Linux/BSD) a display is."""
-    return bool(os.environ.get("SDL_VIDEODRIVER") or sys.platform.startswith(("win", "darwin", "cygwin"))
-                or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
 class HumanView:
     """A pygame window titled ``caption`` that shows pictures at most ``fps`` times a second (0 or None: no wait)."""
 
@@ -34,7 +28,9 @@ class HumanView:
         return self._screen is not None
 
     def _open(self, width: int, height: int) -> bool:
-        if self._failed or not display_available():
+        env = os.environ.get  # a window needs SDL_VIDEODRIVER set, or (on Linux/BSD) a display
+        if self._failed or not (env("SDL_VIDEODRIVER") or sys.platform.startswith(("win", "darwin", "cygwin"))
+                                or env("DISPLAY") or env("WAYLAND_DISPLAY")):
             self._failed = True
             return False
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -82,4 +78,4 @@ class HumanView:
         self._failed = False
 
 
-__all__ = ["HumanView", "display_available"]
+__all__ = ["HumanView"]
