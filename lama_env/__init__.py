@@ -25,23 +25,6 @@ PETTINGZOO_ID = "lama_dice_v1"
 RETIRED_ENVS = {"lama_dice_v0": "lama_dice_v1"}
 
 
-def _check_retired(fullname: str) -> None:
-    """Raise the one-line error of a retired env module or a moved module or name (:mod:`.moved`); else return."""
-    package, _, name = fullname.rpartition(".")
-    if package == __name__ and name in RETIRED_ENVS:
-        from .options import DeprecatedEnvError
-
-        raise DeprecatedEnvError(retired(fullname, f"use lama_env.{RETIRED_ENVS[name]} (the same env, its "
-                                         "seeds on the compiled engine's streams: docs/environments.md, Versions)"))
-    check_moved(fullname)
-
-
-def __getattr__(name: str) -> Any:
-    """``from lama_env import lama_dice_v0`` (retired) or ``animation`` (moved): a one-line error naming the new."""
-    _check_retired(f"{__name__}.{name}")
-    raise AttributeError(f"module 'lama_env' has no attribute {name!r}")
-
-
 class _RetiredFinder:
     """An import hook (``sys.meta_path``, last): ``import lama_env.lama_dice_v0`` raises as ``from lama_env import``."""
 
@@ -49,8 +32,20 @@ class _RetiredFinder:
 
     @staticmethod
     def find_spec(fullname: str, path: Any = None, target: Any = None) -> None:
-        """Raise for a retired or moved module of this package; None (not mine) for every other module."""
-        _check_retired(fullname)
+        """Raise the one-line error of a retired env module or a moved module or name (:mod:`.moved`); else None."""
+        package, _, name = fullname.rpartition(".")
+        if package == __name__ and name in RETIRED_ENVS:
+            from .options import DeprecatedEnvError
+
+            raise DeprecatedEnvError(retired(fullname, f"use lama_env.{RETIRED_ENVS[name]} (the same env, its "
+                                             "seeds on the compiled engine's streams: docs/environments.md, Versions)"))
+        check_moved(fullname)
+
+
+def __getattr__(name: str) -> Any:
+    """``from lama_env import lama_dice_v0`` (retired) or ``animation`` (moved): a one-line error naming the new."""
+    _RetiredFinder.find_spec(f"{__name__}.{name}")
+    raise AttributeError(f"module 'lama_env' has no attribute {name!r}")
 
 
 if not any(getattr(f, "lama_env_retired", False) for f in sys.meta_path):

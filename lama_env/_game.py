@@ -1,12 +1,7 @@
-"""The compiled calls of :class:`lama_env.engine.LamaGame` (private): one game's record, the kernel's own step.
+"""The compiled calls of :class:`lama_env.engine.LamaGame` (private): thin drivers over :mod:`lama_env._kernel`.
 
-Thin drivers over :mod:`lama_env._kernel` (its :func:`~lama_env._kernel.transition_roll`, deals,
-:func:`~lama_env._kernel.legal` and native ``random`` draw) and the vector game's encoder
-(:func:`lama_env._vector_kernel.encode`): :func:`step`, :func:`begin`, :func:`deal_card`,
-:func:`legal_actions`, :func:`legal_key`, :func:`log_hands`, :func:`sample`, :func:`observe` and
-:func:`view`.  Every argument is an array or a scalar (Numba's cheapest dispatch): ``s`` the one-game state
-(a one-element array of :data:`~lama_env._kernel.STATE_DTYPE`), ``rr`` the rules record (one of
-:data:`~lama_env._kernel.RULES_DTYPE`).
+Every argument is an array or a scalar (Numba's cheapest dispatch): ``s`` the one-game state (a one-element
+array of :data:`~lama_env._kernel.STATE_DTYPE`), ``rr`` the rules record (one of ``RULES_DTYPE``).
 """
 
 from __future__ import annotations
@@ -131,17 +126,15 @@ def view(s, n):
     """The fields the Python properties read, as one int64 array (the layout of :data:`VIEW_SCALARS`)."""
     gs = s[0]
     out = np.empty(15 * n + VIEW_SCALARS, np.int64)
-    k = 0
+    k = 10 * n
     for p in range(n):
         for f in range(7):
-            out[k] = gs.disp[p, f]
-            k += 1
-    for p in range(n):
-        out[k] = gs.tot[p]
-        out[k + n] = gs.quit[p]
-        out[k + 2 * n] = gs.rstart[p]
-        k += 1
-    k += 2 * n
+            out[7 * p + f] = gs.disp[p, f]
+        out[7 * n + p] = gs.tot[p]
+        out[8 * n + p] = gs.quit[p]
+        out[9 * n + p] = gs.rstart[p]
+        for j in range(5):
+            out[k + VIEW_SCALARS + j * n + p] = gs.stats[j, p]
     out[k] = gs.row
     out[k + 1] = gs.active
     out[k + 2] = gs.cur
@@ -153,9 +146,4 @@ def view(s, n):
         out[k + 7 + j] = gs.dice[j]
     for f in range(7):
         out[k + 10 + f] = gs.lim[f]
-    k += VIEW_SCALARS
-    for j in range(5):
-        for p in range(n):
-            out[k] = gs.stats[j, p]
-            k += 1
     return out

@@ -22,11 +22,8 @@ HAND_SIZE = 6  #: Cards dealt to each player at the start of a round.
 MIN_PLAYERS, MAX_PLAYERS = 1, 6  #: Supported player counts (1 is the solo variant).
 NUM_DICE, DIE_SIDES = 3, 6  #: Number of dice, and faces on each die.
 #: The default dice of docs/RULES.md, as face names (die order matters).
-DEFAULT_DICE: tuple[tuple[str, ...], ...] = (
-    ("1", "2", "3", "4", "L", "L"),
-    ("3", "4", "5", "6", "L", "L"),
-    ("1", "2", "5", "6", "L", "L"),
-)
+DEFAULT_DICE: tuple[tuple[str, ...], ...] = (("1", "2", "3", "4", "L", "L"), ("3", "4", "5", "6", "L", "L"),
+                                              ("1", "2", "5", "6", "L", "L"))
 TRIPLE_LLAMA_MODES = ("chip_only", "also_match")  #: The values of :attr:`lama_env.rules.RulesConfig.triple_llama`.
 #: The default cap of turns per round (:attr:`~lama_env.rules.RulesConfig.max_round_turns`): far above any real
 #: round (of over 12,000 rounds of `random` and `always-roll` players the longest had 34 turns: docs/RULES.md).
@@ -78,9 +75,9 @@ OUT_TRIPLE, OUT_DISCARD, OUT_TAKE, OUT_BUST = 0, 1, 2, 3  #: Roll outcomes in a 
 #: ``ended_by`` codes: indices into :data:`ROUND_ENDINGS`.
 END_WENT_OUT, END_ROW_EMPTY, END_BUST, END_ALL_QUIT, END_TURN_CAP = (
     ROUND_ENDINGS.index(e) for e in (WENT_OUT, ROW_EMPTY, BUST, ALL_QUIT, TURN_CAP))
-#: Kinds of native policy.
-KIND_RANDOM = 0  #: uniform over the legal actions
-KIND_TABLE = 1  #: turn decision by table over the display's faces; max discard; take by rank table
+#: Kinds of native policy: uniform over the legal actions; a turn decision by table over the display's faces, the
+#: largest discard and a take by rank table.
+KIND_RANDOM, KIND_TABLE = 0, 1
 #: Log entries one step may add at most, beyond ``8 N``: a roll (7), a round's end (3 + 2N), a deal (2 + 6N).
 LOG_ROOM = 16
 

@@ -1,7 +1,6 @@
 """Exact dice odds (enumerated over the 6^3 die sides, cached per dice) for the agents, observations and engine.
 
-:func:`chance_outcomes` is also :mod:`lama_env.transitions`'s; it lives here so that the compiled engine's
-tables do not import that reference.
+:func:`chance_outcomes` is also :mod:`lama_env.transitions`'s (here, the compiled engine does not import that).
 """
 
 from __future__ import annotations

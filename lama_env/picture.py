@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib.util
 from collections.abc import Collection, Sequence
@@ -59,20 +58,13 @@ def frame_shape(num_players: int) -> tuple[int, int, int]:
 # ------------------------------------------------------------------ sprites (Pillow, drawn once)
 @functools.cache
 def _font(size: int, bold: bool = True) -> Any:
-    """A Pillow font of ``size`` pixels: DejaVu Sans (matplotlib's, found without importing it), else Pillow's."""
+    """A Pillow font of ``size`` pixels: DejaVu Sans, matplotlib's (a dependency; found without importing it)."""
     from PIL import ImageFont
 
     spec = importlib.util.find_spec("matplotlib")
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        path = Path(folder) / "mpl-data" / "fonts" / "ttf" / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
-        if path.is_file():
-            with contextlib.suppress(OSError):
-                return ImageFont.truetype(str(path), size)
-            break
-    try:
-        return ImageFont.load_default(size)  # Pillow >= 10.1 (FreeType)
-    except TypeError:  # pragma: no cover - old Pillow: the small bitmap font
-        return ImageFont.load_default()
+    assert spec is not None and spec.origin is not None
+    name = "DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"
+    return ImageFont.truetype(str(Path(spec.origin).parent / "mpl-data" / "fonts" / "ttf" / name), size)
 
 
 def _fit(text: str, size: int, bold: bool, width: int) -> str:
@@ -101,11 +93,7 @@ def _text(text: str, size: int, fg: _Color, bg: _Color, bold: bool = True) -> np
 
     text = safe_text(text)
     font = _font(size, bold)
-    try:
-        height = int(sum(font.getmetrics()))
-    except AttributeError:  # pragma: no cover - bitmap font
-        height = int(font.getbbox("Ag|")[3]) + 2
-    im = Image.new("RGB", (max(1, int(np.ceil(font.getlength(text))) + 1), height), bg)
+    im = Image.new("RGB", (max(1, int(np.ceil(font.getlength(text))) + 1), int(sum(font.getmetrics()))), bg)
     ImageDraw.Draw(im).text((0, 0), text, font=font, fill=fg)
     return _frozen(np.asarray(im))
 
@@ -124,6 +112,14 @@ def _mix(a: _Color, b: _Color, t: float) -> _Color:
 _SCALE = 4  # sprites are drawn this many times larger, then shrunk (smooth edges)
 
 
+def _canvas(w: int, h: int, bg: _Color) -> tuple[Any, Any]:
+    """A Pillow image of ``w`` x ``h`` pixels :data:`_SCALE` times larger, filled with ``bg``, and its pen."""
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGB", (w * _SCALE, h * _SCALE), bg)
+    return im, ImageDraw.Draw(im)
+
+
 def _shrink(im: Any, size: tuple[int, int]) -> np.ndarray:
     from PIL import Image
 
@@ -133,8 +129,6 @@ def _shrink(im: Any, size: tuple[int, int]) -> np.ndarray:
 @functools.cache
 def _card(face: int, style: str, bg: _Color, w: int, h: int) -> np.ndarray:
     """A card of ``face``, ``w`` x ``h`` plus the outline margin, on ``bg``; ``style``: card, glow, faded or slot."""
-    from PIL import Image, ImageDraw
-
     s = _SCALE
     fill, ink = _FACE_COLORS[face]
     border = _mix(fill, (0, 0, 0), 0.25)
@@ -143,8 +137,7 @@ def _card(face: int, style: str, bg: _Color, w: int, h: int) -> np.ndarray:
     elif style == "slot":
         fill, ink, border = bg, _mix(bg, (0, 0, 0), 0.14), _mix(bg, (0, 0, 0), 0.14)
     big_w, big_h = (w + 2 * _PAD) * s, (h + 2 * _PAD) * s
-    im = Image.new("RGB", (big_w, big_h), bg)
-    d = ImageDraw.Draw(im)
+    im, d = _canvas(w + 2 * _PAD, h + 2 * _PAD, bg)
     if style == "glow":
         d.rounded_rectangle((0, 0, big_w - 1, big_h - 1), radius=9 * s, fill=_GLOW)
     box = (_PAD * s, _PAD * s, big_w - 1 - _PAD * s, big_h - 1 - _PAD * s)
@@ -161,12 +154,9 @@ _PIPS = {1: [(1, 1)], 2: [(0, 0), (2, 2)], 3: [(0, 0), (1, 1), (2, 2)], 4: [(0, 
 @functools.cache
 def _die(face: int | None, bg: _Color, size: int) -> np.ndarray:
     """A die showing ``face`` (pips; the llama as a gold die with an ``L``), or an empty place (None)."""
-    from PIL import Image, ImageDraw
-
     s = _SCALE
     big = size * s
-    im = Image.new("RGB", (big, big), bg)
-    d = ImageDraw.Draw(im)
+    im, d = _canvas(size, size, bg)
     box = (s, s, big - 1 - s, big - 1 - s)
     if face is None:
         d.rounded_rectangle(box, radius=8 * s, outline=_mix(bg, (255, 255, 255), 0.3), width=2 * s)
@@ -187,11 +177,9 @@ def _die(face: int | None, bg: _Color, size: int) -> np.ndarray:
 @functools.cache
 def _marker(bg: _Color) -> np.ndarray:
     """The triangle that points at the player to act."""
-    from PIL import Image, ImageDraw
-
     s = _SCALE
-    im = Image.new("RGB", (16 * s, 20 * s), bg)
-    ImageDraw.Draw(im).polygon([(1 * s, 1 * s), (15 * s, 10 * s), (1 * s, 19 * s)], fill=_ACCENT)
+    im, d = _canvas(16, 20, bg)
+    d.polygon([(1 * s, 1 * s), (15 * s, 10 * s), (1 * s, 19 * s)], fill=_ACCENT)
     return _shrink(im, (16, 20))
 
 
@@ -292,9 +280,8 @@ class TablePicture:
         base[:_HEADER_H] = _HEADER_BG
         base[_HEADER_H:_HEADER_H + _TABLE_H] = _TABLE_BG
         base[-_FOOTER_H:] = _HEADER_BG
-        _put_text(base, "llama row", _ROW_X, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG)
-        _put_text(base, "dice", _DICE_X, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG)
-        _put_text(base, "turn", _TURN_CX, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG, align="center")
+        for text, x, align in (("llama row", _ROW_X, "left"), ("dice", _DICE_X, "left"), ("turn", _TURN_CX, "center")):
+            _put_text(base, text, x, _HEADER_H + 7, 13, _TABLE_FG, _TABLE_BG, align=align)
         base[_HEADER_H + _TABLE_H:-_FOOTER_H] = np.tile(self._rows[_ROW_BG], (n, 1, 1))
         self._base = _frozen(base)
 
@@ -402,11 +389,6 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
 
 
 # ------------------------------------------------------------------ the text table (ansi)
-def _cards(counts: Sequence[int]) -> str:
-    cards = [FACES[f] for f in range(NUM_FACES) for _ in range(counts[f])]
-    return " ".join(cards) if cards else "(empty)"
-
-
 def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
     """The table in a few lines of text (the ``ansi`` render mode; example: docs/environments.md, Pictures).
 
@@ -432,7 +414,7 @@ def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, h
     else:
         head += f"game over ({how}); winners: {', '.join(names[p] for p in winners(game.totals))}"
     row = " ".join(FACES[f] if game.row[f] else "·" for f in range(NUM_FACES))
-    cards = [_cards(d) for d in game.displays]
+    cards = [" ".join(FACES[f] for f in range(NUM_FACES) for _ in range(d[f])) or "(empty)" for d in game.displays]
     cw = max(12, max(len(c) for c in cards))
     lines = [head, f"llama row: {row}", f"  {'seat':<{width}}  {'display':<{cw}}  points  total"]
     deciding = game.current_player if phase in DECISIONS else None

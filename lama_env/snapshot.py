@@ -1,13 +1,9 @@
 """The persistence of a :class:`~lama_env.engine.LamaGame`: its JSON string, its pickle and its compiled record.
 
-:func:`serialize` / :func:`deserialize` (``LamaGame.serialize`` / ``deserialize``), :func:`getstate` /
-:func:`setstate` (pickling) and :func:`to_state` / :func:`from_state` (the compiled engine's record;
-docs/environments.md, The state API).  A serialized state is the game's record (the fields :func:`to_state`
-hands out) and its compiled log.  It is data a user may load from anywhere: its table is restored through
-the one validator of a record (:func:`from_state`'s), the log is replayed against it, a bad field is named
-in a one-line :class:`StateFormatError`, and nothing in it is executed or looked up by name.  The random
-streams are kept exactly, so a restored game draws the same future deals and dice.  Strings and pickles of
-an earlier state format are refused in one line (retired).
+:func:`serialize` / :func:`deserialize`, :func:`getstate` / :func:`setstate` (pickling) and :func:`to_state` /
+:func:`from_state` (docs/environments.md, The state API).  A state string is untrusted data: its table goes
+through the one validator of a record (:func:`_game_of`) and its log is replayed against it; a bad field is a
+one-line :class:`StateFormatError`.  The random streams are kept exactly.
 """
 
 from __future__ import annotations
@@ -68,23 +64,6 @@ class StateFormatError(LamaDiceError, ValueError):
     """A serialized game state that cannot be read (not JSON, another format, a bad field)."""
 
 
-def parse(text: Any) -> dict[str, Any]:
-    """The JSON object of a serialized state, read with the bounded reader and checked to be of this format."""
-    if not isinstance(text, (str, bytes)):
-        raise StateFormatError(f"a serialized game state must be a string, got {type(text).__name__}")
-    try:
-        data = read_json(text, "", MAX_STATE_CHARS)
-    except InputError as e:
-        raise StateFormatError(f"not a serialized game state (bad JSON: {e})") from None
-    if not isinstance(data, dict):
-        raise StateFormatError("not a serialized game state (not a JSON object)")
-    if data.get("format") == RETIRED_FORMAT:
-        raise StateFormatError(retired(f"a {RETIRED_FORMAT} string", _INSTEAD, retired_in="0.4.0", last="0.3.0"))
-    if data.get("format") != E.STATE_FORMAT:
-        raise StateFormatError(f"not a {E.STATE_FORMAT} string (format {clip(data.get('format'))})")
-    return data
-
-
 def field(data: dict[str, Any], key: str) -> Any:
     """``data[key]``, or a :class:`StateFormatError` naming the missing field."""
     if key not in data:
@@ -100,12 +79,14 @@ def check_int(value: Any, key: str, lo: int, hi: int | None = None) -> int:
     return value
 
 
-def check_ints(value: Any, key: str, length: int | None, lo: int, hi: int | None = None) -> list[int]:
-    """``value`` as a list of ``length`` ints in ``lo..hi`` (any length if None)."""
-    if not isinstance(value, list) or (length is not None and len(value) != length):
-        raise StateFormatError(f"serialized game state: {key} must be a list of {length or 'some'} integers, "
-                               f"got {clip(value)}")
-    return [check_int(v, key, lo, hi) for v in value]
+def _nested(value: Any, key: str, shape: tuple[int | None, ...], lo: int, hi: int) -> Any:
+    """``value`` as nested lists of ints in ``lo..hi`` of ``shape`` (None: any length; an int for shape ``()``)."""
+    if not shape:
+        return check_int(value, key, lo, hi)
+    if not isinstance(value, list) or shape[0] not in (None, len(value)):
+        size = "" if shape[0] is None else f" of {shape[0]} items"
+        raise StateFormatError(f"serialized game state: {key} must be a list{size}")
+    return [_nested(v, key, shape[1:], lo, hi) for v in value]
 
 
 def check_bool(value: Any, key: str) -> bool:
@@ -152,11 +133,7 @@ def _seats(name: str, n: int) -> tuple[slice, ...]:
 
 
 def serialize(g: LamaGame) -> str:
-    """The whole state as a stable, versioned JSON string (docs/environments.md, The state API).
-
-    The record's fields (``state``: :func:`to_state`'s, the first N seats), the compiled log and what the
-    record does not hold; :func:`deserialize` gives a game that continues the same way.
-    """
+    """The whole state as a stable, versioned JSON string (docs/environments.md, The state API)."""
     n = g._n
     c = g._chance
     s = _neutral(g)
@@ -175,20 +152,28 @@ def serialize(g: LamaGame) -> str:
 
 
 def deserialize(text: str) -> LamaGame:
-    """The game that :func:`serialize` wrote ``text`` from, on the same streams.
-
-    The table goes through :func:`from_state`'s checks and the log is replayed against it: a state accepted
-    here plays on legally to its end.
+    """The game that :func:`serialize` wrote ``text`` from, on the same streams (it plays on legally to its end).
 
     Raises:
         lama_env.snapshot.StateFormatError: ``text`` is not a readable state (the message names the bad field).
     """
-    data = parse(text)
+    if not isinstance(text, (str, bytes)):
+        raise StateFormatError(f"a serialized game state must be a string, got {type(text).__name__}")
+    try:
+        data = read_json(text, "", MAX_STATE_CHARS)
+    except InputError as e:
+        raise StateFormatError(f"not a serialized game state (bad JSON: {e})") from None
+    if not isinstance(data, dict):
+        raise StateFormatError("not a serialized game state (not a JSON object)")
+    if data.get("format") == RETIRED_FORMAT:
+        raise StateFormatError(retired(f"a {RETIRED_FORMAT} string", _INSTEAD, retired_in="0.4.0", last="0.3.0"))
+    if data.get("format") != E.STATE_FORMAT:
+        raise StateFormatError(f"not a {E.STATE_FORMAT} string (format {clip(data.get('format'))})")
     try:
         return _restore(data)
+    except StateFormatError:
+        raise
     except LamaDiceError as e:
-        if isinstance(e, StateFormatError):
-            raise
         raise StateFormatError(f"serialized game state: {e}") from None
 
 
@@ -198,10 +183,7 @@ def _restore(data: dict[str, Any]) -> LamaGame:
     if not isinstance(rules, dict):
         raise StateFormatError("serialized game state: rules must be an object")
     rc = RulesConfig.from_dict(rules)
-    if field(data, "chance") not in E.CHANCE_MODES:
-        raise StateFormatError(f"serialized game state: chance must be one of {', '.join(map(repr, E.CHANCE_MODES))}"
-                               f", got {clip(data['chance'])}")
-    explicit = data["chance"] == "explicit"
+    explicit = E._is_explicit(field(data, "chance"))
     over = check_bool(field(data, "over"), "over")
     rec = _record_of(field(data, "state"), n)
     chance = _chance_node(field(data, "chance_node"), rec, n, explicit, over)
@@ -211,7 +193,7 @@ def _restore(data: dict[str, Any]) -> LamaGame:
     g._record = check_bool(field(data, "record"), "record")
     g._max_rounds = check_int(data.get("max_rounds", 0), "max_rounds", 0, MAX_TOTAL)
     g._version = check_int(field(data, "version"), "version", 0)
-    g._start_points = check_ints(field(data, "start_points"), "start_points", n, 0, MAX_START_POINTS)
+    g._start_points = _nested(field(data, "start_points"), "start_points", (n,), 0, MAX_START_POINTS)
     r = g._rec[0]
     for f in ("dice", "lim"):  # (what the step never reads is neutral, as to_state writes it)
         if _neutral(g)[f].tolist() != r[f].tolist():
@@ -222,7 +204,7 @@ def _restore(data: dict[str, Any]) -> LamaGame:
                                "and no quit or turn yet")
     if g._max_rounds and g._ended > g._max_rounds:
         raise StateFormatError(f"serialized game state: round {int(r['nround'])} is past max_rounds ({g._max_rounds})")
-    _check_log(g, check_ints(field(data, "log"), "log", None, -1, MAX_TOTAL))
+    _check_log(g, _nested(field(data, "log"), "log", (None,), -1, MAX_TOTAL))
     g._set_modes()
     return g
 
@@ -246,15 +228,6 @@ def _record_of(data: Any, n: int) -> np.ndarray:
         info = np.iinfo(dt.base)
         rec[name][_seats(name, n)] = _nested(data[name], key, shape, int(info.min), int(info.max))
     return rec
-
-
-def _nested(value: Any, key: str, shape: tuple[int, ...], lo: int, hi: int) -> Any:
-    """``value`` as nested lists of ints in ``lo..hi`` of ``shape`` (an int for shape ``()``)."""
-    if not shape:
-        return check_int(value, key, lo, hi)
-    if not isinstance(value, list) or len(value) != shape[0]:
-        raise StateFormatError(f"serialized game state: {key} must be a list of {shape[0]} items")
-    return [_nested(v, key, shape[1:], lo, hi) for v in value]
 
 
 def _chance_node(node: Any, rec: np.ndarray, n: int, explicit: bool, over: bool) -> tuple[int, ...] | str | None:
@@ -362,8 +335,7 @@ def _neutral(g: LamaGame) -> np.void:
 def to_state(g: LamaGame) -> np.ndarray:
     """The game now as the compiled engine's record of it (a copy): a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
 
-    Field for field what the kernel holds at the same point of the same game, what its step never reads
-    neutral (docs/environments.md, The state API): a decision converts, and so does the game's end.
+    What the kernel's step never reads is neutral (docs/environments.md, The state API).
 
     Raises:
         E.IllegalActionError: the game waits for chance, or a total has reached the end threshold
@@ -382,9 +354,8 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
                chance: str = "sampled", rounds: str = "flow") -> LamaGame:
     """The game that a compiled-engine record holds (:func:`to_state`'s inverse), on the record's streams.
 
-    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d, one-element, or an element of a batch);
-    ``num_players`` and ``rules`` are the game's (docs/environments.md, The state API: no turn log, and
-    totals at the end threshold are the game's end).
+    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d or one-element); ``num_players`` and
+    ``rules`` are the game's (docs/environments.md, The state API).
 
     Raises:
         lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of

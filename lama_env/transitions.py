@@ -111,8 +111,7 @@ def resolve_roll(
     display: Sequence[int], row: Sequence[int], dice: Sequence[int], *, last_player: bool, rules: RulesConfig
 ) -> tuple[str, tuple[int, ...]]:
     """How a roll resolves, ``(kind, legal)``: the first two elements of :func:`apply_roll`."""
-    kind, legal, _, _, _ = apply_roll(display, row, dice, last_player, rules)
-    return kind, legal
+    return apply_roll(display, row, dice, last_player, rules)[:2]
 
 
 def apply_bust(display: Sequence[int], row: Sequence[int]) -> tuple[Display, Row]:

@@ -9,26 +9,18 @@ from typing import Any
 
 import numpy as np
 
-_HEADLESS_DRIVERS = ("offscreen", "dummy")
-
-
-def display_available() -> bool:
-    """Whether a window could be shown: ``SDL_VIDEODRIVER`` is set, or (on Linux/BSD) a display is."""
-    return bool(os.environ.get("SDL_VIDEODRIVER") or sys.platform.startswith(("win", "darwin", "cygwin"))
-                or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
 
 class HumanView:
     """A pygame window titled ``caption`` that shows pictures at most ``fps`` times a second (0 or None: no wait)."""
 
+    _pygame: Any = None
+    _screen: Any = None
+    _clock: Any = None
+    _failed = False
+
     def __init__(self, caption: str, fps: float | None = None) -> None:
         """Remember the title and pace; the window opens on the first :meth:`show`."""
-        self.caption = caption
-        self.fps = fps
-        self._pygame: Any = None
-        self._screen: Any = None
-        self._clock: Any = None
-        self._failed = False
+        self.caption, self.fps = caption, fps
 
     @property
     def is_open(self) -> bool:
@@ -36,16 +28,17 @@ class HumanView:
         return self._screen is not None
 
     def _open(self, width: int, height: int) -> bool:
-        if self._failed or not display_available():
+        env = os.environ.get  # a window needs SDL_VIDEODRIVER set, or (on Linux/BSD) a display
+        if self._failed or not (env("SDL_VIDEODRIVER") or sys.platform.startswith(("win", "darwin", "cygwin"))
+                                or env("DISPLAY") or env("WAYLAND_DISPLAY")):
             self._failed = True
             return False
         os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
         try:
             import pygame
 
-            explicit = bool(os.environ.get("SDL_VIDEODRIVER"))
             pygame.display.init()
-            if not explicit and pygame.display.get_driver() in _HEADLESS_DRIVERS:
+            if not os.environ.get("SDL_VIDEODRIVER") and pygame.display.get_driver() in ("offscreen", "dummy"):
                 pygame.display.quit()
                 raise RuntimeError("no display")
             self._screen = pygame.display.set_mode((width, height))
@@ -85,4 +78,4 @@ class HumanView:
         self._failed = False
 
 
-__all__ = ["HumanView", "display_available"]
+__all__ = ["HumanView"]
