@@ -563,10 +563,7 @@ class LamaGame(_Retired):
             return self._roll_chance(-1)
         st = Streams(*self._esps.tolist())  # one draw of the cards left from the record's deal-and-dice stream
         left = [k - d for k, d in zip(DECK_COUNTS, self._dealt_counts(), strict=True)]
-        i, f = st.draw(sum(left)), 0
-        while i >= left[f]:
-            i -= left[f]
-            f += 1
+        f = int(np.searchsorted(np.cumsum(left), st.draw(sum(left)), "right"))  # the face of the i-th card left
         self._esps[0] = st.es
         if self._rng is not None:
             self._rng.es = st.es
@@ -758,20 +755,16 @@ def check_hands(hands: Sequence[Sequence[Any]], num_players: int) -> list[list[i
     if not isinstance(hands, (list, tuple)) or len(hands) != num_players:
         got = len(hands) if isinstance(hands, (list, tuple)) else clip(hands)
         raise IllegalActionError(f"hands must list {num_players} hands, got {got}")
-    out = []
-    used = [0] * NUM_FACES
+    out: list[list[int]] = []
     for p, hand in enumerate(hands):
         if not isinstance(hand, (list, tuple)) or len(hand) != HAND_SIZE:
             got = f"{len(hand)}: {clip(hand)}" if isinstance(hand, (list, tuple)) else clip(hand)
             raise IllegalActionError(f"hand {p} must have {HAND_SIZE} cards, got {got}")
-        idx = []
-        for f in hand:
-            i = _to_face(f)
-            if i is None:
-                raise IllegalActionError(f"hand {p} has an unknown card {clip(f)}")
-            idx.append(i)
-            used[i] += 1
-        out.append(idx)
+        bad = [f for f in hand if _to_face(f) is None]
+        if bad:
+            raise IllegalActionError(f"hand {p} has an unknown card {clip(bad[0])}")
+        out.append([cast(int, _to_face(f)) for f in hand])
+    used = [sum(h.count(f) for h in out) for f in range(NUM_FACES)]
     for f in range(NUM_FACES):
         if used[f] > DECK_COUNTS[f]:
             raise IllegalActionError(f"hands hold {used[f]} cards '{FACES[f]}' but the deck has only {DECK_COUNTS[f]}")

@@ -122,9 +122,8 @@ def setstate(g: LamaGame, state: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ the JSON string: the record and the log
 def _fields() -> tuple[str, ...]:
     """The record's fields a serialized state holds: :func:`to_state`'s, less those it writes neutral."""
-    if E._G is None:  # the record dtype comes with the compiled engine
-        E._load()
-    return tuple(f for f in E.K_STATE_DTYPE.names if f not in E._SCRATCH and f != "pend")
+    names = E._new_record().dtype.names  # (the record dtype comes with the compiled engine)
+    return tuple(f for f in names if f not in E._SCRATCH and f != "pend")
 
 
 def _seats(name: str, n: int) -> tuple[slice, ...]:
@@ -327,8 +326,7 @@ def _neutral(g: LamaGame) -> np.void:
         s[f] = 0
     s["pend"] = -1
     if g._phase != E._DISCARD and g._phase != E._TAKE:
-        s["dice"] = 0
-        s["lim"] = 0
+        s["dice"] = s["lim"] = 0
     return s
 
 
@@ -363,13 +361,11 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
         E.GameSetupError: a bad player count, ``chance`` or ``rounds``.
         lama_env.rules.RulesError: bad ``rules``.
     """
-    if E._G is None:  # the record dtype comes with the compiled engine
-        E._load()
     n = check_num_players(num_players, E.GameSetupError)
     rc = RulesConfig.from_dict(rules)
     explicit = E._is_explicit(chance)
     E._check_rounds(rounds)
-    dt = E.K_STATE_DTYPE
+    dt = E._new_record().dtype  # (the record dtype comes with the compiled engine)
     if not (isinstance(state, (np.ndarray, np.void)) and state.dtype == dt and np.shape(state) in ((), (1,))):
         got = (f"shape {np.shape(state)} of dtype {clip(str(state.dtype))}"
                if isinstance(state, (np.ndarray, np.void)) else clip(state))
@@ -396,7 +392,13 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     bad, lab = f"{what}: ", f"{what}: {pre}"
 
     def ints(key: str, lo: int, hi: int, seats: int | None = None, row: int | None = None) -> Any:
-        return _record_ints(rec, key, lo, hi, seats, row, lab)
+        """Field ``key`` (row ``row``, its first ``seats`` seats) as Python ints in ``lo..hi``."""
+        v = rec[key] if row is None else rec[key][row]
+        a = np.asarray(v if seats is None else v[:seats], dtype=np.int64)
+        out = (a < lo) | (a > hi)
+        if out.any():
+            raise StateFormatError(f"{lab}{key} must hold integers {lo}..{hi}, got {int(a[out].flat[0])}")
+        return a.tolist()
 
     phase = ints("phase", 0, 2)
     row = ints("row", 0, E._FULL_MASK)
@@ -455,6 +457,7 @@ def _game_of(rec: np.ndarray, n: int, rc: RulesConfig, explicit: bool, over: boo
     return g
 
 
+
 def _check_decision(rec: np.ndarray, rc: RulesConfig, phase: int, disp: list[int], row: int, active: int,
                     lab: str) -> None:
     """A discard or take decision: the record's ``dice`` (and ``lim``) ask for it."""
@@ -462,21 +465,10 @@ def _check_decision(rec: np.ndarray, rc: RulesConfig, phase: int, disp: list[int
         dice = E.check_dice(rc, [int(x) for x in rec["dice"]])
     except E.IllegalActionError as e:
         raise StateFormatError(f"{lab}dice: {e}") from None
-    lim = [int(x) for x in rec["lim"]]
-    if phase == DISCARD and tuple(lim) != match_limits(disp, dice):
-        raise StateFormatError(f"{lab}lim must be the roll's discard limits per face "
-                               f"{list(match_limits(disp, dice) or ())}, got {lim}")
+    lim, limits = [int(x) for x in rec["lim"]], match_limits(disp, dice)
+    if phase == DISCARD and tuple(lim) != limits:
+        raise StateFormatError(f"{lab}lim must be the roll's discard limits per face {list(limits or ())}, got {lim}")
     kind, _ = resolve_roll(disp, [row >> f & 1 for f in E._FACE_RANGE], dice, last_player=active == 1, rules=rc)
     if kind != (ROLL_DISCARD if phase == DISCARD else ROLL_TAKE):
         raise StateFormatError(f"{lab.split(': ')[0]}: the dice {list(dice)} ask for a {kind}, not a "
                                f"{E.Phase(phase).name.lower()} decision")
-
-
-def _record_ints(rec: np.ndarray, key: str, lo: int, hi: int, n: int | None, row: int | None, label: str) -> Any:
-    """Field ``key`` of record ``rec`` (row ``row``, its first ``n`` seats) as Python ints in ``lo..hi``."""
-    v = rec[key] if row is None else rec[key][row]
-    a = np.asarray(v if n is None else v[:n], dtype=np.int64)
-    out = (a < lo) | (a > hi)
-    if out.any():
-        raise StateFormatError(f"{label}{key} must hold integers {lo}..{hi}, got {int(a[out].flat[0])}")
-    return a.tolist()
