@@ -645,9 +645,11 @@ class LamaGame(_Retired):
         totals = list(self.totals)
         if self._record and self.dice == (0, 0, 0):  # a triple llama's roll waits (also_match): the total before
             p = self._current  # its chip, back from the round's start by the round's earlier triple llamas
-            totals[p] = int(self._rec["rstart"][0, p])
-            for e in _split(self._clog[0, :self._pending_roll()], self._n)[-1][1]:
-                if e[0] == LOG_ROLL and e[1] == p and e[2:5] == [0, 0, 0]:
+            totals[p] = start = int(self._rec["rstart"][0, p])
+            for _, tag, e in iter_log(self._clog[0, :self._pending_roll()], self._n):
+                if tag == LOG_END:  # (a round before this one)
+                    totals[p] = start
+                elif tag == LOG_ROLL and e[0] == p and e[1:4].tolist() == [0, 0, 0]:
                     totals[p] = return_chip(totals[p])
         rounds = [{"finished": True, "ended_by": r["ended_by"], "went_out": r["went_out"], "points": r["points"],
                    "totals": r["totals"]} for r in self._history()]
@@ -664,22 +666,23 @@ class LamaGame(_Retired):
 
     def _history(self) -> list[dict]:
         """The results of the rounds that ended (:attr:`last_round`'s), from the compiled log's entries."""
-        out = []
+        out: list[dict] = []
         n = self._n
-        for rnd, entries in _split(self._clog[0, :self._rec["logpos"][0]], n)[:-1]:  # (the last: the round under way)
-            assert rnd is not None
-            quit, triples, roller = [False] * n, [0] * n, -1
-            for e in entries:
-                if e[0] == LOG_QUIT:
-                    quit[e[1]] = True
-                elif e[0] == LOG_ROLL:
-                    roller = e[1]
-                    triples[roller] += e[2:5] == [0, 0, 0] and e[5] < 4  # (5, 6: carried in by from_state)
-            ended, wo = rnd[1], rnd[2]
-            out.append({"finished": True, "ended_by": ROUND_ENDINGS[ended], "went_out": wo if wo >= 0 else None,
-                        "points": rnd[3:3 + n], "totals": rnd[3 + n:3 + 2 * n],
-                        "busted": roller if ROUND_ENDINGS[ended] == "bust" else None, "quit": tuple(quit),
-                        "triple_llamas": tuple(triples)})
+        quit, triples, roller = [False] * n, [0] * n, -1
+        for _, tag, fields in iter_log(self._clog[0, :self._rec["logpos"][0]], n):
+            e = [tag, *fields.tolist()]
+            if tag == LOG_QUIT:
+                quit[e[1]] = True
+            elif tag == LOG_ROLL:
+                roller = e[1]
+                triples[roller] += e[2:5] == [0, 0, 0] and e[5] < 4  # (5, 6: carried in by from_state)
+            elif tag == LOG_END:
+                ended_by, wo = ROUND_ENDINGS[e[1]], e[2]
+                out.append({"finished": True, "ended_by": ended_by, "went_out": wo if wo >= 0 else None,
+                            "points": e[3:3 + n], "totals": e[3 + n:3 + 2 * n],
+                            "busted": roller if ended_by == "bust" else None, "quit": tuple(quit),
+                            "triple_llamas": tuple(triples)})
+                quit, triples, roller = [False] * n, [0] * n, -1
         return out
 
     def __repr__(self) -> str:
@@ -693,20 +696,6 @@ _PICKLED = tuple(name for name in LamaGame.__slots__ if name not in ("_rr", "_fi
                                                                       "_legal_v", "_esps"))
 #: What a copy shares with its original (values never changed in place; the rest is copied).
 _SHARED = tuple(name for name in LamaGame.__slots__ if name not in ("_rng", "_rec", "_esps", "_clog"))
-
-
-def _split(log: np.ndarray, n: int) -> list[tuple[list[int] | None, list[list[int]]]]:
-    """A compiled log's rounds: each round's ``LOG_END`` entry (None: the round under way) and its other entries."""
-    out: list[tuple[list[int] | None, list[list[int]]]] = []
-    entries: list[list[int]] = []
-    for _, tag, e in iter_log(log, n):
-        if tag == LOG_END:
-            out.append(([tag, *e.tolist()], entries))
-            entries = []
-        else:
-            entries.append([tag, *e.tolist()])
-    out.append((None, entries))
-    return out
 
 
 def _to_face(f: Any) -> int | None:

@@ -88,12 +88,15 @@ def round_triples(game: LamaGame) -> tuple[int, ...]:
     """The triple llamas of the round under way (the last round's once the game is over), from the game's log."""
     if game.game_over:
         return game.last_round["triple_llamas"] if game.last_round else (0,) * game.num_players
-    from lama_env.engine import _split
+    from lama_env.constants import LOG_END
+    from lama_env.gamelog import iter_log
 
     counts = [0] * game.num_players
-    for e in _split(game._clog[0, :game._rec["logpos"][0]], game.num_players)[-1][1]:
-        if e[0] == LOG_ROLL and e[2:5] == [0, 0, 0] and e[5] < 4:  # (5, 6: a roll that from_state carried in)
-            counts[e[1]] += 1
+    for _, tag, f in iter_log(game._clog[0, :game._rec["logpos"][0]], game.num_players):
+        if tag == LOG_END:  # (a round before this one)
+            counts = [0] * game.num_players
+        elif tag == LOG_ROLL and f[1:4].tolist() == [0, 0, 0] and f[4] < 4:  # (5, 6: a roll from_state carried in)
+            counts[int(f[0])] += 1
     return tuple(counts)
 
 
