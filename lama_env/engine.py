@@ -349,11 +349,10 @@ class LamaGame(_Retired):
                 raise IllegalActionError(self._illegal_message(action) if action not in self.legal_actions()
                                          else "dice can only be given with a roll")
             x = _side_index(self._rules, check_dice(self._rules, dice))  # may raise: state unchanged
-        elif action == _ROLL and ph == _TURN:
-            if self._explicit:  # the roll's chance node: apply_chance gives the dice
-                self._version += 1
-                self._chance = _ROLL_NODE
-                return
+        elif action == _ROLL and ph == _TURN and self._explicit:  # the roll's chance node: apply_chance gives the dice
+            self._version += 1
+            self._chance = _ROLL_NODE
+            return
         p = self._current
         res = _step(self._rec, self._rr, action, x, self._deal_next, self._clog)
         if res < 0:
@@ -529,10 +528,7 @@ class LamaGame(_Retired):
         return deal_outcomes(self._dealt_counts())
 
     def apply_chance(self, outcome: Any) -> None:
-        """Resolve the pending chance event with ``outcome`` (three dice faces in die order, or one card's face).
-
-        IllegalActionError, nothing changed: no chance event is pending, or ``outcome`` cannot happen.
-        """
+        """Resolve the pending chance event with ``outcome`` (dice faces in die order, or a card's face)."""
         c = self._chance
         if c is None:
             raise IllegalActionError("apply_chance: no chance event is pending (is_chance_node() is False)")
@@ -571,11 +567,10 @@ class LamaGame(_Retired):
         return f
 
     def _deal_card(self, f: int) -> None:
-        dealt = self._chance
-        assert isinstance(dealt, tuple)
+        assert isinstance(self._chance, tuple)
         self._make_room()
-        _G.deal_card(self._rec, self._rr, len(dealt), f, self._clog)
-        dealt = (*dealt, f)
+        _G.deal_card(self._rec, self._rr, len(self._chance), f, self._clog)
+        dealt = (*self._chance, f)
         self._version += 1
         self._chance = dealt if len(dealt) < self._n * HAND_SIZE else None
 

@@ -153,8 +153,7 @@ def serialize(g: LamaGame) -> str:
 def deserialize(text: str) -> LamaGame:
     """The game that :func:`serialize` wrote ``text`` from, on the same streams (it plays on legally to its end).
 
-    Raises:
-        lama_env.snapshot.StateFormatError: ``text`` is not a readable state (the message names the bad field).
+    A ``text`` that is not a readable state: a one-line :class:`StateFormatError` naming the bad field.
     """
     if not isinstance(text, (str, bytes)):
         raise StateFormatError(f"a serialized game state must be a string, got {type(text).__name__}")
@@ -249,10 +248,9 @@ def _chance_node(node: Any, rec: np.ndarray, n: int, explicit: bool, over: bool)
 
 
 def _check_log(g: LamaGame, log: list[int]) -> None:
-    """Check the compiled log of a serialized state and give it to ``g``.
+    """Check a state's compiled log and give it to ``g``: replayed to the table (from the first deal) or checked alone.
 
-    A game's log from its first deal is replayed: it must lead to the state's table.  A game from
-    :func:`from_state` (its log begins after the record it carried in) has its entries checked alone.
+    (A game from :func:`from_state`: its log begins after the record it carried in.)
     """
     from .gamelog import iter_log
 
@@ -333,11 +331,8 @@ def _neutral(g: LamaGame) -> np.void:
 def to_state(g: LamaGame) -> np.ndarray:
     """The game now as the compiled engine's record of it (a copy): a 0-d array of ``lama_env._kernel.STATE_DTYPE``.
 
-    What the kernel's step never reads is neutral (docs/environments.md, The state API).
-
-    Raises:
-        E.IllegalActionError: the game waits for chance, or a total has reached the end threshold
-            while it goes on (``start_points``: such a record is a finished game).
+    Its neutral fields and its one-line refusals (chance, a total at the end threshold while the game goes on):
+    docs/environments.md, The state API.
     """
     if g._chance is not None:
         raise E.IllegalActionError(f"to_state: the game waits for chance ({g._chance_name()}); "
@@ -352,14 +347,8 @@ def from_state(state: Any, num_players: int, rules: RulesConfig | dict | None = 
                chance: str = "sampled", rounds: str = "flow") -> LamaGame:
     """The game that a compiled-engine record holds (:func:`to_state`'s inverse), on the record's streams.
 
-    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d or one-element); ``num_players`` and
-    ``rules`` are the game's (docs/environments.md, The state API).
-
-    Raises:
-        lama_env.snapshot.StateFormatError: ``state`` is not such a record, or a field is out of
-            range or disagrees with the others (the message names it).
-        E.GameSetupError: a bad player count, ``chance`` or ``rounds``.
-        lama_env.rules.RulesError: bad ``rules``.
+    ``state``: one record of ``lama_env._kernel.STATE_DTYPE`` (0-d or one-element), else a one-line
+    :class:`StateFormatError` naming the bad field (docs/environments.md, The state API).
     """
     n = check_num_players(num_players, E.GameSetupError)
     rc = RulesConfig.from_dict(rules)
