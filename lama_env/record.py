@@ -172,8 +172,16 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Round
         return step_with_round_end(game, A.QUIT)
     if action != "roll":
         raise RecordError(f"action must be 'roll' or 'quit', got {clip(action)}", r, t)
+    if "dice" not in turn:
+        raise RecordError("a roll must give its dice", r, t)
+    dice = turn["dice"]
+    if not isinstance(dice, list) or len(dice) != 3:
+        raise RecordError(f"dice must list 3 faces, got {clip(dice)}", r, t)
+    for d, f in enumerate(dice):
+        if not isinstance(f, str) or f not in FACES:  # the engine also accepts indices; records use names
+            raise RecordError(f"die {d} shows an unknown face {clip(f)}", r, t)
     try:
-        end = step_with_round_end(game, A.ROLL, _turn_dice(turn, r, t))
+        end = step_with_round_end(game, A.ROLL, dice)
     except IllegalActionError as e:
         raise RecordError(str(e), r, t) from None
     if end is None and game.phase in (Phase.DISCARD, Phase.TAKE):
@@ -183,19 +191,6 @@ def _play_turn(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> Round
         if key in turn:
             raise RecordError(f"the roll was {what}: it carries no {clip(key)}", r, t)
     return end
-
-
-def _turn_dice(turn: Mapping[str, Any], r: int, t: int) -> list[str]:
-    """The dice of a roll's turn, checked: three face names."""
-    if "dice" not in turn:
-        raise RecordError("a roll must give its dice", r, t)
-    dice = turn["dice"]
-    if not isinstance(dice, list) or len(dice) != 3:
-        raise RecordError(f"dice must list 3 faces, got {clip(dice)}", r, t)
-    for d, f in enumerate(dice):
-        if not isinstance(f, str) or f not in FACES:  # the engine also accepts indices; records use names
-            raise RecordError(f"die {d} shows an unknown face {clip(f)}", r, t)
-    return dice
 
 
 def _play_choice(game: LamaGame, turn: Mapping[str, Any], r: int, t: int) -> RoundEnd | None:

@@ -1,9 +1,8 @@
 """The persistence of a :class:`~lama_env.engine.LamaGame`: its JSON string, its pickle and its compiled record.
 
 :func:`serialize` / :func:`deserialize`, :func:`getstate` / :func:`setstate` (pickling) and :func:`to_state` /
-:func:`from_state` (docs/environments.md, The state API).  A state string is untrusted data: its table goes
-through the one validator of a record (:func:`_game_of`) and its log is replayed against it; a bad field is a
-one-line :class:`StateFormatError`.  The random streams are kept exactly.
+:func:`from_state` (docs/environments.md, The state API).  A state string is untrusted data: its table goes through
+the one validator (:func:`_game_of`), its log is replayed against it (a bad field: one-line StateFormatError).
 """
 
 from __future__ import annotations
