@@ -144,7 +144,8 @@ def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
     """The compiled engine's rules record for ``n`` players under ``rules``, with the observation's tables (cached)."""
     rr = _RULES.get((n, rules))
     if rr is None:
-        _load()
+        if _G is None:
+            _load()
         from ._kernel import encoder_rules
 
         rr = _RULES[n, rules] = encoder_rules(n, rules).reshape(1)
