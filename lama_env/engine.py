@@ -506,10 +506,7 @@ class LamaGame(_Retired):
         return results[-1] if results else None
 
     def statistics(self) -> dict[str, Any]:
-        """Per-seat counts so far: ``{"rounds", "points", "busts", "quits", "went_out", "triple_llamas"}``.
-
-        Quits and triple llamas count the round under way too; a game from ``from_state`` counts what it carried in.
-        """
+        """Per-seat counts so far: rounds, points, busts, went_out, quits and triple_llamas (this round's too)."""
         n, v = self._n, self._v()
         k = 10 * n + VIEW_SCALARS
         return {"rounds": self._ended, **{key: v[k + i * n:k + (i + 1) * n] for i, key in enumerate(_COUNTS)}}
@@ -595,10 +592,7 @@ class LamaGame(_Retired):
         return tuple(float(s - t) for s, t in zip(self._start_points, ref, strict=True))
 
     def clone(self, chance: str | None = None, rng: Streams | None = None, rounds: str | None = None) -> LamaGame:
-        """An independent copy (its streams continue the same way), optionally with another ``chance`` mode or ``rng``.
-
-        ``chance``: for what follows (a pending event stays pending); ``rng``: Streams the copy draws from, as it is.
-        """
+        """An independent copy, optionally with another ``chance`` or ``rng`` (docs/environments.md, The state API)."""
         _check_rounds("flow" if rounds is None else rounds)
         g = self._copy_with(None if rng is None else _check_rng(rng))  # (None: the record's streams, copied with it)
         if rng is not None:
