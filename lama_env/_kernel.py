@@ -182,24 +182,6 @@ def face_mask(gs, p):
 
 
 @_inline
-def _deal(gs, r):
-    """Deal the round: a partial Fisher-Yates shuffle of the deck (into ``gs.deck``) from the game's stream."""
-    n = r.n
-    deck = gs.deck
-    for i in range(36):
-        deck[i] = r.deck0[i]
-    st = gs.es
-    for i in range(6 * n):
-        st, j = below(st, 36 - i)
-        j += i
-        c = deck[i]
-        deck[i] = deck[j]
-        deck[j] = c
-    gs.es = st
-    _hand_out(gs, r)
-
-
-@_inline
 def _hand_out(gs, r):
     """Give each seat the six cards of the deal at the top of ``gs.deck`` (nobody has quit yet)."""
     deck = gs.deck
@@ -226,8 +208,19 @@ def log_deal(gs, r, log, g):
 
 @_inline
 def begin_round(gs, r, start_player):
-    """Deal a round that ``start_player`` starts (log it with :func:`log_deal`)."""
-    _deal(gs, r)
+    """Deal a round that ``start_player`` starts (log it with :func:`log_deal`): a partial Fisher-Yates shuffle."""
+    deck = gs.deck
+    for i in range(36):
+        deck[i] = r.deck0[i]
+    st = gs.es
+    for i in range(6 * r.n):
+        st, j = below(st, 36 - i)
+        j += i
+        c = deck[i]
+        deck[i] = deck[j]
+        deck[j] = c
+    gs.es = st
+    _hand_out(gs, r)
     open_round(gs, r, start_player)
 
 
@@ -235,12 +228,9 @@ def begin_round(gs, r, start_player):
 def deal_hands(gs, r, hands):
     """Deal the round's hands as given (``hands[p, k]``: seat ``p``'s ``k``-th card; ``hands[0, 0] < 0``: none yet)."""
     if hands[0, 0] < 0:  # no card yet: empty displays (and hands), nobody has quit
-        for p in range(r.n):
-            gs.quit[p] = 0
-            for f in range(7):
-                gs.disp[p, f] = 0
-            for k in range(6):
-                gs.hands[p, k] = 0
+        gs.quit[:r.n] = 0
+        gs.disp[:r.n] = 0
+        gs.hands[:r.n] = 0
         return
     for p in range(r.n):
         for k in range(6):
@@ -300,8 +290,7 @@ def _score_round(gs, r, wo):
         gs.tot[wo] = chip(gs.tot[wo])
         gs.stats[3, wo] += 1
     for q in range(r.n):
-        if gs.tot[q] > hi:
-            hi = gs.tot[q]
+        hi = max(hi, gs.tot[q])
     return hi
 
 
@@ -313,30 +302,6 @@ def _quit(gs, p):
     gs.stats[2, p] += 1
     gs.active -= 1
     return C.END_ALL_QUIT if gs.active == 0 else -1
-
-
-@_inline
-def _matches(gs, p):
-    """Write the roll's discard limits per face into ``lim``; return whether any die matches."""
-    for f in range(7):
-        gs.lim[f] = 0
-    matched = False
-    for j in range(3):
-        f = gs.dice[j]
-        if gs.disp[p, f] > gs.lim[f]:
-            gs.lim[f] += 1
-            matched = True
-    return matched
-
-
-@_inline
-def _bust(gs, p):
-    """The whole row joins player ``p``'s display."""
-    for f in range(7):
-        if (gs.row >> f) & 1:
-            gs.disp[p, f] += 1
-    gs.row = 0
-    gs.stats[1, p] += 1
 
 
 @_inline
@@ -359,13 +324,24 @@ def _resolve(gs, r, p, f0, f1, f2):
         gs.stats[4, p] += 1
         if not r.also_match:
             return C.OUT_TRIPLE, -1
-    if _matches(gs, p):
+    for f in range(7):  # the discard limits per face: as many as the dice match the display
+        gs.lim[f] = 0
+    matched = False
+    for d in (f0, f1, f2):
+        if gs.disp[p, d] > gs.lim[d]:
+            gs.lim[d] += 1
+            matched = True
+    if matched:
         gs.phase = DISCARD
         return C.OUT_DISCARD, -1
     if gs.active > 1 and ((1 << f0) | (1 << f1) | (1 << f2)) & gs.row != 0:
         gs.phase = TAKE
         return C.OUT_TAKE, -1
-    _bust(gs, p)
+    for f in range(7):  # a bust: the whole row joins the display
+        if (gs.row >> f) & 1:
+            gs.disp[p, f] += 1
+    gs.row = 0
+    gs.stats[1, p] += 1
     return C.OUT_BUST, C.END_BUST
 
 
@@ -438,13 +414,11 @@ def transition_roll(gs, r, a, x):
     gs.l_out = out
     gs.l_detail = detail
     gs.l_ended = ended
-    gs.l_wo = -1
+    gs.l_wo = p if ended == C.END_WENT_OUT else -1
     if ended < 0:
         if gs.phase == TURN:
             _next_player(gs, r)
         return CONTINUES
-    if ended == C.END_WENT_OUT:
-        gs.l_wo = p
     hi = _score_round(gs, r, gs.l_wo)
     return GAME_OVER if hi >= r.thr else ROUND_OVER
 
@@ -462,9 +436,8 @@ def log_step(gs, r, log, g):
         gs.pend = pos
         log[g, pos] = C.LOG_ROLL
         log[g, pos + 1] = p
-        log[g, pos + 2] = gs.dice[0]
-        log[g, pos + 3] = gs.dice[1]
-        log[g, pos + 4] = gs.dice[2]
+        for j in range(3):
+            log[g, pos + 2 + j] = gs.dice[j]
         log[g, pos + 5] = gs.l_out
         log[g, pos + 6] = 0
         pos += 7

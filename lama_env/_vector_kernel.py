@@ -67,12 +67,7 @@ def _encode_seat(out, gs, r, k, p, to_act):
     out[9 * n + k] = 1.0 if p == gs.start else 0.0
     t = gs.tot[p]
     out[10 * n + k] = t / thr if t < thr else 1.0
-    if t >= thr:
-        out[11 * n + k] = 0.0
-    elif thr - t < 31:
-        out[11 * n + k] = (thr - t) / 31
-    else:
-        out[11 * n + k] = 1.0
+    out[11 * n + k] = min((thr - t) / 31, 1.0) if t < thr else 0.0
     out[12 * n + k] = r.t_pts[m]
     out[13 * n + k] = 1.0 if t + r.score[m] >= thr else 0.0
     out[14 * n + k] = r.t_pnm[m]
@@ -171,21 +166,16 @@ def _finish(gs, r, o, g):
 
 @njit(cache=True)
 def _end_round(gs, r, log, g, o, code, fs):
-    """Game ``g``'s round ended (``code``): the episode step, compiled: rewards, the episode's end or the next round.
-
-    An episode's end sets ``term`` or ``trunc``, the final observation from ``fs``, :func:`_finish`, a new game.
-    """
+    """Game ``g``'s round ended (``code``): rewards, then the episode's end (final obs. from ``fs``) or next round."""
     n = r.n
     o.round_end[g] = True
     end = episode_end(code == K.GAME_OVER, gs.nround + 1, r.episode_round, r.max_rounds)
     terminated = end == _episode.TERMINATED
     for q in range(n):
         o.rew[g, q] = round_reward(r.points, terminated, gs.tot, gs.rstart, n, q)
-    if end != _episode.CONTINUES:
-        if terminated:
-            o.term[g] = True
-        else:
-            o.trunc[g] = True
+    if end != _episode.CONTINUES:  # (term and trunc were cleared before the action)
+        o.term[g] = terminated
+        o.trunc[g] = not terminated
         encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
         _finish(gs, r, o, g)
         if r.logging:
@@ -215,8 +205,7 @@ def decisions_kernel(s, r, idx, count, obs, mask, player):
 def _longest(s):
     longest = 0
     for g in range(s.shape[0]):
-        if s[g].logpos > longest:
-            longest = s[g].logpos
+        longest = max(longest, s[g].logpos)
     return longest
 
 
@@ -366,9 +355,8 @@ def stats_kernel(rows, learner, fin, rounds, illegal, fst, ist):
         fst[1, g] = fin[g, 1, me] / r if r > 0 else 0.0
         ist[0, g] = r
         ist[1, g] = fin[g, 0, me]
-        ist[2, g] = fin[g, 2, me]
-        ist[3, g] = fin[g, 3, me]
-        ist[4, g] = fin[g, 4, me]
+        for k in range(2, 5):
+            ist[k, g] = fin[g, k, me]
         ist[5, g] = 1 if illegal[g] else 0
 
 

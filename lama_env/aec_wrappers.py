@@ -100,8 +100,7 @@ class TerminateIllegal(wrappers.TerminateIllegalWrapper):
             raw._cumulative_rewards[agent] = 0
             raw.terminations = dict.fromkeys(raw.agents, True)
             raw.truncations = dict.fromkeys(raw.agents, True)
-            raw.rewards = dict.fromkeys(raw.truncations, 0)
-            raw.rewards[agent] = float(self._illegal_value)
+            raw.rewards = {a: float(value) if a == agent else 0 for a in raw.agents}
             raw._accumulate_rewards()
             raw._deads_step_first()
             raw._over = True
@@ -147,9 +146,8 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def step(self, action: Any) -> None:
         """Step ``action`` (a legal action of a live agent: straight to the raw env)."""
         f = self._f
-        ti = f.ti
         raw = f.raw
-        if type(action) is int and ti is not None and f.has_reset and 0 <= action < _NUM_ACTIONS:
+        if type(action) is int and f.ti is not None and f.has_reset and 0 <= action < _NUM_ACTIONS:
             # AssertOutOfBoundsWrapper's checks passed; TerminateIllegal.step for a live agent's legal action, inline
             prev = f.prev_obs
             if prev is not None and raw.agents:
@@ -176,15 +174,13 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             return super().last(observe)
         raw = f.raw
         agent = raw.agent_selection
-        infos = raw.infos
         obs = self._observe(agent) if observe else None
-        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], infos[agent]
+        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
 
     @property
     def num_agents(self) -> int:
         """``len(agents)`` (PettingZoo's error before ``reset()``)."""
-        f = self._f
-        return len(f.raw.agents) if f.has_reset else wrappers.OrderEnforcingWrapper.num_agents.fget(self)
+        return len(self._f.raw.agents) if self._f.has_reset else wrappers.OrderEnforcingWrapper.num_agents.fget(self)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Reset the chain (over ``env()``'s chain: each layer's reset bookkeeping, then the raw env's reset)."""

@@ -74,25 +74,21 @@ def native_description(agent: Any, rules: RulesConfig, required: Literal[True]) 
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None: ...
 def native_description(agent: Any, rules: RulesConfig, required: bool = False) -> NativePolicy | None:
     """``agent``'s :class:`NativePolicy` (``agent.native(rules)``), else None (``required``: NativePolicyError)."""
-    desc: Any = agent
-    why = None  # why there is no description
-    if not isinstance(agent, NativePolicy):
-        native = getattr(agent, "native", None)
-        desc = native(rules) if callable(native) else None
-        if not callable(native):
-            why = (f"{agent!r} is neither a native policy description nor a policy with a native() method "
-                   "(lama_dice.agents.native.play_batch takes agent specs)")
-        elif desc is None:
-            why = f"agent {getattr(agent, 'spec', agent)!r} is not a native policy (its native() gives no description)"
-        elif not isinstance(desc, NativePolicy):
-            why = f"{agent!r}.native() returned {desc!r}, not a NativePolicy"
-    if why is None and desc.rules is not None and desc.rules != rules:
-        why = f"native policy {desc.spec!r} was built for other rules than these"
-    if why is None:
+    native = getattr(agent, "native", None)
+    desc = agent if isinstance(agent, NativePolicy) else native(rules) if callable(native) else None
+    if isinstance(desc, NativePolicy) and (desc.rules is None or desc.rules == rules):
         return desc
-    if required:
-        raise NativePolicyError(why)
-    return None
+    if not required:
+        return None
+    if isinstance(desc, NativePolicy):
+        raise NativePolicyError(f"native policy {desc.spec!r} was built for other rules than these")
+    if not callable(native):
+        raise NativePolicyError(f"{agent!r} is neither a native policy description nor a policy with a native() "
+                                "method (lama_dice.agents.native.play_batch takes agent specs)")
+    if desc is None:
+        raise NativePolicyError(f"agent {getattr(agent, 'spec', agent)!r} is not a native policy (its native() gives "
+                                "no description)")
+    raise NativePolicyError(f"{agent!r}.native() returned {desc!r}, not a NativePolicy")
 
 
 #: Transitions per call of the compiled kernel, so that a Ctrl-C is heard (docs/environments.md, Ctrl-C).
@@ -194,9 +190,7 @@ def play_batch(num_players: int, agents: Sequence[Any], *, games: int | None = N
     n_games = seating.shape[0]
     if games is not None and games != n_games:
         raise NativePolicyError(f"games={games} but seating has {n_games} rows")
-    if game_ids is None:
-        game_ids = np.arange(n_games, dtype=np.int64)
-    game_ids = np.ascontiguousarray(game_ids, dtype=np.int64)
+    game_ids = np.ascontiguousarray(np.arange(n_games) if game_ids is None else game_ids, dtype=np.int64)
     if game_ids.shape != (n_games,):
         raise NativePolicyError(f"game_ids must have shape ({n_games},), got {game_ids.shape}")
     seed_mixed = streams.kernel_seed(seed, NativePolicyError)

@@ -60,8 +60,7 @@ def check_reward(name: str, value: Any, positive: bool = False) -> float:
     except (TypeError, ValueError, OverflowError):
         number = math.nan
     if not math.isfinite(number) or (positive and number <= 0):
-        what = "a finite number above 0" if positive else "a finite number"
-        raise LamaEnvError(f"{name} must be {what}, got {clip(value)}")
+        raise LamaEnvError(f"{name} must be a finite number{' above 0' if positive else ''}, got {clip(value)}")
     return number
 
 

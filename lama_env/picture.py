@@ -1,8 +1,7 @@
 """The pictures of the table: the envs' render modes (docs/environments.md, Pictures) and ``lama-dice show``.
 
-:func:`picture` (``rgb_array``): the public state of a game as an ``(H, W, 3)`` ``uint8`` array of
-:func:`frame_shape`, drawn from sprites made once with Pillow (imported on first use); :func:`render_text`
-(``ansi``): the same table as text; the ``human`` window is :mod:`lama_env.viewer`'s. No gym import.
+:func:`picture` (``rgb_array``; from sprites drawn once with Pillow, imported on first use) and :func:`render_text`
+(``ansi``); the ``human`` window is :mod:`lama_env.viewer`'s. No gym import.
 """
 
 from __future__ import annotations
@@ -142,8 +141,7 @@ def _card(face: int, style: str, bg: _Color, w: int, h: int) -> np.ndarray:
         d.rounded_rectangle((0, 0, big_w - 1, big_h - 1), radius=9 * s, fill=_GLOW)
     box = (_PAD * s, _PAD * s, big_w - 1 - _PAD * s, big_h - 1 - _PAD * s)
     d.rounded_rectangle(box, radius=6 * s, fill=fill, outline=border, width=2 * s)
-    font = _font(int(h * 0.62) * s)
-    d.text((big_w / 2, big_h / 2), FACES[face], font=font, fill=ink, anchor="mm")
+    d.text((big_w / 2, big_h / 2), FACES[face], font=_font(int(h * 0.62) * s), fill=ink, anchor="mm")
     return _shrink(im, (w + 2 * _PAD, h + 2 * _PAD))
 
 
@@ -157,16 +155,12 @@ def _die(face: int | None, bg: _Color, size: int) -> np.ndarray:
     s = _SCALE
     big = size * s
     im, d = _canvas(size, size, bg)
-    box = (s, s, big - 1 - s, big - 1 - s)
-    if face is None:
-        d.rounded_rectangle(box, radius=8 * s, outline=_mix(bg, (255, 255, 255), 0.3), width=2 * s)
-        return _shrink(im, (size, size))
-    llama = face == 0
-    d.rounded_rectangle(box, radius=8 * s, fill=_FACE_COLORS[0][0] if llama else (250, 250, 250),
-                        outline=(60, 60, 60), width=2 * s)
-    if llama:
+    fill = None if face is None else _FACE_COLORS[0][0] if face == 0 else (250, 250, 250)
+    outline = _mix(bg, (255, 255, 255), 0.3) if face is None else (60, 60, 60)
+    d.rounded_rectangle((s, s, big - 1 - s, big - 1 - s), radius=8 * s, fill=fill, outline=outline, width=2 * s)
+    if face == 0:
         d.text((big / 2, big / 2), "L", font=_font(int(size * 0.62) * s), fill=_FACE_COLORS[0][1], anchor="mm")
-    else:
+    elif face is not None:
         r = size * 0.09 * s
         for row, col in _PIPS[face]:
             cx, cy = big * (0.27 + 0.23 * col), big * (0.27 + 0.23 * row)
@@ -334,7 +328,6 @@ class TablePicture:
                   align="center")
 
         end = ended(game)
-        points = end["points"] if end is not None else None
         quit_ = game.quit
         cw, ch = _CARD
         for p in range(n):
@@ -361,7 +354,7 @@ class TablePicture:
                 if k:
                     _put_text(out, f"{_TIMES}{k}", x + cw // 2 + _PAD, y + _CARD_Y + ch + 2 * _PAD + 4, 14,
                               _ROW_DIM if faded else _ROW_FG, bg, align="center")
-            pts = points[p] if points is not None else score_display(disp)
+            pts = end["points"][p] if end is not None else score_display(disp)
             _put_text(out, str(pts), _POINTS_CX, y + 36, 26, _ROW_FG, bg, align="center")
             _put_text(out, str(game.totals[p]), _TOTAL_CX, y + 36, 26, _ROW_FG, bg, align="center")
 
@@ -381,8 +374,7 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
             highlight: int | None = None, caption: str | None = None) -> np.ndarray:
     """The picture of ``game`` (read only): a new ``uint8`` array of :func:`frame_shape` ``(game.num_players)``.
 
-    ``names`` (default ``player_0``, ...) and ``highlight`` (a starred seat) as for :class:`TablePicture`;
-    ``dice`` (just rolled, shown when no roll is pending) and ``caption`` (a bottom line) as for its call.
+    ``names`` and ``highlight`` as for :class:`TablePicture`, ``dice`` and ``caption`` as for its call.
     """
     draw = table_picture(game.num_players, None if names is None else tuple(names), highlight)
     return draw(game, dice=dice, caption=caption)
@@ -390,11 +382,9 @@ def picture(game: LamaGame, names: Sequence[str] | None = None, *, dice: Sequenc
 
 # ------------------------------------------------------------------ the text table (ansi)
 def render_text(game: LamaGame | RoundEnd, names: Sequence[str] | None = None, highlight: int | None = None) -> str:
-    """The table in a few lines of text (the ``ansi`` render mode; example: docs/environments.md, Pictures).
+    """The table in a few lines of text (the ``ansi`` render mode; docs/environments.md, Pictures).
 
-    The round, the start player, whose decision it is (with the dice after a roll) or how the round or game
-    ended, the llama row, and a line per seat (``>`` marks the player to decide, ``*`` the ``highlight``) with
-    its display, round points, chip total and whether it quit, went out or went bust.
+    A line per seat: ``>`` marks the player to decide, ``*`` the ``highlight``; its display, points, total, tag.
     """
     n = game.num_players
     if names is None:

@@ -139,9 +139,8 @@ class VectorGame:
         self._all = np.ones(g, dtype=np.bool_)
         self._slots = np.arange(g, dtype=np.int64)
         self._no_keys = np.zeros(g, dtype=np.uint64)
-        self._out = (K.outputs(g, n, self.observation_size, A.NUM_ACTIONS),
-                     K.outputs(g, n, self.observation_size, A.NUM_ACTIONS))
-        self._views = (_read_only(self._out[0]), _read_only(self._out[1]))
+        self._out = tuple(K.outputs(g, n, self.observation_size, A.NUM_ACTIONS) for _ in range(2))
+        self._views = tuple(_read_only(o) for o in self._out)
         self._room = _kernel.LOG_ROOM + 8 * n  # log entries one step may add at most
         self._k = 0
 
@@ -264,14 +263,11 @@ class VectorGame:
         From each slot's second stream, or one 64-bit draw of ``rng`` (a :class:`numpy.random.Generator`) per game.
         """
         self._need_reset()
-        out = np.empty(self.num_envs, dtype=np.int64)
-        if rng is None:
-            K.sample_kernel(self._s, self._r, self._no_keys, False, out)
-        elif isinstance(rng, np.random.Generator):
-            K.sample_kernel(self._s, self._r, rng.bit_generator.random_raw(self.num_envs).astype(np.uint64), True,
-                            out)
-        else:
+        if rng is not None and not isinstance(rng, np.random.Generator):
             raise VectorGameError(f"rng must be None or a numpy.random.Generator, got {type(rng).__name__}")
+        out = np.empty(self.num_envs, dtype=np.int64)
+        keys = self._no_keys if rng is None else rng.bit_generator.random_raw(self.num_envs).astype(np.uint64)
+        K.sample_kernel(self._s, self._r, keys, rng is not None, out)
         return out
 
     def state(self) -> dict[str, np.ndarray]:
@@ -282,10 +278,8 @@ class VectorGame:
         """
         self._need_reset()
         o = self._out[self._k]
-        out = {"games": self._s.copy(), "log": self._log.copy(), "seed": np.array(self._seed, dtype=np.uint64)}
-        for key, name in _STATE_OUTPUTS.items():
-            out[key] = getattr(o, name).copy()
-        return out
+        return {"games": self._s.copy(), "log": self._log.copy(), "seed": np.array(self._seed, dtype=np.uint64),
+                **{key: getattr(o, name).copy() for key, name in _STATE_OUTPUTS.items()}}
 
     def set_state(self, state: Mapping[str, np.ndarray]) -> None:
         """Restore a :meth:`state` of a vector game of the same size and options (uncollected records dropped)."""
@@ -362,9 +356,7 @@ class VectorGame:
             raise VectorGameError("call reset() first")
 
     def _grow_log(self) -> None:
-        log = np.zeros((self.num_envs, 2 * self._log.shape[1]), dtype=np.int32)
-        log[:, :self._log.shape[1]] = self._log
-        self._log = log
+        self._log = np.concatenate([self._log, np.zeros_like(self._log)], axis=1)
 
     def _harvest(self, term: np.ndarray) -> None:
         """Keep the logs of the games that ended in the slots of ``term``; the new games' logs move to the front."""
