@@ -39,18 +39,9 @@ def step(s, rr, a, x, deal_next, log):
     K.log_step(gs, r, log, 0)
     if code == K.ROUND_OVER and deal_next:
         K.next_round(gs, r)
-        log_hands(gs, r, log)
+        K.log_deal(gs, r, log, 0)
     return (code | (gs.phase << 2) | (gs.cur << 4) | (gs.dice[0] << 7) | (gs.dice[1] << 10) | (gs.dice[2] << 13)
             | (legal_key(gs, r) << 16))
-
-
-@njit(cache=True)
-def log_hands(gs, r, log):
-    """Log the round just dealt into ``log[0]``: :func:`lama_env._kernel.log_deal` of its hands (``deck``: scratch)."""
-    for p in range(r.n):
-        for k in range(6):
-            gs.deck[6 * p + k] = gs.hands[p, k]
-    K.log_deal(gs, r, log, 0)
 
 
 @njit(cache=True, inline="always")
@@ -83,7 +74,7 @@ def begin(s, rr, start_player, nround, hands, log):
         K.open_round(gs, r, start_player)
     gs.nround = nround
     if hands.shape[0] == 0 or hands[0, 0] >= 0:
-        log_hands(gs, r, log)
+        K.log_deal(gs, r, log, 0)
 
 
 @njit(cache=True)
@@ -91,7 +82,7 @@ def deal_card(s, rr, card, f, log):
     """The ``card``-th card of the deal under way in game ``s[0]`` shows face ``f`` (the last: logged)."""
     K.deal_card(s[0], card, f)
     if card == 6 * rr[0].n - 1:
-        log_hands(s[0], rr[0], log)
+        K.log_deal(s[0], rr[0], log, 0)
 
 
 @njit(cache=True)

@@ -244,6 +244,7 @@ def deal_card(gs, card, f):
     p = card // 6
     gs.disp[p, f] += 1
     gs.hands[p, card - 6 * p] = f
+    gs.deck[card] = f  # the deal as begin_round leaves it, for log_deal
 
 
 @_inline
