@@ -235,9 +235,21 @@ def win_shares(totals: Sequence[int]) -> list[float]:
 
 
 def win_shares_of_games(totals: Any) -> np.ndarray:
-    """Each seat's share of the win of each game: ``(G, N)`` floats of final ``totals``, rows summing to 1."""
+    """Each seat's share of the win of each game: ``(G, N)`` floats of final ``totals``, rows summing to 1.
+
+    :func:`win_shares` of each game's ranks (how many seats have fewer points: the same order and ties), once
+    per pattern of ranks present (at most 4,683 for six seats), so that a million games take milliseconds.
+    """
     totals = np.asarray(totals)
-    return np.array([win_shares(row.tolist()) for row in totals], dtype=np.float64).reshape(totals.shape)
+    n = totals.shape[1]
+    keys = np.zeros(len(totals), dtype=np.int64)  # the ranks as the digits of a number in base n
+    for p in range(n):
+        for q in range(n):
+            keys += (totals[:, q] < totals[:, p]) * n**p
+    table = np.zeros((int(keys.max(initial=0)) + 1, n))
+    for k in np.flatnonzero(np.bincount(keys)).tolist():
+        table[k] = win_shares([k // n**p % n for p in range(n)])
+    return table[keys]
 
 
 def win_rewards(totals: Sequence[int]) -> list[float]:

@@ -19,6 +19,8 @@ from lama_env.rules import (
     game_over,
     return_chip,
     score_display,
+    win_shares,
+    win_shares_of_games,
     winners,
 )
 
@@ -225,3 +227,14 @@ def test_p_triple_llama_and_p_no_match():
     custom = RulesConfig(dice=[list("LLLLLL"), list("LLLLLL"), list("LLL123")])
     assert p_triple_llama(custom) == pytest.approx(0.5)
     assert np.isclose(p_no_match(counts("1"), custom), 5 / 6)
+
+
+@pytest.mark.parametrize("n", range(1, 7))
+def test_win_shares_of_games_is_win_shares_of_each_game(n):
+    """The batched shares (one win_shares call per pattern of ranks) equal win_shares game by game, ties and all."""
+    rng = np.random.default_rng(n)
+    totals = np.concatenate([rng.integers(0, 4, (3000, n)), rng.integers(-5, 90, (3000, n))])  # many ties, then few
+    shares = win_shares_of_games(totals)
+    assert shares.shape == totals.shape and shares.dtype == np.float64
+    assert np.array_equal(shares, np.array([win_shares(row) for row in totals.tolist()]).reshape(totals.shape))
+    assert win_shares_of_games(np.zeros((0, n), dtype=np.int64)).shape == (0, n)
