@@ -409,18 +409,20 @@ def transition_roll(gs, r, a, x):
         detail, ended = _take(gs, p, a)
     if ended < 0 and gs.phase == TURN and gs.nturn >= r.maxturns:
         ended = C.END_TURN_CAP  # the turn is over and the round would go on: cut (transitions.cut_round)
-    gs.l_player = p
-    gs.l_phase = ph
-    gs.l_action = a
-    gs.l_out = out
-    gs.l_detail = detail
-    gs.l_ended = ended
-    gs.l_wo = p if ended == C.END_WENT_OUT else -1
+    wo = p if ended == C.END_WENT_OUT else -1
+    if r.logging:  # (scratch for log_step only)
+        gs.l_player = p
+        gs.l_phase = ph
+        gs.l_action = a
+        gs.l_out = out
+        gs.l_detail = detail
+        gs.l_ended = ended
+        gs.l_wo = wo
     if ended < 0:
         if gs.phase == TURN:
             _next_player(gs, r)
         return CONTINUES
-    hi = _score_round(gs, r, gs.l_wo)
+    hi = _score_round(gs, r, wo)
     return GAME_OVER if hi >= r.thr else ROUND_OVER
 
 

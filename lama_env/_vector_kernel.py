@@ -134,6 +134,18 @@ def check_kernel(actions, s, r):
     return -1
 
 
+@njit(cache=True, inline="always")
+def _start(gs, r, log, g, reseed, seed_mixed, game_id):
+    """A new game in record ``gs`` (slot ``g``), with the streams of ``(seed_mixed, game_id)`` when ``reseed``."""
+    if reseed:
+        K.start_streams(gs, seed_mixed, game_id)
+    gs.logpos = 0
+    gs.pend = -1
+    K.new_game(gs, r)
+    if r.logging:
+        K.log_deal(gs, r, log, g)
+
+
 @njit(cache=True)
 def reset_kernel(s, r, log, sel, reseed, seed_mixed, ids, obs, mask, player):
     """Start a new game in every slot ``g`` with ``sel[g]`` (new streams of game ``ids[g]`` when ``reseed``)."""
@@ -141,13 +153,7 @@ def reset_kernel(s, r, log, sel, reseed, seed_mixed, ids, obs, mask, player):
         if not sel[g]:
             continue
         gs = s[g]
-        if reseed:
-            K.start_streams(gs, seed_mixed, ids[g])
-        gs.logpos = 0
-        gs.pend = -1
-        K.new_game(gs, r)
-        if r.logging:
-            K.log_deal(gs, r, log, g)
+        _start(gs, r, log, g, reseed, seed_mixed, ids[g])
         if obs is not None:
             player[g] = 0
             encode(obs[g], gs, r, 0, 0, TURN, False)
@@ -155,13 +161,13 @@ def reset_kernel(s, r, log, sel, reseed, seed_mixed, ids, obs, mask, player):
 
 
 @njit(cache=True, inline="always")
-def _finish(gs, r, o, g):
-    """Game ``g`` is over: its totals and statistics to ``o.fin[g]``, its rounds to ``o.fin_rounds[g]``."""
-    o.fin_rounds[g] = gs.nround + 1
+def _finish(gs, r, fin, fin_rounds, g):
+    """Game ``g`` is over: its totals and statistics to ``fin[g]``, its rounds to ``fin_rounds[g]``."""
+    fin_rounds[g] = gs.nround + 1
     for q in range(r.n):
-        o.fin[g, 0, q] = gs.tot[q]
+        fin[g, 0, q] = gs.tot[q]
         for k in range(5):
-            o.fin[g, 1 + k, q] = gs.stats[k, q]
+            fin[g, 1 + k, q] = gs.stats[k, q]
 
 
 @njit(cache=True)
@@ -177,7 +183,7 @@ def _end_round(gs, r, log, g, o, code, fs):
         o.term[g] = terminated
         o.trunc[g] = not terminated
         encode(o.final_obs[g], gs, r, fs, -1, DECISION_NONE, False)
-        _finish(gs, r, o, g)
+        _finish(gs, r, o.fin, o.fin_rounds, g)
         if r.logging:
             gs.done_len = gs.logpos
             gs.pend = -1
@@ -216,22 +222,23 @@ def step_kernel(s, r, log, actions, idx, o):
     Writes ``o``'s flags, ``rew``, ``rolled`` (-1: no roll) and a round's end (:func:`_end_round`, the final
     observation seen from the actor; an earlier one cleared).
     """
+    term, trunc, round_end, rew, rolled = o.term, o.trunc, o.round_end, o.rew, o.rolled  # (one reference count)
     for g in range(actions.shape[0]):
         gs = s[g]
-        if o.term[g] or o.trunc[g]:
+        if term[g] or trunc[g]:
             o.final_obs[g, :] = 0.0
-        o.term[g] = False
-        o.trunc[g] = False
-        o.round_end[g] = False
+        term[g] = False
+        trunc[g] = False
+        round_end[g] = False
         for q in range(r.n):
-            o.rew[g, q] = 0.0
+            rew[g, q] = 0.0
         p = gs.cur
         roll = gs.phase == TURN and actions[g] == 0
         code = K.transition(gs, r, actions[g])
         if r.logging:
             K.log_step(gs, r, log, g)
         for j in range(3):
-            o.rolled[g, j] = gs.dice[j] if roll else -1
+            rolled[g, j] = gs.dice[j] if roll else -1
         if code != K.CONTINUES:
             _end_round(gs, r, log, g, o, code, p)
     decisions_kernel(s, r, idx, actions.shape[0], o.obs, o.mask, o.player)
@@ -256,19 +263,19 @@ def _next_decision(gs, r, agent, me, auto_forced):
 @njit(cache=True)
 def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next decision; calls cost refcounts)
         s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o, pos, budget):
-    """The one loop of native play (:meth:`lama_env.vector.VectorGame.play`, :func:`lama_env.batched.play_batch`).
+    """The loop of native play in the vector game and its env (:meth:`lama_env.vector.VectorGame.play`).
 
     Each game ``g >= pos[0]`` of ``sel``: ``actions[g]`` (if >= 0), then its native seats (``agents[seat_agent[g, p]]``)
     and, with ``auto_forced``, the forced decisions of ``learner[g]``, until ``status[g]`` (``PAUSED``: ``room`` log
-    entries left, or ``budget`` transitions made: ``pos[0]`` goes on); ``lrew`` adds the learner's rewards.  With
-    ``lrew`` None (play_batch, compiled apart), a game's end stops it: no rewards or observations.  The longest log.
+    entries left, or ``budget`` transitions made: ``pos[0]`` goes on); ``lrew`` adds the learner's rewards.  The
+    longest log.
     """
     games = sel.shape[0]
     cap = log.shape[1]
     done = np.empty(games, np.int64)  # the games that wait on a decision
     ndone = 0
     steps = 0
-    rew, rolled = o.rew, o.rolled
+    rew, rolled, term, trunc, round_end = o.rew, o.rolled, o.term, o.trunc, o.round_end
     g = pos[0]
     while g < games:
         if not sel[g]:
@@ -277,13 +284,13 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
         gs = s[g]
         me = learner[g]
         a = actions[g]
-        o.term[g] = False
-        o.trunc[g] = False
-        o.round_end[g] = False
+        term[g] = False
+        trunc[g] = False
+        round_end[g] = False
         fresh = True  # o.rew[g] holds the last action's rewards: cleared before the next action
         while True:
             if a >= 0:
-                if lrew is not None and fresh:
+                if fresh:
                     for q in range(r.n):
                         rew[g, q] = 0.0
                     fresh = False
@@ -293,24 +300,16 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
                 steps += 1
                 if r.logging:
                     K.log_step(gs, r, log, g)
-                if lrew is not None and roll:
+                if roll:
                     for j in range(3):
                         rolled[g, j] = gs.dice[j]
-                if code != K.CONTINUES and lrew is not None:
+                if code != K.CONTINUES:
                     _end_round(gs, r, log, g, o, code, me if me >= 0 else p)
                     fresh = True
                     lrew[g] += rew[g, me]
-                    if o.term[g] or o.trunc[g]:
+                    if term[g] or trunc[g]:
                         st = ENDED
                         break
-                elif code == K.GAME_OVER:
-                    _finish(gs, r, o, g)
-                    st = ENDED
-                    break
-                elif code == K.ROUND_OVER:
-                    K.next_round(gs, r)
-                    if r.logging:
-                        K.log_deal(gs, r, log, g)
             if steps >= budget or (r.logging and gs.logpos + room > cap):
                 a, st = -1, PAUSED  # before any decision: the next call takes it
             else:
@@ -325,9 +324,50 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
             break  # the next call goes on with game g
         g += 1
     pos[0] = g
-    if lrew is not None:
-        decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
+    decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
     return _longest(s)
+
+
+@njit(cache=True)
+def batch_kernel(r, log, agents, seat_agent, ids, seed_mixed, fin, rounds, lens, s, pos, budget):
+    """The loop of :func:`lama_env.batched.play_batch`: games ``g = pos[0]..G-1``, every seat native, to their ends.
+
+    Game ``g`` plays the streams of ``(seed_mixed, ids[g])`` in the record ``s[0]`` (copied to one of the loop's
+    own, which the compiler keeps closest) and ends in ``fin[g]``, ``rounds[g]`` and, logged into ``log[g]``,
+    ``lens[g]``.  It returns after ``budget`` transitions or with ``room`` log entries left (``pos``: the next
+    game, whether it is under way); call again until ``pos[0] == G``.
+    """
+    local = s.copy()
+    gs = local[0]
+    room = K.LOG_ROOM + 8 * r.n
+    steps = 0
+    g = pos[0]
+    while g < seat_agent.shape[0]:
+        if pos[1] == 0:
+            _start(gs, r, log, g, True, seed_mixed, ids[g])
+            pos[1] = 1
+        while True:
+            if steps >= budget or (r.logging and gs.logpos + room > log.shape[1]):
+                pos[0] = g
+                s[0] = local[0]
+                return
+            steps += 1
+            st, a = K.native_action(agents[seat_agent[g, gs.cur]], gs, r, gs.ps)
+            gs.ps = st
+            code = K.transition(gs, r, a)
+            if r.logging:
+                K.log_step(gs, r, log, g)
+            if code == K.GAME_OVER:
+                break
+            if code == K.ROUND_OVER:
+                K.next_round(gs, r)
+                if r.logging:
+                    K.log_deal(gs, r, log, g)
+        _finish(gs, r, fin, rounds, g)
+        lens[g] = gs.logpos
+        pos[1] = 0
+        g += 1
+    pos[0] = g
 
 
 @njit(cache=True)

@@ -141,14 +141,14 @@ def _new_log() -> np.ndarray:
 
 
 def _rules_record(n: int, rules: RulesConfig) -> np.ndarray:
-    """The compiled engine's rules record for ``n`` players under ``rules``, with the observation's tables (cached)."""
+    """The compiled engine's rules record for ``n`` players under ``rules``: logged, with the observation's tables."""
     rr = _RULES.get((n, rules))
     if rr is None:
         if _G is None:
             _load()
-        from ._kernel import encoder_rules
+        from ._kernel import make_rules, observation_tables
 
-        rr = _RULES[n, rules] = encoder_rules(n, rules).reshape(1)
+        rr = _RULES[n, rules] = make_rules(n, rules, True, **observation_tables(rules)).reshape(1)
     return rr
 
 

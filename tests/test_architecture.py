@@ -777,7 +777,7 @@ def test_one_step_plays_every_game():
     callers = {m for m in TREES if m.startswith("lama_env") and any(
         isinstance(n, ast.Call) and getattr(n.func, "attr", None) in ("transition", "transition_roll")
         for n in ast.walk(TREES[m]))}
-    assert callers == {"lama_env._game", "lama_env._vector_kernel"}, callers  # batched: _vector_kernel.play_kernel
+    assert callers == {"lama_env._game", "lama_env._vector_kernel"}, callers  # batched: _vector_kernel.batch_kernel
     engine = _names(TREES["lama_env.engine"])
     assert "_step" in engine and not engine & STEP_FUNCTIONS  # LamaGame: the compiled step, nothing else
 
