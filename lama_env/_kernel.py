@@ -197,12 +197,12 @@ def _hand_out(gs, r):
 
 @njit(cache=True)
 def log_deal(gs, r, log, g):
-    """Log the round just dealt (``LOG_ROUND``) into ``log[g]``."""
+    """Log the round just dealt (``LOG_ROUND``) into ``log[g]``: its hands, the deal in order (not the scratch deck)."""
     pos = gs.logpos
     log[g, pos] = C.LOG_ROUND
     log[g, pos + 1] = gs.start
     for i in range(6 * r.n):
-        log[g, pos + 2 + i] = gs.deck[i]
+        log[g, pos + 2 + i] = gs.hands[i // 6, i % 6]
     gs.logpos = pos + 2 + 6 * r.n
 
 
@@ -244,7 +244,6 @@ def deal_card(gs, card, f):
     p = card // 6
     gs.disp[p, f] += 1
     gs.hands[p, card - 6 * p] = f
-    gs.deck[card] = f  # the deal as begin_round leaves it, for log_deal
 
 
 @_inline

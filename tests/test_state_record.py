@@ -324,3 +324,26 @@ def test_from_state_takes_the_chance_mode_and_refuses_manual_rounds():
     e.sample_chance()  # the roll drawn from the record's stream, as the sampled game rolls it
     g.step(A.ROLL)
     assert e.dice == g.dice and e.phase == g.phase and e.displays == g.displays
+
+
+@pytest.mark.parametrize("dealt", [1, 7, 11])
+def test_a_state_saved_mid_deal_logs_the_whole_deal(dealt):
+    """A game serialized between the cards of an explicit deal logs, once dealt, the cards dealt before it was saved.
+
+    (The log's deal is read from the record's hands: the deck the kernel shuffles in is scratch, not saved.)
+    """
+    g = LamaGame(2, seed=5, game_id=1, chance="explicit")
+    for _ in range(dealt):
+        g.sample_chance()
+    h = LamaGame.deserialize(g.serialize())
+    rng = random.Random(dealt)
+    for game in (g, h):
+        rng.seed(dealt)
+        while not game.game_over:
+            if game.is_chance_node():
+                outcomes, probs = zip(*game.chance_outcomes(), strict=True)
+                game.apply_chance(rng.choices(outcomes, probs)[0])
+            else:
+                game.step(rng.choice(game.legal_actions()))
+    assert h.to_record() == g.to_record()
+    assert LamaGame.deserialize(h.serialize()).serialize() == h.serialize()
