@@ -1,7 +1,8 @@
 """The compiled kernels of :class:`lama_env.vector.VectorGame`, its env and the batched engine (private).
 
-Every change of a game goes through :func:`lama_env._kernel.transition`; :func:`play_kernel` is the one loop of
-native play; the observation is bit-equal to :func:`lama_env.observation.encode`'s (``tests/test_vector.py``).
+Every change of a game goes through :func:`lama_env._kernel.transition`; native policies play in
+:func:`play_kernel` (the vector game) and :func:`batch_kernel` (``play_batch``); the observation is bit-equal to
+:func:`lama_env.observation.encode`'s (``tests/test_vector.py``).
 """
 
 from __future__ import annotations
@@ -154,10 +155,9 @@ def reset_kernel(s, r, log, sel, reseed, seed_mixed, ids, obs, mask, player):
             continue
         gs = s[g]
         _start(gs, r, log, g, reseed, seed_mixed, ids[g])
-        if obs is not None:
-            player[g] = 0
-            encode(obs[g], gs, r, 0, 0, TURN, False)
-            write_mask(mask[g], gs, r)
+        player[g] = 0
+        encode(obs[g], gs, r, 0, 0, TURN, False)
+        write_mask(mask[g], gs, r)
 
 
 @njit(cache=True, inline="always")
@@ -261,25 +261,20 @@ def _next_decision(gs, r, agent, me, auto_forced):
 
 
 @njit(cache=True)
-def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next decision; calls cost refcounts)
-        s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o, pos, budget):
+def play_kernel(s, r, log, agents, actions, sel, learner, seat_agent, auto_forced, room, status, lrew, o):
     """The loop of native play in the vector game and its env (:meth:`lama_env.vector.VectorGame.play`).
 
-    Each game ``g >= pos[0]`` of ``sel``: ``actions[g]`` (if >= 0), then its native seats (``agents[seat_agent[g, p]]``)
-    and, with ``auto_forced``, the forced decisions of ``learner[g]``, until ``status[g]`` (``PAUSED``: ``room`` log
-    entries left, or ``budget`` transitions made: ``pos[0]`` goes on); ``lrew`` adds the learner's rewards.  The
-    longest log.
+    Each game ``g`` of ``sel``: ``actions[g]`` (if >= 0), then its native seats (``agents[seat_agent[g, p]]``) and,
+    with ``auto_forced``, the forced decisions of ``learner[g]``, until ``status[g]`` (``PAUSED``: ``room`` log
+    entries left); ``lrew`` adds the learner's rewards.  The longest log.
     """
     games = sel.shape[0]
     cap = log.shape[1]
     done = np.empty(games, np.int64)  # the games that wait on a decision
     ndone = 0
-    steps = 0
     rew, rolled, term, trunc, round_end = o.rew, o.rolled, o.term, o.trunc, o.round_end
-    g = pos[0]
-    while g < games:
+    for g in range(games):
         if not sel[g]:
-            g += 1
             continue
         gs = s[g]
         me = learner[g]
@@ -297,7 +292,6 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
                 p = gs.cur
                 roll = gs.phase == TURN and a == 0
                 code = K.transition(gs, r, a)
-                steps += 1
                 if r.logging:
                     K.log_step(gs, r, log, g)
                 if roll:
@@ -310,8 +304,8 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
                     if term[g] or trunc[g]:
                         st = ENDED
                         break
-            if steps >= budget or (r.logging and gs.logpos + room > cap):
-                a, st = -1, PAUSED  # before any decision: the next call takes it
+            if r.logging and gs.logpos + room > cap:
+                a, st = -1, PAUSED  # before any decision: the call after the log's growth takes it
             else:
                 a, st = _next_decision(gs, r, agents[seat_agent[g, gs.cur]], me, auto_forced)
             if a < 0:
@@ -320,10 +314,6 @@ def play_kernel(  # noqa: C901  (one loop: an action, its round's end, the next 
         if st != ENDED:
             done[ndone] = g
             ndone += 1
-        if st == PAUSED and steps >= budget:
-            break  # the next call goes on with game g
-        g += 1
-    pos[0] = g
     decisions_kernel(s, r, done, ndone, o.obs, o.mask, o.player)
     return _longest(s)
 

@@ -186,7 +186,7 @@ class VectorGame:
         o = self._out[self._k]
         self._longest = K.play_kernel(self._s, self._r, self._log, agents, actions, sel, learner, seat_agent,
                                       auto_forced, self._room, status, learner_rewards,
-                                      K.Outputs(o.obs, o.mask, o.player, *ends), np.zeros(1, dtype=np.int64), 1 << 62)
+                                      K.Outputs(o.obs, o.mask, o.player, *ends))
         ended = sel & (status == K.ENDED)
         if self.record and ended.any():
             self._harvest(ended)
