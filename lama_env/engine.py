@@ -21,12 +21,12 @@ from . import actions as A
 from . import snapshot as S
 from .constants import DECK_COUNTS, FACES, HAND_SIZE, LOG_END, LOG_QUIT, LOG_ROLL, NUM_DICE, NUM_FACES, ROUND_OVER
 from .errors import LamaDiceError, RetiredError, clip, retired
-from .gamelog import iter_log, log_to_record
+from .gamelog import iter_log, log_to_record, log_to_result, round_result
 from .reader import MAX_START_POINTS
 from .rules import RulesConfig, check_num_players, return_chip, win_rewards, winners
 from .streams import Streams, decision_key
-from .transitions import ROUND_ENDINGS, deal_outcomes
 from .transitions import chance_outcomes as roll_outcomes
+from .transitions import deal_outcomes
 
 #: The format of :meth:`LamaGame.serialize` strings and of pickled games.
 STATE_FORMAT = "lama-dice-state/2"
@@ -640,8 +640,7 @@ class LamaGame(_Retired):
                     totals[p] = start
                 elif tag == LOG_ROLL and e[0] == p and e[1:4].tolist() == [0, 0, 0]:
                     totals[p] = return_chip(totals[p])
-        rounds = [{"finished": True, "ended_by": r["ended_by"], "went_out": r["went_out"], "points": r["points"],
-                   "totals": r["totals"]} for r in self._history()]
+        rounds = log_to_result(self._clog[0, :self._rec["logpos"][0]], self._n)["rounds"]
         if not over and not isinstance(self._chance, tuple):  # (a deal's chance node: no round under way yet)
             rounds.append({"finished": False, "ended_by": None, "went_out": None, "points": None, "totals": totals})
         return {"valid": True, "rounds": rounds, "totals": totals, "game_over": over,
@@ -659,17 +658,15 @@ class LamaGame(_Retired):
         n = self._n
         quit, triples, roller = [False] * n, [0] * n, -1
         for _, tag, fields in iter_log(self._clog[0, :self._rec["logpos"][0]], n):
-            e = [tag, *fields.tolist()]
+            e = fields.tolist()
             if tag == LOG_QUIT:
-                quit[e[1]] = True
+                quit[e[0]] = True
             elif tag == LOG_ROLL:
-                roller = e[1]
-                triples[roller] += e[2:5] == [0, 0, 0] and e[5] < 4  # (5, 6: carried in by from_state)
+                roller = e[0]
+                triples[roller] += e[1:4] == [0, 0, 0] and e[4] < 4  # (5, 6: carried in by from_state)
             elif tag == LOG_END:
-                ended_by, wo = ROUND_ENDINGS[e[1]], e[2]
-                out.append({"finished": True, "ended_by": ended_by, "went_out": wo if wo >= 0 else None,
-                            "points": e[3:3 + n], "totals": e[3 + n:3 + 2 * n],
-                            "busted": roller if ended_by == "bust" else None, "quit": tuple(quit),
+                r = round_result(fields, n)
+                out.append({**r, "busted": roller if r["ended_by"] == "bust" else None, "quit": tuple(quit),
                             "triple_llamas": tuple(triples)})
                 quit, triples, roller = [False] * n, [0] * n, -1
         return out

@@ -53,20 +53,20 @@ def log_to_record(log: np.ndarray, num_players: int, rules: RulesConfig) -> dict
             "start_points": [0] * n, "rounds": rounds}
 
 
+def round_result(e: np.ndarray, n: int) -> dict[str, Any]:
+    """A ``LOG_END`` entry's fields (after the tag) as a finished round of the replay-result format."""
+    wo = int(e[1])
+    return {"finished": True, "ended_by": C.ROUND_ENDINGS[int(e[0])], "went_out": wo if wo >= 0 else None,
+            "points": [int(x) for x in e[2:2 + n]], "totals": [int(x) for x in e[2 + n:2 + 2 * n]]}
+
+
 def log_to_result(log: np.ndarray, num_players: int) -> dict:
     """The per-round results a trajectory log carries, in the replay-result format."""
     n = num_players
-    rounds: list[dict[str, Any]] = []
-    for _, tag, e in iter_log(log, n):
-        if tag == LOG_END:
-            wo = int(e[1])
-            rounds.append({"finished": True, "ended_by": C.ROUND_ENDINGS[int(e[0])],
-                           "went_out": wo if wo >= 0 else None,
-                           "points": [int(x) for x in e[2:2 + n]],
-                           "totals": [int(x) for x in e[2 + n:2 + 2 * n]]})
+    rounds = [round_result(e, n) for _, tag, e in iter_log(log, n) if tag == LOG_END]
     totals = rounds[-1]["totals"] if rounds else [0] * n
     return {"valid": True, "rounds": rounds, "totals": list(totals), "game_over": True,
             "winners": _winners(totals)}
 
 
-__all__ = ["iter_log", "log_to_record", "log_to_result"]
+__all__ = ["iter_log", "log_to_record", "log_to_result", "round_result"]
